@@ -1,0 +1,112 @@
+//! Read and write TB5 files, the sampling-profile format of the VTune
+//! TBRW reader/writer API (revision 2.3).
+//!
+//! Write a file with the typed builders of [`Tb5Writer`] (the guide's
+//! open → write sections → done → close lifecycle, checked at compile time),
+//! and read it back with the memory-mapped [`Tb5File`]:
+//!
+//! ```
+//! use tbrw::*;
+//!
+//! # let dir = tempfile::tempdir()?;
+//! # let path = dir.path().join("run.tb5");
+//! let mut w = Tb5Writer::create(&path)?;
+//! w.write_version_info(&VersionInfo {
+//!     sampling_driver_version: UNKNOWN_DRIVER_VERSION,
+//!     bind_version: 0,
+//!     sample_file_version: MIN_SAMPLE_FILE_VERSION,
+//! })?;
+//! w.write_modules(&[Module {
+//!     associated_pid: 0x1000,
+//!     flags: ModuleFlags::LOADED | ModuleFlags::IS_EXE,
+//!     load_address: 0x400000,
+//!     length: 0x2000,
+//!     unload_tsc: NEVER_UNLOADED,
+//!     path: Some("/usr/bin/app".into()),
+//!     name: Some("app".into()),
+//!     ..Default::default()
+//! }])?;
+//!
+//! // Stream 0: legacy PC samples, each followed by its TSC (guide 6.9, 6.10).
+//! let mut stream = w
+//!     .stream(0)?
+//!     .info(&StreamInfo { stream_type: stream_type::SAMPLING, ..Default::default() })?
+//!     .data_descriptor(&legacy_descriptor())?;
+//! stream.events(&[Event { id: 0, name: Some("CPU_CLK_UNHALTED".into()), sav: 2_000_000, ..Default::default() }])?;
+//! let mut data = stream.data()?;
+//! for i in 0..100u32 {
+//!     let mut pc = SampleRecordPc::default();
+//!     pc.set_ia32(0x400000 + i * 16, 0x246, CodeDescriptor::default());
+//!     pc.pid_rec_index = 0x1000;
+//!     pc.set_pid_rec_index_raw(true);
+//!     data.add(&pc.to_bytes())?;
+//!     data.add(&u64::from(i).to_le_bytes())?;
+//! }
+//! assert_eq!(data.done()?, 100);
+//! stream.finish()?;
+//! w.close()?; // the file appears at `path` only now
+//!
+//! let file = Tb5File::open(&path)?;
+//! let samples: Vec<LegacySample> = file.stream(0)?.legacy_samples()?.collect();
+//! assert_eq!(samples.len(), 100);
+//! assert_eq!(samples[3].pc.ip(), 0x400030);
+//! assert_eq!(samples[3].tsc, Some(3));
+//! let module = file.resolve(file.modules()?.unwrap().get(0)?)?;
+//! assert_eq!(module.name.as_deref(), Some("app"));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! The layers, bottom up:
+//! - [`raw`] (crate-private) and docs/FORMAT.md: this project's on-disk layout;
+//! - the model: [`hardware`], [`software`], [`process`], [`module`],
+//!   [`version`], [`stream`], [`event`], [`descriptor`], [`sample`], [`strings`];
+//! - [`engine`]: the run-time lifecycle engine the C API drives, with the
+//!   TBRW error codes ([`Error::code`]);
+//! - [`writer`]: the typestate facade over the engine;
+//! - [`reader`]: the memory-mapped reader, and `verify`.
+//!
+//! Intel never published the on-disk layout of its `libtbrw`. This crate is
+//! compatible with the TBRW API and ABI, not with Intel's files: it reads and
+//! writes its own documented layout.
+
+#![deny(missing_docs)]
+
+mod codec;
+mod cursor;
+pub mod descriptor;
+pub mod engine;
+pub mod error;
+pub mod event;
+pub mod hardware;
+pub mod module;
+pub mod process;
+mod raw;
+pub mod reader;
+pub mod sample;
+pub mod section;
+mod sink;
+pub mod software;
+pub mod stream;
+pub mod strings;
+mod verify;
+pub mod version;
+pub mod writer;
+
+pub use descriptor::{desc_subtype, desc_type, DescEntry, Field, RecordLayout};
+pub use engine::{access, Engine};
+pub use error::{codes, Error, Location, Result};
+pub use event::{access_method, Event, EventDetail, EventFlags};
+pub use hardware::{arch_type, native_arch, Cpu, CpuArch, CpuidIa32, CpuidIa64, Cpuids, Node, System};
+pub use module::{processor_mode, Module, ModuleFlags, NEVER_UNLOADED};
+pub use process::{Pid, PidTidFlags, Tid};
+pub use reader::{DataSection, LegacySamples, ModuleTable, ProcessTable, StreamReader, Tb5File};
+pub use sample::{CodeDescriptor, LegacySample, SampleRecordPc};
+pub use section::{GlobalSection, SectionRef, StreamSection};
+pub use software::{os_family, Application, Host, Os, Software};
+pub use stream::{stream_type, FileTime, StreamInfo};
+pub use strings::{MapStrings, StringId, Text};
+pub use version::{VersionInfo, MIN_SAMPLE_FILE_VERSION, UNKNOWN_DRIVER_VERSION};
+pub use writer::{legacy_descriptor, DataSectionWriter, SectionWriter, StreamWriter, Tb5Writer};
+
+/// The TBRW API revision this library implements (`TBRW_get_version`).
+pub const API_VERSION: (u32, u32) = (2, 3);

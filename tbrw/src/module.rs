@@ -1,0 +1,112 @@
+//! The module section: `TBRW_MODULE` records (what was loaded where, in
+//! which process, from when to when).
+
+use bitflags::bitflags;
+
+use crate::strings::{MapStrings, Text};
+
+bitflags! {
+    /// `module_flags` (`TBRW_MODULE_*`). Unknown bits are kept.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+    pub struct ModuleFlags: u32 {
+        /// `TBRW_MODULE_TSC_USED`: load and unload times are TSC values.
+        const TSC_USED = 0x10000;
+        /// `TBRW_MODULE_LOADED`: a load notification.
+        const LOADED = 0x8000;
+        /// `TBRW_MODULE_UNLOADED`: an unload notification.
+        const UNLOADED = 0x4000;
+        /// `TBRW_MODULE_LOADED_MASK`.
+        const LOADED_MASK = 0x2000;
+        /// `TBRW_MODULE_IS_EXE`: the module is the process's executable.
+        const IS_EXE = 0x1000;
+        /// `TBRW_MODULE_GLOBAL_LOAD`: a global (kernel) module, seen by every process.
+        const GLOBAL_LOAD = 0x800;
+        /// `TBRW_MODULE_1ST_MODULE_REC_IN_PROCESS`.
+        const FIRST_MODULE_REC_IN_PROCESS = 0x400;
+        const _ = !0;
+    }
+}
+
+/// Processor modes (`TBRW_MODE_*`), used by `module_segment_type` and by
+/// the `codeMode` bits of a sample record.
+pub mod processor_mode {
+    /// `TBRW_MODE_V86`.
+    pub const V86: u8 = 0;
+    /// `TBRW_MODE_16BIT`.
+    pub const BIT16: u8 = 1;
+    /// `TBRW_MODE_32BIT`.
+    pub const BIT32: u8 = 2;
+    /// `TBRW_MODE_64BIT`.
+    pub const BIT64: u8 = 3;
+}
+
+/// `module_unload_tsc` of a module that was never unloaded.
+pub const NEVER_UNLOADED: u64 = u64::MAX;
+
+/// One module (`TBRW_MODULE`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Module<S = Text> {
+    /// `module_reserved`.
+    pub reserved: u32,
+    /// `module_associated_pid`: the OS pid that loaded it.
+    pub associated_pid: u32,
+    /// `module_flags`.
+    pub flags: ModuleFlags,
+    /// `module_event_when`: load time (0: loaded before collection started).
+    pub event_when: u64,
+    /// `module_segment_number`.
+    pub segment_number: u32,
+    /// `module_segment_type`: two bits, one of [`processor_mode`]. Values
+    /// above 3 are rejected when written.
+    pub segment_type: u8,
+    /// `module_code_selector`.
+    pub code_selector: u32,
+    /// `reserved` (offset 36).
+    pub reserved2: u32,
+    /// `module_length`.
+    pub length: u64,
+    /// `module_load_address`.
+    pub load_address: u64,
+    /// `reserved_for_legacy`.
+    pub reserved_for_legacy: u32,
+    /// `reserved_for_legacy2`.
+    pub reserved_for_legacy2: u32,
+    /// `reserved_for_legacy_flags`.
+    pub reserved_for_legacy_flags: u32,
+    /// `reserved1`.
+    pub reserved1: u32,
+    /// `module_unload_tsc`: unload time ([`NEVER_UNLOADED`]: never).
+    pub unload_tsc: u64,
+    /// `module_path`.
+    pub path: S,
+    /// `module_name`.
+    pub name: S,
+    /// `module_segment_name`.
+    pub segment_name: S,
+}
+
+impl<S> MapStrings<S> for Module<S> {
+    type Output<T> = Module<T>;
+    fn map_strings<T, E>(self, f: &mut impl FnMut(S) -> Result<T, E>) -> Result<Module<T>, E> {
+        Ok(Module {
+            reserved: self.reserved,
+            associated_pid: self.associated_pid,
+            flags: self.flags,
+            event_when: self.event_when,
+            segment_number: self.segment_number,
+            segment_type: self.segment_type,
+            code_selector: self.code_selector,
+            reserved2: self.reserved2,
+            length: self.length,
+            load_address: self.load_address,
+            reserved_for_legacy: self.reserved_for_legacy,
+            reserved_for_legacy2: self.reserved_for_legacy2,
+            reserved_for_legacy_flags: self.reserved_for_legacy_flags,
+            reserved1: self.reserved1,
+            unload_tsc: self.unload_tsc,
+            path: f(self.path)?,
+            name: f(self.name)?,
+            segment_name: f(self.segment_name)?,
+        })
+    }
+}

@@ -1,0 +1,172 @@
+//! Where section bytes go while a section is being written.
+//!
+//! The output file has one tail. The data section that claims it first
+//! streams straight to it ([`Dest::Direct`]); every other open section
+//! collects its bytes in memory and, past [`SPILL_MEMORY`], in an unnamed
+//! temporary file next to the output (`O_TMPFILE`, so nothing is left on
+//! disk whatever happens to the process). Finished sections are copied to
+//! the tail when it is free. Each sink keeps at most one [`CHUNK`] in
+//! memory, which is what bounds the writer's memory independently of the
+//! size of the data.
+
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+
+use crate::error::{Error, Result};
+
+/// Bytes a sink buffers before writing them out.
+pub(crate) const CHUNK: usize = 1 << 20;
+/// Bytes a spilled section keeps in memory before moving to a temporary file.
+pub(crate) const SPILL_MEMORY: usize = 1 << 20;
+
+pub(crate) enum Dest {
+    /// Written at `start` of the output file, which this sink owns the tail of.
+    Direct { start: u64 },
+    /// Held in `buf`.
+    Memory,
+    /// Moved to an unnamed temporary file; `buf` holds what is not written yet.
+    Spill(File),
+}
+
+pub(crate) struct SectionSink {
+    pub(crate) dest: Dest,
+    buf: Vec<u8>,
+    hasher: crc32fast::Hasher,
+    /// Bytes handed out of `buf` (to the output or the spill file).
+    flushed: u64,
+}
+
+impl SectionSink {
+    pub(crate) fn direct(start: u64) -> Self {
+        SectionSink { dest: Dest::Direct { start }, buf: Vec::new(), hasher: crc32fast::Hasher::new(), flushed: 0 }
+    }
+
+    pub(crate) fn memory() -> Self {
+        SectionSink { dest: Dest::Memory, buf: Vec::new(), hasher: crc32fast::Hasher::new(), flushed: 0 }
+    }
+
+    pub(crate) fn len(&self) -> u64 {
+        self.flushed + self.buf.len() as u64
+    }
+
+    pub(crate) fn is_direct(&self) -> bool {
+        matches!(self.dest, Dest::Direct { .. })
+    }
+
+    /// Appends bytes. `out` is the output file (used by direct sinks),
+    /// `dir` the folder for spill files, `path` what errors name.
+    pub(crate) fn write(&mut self, mut bytes: &[u8], out: &File, dir: &Path, path: &Path) -> Result<()> {
+        let limit = match self.dest {
+            Dest::Memory => SPILL_MEMORY,
+            _ => CHUNK,
+        };
+        while !bytes.is_empty() {
+            if self.buf.capacity() == 0 {
+                self.buf.reserve_exact(CHUNK.min(bytes.len().max(4096)));
+            }
+            let room = limit - self.buf.len();
+            let take = room.min(bytes.len());
+            self.buf.extend_from_slice(&bytes[..take]);
+            bytes = &bytes[take..];
+            if self.buf.len() == limit {
+                if let Dest::Memory = self.dest {
+                    let f = tempfile::tempfile_in(dir).map_err(|e| Error::io(dir, "create spill file", e))?;
+                    self.dest = Dest::Spill(f);
+                }
+                self.flush(out, path)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self, out: &File, path: &Path) -> Result<()> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        self.hasher.update(&self.buf);
+        match &mut self.dest {
+            Dest::Direct { start } => {
+                out.write_all_at(&self.buf, *start + self.flushed).map_err(|e| Error::io(path, "write", e))?
+            }
+            Dest::Spill(f) => f.write_all(&self.buf).map_err(|e| Error::io(path, "write spill file", e))?,
+            Dest::Memory => return Ok(()),
+        }
+        self.flushed += self.buf.len() as u64;
+        self.buf.clear();
+        Ok(())
+    }
+
+    /// Finishes a direct sink: everything is in the output. Returns (length, crc).
+    pub(crate) fn finish_direct(mut self, out: &File, path: &Path) -> Result<(u64, u32)> {
+        self.flush(out, path)?;
+        Ok((self.flushed, self.hasher.finalize()))
+    }
+
+    /// Copies a memory or spilled sink to `at` in the output. Returns the
+    /// length and the checksum state of the bytes (to be combined with others).
+    pub(crate) fn copy_to(mut self, out: &File, at: u64, path: &Path) -> Result<(u64, crc32fast::Hasher)> {
+        match self.dest {
+            Dest::Direct { .. } => unreachable!("direct sinks are never copied"),
+            Dest::Memory => {
+                self.hasher.update(&self.buf);
+                out.write_all_at(&self.buf, at).map_err(|e| Error::io(path, "write", e))?;
+                Ok((self.buf.len() as u64, self.hasher))
+            }
+            Dest::Spill(_) => {
+                self.flush(out, path)?;
+                let Dest::Spill(mut f) = self.dest else { unreachable!() };
+                f.seek(SeekFrom::Start(0)).map_err(|e| Error::io(path, "seek spill file", e))?;
+                let mut buf = vec![0u8; CHUNK];
+                let mut done = 0u64;
+                while done < self.flushed {
+                    let n = f.read(&mut buf).map_err(|e| Error::io(path, "read spill file", e))?;
+                    if n == 0 {
+                        return Err(Error::io(path, "read spill file", std::io::ErrorKind::UnexpectedEof.into()));
+                    }
+                    out.write_all_at(&buf[..n], at + done).map_err(|e| Error::io(path, "write", e))?;
+                    done += n as u64;
+                }
+                Ok((self.flushed, self.hasher))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spills_past_the_memory_limit_and_copies_back_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = tempfile::tempfile_in(dir.path()).unwrap();
+        let mut s = SectionSink::memory();
+        let data: Vec<u8> = (0..(3 * SPILL_MEMORY + 123)).map(|i| (i * 7 + i / 251) as u8).collect();
+        for piece in data.chunks(40_000) {
+            s.write(piece, &out, dir.path(), dir.path()).unwrap();
+        }
+        assert!(matches!(s.dest, Dest::Spill(_)));
+        assert_eq!(s.len(), data.len() as u64);
+        let (len, crc) = s.copy_to(&out, 16, dir.path()).unwrap();
+        assert_eq!((len, crc.finalize()), (data.len() as u64, crc32fast::hash(&data)));
+        let mut back = vec![0u8; data.len()];
+        out.read_exact_at(&mut back, 16).unwrap();
+        assert!(back == data);
+    }
+
+    #[test]
+    fn direct_sink_writes_in_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = tempfile::tempfile_in(dir.path()).unwrap();
+        let mut s = SectionSink::direct(8);
+        let data: Vec<u8> = (0..(CHUNK * 2 + 5)).map(|i| i as u8).collect();
+        s.write(&data, &out, dir.path(), dir.path()).unwrap();
+        let (len, crc) = s.finish_direct(&out, dir.path()).unwrap();
+        assert_eq!((len, crc), (data.len() as u64, crc32fast::hash(&data)));
+        let mut back = vec![0u8; data.len()];
+        out.read_exact_at(&mut back, 8).unwrap();
+        assert!(back == data);
+    }
+}

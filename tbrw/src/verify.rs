@@ -1,0 +1,168 @@
+//! `verify()`: the whole-file check behind `TBRW_verify`.
+//!
+//! It checks, in this order, stopping at the first failure:
+//! 1. magic, format version, header checksum and directory (done when the
+//!    file is opened);
+//! 2. the checksum of every section, data included;
+//! 3. the string table: offsets in order and inside their block, UTF-8;
+//! 4. that every section decodes, and every string id in it names a string;
+//! 5. the sections the guide's 6.2 requires: hardware, software, version
+//!    info and modules; per stream: events, stream info, data descriptor
+//!    and data;
+//! 6. version info `sample_file_version` of at least 16;
+//! 7. descriptors: no reserved type, every field inside the record, the
+//!    data section's record size equal to the descriptor's, no legacy
+//!    record outside stream 0;
+//! 8. every legacy sample's `eventIndex` names an event of its stream.
+
+use crate::descriptor::desc_type;
+use crate::error::{Error, Location, Result};
+use crate::reader::Tb5File;
+use crate::section::{GlobalSection, SectionRef, StreamSection};
+use crate::strings::{MapStrings, StringId};
+use crate::version::MIN_SAMPLE_FILE_VERSION;
+
+fn check_ids<T: MapStrings<StringId>>(file: &Tb5File, v: T, at: &dyn Fn() -> Location) -> Result<()> {
+    v.map_strings(&mut |id: StringId| {
+        if id.0 > file.string_count() {
+            Err(Error::malformed(
+                at(),
+                format!("string id {} names no string (the file has {})", id.0, file.string_count()),
+            ))
+        } else {
+            Ok(())
+        }
+    })
+    .map(|_| ())
+}
+
+pub(crate) fn verify(file: &Tb5File) -> Result<()> {
+    let path = file.path();
+    let loc = |section: SectionRef, record: Option<u64>, offset: u64| Location {
+        file: path.to_owned(),
+        section,
+        record,
+        offset,
+    };
+
+    for e in file.directory() {
+        file.check_section_crc(e)?;
+    }
+    for id in 1..=file.string_count() {
+        file.string(StringId(id))?;
+    }
+
+    let g = |s: GlobalSection| loc(s.into(), None, 0);
+    if let Some(sw) = file.software()? {
+        check_ids(file, sw, &|| g(GlobalSection::Software))?;
+    }
+    file.hardware()?;
+    if let Some(pt) = file.processes()? {
+        for (i, p) in pt.pids().enumerate() {
+            check_ids(file, p, &|| loc(GlobalSection::ProcessThread.into(), Some(i as u64), 0))?;
+        }
+        for (i, t) in pt.tids().enumerate() {
+            check_ids(file, t, &|| loc(GlobalSection::ProcessThread.into(), Some(i as u64), 0))?;
+        }
+    }
+    if let Some(mt) = file.modules()? {
+        for i in 0..mt.len() {
+            check_ids(file, mt.get(i)?, &|| loc(GlobalSection::Module.into(), Some(i), 0))?;
+        }
+    }
+    for s in GlobalSection::ALL {
+        if s.is_required() && !file.has_section(s) {
+            return Err(Error::MissingRequired { path: path.to_owned(), section: s.into() });
+        }
+    }
+    if let Some(v) = file.version_info()? {
+        if v.sample_file_version < MIN_SAMPLE_FILE_VERSION {
+            return Err(Error::IncompatibleVersion {
+                path: path.to_owned(),
+                found: v.sample_file_version,
+                min: MIN_SAMPLE_FILE_VERSION,
+                max: u32::MAX,
+            });
+        }
+    }
+
+    for n in 0..file.stream_count() {
+        let stream = file.stream(n)?;
+        for s in StreamSection::ALL {
+            if s.is_required() && !stream.has_section(s) {
+                return Err(Error::MissingRequired { path: path.to_owned(), section: SectionRef::Stream(n, s) });
+            }
+        }
+        let sref = |s| SectionRef::Stream(n, s);
+        if let Some(info) = stream.info()? {
+            check_ids(file, info, &|| loc(sref(StreamSection::StreamInfo), None, 0))?;
+        }
+        let events = stream.events()?.unwrap_or_default();
+        for (i, e) in events.iter().enumerate() {
+            check_ids(file, e.clone(), &|| loc(sref(StreamSection::EventDescription), Some(i as u64), 0))?;
+        }
+        let descs = stream.descriptor()?.unwrap_or_default();
+        let desc_at = file.stream_entry(n, StreamSection::DataDescription).map_or(0, |e| e.raw.offset);
+        for (i, d) in descs.iter().enumerate() {
+            let at = || loc(sref(StreamSection::DataDescription), Some(i as u64), desc_at + (i * 40) as u64);
+            if desc_type::is_reserved(d.desc_type) {
+                return Err(Error::malformed(at(), format!("desc_type {:#x} is reserved", d.desc_type)));
+            }
+            if d.desc_type == desc_type::LEGACY_SAMPLE_RECORD && n != 0 {
+                return Err(Error::malformed(at(), "a legacy sample record outside stream 0"));
+            }
+            check_ids(file, d.clone(), &at)?;
+        }
+        let Some(layout) = stream.layout()? else { continue };
+        let Some(data) = stream.data()? else { continue };
+        for (i, d) in descs.iter().enumerate() {
+            let stored_end = u64::from(d.offset) + u64::from(d.data_size);
+            if !desc_type::is_extended(d.desc_type)
+                && (layout.offset_of(i) != Some(d.offset) || stored_end > data.record_size() as u64)
+            {
+                return Err(Error::malformed(
+                    loc(sref(StreamSection::DataDescription), Some(i as u64), desc_at + (i * 40) as u64),
+                    format!(
+                        "field at bytes {}..{stored_end} does not lie where the layout puts it inside the {}-byte record",
+                        d.offset,
+                        data.record_size()
+                    ),
+                ));
+            }
+        }
+        if data.record_size() != layout.record_size() as usize {
+            return Err(Error::malformed(
+                loc(sref(StreamSection::Data), None, data.file_offset()),
+                format!(
+                    "records are {} bytes but the data descriptor defines {}",
+                    data.record_size(),
+                    layout.record_size()
+                ),
+            ));
+        }
+        if let Some(pc) = layout.legacy_pc_offset() {
+            let mut known = [false; 256];
+            for e in &events {
+                if let Ok(i) = u8::try_from(e.id) {
+                    known[i as usize] = true;
+                }
+            }
+            let off = pc as usize + 28;
+            for (i, rec) in data.records().enumerate() {
+                let bits = u32::from_le_bytes([rec[off], rec[off + 1], rec[off + 2], rec[off + 3]]);
+                let ev = ((bits >> 20) & 0xFF) as usize;
+                if !known[ev] {
+                    return Err(Error::malformed(
+                        loc(
+                            sref(StreamSection::Data),
+                            Some(i as u64),
+                            data.file_offset() + (i * data.record_size()) as u64,
+                        ),
+                        format!("sample's eventIndex {ev} names no event of stream {n} ({} events)", events.len()),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
