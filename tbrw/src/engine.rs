@@ -740,6 +740,8 @@ impl Engine {
                     d.offset = layout.offset_of(i).expect("one offset per entry");
                     codec::encode_desc(&d).encode_into(&mut bytes);
                 }
+                // The descriptor is final: the record layout is now known.
+                st.layout = Some(layout);
                 Pending {
                     kind,
                     stream: n,
@@ -762,21 +764,19 @@ impl Engine {
                         ),
                     });
                 }
-                let record_size = st.layout.as_ref().map_or(0, |l| l.record_size());
-                let d = st.data.take().expect("checked above");
-                let count = if record_size == 0 { 0 } else { d.sink.len() / u64::from(record_size) };
-                // A data section with no records still needs a record size to be valid.
-                let record_size = match (record_size, &st.layout) {
-                    (0, _) => RecordLayout::from_entries(&st.descs).map(|l| l.record_size()).unwrap_or(0),
-                    (r, _) => r,
+                // No data ever added: the layout comes from the descriptor as it stands.
+                let record_size = match &st.layout {
+                    Some(l) => l.record_size(),
+                    None => RecordLayout::from_entries(&st.descs).map_or(0, |l| l.record_size()),
                 };
                 if record_size == 0 {
-                    st.data = Some(d);
                     return Err(Error::UnsupportedDataSize {
                         stream: n,
                         what: "the data descriptor defines no bytes, so the data section has no record size".into(),
                     });
                 }
+                let d = st.data.take().expect("checked above");
+                let count = d.sink.len() / u64::from(record_size);
                 let out = self.out.as_mut().expect("writing implies output");
                 if d.sink.is_direct() {
                     let crate::sink::Dest::Direct { start } = d.sink.dest else { unreachable!() };

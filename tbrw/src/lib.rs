@@ -72,6 +72,8 @@
 #![deny(missing_docs)]
 
 mod codec;
+#[cfg(test)]
+mod crash_tests;
 mod cursor;
 pub mod descriptor;
 pub mod engine;
