@@ -1,0 +1,156 @@
+//! Bad input never crashes: truncated, flipped and hostile files give an
+//! error (or, where the damage is in bytes no reader looks at, the
+//! unchanged content), never a panic or an outsized allocation.
+
+mod common;
+
+use common::*;
+use proptest::prelude::*;
+use tbrw::*;
+
+fn guide_bytes(samples: u32) -> (Vec<u8>, Content) {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("g.tb5");
+    let c = guide_content(samples);
+    write_content(&p, &c).unwrap();
+    (std::fs::read(&p).unwrap(), expected(&c))
+}
+
+/// Opens, verifies and reads everything.
+fn load(bytes: Vec<u8>) -> Result<Content> {
+    let f = Tb5File::from_bytes("bad.tb5", bytes)?;
+    f.verify()?;
+    let c = read_content(&f)?;
+    for n in 0..f.stream_count() {
+        let s = f.stream(n)?;
+        if s.layout()?.and_then(|l| l.legacy_pc_offset()).is_some() {
+            s.legacy_samples()?.for_each(drop);
+        }
+    }
+    Ok(c)
+}
+
+#[test]
+fn truncation_at_every_byte_is_an_error() {
+    let (bytes, _) = guide_bytes(20);
+    for len in 0..bytes.len() {
+        let r = load(bytes[..len].to_vec());
+        let e = r.expect_err(&format!("truncated to {len} bytes"));
+        assert!(e.to_string().contains("bad.tb5"), "{e}");
+    }
+}
+
+#[test]
+fn flipping_any_byte_gives_an_error_or_the_same_content() {
+    let (bytes, want) = guide_bytes(20);
+    let mut errors = 0;
+    for i in 0..bytes.len() {
+        for mask in [0xFFu8, 0x01, 0x80] {
+            let mut b = bytes.clone();
+            b[i] ^= mask;
+            match load(b) {
+                Ok(c) => assert_eq!(c, want, "byte {i} ^ {mask:#x} changed the content without an error"),
+                Err(e) => {
+                    errors += 1;
+                    assert!(e.to_string().starts_with("bad.tb5"), "{e}");
+                }
+            }
+        }
+    }
+    // Only alignment padding and the empty second slot are unchecked.
+    assert!(errors > bytes.len() * 3 * 9 / 10, "{errors} errors");
+}
+
+/// Patches the first directory entry of a kind and recomputes every checksum above it, so
+/// that only the structural checks stand between the reader and the lie.
+fn forge(bytes: &mut [u8], kind: u16, patch: impl Fn(&mut [u8], &mut [u8])) {
+    let rd = |b: &[u8], at: usize, n: usize| b[at..at + n].iter().rev().fold(0u64, |a, &x| (a << 8) | x as u64);
+    let dir_offset = rd(bytes, 64 + 8, 8) as usize;
+    let dir_len = rd(bytes, 64 + 16, 4) as usize;
+    for e in (dir_offset..dir_offset + dir_len).step_by(48) {
+        if rd(bytes, e, 2) as u16 == kind {
+            let off = rd(bytes, e + 8, 8) as usize;
+            let len = rd(bytes, e + 16, 8) as usize;
+            let (head, tail) = bytes.split_at_mut(e);
+            patch(&mut tail[..48], &mut head[off..off + len]);
+            let crc = crc32fast::hash(&head[off..off + len]);
+            tail[36..40].copy_from_slice(&crc.to_le_bytes());
+            break;
+        }
+    }
+    let dcrc = crc32fast::hash(&bytes[dir_offset..dir_offset + dir_len]);
+    bytes[64 + 24..64 + 28].copy_from_slice(&dcrc.to_le_bytes());
+    let scrc = crc32fast::hash(&bytes[64..64 + 28]);
+    bytes[64 + 28..64 + 32].copy_from_slice(&scrc.to_le_bytes());
+}
+
+#[test]
+fn hostile_counts_are_rejected_before_allocating() {
+    let (bytes, _) = guide_bytes(20);
+    let cases: Vec<(&str, u16, Box<dyn Fn(&mut [u8], &mut [u8])>)> = vec![
+        ("module count", 0x0004, Box::new(|e, _| e[24..32].copy_from_slice(&u64::MAX.to_le_bytes()))),
+        ("event count", 0x0100, Box::new(|e, _| e[24..32].copy_from_slice(&(1u64 << 40).to_le_bytes()))),
+        ("event details", 0x0100, Box::new(|_, s| s[8..12].copy_from_slice(&u32::MAX.to_le_bytes()))),
+        ("node count", 0x0001, Box::new(|_, s| s[0..4].copy_from_slice(&u32::MAX.to_le_bytes()))),
+        ("cpu count", 0x0001, Box::new(|_, s| s[8 + 20..8 + 24].copy_from_slice(&u32::MAX.to_le_bytes()))),
+        ("pid count", 0x0003, Box::new(|_, s| s[0..8].copy_from_slice(&u64::MAX.to_le_bytes()))),
+        ("descriptor count", 0x0101, Box::new(|e, _| e[24..32].copy_from_slice(&u64::MAX.to_le_bytes()))),
+        ("data record count", 0x0102, Box::new(|e, _| e[24..32].copy_from_slice(&(u64::MAX / 40).to_le_bytes()))),
+        ("data record size", 0x0102, Box::new(|e, _| e[32..36].copy_from_slice(&0u32.to_le_bytes()))),
+        ("section offset", 0x0004, Box::new(|e, _| e[8..16].copy_from_slice(&u64::MAX.to_le_bytes()))),
+        ("string count", 0x0200, Box::new(|_, s| s[8..16].copy_from_slice(&u64::MAX.to_le_bytes()))),
+        ("string offsets", 0x0200, Box::new(|_, s| s[20..24].copy_from_slice(&u32::MAX.to_le_bytes()))),
+        ("stream index", 0x0104, Box::new(|e, _| e[4..8].copy_from_slice(&u32::MAX.to_le_bytes()))),
+    ];
+    for (what, kind, patch) in cases {
+        let mut b = bytes.clone();
+        forge(&mut b, kind, patch);
+        let e = load(b).expect_err(what);
+        assert_eq!(e.code(), codes::TBRW_SAM_ERROR, "{what}: {e}");
+        assert!(e.to_string().contains("bad.tb5"), "{what}: {e}");
+    }
+}
+
+#[test]
+fn wrong_magic_and_version_are_named() {
+    let (bytes, _) = guide_bytes(1);
+    let mut b = bytes.clone();
+    b[1] = b'X';
+    assert_eq!(load(b).unwrap_err().code(), codes::TBRW_SAMPLE_FILE_MAPPING_ERROR);
+    let mut b = bytes.clone();
+    b[8..12].copy_from_slice(&15u32.to_le_bytes());
+    let crc = crc32fast::hash(&b[..60]);
+    b[60..64].copy_from_slice(&crc.to_le_bytes());
+    let e = load(b).unwrap_err();
+    assert_eq!(e.code(), codes::TBRW_INCOMPATIBLE_VERSION, "{e}");
+    let mut b = bytes;
+    b[12..16].copy_from_slice(&17u32.to_le_bytes()); // needs a newer reader
+    let crc = crc32fast::hash(&b[..60]);
+    b[60..64].copy_from_slice(&crc.to_le_bytes());
+    assert_eq!(load(b).unwrap_err().code(), codes::TBRW_INCOMPATIBLE_VERSION);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_damage_never_panics(writes in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..8),
+                                  cut in any::<prop::sample::Index>(), truncate in any::<bool>()) {
+        let (mut bytes, _) = guide_bytes(5);
+        for (i, v) in writes {
+            let i = i.index(bytes.len());
+            bytes[i] = v;
+        }
+        if truncate {
+            bytes.truncate(cut.index(bytes.len()));
+        }
+        let _ = load(bytes);
+    }
+
+    #[test]
+    fn random_bytes_after_a_magic_never_panic(tail in proptest::collection::vec(any::<u8>(), 0..600)) {
+        let mut bytes = b"\x89TB5\r\n\x1a\n".to_vec();
+        bytes.extend(tail);
+        prop_assert!(load(bytes).is_err());
+    }
+}
