@@ -6,7 +6,8 @@ use common::*;
 use tbrw::*;
 
 fn names(dir: &std::path::Path) -> Vec<String> {
-    let mut v: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    let mut v: Vec<_> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     v.sort();
     v
 }
@@ -29,7 +30,8 @@ fn drop_and_abort_leave_nothing() {
     let p = dir.path().join("gone.tb5");
     {
         let mut w = Tb5Writer::create(&p).unwrap();
-        let mut s = w.stream(0).unwrap().info(&StreamInfo::default()).unwrap().data_descriptor(&legacy_descriptor()).unwrap();
+        let mut s =
+            w.stream(0).unwrap().info(&StreamInfo::default()).unwrap().data_descriptor(&legacy_descriptor()).unwrap();
         let mut d = s.data().unwrap();
         d.add(&vec![0u8; 40 * 100_000]).unwrap(); // large enough to reach the disk
         d.done().unwrap();

@@ -123,7 +123,8 @@ fn stream_rules() {
     assert_eq!(code(e.add_data_descriptor_entry(1, legacy)), TBRW_BAD_PARAMETER, "legacy records are stream 0 only");
     let reserved = DescEntry { desc_type: 0x8001, data_size: 4, ..Default::default() };
     assert_eq!(code(e.add_data_descriptor_entry(1, &reserved)), TBRW_BAD_PARAMETER);
-    e.add_data_descriptor_entry(1, &DescEntry { desc_type: desc_type::IP, data_size: 8, ..Default::default() }).unwrap();
+    e.add_data_descriptor_entry(1, &DescEntry { desc_type: desc_type::IP, data_size: 8, ..Default::default() })
+        .unwrap();
     e.done_stream_section(1, StreamSection::DataDescription).unwrap();
     e.writing_stream_section(1, StreamSection::StreamInfo).unwrap();
     e.set_stream_info(1, &StreamInfo { stream_type: stream_type::CUSTOM, ..Default::default() }).unwrap();
@@ -182,7 +183,8 @@ fn reader_that_ends_mid_field_poisons_the_data_section() {
     let (_d, _p, mut e) = new_engine();
     e.writing_stream(0).unwrap();
     e.writing_stream_section(0, StreamSection::DataDescription).unwrap();
-    e.add_data_descriptor_entry(0, &DescEntry { desc_type: desc_type::IP, data_size: 8, ..Default::default() }).unwrap();
+    e.add_data_descriptor_entry(0, &DescEntry { desc_type: desc_type::IP, data_size: 8, ..Default::default() })
+        .unwrap();
     e.done_stream_section(0, StreamSection::DataDescription).unwrap();
     e.writing_stream_section(0, StreamSection::Data).unwrap();
     assert_eq!(code(e.add_data_from_reader(0, &mut &[0u8; 13][..])), TBRW_UNSUPPORTED_DATA_SIZE);
@@ -249,7 +251,8 @@ fn typed_writer_drop_discards() {
         let s = w.stream(0).unwrap().info(&StreamInfo::default()).unwrap();
         drop(s); // the stream is discarded, index 0 is free again
     }
-    let mut s = w.stream(0).unwrap().info(&StreamInfo::default()).unwrap().data_descriptor(&legacy_descriptor()).unwrap();
+    let mut s =
+        w.stream(0).unwrap().info(&StreamInfo::default()).unwrap().data_descriptor(&legacy_descriptor()).unwrap();
     {
         let mut d = s.data().unwrap();
         d.add(&[0u8; 40]).unwrap();

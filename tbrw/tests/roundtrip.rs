@@ -84,12 +84,14 @@ fn strings_are_stored_once() {
     assert_eq!(f.string(StringId(3)).unwrap_err().code(), codes::TBRW_INVALID_STRING);
     // Appending reuses the ids of strings the file already has.
     let mut w = Tb5Writer::append(&path).unwrap();
-    let s = w.next_stream().unwrap().info(&StreamInfo { comment: Some("libc.so.6".into()), ..Default::default() }).unwrap();
+    let s =
+        w.next_stream().unwrap().info(&StreamInfo { comment: Some("libc.so.6".into()), ..Default::default() }).unwrap();
     let s2 = s.data_descriptor(&legacy_descriptor());
     drop(s2);
     drop(w);
     let mut w = Tb5Writer::append(&path).unwrap();
-    let s = w.next_stream().unwrap().info(&StreamInfo { comment: Some("libc.so.6".into()), ..Default::default() }).unwrap();
+    let s =
+        w.next_stream().unwrap().info(&StreamInfo { comment: Some("libc.so.6".into()), ..Default::default() }).unwrap();
     s.data_descriptor(&legacy_descriptor()).unwrap().finish().unwrap();
     w.close().unwrap();
     let f = Tb5File::open(&path).unwrap();

@@ -34,11 +34,7 @@ pub struct StreamContent {
 /// The descriptor as a reader sees it: offsets made effective.
 pub fn normalized(descs: &[DescEntry]) -> Vec<DescEntry> {
     let layout = RecordLayout::from_entries(descs).unwrap();
-    descs
-        .iter()
-        .enumerate()
-        .map(|(i, d)| DescEntry { offset: layout.offset_of(i).unwrap(), ..d.clone() })
-        .collect()
+    descs.iter().enumerate().map(|(i, d)| DescEntry { offset: layout.offset_of(i).unwrap(), ..d.clone() }).collect()
 }
 
 pub fn write_streams(w: &mut Tb5Writer, streams: &[StreamContent]) -> Result<()> {
@@ -149,25 +145,27 @@ pub fn system() -> impl Strategy<Value = System> {
                 .map(|a| CpuidIa32 { eax_input: a[0], eax: a[1], ebx: a[2], ecx: a[3], edx: a[4], reserved: a[5] })
                 .collect()
         )),
-        vec(any::<[u64; 3]>(), 0..3)
-            .prop_map(|v| Cpuids::Ia64(v.into_iter().map(|a| CpuidIa64 { select: a[0], value: a[1], reserved: a[2] }).collect())),
+        vec(any::<[u64; 3]>(), 0..3).prop_map(|v| Cpuids::Ia64(
+            v.into_iter().map(|a| CpuidIa64 { select: a[0], value: a[1], reserved: a[2] }).collect()
+        )),
     ];
     let arch = (any::<u16>(), cpuids).prop_map(|(arch_type, cpuids)| CpuArch { arch_type, cpuids });
-    let cpu = (any::<[u32; 7]>(), any::<i64>(), any::<[u16; 4]>(), vec(arch, 0..3)).prop_map(|(a, tsc, b, archs)| Cpu {
-        number: a[0],
-        native_arch_type: a[1],
-        intel_processor_number: a[2],
-        speed_mhz: a[3],
-        fsb_mhz: a[4],
-        cache_l2_kb: a[5],
-        cache_l3_kb: a[6],
-        tsc_offset: tsc,
-        package_num: b[0],
-        core_num: b[1],
-        hardware_thread_num: b[2],
-        threads_per_core: b[3],
-        archs,
-    });
+    let cpu =
+        (any::<[u32; 7]>(), any::<i64>(), any::<[u16; 4]>(), vec(arch, 0..3)).prop_map(|(a, tsc, b, archs)| Cpu {
+            number: a[0],
+            native_arch_type: a[1],
+            intel_processor_number: a[2],
+            speed_mhz: a[3],
+            fsb_mhz: a[4],
+            cache_l2_kb: a[5],
+            cache_l3_kb: a[6],
+            tsc_offset: tsc,
+            package_num: b[0],
+            core_num: b[1],
+            hardware_thread_num: b[2],
+            threads_per_core: b[3],
+            archs,
+        });
     let node = (any::<[u32; 5]>(), any::<u64>(), vec(cpu, 0..4)).prop_map(|(a, mem, cpus)| Node {
         type_from_shell: a[0],
         id: a[1],
@@ -181,7 +179,8 @@ pub fn system() -> impl Strategy<Value = System> {
 }
 
 pub fn software() -> impl Strategy<Value = Software> {
-    let host = (any::<u32>(), text(), text()).prop_map(|(reserved, ip_address, name)| Host { reserved, ip_address, name });
+    let host =
+        (any::<u32>(), text(), text()).prop_map(|(reserved, ip_address, name)| Host { reserved, ip_address, name });
     let os = (any::<[u32; 5]>(), text(), text()).prop_map(|(a, name, name_extra)| Os {
         platform: a[0],
         major: a[1],
@@ -227,31 +226,33 @@ pub fn tid() -> impl Strategy<Value = Tid> {
 }
 
 pub fn module() -> impl Strategy<Value = Module> {
-    (any::<[u32; 10]>(), any::<[u64; 4]>(), 0u8..4, (text(), text(), text())).prop_map(|(a, b, seg, (path, name, sn))| Module {
-        reserved: a[0],
-        associated_pid: a[1],
-        flags: ModuleFlags::from_bits_retain(a[2]),
-        event_when: b[0],
-        segment_number: a[3],
-        segment_type: seg,
-        code_selector: a[4],
-        reserved2: a[5],
-        length: b[1],
-        load_address: b[2],
-        reserved_for_legacy: a[6],
-        reserved_for_legacy2: a[7],
-        reserved_for_legacy_flags: a[8],
-        reserved1: a[9],
-        unload_tsc: b[3],
-        path,
-        name,
-        segment_name: sn,
-    })
+    (any::<[u32; 10]>(), any::<[u64; 4]>(), 0u8..4, (text(), text(), text())).prop_map(
+        |(a, b, seg, (path, name, sn))| Module {
+            reserved: a[0],
+            associated_pid: a[1],
+            flags: ModuleFlags::from_bits_retain(a[2]),
+            event_when: b[0],
+            segment_number: a[3],
+            segment_type: seg,
+            code_selector: a[4],
+            reserved2: a[5],
+            length: b[1],
+            load_address: b[2],
+            reserved_for_legacy: a[6],
+            reserved_for_legacy2: a[7],
+            reserved_for_legacy_flags: a[8],
+            reserved1: a[9],
+            unload_tsc: b[3],
+            path,
+            name,
+            segment_name: sn,
+        },
+    )
 }
 
 pub fn event() -> impl Strategy<Value = Event> {
-    let detail = (any::<u16>(), any::<[u8; 4]>(), any::<[u64; 2]>(), any::<u16>(), any::<u32>()).prop_map(|(size, b, c, r2, r3)| {
-        EventDetail {
+    let detail = (any::<u16>(), any::<[u8; 4]>(), any::<[u64; 2]>(), any::<u16>(), any::<u32>()).prop_map(
+        |(size, b, c, r2, r3)| EventDetail {
             access_size_bits: size,
             method: b[0],
             access: b[1],
@@ -261,16 +262,18 @@ pub fn event() -> impl Strategy<Value = Event> {
             reserved1: b[3],
             reserved2: r2,
             reserved3: r3,
-        }
-    });
-    (any::<[u32; 2]>(), any::<u64>(), text(), text(), vec(detail, 0..3)).prop_map(|(a, sav, name, arch_name, details)| Event {
-        id: a[0],
-        flags: EventFlags::from_bits_retain(a[1]),
-        sav,
-        name,
-        arch_name,
-        details,
-    })
+        },
+    );
+    (any::<[u32; 2]>(), any::<u64>(), text(), text(), vec(detail, 0..3)).prop_map(
+        |(a, sav, name, arch_name, details)| Event {
+            id: a[0],
+            flags: EventFlags::from_bits_retain(a[1]),
+            sav,
+            name,
+            arch_name,
+            details,
+        },
+    )
 }
 
 pub fn desc() -> impl Strategy<Value = DescEntry> {
@@ -300,8 +303,8 @@ pub fn desc() -> impl Strategy<Value = DescEntry> {
 }
 
 pub fn stream_info() -> impl Strategy<Value = StreamInfo> {
-    (any::<[u32; 3]>(), any::<[u64; 2]>(), text(), text(), text()).prop_map(|(a, t, command_line, cpu_mask, comment)| {
-        StreamInfo {
+    (any::<[u32; 3]>(), any::<[u64; 2]>(), text(), text(), text()).prop_map(
+        |(a, t, command_line, cpu_mask, comment)| StreamInfo {
             sampling_duration_ms: a[0],
             stream_type: a[1],
             sampling_interval_us: a[2],
@@ -310,12 +313,18 @@ pub fn stream_info() -> impl Strategy<Value = StreamInfo> {
             command_line,
             cpu_mask,
             comment,
-        }
-    })
+        },
+    )
 }
 
 pub fn stream() -> impl Strategy<Value = StreamContent> {
-    (stream_info(), option::of(vec(event(), 0..4)), vec(desc(), 1..5), option::of(0usize..40), option::of(vec(any::<u8>(), 0..64)))
+    (
+        stream_info(),
+        option::of(vec(event(), 0..4)),
+        vec(desc(), 1..5),
+        option::of(0usize..40),
+        option::of(vec(any::<u8>(), 0..64)),
+    )
         .prop_flat_map(|(info, events, descs, records, user)| {
             let rs = RecordLayout::from_entries(&descs).unwrap().record_size() as usize;
             let data = match records {
@@ -375,7 +384,13 @@ pub fn guide_content(samples: u32) -> Content {
         data.extend_from_slice(&(0x1972178D8F5Eu64 + u64::from(i) * 1000).to_le_bytes());
     }
     let custom_descs = vec![
-        DescEntry { desc_type: desc_type::IP, subtype: desc_subtype::EIP, data_size: 8, name: Some("ip".into()), ..Default::default() },
+        DescEntry {
+            desc_type: desc_type::IP,
+            subtype: desc_subtype::EIP,
+            data_size: 8,
+            name: Some("ip".into()),
+            ..Default::default()
+        },
         DescEntry { desc_type: desc_type::PID, data_size: 4, name: Some("pid".into()), ..Default::default() },
         DescEntry { desc_type: desc_type::TID, data_size: 4, name: Some("tid".into()), ..Default::default() },
         DescEntry {
@@ -449,12 +464,20 @@ pub fn guide_content(samples: u32) -> Content {
             sample_file_version: MIN_SAMPLE_FILE_VERSION,
         }),
         processes: Some((
-            vec![Pid { id: 0x1000, path: Some("/usr/bin/sample".into()), name: Some("sample".into()), ..Default::default() }],
+            vec![Pid {
+                id: 0x1000,
+                path: Some("/usr/bin/sample".into()),
+                name: Some("sample".into()),
+                ..Default::default()
+            }],
             vec![Tid { associated_pid: 0x1000, id: 7, name: Some("main".into()), ..Default::default() }],
         )),
         modules: Some(vec![Module {
             associated_pid: 0x1000,
-            flags: ModuleFlags::TSC_USED | ModuleFlags::LOADED | ModuleFlags::IS_EXE | ModuleFlags::FIRST_MODULE_REC_IN_PROCESS,
+            flags: ModuleFlags::TSC_USED
+                | ModuleFlags::LOADED
+                | ModuleFlags::IS_EXE
+                | ModuleFlags::FIRST_MODULE_REC_IN_PROCESS,
             segment_type: processor_mode::BIT32,
             code_selector: 0x1B,
             length: 0x2000,
@@ -493,14 +516,24 @@ pub fn guide_content(samples: u32) -> Content {
                             ..Default::default()
                         }],
                     },
-                    Event { id: 1, flags: EventFlags::EBS, sav: 100_000, name: Some("Second".into()), ..Default::default() },
+                    Event {
+                        id: 1,
+                        flags: EventFlags::EBS,
+                        sav: 100_000,
+                        name: Some("Second".into()),
+                        ..Default::default()
+                    },
                 ]),
                 descs: legacy_descriptor(),
                 data: Some(data),
                 user: None,
             },
             StreamContent {
-                info: StreamInfo { stream_type: stream_type::CUSTOM, comment: Some("custom".into()), ..Default::default() },
+                info: StreamInfo {
+                    stream_type: stream_type::CUSTOM,
+                    comment: Some("custom".into()),
+                    ..Default::default()
+                },
                 events: Some(vec![]),
                 descs: custom_descs,
                 data: Some(custom),
