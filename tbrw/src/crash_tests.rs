@@ -56,7 +56,9 @@ fn a_crash_at_any_point_of_an_append_leaves_the_old_file() {
     let old = std::fs::read(&p).unwrap();
     assert_eq!(summary(old.clone()).unwrap(), (2, 2, 10));
 
-    let captured: Rc<RefCell<Option<(Vec<u8>, u64, Vec<u8>)>>> = Rc::default();
+    /// The disk at the crash, the slot's offset and the slot bytes that were about to be written.
+    type Capture = Option<(Vec<u8>, u64, Vec<u8>)>;
+    let captured: Rc<RefCell<Capture>> = Rc::default();
     let c2 = captured.clone();
     let p2 = p.clone();
     crash_hook::set(Box::new(move |_file, slot_at, slot| {

@@ -87,7 +87,8 @@ fn forge(bytes: &mut [u8], kind: u16, patch: impl Fn(&mut [u8], &mut [u8])) {
 #[test]
 fn hostile_counts_are_rejected_before_allocating() {
     let (bytes, _) = guide_bytes(20);
-    let cases: Vec<(&str, u16, Box<dyn Fn(&mut [u8], &mut [u8])>)> = vec![
+    type Patch = Box<dyn Fn(&mut [u8], &mut [u8])>;
+    let cases: Vec<(&str, u16, Patch)> = vec![
         ("module count", 0x0004, Box::new(|e, _| e[24..32].copy_from_slice(&u64::MAX.to_le_bytes()))),
         ("event count", 0x0100, Box::new(|e, _| e[24..32].copy_from_slice(&(1u64 << 40).to_le_bytes()))),
         ("event details", 0x0100, Box::new(|_, s| s[8..12].copy_from_slice(&u32::MAX.to_le_bytes()))),
