@@ -90,6 +90,7 @@ mod sink;
 pub mod software;
 pub mod stream;
 pub mod strings;
+pub mod summary;
 mod verify;
 pub mod version;
 pub mod writer;
@@ -109,6 +110,10 @@ pub use stream::{stream_type, FileTime, StreamInfo};
 pub use strings::{MapStrings, StringId, Text};
 pub use version::{VersionInfo, MIN_SAMPLE_FILE_VERSION, UNKNOWN_DRIVER_VERSION};
 pub use writer::{legacy_descriptor, DataSectionWriter, SectionWriter, StreamWriter, Tb5Writer};
+
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+struct ReadmeDoctests;
 
 /// The TBRW API revision this library implements (`TBRW_get_version`).
 pub const API_VERSION: (u32, u32) = (2, 3);
