@@ -185,6 +185,7 @@ impl Output {
             self.pending.push(p);
             Ok(())
         } else {
+            self.flush_pending(path)?;
             self.place(p, path)
         }
     }
@@ -640,9 +641,10 @@ impl Engine {
         self.streams.remove(&n);
         if let Some(out) = self.out.as_mut() {
             if out.tail == Some(n) {
-                // Nothing was written after the direct data section: take its bytes back.
+                // Nothing was placed after the direct data section: its bytes
+                // are overwritten by what comes next (or cut off at commit).
+                // Waiting sections stay queued for the next placement.
                 out.tail = None;
-                let _ = out.flush_pending(&self.path);
             }
             out.pending.retain(|p| p.stream != n);
             out.entries.retain(|e| e.stream != n);
@@ -1024,7 +1026,6 @@ impl Engine {
                 if let Some(out) = self.out.as_mut() {
                     if out.tail == Some(n) {
                         out.tail = None;
-                        let _ = out.flush_pending(&self.path);
                     }
                 }
             }
@@ -1126,6 +1127,8 @@ impl Engine {
         out.zero_pad(out.end, dir_offset, &path)?;
         out.file.write_all_at(&dir, dir_offset).map_err(|e| Error::io(&path, "write", e))?;
         out.end = dir_offset + dir.len() as u64;
+        // Bytes of a discarded data section may lie past the directory.
+        out.file.set_len(out.end).map_err(|e| Error::io(&path, "truncate", e))?;
         // The directory and everything before it must be durable before the
         // slot that points at them is written: that order is the commit.
         out.file.sync_all().map_err(|e| Error::io(&path, "fsync", e))?;

@@ -746,7 +746,7 @@ impl<'f> DataSection<'f> {
             });
         }
         let from = start as usize * self.record_size;
-        Ok(self.bytes[from..].chunks(per_chunk.max(1) * self.record_size))
+        Ok(self.bytes[from..].chunks(per_chunk.max(1).saturating_mul(self.record_size)))
     }
 }
 

@@ -101,3 +101,55 @@ fn many_appends_stay_readable() {
         assert_eq!(read_content(&f).unwrap(), expected(&want));
     }
 }
+
+#[test]
+fn a_discarded_data_section_leaves_no_bytes_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("d.tb5");
+    let mut w = Tb5Writer::create(&p).unwrap();
+    {
+        let mut s =
+            w.stream(0).unwrap().info(&StreamInfo::default()).unwrap().data_descriptor(&legacy_descriptor()).unwrap();
+        let mut d = s.data().unwrap();
+        d.add(&vec![7u8; 40 * 200_000]).unwrap(); // 8 MB straight to the file
+                                                  // The stream and its data are dropped.
+    }
+    w.write_version_info(&VersionInfo::default()).unwrap();
+    w.close().unwrap();
+    let len = std::fs::metadata(&p).unwrap().len();
+    assert!(len < 4096, "file is {len} bytes");
+    let f = Tb5File::open(&p).unwrap();
+    assert_eq!(f.stream_count(), 0);
+    assert!(f.version_info().unwrap().is_some());
+}
+
+#[test]
+fn sections_finished_while_a_data_section_streams_are_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("q.tb5");
+    let mut e = Engine::open(&p, access::CREATE_ALWAYS).unwrap();
+    e.writing_stream(0).unwrap();
+    e.writing_stream_section(0, StreamSection::DataDescription).unwrap();
+    e.add_data_descriptor_entry(0, &DescEntry { desc_type: desc_type::IP, data_size: 8, ..Default::default() })
+        .unwrap();
+    e.done_stream_section(0, StreamSection::DataDescription).unwrap();
+    e.writing_stream_section(0, StreamSection::Data).unwrap(); // owns the tail
+    e.add_data(0, &[1u8; 8 * 1000]).unwrap();
+    // Finished while the data streams: they wait, then land.
+    e.writing_section(GlobalSection::UserDefinedGlobal).unwrap();
+    e.set_user_defined_global(&vec![9u8; 3 << 20]).unwrap(); // spills past 1 MiB
+    e.done_section(GlobalSection::UserDefinedGlobal).unwrap();
+    e.writing_stream_section(0, StreamSection::StreamInfo).unwrap();
+    e.set_stream_info(0, &StreamInfo::default()).unwrap();
+    e.done_stream_section(0, StreamSection::StreamInfo).unwrap();
+    // The data section is discarded: the waiting sections must still land.
+    e.discard_stream_section(0, StreamSection::Data);
+    e.writing_stream_section(0, StreamSection::Data).unwrap();
+    e.add_data(0, &[2u8; 16]).unwrap();
+    e.done_stream_section(0, StreamSection::Data).unwrap();
+    e.done_stream(0).unwrap();
+    e.close().unwrap();
+    let f = Tb5File::open(&p).unwrap();
+    assert_eq!(f.user_defined_global().unwrap().unwrap(), &vec![9u8; 3 << 20][..]);
+    assert_eq!(f.stream(0).unwrap().data().unwrap().unwrap().as_bytes(), &[2u8; 16]);
+}
