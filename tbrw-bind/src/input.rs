@@ -1,0 +1,62 @@
+//! What the engine binds: modules and samples, reduced to the fields
+//! binding needs. The callers (the `tbrw` crate, or any other) fill these
+//! from `TBRW_MODULE` records and data records.
+
+/// `unload_time` of a module that is never unloaded (`(TBRW_U64)-1`).
+pub const NEVER: u64 = u64::MAX;
+
+/// One module record. Its index is its position in the slice given to the engine.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct ModuleSpec {
+    /// `module_associated_pid`: the OS pid that loaded it.
+    pub pid: u32,
+    /// `module_load_address`.
+    pub load_address: u64,
+    /// `module_length`. A zero-length module covers no address.
+    pub length: u64,
+    /// `module_event_when`: load time (0: loaded before collection started).
+    pub load_time: u64,
+    /// `module_unload_tsc`: unload time ([`NEVER`]: never unloaded).
+    pub unload_time: u64,
+    /// `TBRW_MODULE_GLOBAL_LOAD`: seen by every process (kernel modules).
+    pub global: bool,
+    /// `TBRW_MODULE_IS_EXE`: the executable of its process.
+    pub exe: bool,
+    /// `TBRW_MODULE_TSC_USED`: the times are TSC values (else sample counts).
+    pub tsc_time: bool,
+}
+
+impl ModuleSpec {
+    /// One past the last address covered (saturating at `u64::MAX`, which
+    /// therefore no module covers).
+    pub fn end(&self) -> u64 {
+        self.load_address.saturating_add(self.length)
+    }
+
+    /// The sample's time in this module's time base: its TSC when the module
+    /// uses TSCs and the sample has one, else its index in the stream.
+    pub fn time_of(&self, sample: &Sample, index: u64) -> u64 {
+        match (self.tsc_time, sample.tsc) {
+            (true, Some(t)) => t,
+            _ => index,
+        }
+    }
+
+    /// Whether the module is loaded at time `t` (`load <= t < unload`).
+    pub fn loaded_at(&self, t: u64) -> bool {
+        self.load_time <= t && (self.unload_time == NEVER || t < self.unload_time)
+    }
+}
+
+/// One sample. Its index is its position in the stream.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Sample {
+    /// The instruction pointer.
+    pub ip: u64,
+    /// The OS process id.
+    pub pid: u32,
+    /// The OS thread id.
+    pub tid: u32,
+    /// The time stamp counter, when the stream has one.
+    pub tsc: Option<u64>,
+}
