@@ -132,6 +132,15 @@ fn main() {
     println!("{n:>11} samples  write, guide style (two add calls per sample) {:>7.0} MB/s", mb(bytes, gs));
     let (_, _) = write(&path, n, false);
 
+    let t = Instant::now();
+    bind::dobind(&path, 0).unwrap();
+    let bs = t.elapsed().as_secs_f64();
+    println!(
+        "{n:>11} samples  dobind (decode, bind, store {} MB of binds): {bs:.2} s, {:.1} M samples/s",
+        n * 24 / 1_000_000,
+        n as f64 / bs / 1e6
+    );
+
     let f = Tb5File::open(&path).unwrap();
     let s = f.stream(0).unwrap();
     let data = s.data().unwrap().unwrap();

@@ -96,32 +96,32 @@ struct DataState {
 }
 
 /// One section on its way into the output, in parts.
-enum Part {
+pub(crate) enum Part {
     Bytes(Vec<u8>),
     Sink(SectionSink),
 }
 
-struct Pending {
-    kind: u16,
-    stream: u32,
-    parts: Vec<Part>,
-    count: u64,
-    record_size: u32,
+pub(crate) struct Pending {
+    pub(crate) kind: u16,
+    pub(crate) stream: u32,
+    pub(crate) parts: Vec<Part>,
+    pub(crate) count: u64,
+    pub(crate) record_size: u32,
 }
 
-struct Output {
-    file: File,
+pub(crate) struct Output {
+    pub(crate) file: File,
     /// The temporary file of a new file (renamed on close); `None` when appending.
     temp: Option<NamedTempFile>,
-    dir: PathBuf,
+    pub(crate) dir: PathBuf,
     /// Next free byte.
     end: u64,
     /// The committed end when appending; the header size for a new file.
     base_end: u64,
     /// The stream whose data section owns the tail.
     tail: Option<u32>,
-    pending: Vec<Pending>,
-    entries: Vec<DirEntryRaw>,
+    pub(crate) pending: Vec<Pending>,
+    pub(crate) entries: Vec<DirEntryRaw>,
 }
 
 fn align(x: u64) -> u64 {
@@ -180,7 +180,7 @@ impl Output {
     }
 
     /// Queues a finished section, or writes it now if the tail is free.
-    fn submit(&mut self, p: Pending, path: &Path) -> Result<()> {
+    pub(crate) fn submit(&mut self, p: Pending, path: &Path) -> Result<()> {
         if self.tail.is_some() {
             self.pending.push(p);
             Ok(())
@@ -202,8 +202,9 @@ impl Output {
 pub struct Engine {
     path: PathBuf,
     mode: u32,
-    existing: Option<Tb5File>,
-    out: Option<Output>,
+    pub(crate) existing: Option<Tb5File>,
+    pub(crate) out: Option<Output>,
+    pub(crate) binds: crate::bind::BindState,
     strings: StringInterner,
     globals: [State; 6],
     builders: [GlobalBuilder; 6],
@@ -317,6 +318,7 @@ impl Engine {
             globals,
             builders: std::array::from_fn(|_| GlobalBuilder::None),
             streams: BTreeMap::new(),
+            binds: Default::default(),
             finished: false,
         })
     }
@@ -324,6 +326,23 @@ impl Engine {
     /// The file's path.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The `TBRW_FILE_*` flags the file was opened with.
+    pub fn mode(&self) -> u32 {
+        self.mode
+    }
+
+    pub(crate) fn stream_written_here(&self, n: u32) -> bool {
+        self.streams.get(&n).is_some_and(|s| s.writing)
+    }
+
+    pub(crate) fn global_absent(&self, s: GlobalSection) -> bool {
+        self.globals[s.index()] == State::Absent
+    }
+
+    pub(crate) fn mark_global_written(&mut self, s: GlobalSection) {
+        self.globals[s.index()] = State::Written;
     }
 
     /// The committed content (when opened for reading or appending).
@@ -1086,6 +1105,11 @@ impl Engine {
     fn commit(&mut self) -> Result<()> {
         let Some(out) = self.out.as_mut() else { return Ok(()) };
         let path = self.path.clone();
+        let unchanged = out.entries.is_empty() && out.pending.is_empty() && self.binds.removed.is_empty();
+        if out.temp.is_none() && unchanged && self.strings.new_strings().is_empty() {
+            // An append that changes nothing commits nothing.
+            return Ok(());
+        }
         out.flush_pending(&path)?;
         let new = self.strings.new_strings();
         if !new.is_empty() {
@@ -1115,6 +1139,9 @@ impl Engine {
         let mut n_entries = 0u32;
         if let Some(e) = &self.existing {
             for s in e.directory() {
+                if self.binds.removed.contains(&(s.raw.kind, s.raw.stream)) {
+                    continue;
+                }
                 s.raw.encode_into(&mut dir);
                 n_entries += 1;
             }

@@ -271,6 +271,12 @@ pub enum Error {
         /// The section.
         section: SectionRef,
     },
+    /// A stream that is not bound was asked for bind information.
+    #[error("stream {stream} is not bound")]
+    StreamNotBound {
+        /// The stream.
+        stream: u32,
+    },
     /// A string id that names no string (0 is "no string", guide FAQ 7.6).
     #[error("string id {id} names no string")]
     InvalidString {
@@ -358,6 +364,7 @@ impl Error {
             Error::StreamNotClosed { .. } => TBRW_STREAM_NOT_CLOSED,
             Error::NotAllSectionsClosed { .. } => TBRW_NOT_ALL_SECTIONS_CLOSED,
             Error::InvalidString { .. } => TBRW_INVALID_STRING,
+            Error::StreamNotBound { .. } => TBRW_STREAM_NOT_BOUND,
             Error::UnsupportedDataSize { .. } => TBRW_UNSUPPORTED_DATA_SIZE,
             Error::EntryNotFound { .. } => TBRW_ENTRY_NOT_FOUND,
             Error::InvalidReadStart { .. } => TBRW_INVALID_READ_START,

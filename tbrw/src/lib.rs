@@ -71,6 +71,7 @@
 
 #![deny(missing_docs)]
 
+pub mod bind;
 mod codec;
 #[cfg(test)]
 mod crash_tests;
@@ -95,6 +96,7 @@ mod verify;
 pub mod version;
 pub mod writer;
 
+pub use bind::{BindTables, BindView, DataBind, MemoryBind, ModuleBind, TidBind, UNKNOWN_MODULE};
 pub use descriptor::{desc_subtype, desc_type, DescEntry, Field, RecordLayout};
 pub use engine::{access, Engine};
 pub use error::{codes, Error, Location, Result};
@@ -104,7 +106,7 @@ pub use module::{processor_mode, Module, ModuleFlags, NEVER_UNLOADED};
 pub use process::{Pid, PidTidFlags, Tid};
 pub use reader::{DataSection, LegacySamples, ModuleTable, ProcessTable, StreamReader, Tb5File};
 pub use sample::{CodeDescriptor, LegacySample, SampleRecordPc};
-pub use section::{GlobalSection, SectionRef, StreamSection};
+pub use section::{BindSection, GlobalSection, SectionRef, StreamSection};
 pub use software::{os_family, Application, Host, Os, Software};
 pub use stream::{stream_type, FileTime, StreamInfo};
 pub use strings::{MapStrings, StringId, Text};

@@ -35,6 +35,8 @@ pub mod kind {
     pub const STREAM_BASE: u16 = 0x0100;
     /// A block of the string table.
     pub const STRING_BLOCK: u16 = 0x0200;
+    /// Bind sections of a stream: `0x300 + BindSection`.
+    pub const BIND_BASE: u16 = 0x0300;
 }
 
 /// A fixed-size little-endian on-disk structure.
@@ -205,6 +207,11 @@ raw_struct!(StreamInfoRaw = 56 {
     start_low: u32, start_high: u32, end_low: u32, end_high: u32,
     command_line: u64, cpu_mask: u64, comment: u64,
 });
+raw_struct!(
+    /// One `DATA_BIND_STRUCT` in a bind data section.
+    DataBindRaw = 24 { module_index: u64, pid_index: u64, tid_index: u64 }
+);
+
 raw_struct!(
     /// Head of a string block: `count + 1` u32 offsets (relative to the
     /// first string byte) follow, then the UTF-8 bytes.

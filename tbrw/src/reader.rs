@@ -23,7 +23,7 @@ use crate::raw::{
     self, kind, DirEntryRaw, FileHeaderRaw, ModuleRaw, PidRaw, ProcessThreadRaw, Raw, SlotRaw, StringBlockRaw, TidRaw,
 };
 use crate::sample::{LegacySample, SampleRecordPc};
-use crate::section::{GlobalSection, SectionRef, StreamSection};
+use crate::section::{BindSection, GlobalSection, SectionRef, StreamSection};
 use crate::software::Software;
 use crate::stream::StreamInfo;
 use crate::strings::{MapStrings, StringId, Text};
@@ -84,6 +84,7 @@ pub struct Tb5File {
     entries: Vec<SectionEntry>,
     globals: [Option<usize>; 6],
     streams: Vec<[Option<usize>; 5]>,
+    binds: Vec<[Option<usize>; 5]>,
     blocks: Vec<StringBlock>,
     string_count: u64,
 }
@@ -219,6 +220,7 @@ impl Tb5File {
         let mut entries = Vec::with_capacity(slot.dir_entries as usize);
         let mut globals = [None; 6];
         let mut stream_slots: Vec<[Option<usize>; 5]> = Vec::new();
+        let mut bind_slots: Vec<(u32, BindSection, usize, u64)> = Vec::new();
         let mut blocks = Vec::new();
         for i in 0..slot.dir_entries as usize {
             let at = slot.dir_offset + (i * DirEntryRaw::SIZE) as u64;
@@ -296,6 +298,25 @@ impl Tb5File {
                     }
                     SectionRef::Strings
                 }
+                k if (kind::BIND_BASE..kind::BIND_BASE + 5).contains(&k) => {
+                    let b = BindSection::ALL[(k - kind::BIND_BASE) as usize];
+                    let size = match b {
+                        BindSection::Data => raw::DataBindRaw::SIZE,
+                        BindSection::Modules | BindSection::TidBinds => 8,
+                        BindSection::Processes => PidRaw::SIZE,
+                        BindSection::Threads => TidRaw::SIZE,
+                    } as u64;
+                    if e.count.checked_mul(size) != Some(e.length) {
+                        return Err(bad(format!(
+                            "{} of {} bytes does not hold {} entries of {size} bytes",
+                            b.name(),
+                            e.length,
+                            e.count
+                        )));
+                    }
+                    bind_slots.push((e.stream, b, entries.len(), at));
+                    SectionRef::Bind(e.stream, b)
+                }
                 // Kinds from newer writers are skipped: the header's
                 // min_reader_version says when skipping would be wrong.
                 k => SectionRef::Unknown(k),
@@ -307,6 +328,29 @@ impl Tb5File {
                 return Err(Error::malformed(
                     here(SectionRef::Directory, slot.dir_offset),
                     format!("stream {n} has no sections although stream {} exists", stream_slots.len() - 1),
+                ));
+            }
+        }
+        let mut binds = vec![[None; 5]; stream_slots.len()];
+        for (stream, b, i, at) in bind_slots {
+            let bad = |what: String| {
+                Error::malformed(
+                    Location { file: path.clone(), section: SectionRef::Directory, record: Some(i as u64), offset: at },
+                    what,
+                )
+            };
+            let sections: &mut [Option<usize>; 5] = binds
+                .get_mut(stream as usize)
+                .ok_or_else(|| bad(format!("{} for stream {stream}, which does not exist", b.name())))?;
+            if sections[b.index()].replace(i).is_some() {
+                return Err(bad(format!("stream {stream} {} appears twice", b.name())));
+            }
+        }
+        for (n, sections) in binds.iter().enumerate() {
+            if sections.iter().any(Option::is_some) && sections.iter().any(Option::is_none) {
+                return Err(Error::malformed(
+                    here(SectionRef::Directory, slot.dir_offset),
+                    format!("stream {n} has some bind sections but not all five"),
                 ));
             }
         }
@@ -330,6 +374,7 @@ impl Tb5File {
             entries,
             globals,
             streams: stream_slots,
+            binds,
             blocks,
             string_count: next - 1,
             path,
@@ -389,6 +434,19 @@ impl Tb5File {
 
     fn global(&self, s: GlobalSection) -> Option<&SectionEntry> {
         self.globals[s.index()].map(|i| &self.entries[i])
+    }
+
+    pub(crate) fn bind_entry(&self, stream: u32, b: BindSection) -> Option<&SectionEntry> {
+        self.binds.get(stream as usize).and_then(|x| x[b.index()]).map(|i| &self.entries[i])
+    }
+
+    /// The bytes of a bind section (checksum checked except for the per-record data binds).
+    pub(crate) fn bind_bytes(&self, stream: u32, b: BindSection) -> Result<Option<&[u8]>> {
+        match self.bind_entry(stream, b) {
+            None => Ok(None),
+            Some(e) if b == BindSection::Data => Ok(Some(self.raw_bytes(e))),
+            Some(e) => self.checked_bytes(e).map(Some),
+        }
     }
 
     pub(crate) fn stream_entry(&self, stream: u32, s: StreamSection) -> Option<&SectionEntry> {
@@ -607,6 +665,11 @@ impl<'f> StreamReader<'f> {
     /// The stream's index.
     pub fn index(&self) -> u32 {
         self.index
+    }
+
+    /// The file the stream belongs to.
+    pub fn file(&self) -> &'f Tb5File {
+        self.file
     }
 
     /// Whether the stream has a section.

@@ -104,6 +104,44 @@ impl StreamSection {
     }
 }
 
+/// The sections a bind adds to a stream (this project's own; the C API
+/// reaches them through the `bind_` functions).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u32)]
+pub enum BindSection {
+    /// One `DATA_BIND_STRUCT` per data record.
+    Data = 0,
+    /// One `MODULE_BIND_STRUCT` per module.
+    Modules = 1,
+    /// The generated process table (`TBRW_PID` records).
+    Processes = 2,
+    /// The generated thread table (`TBRW_TID` records).
+    Threads = 3,
+    /// One `TID_BIND_STRUCT` per thread.
+    TidBinds = 4,
+}
+
+impl BindSection {
+    /// Every bind section, in identifier order.
+    pub const ALL: [BindSection; 5] =
+        [BindSection::Data, BindSection::Modules, BindSection::Processes, BindSection::Threads, BindSection::TidBinds];
+
+    /// A short name for messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            BindSection::Data => "bind data",
+            BindSection::Modules => "module binds",
+            BindSection::Processes => "bound processes",
+            BindSection::Threads => "bound threads",
+            BindSection::TidBinds => "thread binds",
+        }
+    }
+
+    pub(crate) fn index(self) -> usize {
+        self as usize
+    }
+}
+
 /// Where in a file something is: used by errors to say what failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SectionRef {
@@ -119,6 +157,8 @@ pub enum SectionRef {
     Stream(u32, StreamSection),
     /// A whole data stream.
     WholeStream(u32),
+    /// A bind section of a stream.
+    Bind(u32, BindSection),
     /// A section kind this library does not know (from a newer writer).
     Unknown(u16),
 }
@@ -132,6 +172,7 @@ impl fmt::Display for SectionRef {
             SectionRef::Global(s) => write!(f, "{}", s.c_name()),
             SectionRef::Stream(n, s) => write!(f, "stream {n} {}", s.c_name()),
             SectionRef::WholeStream(n) => write!(f, "stream {n}"),
+            SectionRef::Bind(n, b) => write!(f, "stream {n} {}", b.name()),
             SectionRef::Unknown(k) => write!(f, "unknown section kind {k:#x}"),
         }
     }

@@ -43,7 +43,8 @@ pub fn write_summary(file: &Tb5File, out: &mut dyn Write) -> Result<()> {
             Some(d) => format!("{} records of {} bytes", d.len(), d.record_size()),
             None => "no data".into(),
         };
-        writeln!(out, "  stream {n}: {kind}, {records}").map_err(&e)?;
+        let bound = if s.is_bound() { ", bound" } else { "" };
+        writeln!(out, "  stream {n}: {kind}, {records}{bound}").map_err(&e)?;
         if let Some(layout) = s.layout()? {
             let descs = s.descriptor()?.unwrap_or_default();
             for f in layout.fields() {

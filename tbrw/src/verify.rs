@@ -13,11 +13,15 @@
 //! 7. descriptors: no reserved type, every field inside the record, the
 //!    data section's record size equal to the descriptor's, no legacy
 //!    record outside stream 0;
-//! 8. every legacy sample's `eventIndex` names an event of its stream.
+//! 8. every legacy sample's `eventIndex` names an event of its stream;
+//! 9. a stored bind fits its stream: one data bind per record, one module
+//!    bind per module, one thread bind per thread, and every index in range.
 
+use crate::bind::{BindView, UNKNOWN_MODULE};
 use crate::descriptor::desc_type;
 use crate::error::{Error, Location, Result};
 use crate::reader::Tb5File;
+use crate::section::BindSection;
 use crate::section::{GlobalSection, SectionRef, StreamSection};
 use crate::strings::{MapStrings, StringId};
 use crate::version::MIN_SAMPLE_FILE_VERSION;
@@ -113,6 +117,7 @@ pub(crate) fn verify(file: &Tb5File) -> Result<()> {
             }
             check_ids(file, d.clone(), &at)?;
         }
+        check_bind(file, n)?;
         let Some(layout) = stream.layout()? else { continue };
         let Some(data) = stream.data()? else { continue };
         for (i, d) in descs.iter().enumerate() {
@@ -162,6 +167,65 @@ pub(crate) fn verify(file: &Tb5File) -> Result<()> {
                     ));
                 }
             }
+        }
+    }
+    Ok(())
+}
+
+fn check_bind(file: &Tb5File, n: u32) -> Result<()> {
+    let Some(view) = BindView::stored(file, n)? else { return Ok(()) };
+    let at = |b: BindSection, record: Option<u64>| Location {
+        file: file.path().to_owned(),
+        section: SectionRef::Bind(n, b),
+        record,
+        offset: file.bind_entry(n, b).map_or(0, |e| e.raw.offset),
+    };
+    let records = file.stream(n)?.data()?.map_or(0, |d| d.len());
+    let modules = file.modules()?.map_or(0, |m| m.len());
+    let (np, nt) = (view.process_count(), view.thread_count());
+    let counts = [
+        (BindSection::Data, view.len(), records, "data records"),
+        (BindSection::Modules, view.module_bind_count(), modules, "modules"),
+    ];
+    for (b, have, want, what) in counts {
+        if have != want {
+            return Err(Error::malformed(at(b, None), format!("{have} entries for {want} {what}")));
+        }
+    }
+    for i in 0..view.len() {
+        let d = view.data_bind(i).unwrap_or_default();
+        if (d.module_index != UNKNOWN_MODULE && d.module_index >= modules) || d.pid_index >= np || d.tid_index >= nt {
+            return Err(Error::malformed(
+                at(BindSection::Data, Some(i)),
+                format!(
+                    "bind (module {}, process {}, thread {}) is out of range ({modules} modules, {np} processes, {nt} threads)",
+                    d.module_index, d.pid_index, d.tid_index
+                ),
+            ));
+        }
+    }
+    for i in 0..view.module_bind_count() {
+        if view.module_bind(i).is_none_or(|m| m.pid_index >= np) {
+            return Err(Error::malformed(
+                at(BindSection::Modules, Some(i)),
+                format!("process index out of range ({np} processes)"),
+            ));
+        }
+    }
+    for i in 0..nt {
+        if view.tid_bind(i).is_none_or(|t| t.pid_index >= np) {
+            return Err(Error::malformed(
+                at(BindSection::TidBinds, Some(i)),
+                format!("process index out of range ({np} processes)"),
+            ));
+        }
+        if let Some(t) = view.thread(i) {
+            check_ids(file, t, &|| at(BindSection::Threads, Some(i)))?;
+        }
+    }
+    for i in 0..np {
+        if let Some(p) = view.process(i) {
+            check_ids(file, p, &|| at(BindSection::Processes, Some(i)))?;
         }
     }
     Ok(())

@@ -114,6 +114,10 @@ impl Tb5Writer {
         Ok(Tb5Writer { engine: Engine::open(path, access::READ | access::WRITE)? })
     }
 
+    pub(crate) fn engine_mut(&mut self) -> &mut Engine {
+        &mut self.engine
+    }
+
     /// The committed content of the file being appended to.
     pub fn existing(&self) -> Option<&Tb5File> {
         self.engine.existing()

@@ -65,8 +65,10 @@ fn flipping_any_byte_gives_an_error_or_the_same_content() {
 /// that only the structural checks stand between the reader and the lie.
 fn forge(bytes: &mut [u8], kind: u16, patch: impl Fn(&mut [u8], &mut [u8])) {
     let rd = |b: &[u8], at: usize, n: usize| b[at..at + n].iter().rev().fold(0u64, |a, &x| (a << 8) | x as u64);
-    let dir_offset = rd(bytes, 64 + 8, 8) as usize;
-    let dir_len = rd(bytes, 64 + 16, 4) as usize;
+    // The active commit slot is the one with the higher generation.
+    let slot = if rd(bytes, 96, 8) > rd(bytes, 64, 8) { 96 } else { 64 };
+    let dir_offset = rd(bytes, slot + 8, 8) as usize;
+    let dir_len = rd(bytes, slot + 16, 4) as usize;
     for e in (dir_offset..dir_offset + dir_len).step_by(48) {
         if rd(bytes, e, 2) as u16 == kind {
             let off = rd(bytes, e + 8, 8) as usize;
@@ -79,9 +81,9 @@ fn forge(bytes: &mut [u8], kind: u16, patch: impl Fn(&mut [u8], &mut [u8])) {
         }
     }
     let dcrc = crc32fast::hash(&bytes[dir_offset..dir_offset + dir_len]);
-    bytes[64 + 24..64 + 28].copy_from_slice(&dcrc.to_le_bytes());
-    let scrc = crc32fast::hash(&bytes[64..64 + 28]);
-    bytes[64 + 28..64 + 32].copy_from_slice(&scrc.to_le_bytes());
+    bytes[slot + 24..slot + 28].copy_from_slice(&dcrc.to_le_bytes());
+    let scrc = crc32fast::hash(&bytes[slot..slot + 28]);
+    bytes[slot + 28..slot + 32].copy_from_slice(&scrc.to_le_bytes());
 }
 
 #[test]
@@ -153,5 +155,29 @@ proptest! {
         let mut bytes = b"\x89TB5\r\n\x1a\n".to_vec();
         bytes.extend(tail);
         prop_assert!(load(bytes).is_err());
+    }
+}
+
+#[test]
+fn forged_bind_sections_are_caught() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("b.tb5");
+    write_content(&p, &guide_content(20)).unwrap();
+    bind::dobind(&p, 0).unwrap();
+    let bytes = std::fs::read(&p).unwrap();
+    load(bytes.clone()).unwrap();
+    type Patch = Box<dyn Fn(&mut [u8], &mut [u8])>;
+    let cases: Vec<(&str, u16, Patch, &str)> = vec![
+        ("pid index", 0x0300, Box::new(|_, s| s[8..16].copy_from_slice(&77u64.to_le_bytes())), "out of range"),
+        ("module index", 0x0300, Box::new(|_, s| s[0..8].copy_from_slice(&5u64.to_le_bytes())), "out of range"),
+        ("bind count", 0x0300, Box::new(|e, _| e[24..32].copy_from_slice(&3u64.to_le_bytes())), "does not hold"),
+        ("bind stream", 0x0301, Box::new(|e, _| e[4..8].copy_from_slice(&9u32.to_le_bytes())), "does not exist"),
+        ("module bind", 0x0301, Box::new(|_, s| s[0..8].copy_from_slice(&u64::MAX.to_le_bytes())), "out of range"),
+    ];
+    for (what, kind, patch, msg) in cases {
+        let mut b = bytes.clone();
+        forge(&mut b, kind, patch);
+        let e = load(b).expect_err(what);
+        assert!(e.to_string().contains(msg), "{what}: {e}");
     }
 }

@@ -1,0 +1,283 @@
+//! Binding streams of TB5 files: stored binds, in-memory binds, unbind,
+//! descriptor-based streams, and agreement with the reference engine.
+
+mod common;
+
+use common::*;
+use tbrw::*;
+
+fn file_with(c: &Content) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("b.tb5");
+    write_content(&p, c).unwrap();
+    (dir, p)
+}
+
+/// A file with processes that bind in interesting ways: two processes with
+/// an exe and a library each, a global kernel module, and samples in all of them.
+fn bind_content() -> Content {
+    let mut c = guide_content(0);
+    c.processes = None; // binding must generate them
+    let module = |pid: u32, addr: u64, len: u64, flags: ModuleFlags, name: &str| Module {
+        associated_pid: pid,
+        flags,
+        load_address: addr,
+        length: len,
+        unload_tsc: NEVER_UNLOADED,
+        path: Some(format!("/bin/{name}")),
+        name: Some(name.into()),
+        ..Default::default()
+    };
+    c.modules = Some(vec![
+        module(0, 0xFFFF_8000_0000_0000, 0x100_0000, ModuleFlags::GLOBAL_LOAD, "vmlinux"),
+        module(100, 0x40_0000, 0x1_0000, ModuleFlags::IS_EXE, "app"),
+        module(100, 0x7F00_0000_0000, 0x20_0000, ModuleFlags::empty(), "libc.so"),
+        module(200, 0x40_0000, 0x2_0000, ModuleFlags::IS_EXE, "server"),
+        module(200, 0x7F00_0010_0000, 0x1000, ModuleFlags::empty(), "libhot.so"), // splits libc's range? other process: no
+    ]);
+    let mut data = Vec::new();
+    let samples: [(u32, u32, u64); 8] = [
+        (100, 1, 0x40_1000),
+        (100, 1, 0x7F00_0001_0000),
+        (100, 2, 0xFFFF_8000_0000_1000),
+        (200, 5, 0x40_1000),
+        (200, 5, 0x7F00_0010_0800),
+        (200, 5, 0x7F00_0001_0000), // libc is pid 100's: unknown here
+        (300, 9, 0x40_1000),        // no modules at all
+        (100, 1, 0x1234),
+    ];
+    for (i, (pid, tid, ip)) in samples.iter().enumerate() {
+        let mut pc = SampleRecordPc::default();
+        pc.set_ia64(*ip, 0);
+        pc.pid_rec_index = *pid;
+        pc.set_pid_rec_index_raw(true);
+        pc.tid = *tid;
+        data.extend_from_slice(&pc.to_bytes());
+        data.extend_from_slice(&(i as u64 * 100).to_le_bytes());
+    }
+    c.streams[0].data = Some(data);
+    c
+}
+
+const U: u64 = UNKNOWN_MODULE;
+
+fn triples(v: &BindView<'_>) -> Vec<(u64, u64, u64)> {
+    let mut out = Vec::new();
+    v.data_binds(0, usize::MAX, &mut out);
+    out.iter().map(|d| (d.module_index, d.pid_index, d.tid_index)).collect()
+}
+
+#[test]
+fn dobind_stores_the_bind_and_generates_processes() {
+    let (_d, p) = file_with(&bind_content());
+    assert!(!Tb5File::open(&p).unwrap().stream(0).unwrap().is_bound());
+    bind::dobind(&p, 0).unwrap();
+    let f = Tb5File::open(&p).unwrap();
+    f.verify().unwrap();
+    let s = f.stream(0).unwrap();
+    assert!(s.is_bound());
+    let v = s.bind_view().unwrap().unwrap();
+    assert_eq!(triples(&v), [(1, 1, 0), (2, 1, 0), (0, 1, 1), (3, 2, 2), (4, 2, 2), (U, 2, 2), (U, 3, 3), (U, 1, 0)]);
+    // Processes: the modules' pids in module order (0, 100, 200), then 300 from the samples.
+    let procs: Vec<_> = (0..v.process_count()).map(|i| f.resolve(v.process(i).unwrap()).unwrap()).collect();
+    assert_eq!(procs.iter().map(|p| p.id).collect::<Vec<_>>(), [0, 100, 200, 300]);
+    assert_eq!(procs[1].name.as_deref(), Some("app"));
+    assert_eq!(procs[2].path.as_deref(), Some("/bin/server"));
+    assert_eq!(procs[3].name, None);
+    let threads: Vec<_> = (0..v.thread_count()).map(|i| v.thread(i).unwrap()).collect();
+    assert_eq!(
+        threads.iter().map(|t| (t.associated_pid, t.id)).collect::<Vec<_>>(),
+        [(100, 1), (100, 2), (200, 5), (300, 9)]
+    );
+    assert_eq!((0..4).map(|i| v.tid_bind(i).unwrap().pid_index).collect::<Vec<_>>(), [1, 1, 2, 3]);
+    assert_eq!((0..5).map(|i| v.module_bind(i).unwrap().pid_index).collect::<Vec<_>>(), [0, 1, 1, 2, 2]);
+    // The file had no process/thread section: the bind wrote it.
+    let pt = f.processes().unwrap().unwrap();
+    assert_eq!(pt.pid_count(), 4);
+    assert_eq!(pt.tid_count(), 4);
+    assert_eq!(f.resolve(pt.pid(2).unwrap()).unwrap().name.as_deref(), Some("server"));
+    // And it is what binding in memory gives.
+    let m = bind::bind_in_memory(&f, 0).unwrap();
+    assert_eq!(triples(&BindView::Memory(&m)), triples(&v));
+}
+
+#[test]
+fn binding_agrees_with_the_reference_engine() {
+    let c = bind_content();
+    let (_d, p) = file_with(&c);
+    let f = Tb5File::open(&p).unwrap();
+    let m = bind::bind_in_memory(&f, 0).unwrap();
+    let modules: Vec<_> = c
+        .modules
+        .as_ref()
+        .unwrap()
+        .iter()
+        .map(|m| tbrw_bind::ModuleSpec {
+            pid: m.associated_pid,
+            load_address: m.load_address,
+            length: m.length,
+            load_time: m.event_when,
+            unload_time: m.unload_tsc,
+            global: m.flags.contains(ModuleFlags::GLOBAL_LOAD),
+            exe: m.flags.contains(ModuleFlags::IS_EXE),
+            tsc_time: m.flags.contains(ModuleFlags::TSC_USED),
+        })
+        .collect();
+    let samples: Vec<_> = f
+        .stream(0)
+        .unwrap()
+        .legacy_samples()
+        .unwrap()
+        .map(|s| tbrw_bind::Sample { ip: s.pc.ip(), pid: s.pc.pid_rec_index, tid: s.pc.tid, tsc: s.tsc })
+        .collect();
+    let want = tbrw_bind::reference::bind(&modules, &samples);
+    assert_eq!(m.data, want.data);
+    assert_eq!(m.tables.module_binds, want.tables.module_binds);
+}
+
+#[test]
+fn binding_twice_is_a_no_op_and_survives_reopening() {
+    let (_d, p) = file_with(&bind_content());
+    bind::dobind(&p, 0).unwrap();
+    let bytes = std::fs::read(&p).unwrap();
+    bind::dobind(&p, 0).unwrap();
+    assert_eq!(std::fs::read(&p).unwrap(), bytes, "the second bind changed the file");
+    let e = Engine::open(&p, access::READ).unwrap();
+    assert!(e.is_bound(0).unwrap());
+}
+
+#[test]
+fn an_existing_process_section_is_kept() {
+    let mut c = bind_content();
+    c.processes = Some((vec![Pid { id: 4242, name: Some("mine".into()), ..Default::default() }], vec![]));
+    let (_d, p) = file_with(&c);
+    bind::dobind(&p, 0).unwrap();
+    let f = Tb5File::open(&p).unwrap();
+    let pt = f.processes().unwrap().unwrap();
+    assert_eq!((pt.pid_count(), pt.pid(0).unwrap().id), (1, 4242));
+    assert_eq!(f.stream(0).unwrap().bind_view().unwrap().unwrap().process_count(), 4);
+}
+
+#[test]
+fn read_only_binds_in_memory_and_writes_nothing() {
+    let (_d, p) = file_with(&bind_content());
+    let before = std::fs::read(&p).unwrap();
+    let mut e = Engine::open(&p, access::READ).unwrap();
+    assert!(!e.is_bound(0).unwrap());
+    assert_eq!(e.bound(0).unwrap_err().code(), codes::TBRW_STREAM_NOT_BOUND);
+    e.dobind(0).unwrap();
+    assert!(e.is_bound(0).unwrap());
+    let v = e.bound(0).unwrap();
+    assert_eq!(v.len(), 8);
+    assert_eq!(v.data_bind(3).unwrap().module_index, 3);
+    e.unbind(0).unwrap();
+    assert!(!e.is_bound(0).unwrap());
+    e.close().unwrap();
+    assert_eq!(std::fs::read(&p).unwrap(), before);
+}
+
+#[test]
+fn unbind_then_bind_again() {
+    let (_d, p) = file_with(&bind_content());
+    bind::dobind(&p, 0).unwrap();
+    let bound = triples(&Tb5File::open(&p).unwrap().stream(0).unwrap().bind_view().unwrap().unwrap());
+    bind::unbind(&p, 0).unwrap();
+    let f = Tb5File::open(&p).unwrap();
+    assert!(!f.stream(0).unwrap().is_bound());
+    f.verify().unwrap();
+    assert_eq!(bind::unbind(&p, 0).unwrap_err().code(), codes::TBRW_STREAM_NOT_BOUND);
+    bind::dobind(&p, 0).unwrap();
+    let f = Tb5File::open(&p).unwrap();
+    assert_eq!(triples(&f.stream(0).unwrap().bind_view().unwrap().unwrap()), bound);
+    f.verify().unwrap();
+    // Within one session too: bind, unbind, bind.
+    let mut e = Engine::open(&p, access::READ | access::WRITE).unwrap();
+    e.unbind(0).unwrap();
+    assert!(!e.is_bound(0).unwrap());
+    e.dobind(0).unwrap();
+    assert_eq!(triples(&e.bound(0).unwrap()), bound);
+    e.close().unwrap();
+    assert!(Tb5File::open(&p).unwrap().stream(0).unwrap().is_bound());
+}
+
+#[test]
+fn an_interrupted_bind_leaves_the_file_as_it_was() {
+    let (_d, p) = file_with(&bind_content());
+    let before = std::fs::read(&p).unwrap();
+    let mut e = Engine::open(&p, access::READ | access::WRITE).unwrap();
+    e.dobind(0).unwrap();
+    assert_eq!(e.bound(0).unwrap().len(), 8, "usable before the commit");
+    e.abort();
+    assert_eq!(std::fs::read(&p).unwrap(), before);
+    let mut w = Tb5Writer::append(&p).unwrap();
+    w.dobind(0).unwrap();
+    drop(w);
+    assert_eq!(std::fs::read(&p).unwrap(), before);
+}
+
+#[test]
+fn a_descriptor_based_stream_binds() {
+    let c = guide_content(4);
+    let (_d, p) = file_with(&c);
+    bind::dobind(&p, 1).unwrap();
+    let f = Tb5File::open(&p).unwrap();
+    f.verify().unwrap();
+    let v = f.stream(1).unwrap().bind_view().unwrap().unwrap();
+    assert_eq!(v.len(), 50);
+    // ip 0x400000 + i lies in the module at 0x400000 (0x2000 long), pid 0x1000, tids 7, 8, 9.
+    assert!(triples(&v).iter().all(|t| t.0 == 0 && t.1 == 0));
+    assert_eq!(v.thread_count(), 3);
+    assert_eq!(v.thread(2).unwrap().id, 9);
+    assert!(!f.stream(0).unwrap().is_bound());
+}
+
+#[test]
+fn a_stream_without_ip_and_pid_cannot_be_bound() {
+    let mut c = guide_content(1);
+    c.streams[1].descs.retain(|d| d.desc_type != desc_type::PID);
+    let rs = RecordLayout::from_entries(&c.streams[1].descs).unwrap().record_size() as usize;
+    c.streams[1].data = Some(vec![0; rs * 3]);
+    let (_d, p) = file_with(&c);
+    let e = bind::dobind(&p, 1).unwrap_err();
+    assert_eq!(e.code(), codes::TBRW_INVALID_STREAM);
+    assert!(e.to_string().contains("no ST_PID"), "{e}");
+    assert_eq!(bind::dobind(&p, 7).unwrap_err().code(), codes::TBRW_STREAM_NOT_EXIST);
+}
+
+#[test]
+fn a_non_raw_pid_is_resolved_through_the_process_section() {
+    let mut c = bind_content();
+    c.processes = Some((vec![Pid { id: 999, ..Default::default() }, Pid { id: 200, ..Default::default() }], vec![]));
+    // Sample 3 says "process index 1" instead of the raw pid 200.
+    let data = c.streams[0].data.as_mut().unwrap();
+    let mut pc = SampleRecordPc::from_slice(&data[3 * 40..]).unwrap();
+    pc.pid_rec_index = 1;
+    pc.set_pid_rec_index_raw(false);
+    data[3 * 40..3 * 40 + 32].copy_from_slice(&pc.to_bytes());
+    let (_d, p) = file_with(&c);
+    let f = Tb5File::open(&p).unwrap();
+    let m = bind::bind_in_memory(&f, 0).unwrap();
+    assert_eq!(m.data[3].module_index, 3, "bound as pid 200's exe");
+}
+
+#[test]
+fn enumerating_bound_data_from_any_start() {
+    let (_d, p) = file_with(&bind_content());
+    bind::dobind(&p, 0).unwrap();
+    let f = Tb5File::open(&p).unwrap();
+    let s = f.stream(0).unwrap();
+    let data = s.data().unwrap().unwrap();
+    let v = s.bind_view().unwrap().unwrap();
+    let all = triples(&v);
+    for start in 0..=8u64 {
+        let mut seen = Vec::new();
+        for (records, binds) in v.chunks(&data, start, 3).unwrap() {
+            assert_eq!(records.len() / 40, binds.len());
+            assert!(binds.len() <= 3);
+            seen.extend(binds.iter().map(|d| (d.module_index, d.pid_index, d.tid_index)));
+        }
+        assert_eq!(seen, all[start as usize..]);
+    }
+    assert_eq!(v.chunks(&data, 9, 3).err().map(|e| e.code()), Some(codes::TBRW_INVALID_READ_START));
+    assert_eq!((bind::DATA_BIND_SIZE, bind::MODULE_BIND_SIZE, bind::TID_BIND_SIZE), (24, 8, 8));
+}
