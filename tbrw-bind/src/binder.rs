@@ -15,7 +15,9 @@ use crate::output::{BindTables, DataBind, Process, Thread, UNKNOWN_MODULE};
 /// What the binder remembers about the last thread it saw: consecutive
 /// samples of one thread are the common case.
 #[derive(Clone, Copy)]
-struct Last {
+struct Last<'m> {
+    /// Instance boundaries of `pid` (empty for most pids).
+    boundaries: &'m [crate::map::Boundary],
     pid: u32,
     tid: u32,
     instance: u32,
@@ -33,7 +35,7 @@ pub struct Binder<'m> {
     process_index: HashMap<(u32, u32), u64>,
     threads: Vec<Thread>,
     thread_index: HashMap<(u64, u32), u64>,
-    last: Option<Last>,
+    last: Option<Last<'m>>,
 }
 
 impl<'m> Binder<'m> {
@@ -76,10 +78,11 @@ impl<'m> Binder<'m> {
         let index = self.next_index;
         self.next_index += 1;
         let map = self.map;
-        let instance = match map.boundaries.get(&s.pid) {
-            Some(b) => instance_at(b, s, index),
-            None => 0,
+        let boundaries: &'m [crate::map::Boundary] = match self.last {
+            Some(l) if l.pid == s.pid => l.boundaries,
+            _ => map.boundaries.get(&s.pid).map_or(&[], Vec::as_slice),
         };
+        let instance = if boundaries.is_empty() { 0 } else { instance_at(boundaries, s, index) };
         let last = match self.last {
             Some(l) if l.pid == s.pid && l.tid == s.tid && l.instance == instance => l,
             _ => {
@@ -100,6 +103,7 @@ impl<'m> Binder<'m> {
                     self.threads.len() as u64 - 1
                 });
                 let l = Last {
+                    boundaries,
                     pid: s.pid,
                     tid: s.tid,
                     instance,
