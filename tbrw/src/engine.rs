@@ -328,6 +328,11 @@ impl Engine {
         &self.path
     }
 
+    /// Whether the engine was closed or aborted (it can do nothing more).
+    pub fn is_finished(&self) -> bool {
+        self.finished
+    }
+
     /// The `TBRW_FILE_*` flags the file was opened with.
     pub fn mode(&self) -> u32 {
         self.mode
@@ -1051,6 +1056,33 @@ impl Engine {
             StreamSection::UserDefinedStream => st.user = None,
             StreamSection::StreamInfo => st.info = None,
         }
+    }
+
+    /// `TBRW_verify`: checks the committed content ([`Tb5File::verify`])
+    /// and, in a writing session, that the sections the guide's 6.2
+    /// requires exist (committed or finished in this session), also in
+    /// every stream finished in this session.
+    pub fn verify(&self) -> Result<()> {
+        if let Some(f) = &self.existing {
+            f.verify()?;
+        }
+        if self.out.is_none() {
+            return Ok(());
+        }
+        for g in GlobalSection::ALL {
+            if g.is_required() && !matches!(self.globals[g.index()], State::Existing | State::Reading | State::Written)
+            {
+                return Err(Error::MissingRequired { path: self.path.clone(), section: g.into() });
+            }
+        }
+        for (&n, st) in self.streams.iter().filter(|(_, st)| st.writing && st.done) {
+            for s in StreamSection::ALL {
+                if s.is_required() && st.sections[s.index()] != State::Written {
+                    return Err(Error::MissingRequired { path: self.path.clone(), section: SectionRef::Stream(n, s) });
+                }
+            }
+        }
+        Ok(())
     }
 
     // ------------------------------------------------------------ close

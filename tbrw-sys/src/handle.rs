@@ -1,0 +1,130 @@
+//! Handles and the boundary every exported function goes through.
+//!
+//! A `TBRW_PTR` is an opaque token, never a pointer to Rust memory: the
+//! registry maps it to the handle, so a pointer that is not one of ours (or
+//! one already closed) is rejected without being dereferenced. Each handle
+//! has its own lock, so several handles work from several threads at once;
+//! the registry lock is held only to look a token up.
+//!
+//! [`boundary`] runs a function body, turns its `Result` into a TBRW code
+//! and stops a panic from unwinding into C.
+
+use std::collections::BTreeMap;
+use std::os::raw::c_void;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use tb5::codes::*;
+use tb5::Engine;
+
+use crate::ctypes::{TBRW_MODULE, TBRW_PID, TBRW_TID};
+
+/// A TBRW error code as a Rust error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Code(pub(crate) u32);
+
+impl From<tb5::Error> for Code {
+    fn from(e: tb5::Error) -> Self {
+        Code(e.code())
+    }
+}
+
+pub(crate) type R<T = ()> = Result<T, Code>;
+
+/// One open file and what the C API keeps for it.
+pub(crate) struct Handle {
+    pub(crate) engine: Engine,
+    /// Targets of the pointers `TBRW_get_one_*` hand out: valid until the
+    /// next call of the same function on this handle.
+    pub(crate) one_module: Box<TBRW_MODULE>,
+    pub(crate) one_pid: Box<TBRW_PID>,
+    pub(crate) one_tid: Box<TBRW_TID>,
+    /// The stream whose bind the stream-less functions
+    /// (`bind_enumerate_modules/threads`, `get_one_pid/tid`) use: the last
+    /// stream named to a bind function of this handle.
+    pub(crate) bind_stream: u32,
+}
+
+// SAFETY: the only raw pointers in a Handle are in the `one_*` structs,
+// whose string fields hold unique ids (never pointers) and whose pointer
+// fields are null: nothing in them refers to thread-local or borrowed memory.
+unsafe impl Send for Handle {}
+
+impl Handle {
+    pub(crate) fn new(engine: Engine) -> Handle {
+        // SAFETY: these structs are integers, unions of integers and raw
+        // pointers: all-zero is a valid value (null pointers, id 0).
+        let (m, p, t) = unsafe { (std::mem::zeroed(), std::mem::zeroed(), std::mem::zeroed()) };
+        Handle { engine, one_module: Box::new(m), one_pid: Box::new(p), one_tid: Box::new(t), bind_stream: 0 }
+    }
+}
+
+type Shared = Arc<Mutex<Handle>>;
+
+static HANDLES: Mutex<BTreeMap<usize, Shared>> = Mutex::new(BTreeMap::new());
+static NEXT: AtomicUsize = AtomicUsize::new(1);
+
+fn registry() -> std::sync::MutexGuard<'static, BTreeMap<usize, Shared>> {
+    // The map is only inserted into and removed from; a panic while it was
+    // held cannot have left it half-changed.
+    HANDLES.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Registers a handle and returns its token. Tokens are never reused.
+pub(crate) fn register(h: Handle) -> *mut c_void {
+    let token = 0x7B50_0000_0000usize + NEXT.fetch_add(1, Ordering::Relaxed) * 16;
+    registry().insert(token, Arc::new(Mutex::new(h)));
+    token as *mut c_void
+}
+
+fn lookup(ptr: *mut c_void) -> R<Shared> {
+    if ptr.is_null() {
+        return Err(Code(TBRW_UNEXPECTED_NULL_PTR));
+    }
+    registry().get(&(ptr as usize)).cloned().ok_or(Code(TBRW_BAD_PARAMETER))
+}
+
+/// Removes a handle from the registry (it is dropped when the last call using it ends).
+pub(crate) fn unregister(ptr: *mut c_void) -> R<Shared> {
+    if ptr.is_null() {
+        return Err(Code(TBRW_UNEXPECTED_NULL_PTR));
+    }
+    registry().remove(&(ptr as usize)).ok_or(Code(TBRW_BAD_PARAMETER))
+}
+
+/// Runs `f` on the handle behind `ptr`, holding its lock.
+pub(crate) fn with<T>(ptr: *mut c_void, f: impl FnOnce(&mut Handle) -> R<T>) -> R<T> {
+    let shared = lookup(ptr)?;
+    // A handle whose lock was poisoned by a panic may be half-updated: refuse it.
+    let mut h = shared.lock().map_err(|_| Code(TBRW_SAM_ERROR))?;
+    f(&mut h)
+}
+
+/// Runs an exported function's body: `Ok` is `TBRW_SUCCESS`, `Err(code)`
+/// the code, a panic `TBRW_SAM_ERROR` (it never crosses into C).
+pub(crate) fn boundary(f: impl FnOnce() -> R) -> u32 {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(Ok(())) => TBRW_SUCCESS,
+        Ok(Err(Code(c))) => c,
+        Err(_) => TBRW_SAM_ERROR,
+    }
+}
+
+/// Fails with `TBRW_UNEXPECTED_NULL_PTR` when `p` is null.
+pub(crate) fn non_null<T>(p: *const T) -> R<()> {
+    if p.is_null() {
+        Err(Code(TBRW_UNEXPECTED_NULL_PTR))
+    } else {
+        Ok(())
+    }
+}
+
+/// What an enumeration does with a callback's return value.
+pub(crate) fn after_callback(ret: u32) -> R<bool> {
+    match ret {
+        1 => Ok(true),
+        0 => Ok(false),
+        other => Err(Code(other)),
+    }
+}
