@@ -128,3 +128,31 @@ pub(crate) fn after_callback(ret: u32) -> R<bool> {
         other => Err(Code(other)),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panic_becomes_an_error_code() {
+        assert_eq!(boundary(|| panic!("boom")), TBRW_SAM_ERROR);
+        assert_eq!(boundary(|| Err(Code(TBRW_BUFFER_TOO_SMALL))), TBRW_BUFFER_TOO_SMALL);
+        assert_eq!(boundary(|| Ok(())), TBRW_SUCCESS);
+    }
+
+    #[test]
+    fn unknown_and_closed_tokens_are_rejected() {
+        assert_eq!(with(std::ptr::null_mut(), |_| Ok(())), Err(Code(TBRW_UNEXPECTED_NULL_PTR)));
+        assert_eq!(with(0x1234 as *mut c_void, |_| Ok(())), Err(Code(TBRW_BAD_PARAMETER)));
+        let dir = tempfile::tempdir().unwrap();
+        let engine = Engine::open(dir.path().join("x.tb5"), tb5::access::CREATE_ALWAYS).unwrap();
+        let t = register(Handle::new(engine));
+        assert!(with(t, |_| Ok(())).is_ok());
+        // A panic while the handle is locked poisons it: it is refused from then on.
+        let r = boundary(|| with(t, |_| -> R { panic!("inside") }));
+        assert_eq!(r, TBRW_SAM_ERROR);
+        assert_eq!(with(t, |_| Ok(())), Err(Code(TBRW_SAM_ERROR)));
+        assert!(unregister(t).is_ok());
+        assert_eq!(with(t, |_| Ok(())), Err(Code(TBRW_BAD_PARAMETER)));
+    }
+}

@@ -1,0 +1,245 @@
+//! The C tests: programs in `tests/c/` compiled with the system C compiler
+//! (`-std=c11 -Wall -Wextra -Werror`, and again as C++) against
+//! `include/` and the library this workspace builds, then run, and run
+//! again under valgrind when it is installed.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+fn root() -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+}
+
+fn sys_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// target/<profile>, from where this test binary lives (target/<profile>/deps/...).
+fn profile_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("test executable path");
+    exe.parent().and_then(Path::parent).expect("target/<profile>/deps").to_owned()
+}
+
+/// Builds `libtbrw.so` / `libtbrw.a` (cargo test does not build cdylibs) and returns their folder.
+fn library() -> &'static Path {
+    static LIB: OnceLock<PathBuf> = OnceLock::new();
+    LIB.get_or_init(|| {
+        let dir = profile_dir();
+        let cargo = option_env!("CARGO").unwrap_or("cargo");
+        let mut cmd = Command::new(cargo);
+        cmd.args(["build", "-p", "tbrw-sys"]).current_dir(root());
+        if dir.file_name().is_some_and(|n| n == "release") {
+            cmd.arg("--release");
+        }
+        let out = cmd.output().expect("run cargo");
+        assert!(out.status.success(), "building libtbrw failed:\n{}", String::from_utf8_lossy(&out.stderr));
+        assert!(dir.join("libtbrw.so").exists() && dir.join("libtbrw.a").exists(), "no libtbrw in {}", dir.display());
+        dir
+    })
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Lang {
+    C,
+    Cxx,
+    CStatic,
+}
+
+fn compile(name: &str, lang: Lang) -> PathBuf {
+    let lib = library();
+    let out_dir = lib.join("c-tests");
+    std::fs::create_dir_all(&out_dir).unwrap();
+    let src = sys_dir().join("tests/c").join(format!("{name}.c"));
+    let suffix = match lang {
+        Lang::C => "",
+        Lang::Cxx => "-cxx",
+        Lang::CStatic => "-static",
+    };
+    let exe = out_dir.join(format!("{name}{suffix}"));
+    let mut cmd = match lang {
+        Lang::Cxx => {
+            let mut c = Command::new(std::env::var("CXX").unwrap_or_else(|_| "c++".into()));
+            c.args(["-x", "c++", "-std=c++17"]);
+            c
+        }
+        _ => {
+            let mut c = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()));
+            c.arg("-std=c11");
+            c
+        }
+    };
+    cmd.args(["-Wall", "-Wextra", "-Werror", "-g", "-pthread", "-D_GNU_SOURCE"])
+        .arg("-I")
+        .arg(sys_dir().join("include"))
+        .arg(&src)
+        .arg("-o")
+        .arg(&exe);
+    if lang == Lang::CStatic {
+        // A Rust staticlib needs these system libraries (`--print native-static-libs`).
+        cmd.arg(lib.join("libtbrw.a")).args(["-lgcc_s", "-lutil", "-lrt", "-lpthread", "-lm", "-ldl", "-lc"]);
+    } else {
+        cmd.arg("-L").arg(lib).arg("-ltbrw").arg(format!("-Wl,-rpath,{}", lib.display()));
+    }
+    let out = cmd.output().expect("run the C compiler");
+    assert!(out.status.success(), "compiling {name} ({}) failed:\n{}", suffix, String::from_utf8_lossy(&out.stderr));
+    exe
+}
+
+fn run(exe: &Path, args: &[&str]) -> Output {
+    let out = Command::new(exe).args(args).output().expect("run C test");
+    assert!(
+        out.status.success(),
+        "{} {args:?} failed ({}):\nstdout:\n{}\nstderr:\n{}",
+        exe.display(),
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn valgrind_available() -> bool {
+    Command::new("valgrind").arg("--version").output().is_ok_and(|o| o.status.success())
+}
+
+/// Runs under valgrind: no memory error, no definite or indirect leak.
+fn run_valgrind(exe: &Path, args: &[&str]) {
+    if !valgrind_available() {
+        eprintln!("valgrind is not installed: skipping the memory check of {}", exe.display());
+        return;
+    }
+    let out = Command::new("valgrind")
+        .args([
+            "--error-exitcode=99",
+            "--leak-check=full",
+            "--errors-for-leak-kinds=definite,indirect",
+            "--show-leak-kinds=definite,indirect",
+            "--quiet",
+        ])
+        .arg(exe)
+        .args(args)
+        .output()
+        .expect("run valgrind");
+    assert!(
+        out.status.success(),
+        "valgrind {} {args:?} ({}):\n{}",
+        exe.display(),
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Compiles `name` as C, C++ and statically linked C, runs each, and the C one under valgrind.
+fn check_program(name: &str, args: &[&str]) -> String {
+    let c = compile(name, Lang::C);
+    let stdout = String::from_utf8(run(&c, args).stdout).unwrap();
+    for lang in [Lang::Cxx, Lang::CStatic] {
+        let exe = compile(name, lang);
+        let again = String::from_utf8(run(&exe, args).stdout).unwrap();
+        assert_eq!(again, stdout, "{name}: C++ or static build printed something else");
+    }
+    run_valgrind(&c, args);
+    stdout
+}
+
+fn temp() -> tempfile::TempDir {
+    tempfile::tempdir().unwrap()
+}
+
+#[test]
+fn abi_sizes_offsets_and_constants() {
+    assert_eq!(check_program("abi_check", &[]), "abi ok\n");
+}
+
+#[test]
+fn guide_chapter_6_written_read_back_verified_and_bound() {
+    let dir = temp();
+    let file = dir.path().join("guide.tb5");
+    let f = file.to_str().unwrap();
+    let out = check_program("guide_write_read", &[f, "1000"]);
+    assert_eq!(out, "guide file: 1000 samples written, read back, verified and bound\n");
+
+    // The Rust reader reads the C-written file back equal.
+    let t = tb5::Tb5File::open(&file).unwrap();
+    t.verify().unwrap();
+    let m = t.resolve(t.modules().unwrap().unwrap().get(0).unwrap()).unwrap();
+    assert_eq!((m.load_address, m.length, m.associated_pid), (0x400000, 0x2000, 0x1000));
+    assert_eq!(
+        (m.path.as_deref(), m.name.as_deref(), m.segment_name.as_deref()),
+        (Some("C:\\sample\\sample.exe"), Some("sample.exe"), Some(""))
+    );
+    let sw = t.resolve(t.software().unwrap().unwrap()).unwrap();
+    assert_eq!(sw.host.unwrap().name.as_deref(), Some("testhost.intel.com"));
+    assert_eq!(sw.os.unwrap().name.as_deref(), Some("Windows XP"));
+    let s = t.stream(0).unwrap();
+    assert_eq!(s.data().unwrap().unwrap().record_size(), 40);
+    let samples: Vec<_> = s.legacy_samples().unwrap().collect();
+    assert_eq!(samples.len(), 1000);
+    for (i, smp) in samples.iter().enumerate() {
+        assert_eq!(smp.pc.ip(), 0x400000 + (i as u64 * 4) % 0x2000);
+        assert_eq!(smp.tsc, Some(0x1972178D8F5E + i as u64));
+        assert_eq!(smp.pc.tid, 100 + i as u32 % 3);
+    }
+    assert!(s.is_bound());
+    let events = s.events().unwrap().unwrap();
+    assert_eq!((events[0].sav, events[0].details[0].value), (2_000_000, 0xffe17b80));
+}
+
+#[test]
+fn chapter_10_usage_example() {
+    let dir = temp();
+    let f = dir.path().join("ch10.tb5");
+    let out = check_program("usage_example", &[f.to_str().unwrap()]);
+    assert!(out.starts_with("TBRW_done_stream number 0 returned error 78 \""), "{out}");
+    assert!(out.ends_with("chapter 10 example: ok\n"), "{out}");
+    let t = tb5::Tb5File::open(&f).unwrap();
+    let info = t.resolve(t.stream(0).unwrap().info().unwrap().unwrap()).unwrap();
+    assert_eq!(info.comment.as_deref(), Some("chapter 10"));
+}
+
+#[test]
+fn lifecycle_errors_buffer_protocol_and_callbacks() {
+    let dir = temp();
+    assert_eq!(check_program("lifecycle", &[dir.path().to_str().unwrap()]), "lifecycle: ok\n");
+}
+
+#[test]
+fn several_handles_in_several_threads() {
+    let dir = temp();
+    assert_eq!(check_program("threads", &[dir.path().to_str().unwrap()]), "threads: ok\n");
+    for i in 0..4u64 {
+        let t = tb5::Tb5File::open(dir.path().join(format!("t{i}.tb5"))).unwrap();
+        let d = t.stream(0).unwrap().data().unwrap().unwrap();
+        assert_eq!(d.len(), 20000);
+        assert_eq!(d.record(7).unwrap(), ((i + 1) * 1_000_000 + 7).to_le_bytes());
+    }
+}
+
+#[test]
+fn exiting_without_close_leaves_no_file_at_the_target() {
+    let dir = temp();
+    let f = dir.path().join("never.tb5");
+    let exe = compile("no_close", Lang::C);
+    run(&exe, &[f.to_str().unwrap()]);
+    assert!(!f.exists());
+}
+
+#[test]
+fn pkg_config_file_gives_the_flags() {
+    if Command::new("pkg-config").arg("--version").output().is_err() {
+        eprintln!("pkg-config is not installed: skipping");
+        return;
+    }
+    let out = Command::new("pkg-config")
+        .args(["--cflags", "--libs", "tbrw"])
+        .env("PKG_CONFIG_PATH", sys_dir())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let flags = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        flags.contains("tbrw-sys/include") && flags.contains("-ltbrw") && flags.contains("target/release"),
+        "{flags}"
+    );
+}
