@@ -196,6 +196,9 @@ fn chapter_10_usage_example() {
     let t = tb5::Tb5File::open(&f).unwrap();
     let info = t.resolve(t.stream(0).unwrap().info().unwrap().unwrap()).unwrap();
     assert_eq!(info.comment.as_deref(), Some("chapter 10"));
+    // The aborted runs left no temporary file behind.
+    let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(names, ["ch10.tb5"]);
 }
 
 #[test]
