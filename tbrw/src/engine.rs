@@ -236,6 +236,8 @@ impl Engine {
             let temp = tempfile::Builder::new()
                 .prefix(&format!(".{}.", path.file_name().and_then(|n| n.to_str()).unwrap_or("tb5")))
                 .suffix(".tmp")
+                // The file becomes the user's file: the usual 0666 less the umask, not a temp file's 0600.
+                .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666))
                 .tempfile_in(&dir)
                 .map_err(|source| Error::FileOpen { path: path.clone(), source })?;
             let file = temp.as_file().try_clone().map_err(|e| Error::io(&path, "open", e))?;

@@ -153,3 +153,20 @@ fn sections_finished_while_a_data_section_streams_are_kept() {
     assert_eq!(f.user_defined_global().unwrap().unwrap(), &vec![9u8; 3 << 20][..]);
     assert_eq!(f.stream(0).unwrap().data().unwrap().unwrap().as_bytes(), &[2u8; 16]);
 }
+
+#[test]
+fn a_new_file_gets_ordinary_permissions() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("perm.tb5");
+    let w = Tb5Writer::create(&p).unwrap();
+    w.close().unwrap();
+    let mode = std::fs::metadata(&p).unwrap().permissions().mode() & 0o777;
+    // 0666 less the umask: readable by others unless the umask says otherwise, never 0600 by accident.
+    let umask = {
+        let probe = dir.path().join("probe");
+        std::fs::write(&probe, b"").unwrap();
+        0o666 & !(std::fs::metadata(&probe).unwrap().permissions().mode() & 0o777)
+    };
+    assert_eq!(mode, 0o666 & !umask, "mode {mode:o}");
+}

@@ -1,0 +1,985 @@
+//! `print_tb5`: every section of a TB5 file, as text or as one JSON document.
+//!
+//! The text layout is plain `key=value` lines, chosen so that the C version
+//! (`examples/c/print_tb5.c`, through the C API only) prints exactly the
+//! same bytes. Strings are printed in double quotes as they are (no
+//! escaping in text; escaped in JSON); a missing string is `(none)`.
+//! Numbers that are addresses, flags or raw register values are lowercase
+//! hex, counts and sizes decimal.
+//!
+//! Streams that can be bound (legacy records, or ST_IP + ST_PID fields) are
+//! bound in memory when the file holds no bind, so that records show their
+//! module, process and thread, and each stream ends with its sample counts
+//! per module.
+
+use std::collections::HashMap;
+use std::io::{self, Write};
+
+use tbrw::bind::BindView;
+use tbrw::*;
+
+use crate::json::Json;
+
+/// How many records to decode per stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Records {
+    /// The first N.
+    First(u64),
+    /// Every record (streamed).
+    All,
+}
+
+/// Output options.
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    /// Records decoded per stream.
+    pub records: Records,
+    /// One JSON document instead of text.
+    pub json: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { records: Records::First(5), json: false }
+    }
+}
+
+/// An error of `print_tb5`: a TB5 error or an output error.
+#[derive(Debug)]
+pub enum PrintError {
+    /// Reading the file failed.
+    Tb5(Error),
+    /// Writing the output failed.
+    Io(io::Error),
+}
+
+impl std::fmt::Display for PrintError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PrintError::Tb5(e) => e.fmt(f),
+            PrintError::Io(e) => write!(f, "writing the output: {e}"),
+        }
+    }
+}
+
+impl From<Error> for PrintError {
+    fn from(e: Error) -> Self {
+        PrintError::Tb5(e)
+    }
+}
+
+impl From<io::Error> for PrintError {
+    fn from(e: io::Error) -> Self {
+        PrintError::Io(e)
+    }
+}
+
+type R<T = ()> = std::result::Result<T, PrintError>;
+
+struct Ctx<'f> {
+    file: &'f Tb5File,
+}
+
+impl Ctx<'_> {
+    fn text(&self, id: StringId) -> R<String> {
+        Ok(match self.file.string_opt(id)? {
+            Some(s) => format!("\"{s}\""),
+            None => "(none)".into(),
+        })
+    }
+
+    fn json(&self, id: StringId) -> R<Json> {
+        Ok(match self.file.string_opt(id)? {
+            Some(s) => Json::Str(s.to_owned()),
+            None => Json::Null,
+        })
+    }
+}
+
+fn hex(v: u64) -> String {
+    format!("{v:#x}")
+}
+
+fn hex_preview(bytes: &[u8]) -> String {
+    let shown: Vec<String> = bytes.iter().take(32).map(|b| format!("{b:02x}")).collect();
+    let more = if bytes.len() > 32 { " ..." } else { "" };
+    format!("{}{more}", shown.join(" "))
+}
+
+/// Opens, verifies and prints `path` to `out`.
+pub fn print_file(path: &std::path::Path, opts: Options, out: &mut dyn Write) -> R {
+    let file = Tb5File::open(path)?;
+    file.verify()?;
+    if opts.json {
+        print_json(&file, opts, out)
+    } else {
+        print_text(&file, opts, out)
+    }
+}
+
+/// Binds a stream for printing: its stored bind, else one made in memory,
+/// else none (the stream cannot be bound).
+fn bind_for(file: &Tb5File, n: u32) -> R<Option<Bound<'_>>> {
+    let s = file.stream(n)?;
+    if let Some(v) = s.bind_view()? {
+        return Ok(Some(Bound::Stored(v)));
+    }
+    match bind::bind_in_memory(file, n) {
+        Ok(m) => Ok(Some(Bound::Memory(Box::new(m)))),
+        Err(Error::InvalidStream { .. }) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+enum Bound<'f> {
+    Stored(BindView<'f>),
+    Memory(Box<MemoryBind>),
+}
+
+impl Bound<'_> {
+    fn view(&self) -> BindView<'_> {
+        match self {
+            Bound::Stored(v) => *v,
+            Bound::Memory(m) => BindView::Memory(m),
+        }
+    }
+}
+
+// ---------------------------------------------------------------- text
+
+fn print_text(file: &Tb5File, opts: Options, out: &mut dyn Write) -> R {
+    let c = Ctx { file };
+    writeln!(out, "streams: {}", file.stream_count())?;
+
+    writeln!(out, "== hardware")?;
+    match file.hardware()? {
+        None => writeln!(out, "(absent)")?,
+        Some(sys) => {
+            writeln!(out, "nodes: {}", sys.nodes.len())?;
+            for (i, n) in sys.nodes.iter().enumerate() {
+                writeln!(
+                    out,
+                    "node {i}: id={} type_from_shell={} num_available={} num_used={} reserved={} physical_memory_mb={} cpus={}",
+                    n.id,
+                    n.type_from_shell,
+                    n.num_available,
+                    n.num_used,
+                    n.reserved,
+                    n.physical_memory_mb,
+                    n.cpus.len()
+                )?;
+                for (j, cpu) in n.cpus.iter().enumerate() {
+                    writeln!(
+                        out,
+                        "  cpu {j}: number={} native_arch_type={} intel_processor_number={} speed_mhz={} fsb_mhz={} cache_l2_kb={} cache_l3_kb={} tsc_offset={} package_num={} core_num={} hardware_thread_num={} threads_per_core={} archs={}",
+                        cpu.number,
+                        cpu.native_arch_type,
+                        cpu.intel_processor_number,
+                        cpu.speed_mhz,
+                        cpu.fsb_mhz,
+                        cpu.cache_l2_kb,
+                        cpu.cache_l3_kb,
+                        cpu.tsc_offset,
+                        cpu.package_num,
+                        cpu.core_num,
+                        cpu.hardware_thread_num,
+                        cpu.threads_per_core,
+                        cpu.archs.len()
+                    )?;
+                    for (k, a) in cpu.archs.iter().enumerate() {
+                        writeln!(out, "    arch {k}: arch_type={} cpuids={}", a.arch_type, a.cpuids.len())?;
+                        match &a.cpuids {
+                            Cpuids::Ia32(v) => {
+                                for (l, x) in v.iter().enumerate() {
+                                    writeln!(
+                                        out,
+                                        "      cpuid {l}: eax_input={} eax={} ebx={} ecx={} edx={} reserved={}",
+                                        hex(x.eax_input.into()),
+                                        hex(x.eax.into()),
+                                        hex(x.ebx.into()),
+                                        hex(x.ecx.into()),
+                                        hex(x.edx.into()),
+                                        hex(x.reserved.into())
+                                    )?
+                                }
+                            }
+                            Cpuids::Ia64(v) => {
+                                for (l, x) in v.iter().enumerate() {
+                                    writeln!(
+                                        out,
+                                        "      cpuid {l}: select={} value={} reserved={}",
+                                        hex(x.select),
+                                        hex(x.value),
+                                        hex(x.reserved)
+                                    )?
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    writeln!(out, "== software")?;
+    match file.software()? {
+        None => writeln!(out, "(absent)")?,
+        Some(sw) => {
+            match &sw.host {
+                Some(h) => writeln!(out, "host: ip_address={} name={} reserved={}", c.text(h.ip_address)?, c.text(h.name)?, h.reserved)?,
+                None => writeln!(out, "host: (absent)")?,
+            }
+            match &sw.os {
+                Some(o) => writeln!(
+                    out,
+                    "os: platform={} major={} minor={} build={} extra={} name={} name_extra={}",
+                    o.platform,
+                    o.major,
+                    o.minor,
+                    o.build,
+                    o.extra,
+                    c.text(o.name)?,
+                    c.text(o.name_extra)?
+                )?,
+                None => writeln!(out, "os: (absent)")?,
+            }
+            match &sw.application {
+                Some(a) => writeln!(
+                    out,
+                    "application: page_size={} alloc_granularity={} min_app_addr={} max_app_addr={} reserved={}",
+                    a.page_size,
+                    a.alloc_granularity,
+                    hex(a.min_app_addr),
+                    hex(a.max_app_addr),
+                    a.reserved
+                )?,
+                None => writeln!(out, "application: (absent)")?,
+            }
+        }
+    }
+
+    writeln!(out, "== version info")?;
+    match file.version_info()? {
+        None => writeln!(out, "(absent)")?,
+        Some(v) => writeln!(
+            out,
+            "sampling_driver_version={} bind_version={} sample_file_version={}",
+            hex(v.sampling_driver_version.into()),
+            v.bind_version,
+            v.sample_file_version
+        )?,
+    }
+
+    writeln!(out, "== processes and threads")?;
+    match file.processes()? {
+        None => writeln!(out, "(absent)")?,
+        Some(pt) => {
+            writeln!(out, "processes: {}", pt.pid_count())?;
+            for (i, p) in pt.pids().enumerate() {
+                writeln!(out, "process {i}: {}", pid_text(&c, &p)?)?;
+            }
+            writeln!(out, "threads: {}", pt.tid_count())?;
+            for (i, t) in pt.tids().enumerate() {
+                writeln!(out, "thread {i}: {}", tid_text(&c, &t)?)?;
+            }
+        }
+    }
+
+    writeln!(out, "== modules")?;
+    let modules: Vec<Module<StringId>> = match file.modules()? {
+        None => {
+            writeln!(out, "(absent)")?;
+            Vec::new()
+        }
+        Some(mt) => {
+            let v: Vec<_> = mt.iter().collect::<Result<_>>()?;
+            writeln!(out, "modules: {}", v.len())?;
+            for (i, m) in v.iter().enumerate() {
+                writeln!(
+                    out,
+                    "module {i}: pid={} flags={} load_address={} length={} event_when={} unload_tsc={} segment_type={} segment_number={} code_selector={} path={} name={} segment_name={} reserved={} reserved2={} reserved_for_legacy={} reserved_for_legacy2={} reserved_for_legacy_flags={} reserved1={}",
+                    m.associated_pid,
+                    hex(m.flags.bits().into()),
+                    hex(m.load_address),
+                    hex(m.length),
+                    hex(m.event_when),
+                    hex(m.unload_tsc),
+                    m.segment_type,
+                    m.segment_number,
+                    hex(m.code_selector.into()),
+                    c.text(m.path)?,
+                    c.text(m.name)?,
+                    c.text(m.segment_name)?,
+                    m.reserved,
+                    m.reserved2,
+                    m.reserved_for_legacy,
+                    m.reserved_for_legacy2,
+                    m.reserved_for_legacy_flags,
+                    m.reserved1
+                )?;
+            }
+            v
+        }
+    };
+
+    writeln!(out, "== user-defined")?;
+    match file.user_defined_global()? {
+        None => writeln!(out, "(absent)")?,
+        Some(b) => writeln!(out, "{} bytes: {}", b.len(), hex_preview(b))?,
+    }
+
+    for n in 0..file.stream_count() {
+        print_stream_text(&c, n, &modules, opts, out)?;
+    }
+    Ok(())
+}
+
+fn pid_text(c: &Ctx<'_>, p: &Pid<StringId>) -> R<String> {
+    Ok(format!(
+        "id={} flags={} event_when={} path={} name={} reserved={} reserved_for_legacy={} reserved1={}",
+        p.id,
+        hex(p.flags.bits().into()),
+        hex(p.event_when),
+        c.text(p.path)?,
+        c.text(p.name)?,
+        p.reserved,
+        p.reserved_for_legacy,
+        p.reserved1
+    ))
+}
+
+fn tid_text(c: &Ctx<'_>, t: &Tid<StringId>) -> R<String> {
+    Ok(format!(
+        "id={} associated_pid={} flags={} event_when={} name={} reserved_for_legacy={} reserved={}",
+        t.id,
+        t.associated_pid,
+        hex(t.flags.bits().into()),
+        hex(t.event_when),
+        c.text(t.name)?,
+        t.reserved_for_legacy,
+        t.reserved
+    ))
+}
+
+fn legacy_text(rec: &[u8], pc_at: usize, tsc_at: Option<usize>) -> String {
+    let pc = SampleRecordPc::from_slice(&rec[pc_at..]).unwrap_or_default();
+    let head = if pc.ia64_pc() {
+        format!("iip={} ipsr={}", hex(pc.iip()), hex(pc.ipsr()))
+    } else {
+        let csd = pc.csd();
+        format!("eip={} eflags={} csd={}:{}", hex(pc.eip().into()), hex(pc.eflags().into()), hex(csd.low_word.into()), hex(csd.high_word.into()))
+    };
+    let tsc = match tsc_at {
+        Some(t) => format!(" tsc={}", hex(u64::from_le_bytes(rec[t..t + 8].try_into().unwrap_or_default()))),
+        None => String::new(),
+    };
+    format!(
+        "{head} cs={} cpu={} code_mode={} tid={} pid_rec_index={} mr_index={} event_index={} tid_is_raw={} ia64_pc={} pid_rec_index_raw={} mr_index_none={}{tsc}",
+        hex(pc.cs.into()),
+        pc.cpu_num(),
+        pc.code_mode(),
+        pc.tid,
+        pc.pid_rec_index,
+        pc.mr_index(),
+        pc.event_index(),
+        u8::from(pc.tid_is_raw()),
+        u8::from(pc.ia64_pc()),
+        u8::from(pc.pid_rec_index_raw()),
+        u8::from(pc.mr_index_none())
+    )
+}
+
+/// A field of a non-legacy record: 1/2/4/8-byte little-endian integers
+/// (hex for ST_IP, decimal otherwise), other sizes as hex bytes.
+fn field_value(desc_type: u16, bytes: &[u8]) -> String {
+    match bytes.len() {
+        1 | 2 | 4 | 8 => {
+            let mut b = [0u8; 8];
+            b[..bytes.len()].copy_from_slice(bytes);
+            let v = u64::from_le_bytes(b);
+            if desc_type == desc_type::IP {
+                hex(v)
+            } else {
+                v.to_string()
+            }
+        }
+        _ => format!("0x{}", bytes.iter().map(|b| format!("{b:02x}")).collect::<String>()),
+    }
+}
+
+fn type_name(t: u16) -> String {
+    desc_type::name(t).map_or_else(|| format!("{t:#06x}"), str::to_owned)
+}
+
+fn print_stream_text(c: &Ctx<'_>, n: u32, modules: &[Module<StringId>], opts: Options, out: &mut dyn Write) -> R {
+    let file = c.file;
+    let s = file.stream(n)?;
+    writeln!(out, "== stream {n}")?;
+    match s.info()? {
+        None => writeln!(out, "info: (absent)")?,
+        Some(i) => writeln!(
+            out,
+            "info: stream_type={} sampling_duration_ms={} sampling_interval_us={} start_time={} end_time={} command_line={} cpu_mask={} comment={}",
+            i.stream_type,
+            i.sampling_duration_ms,
+            i.sampling_interval_us,
+            hex(i.start_time.ticks()),
+            hex(i.end_time.ticks()),
+            c.text(i.command_line)?,
+            c.text(i.cpu_mask)?,
+            c.text(i.comment)?
+        )?,
+    }
+    match s.events()? {
+        None => writeln!(out, "events: (absent)")?,
+        Some(events) => {
+            writeln!(out, "events: {}", events.len())?;
+            for (i, e) in events.iter().enumerate() {
+                writeln!(
+                    out,
+                    "event {i}: id={} flags={} sav={} name={} arch_name={} details={}",
+                    e.id,
+                    hex(e.flags.bits().into()),
+                    e.sav,
+                    c.text(e.name)?,
+                    c.text(e.arch_name)?,
+                    e.details.len()
+                )?;
+                for (j, d) in e.details.iter().enumerate() {
+                    writeln!(
+                        out,
+                        "  detail {j}: access_size_bits={} method={} access={} address={} value={} legacy_command={} reserved1={} reserved2={} reserved3={}",
+                        d.access_size_bits,
+                        d.method,
+                        d.access,
+                        hex(d.address),
+                        hex(d.value),
+                        d.legacy_command,
+                        d.reserved1,
+                        d.reserved2,
+                        d.reserved3
+                    )?;
+                }
+            }
+        }
+    }
+    let descs = s.descriptor()?.unwrap_or_default();
+    let layout = s.layout()?;
+    match &layout {
+        None => writeln!(out, "descriptor: (absent)")?,
+        Some(l) => {
+            writeln!(out, "descriptor: entries={} record_size={}", descs.len(), l.record_size())?;
+            for (i, d) in descs.iter().enumerate() {
+                writeln!(
+                    out,
+                    "  entry {i}: offset={} data_size={} type={} subtype={} name={} access_offset={} access_type={} access_method={} sample_flag={} reserved0={} reserved1={}",
+                    d.offset,
+                    d.data_size,
+                    type_name(d.desc_type),
+                    d.subtype,
+                    c.text(d.name)?,
+                    hex(d.access_offset),
+                    d.access_type,
+                    d.access_method,
+                    d.sample_flag,
+                    d.reserved0,
+                    d.reserved1
+                )?;
+            }
+        }
+    }
+    match s.user_defined()? {
+        None => writeln!(out, "user-defined: (absent)")?,
+        Some(b) => writeln!(out, "user-defined: {} bytes: {}", b.len(), hex_preview(b))?,
+    }
+    let Some(data) = s.data()? else {
+        writeln!(out, "records: (absent)")?;
+        return Ok(());
+    };
+    writeln!(out, "records: {}", data.len())?;
+    let bound = bind_for(file, n)?;
+    let view = bound.as_ref().map(Bound::view);
+    let show = match opts.records {
+        Records::All => data.len(),
+        Records::First(k) => k.min(data.len()),
+    };
+    let layout = layout.as_ref();
+    let pc_at = layout.and_then(|l| l.legacy_pc_offset()).map(|x| x as usize);
+    let tsc_at = layout.and_then(|l| l.tsc_offset()).map(|x| x as usize);
+    for i in 0..show {
+        let rec = data.record(i).unwrap_or_default();
+        let mut line = match (pc_at, layout) {
+            (Some(pc), _) => legacy_text(rec, pc, tsc_at),
+            (None, Some(l)) => l
+                .fields()
+                .iter()
+                .map(|f| {
+                    let name = descs.get(f.entry).and_then(|d| file.string_opt(d.name).ok().flatten()).map_or_else(|| type_name(f.desc_type), str::to_owned);
+                    format!("{name}={}", field_value(f.desc_type, &rec[f.offset as usize..(f.offset + f.size) as usize]))
+                })
+                .collect::<Vec<_>>()
+                .join(" "),
+            (None, None) => hex_preview(rec),
+        };
+        if let Some(v) = &view {
+            line.push_str(&bind_text(c, v, modules, i)?);
+        }
+        writeln!(out, "  record {i}: {line}")?;
+    }
+    if let Some(v) = &view {
+        writeln!(out, "samples by module:")?;
+        for (module, count) in module_counts(v) {
+            match module {
+                Some(m) => {
+                    let md = &modules[m as usize];
+                    writeln!(out, "  {count} module {m} {} pid={}", c.text(md.name)?, md.associated_pid)?
+                }
+                None => writeln!(out, "  {count} unknown module")?,
+            }
+        }
+    }
+    Ok(())
+}
+
+fn bind_text(c: &Ctx<'_>, v: &BindView<'_>, modules: &[Module<StringId>], i: u64) -> R<String> {
+    let Some(d) = v.data_bind(i) else { return Ok(String::new()) };
+    let module = if d.module_index == UNKNOWN_MODULE {
+        "module unknown".to_owned()
+    } else {
+        format!("module {} {}", d.module_index, c.text(modules[d.module_index as usize].name)?)
+    };
+    let p = v.process(d.pid_index).unwrap_or_default();
+    let t = v.thread(d.tid_index).unwrap_or_default();
+    Ok(format!(" -> {module} process {} pid={} {} thread {} tid={}", d.pid_index, p.id, c.text(p.name)?, d.tid_index, t.id))
+}
+
+/// Samples per module, most first (ties: lower module index first; unknown last among equals).
+fn module_counts(v: &BindView<'_>) -> Vec<(Option<u64>, u64)> {
+    let mut counts: HashMap<u64, u64> = HashMap::new();
+    let mut binds = Vec::new();
+    let mut at = 0;
+    while at < v.len() {
+        binds.clear();
+        v.data_binds(at, 1 << 16, &mut binds);
+        for b in &binds {
+            *counts.entry(b.module_index).or_default() += 1;
+        }
+        at += binds.len().max(1) as u64;
+    }
+    let mut list: Vec<(u64, u64)> = counts.into_iter().collect();
+    list.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    list.into_iter().map(|(m, n)| ((m != UNKNOWN_MODULE).then_some(m), n)).collect()
+}
+
+// ---------------------------------------------------------------- JSON
+
+fn print_json(file: &Tb5File, opts: Options, out: &mut dyn Write) -> R {
+    let c = Ctx { file };
+    let mut doc: Vec<(String, Json)> = vec![("streams".into(), Json::U(file.stream_count().into()))];
+    doc.push(("hardware".into(), match file.hardware()? {
+        None => Json::Null,
+        Some(sys) => Json::Arr(sys.nodes.iter().map(node_json).collect()),
+    }));
+    doc.push(("software".into(), match file.software()? {
+        None => Json::Null,
+        Some(sw) => Json::obj(vec![
+            ("host", match &sw.host {
+                None => Json::Null,
+                Some(h) => Json::obj(vec![("ip_address", c.json(h.ip_address)?), ("name", c.json(h.name)?), ("reserved", Json::U(h.reserved.into()))]),
+            }),
+            ("os", match &sw.os {
+                None => Json::Null,
+                Some(o) => Json::obj(vec![
+                    ("platform", Json::U(o.platform.into())),
+                    ("major", Json::U(o.major.into())),
+                    ("minor", Json::U(o.minor.into())),
+                    ("build", Json::U(o.build.into())),
+                    ("extra", Json::U(o.extra.into())),
+                    ("name", c.json(o.name)?),
+                    ("name_extra", c.json(o.name_extra)?),
+                ]),
+            }),
+            ("application", match &sw.application {
+                None => Json::Null,
+                Some(a) => Json::obj(vec![
+                    ("page_size", Json::U(a.page_size.into())),
+                    ("alloc_granularity", Json::U(a.alloc_granularity.into())),
+                    ("min_app_addr", Json::U(a.min_app_addr)),
+                    ("max_app_addr", Json::U(a.max_app_addr)),
+                    ("reserved", Json::U(a.reserved.into())),
+                ]),
+            }),
+        ]),
+    }));
+    doc.push(("version_info".into(), match file.version_info()? {
+        None => Json::Null,
+        Some(v) => Json::obj(vec![
+            ("sampling_driver_version", Json::U(v.sampling_driver_version.into())),
+            ("bind_version", Json::U(v.bind_version.into())),
+            ("sample_file_version", Json::U(v.sample_file_version.into())),
+        ]),
+    }));
+    doc.push(("processes".into(), match file.processes()? {
+        None => Json::Null,
+        Some(pt) => Json::obj(vec![
+            ("processes", Json::Arr(pt.pids().map(|p| pid_json(&c, &p)).collect::<R<_>>()?)),
+            ("threads", Json::Arr(pt.tids().map(|t| tid_json(&c, &t)).collect::<R<_>>()?)),
+        ]),
+    }));
+    let modules: Vec<Module<StringId>> = match file.modules()? {
+        None => Vec::new(),
+        Some(mt) => mt.iter().collect::<Result<_>>()?,
+    };
+    doc.push(("modules".into(), match file.modules()? {
+        None => Json::Null,
+        Some(_) => Json::Arr(modules.iter().map(|m| module_json(&c, m)).collect::<R<_>>()?),
+    }));
+    doc.push(("user_defined".into(), match file.user_defined_global()? {
+        None => Json::Null,
+        Some(b) => Json::Bytes(b.to_vec()),
+    }));
+    // The document is written as it is built, so that "records": "all" streams.
+    write!(out, "{{")?;
+    for (k, v) in &doc {
+        write!(out, "{}:", Json::Str(k.clone()))?;
+        v.write(out)?;
+        write!(out, ",")?;
+    }
+    write!(out, "\"stream_list\":[")?;
+    for n in 0..file.stream_count() {
+        if n > 0 {
+            write!(out, ",")?;
+        }
+        stream_json(&c, n, &modules, opts, out)?;
+    }
+    writeln!(out, "]}}")?;
+    Ok(())
+}
+
+fn node_json(n: &Node) -> Json {
+    Json::obj(vec![
+        ("id", Json::U(n.id.into())),
+        ("type_from_shell", Json::U(n.type_from_shell.into())),
+        ("num_available", Json::U(n.num_available.into())),
+        ("num_used", Json::U(n.num_used.into())),
+        ("reserved", Json::U(n.reserved.into())),
+        ("physical_memory_mb", Json::U(n.physical_memory_mb)),
+        (
+            "cpus",
+            Json::Arr(
+                n.cpus
+                    .iter()
+                    .map(|c| {
+                        Json::obj(vec![
+                            ("number", Json::U(c.number.into())),
+                            ("native_arch_type", Json::U(c.native_arch_type.into())),
+                            ("intel_processor_number", Json::U(c.intel_processor_number.into())),
+                            ("speed_mhz", Json::U(c.speed_mhz.into())),
+                            ("fsb_mhz", Json::U(c.fsb_mhz.into())),
+                            ("cache_l2_kb", Json::U(c.cache_l2_kb.into())),
+                            ("cache_l3_kb", Json::U(c.cache_l3_kb.into())),
+                            ("tsc_offset", Json::I(c.tsc_offset)),
+                            ("package_num", Json::U(c.package_num.into())),
+                            ("core_num", Json::U(c.core_num.into())),
+                            ("hardware_thread_num", Json::U(c.hardware_thread_num.into())),
+                            ("threads_per_core", Json::U(c.threads_per_core.into())),
+                            (
+                                "archs",
+                                Json::Arr(
+                                    c.archs
+                                        .iter()
+                                        .map(|a| {
+                                            let cpuids = match &a.cpuids {
+                                                Cpuids::Ia32(v) => Json::Arr(
+                                                    v.iter()
+                                                        .map(|x| {
+                                                            Json::obj(vec![
+                                                                ("eax_input", Json::U(x.eax_input.into())),
+                                                                ("eax", Json::U(x.eax.into())),
+                                                                ("ebx", Json::U(x.ebx.into())),
+                                                                ("ecx", Json::U(x.ecx.into())),
+                                                                ("edx", Json::U(x.edx.into())),
+                                                                ("reserved", Json::U(x.reserved.into())),
+                                                            ])
+                                                        })
+                                                        .collect(),
+                                                ),
+                                                Cpuids::Ia64(v) => Json::Arr(
+                                                    v.iter()
+                                                        .map(|x| {
+                                                            Json::obj(vec![
+                                                                ("select", Json::U(x.select)),
+                                                                ("value", Json::U(x.value)),
+                                                                ("reserved", Json::U(x.reserved)),
+                                                            ])
+                                                        })
+                                                        .collect(),
+                                                ),
+                                            };
+                                            let form = if matches!(a.cpuids, Cpuids::Ia64(_)) { "ia64" } else { "ia32" };
+                                            Json::obj(vec![
+                                                ("arch_type", Json::U(a.arch_type.into())),
+                                                ("cpuid_form", Json::Str(form.into())),
+                                                ("cpuids", cpuids),
+                                            ])
+                                        })
+                                        .collect(),
+                                ),
+                            ),
+                        ])
+                    })
+                    .collect(),
+            ),
+        ),
+    ])
+}
+
+fn pid_json(c: &Ctx<'_>, p: &Pid<StringId>) -> R<Json> {
+    Ok(Json::obj(vec![
+        ("id", Json::U(p.id.into())),
+        ("flags", Json::U(p.flags.bits().into())),
+        ("event_when", Json::U(p.event_when)),
+        ("path", c.json(p.path)?),
+        ("name", c.json(p.name)?),
+        ("reserved", Json::U(p.reserved.into())),
+        ("reserved_for_legacy", Json::U(p.reserved_for_legacy.into())),
+        ("reserved1", Json::U(p.reserved1.into())),
+    ]))
+}
+
+fn tid_json(c: &Ctx<'_>, t: &Tid<StringId>) -> R<Json> {
+    Ok(Json::obj(vec![
+        ("id", Json::U(t.id.into())),
+        ("associated_pid", Json::U(t.associated_pid.into())),
+        ("flags", Json::U(t.flags.bits().into())),
+        ("event_when", Json::U(t.event_when)),
+        ("name", c.json(t.name)?),
+        ("reserved_for_legacy", Json::U(t.reserved_for_legacy.into())),
+        ("reserved", Json::U(t.reserved.into())),
+    ]))
+}
+
+fn module_json(c: &Ctx<'_>, m: &Module<StringId>) -> R<Json> {
+    Ok(Json::obj(vec![
+        ("associated_pid", Json::U(m.associated_pid.into())),
+        ("flags", Json::U(m.flags.bits().into())),
+        ("load_address", Json::U(m.load_address)),
+        ("length", Json::U(m.length)),
+        ("event_when", Json::U(m.event_when)),
+        ("unload_tsc", Json::U(m.unload_tsc)),
+        ("segment_type", Json::U(m.segment_type.into())),
+        ("segment_number", Json::U(m.segment_number.into())),
+        ("code_selector", Json::U(m.code_selector.into())),
+        ("path", c.json(m.path)?),
+        ("name", c.json(m.name)?),
+        ("segment_name", c.json(m.segment_name)?),
+        ("reserved", Json::U(m.reserved.into())),
+        ("reserved2", Json::U(m.reserved2.into())),
+        ("reserved_for_legacy", Json::U(m.reserved_for_legacy.into())),
+        ("reserved_for_legacy2", Json::U(m.reserved_for_legacy2.into())),
+        ("reserved_for_legacy_flags", Json::U(m.reserved_for_legacy_flags.into())),
+        ("reserved1", Json::U(m.reserved1.into())),
+    ]))
+}
+
+fn stream_json(c: &Ctx<'_>, n: u32, modules: &[Module<StringId>], opts: Options, out: &mut dyn Write) -> R {
+    let file = c.file;
+    let s = file.stream(n)?;
+    let info = match s.info()? {
+        None => Json::Null,
+        Some(i) => Json::obj(vec![
+            ("stream_type", Json::U(i.stream_type.into())),
+            ("sampling_duration_ms", Json::U(i.sampling_duration_ms.into())),
+            ("sampling_interval_us", Json::U(i.sampling_interval_us.into())),
+            ("start_time", Json::U(i.start_time.ticks())),
+            ("end_time", Json::U(i.end_time.ticks())),
+            ("command_line", c.json(i.command_line)?),
+            ("cpu_mask", c.json(i.cpu_mask)?),
+            ("comment", c.json(i.comment)?),
+        ]),
+    };
+    let events = match s.events()? {
+        None => Json::Null,
+        Some(ev) => Json::Arr(
+            ev.iter()
+                .map(|e| {
+                    Ok(Json::obj(vec![
+                        ("id", Json::U(e.id.into())),
+                        ("flags", Json::U(e.flags.bits().into())),
+                        ("sav", Json::U(e.sav)),
+                        ("name", c.json(e.name)?),
+                        ("arch_name", c.json(e.arch_name)?),
+                        (
+                            "details",
+                            Json::Arr(
+                                e.details
+                                    .iter()
+                                    .map(|d| {
+                                        Json::obj(vec![
+                                            ("access_size_bits", Json::U(d.access_size_bits.into())),
+                                            ("method", Json::U(d.method.into())),
+                                            ("access", Json::U(d.access.into())),
+                                            ("address", Json::U(d.address)),
+                                            ("value", Json::U(d.value)),
+                                            ("legacy_command", Json::U(d.legacy_command.into())),
+                                            ("reserved1", Json::U(d.reserved1.into())),
+                                            ("reserved2", Json::U(d.reserved2.into())),
+                                            ("reserved3", Json::U(d.reserved3.into())),
+                                        ])
+                                    })
+                                    .collect(),
+                            ),
+                        ),
+                    ]))
+                })
+                .collect::<R<_>>()?,
+        ),
+    };
+    let descs = s.descriptor()?.unwrap_or_default();
+    let layout = s.layout()?;
+    let descriptor = match &layout {
+        None => Json::Null,
+        Some(l) => Json::obj(vec![
+            ("record_size", Json::U(l.record_size().into())),
+            (
+                "entries",
+                Json::Arr(
+                    descs
+                        .iter()
+                        .map(|d| {
+                            Ok(Json::obj(vec![
+                                ("offset", Json::U(d.offset.into())),
+                                ("data_size", Json::U(d.data_size.into())),
+                                ("type", Json::U(d.desc_type.into())),
+                                ("type_name", desc_type::name(d.desc_type).map_or(Json::Null, |n| Json::Str(n.into()))),
+                                ("subtype", Json::U(d.subtype.into())),
+                                ("name", c.json(d.name)?),
+                                ("access_offset", Json::U(d.access_offset)),
+                                ("access_type", Json::U(d.access_type.into())),
+                                ("access_method", Json::U(d.access_method.into())),
+                                ("sample_flag", Json::U(d.sample_flag.into())),
+                                ("reserved0", Json::U(d.reserved0.into())),
+                                ("reserved1", Json::U(d.reserved1.into())),
+                            ]))
+                        })
+                        .collect::<R<_>>()?,
+                ),
+            ),
+        ]),
+    };
+    write!(out, "{{\"index\":{n},\"info\":")?;
+    info.write(out)?;
+    write!(out, ",\"events\":")?;
+    events.write(out)?;
+    write!(out, ",\"descriptor\":")?;
+    descriptor.write(out)?;
+    write!(out, ",\"user_defined\":")?;
+    s.user_defined()?.map_or(Json::Null, |b| Json::Bytes(b.to_vec())).write(out)?;
+    let Some(data) = s.data()? else {
+        write!(out, ",\"record_count\":null,\"records\":[]}}")?;
+        return Ok(());
+    };
+    write!(out, ",\"record_count\":{},\"records\":[", data.len())?;
+    let bound = bind_for(file, n)?;
+    let view = bound.as_ref().map(Bound::view);
+    let show = match opts.records {
+        Records::All => data.len(),
+        Records::First(k) => k.min(data.len()),
+    };
+    let pc_at = layout.as_ref().and_then(|l| l.legacy_pc_offset()).map(|x| x as usize);
+    let tsc_at = layout.as_ref().and_then(|l| l.tsc_offset()).map(|x| x as usize);
+    for i in 0..show {
+        if i > 0 {
+            write!(out, ",")?;
+        }
+        let rec = data.record(i).unwrap_or_default();
+        let mut fields: Vec<(&str, Json)> = vec![("index", Json::U(i))];
+        match (pc_at, &layout) {
+            (Some(at), _) => {
+                let pc = SampleRecordPc::from_slice(&rec[at..]).unwrap_or_default();
+                fields.extend([
+                    ("ip", Json::U(pc.ip())),
+                    ("word0", Json::U(pc.word0)),
+                    ("word1", Json::U(pc.word1)),
+                    ("cs", Json::U(pc.cs.into())),
+                    ("cpu", Json::U(pc.cpu_num().into())),
+                    ("not_vmid0", Json::Bool(pc.not_vmid0())),
+                    ("code_mode", Json::U(pc.code_mode().into())),
+                    ("tid", Json::U(pc.tid.into())),
+                    ("pid_rec_index", Json::U(pc.pid_rec_index.into())),
+                    ("mr_index", Json::U(pc.mr_index().into())),
+                    ("event_index", Json::U(pc.event_index().into())),
+                    ("tid_is_raw", Json::Bool(pc.tid_is_raw())),
+                    ("ia64_pc", Json::Bool(pc.ia64_pc())),
+                    ("pid_rec_index_raw", Json::Bool(pc.pid_rec_index_raw())),
+                    ("mr_index_none", Json::Bool(pc.mr_index_none())),
+                ]);
+                if let Some(t) = tsc_at {
+                    fields.push(("tsc", Json::U(u64::from_le_bytes(rec[t..t + 8].try_into().unwrap_or_default()))));
+                }
+            }
+            (None, Some(l)) => {
+                let vals: Vec<(String, Json)> = l
+                    .fields()
+                    .iter()
+                    .map(|f| {
+                        let name = descs.get(f.entry).and_then(|d| file.string_opt(d.name).ok().flatten()).map_or_else(|| type_name(f.desc_type), str::to_owned);
+                        let bytes = &rec[f.offset as usize..(f.offset + f.size) as usize];
+                        let v = match bytes.len() {
+                            1 | 2 | 4 | 8 => {
+                                let mut b = [0u8; 8];
+                                b[..bytes.len()].copy_from_slice(bytes);
+                                Json::U(u64::from_le_bytes(b))
+                            }
+                            _ => Json::Bytes(bytes.to_vec()),
+                        };
+                        (name, v)
+                    })
+                    .collect();
+                fields.push(("fields", Json::Obj(vals)));
+            }
+            (None, None) => fields.push(("bytes", Json::Bytes(rec.to_vec()))),
+        }
+        if let Some(v) = &view {
+            if let Some(d) = v.data_bind(i) {
+                let p = v.process(d.pid_index).unwrap_or_default();
+                let t = v.thread(d.tid_index).unwrap_or_default();
+                let module = if d.module_index == UNKNOWN_MODULE { Json::Null } else { Json::U(d.module_index) };
+                let module_name = if d.module_index == UNKNOWN_MODULE { Json::Null } else { c.json(modules[d.module_index as usize].name)? };
+                fields.push((
+                    "bind",
+                    Json::obj(vec![
+                        ("module_index", module),
+                        ("module_name", module_name),
+                        ("pid_index", Json::U(d.pid_index)),
+                        ("pid", Json::U(p.id.into())),
+                        ("process_name", c.json(p.name)?),
+                        ("tid_index", Json::U(d.tid_index)),
+                        ("tid", Json::U(t.id.into())),
+                    ]),
+                ));
+            }
+        }
+        Json::obj(fields).write(out)?;
+    }
+    write!(out, "]")?;
+    if let Some(v) = &view {
+        write!(out, ",\"samples_by_module\":")?;
+        let counts = module_counts(v)
+            .into_iter()
+            .map(|(m, n)| {
+                Ok(Json::obj(vec![
+                    ("module_index", m.map_or(Json::Null, Json::U)),
+                    ("name", match m {
+                        Some(m) => c.json(modules[m as usize].name)?,
+                        None => Json::Null,
+                    }),
+                    ("samples", Json::U(n)),
+                ]))
+            })
+            .collect::<R<_>>()?;
+        Json::Arr(counts).write(out)?;
+    }
+    write!(out, "}}")?;
+    Ok(())
+}
