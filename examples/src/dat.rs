@@ -152,7 +152,15 @@ pub fn tb5_to_dat(tb5: &Path, dat: &Path) -> R<PathBuf> {
             e.u64(n.physical_memory_mb);
             e.u32(n.cpus.len() as u32);
             for c in &n.cpus {
-                for v in [c.number, c.native_arch_type, c.intel_processor_number, c.speed_mhz, c.fsb_mhz, c.cache_l2_kb, c.cache_l3_kb] {
+                for v in [
+                    c.number,
+                    c.native_arch_type,
+                    c.intel_processor_number,
+                    c.speed_mhz,
+                    c.fsb_mhz,
+                    c.cache_l2_kb,
+                    c.cache_l3_kb,
+                ] {
                     e.u32(v);
                 }
                 e.i64(c.tsc_offset);
@@ -188,7 +196,9 @@ pub fn tb5_to_dat(tb5: &Path, dat: &Path) -> R<PathBuf> {
     }
     if let Some(sw) = file.software()? {
         let mut e = Enc::default();
-        e.u32(u32::from(sw.host.is_some()) | u32::from(sw.os.is_some()) << 1 | u32::from(sw.application.is_some()) << 2);
+        e.u32(
+            u32::from(sw.host.is_some()) | u32::from(sw.os.is_some()) << 1 | u32::from(sw.application.is_some()) << 2,
+        );
         if let Some(h) = &sw.host {
             e.u32(h.reserved);
             e.str(&file, h.ip_address)?;
@@ -363,7 +373,12 @@ struct Dec<'a> {
 
 impl<'a> Dec<'a> {
     fn err(&self, what: impl Into<String>) -> DatError {
-        DatError::Malformed { file: self.file.to_owned(), record: self.record, offset: self.base + self.at as u64, what: what.into() }
+        DatError::Malformed {
+            file: self.file.to_owned(),
+            record: self.record,
+            offset: self.base + self.at as u64,
+            what: what.into(),
+        }
     }
     fn take(&mut self, n: usize, what: &str) -> R<&'a [u8]> {
         if self.b.len() - self.at < n {
@@ -416,14 +431,21 @@ pub fn dat_to_tb5(dat: &Path, tb5: &Path) -> R {
     let bytes = std::fs::read(dat).map_err(|e| DatError::Io(dat.to_owned(), e))?;
     let mut top = Dec { b: &bytes, at: 0, base: 0, file: dat, record: None };
     if top.take(8, "magic")? != MAGIC {
-        return Err(DatError::Malformed { file: dat.to_owned(), record: None, offset: 0, what: "not a tbrw .dat file (bad magic)".into() });
+        return Err(DatError::Malformed {
+            file: dat.to_owned(),
+            record: None,
+            offset: 0,
+            what: "not a tbrw .dat file (bad magic)".into(),
+        });
     }
     let version = top.u32("version")?;
     if version != 1 {
         return Err(top.err(format!("format version {version} is not supported (1 is)")));
     }
     let name_len = top.u32("data file name length")? as usize;
-    let name = std::str::from_utf8(top.take(name_len, "data file name")?).map_err(|_| top.err("data file name is not UTF-8"))?.to_owned();
+    let name = std::str::from_utf8(top.take(name_len, "data file name")?)
+        .map_err(|_| top.err("data file name is not UTF-8"))?
+        .to_owned();
     if name.contains('/') || name.is_empty() {
         return Err(top.err(format!("data file name {name:?} must be a plain file name")));
     }
@@ -464,7 +486,11 @@ pub fn dat_to_tb5(dat: &Path, tb5: &Path) -> R {
                 w.write_software(&sw)?;
             }
             tag::VERSION => {
-                let v = VersionInfo { sampling_driver_version: d.u32("driver")?, bind_version: d.u32("bind")?, sample_file_version: d.u32("file")? };
+                let v = VersionInfo {
+                    sampling_driver_version: d.u32("driver")?,
+                    bind_version: d.u32("bind")?,
+                    sample_file_version: d.u32("file")?,
+                };
                 d.done()?;
                 w.write_version_info(&v)?;
             }
@@ -505,7 +531,7 @@ pub fn dat_to_tb5(dat: &Path, tb5: &Path) -> R {
             tag::MODULES => {
                 let mut sec = w.modules()?;
                 let n = d.u64("module count")?;
-                let n = d.count(n, 89, "modules")?;
+                let n = d.count(n, 85, "modules")?;
                 for _ in 0..n {
                     let m = Module {
                         reserved: d.u32("reserved")?,
@@ -616,13 +642,20 @@ impl PendingStream {
                     file: data_path.to_owned(),
                     record: None,
                     offset,
-                    what: format!("stream {n}: {len} bytes of records at byte {offset} run past the end ({size} bytes)"),
+                    what: format!(
+                        "stream {n}: {len} bytes of records at byte {offset} run past the end ({size} bytes)"
+                    ),
                 });
             }
             f.seek(SeekFrom::Start(offset)).map_err(|e| DatError::Io(data_path.to_owned(), e))?;
             let got = data.add_from_reader(&mut std::io::BufReader::with_capacity(1 << 20, f.take(len)))?;
             if got != len {
-                return Err(DatError::Malformed { file: data_path.to_owned(), record: None, offset: offset + got, what: "data file ended early".into() });
+                return Err(DatError::Malformed {
+                    file: data_path.to_owned(),
+                    record: None,
+                    offset: offset + got,
+                    what: "data file ended early".into(),
+                });
             }
             data.done()?;
         }
@@ -636,7 +669,8 @@ fn read_system(d: &mut Dec<'_>) -> R<System> {
     let nn = d.count(nn.into(), 32, "nodes")?;
     let mut nodes = Vec::with_capacity(nn);
     for _ in 0..nn {
-        let (type_from_shell, id, num_available, num_used, reserved) = (d.u32("type")?, d.u32("id")?, d.u32("available")?, d.u32("used")?, d.u32("reserved")?);
+        let (type_from_shell, id, num_available, num_used, reserved) =
+            (d.u32("type")?, d.u32("id")?, d.u32("available")?, d.u32("used")?, d.u32("reserved")?);
         let physical_memory_mb = d.u64("memory")?;
         let nc = d.u32("cpu count")?;
         let nc = d.count(nc.into(), 48, "cpus")?;
@@ -674,7 +708,17 @@ fn read_system(d: &mut Dec<'_>) -> R<System> {
                             })
                             .collect::<R<_>>()?,
                     ),
-                    1 => Cpuids::Ia64((0..k).map(|_| Ok(CpuidIa64 { select: d.u64("cpuid")?, value: d.u64("cpuid")?, reserved: d.u64("cpuid")? })).collect::<R<_>>()?),
+                    1 => Cpuids::Ia64(
+                        (0..k)
+                            .map(|_| {
+                                Ok(CpuidIa64 {
+                                    select: d.u64("cpuid")?,
+                                    value: d.u64("cpuid")?,
+                                    reserved: d.u64("cpuid")?,
+                                })
+                            })
+                            .collect::<R<_>>()?,
+                    ),
                     f => return Err(d.err(format!("unknown cpuid form {f}"))),
                 };
                 archs.push(CpuArch { arch_type, cpuids });
@@ -706,7 +750,11 @@ fn read_software(d: &mut Dec<'_>) -> R<Software> {
     if present & !7 != 0 {
         return Err(d.err(format!("unknown software parts {present:#x}")));
     }
-    let host = if present & 1 != 0 { Some(Host { reserved: d.u32("reserved")?, ip_address: d.str("ip")?, name: d.str("host name")? }) } else { None };
+    let host = if present & 1 != 0 {
+        Some(Host { reserved: d.u32("reserved")?, ip_address: d.str("ip")?, name: d.str("host name")? })
+    } else {
+        None
+    };
     let os = if present & 2 != 0 {
         Some(Os {
             platform: d.u32("platform")?,

@@ -226,7 +226,13 @@ fn print_text(file: &Tb5File, opts: Options, out: &mut dyn Write) -> R {
         None => writeln!(out, "(absent)")?,
         Some(sw) => {
             match &sw.host {
-                Some(h) => writeln!(out, "host: ip_address={} name={} reserved={}", c.text(h.ip_address)?, c.text(h.name)?, h.reserved)?,
+                Some(h) => writeln!(
+                    out,
+                    "host: ip_address={} name={} reserved={}",
+                    c.text(h.ip_address)?,
+                    c.text(h.name)?,
+                    h.reserved
+                )?,
                 None => writeln!(out, "host: (absent)")?,
             }
             match &sw.os {
@@ -367,7 +373,13 @@ fn legacy_text(rec: &[u8], pc_at: usize, tsc_at: Option<usize>) -> String {
         format!("iip={} ipsr={}", hex(pc.iip()), hex(pc.ipsr()))
     } else {
         let csd = pc.csd();
-        format!("eip={} eflags={} csd={}:{}", hex(pc.eip().into()), hex(pc.eflags().into()), hex(csd.low_word.into()), hex(csd.high_word.into()))
+        format!(
+            "eip={} eflags={} csd={}:{}",
+            hex(pc.eip().into()),
+            hex(pc.eflags().into()),
+            hex(csd.low_word.into()),
+            hex(csd.high_word.into())
+        )
     };
     let tsc = match tsc_at {
         Some(t) => format!(" tsc={}", hex(u64::from_le_bytes(rec[t..t + 8].try_into().unwrap_or_default()))),
@@ -514,8 +526,14 @@ fn print_stream_text(c: &Ctx<'_>, n: u32, modules: &[Module<StringId>], opts: Op
                 .fields()
                 .iter()
                 .map(|f| {
-                    let name = descs.get(f.entry).and_then(|d| file.string_opt(d.name).ok().flatten()).map_or_else(|| type_name(f.desc_type), str::to_owned);
-                    format!("{name}={}", field_value(f.desc_type, &rec[f.offset as usize..(f.offset + f.size) as usize]))
+                    let name = descs
+                        .get(f.entry)
+                        .and_then(|d| file.string_opt(d.name).ok().flatten())
+                        .map_or_else(|| type_name(f.desc_type), str::to_owned);
+                    format!(
+                        "{name}={}",
+                        field_value(f.desc_type, &rec[f.offset as usize..(f.offset + f.size) as usize])
+                    )
                 })
                 .collect::<Vec<_>>()
                 .join(" "),
@@ -550,7 +568,14 @@ fn bind_text(c: &Ctx<'_>, v: &BindView<'_>, modules: &[Module<StringId>], i: u64
     };
     let p = v.process(d.pid_index).unwrap_or_default();
     let t = v.thread(d.tid_index).unwrap_or_default();
-    Ok(format!(" -> {module} process {} pid={} {} thread {} tid={}", d.pid_index, p.id, c.text(p.name)?, d.tid_index, t.id))
+    Ok(format!(
+        " -> {module} process {} pid={} {} thread {} tid={}",
+        d.pid_index,
+        p.id,
+        c.text(p.name)?,
+        d.tid_index,
+        t.id
+    ))
 }
 
 /// Samples per module, most first (ties: lower module index first; unknown last among equals).
@@ -576,68 +601,99 @@ fn module_counts(v: &BindView<'_>) -> Vec<(Option<u64>, u64)> {
 fn print_json(file: &Tb5File, opts: Options, out: &mut dyn Write) -> R {
     let c = Ctx { file };
     let mut doc: Vec<(String, Json)> = vec![("streams".into(), Json::U(file.stream_count().into()))];
-    doc.push(("hardware".into(), match file.hardware()? {
-        None => Json::Null,
-        Some(sys) => Json::Arr(sys.nodes.iter().map(node_json).collect()),
-    }));
-    doc.push(("software".into(), match file.software()? {
-        None => Json::Null,
-        Some(sw) => Json::obj(vec![
-            ("host", match &sw.host {
-                None => Json::Null,
-                Some(h) => Json::obj(vec![("ip_address", c.json(h.ip_address)?), ("name", c.json(h.name)?), ("reserved", Json::U(h.reserved.into()))]),
-            }),
-            ("os", match &sw.os {
-                None => Json::Null,
-                Some(o) => Json::obj(vec![
-                    ("platform", Json::U(o.platform.into())),
-                    ("major", Json::U(o.major.into())),
-                    ("minor", Json::U(o.minor.into())),
-                    ("build", Json::U(o.build.into())),
-                    ("extra", Json::U(o.extra.into())),
-                    ("name", c.json(o.name)?),
-                    ("name_extra", c.json(o.name_extra)?),
-                ]),
-            }),
-            ("application", match &sw.application {
-                None => Json::Null,
-                Some(a) => Json::obj(vec![
-                    ("page_size", Json::U(a.page_size.into())),
-                    ("alloc_granularity", Json::U(a.alloc_granularity.into())),
-                    ("min_app_addr", Json::U(a.min_app_addr)),
-                    ("max_app_addr", Json::U(a.max_app_addr)),
-                    ("reserved", Json::U(a.reserved.into())),
-                ]),
-            }),
-        ]),
-    }));
-    doc.push(("version_info".into(), match file.version_info()? {
-        None => Json::Null,
-        Some(v) => Json::obj(vec![
-            ("sampling_driver_version", Json::U(v.sampling_driver_version.into())),
-            ("bind_version", Json::U(v.bind_version.into())),
-            ("sample_file_version", Json::U(v.sample_file_version.into())),
-        ]),
-    }));
-    doc.push(("processes".into(), match file.processes()? {
-        None => Json::Null,
-        Some(pt) => Json::obj(vec![
-            ("processes", Json::Arr(pt.pids().map(|p| pid_json(&c, &p)).collect::<R<_>>()?)),
-            ("threads", Json::Arr(pt.tids().map(|t| tid_json(&c, &t)).collect::<R<_>>()?)),
-        ]),
-    }));
+    doc.push((
+        "hardware".into(),
+        match file.hardware()? {
+            None => Json::Null,
+            Some(sys) => Json::Arr(sys.nodes.iter().map(node_json).collect()),
+        },
+    ));
+    doc.push((
+        "software".into(),
+        match file.software()? {
+            None => Json::Null,
+            Some(sw) => Json::obj(vec![
+                (
+                    "host",
+                    match &sw.host {
+                        None => Json::Null,
+                        Some(h) => Json::obj(vec![
+                            ("ip_address", c.json(h.ip_address)?),
+                            ("name", c.json(h.name)?),
+                            ("reserved", Json::U(h.reserved.into())),
+                        ]),
+                    },
+                ),
+                (
+                    "os",
+                    match &sw.os {
+                        None => Json::Null,
+                        Some(o) => Json::obj(vec![
+                            ("platform", Json::U(o.platform.into())),
+                            ("major", Json::U(o.major.into())),
+                            ("minor", Json::U(o.minor.into())),
+                            ("build", Json::U(o.build.into())),
+                            ("extra", Json::U(o.extra.into())),
+                            ("name", c.json(o.name)?),
+                            ("name_extra", c.json(o.name_extra)?),
+                        ]),
+                    },
+                ),
+                (
+                    "application",
+                    match &sw.application {
+                        None => Json::Null,
+                        Some(a) => Json::obj(vec![
+                            ("page_size", Json::U(a.page_size.into())),
+                            ("alloc_granularity", Json::U(a.alloc_granularity.into())),
+                            ("min_app_addr", Json::U(a.min_app_addr)),
+                            ("max_app_addr", Json::U(a.max_app_addr)),
+                            ("reserved", Json::U(a.reserved.into())),
+                        ]),
+                    },
+                ),
+            ]),
+        },
+    ));
+    doc.push((
+        "version_info".into(),
+        match file.version_info()? {
+            None => Json::Null,
+            Some(v) => Json::obj(vec![
+                ("sampling_driver_version", Json::U(v.sampling_driver_version.into())),
+                ("bind_version", Json::U(v.bind_version.into())),
+                ("sample_file_version", Json::U(v.sample_file_version.into())),
+            ]),
+        },
+    ));
+    doc.push((
+        "processes".into(),
+        match file.processes()? {
+            None => Json::Null,
+            Some(pt) => Json::obj(vec![
+                ("processes", Json::Arr(pt.pids().map(|p| pid_json(&c, &p)).collect::<R<_>>()?)),
+                ("threads", Json::Arr(pt.tids().map(|t| tid_json(&c, &t)).collect::<R<_>>()?)),
+            ]),
+        },
+    ));
     let modules: Vec<Module<StringId>> = match file.modules()? {
         None => Vec::new(),
         Some(mt) => mt.iter().collect::<Result<_>>()?,
     };
-    doc.push(("modules".into(), match file.modules()? {
-        None => Json::Null,
-        Some(_) => Json::Arr(modules.iter().map(|m| module_json(&c, m)).collect::<R<_>>()?),
-    }));
-    doc.push(("user_defined".into(), match file.user_defined_global()? {
-        None => Json::Null,
-        Some(b) => Json::Bytes(b.to_vec()),
-    }));
+    doc.push((
+        "modules".into(),
+        match file.modules()? {
+            None => Json::Null,
+            Some(_) => Json::Arr(modules.iter().map(|m| module_json(&c, m)).collect::<R<_>>()?),
+        },
+    ));
+    doc.push((
+        "user_defined".into(),
+        match file.user_defined_global()? {
+            None => Json::Null,
+            Some(b) => Json::Bytes(b.to_vec()),
+        },
+    ));
     // The document is written as it is built, so that "records": "all" streams.
     write!(out, "{{")?;
     for (k, v) in &doc {
@@ -716,7 +772,8 @@ fn node_json(n: &Node) -> Json {
                                                         .collect(),
                                                 ),
                                             };
-                                            let form = if matches!(a.cpuids, Cpuids::Ia64(_)) { "ia64" } else { "ia32" };
+                                            let form =
+                                                if matches!(a.cpuids, Cpuids::Ia64(_)) { "ia64" } else { "ia32" };
                                             Json::obj(vec![
                                                 ("arch_type", Json::U(a.arch_type.into())),
                                                 ("cpuid_form", Json::Str(form.into())),
@@ -923,7 +980,10 @@ fn stream_json(c: &Ctx<'_>, n: u32, modules: &[Module<StringId>], opts: Options,
                     .fields()
                     .iter()
                     .map(|f| {
-                        let name = descs.get(f.entry).and_then(|d| file.string_opt(d.name).ok().flatten()).map_or_else(|| type_name(f.desc_type), str::to_owned);
+                        let name = descs
+                            .get(f.entry)
+                            .and_then(|d| file.string_opt(d.name).ok().flatten())
+                            .map_or_else(|| type_name(f.desc_type), str::to_owned);
                         let bytes = &rec[f.offset as usize..(f.offset + f.size) as usize];
                         let v = match bytes.len() {
                             1 | 2 | 4 | 8 => {
@@ -945,7 +1005,11 @@ fn stream_json(c: &Ctx<'_>, n: u32, modules: &[Module<StringId>], opts: Options,
                 let p = v.process(d.pid_index).unwrap_or_default();
                 let t = v.thread(d.tid_index).unwrap_or_default();
                 let module = if d.module_index == UNKNOWN_MODULE { Json::Null } else { Json::U(d.module_index) };
-                let module_name = if d.module_index == UNKNOWN_MODULE { Json::Null } else { c.json(modules[d.module_index as usize].name)? };
+                let module_name = if d.module_index == UNKNOWN_MODULE {
+                    Json::Null
+                } else {
+                    c.json(modules[d.module_index as usize].name)?
+                };
                 fields.push((
                     "bind",
                     Json::obj(vec![
@@ -970,10 +1034,13 @@ fn stream_json(c: &Ctx<'_>, n: u32, modules: &[Module<StringId>], opts: Options,
             .map(|(m, n)| {
                 Ok(Json::obj(vec![
                     ("module_index", m.map_or(Json::Null, Json::U)),
-                    ("name", match m {
-                        Some(m) => c.json(modules[m as usize].name)?,
-                        None => Json::Null,
-                    }),
+                    (
+                        "name",
+                        match m {
+                            Some(m) => c.json(modules[m as usize].name)?,
+                            None => Json::Null,
+                        },
+                    ),
                     ("samples", Json::U(n)),
                 ]))
             })

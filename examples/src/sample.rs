@@ -58,7 +58,14 @@ pub fn write_sample(path: &Path) -> Result<()> {
     let cpuids = |apic: u32| {
         Cpuids::Ia32(vec![
             CpuidIa32 { eax_input: 0, eax: 0x16, ebx: 0x756e6547, ecx: 0x6c65746e, edx: 0x49656e69, reserved: 0 },
-            CpuidIa32 { eax_input: 1, eax: 0x000906ea, ebx: 0x0010_0800 | (apic << 24), ecx: 0x7ffafbff, edx: 0xbfebfbff, reserved: 0 },
+            CpuidIa32 {
+                eax_input: 1,
+                eax: 0x000906ea,
+                ebx: 0x0010_0800 | (apic << 24),
+                ecx: 0x7ffafbff,
+                edx: 0xbfebfbff,
+                reserved: 0,
+            },
         ])
     };
     let cpus = (0..4u32)
@@ -79,7 +86,14 @@ pub fn write_sample(path: &Path) -> Result<()> {
         })
         .collect();
     w.write_hardware(&System {
-        nodes: vec![Node { id: 0, num_available: 4, num_used: 4, physical_memory_mb: 16384, cpus, ..Default::default() }],
+        nodes: vec![Node {
+            id: 0,
+            num_available: 4,
+            num_used: 4,
+            physical_memory_mb: 16384,
+            cpus,
+            ..Default::default()
+        }],
     })?;
     w.write_software(&Software {
         host: Some(Host { reserved: 0, ip_address: Some("10.0.0.7".into()), name: Some("perfbox".into()) }),
@@ -100,16 +114,43 @@ pub fn write_sample(path: &Path) -> Result<()> {
             max_app_addr: 0x7fff_ffff_ffff,
         }),
     })?;
-    w.write_version_info(&VersionInfo { sampling_driver_version: UNKNOWN_DRIVER_VERSION, bind_version: 0, sample_file_version: 16 })?;
+    w.write_version_info(&VersionInfo {
+        sampling_driver_version: UNKNOWN_DRIVER_VERSION,
+        bind_version: 0,
+        sample_file_version: 16,
+    })?;
 
     // The kernel, and three processes; the third starts during collection.
     let worker_start = TSC_START + u64::from(SAMPLES / 2) * TSC_STEP;
     let procs = [
-        Proc { pid: 1000, tids: [1000, 1003], modules: vec![(0x40_0000, 0x2_0000), (0x7f00_0000_0000, 0x1c_0000), (0x7f00_0020_0000, 0x10_0000)], start: 0 },
-        Proc { pid: 1001, tids: [1001, 1010], modules: vec![(0x40_0000, 0x8_0000), (0x7f10_0000_0000, 0x1c_0000), (0x7f10_0040_0000, 0x8_0000)], start: 0 },
-        Proc { pid: 1002, tids: [1002, 1002], modules: vec![(0x55_0000_0000, 0x1_0000), (0x7f20_0000_0000, 0x1c_0000)], start: worker_start },
+        Proc {
+            pid: 1000,
+            tids: [1000, 1003],
+            modules: vec![(0x40_0000, 0x2_0000), (0x7f00_0000_0000, 0x1c_0000), (0x7f00_0020_0000, 0x10_0000)],
+            start: 0,
+        },
+        Proc {
+            pid: 1001,
+            tids: [1001, 1010],
+            modules: vec![(0x40_0000, 0x8_0000), (0x7f10_0000_0000, 0x1c_0000), (0x7f10_0040_0000, 0x8_0000)],
+            start: 0,
+        },
+        Proc {
+            pid: 1002,
+            tids: [1002, 1002],
+            modules: vec![(0x55_0000_0000, 0x1_0000), (0x7f20_0000_0000, 0x1c_0000)],
+            start: worker_start,
+        },
     ];
-    let mut modules = vec![module(0, "/boot/vmlinux-6.1.0-18-amd64", 0xffff_ffff_8100_0000, 0x100_0000, ModuleFlags::GLOBAL_LOAD, 0, 0x10)];
+    let mut modules = vec![module(
+        0,
+        "/boot/vmlinux-6.1.0-18-amd64",
+        0xffff_ffff_8100_0000,
+        0x100_0000,
+        ModuleFlags::GLOBAL_LOAD,
+        0,
+        0x10,
+    )];
     let paths = [
         &["/usr/bin/app", "/usr/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libm.so.6"][..],
         &["/usr/sbin/db", "/usr/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libssl.so.3"][..],
@@ -117,7 +158,11 @@ pub fn write_sample(path: &Path) -> Result<()> {
     ];
     for (p, names) in procs.iter().zip(paths) {
         for (i, ((addr, len), name)) in p.modules.iter().zip(names).enumerate() {
-            let flags = if i == 0 { ModuleFlags::IS_EXE | ModuleFlags::FIRST_MODULE_REC_IN_PROCESS } else { ModuleFlags::empty() };
+            let flags = if i == 0 {
+                ModuleFlags::IS_EXE | ModuleFlags::FIRST_MODULE_REC_IN_PROCESS
+            } else {
+                ModuleFlags::empty()
+            };
             modules.push(module(p.pid, name, *addr, *len, flags, p.start, 0x33));
         }
     }
@@ -138,7 +183,14 @@ pub fn write_sample(path: &Path) -> Result<()> {
             comment: Some("sample run".into()),
         })?
         .data_descriptor(&legacy_descriptor())?;
-    let detail = |value: u64| EventDetail { access_size_bits: 64, method: access_method::MSR, access: 1, address: 0x186, value, ..Default::default() };
+    let detail = |value: u64| EventDetail {
+        access_size_bits: 64,
+        method: access_method::MSR,
+        access: 1,
+        address: 0x186,
+        value,
+        ..Default::default()
+    };
     s0.events(&[
         Event {
             id: 0,
@@ -207,10 +259,22 @@ pub fn write_sample(path: &Path) -> Result<()> {
             ..Default::default()
         })?
         .data_descriptor(&[
-            DescEntry { desc_type: desc_type::IP, subtype: desc_subtype::EIP, data_size: 8, name: Some("ip".into()), ..Default::default() },
+            DescEntry {
+                desc_type: desc_type::IP,
+                subtype: desc_subtype::EIP,
+                data_size: 8,
+                name: Some("ip".into()),
+                ..Default::default()
+            },
             DescEntry { desc_type: desc_type::PID, data_size: 4, name: Some("pid".into()), ..Default::default() },
             DescEntry { desc_type: desc_type::TID, data_size: 4, name: Some("tid".into()), ..Default::default() },
-            DescEntry { desc_type: desc_type::TIME_STAMP, subtype: desc_subtype::TS_NANOSECONDS, data_size: 8, name: Some("time_ns".into()), ..Default::default() },
+            DescEntry {
+                desc_type: desc_type::TIME_STAMP,
+                subtype: desc_subtype::TS_NANOSECONDS,
+                data_size: 8,
+                name: Some("time_ns".into()),
+                ..Default::default()
+            },
             DescEntry { desc_type: 0x4001, data_size: 4, name: Some("wait_us".into()), ..Default::default() },
             DescEntry { desc_type: 0x4002, data_size: 4, name: Some("lock_id".into()), ..Default::default() },
         ])?;

@@ -3,139 +3,28 @@
 //! `include/` and the library this workspace builds, then run, and run
 //! again under valgrind when it is installed.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-use std::sync::OnceLock;
+#[path = "../../tests/support/c_build.rs"]
+mod c_build;
 
-fn root() -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
-}
+use std::path::PathBuf;
+use std::process::Command;
+
+use c_build::{compile, run, run_valgrind, Lang};
 
 fn sys_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// target/<profile>, from where this test binary lives (target/<profile>/deps/...).
-fn profile_dir() -> PathBuf {
-    let exe = std::env::current_exe().expect("test executable path");
-    exe.parent().and_then(Path::parent).expect("target/<profile>/deps").to_owned()
-}
-
-/// Builds `libtbrw.so` / `libtbrw.a` (cargo test does not build cdylibs) and returns their folder.
-fn library() -> &'static Path {
-    static LIB: OnceLock<PathBuf> = OnceLock::new();
-    LIB.get_or_init(|| {
-        let dir = profile_dir();
-        let cargo = option_env!("CARGO").unwrap_or("cargo");
-        let mut cmd = Command::new(cargo);
-        cmd.args(["build", "-p", "tbrw-sys"]).current_dir(root());
-        if dir.file_name().is_some_and(|n| n == "release") {
-            cmd.arg("--release");
-        }
-        let out = cmd.output().expect("run cargo");
-        assert!(out.status.success(), "building libtbrw failed:\n{}", String::from_utf8_lossy(&out.stderr));
-        assert!(dir.join("libtbrw.so").exists() && dir.join("libtbrw.a").exists(), "no libtbrw in {}", dir.display());
-        dir
-    })
-}
-
-#[derive(Clone, Copy, PartialEq)]
-enum Lang {
-    C,
-    Cxx,
-    CStatic,
-}
-
-fn compile(name: &str, lang: Lang) -> PathBuf {
-    let lib = library();
-    let out_dir = lib.join("c-tests");
-    std::fs::create_dir_all(&out_dir).unwrap();
-    let src = sys_dir().join("tests/c").join(format!("{name}.c"));
-    let suffix = match lang {
-        Lang::C => "",
-        Lang::Cxx => "-cxx",
-        Lang::CStatic => "-static",
-    };
-    let exe = out_dir.join(format!("{name}{suffix}"));
-    let mut cmd = match lang {
-        Lang::Cxx => {
-            let mut c = Command::new(std::env::var("CXX").unwrap_or_else(|_| "c++".into()));
-            c.args(["-x", "c++", "-std=c++17"]);
-            c
-        }
-        _ => {
-            let mut c = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()));
-            c.arg("-std=c11");
-            c
-        }
-    };
-    cmd.args(["-Wall", "-Wextra", "-Werror", "-g", "-pthread", "-D_GNU_SOURCE"])
-        .arg("-I")
-        .arg(sys_dir().join("include"))
-        .arg(&src)
-        .arg("-o")
-        .arg(&exe);
-    if lang == Lang::CStatic {
-        // A Rust staticlib needs these system libraries (`--print native-static-libs`).
-        cmd.arg(lib.join("libtbrw.a")).args(["-lgcc_s", "-lutil", "-lrt", "-lpthread", "-lm", "-ldl", "-lc"]);
-    } else {
-        cmd.arg("-L").arg(lib).arg("-ltbrw").arg(format!("-Wl,-rpath,{}", lib.display()));
-    }
-    let out = cmd.output().expect("run the C compiler");
-    assert!(out.status.success(), "compiling {name} ({}) failed:\n{}", suffix, String::from_utf8_lossy(&out.stderr));
-    exe
-}
-
-fn run(exe: &Path, args: &[&str]) -> Output {
-    let out = Command::new(exe).args(args).output().expect("run C test");
-    assert!(
-        out.status.success(),
-        "{} {args:?} failed ({}):\nstdout:\n{}\nstderr:\n{}",
-        exe.display(),
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
-
-fn valgrind_available() -> bool {
-    Command::new("valgrind").arg("--version").output().is_ok_and(|o| o.status.success())
-}
-
-/// Runs under valgrind: no memory error, no definite or indirect leak.
-fn run_valgrind(exe: &Path, args: &[&str]) {
-    if !valgrind_available() {
-        eprintln!("valgrind is not installed: skipping the memory check of {}", exe.display());
-        return;
-    }
-    let out = Command::new("valgrind")
-        .args([
-            "--error-exitcode=99",
-            "--leak-check=full",
-            "--errors-for-leak-kinds=definite,indirect",
-            "--show-leak-kinds=definite,indirect",
-            "--quiet",
-        ])
-        .arg(exe)
-        .args(args)
-        .output()
-        .expect("run valgrind");
-    assert!(
-        out.status.success(),
-        "valgrind {} {args:?} ({}):\n{}",
-        exe.display(),
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
+fn source(name: &str) -> PathBuf {
+    sys_dir().join("tests/c").join(format!("{name}.c"))
 }
 
 /// Compiles `name` as C, C++ and statically linked C, runs each, and the C one under valgrind.
 fn check_program(name: &str, args: &[&str]) -> String {
-    let c = compile(name, Lang::C);
+    let c = compile(&source(name), Lang::C);
     let stdout = String::from_utf8(run(&c, args).stdout).unwrap();
     for lang in [Lang::Cxx, Lang::CStatic] {
-        let exe = compile(name, lang);
+        let exe = compile(&source(name), lang);
         let again = String::from_utf8(run(&exe, args).stdout).unwrap();
         assert_eq!(again, stdout, "{name}: C++ or static build printed something else");
     }
@@ -223,7 +112,7 @@ fn several_handles_in_several_threads() {
 fn exiting_without_close_leaves_no_file_at_the_target() {
     let dir = temp();
     let f = dir.path().join("never.tb5");
-    let exe = compile("no_close", Lang::C);
+    let exe = compile(&source("no_close"), Lang::C);
     run(&exe, &[f.to_str().unwrap()]);
     assert!(!f.exists());
 }
