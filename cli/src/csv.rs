@@ -1,0 +1,310 @@
+//! `tbrw export vtune-csv`: streams to VTune's "CSV file with external
+//! data" (one table per file, file name `<user>-hostname-<host>.csv`).
+//! What becomes which column, and how the clock is chosen: docs/EXPORT.md.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use tbrw::*;
+
+use crate::error::CliError;
+use crate::sampler_tb5::field_type;
+
+/// The clock of a time stamp column (its suffix).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Clock {
+    /// `UTC`.
+    Utc,
+    /// `CLOCK_MONOTONIC_RAW`.
+    MonotonicRaw,
+    /// `RDTSC`.
+    Rdtsc,
+    /// `QPC`.
+    Qpc,
+}
+
+impl Clock {
+    /// The column suffix.
+    pub fn suffix(self) -> &'static str {
+        match self {
+            Clock::Utc => "UTC",
+            Clock::MonotonicRaw => "CLOCK_MONOTONIC_RAW",
+            Clock::Rdtsc => "RDTSC",
+            Clock::Qpc => "QPC",
+        }
+    }
+}
+
+/// The clock of a time-stamp field, or why it has none usable.
+pub fn clock_of(f: &Field, name: &str) -> std::result::Result<Clock, String> {
+    let lower = name.to_ascii_lowercase();
+    match f.subtype {
+        desc_subtype::TSC | desc_subtype::TS_CPU_CYCLES => Ok(Clock::Rdtsc),
+        desc_subtype::TS_NANOSECONDS => {
+            if lower.contains("utc") || lower.contains("realtime") {
+                Ok(Clock::Utc)
+            } else if lower.contains("monotonic") {
+                Ok(Clock::MonotonicRaw)
+            } else if lower.contains("qpc") {
+                Ok(Clock::Qpc)
+            } else {
+                Err(format!(
+                    "its nanosecond time stamp \"{name}\" does not say which clock it is (its name should contain utc, realtime, monotonic or qpc)"
+                ))
+            }
+        }
+        desc_subtype::TS_SAMPLE_COUNT => Err(format!("its time stamp \"{name}\" is a sample count, not a clock")),
+        desc_subtype::TS_MILLISECONDS => {
+            Err(format!("its time stamp \"{name}\" is in milliseconds of an unnamed clock"))
+        }
+        st => Err(format!("its time stamp \"{name}\" (subtype {st}) is not a clock VTune knows")),
+    }
+}
+
+/// How a field becomes a counter column.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Count,
+    Inst,
+}
+
+fn counter_kind(t: u16) -> Option<(Kind, bool)> {
+    // (kind, value is an f64)
+    match t {
+        field_type::CPUTIME => Some((Kind::Count, false)),
+        desc_type::PMD | desc_type::PMD_PHYSICAL => Some((Kind::Count, false)),
+        field_type::CURRENT | field_type::VOLTAGE | field_type::CUSTOM | desc_type::POWER => Some((Kind::Inst, true)),
+        _ => None,
+    }
+}
+
+fn sanitize(s: &str) -> String {
+    s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '.' { c } else { '_' }).collect()
+}
+
+fn read_le(rec: &[u8], at: u32, size: u32) -> u64 {
+    let mut b = [0u8; 8];
+    let size = size.min(8) as usize;
+    b[..size].copy_from_slice(&rec[at as usize..at as usize + size]);
+    u64::from_le_bytes(b)
+}
+
+/// Options of the export.
+#[derive(Clone, Debug, Default)]
+pub struct CsvOptions {
+    /// The host name for the file names (default: the software section's).
+    pub hostname: Option<String>,
+    /// Only this stream (default: every stream that can be exported).
+    pub stream: Option<u32>,
+}
+
+/// What the export wrote, and which streams it left out and why.
+#[derive(Clone, Debug, Default)]
+pub struct CsvReport {
+    /// The files written.
+    pub files: Vec<PathBuf>,
+    /// Streams not exported, with the reason.
+    pub skipped: Vec<(u32, String)>,
+}
+
+/// Exports the streams of `file` to CSV files in `dir` (created if missing).
+pub fn export_vtune_csv(file: &Path, dir: &Path, opts: &CsvOptions) -> std::result::Result<CsvReport, CliError> {
+    let f = Tb5File::open(file)?;
+    f.verify()?;
+    let host = match &opts.hostname {
+        Some(h) => h.clone(),
+        None => f
+            .software()?
+            .and_then(|s| s.host)
+            .and_then(|h| f.string_opt(h.name).ok().flatten().map(str::to_owned))
+            .ok_or_else(|| {
+                CliError::msg(format!("{}: the file records no host name: give one with --hostname", file.display()))
+            })?,
+    };
+    if host.is_empty() || host.contains('/') || host.contains(char::is_whitespace) {
+        return Err(CliError::msg(format!("host name {host:?} cannot be part of a file name")));
+    }
+    std::fs::create_dir_all(dir).map_err(|e| CliError::io(dir, e))?;
+    let streams: Vec<u32> = match opts.stream {
+        Some(n) => {
+            f.stream(n)?;
+            vec![n]
+        }
+        None => (0..f.stream_count()).collect(),
+    };
+    let mut report = CsvReport::default();
+    for n in streams {
+        match export_stream(&f, n, dir, &host)? {
+            Ok(path) => report.files.push(path),
+            Err(why) => report.skipped.push((n, why)),
+        }
+    }
+    if opts.stream.is_some() && !report.skipped.is_empty() {
+        let (n, why) = &report.skipped[0];
+        return Err(CliError::msg(format!("{}: stream {n} cannot be exported: {why}", file.display())));
+    }
+    if report.files.is_empty() {
+        let reasons: Vec<String> = report.skipped.iter().map(|(n, w)| format!("stream {n}: {w}")).collect();
+        return Err(CliError::msg(format!("{}: no stream can be exported ({})", file.display(), reasons.join("; "))));
+    }
+    Ok(report)
+}
+
+/// Exports one stream: `Ok(Ok(path))`, or `Ok(Err(why))` when the stream
+/// has nothing VTune can take (no clock, no values).
+fn export_stream(
+    f: &Tb5File,
+    n: u32,
+    dir: &Path,
+    host: &str,
+) -> std::result::Result<std::result::Result<PathBuf, String>, CliError> {
+    let s = f.stream(n)?;
+    let Some(layout) = s.layout()? else { return Ok(Err("it has no data descriptor".into())) };
+    let Some(data) = s.data()? else { return Ok(Err("it has no data".into())) };
+    let descs = s.descriptor()?.unwrap_or_default();
+    let name_of = |fl: &Field| -> String {
+        descs
+            .get(fl.entry)
+            .and_then(|d| f.string_opt(d.name).ok().flatten())
+            .map_or_else(|| desc_type::name(fl.desc_type).unwrap_or("field").to_owned(), str::to_owned)
+    };
+    let comment = s.info()?.and_then(|i| f.string_opt(i.comment).ok().flatten().map(str::to_owned));
+    let user = format!("{}-s{n}", sanitize(comment.as_deref().unwrap_or("stream")));
+    let path = dir.join(format!("{user}-hostname-{host}.csv"));
+
+    let legacy = layout.legacy_pc_offset();
+    let times: Vec<&Field> = layout
+        .fields()
+        .iter()
+        .filter(|fl| fl.desc_type == desc_type::TIME_STAMP && (fl.size == 8 || fl.size == 4))
+        .collect();
+    let time = match (legacy, layout.tsc_offset()) {
+        (Some(_), Some(t)) => Some((t, 8u32, Clock::Rdtsc)),
+        _ => match times.first() {
+            None => return Ok(Err("its records have no time stamp".into())),
+            Some(fl) => match clock_of(fl, &name_of(fl)) {
+                Ok(c) => Some((fl.offset, fl.size, c)),
+                Err(why) => return Ok(Err(why)),
+            },
+        },
+    };
+    let (t_at, t_size, clock) = time.expect("set above");
+    let pid = layout.find(desc_type::PID, None).filter(|fl| fl.size <= 8).copied();
+    let tid = layout.find(desc_type::TID, None).filter(|fl| fl.size <= 8).copied();
+
+    // Interval streams: a second time stamp on the same clock is the end.
+    if legacy.is_none() && times.len() >= 2 && clock_of(times[1], &name_of(times[1])) == Ok(clock) {
+        let end = *times[1];
+        let name = sanitize(comment.as_deref().unwrap_or("interval"));
+        crate::atomic::write_atomically(&path, |out| {
+            write!(out, "name,start_tsc.{},end_tsc", clock.suffix())?;
+            if pid.is_some() {
+                write!(out, ",pid")?;
+            }
+            if tid.is_some() {
+                write!(out, ",tid")?;
+            }
+            writeln!(out)?;
+            for r in data.records() {
+                write!(out, "{name},{},{}", read_le(r, t_at, t_size), read_le(r, end.offset, end.size))?;
+                if let Some(p) = pid {
+                    write!(out, ",{}", read_le(r, p.offset, p.size))?;
+                }
+                if let Some(t) = tid {
+                    write!(out, ",{}", read_le(r, t.offset, t.size))?;
+                }
+                writeln!(out)?;
+            }
+            Ok(())
+        })?;
+        return Ok(Ok(path));
+    }
+
+    // Discrete streams.
+    if let Some(pc) = legacy {
+        // Legacy samples: one cumulative column per event, counting sav per sample.
+        let events = s.events()?.unwrap_or_default();
+        if events.is_empty() {
+            return Ok(Err("its legacy samples have no events to count".into()));
+        }
+        let column: HashMap<u32, usize> = events.iter().enumerate().map(|(i, e)| (e.id, i)).collect();
+        let names: Vec<String> =
+            events.iter().map(|e| sanitize(f.string_opt(e.name).ok().flatten().unwrap_or("event"))).collect();
+        let savs: Vec<u64> = events.iter().map(|e| e.sav.max(1)).collect();
+        crate::atomic::write_atomically(&path, |out| {
+            write!(out, "tsc.{}", clock.suffix())?;
+            for nm in &names {
+                write!(out, ",{nm}.COUNT")?;
+            }
+            writeln!(out, ",pid,tid")?;
+            let mut totals = vec![0u64; names.len()];
+            for r in data.records() {
+                let rec = SampleRecordPc::from_slice(&r[pc as usize..]).unwrap_or_default();
+                if let Some(&c) = column.get(&u32::from(rec.event_index())) {
+                    totals[c] += savs[c];
+                }
+                write!(out, "{}", read_le(r, t_at, t_size))?;
+                for t in &totals {
+                    write!(out, ",{t}")?;
+                }
+                let pid = if rec.pid_rec_index_raw() { rec.pid_rec_index.to_string() } else { String::new() };
+                writeln!(out, ",{pid},{}", rec.tid)?;
+            }
+            Ok(())
+        })?;
+        return Ok(Ok(path));
+    }
+    let counters: Vec<(Field, Kind, bool, String)> = layout
+        .fields()
+        .iter()
+        .filter_map(|fl| {
+            counter_kind(fl.desc_type)
+                .filter(|_| fl.size == 8 || fl.size == 4)
+                .map(|(k, float)| (*fl, k, float && fl.size == 8, sanitize(&name_of(fl))))
+        })
+        .collect();
+    if counters.is_empty() {
+        return Ok(Err(
+            "its records have no counter or instantaneous value (docs/EXPORT.md lists the field types)".into()
+        ));
+    }
+    crate::atomic::write_atomically(&path, |out| {
+        write!(out, "tsc.{}", clock.suffix())?;
+        for (_, kind, _, nm) in &counters {
+            write!(out, ",{nm}.{}", if *kind == Kind::Count { "COUNT" } else { "INST" })?;
+        }
+        if pid.is_some() {
+            write!(out, ",pid")?;
+        }
+        if tid.is_some() {
+            write!(out, ",tid")?;
+        }
+        writeln!(out)?;
+        for r in data.records() {
+            write!(out, "{}", read_le(r, t_at, t_size))?;
+            for (fl, _, float, _) in &counters {
+                let v = read_le(r, fl.offset, fl.size);
+                if *float {
+                    // A value that is not a finite number has no CSV form: the cell stays empty.
+                    let x = f64::from_bits(v);
+                    if x.is_finite() {
+                        write!(out, ",{x}")?;
+                    } else {
+                        write!(out, ",")?;
+                    }
+                } else {
+                    write!(out, ",{v}")?;
+                }
+            }
+            if let Some(p) = pid {
+                write!(out, ",{}", read_le(r, p.offset, p.size))?;
+            }
+            if let Some(t) = tid {
+                write!(out, ",{}", read_le(r, t.offset, t.size))?;
+            }
+            writeln!(out)?;
+        }
+        Ok(())
+    })?;
+    Ok(Ok(path))
+}

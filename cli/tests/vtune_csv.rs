@@ -1,0 +1,175 @@
+//! VTune CSV export: every file written passes the strict checker, values
+//! are right, and streams without a usable clock are refused clearly.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::*;
+use tbrw::*;
+use tbrw_cli::csv::{export_vtune_csv, CsvOptions};
+use tbrw_cli::sampler::Magic;
+use tbrw_cli::sampler_tb5::{import_sampler, ImportOptions};
+
+fn sample() -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/data/sample.tb5"))
+}
+
+fn base_file(path: &Path, streams: &[(StreamInfo, Vec<DescEntry>, Vec<u8>)]) {
+    let mut w = Tb5Writer::create(path).unwrap();
+    w.write_hardware(&System::default()).unwrap();
+    w.write_software(&Software {
+        host: Some(Host { name: Some("octagon53".into()), ..Default::default() }),
+        ..Default::default()
+    })
+    .unwrap();
+    w.write_version_info(&VersionInfo { sample_file_version: 16, ..Default::default() }).unwrap();
+    w.write_modules(&[]).unwrap();
+    for (info, descs, data) in streams {
+        let mut s = w.next_stream().unwrap().info(info).unwrap().data_descriptor(descs).unwrap();
+        s.events(&[]).unwrap();
+        let mut d = s.data().unwrap();
+        d.add(data).unwrap();
+        d.done().unwrap();
+        s.finish().unwrap();
+    }
+    w.close().unwrap();
+}
+
+fn e(t: u16, st: u16, size: u32, name: &str) -> DescEntry {
+    DescEntry { desc_type: t, subtype: st, data_size: size, name: Some(name.into()), ..Default::default() }
+}
+
+#[test]
+fn legacy_samples_become_cumulative_event_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = export_vtune_csv(&sample(), dir.path(), &CsvOptions::default()).unwrap();
+    assert_eq!(r.files.len(), 1);
+    assert_eq!(r.files[0].file_name().unwrap(), "sample_run-s0-hostname-perfbox.csv");
+    assert_eq!(check_vtune_csv(&r.files[0]), 3000);
+    // Stream 1's nanosecond time stamp names no clock: left out, and why.
+    assert_eq!(r.skipped.len(), 1);
+    assert!(r.skipped[0].1.contains("does not say which clock"), "{:?}", r.skipped);
+    let text = std::fs::read_to_string(&r.files[0]).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(lines.next().unwrap(), "tsc.RDTSC,CPU_CLK_UNHALTED.THREAD.COUNT,INST_RETIRED.ANY.COUNT,pid,tid");
+    let rows: Vec<Vec<u64>> = lines.map(|l| l.split(',').map(|c| c.parse().unwrap()).collect()).collect();
+    // Samples alternate between the two events, each worth sav = 2000003.
+    assert_eq!(&rows[0][1..3], &[2000003, 0]);
+    assert_eq!(&rows[1][1..3], &[2000003, 2000003]);
+    assert_eq!(&rows[2999][1..3], &[1500 * 2000003, 1500 * 2000003]);
+    assert!(rows.windows(2).all(|w| w[0][0] < w[1][0]), "tsc increases");
+    // --hostname wins over the file's.
+    let d2 = tempfile::tempdir().unwrap();
+    let r = export_vtune_csv(&sample(), d2.path(), &CsvOptions { hostname: Some("lab-7".into()), stream: Some(0) })
+        .unwrap();
+    assert!(r.files[0].ends_with("sample_run-s0-hostname-lab-7.csv"));
+    // Asking for the stream that cannot be exported is an error that says why.
+    let e = export_vtune_csv(&sample(), d2.path(), &CsvOptions { hostname: None, stream: Some(1) })
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("stream 1") && e.contains("clock"), "{e}");
+}
+
+#[test]
+fn instantaneous_and_cumulative_values_with_pid_and_tid() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("power.tb5");
+    let mut data = Vec::new();
+    for i in 0..100u64 {
+        data.extend_from_slice(&(1_000_000 + i * 2900).to_le_bytes()); // tsc
+        data.extend_from_slice(&(1.5 + i as f64 / 8.0).to_bits().to_le_bytes()); // current (A)
+        data.extend_from_slice(&(i * 1000).to_le_bytes()); // cputime
+        data.extend_from_slice(&42u32.to_le_bytes());
+        data.extend_from_slice(&(43 + (i % 2) as u32).to_le_bytes());
+    }
+    base_file(
+        &f,
+        &[(
+            StreamInfo {
+                stream_type: stream_type::SAMPLING,
+                comment: Some("board power".into()),
+                ..Default::default()
+            },
+            vec![
+                e(desc_type::TIME_STAMP, desc_subtype::TSC, 8, "tsc"),
+                e(0x4001, 0, 8, "current"),
+                e(0x4000, 0, 8, "cputime"),
+                e(desc_type::PID, 0, 4, "pid"),
+                e(desc_type::TID, 0, 4, "tid"),
+            ],
+            data,
+        )],
+    );
+    let r = export_vtune_csv(&f, &dir.path().join("out"), &CsvOptions::default()).unwrap();
+    let p = &r.files[0];
+    assert_eq!(p.file_name().unwrap(), "board_power-s0-hostname-octagon53.csv");
+    assert_eq!(check_vtune_csv(p), 100);
+    let text = std::fs::read_to_string(p).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(lines.next().unwrap(), "tsc.RDTSC,current.INST,cputime.COUNT,pid,tid");
+    assert_eq!(lines.next().unwrap(), "1000000,1.5,0,42,43");
+    assert_eq!(lines.next().unwrap(), "1002900,1.625,1000,42,44");
+}
+
+#[test]
+fn streams_with_a_start_and_an_end_become_intervals() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("tasks.tb5");
+    let mut data = Vec::new();
+    for i in 0..20u64 {
+        let start = 1_700_000_000_000_000_000 + i * 1_000_000;
+        data.extend_from_slice(&start.to_le_bytes());
+        data.extend_from_slice(&(start + 500_000 + i).to_le_bytes());
+        data.extend_from_slice(&9u32.to_le_bytes());
+        data.extend_from_slice(&(100 + i as u32).to_le_bytes());
+    }
+    base_file(
+        &f,
+        &[(
+            StreamInfo { stream_type: stream_type::CUSTOM, comment: Some("tasks".into()), ..Default::default() },
+            vec![
+                e(desc_type::TIME_STAMP, desc_subtype::TS_NANOSECONDS, 8, "start_realtime_ns"),
+                e(desc_type::TIME_STAMP, desc_subtype::TS_NANOSECONDS, 8, "end_realtime_ns"),
+                e(desc_type::PID, 0, 4, "pid"),
+                e(desc_type::TID, 0, 4, "tid"),
+            ],
+            data,
+        )],
+    );
+    let r = export_vtune_csv(&f, dir.path(), &CsvOptions::default()).unwrap();
+    assert_eq!(check_vtune_csv(&r.files[0]), 20);
+    let text = std::fs::read_to_string(&r.files[0]).unwrap();
+    assert!(
+        text.starts_with("name,start_tsc.UTC,end_tsc,pid,tid\ntasks,1700000000000000000,1700000000000500000,9,100\n"),
+        "{text}"
+    );
+}
+
+#[test]
+fn sampler_imports_have_no_clock_and_are_refused_clearly() {
+    let dir = tempfile::tempdir().unwrap();
+    let (bytes, _, _) = profile(Magic::Current, 50, 9);
+    let input = dir.path().join("p.bin");
+    std::fs::write(&input, bytes).unwrap();
+    let tb5 = dir.path().join("p.tb5");
+    import_sampler(&input, &tb5, &ImportOptions { pid: None, hostname: Some("box".into()) }, &mut |_| {}).unwrap();
+    let out = dir.path().join("csv");
+    let e = export_vtune_csv(&tb5, &out, &CsvOptions::default()).unwrap_err().to_string();
+    assert!(e.contains("sample count, not a clock"), "{e}");
+    assert_eq!(std::fs::read_dir(&out).map(|d| d.count()).unwrap_or(0), 0, "nothing written");
+}
+
+#[test]
+fn a_missing_host_name_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("nohost.tb5");
+    let mut w = Tb5Writer::create(&f).unwrap();
+    w.write_hardware(&System::default()).unwrap();
+    w.write_software(&Software { application: Some(Application::default()), ..Default::default() }).unwrap();
+    w.write_version_info(&VersionInfo { sample_file_version: 16, ..Default::default() }).unwrap();
+    w.write_modules(&[]).unwrap();
+    w.close().unwrap();
+    let e = export_vtune_csv(&f, dir.path(), &CsvOptions::default()).unwrap_err().to_string();
+    assert!(e.contains("--hostname"), "{e}");
+}
