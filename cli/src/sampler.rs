@@ -165,6 +165,8 @@ pub struct ProfileReader<R> {
     offset: u64,
     header: Header,
     read: u64,
+    /// Reused buffer for thread records.
+    block: Vec<u8>,
 }
 
 /// How reading a sample ended.
@@ -244,6 +246,7 @@ impl<R: Read> ProfileReader<R> {
             offset,
             header: Header { magic, wall_time, cpu_time, samples, maps },
             read: 0,
+            block: Vec::new(),
         })
     }
 
@@ -278,19 +281,23 @@ impl<R: Read> ProfileReader<R> {
         let n = u32::from_le_bytes(head[8..12].try_into().unwrap_or_default());
         self.offset += 12;
         s.threads.clear();
-        let mut t = [0u8; 20];
-        for _ in 0..n {
-            let got = read_full(&mut self.input, &mut t).map_err(|e| self.io_err(e))?;
+        // Thread records are read in blocks; a block is at most 4096 records, so a
+        // garbage count in a torn sample allocates no more than that before the data runs out.
+        let mut left = n as usize;
+        while left > 0 {
+            let k = left.min(4096);
+            self.block.resize(k * 20, 0);
+            let got = read_full(&mut self.input, &mut self.block).map_err(|e| self.io_err(e))?;
             self.offset += got as u64;
-            if got < 20 {
-                // The thread count may be garbage in a torn sample: nothing was allocated for it.
+            if got < k * 20 {
                 return Ok(Next::Partial { bytes: self.offset - start });
             }
-            s.threads.push(ThreadSample {
+            s.threads.extend(self.block.chunks_exact(20).map(|t| ThreadSample {
                 tid: u32::from_le_bytes(t[0..4].try_into().unwrap_or_default()),
                 pc: u64::from_le_bytes(t[4..12].try_into().unwrap_or_default()),
                 cputime: u64::from_le_bytes(t[12..20].try_into().unwrap_or_default()),
-            });
+            }));
+            left -= k;
         }
         self.read += 1;
         Ok(Next::Sample)

@@ -185,12 +185,14 @@ pub fn import_sampler(
             Next::Sample => {
                 let index = stats.samples;
                 for t in &sample.threads {
-                    batch.extend_from_slice(&t.pc.to_le_bytes());
-                    batch.extend_from_slice(&pid.to_le_bytes());
-                    batch.extend_from_slice(&t.tid.to_le_bytes());
-                    batch.extend_from_slice(&index.to_le_bytes());
-                    batch.extend_from_slice(&t.cputime.to_le_bytes());
-                    batch.extend_from_slice(&sample.value.to_le_bytes());
+                    let mut rec = [0u8; RECORD_SIZE];
+                    rec[0..8].copy_from_slice(&t.pc.to_le_bytes());
+                    rec[8..12].copy_from_slice(&pid.to_le_bytes());
+                    rec[12..16].copy_from_slice(&t.tid.to_le_bytes());
+                    rec[16..24].copy_from_slice(&index.to_le_bytes());
+                    rec[24..32].copy_from_slice(&t.cputime.to_le_bytes());
+                    rec[32..40].copy_from_slice(&sample.value.to_le_bytes());
+                    batch.extend_from_slice(&rec);
                 }
                 stats.records += sample.threads.len() as u64;
                 stats.samples += 1;
