@@ -142,6 +142,19 @@ fn progress(len: u64, what: &str) -> ProgressBar {
     bar
 }
 
+/// A spinner on stderr for work without a known length (when stderr is a terminal).
+fn spinner(what: &str) -> ProgressBar {
+    let target =
+        if std::io::stderr().is_terminal() { ProgressDrawTarget::stderr() } else { ProgressDrawTarget::hidden() };
+    let bar = ProgressBar::with_draw_target(None, target);
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} {msg} {elapsed}").unwrap_or_else(|_| ProgressStyle::default_spinner()),
+    );
+    bar.set_message(what.to_owned());
+    bar.enable_steady_tick(std::time::Duration::from_millis(120));
+    bar
+}
+
 fn run(cli: Cli) -> Result<(), CliError> {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
@@ -162,9 +175,12 @@ fn run(cli: Cli) -> Result<(), CliError> {
                 None => (0..f.stream_count()).collect(),
             };
             drop(f);
+            let bar = spinner("binding");
             let mut w = tbrw::Tb5Writer::append(&file)?;
             for n in streams {
-                match w.dobind(n) {
+                bar.set_message(format!("binding stream {n}"));
+                let r = w.dobind(n);
+                match r {
                     Ok(()) => writeln!(out, "{}: stream {n} bound", file.display()).map_err(io)?,
                     Err(tbrw::Error::InvalidStream { why, .. }) if stream.is_none() => {
                         writeln!(out, "{}: stream {n} not bound: {why}", file.display()).map_err(io)?
@@ -173,6 +189,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
                 }
             }
             w.close()?;
+            bar.finish_and_clear();
         }
         Command::Report { file, stream, by, pid, tid, module, time, top, json } => {
             let time = time.map(|t| report::parse_range(&t)).transpose().map_err(CliError::msg)?;
@@ -229,7 +246,10 @@ fn run(cli: Cli) -> Result<(), CliError> {
             }
         }
         Command::Export(Export::VtuneCsv { file, output, hostname, stream }) => {
-            let r = csv::export_vtune_csv(&file, &output, &csv::CsvOptions { hostname, stream })?;
+            let bar = spinner("exporting");
+            let r = csv::export_vtune_csv(&file, &output, &csv::CsvOptions { hostname, stream });
+            bar.finish_and_clear();
+            let r = r?;
             for p in &r.files {
                 writeln!(out, "{}", p.display()).map_err(io)?;
             }
@@ -238,7 +258,10 @@ fn run(cli: Cli) -> Result<(), CliError> {
             }
         }
         Command::Export(Export::Sampler { file, output, stream }) => {
-            let n = sampler_tb5::export_sampler(&file, stream, &output)?;
+            let bar = spinner("exporting");
+            let n = sampler_tb5::export_sampler(&file, stream, &output);
+            bar.finish_and_clear();
+            let n = n?;
             if output.as_os_str() != "-" {
                 writeln!(out, "{}: {n} samples", output.display()).map_err(io)?;
             }
