@@ -134,8 +134,12 @@ pub fn export_vtune_csv(file: &Path, dir: &Path, opts: &CsvOptions) -> std::resu
     };
     let mut report = CsvReport::default();
     for n in streams {
-        match export_stream(&f, n, dir, &host)? {
-            Ok(path) => report.files.push(path),
+        let mut extra = Vec::new();
+        match export_stream(&f, n, dir, &host, &mut extra)? {
+            Ok(path) => {
+                report.files.push(path);
+                report.files.extend(extra);
+            }
             Err(why) => report.skipped.push((n, why)),
         }
     }
@@ -157,6 +161,7 @@ fn export_stream(
     n: u32,
     dir: &Path,
     host: &str,
+    extra: &mut Vec<PathBuf>,
 ) -> std::result::Result<std::result::Result<PathBuf, String>, CliError> {
     let s = f.stream(n)?;
     let Some(layout) = s.layout()? else { return Ok(Err("it has no data descriptor".into())) };
@@ -217,6 +222,55 @@ fn export_stream(
             }
             Ok(())
         })?;
+        // Counter readings at each interval's begin and end (MTMC): cumulative, as discrete rows.
+        let begins: Vec<Field> = layout
+            .fields()
+            .iter()
+            .filter(|fl| (0x4200..0x4300).contains(&fl.desc_type) && fl.size == 8)
+            .copied()
+            .collect();
+        let ends: Vec<Field> = layout
+            .fields()
+            .iter()
+            .filter(|fl| (0x4300..0x4400).contains(&fl.desc_type) && fl.size == 8)
+            .copied()
+            .collect();
+        if !begins.is_empty() && begins.len() == ends.len() {
+            let counters_path = dir.join(format!(
+                "{}-s{n}-counters-hostname-{host}.csv",
+                sanitize(comment.as_deref().unwrap_or("stream"))
+            ));
+            let names: Vec<String> = begins.iter().map(|fl| sanitize(name_of(fl).trim_end_matches("_begin"))).collect();
+            let mut rows: Vec<(u64, usize, bool)> = Vec::with_capacity(data.len() as usize * 2);
+            for (i, r) in data.records().enumerate() {
+                rows.push((read_le(r, t_at, t_size), i, false));
+                rows.push((read_le(r, end.offset, end.size), i, true));
+            }
+            rows.sort_unstable();
+            crate::atomic::write_atomically(&counters_path, |out| {
+                write!(out, "tsc.{}", clock.suffix())?;
+                for nm in &names {
+                    write!(out, ",{nm}.COUNT")?;
+                }
+                if tid.is_some() {
+                    write!(out, ",tid")?;
+                }
+                writeln!(out)?;
+                for (t, i, at_end) in &rows {
+                    let r = data.record(*i as u64).unwrap_or_default();
+                    write!(out, "{t}")?;
+                    for fl in if *at_end { &ends } else { &begins } {
+                        write!(out, ",{}", read_le(r, fl.offset, fl.size))?;
+                    }
+                    if let Some(tf) = tid {
+                        write!(out, ",{}", read_le(r, tf.offset, tf.size))?;
+                    }
+                    writeln!(out)?;
+                }
+                Ok(())
+            })?;
+            extra.push(counters_path);
+        }
         return Ok(Ok(path));
     }
 

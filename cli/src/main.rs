@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use tbrw_cli::report::{self, By, ReportOptions};
-use tbrw_cli::{csv, sampler_tb5, CliError};
+use tbrw_cli::{csv, mtmc, sampler_tb5, CliError};
 
 #[derive(Parser)]
 #[command(name = "tbrw", version, about = "Inspect, verify, bind, report on, import into and export from TB5 files")]
@@ -89,6 +89,14 @@ enum Import {
         #[arg(long)]
         hostname: Option<String>,
     },
+    /// An MTMC temporal profiler raw task log.
+    Mtmc {
+        /// The log.
+        log: PathBuf,
+        /// The TB5 file to write.
+        #[arg(short, long)]
+        output: PathBuf,
+    },
 }
 
 #[derive(Subcommand)]
@@ -126,6 +134,8 @@ enum ByArg {
     Thread,
     Module,
     Event,
+    /// MTMC tasks: duration, counter deltas, topdown; totals per thread and core.
+    Task,
 }
 
 /// A progress bar on stderr when it is a terminal; hidden otherwise.
@@ -192,6 +202,12 @@ fn run(cli: Cli) -> Result<(), CliError> {
             bar.finish_and_clear();
         }
         Command::Report { file, stream, by, pid, tid, module, time, top, json } => {
+            if let ByArg::Task = by {
+                let f = tbrw::Tb5File::open(&file)?;
+                mtmc::task_report(&f, stream, top, &mut out)?;
+                out.flush().map_err(io)?;
+                return Ok(());
+            }
             let time = time.map(|t| report::parse_range(&t)).transpose().map_err(CliError::msg)?;
             let opts = ReportOptions {
                 stream,
@@ -200,6 +216,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
                     ByArg::Thread => By::Thread,
                     ByArg::Module => By::Module,
                     ByArg::Event => By::Event,
+                    ByArg::Task => unreachable!("handled above"),
                 },
                 pid,
                 tid,
@@ -242,6 +259,27 @@ fn run(cli: Cli) -> Result<(), CliError> {
                     } else {
                         String::new()
                     }
+                );
+            }
+        }
+        Command::Import(Import::Mtmc { log, output }) => {
+            let len = std::fs::metadata(&log).map(|m| m.len()).unwrap_or(0);
+            let bar = progress(len, "import");
+            let stats = mtmc::import_mtmc(&log, &output, &mut |n| bar.set_position(n.min(len)))?;
+            bar.finish_and_clear();
+            writeln!(
+                out,
+                "{}: {} tasks, {} counters, {} threads",
+                output.display(),
+                stats.tasks,
+                stats.counters,
+                stats.threads
+            )
+            .map_err(io)?;
+            if let Some((line, given, present)) = stats.events_field_mismatch {
+                eprintln!(
+                    "tbrw: {}: line {line}: the number-of-events field says {given} but {present} counter readings are present; kept as given (further lines not reported)",
+                    log.display()
                 );
             }
         }
