@@ -96,6 +96,9 @@ pub struct CsvOptions {
     pub hostname: Option<String>,
     /// Only this stream (default: every stream that can be exported).
     pub stream: Option<u32>,
+    /// The clock of nanosecond time stamps whose field name does not say
+    /// which clock they are on (a winIDEA import's session time, say).
+    pub clock: Option<Clock>,
 }
 
 /// What the export wrote, and which streams it left out and why.
@@ -135,7 +138,7 @@ pub fn export_vtune_csv(file: &Path, dir: &Path, opts: &CsvOptions) -> std::resu
     let mut report = CsvReport::default();
     for n in streams {
         let mut extra = Vec::new();
-        match export_stream(&f, n, dir, &host, &mut extra)? {
+        match export_stream(&f, n, dir, &host, opts, &mut extra)? {
             Ok(path) => {
                 report.files.push(path);
                 report.files.extend(extra);
@@ -161,6 +164,7 @@ fn export_stream(
     n: u32,
     dir: &Path,
     host: &str,
+    opts: &CsvOptions,
     extra: &mut Vec<PathBuf>,
 ) -> std::result::Result<std::result::Result<PathBuf, String>, CliError> {
     let s = f.stream(n)?;
@@ -172,6 +176,28 @@ fn export_stream(
             .get(fl.entry)
             .and_then(|d| f.string_opt(d.name).ok().flatten())
             .map_or_else(|| desc_type::name(fl.desc_type).unwrap_or("field").to_owned(), str::to_owned)
+    };
+    let clock_of = |fl: &Field, name: &str| -> std::result::Result<Clock, String> {
+        match (clock_of(fl, name), opts.clock) {
+            (Err(_), Some(c)) if fl.subtype == desc_subtype::TS_NANOSECONDS => Ok(c),
+            (Err(why), None) if fl.subtype == desc_subtype::TS_NANOSECONDS => {
+                Err(format!("{why}; or say which with --clock"))
+            }
+            (r, _) => r,
+        }
+    };
+    let events = s.events()?.unwrap_or_default();
+    let event_names: HashMap<u32, String> =
+        events.iter().map(|e| (e.id, f.string_opt(e.name).ok().flatten().unwrap_or("event").to_owned())).collect();
+    let event_id = layout.find(crate::winidea::field_type::EVENT_ID, None).filter(|fl| fl.size == 4).copied();
+    let row_name = |rec: &[u8], default: &str| -> String {
+        match event_id {
+            Some(fl) => {
+                let id = read_le(rec, fl.offset, fl.size) as u32;
+                event_names.get(&id).map_or_else(|| format!("event_{id:08X}"), |n| sanitize(n))
+            }
+            None => default.to_owned(),
+        }
     };
     let comment = s.info()?.and_then(|i| f.string_opt(i.comment).ok().flatten().map(str::to_owned));
     let user = format!("{}-s{n}", sanitize(comment.as_deref().unwrap_or("stream")));
@@ -211,7 +237,13 @@ fn export_stream(
             }
             writeln!(out)?;
             for r in data.records() {
-                write!(out, "{name},{},{}", read_le(r, t_at, t_size), read_le(r, end.offset, end.size))?;
+                write!(
+                    out,
+                    "{},{},{}",
+                    row_name(r, &name),
+                    read_le(r, t_at, t_size),
+                    read_le(r, end.offset, end.size)
+                )?;
                 if let Some(p) = pid {
                     write!(out, ",{}", read_le(r, p.offset, p.size))?;
                 }
@@ -277,7 +309,6 @@ fn export_stream(
     // Discrete streams.
     if let Some(pc) = legacy {
         // Legacy samples: one cumulative column per event, counting sav per sample.
-        let events = s.events()?.unwrap_or_default();
         if events.is_empty() {
             return Ok(Err("its legacy samples have no events to count".into()));
         }
@@ -307,6 +338,45 @@ fn export_stream(
             Ok(())
         })?;
         return Ok(Ok(path));
+    }
+    // Values written to variables (winIDEA data): one file per variable,
+    // because each row holds one variable's new value.
+    let value = layout.find(crate::winidea::field_type::VALUE, None).filter(|fl| fl.size == 8).copied();
+    if let (Some(id), Some(value)) = (event_id, value) {
+        // (variable, record) pairs, so each file is written from one sorted run.
+        let mut order: Vec<(u32, u64)> =
+            data.records().enumerate().map(|(i, r)| (read_le(r, id.offset, 4) as u32, i as u64)).collect();
+        order.sort_unstable();
+        if order.is_empty() {
+            return Ok(Err("it has no values".into()));
+        }
+        let base = sanitize(comment.as_deref().unwrap_or("stream"));
+        let mut paths = Vec::new();
+        for run in order.chunk_by(|a, b| a.0 == b.0) {
+            let v = run[0].0;
+            let var = event_names.get(&v).map_or_else(|| format!("event_{v:08X}"), |n| sanitize(n));
+            let p = dir.join(format!("{base}-s{n}-{var}-hostname-{host}.csv"));
+            crate::atomic::write_atomically(&p, |out| {
+                write!(out, "tsc.{},{var}.INST", clock.suffix())?;
+                if tid.is_some() {
+                    write!(out, ",tid")?;
+                }
+                writeln!(out)?;
+                for &(_, i) in run {
+                    let r = data.record(i).unwrap_or_default();
+                    write!(out, "{},{}", read_le(r, t_at, t_size), read_le(r, value.offset, value.size))?;
+                    if let Some(t) = tid {
+                        write!(out, ",{}", read_le(r, t.offset, t.size))?;
+                    }
+                    writeln!(out)?;
+                }
+                Ok(())
+            })?;
+            paths.push(p);
+        }
+        let first = paths.remove(0);
+        extra.extend(paths);
+        return Ok(Ok(first));
     }
     let counters: Vec<(Field, Kind, bool, String)> = layout
         .fields()

@@ -11,5 +11,6 @@ pub mod mtmc;
 pub mod report;
 pub mod sampler;
 pub mod sampler_tb5;
+pub mod winidea;
 
 pub use error::CliError;

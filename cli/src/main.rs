@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use tbrw_cli::report::{self, By, ReportOptions};
-use tbrw_cli::{csv, mtmc, sampler_tb5, CliError};
+use tbrw_cli::{csv, mtmc, sampler_tb5, winidea, CliError};
 
 #[derive(Parser)]
 #[command(name = "tbrw", version, about = "Inspect, verify, bind, report on, import into and export from TB5 files")]
@@ -97,6 +97,40 @@ enum Import {
         #[arg(short, long)]
         output: PathBuf,
     },
+    /// A winIDEA profiler Text1 export, with its TimelineBinary `.BIN` file if there is one.
+    Winidea {
+        /// The Text1 export.
+        export: PathBuf,
+        /// The TimelineBinary file (usually EXPORT.BIN next to the export).
+        #[arg(long)]
+        bin: Option<PathBuf>,
+        /// The `.BIN` layout (default: detected, see docs/IMPORT.md).
+        #[arg(long, value_enum)]
+        bin_version: Option<BinVersionArg>,
+        /// The TB5 file to write.
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Compare the export's STATISTICS with figures recomputed from the
+        /// timeline; exit status 3 when any differ.
+        #[arg(long)]
+        check: bool,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum BinVersionArg {
+    #[value(name = "1.0")]
+    V10,
+    #[value(name = "1.1")]
+    V11,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ClockArg {
+    Utc,
+    MonotonicRaw,
+    Rdtsc,
+    Qpc,
 }
 
 #[derive(Subcommand)]
@@ -114,6 +148,10 @@ enum Export {
         /// Only this stream.
         #[arg(long)]
         stream: Option<u32>,
+        /// The clock of nanosecond time stamps whose name does not say which
+        /// one they are (e.g. a winIDEA import's session time).
+        #[arg(long, value_enum)]
+        clock: Option<ClockArg>,
     },
     /// An ELF sampler profile, from a stream with the fields an import makes (`-o -`: standard output).
     Sampler {
@@ -165,7 +203,7 @@ fn spinner(what: &str) -> ProgressBar {
     bar
 }
 
-fn run(cli: Cli) -> Result<(), CliError> {
+fn run(cli: Cli) -> Result<ExitCode, CliError> {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let io = |e: std::io::Error| CliError::msg(format!("writing the output: {e}"));
@@ -206,7 +244,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
                 let f = tbrw::Tb5File::open(&file)?;
                 mtmc::task_report(&f, stream, top, &mut out)?;
                 out.flush().map_err(io)?;
-                return Ok(());
+                return Ok(ExitCode::SUCCESS);
             }
             let time = time.map(|t| report::parse_range(&t)).transpose().map_err(CliError::msg)?;
             let opts = ReportOptions {
@@ -283,9 +321,68 @@ fn run(cli: Cli) -> Result<(), CliError> {
                 );
             }
         }
-        Command::Export(Export::VtuneCsv { file, output, hostname, stream }) => {
+        Command::Import(Import::Winidea { export, bin, bin_version, output, check }) => {
+            let bar = spinner("importing");
+            let version = bin_version.map(|v| match v {
+                BinVersionArg::V10 => winidea::BinVersion::V1_0,
+                BinVersionArg::V11 => winidea::BinVersion::V1_1,
+            });
+            let stats = winidea::import_winidea(&export, bin.as_deref(), version, &output);
+            bar.finish_and_clear();
+            let stats = stats?;
+            writeln!(
+                out,
+                "{}: {} timeline events, {} calls, {} data writes{}",
+                output.display(),
+                stats.events,
+                stats.calls,
+                stats.writes,
+                match stats.bin_version {
+                    Some(winidea::BinVersion::V1_0) => " (.BIN version 1.0)",
+                    Some(winidea::BinVersion::V1_1) => " (.BIN version 1.1)",
+                    None => "",
+                }
+            )
+            .map_err(io)?;
+            if stats.started_before > 0 || stats.unfinished > 0 {
+                eprintln!(
+                    "tbrw: {}: {} calls were under way when the timeline begins and {} still open at its end; not written as calls",
+                    export.display(),
+                    stats.started_before,
+                    stats.unfinished
+                );
+            }
+            if check {
+                writeln!(
+                    out,
+                    "statistics check: {} figures agree, {} differ, {} not checked",
+                    stats.agree,
+                    stats.differences.len(),
+                    stats.unchecked.len()
+                )
+                .map_err(io)?;
+                for d in &stats.differences {
+                    writeln!(out, "  line {}: {}: export {}, timeline {}", d.line, d.what, d.export, d.timeline)
+                        .map_err(io)?;
+                }
+                for (line, what) in &stats.unchecked {
+                    writeln!(out, "  line {line}: {what}: not computable from a timeline").map_err(io)?;
+                }
+                if !stats.differences.is_empty() {
+                    out.flush().map_err(io)?;
+                    return Ok(ExitCode::from(3));
+                }
+            }
+        }
+        Command::Export(Export::VtuneCsv { file, output, hostname, stream, clock }) => {
             let bar = spinner("exporting");
-            let r = csv::export_vtune_csv(&file, &output, &csv::CsvOptions { hostname, stream });
+            let clock = clock.map(|c| match c {
+                ClockArg::Utc => csv::Clock::Utc,
+                ClockArg::MonotonicRaw => csv::Clock::MonotonicRaw,
+                ClockArg::Rdtsc => csv::Clock::Rdtsc,
+                ClockArg::Qpc => csv::Clock::Qpc,
+            });
+            let r = csv::export_vtune_csv(&file, &output, &csv::CsvOptions { hostname, stream, clock });
             bar.finish_and_clear();
             let r = r?;
             for p in &r.files {
@@ -306,13 +403,13 @@ fn run(cli: Cli) -> Result<(), CliError> {
         }
     }
     out.flush().map_err(io)?;
-    Ok(())
+    Ok(ExitCode::SUCCESS)
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(e) => {
             eprintln!("tbrw: {e}");
             ExitCode::FAILURE

@@ -148,9 +148,12 @@ pub fn report(
             .map(|f| (f.offset as usize, f.size as usize)),
     };
     let events = s.events()?.unwrap_or_default();
-    if opts.by == By::Event && pc_at.is_none() && events.len() != 1 {
+    // Records that carry their event's id (winIDEA calls, say).
+    let event_id_at =
+        layout.find(crate::winidea::field_type::EVENT_ID, None).filter(|f| f.size == 4).map(|f| f.offset as usize);
+    if opts.by == By::Event && pc_at.is_none() && event_id_at.is_none() && events.len() != 1 {
         return Err(CliError::msg(format!(
-            "{}: stream {n} has no event index in its records and {} events: --by event needs legacy records or a single event",
+            "{}: stream {n} has no event index or event id in its records and {} events: --by event needs legacy records, an event id field or a single event",
             file.path().display(),
             events.len()
         )));
@@ -204,9 +207,12 @@ pub fn report(
                 By::Process => bind.map(|b| b.pid_index),
                 By::Thread => bind.map(|b| b.tid_index),
                 By::Module => bind.and_then(|b| (b.module_index != UNKNOWN_MODULE).then_some(b.module_index)),
-                By::Event => Some(match pc_at {
-                    Some(pc) => u64::from(SampleRecordPc::from_slice(&rec[pc..]).unwrap_or_default().event_index()),
-                    None => u64::from(events[0].id),
+                By::Event => Some(match (pc_at, event_id_at) {
+                    (Some(pc), _) => {
+                        u64::from(SampleRecordPc::from_slice(&rec[pc..]).unwrap_or_default().event_index())
+                    }
+                    (None, Some(at)) => u64::from(u32::from_le_bytes(rec[at..at + 4].try_into().unwrap_or_default())),
+                    (None, None) => u64::from(events[0].id),
                 }),
             };
             *counts.entry(key).or_default() += 1;

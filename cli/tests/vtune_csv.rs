@@ -61,11 +61,15 @@ fn legacy_samples_become_cumulative_event_counts() {
     assert!(rows.windows(2).all(|w| w[0][0] < w[1][0]), "tsc increases");
     // --hostname wins over the file's.
     let d2 = tempfile::tempdir().unwrap();
-    let r = export_vtune_csv(&sample(), d2.path(), &CsvOptions { hostname: Some("lab-7".into()), stream: Some(0) })
-        .unwrap();
+    let r = export_vtune_csv(
+        &sample(),
+        d2.path(),
+        &CsvOptions { hostname: Some("lab-7".into()), stream: Some(0), clock: None },
+    )
+    .unwrap();
     assert!(r.files[0].ends_with("sample_run-s0-hostname-lab-7.csv"));
     // Asking for the stream that cannot be exported is an error that says why.
-    let e = export_vtune_csv(&sample(), d2.path(), &CsvOptions { hostname: None, stream: Some(1) })
+    let e = export_vtune_csv(&sample(), d2.path(), &CsvOptions { hostname: None, stream: Some(1), clock: None })
         .unwrap_err()
         .to_string();
     assert!(e.contains("stream 1") && e.contains("clock"), "{e}");
