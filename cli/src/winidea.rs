@@ -445,7 +445,7 @@ struct ContextClock {
 
 impl ContextClock {
     fn at(&self, t: i64) -> i64 {
-        self.total + if self.running > 0 { t - self.since } else { 0 }
+        self.total.saturating_add(if self.running > 0 { t - self.since } else { 0 })
     }
     fn start(&mut self, t: i64) {
         if self.running == 0 {
@@ -456,10 +456,13 @@ impl ContextClock {
     fn stop(&mut self, t: i64) {
         self.running = self.running.saturating_sub(1);
         if self.running == 0 {
-            self.total += t - self.since;
+            self.total = self.total.saturating_add(t - self.since);
         }
     }
 }
+
+/// The largest time stamp magnitude accepted (2^62 - 1 ns, 146 years).
+pub const MAX_TIME_NS: u64 = (1 << 62) - 1;
 
 /// Builds calls and statistics from the timeline. Unknown handles are an
 /// error (with the line or byte); time going backwards is an error.
@@ -482,6 +485,15 @@ pub fn build(ex: &Export, events: &[TimelineEvent], path: &Path, end_time: Optio
                 e.handle
             )));
         }
+        // Within this range every difference of two times fits an i64.
+        if e.time.unsigned_abs() > MAX_TIME_NS {
+            return Err(CliError::msg(format!(
+                "{}: {}: time {} ns is 2^62 ns (146 years) or more from the session's zero",
+                path.display(),
+                at(e.at),
+                e.time
+            )));
+        }
         if e.time < last_time {
             return Err(CliError::msg(format!(
                 "{}: {}: time {} goes back from {last_time}",
@@ -498,7 +510,8 @@ pub fn build(ex: &Export, events: &[TimelineEvent], path: &Path, end_time: Optio
             let var = if area == 3 || area == 5 { e.handle - (1 << 28) } else { e.handle };
             let state = var + (1 << 28);
             if let Some((t0, v0)) = last_write.insert(var, (e.time, e.value)) {
-                tl.data.entry((state, Some(v0))).or_default().net += e.time - t0;
+                let fig = tl.data.entry((state, Some(v0))).or_default();
+                fig.net = fig.net.saturating_add(e.time - t0);
             }
             tl.data.entry((var, None)).or_default().count += 1;
             tl.data.entry((state, Some(e.value))).or_default().count += 1;
@@ -524,7 +537,7 @@ pub fn build(ex: &Export, events: &[TimelineEvent], path: &Path, end_time: Optio
                 Some(o) => {
                     if let Some(r) = o.running_since.take() {
                         o.net += e.time - r;
-                        fig.net += e.time - r;
+                        fig.net = fig.net.saturating_add(e.time - r);
                         clock.stop(e.time);
                     }
                 }
@@ -552,7 +565,7 @@ pub fn build(ex: &Export, events: &[TimelineEvent], path: &Path, end_time: Optio
                     Some(mut o) => {
                         if let Some(r) = o.running_since {
                             o.net += e.time - r;
-                            fig.net += e.time - r;
+                            fig.net = fig.net.saturating_add(e.time - r);
                             clock.stop(e.time);
                         }
                         if let Some(s) = o.start {
@@ -576,9 +589,10 @@ pub fn build(ex: &Export, events: &[TimelineEvent], path: &Path, end_time: Optio
         }
     }
     // States last until the end of the session.
-    let end = end_time.unwrap_or(last_time);
+    let end = end_time.unwrap_or(last_time).clamp(-(MAX_TIME_NS as i64), MAX_TIME_NS as i64);
     for (var, (t0, v0)) in last_write {
-        tl.data.entry((var + (1 << 28), Some(v0))).or_default().net += end - t0;
+        let fig = tl.data.entry((var + (1 << 28), Some(v0))).or_default();
+        fig.net = fig.net.saturating_add(end.max(t0) - t0);
     }
     tl.unfinished = stacks.values().map(|s| s.iter().filter(|o| o.start.is_some()).count() as u64).sum();
     Ok(tl)
@@ -610,10 +624,14 @@ fn figure(f: &Figures, name: &str) -> Option<(i64, i64)> {
         if v.is_empty() {
             return Some((0, 0));
         }
-        let (sum, n) = (v.iter().sum::<i64>(), v.len() as i64);
+        let (sum, n) = (saturating_sum(&v), v.len() as i64);
         let lo = sum.div_euclid(n);
         Some((lo, if sum.rem_euclid(n) == 0 { lo } else { lo + 1 }))
     })
+}
+
+fn saturating_sum(v: &[i64]) -> i64 {
+    v.iter().fold(0i64, |a, b| a.saturating_add(*b))
 }
 
 fn series(f: &Figures, category: &str) -> Option<Vec<i64>> {
@@ -638,8 +656,8 @@ fn figure_exact(f: &Figures, name: &str) -> Option<i64> {
     match name {
         "COUNT" => Some(f.count),
         "T.NET" => Some(f.net),
-        "T.GROSS" => Some(f.gross.iter().sum()),
-        "T.CALL" => Some(f.call.iter().sum()),
+        "T.GROSS" => Some(saturating_sum(&f.gross)),
+        "T.CALL" => Some(saturating_sum(&f.call)),
         _ => {
             let (cat, which) = name.strip_prefix("T.")?.split_once('.')?;
             minmax(&series(f, cat)?, which)
@@ -680,7 +698,7 @@ pub fn check(ex: &Export, tl: &Timeline) -> CheckResult {
             for ((c, h), v) in &tl.functions {
                 if *h == row.handle && ctx.is_none_or(|x| x == Some(*c)) {
                     f.count += v.count;
-                    f.net += v.net;
+                    f.net = f.net.saturating_add(v.net);
                     f.nets.extend(&v.nets);
                     f.gross.extend(&v.gross);
                     f.call.extend(&v.call);

@@ -558,6 +558,11 @@ fn bad_input_is_an_error_with_its_line_or_byte() {
         "line 5: 2 fields where the header has 3 columns",
     );
     let tl = "* TIMELINE %HANDLE%,%EVENT%,%VALUE%,%TIME%\n";
+    rejects(
+        &format!("{FUNCS}{tl}00000000,E,,-4611686018427387904\n"),
+        None,
+        "line 5: time -4611686018427387904 ns is 2^62 ns (146 years) or more",
+    );
     rejects(&format!("{FUNCS}{tl}00000000,Q,,5\n"), None, "line 5: event \"Q\" is not E, S, R, X or W");
     rejects(&format!("{FUNCS}{tl}00000000,E,,soon\n"), None, "line 5: %TIME% \"soon\" is not a number");
     rejects(&format!("{FUNCS}{tl}20000000,W,xyz,5\n"), None, "line 5: %VALUE% \"xyz\" is not hexadecimal");
@@ -620,4 +625,62 @@ fn values_and_quoted_names_with_commas() {
     let f = Tb5File::open(&out).unwrap();
     let ev = f.stream(0).unwrap().events().unwrap().unwrap();
     assert_eq!(f.string(ev[1].name).unwrap(), "\"a.c\"#f:12: g(1, 2, 3);");
+}
+
+mod never_panics {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn event() -> impl Strategy<Value = (u32, u8, u64, i64, u32)> {
+        let handles =
+            prop::sample::select(vec![0u32, 1, 0x1000_0000, 0x2000_0000, 0x3000_0000, 0x4000_0000, 0x5000_0000]);
+        let kinds = prop::sample::select(vec![b'E', b'S', b'R', b'X', b'W']);
+        let times = prop_oneof![any::<i64>(), -1000i64..1000, Just(1i64 << 62), Just(-(1i64 << 62))];
+        (handles, kinds, any::<u64>(), times, 0u32..3)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+        /// Any sequence of known handles and kinds, in time order or not,
+        /// with any times and totals: an answer or an error, never a panic.
+        #[test]
+        fn build_and_check_never_panic(raw in prop::collection::vec(event(), 0..60), sort in any::<bool>(), total in any::<Option<i64>>()) {
+            let text = "* HANDLE(Functions) %HANDLE%,%NAME%,%VALUE%\n00000000,f,\n00000001,g,\n10000000,l,1\n\
+                * HANDLE(Data) %HANDLE%,%NAME%,%VALUE%\n20000000,v,\n30000000,,0\n40000000,aux,\n50000000,,0\n\
+                * STATISTICS(Functions) %HANDLE%,%COUNT%,%T.NET%,%T.GROSS.AVG%,%T.PERIOD.MAX%,%T.CALL%\n00000000,1,2,3,4,5\n\
+                * STATISTICS(Data) %HANDLE%,%VALUE%,%COUNT%,%T.NET%\n30000000,0,1,1\n";
+            let mut ex = winidea::parse_text1(text, Path::new("p.txt")).unwrap();
+            ex.total_time = total;
+            let mut events: Vec<TimelineEvent> = raw
+                .iter()
+                .map(|&(handle, kind, value, time, context)| TimelineEvent { handle, kind, value, time, context, at: Pos::Byte(0) })
+                .collect();
+            if sort {
+                events.sort_by_key(|e| e.time);
+            }
+            if let Ok(tl) = winidea::build(&ex, &events, Path::new("p.txt"), ex.total_time) {
+                let r = winidea::check(&ex, &tl);
+                prop_assert_eq!(r.agree + r.differences.len() as u64 + r.unchecked.len() as u64, 5 + 2);
+                for c in &tl.calls {
+                    prop_assert!(c.start <= c.end && c.net >= 0 && c.gross >= c.net && c.gross <= c.end - c.start);
+                }
+            }
+        }
+
+        /// Any bytes as a `.BIN` file, either layout: entries or an error.
+        #[test]
+        fn any_bin_bytes(bytes in prop::collection::vec(any::<u8>(), 0..200)) {
+            for v in [BinVersion::V1_0, BinVersion::V1_1] {
+                if let Ok(ev) = winidea::parse_bin(&bytes, v, Path::new("x.BIN")) {
+                    prop_assert_eq!(ev.len() * 24, bytes.len());
+                }
+            }
+        }
+
+        /// Any text as a Text1 export: a parse or an error.
+        #[test]
+        fn any_text(text in "(\\* [A-Z]{1,10}(\\([A-Za-z]*\\))? (%[A-Z.]{1,8}%,?){0,4}\n)?([0-9A-Fa-fx,\" EWSRX-]{0,30}\n){0,6}") {
+            let _ = winidea::parse_text1(&text, Path::new("t.txt"));
+        }
+    }
 }
