@@ -1,6 +1,6 @@
 //! The `tbrw` command line's work, as functions: importing ELF sampler
-//! profiles, exporting to VTune's CSV format and back to sampler profiles,
-//! and reports. `src/main.rs` is the argument parsing around them.
+//! profiles, MTMC task logs and winIDEA exports, exporting to VTune's CSV
+//! format and back to sampler profiles, and reports. `src/main.rs` is the argument parsing around them.
 
 #![deny(missing_docs)]
 

@@ -594,6 +594,15 @@ pub fn build(ex: &Export, events: &[TimelineEvent], path: &Path, end_time: Optio
         let fig = tl.data.entry((var + (1 << 28), Some(v0))).or_default();
         fig.net = fig.net.saturating_add(end.max(t0) - t0);
     }
+    // Calls still running at the end ran until then, as states last.
+    for ((ctx, h), stack) in &stacks {
+        for o in stack {
+            if let Some(r) = o.running_since {
+                let fig = tl.functions.entry((*ctx, *h)).or_default();
+                fig.net = fig.net.saturating_add(end.max(r) - r);
+            }
+        }
+    }
     tl.unfinished = stacks.values().map(|s| s.iter().filter(|o| o.start.is_some()).count() as u64).sum();
     Ok(tl)
 }

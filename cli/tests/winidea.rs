@@ -684,3 +684,20 @@ mod never_panics {
         }
     }
 }
+
+#[test]
+fn a_call_running_at_the_end_counts_until_the_session_ends() {
+    let dir = tempfile::tempdir().unwrap();
+    let export = dir.path().join("r.txt");
+    std::fs::write(
+        &export,
+        format!(
+            "* INFO %TOTAL_TIME%\n100\n\n{FUNCS}* STATISTICS(Functions) %HANDLE%,%COUNT%,%T.NET%\n00000000,1,70\n\
+             * TIMELINE %HANDLE%,%EVENT%,%TIME%\n00000000,E,10\n00000000,S,20\n00000000,R,40\n"
+        ),
+    )
+    .unwrap();
+    let stats = import_winidea(&export, None, None, &dir.path().join("r.tb5")).unwrap();
+    // 10-20 and 40-100 (TOTAL_TIME): 70 ns.
+    assert_eq!((stats.agree, stats.differences.len(), stats.unfinished), (2, 0, 1));
+}
