@@ -29,7 +29,7 @@ fn main() {
         ev(g, b'E', 0, 0);
         ev(g, b'X', 0, 5 + (x % 200) as i64);
         ev(f, b'R', 0, 0);
-        if x % 2 == 0 {
+        if x.is_multiple_of(2) {
             ev(0x2000_0000 + (x % 8) as u32, b'W', x & 0xFFFF, 1);
         } else {
             ev(f, b'X', 0, 3 + (x % 100) as i64);
