@@ -1,0 +1,25 @@
+//! Feeds arbitrary text to the line-oriented importers: each line to the
+//! MTMC task-log parser, the whole text to the winIDEA Text1 parser, and
+//! what parses through the call builder and the statistics check. Errors
+//! are expected; a panic, an abort or an outsized allocation is a bug.
+#![no_main]
+
+use std::path::Path;
+
+use libfuzzer_sys::fuzz_target;
+use tbrw_cli::{mtmc, winidea};
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(text) = std::str::from_utf8(data) else { return };
+    let path = Path::new("fuzz.txt");
+    for (i, line) in text.lines().enumerate() {
+        if let Ok(t) = mtmc::parse_line(line, path, i as u64 + 1) {
+            let _ = mtmc::topdown(t.topdown[0], t.topdown[1], t.topdown[3], t.topdown[4]);
+        }
+    }
+    if let Ok(ex) = winidea::parse_text1(text, path) {
+        if let Ok(tl) = winidea::build(&ex, &ex.timeline, path, ex.total_time) {
+            let _ = winidea::check(&ex, &tl);
+        }
+    }
+});
