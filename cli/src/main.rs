@@ -101,7 +101,7 @@ enum Import {
     Winidea {
         /// The Text1 export.
         export: PathBuf,
-        /// The TimelineBinary file (usually EXPORT.BIN next to the export).
+        /// The TimelineBinary file (default: EXPORT.BIN next to the export, if there is one).
         #[arg(long)]
         bin: Option<PathBuf>,
         /// The `.BIN` layout (default: detected, see docs/IMPORT.md).
@@ -326,6 +326,16 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
             let version = bin_version.map(|v| match v {
                 BinVersionArg::V10 => winidea::BinVersion::V1_0,
                 BinVersionArg::V11 => winidea::BinVersion::V1_1,
+            });
+            // winIDEA writes the TimelineBinary next to the export, named EXPORT.BIN.
+            let bin = bin.or_else(|| {
+                let mut p = export.clone().into_os_string();
+                p.push(".BIN");
+                let p = PathBuf::from(p);
+                p.is_file().then(|| {
+                    eprintln!("tbrw: reading the timeline in {} too", p.display());
+                    p
+                })
             });
             let stats = winidea::import_winidea(&export, bin.as_deref(), version, &output);
             bar.finish_and_clear();

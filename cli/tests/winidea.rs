@@ -503,6 +503,16 @@ fn the_command_line_imports_checks_and_reports() {
         let n = g.calls.iter().filter(|c| c.handle == h).count();
         assert!(json.contains(&format!("\"key\":{h},\"label\":\"fn_{h}\",\"samples\":{n},")), "{json}");
     }
+    // The .BIN next to the export is found without --bin.
+    let g = generate(50, 4, true);
+    let export = dir.path().join("session.txt");
+    std::fs::write(&export, text1(&g, true, false)).unwrap();
+    std::fs::write(dir.path().join("session.txt.BIN"), winidea::write_bin(&g.events, BinVersion::V1_1)).unwrap();
+    let o = tbrw(&["import", "winidea", export.to_str().unwrap(), "-o", gen.to_str().unwrap(), "--check"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8(o.stderr).unwrap().contains("session.txt.BIN too"));
+    let stdout = String::from_utf8(o.stdout).unwrap();
+    assert!(stdout.contains(&format!("{} calls", g.calls.len())) && stdout.contains("(.BIN version 1.1)"), "{stdout}");
     let o = tbrw(&[
         "export",
         "vtune-csv",
