@@ -155,6 +155,7 @@ pub fn parse_text1(text: &str, path: &Path) -> Result<Export, CliError> {
     let mut header: Option<Header> = None;
     let mut current_function: Option<String> = None;
     let mut current_variable: Option<String> = None;
+    let mut context_by_name: HashMap<String, u32> = HashMap::new();
     for (i, raw) in text.lines().enumerate() {
         let lineno = i as u64 + 1;
         let line = raw.trim_end_matches('\r');
@@ -207,7 +208,9 @@ pub fn parse_text1(text: &str, path: &Path) -> Result<Export, CliError> {
             ("INFO", _) => ex.total_time = num("TOTAL_TIME")?,
             ("CONTEXTS", _) => {
                 let name = get("NAME").unwrap_or("").to_owned();
-                ex.contexts.insert(handle("HANDLE")?, name);
+                let hd = handle("HANDLE")?;
+                context_by_name.insert(name.clone(), hd);
+                ex.contexts.insert(hd, name);
             }
             ("HANDLE", Some(_)) => {
                 let hd = handle("HANDLE")?;
@@ -280,14 +283,17 @@ pub fn parse_text1(text: &str, path: &Path) -> Result<Export, CliError> {
                 let time = num("TIME")?.ok_or_else(|| bad("no time".into()))?;
                 let context = match get("CONTEXT") {
                     None | Some("") => 0,
-                    Some(c) => match ex.contexts.iter().find(|(_, n)| n.as_str() == c) {
-                        Some((k, _)) => *k,
+                    Some(c) => match context_by_name.get(c) {
+                        Some(k) => *k,
                         None => hex(c)
                             .and_then(|x| u32::try_from(x).ok())
                             .ok_or_else(|| bad(format!("unknown context {c:?}")))?,
                     },
                 };
                 ex.timeline.push(TimelineEvent { handle: hd, kind, value, time, context, at: Pos::Line(lineno) });
+            }
+            ("HANDLE", None) => {
+                return Err(bad("a HANDLE section needs its class: HANDLE(Functions) or HANDLE(Data)".into()))
             }
             (other, _) => return Err(bad(format!("unknown section {other:?}"))),
         }

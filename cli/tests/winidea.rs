@@ -555,6 +555,7 @@ fn bad_input_is_an_error_with_its_line_or_byte() {
     rejects("* HANDLE(Functions %HANDLE%\n", None, "line 1: malformed section header");
     rejects("* HANDLE(Functions)\n", None, "line 1: section header \"* HANDLE(Functions)\" names no %MACRO% columns");
     rejects("* BOGUS %A%\n1\n", None, "line 2: unknown section \"BOGUS\"");
+    rejects("* HANDLE %HANDLE%\n0\n", None, "line 2: a HANDLE section needs its class");
     rejects(&format!("{FUNCS}zz,f,\n"), None, "line 4: %HANDLE% \"zz\" is not a 32-bit hexadecimal handle");
     rejects(&format!("{FUNCS}60000000,f,\n"), None, "line 4: handle 60000000 has area type 6");
     rejects(
