@@ -22,6 +22,13 @@ fn import(text: &str, dir: &Path) -> Result<(std::path::PathBuf, mtmc::MtmcStats
 }
 
 #[test]
+fn the_shipped_example_log_is_the_documents_line() {
+    let shipped =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/mtmc/doc_example.log")).unwrap();
+    assert_eq!(shipped, format!("{EXAMPLE}\n"));
+}
+
+#[test]
 fn the_documents_example_line_imports_every_field() {
     let dir = tempfile::tempdir().unwrap();
     let (out, stats) = import(&format!("{EXAMPLE}\n"), dir.path()).unwrap();
