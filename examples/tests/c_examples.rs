@@ -7,7 +7,7 @@ mod c_build;
 
 use std::path::PathBuf;
 
-use c_build::{compile, run, run_valgrind, Lang};
+use c_build::{compile, run, run_sanitized, run_valgrind, Lang};
 use tbrw_examples::dat::{dat_to_tb5, tb5_to_dat};
 use tbrw_examples::print::{print_file, Options, Records};
 
@@ -38,6 +38,9 @@ fn c_print_tb5_prints_what_the_rust_one_does() {
     let all = String::from_utf8(run(&exe, &[s, "--records", "all"]).stdout).unwrap();
     assert_eq!(all, rust_print(&sample(), Records::All));
     run_valgrind(&exe, &[s, "--records", "20"]);
+    if let Some(out) = run_sanitized(&c_source("print_tb5"), &[s, "--records", "all"]) {
+        assert_eq!(String::from_utf8(out.stdout).unwrap(), all, "under ASan/UBSan");
+    }
 }
 
 #[test]
@@ -65,6 +68,14 @@ fn c_reader_and_writer_match_the_rust_ones() {
 
     run_valgrind(&reader, &[s.to_str().unwrap(), cd.join("v.dat").to_str().unwrap()]);
     run_valgrind(&writer, &[cd.join("sample.dat").to_str().unwrap(), cd.join("v.tb5").to_str().unwrap()]);
+    if run_sanitized(&c_source("tbrw_reader"), &[s.to_str().unwrap(), cd.join("a.dat").to_str().unwrap()]).is_some() {
+        assert!(std::fs::read(cd.join("a.dat")).unwrap() == std::fs::read(cd.join("sample.dat")).unwrap());
+        run_sanitized(
+            &c_source("tbrw_writer"),
+            &[cd.join("sample.dat").to_str().unwrap(), cd.join("a.tb5").to_str().unwrap()],
+        );
+        assert_eq!(rust_print(&cd.join("a.tb5"), Records::All), original);
+    }
     for lang in [Lang::Cxx, Lang::CStatic] {
         compile(&c_source("tbrw_reader"), lang);
         compile(&c_source("tbrw_writer"), lang);

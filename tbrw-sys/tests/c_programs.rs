@@ -9,7 +9,7 @@ mod c_build;
 use std::path::PathBuf;
 use std::process::Command;
 
-use c_build::{compile, run, run_valgrind, Lang};
+use c_build::{compile, run, run_sanitized, run_valgrind, Lang};
 
 fn sys_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -29,6 +29,13 @@ fn check_program(name: &str, args: &[&str]) -> String {
         assert_eq!(again, stdout, "{name}: C++ or static build printed something else");
     }
     run_valgrind(&c, args);
+    if let Some(out) = run_sanitized(&source(name), args) {
+        assert_eq!(
+            String::from_utf8(out.stdout).unwrap(),
+            stdout,
+            "{name}: the sanitized build printed something else"
+        );
+    }
     stdout
 }
 

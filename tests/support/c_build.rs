@@ -47,6 +47,10 @@ pub enum Lang {
     Cxx,
     /// C11, linked against libtbrw.a.
     CStatic,
+    /// C11 with AddressSanitizer, LeakSanitizer and UBSan (errors abort),
+    /// linked against libtbrw.so; the sanitizers' allocator also sees the
+    /// library's allocations, so leaks in it are reported.
+    CSanitized,
 }
 
 /// Compiles `src` (with `tbrw-sys/include` and the source's folder on the
@@ -60,6 +64,7 @@ pub fn compile(src: &Path, lang: Lang) -> PathBuf {
         Lang::C => "",
         Lang::Cxx => "-cxx",
         Lang::CStatic => "-static",
+        Lang::CSanitized => "-asan",
     };
     let parent = src.parent().unwrap().file_name().unwrap().to_string_lossy().into_owned();
     let exe = out_dir.join(format!("{parent}-{name}{suffix}"));
@@ -83,6 +88,9 @@ pub fn compile(src: &Path, lang: Lang) -> PathBuf {
         .arg(src)
         .arg("-o")
         .arg(&exe);
+    if lang == Lang::CSanitized {
+        cmd.args(["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer"]);
+    }
     if lang == Lang::CStatic {
         // A Rust staticlib needs these system libraries (`--print native-static-libs`).
         cmd.arg(lib.join("libtbrw.a")).args(["-lgcc_s", "-lutil", "-lrt", "-lpthread", "-lm", "-ldl", "-lc"]);
@@ -111,6 +119,54 @@ pub fn run(exe: &Path, args: &[&str]) -> Output {
         String::from_utf8_lossy(&out.stderr)
     );
     out
+}
+
+/// Whether the C compiler can build and run a sanitized program (its
+/// runtime libraries are installed, and the environment allows ASan's
+/// memory layout).
+pub fn sanitizers_available() -> bool {
+    static OK: OnceLock<bool> = OnceLock::new();
+    *OK.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("tbrw-asan-probe-{}", std::process::id()));
+        let _ = std::fs::create_dir_all(&dir);
+        let src = dir.join("probe.c");
+        let exe = dir.join("probe");
+        let ok = std::fs::write(&src, "int main(void) { return 0; }\n").is_ok()
+            && Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
+                .args(["-fsanitize=address,undefined"])
+                .arg(&src)
+                .arg("-o")
+                .arg(&exe)
+                .output()
+                .is_ok_and(|o| o.status.success())
+            && Command::new(&exe).output().is_ok_and(|o| o.status.success());
+        let _ = std::fs::remove_dir_all(&dir);
+        ok
+    })
+}
+
+/// Compiles `src` with the sanitizers and runs it (skipped, with a note,
+/// when the compiler has no sanitizer runtime).
+pub fn run_sanitized(src: &Path, args: &[&str]) -> Option<Output> {
+    if !sanitizers_available() {
+        eprintln!("no sanitizer runtime: skipping the sanitized run of {}", src.display());
+        return None;
+    }
+    let exe = compile(src, Lang::CSanitized);
+    let out = Command::new(&exe)
+        .args(args)
+        .env("ASAN_OPTIONS", "detect_leaks=1:abort_on_error=0:exitcode=98")
+        .env("UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=1")
+        .output()
+        .expect("run sanitized program");
+    assert!(
+        out.status.success(),
+        "{} {args:?} under ASan/UBSan failed ({}):\nstderr:\n{}",
+        exe.display(),
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(out)
 }
 
 /// Whether valgrind can be run.
