@@ -21,9 +21,6 @@ pub mod field_type {
     /// names it (4 bytes). For winIDEA the area handle. `tbrw report --by
     /// event` and `tbrw export vtune-csv` use it for any stream.
     pub const EVENT_ID: u16 = 0x4402;
-    /// The winIDEA context (Text1 CONTEXTS handle, or `.BIN` 1.1 core
-    /// index; 0xFF when unknown) (4 bytes).
-    pub const CONTEXT: u16 = 0x4403;
     /// The value written (8 bytes).
     pub const VALUE: u16 = 0x4405;
 }
@@ -301,6 +298,9 @@ pub fn parse_text1(text: &str, path: &Path) -> Result<Export, CliError> {
     Ok(ex)
 }
 
+/// The context of `.BIN` events whose core is unknown (all of a 1.0 file).
+pub const UNKNOWN_CONTEXT: u32 = 0xFF;
+
 /// The `.BIN` layout.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BinVersion {
@@ -352,7 +352,7 @@ pub fn parse_bin(bytes: &[u8], version: BinVersion, path: &Path) -> Result<Vec<T
             }
             let (ty, core) = match version {
                 BinVersion::V1_1 => (word & 0xF, (word & 0xFF0) >> 4),
-                BinVersion::V1_0 => ((word >> 24) & 0xF, 0xFF),
+                BinVersion::V1_0 => ((word >> 24) & 0xF, UNKNOWN_CONTEXT),
             };
             let kind = match ty {
                 3 => b'E',
@@ -850,7 +850,7 @@ pub fn import_winidea(
             e(field_type::NET, 0, 8, "net_ns"),
             e(field_type::GROSS, 0, 8, "gross_ns"),
             e(field_type::EVENT_ID, 0, 4, "handle"),
-            e(field_type::CONTEXT, 0, 4, "context"),
+            e(desc_type::TID, 0, 4, "context"),
         ])?;
     s.events(&name_events(&|h| h >> 28 <= 1))?;
     {
@@ -886,7 +886,7 @@ pub fn import_winidea(
             e(desc_type::TIME_STAMP, ns, 8, "time_session_ns"),
             e(field_type::VALUE, 0, 8, "value"),
             e(field_type::EVENT_ID, 0, 4, "handle"),
-            e(field_type::CONTEXT, 0, 4, "context"),
+            e(desc_type::TID, 0, 4, "context"),
         ])?;
     s.events(&name_events(&|h| matches!(h >> 28, 2 | 4)))?;
     {
@@ -903,6 +903,23 @@ pub fn import_winidea(
     }
     s.user_defined(format!("time_origin_ns {origin}\n").as_bytes())?;
     s.finish()?;
+    // Contexts are the target's threads of execution: the thread table
+    // names them, so the context field is an ST_TID.
+    let mut seen: Vec<u32> = tl.calls.iter().map(|c| c.context).chain(tl.writes.iter().map(|w| w.context)).collect();
+    seen.extend(ex.contexts.keys());
+    seen.sort_unstable();
+    seen.dedup();
+    let mut pt = w.process_threads()?;
+    for id in seen {
+        let name = match ex.contexts.get(&id) {
+            Some(n) => n.clone(),
+            None if id == UNKNOWN_CONTEXT => "unknown context".to_owned(),
+            None if bin.is_some() => format!("core {id}"),
+            None => format!("context {id:#x}"),
+        };
+        pt.add_thread(&Tid { associated_pid: 0, id, name: Some(name), ..Default::default() })?;
+    }
+    pt.done()?;
     w.close()?;
     stats.calls = tl.calls.len() as u64;
     stats.writes = tl.writes.len() as u64;

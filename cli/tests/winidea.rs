@@ -114,8 +114,8 @@ const STATE: u32 = 0x3000_0000;
 
 struct Generated {
     calls: Vec<ModelCall>,
-    /// (time, value) of each write to VAR.
-    writes: Vec<(i64, u64)>,
+    /// (time, value, context) of each write to VAR.
+    writes: Vec<(i64, u64, u32)>,
     events: Vec<TimelineEvent>,
     end: i64,
 }
@@ -171,7 +171,7 @@ fn generate(jobs: usize, seed: u64, preempt: bool) -> Generated {
             } else {
                 ev(&mut g, STATE, b'E', v, t, c);
             }
-            g.writes.push((t, v));
+            g.writes.push((t, v, c));
             t += 1 + rng.below(50) as i64;
         }
     }
@@ -292,7 +292,7 @@ fn text1(g: &Generated, with_contexts: bool, timeline: bool) -> String {
     s += "\n* STATISTICS(Data) %COUNT%,%T.NET%,%VALUE%,%HANDLE%\n";
     s += &format!("{},0,,20000000\n", g.writes.len());
     let mut per_value: BTreeMap<u64, (i64, i64)> = BTreeMap::new();
-    for (i, (t, v)) in g.writes.iter().enumerate() {
+    for (i, (t, v, _)) in g.writes.iter().enumerate() {
         let next = g.writes.get(i + 1).map_or(g.end, |w| w.0);
         let e = per_value.entry(*v).or_default();
         e.0 += 1;
@@ -354,6 +354,12 @@ fn a_generated_text1_timeline_gives_the_models_calls_and_statistics() {
         let f = Tb5File::open(&out).unwrap();
         f.verify().unwrap();
         assert_eq!(stored_calls(&f), expected_calls(&g, -5000, None), "seed {seed}");
+        // The contexts are the thread table, by name.
+        let pt = f.processes().unwrap().unwrap();
+        let threads: Vec<(u32, String)> = pt.tids().map(|t| (t.id, f.string(t.name).unwrap().to_owned())).collect();
+        let want: Vec<(u32, String)> =
+            CONTEXT_NAMES.iter().enumerate().map(|(i, n)| (i as u32, n.to_string())).collect();
+        assert_eq!(threads, want);
     }
 }
 
@@ -388,7 +394,11 @@ fn bin_timelines_in_both_layouts_give_the_same_calls() {
     let stats = import_winidea(&export, Some(&bin), None, &out).unwrap();
     assert_eq!(stats.bin_version, Some(BinVersion::V1_0));
     assert_eq!(stats.differences, []);
-    assert_eq!(stored_calls(&Tb5File::open(&out).unwrap()), expected_calls(&g, -5000, Some(0xFF)));
+    let f = Tb5File::open(&out).unwrap();
+    assert_eq!(stored_calls(&f), expected_calls(&g, -5000, Some(0xFF)));
+    let pt = f.processes().unwrap().unwrap();
+    let last = pt.tids().last().unwrap();
+    assert_eq!((last.id, f.string(last.name).unwrap()), (0xFF, "unknown context"));
     // Forcing the wrong layout is caught: 1.0 words set bits 1.1 does not define.
     let err = import_winidea(&export, Some(&bin), Some(BinVersion::V1_1), &dir.path().join("x.tb5")).unwrap_err();
     assert!(
@@ -444,18 +454,19 @@ fn calls_and_data_export_to_vtune_csv() {
     assert_eq!(r.files.len(), 2);
     assert_eq!(check_vtune_csv(&r.files[0]), g.calls.len());
     let calls = std::fs::read_to_string(&r.files[0]).unwrap();
-    assert!(calls.starts_with("name,start_tsc.CLOCK_MONOTONIC_RAW,end_tsc\n"), "{calls}");
+    // With the context as tid: VTune shows the calls as tasks of each context.
+    assert!(calls.starts_with("name,start_tsc.CLOCK_MONOTONIC_RAW,end_tsc,tid\n"), "{calls}");
     let mut rows: Vec<String> = calls.lines().skip(1).map(str::to_owned).collect();
     rows.sort();
     let mut want: Vec<String> =
-        g.calls.iter().map(|c| format!("fn_{},{},{}", c.handle, c.start + 5000, c.end + 5000)).collect();
+        g.calls.iter().map(|c| format!("fn_{},{},{},{}", c.handle, c.start + 5000, c.end + 5000, c.context)).collect();
     want.sort();
     assert_eq!(rows, want);
     assert!(r.files[1].file_name().unwrap().to_str().unwrap().starts_with("winidea_data-s1-state_var-hostname-target"));
     assert_eq!(check_vtune_csv(&r.files[1]), g.writes.len());
     let values = std::fs::read_to_string(&r.files[1]).unwrap();
-    let want: String = std::iter::once("tsc.CLOCK_MONOTONIC_RAW,state_var.INST".to_owned())
-        .chain(g.writes.iter().map(|(t, v)| format!("{},{v}", t + 5000)))
+    let want: String = std::iter::once("tsc.CLOCK_MONOTONIC_RAW,state_var.INST,tid".to_owned())
+        .chain(g.writes.iter().map(|(t, v, c)| format!("{},{v},{c}", t + 5000)))
         .map(|l| l + "\n")
         .collect();
     assert_eq!(values, want);
