@@ -148,14 +148,31 @@ fn parse_header(line: &str) -> Option<Header> {
 
 /// Parses a Text1 export.
 pub fn parse_text1(text: &str, path: &Path) -> Result<Export, CliError> {
+    parse_text1_from(text.as_bytes(), path)
+}
+
+/// Parses a Text1 export line by line from `input` (the whole file is
+/// never held in memory; the timeline rows are).
+pub fn parse_text1_from(input: impl std::io::BufRead, path: &Path) -> Result<Export, CliError> {
     let mut ex = Export::default();
     let mut header: Option<Header> = None;
     let mut current_function: Option<String> = None;
     let mut current_variable: Option<String> = None;
     let mut context_by_name: HashMap<String, u32> = HashMap::new();
-    for (i, raw) in text.lines().enumerate() {
+    let mut offset = 0u64;
+    for (i, raw) in input.split(b'\n').enumerate() {
         let lineno = i as u64 + 1;
-        let line = raw.trim_end_matches('\r');
+        let raw = raw.map_err(|e| CliError::io(path, e))?;
+        let line_at = offset;
+        offset += raw.len() as u64 + 1;
+        let line = std::str::from_utf8(&raw).map_err(|e| {
+            CliError::msg(format!(
+                "{}: line {lineno} (byte {}): not UTF-8 text",
+                path.display(),
+                line_at + e.valid_up_to() as u64
+            ))
+        })?;
+        let line = line.trim_end_matches('\r');
         let bad = |what: String| CliError::msg(format!("{}: line {lineno}: {what}", path.display()));
         if line.trim().is_empty() {
             continue;
@@ -325,46 +342,109 @@ pub fn detect_bin(bytes: &[u8]) -> BinVersion {
 
 /// Reads a `.BIN` timeline.
 pub fn parse_bin(bytes: &[u8], version: BinVersion, path: &Path) -> Result<Vec<TimelineEvent>, CliError> {
-    if !bytes.len().is_multiple_of(24) {
+    whole_entries(bytes.len() as u64, path)?;
+    bytes.chunks_exact(ENTRY).enumerate().map(|(i, e)| parse_entry(e, (i * ENTRY) as u64, version, path)).collect()
+}
+
+/// Bytes per `.BIN` entry.
+const ENTRY: usize = 24;
+
+fn whole_entries(len: u64, path: &Path) -> Result<(), CliError> {
+    let left = len % ENTRY as u64;
+    if left != 0 {
         return Err(CliError::msg(format!(
-            "{}: byte {}: {} bytes is not a whole number of 24-byte entries ({} bytes left over)",
+            "{}: byte {}: {len} bytes is not a whole number of 24-byte entries ({left} bytes left over)",
             path.display(),
-            bytes.len() - bytes.len() % 24,
-            bytes.len(),
-            bytes.len() % 24
+            len - left,
         )));
     }
-    bytes
-        .chunks_exact(24)
-        .enumerate()
-        .map(|(i, e)| {
-            let at = (i * 24) as u64;
-            let handle = u32::from_le_bytes(e[0..4].try_into().unwrap_or_default());
-            let word = u32::from_le_bytes(e[4..8].try_into().unwrap_or_default());
-            let value = u64::from_le_bytes(e[8..16].try_into().unwrap_or_default());
-            let time = i64::from_le_bytes(e[16..24].try_into().unwrap_or_default());
-            if version == BinVersion::V1_1 && word & !0xFFF != 0 {
-                return Err(CliError::msg(format!(
-                    "{}: byte {}: flags {word:#010x} set bits outside the version 1.1 masks (a version 1.0 file? --bin-version 1.0)",
-                    path.display(),
-                    at + 4
-                )));
+    Ok(())
+}
+
+/// Decodes the entry at byte `at` (`e` is its 24 bytes).
+fn parse_entry(e: &[u8], at: u64, version: BinVersion, path: &Path) -> Result<TimelineEvent, CliError> {
+    let word_at = |o: usize| u32::from_le_bytes(e[o..o + 4].try_into().unwrap_or_default());
+    let (handle, word) = (word_at(0), word_at(4));
+    let value = u64::from_le_bytes(e[8..16].try_into().unwrap_or_default());
+    let time = i64::from_le_bytes(e[16..24].try_into().unwrap_or_default());
+    if version == BinVersion::V1_1 && word & !0xFFF != 0 {
+        return Err(CliError::msg(format!(
+            "{}: byte {}: flags {word:#010x} set bits outside the version 1.1 masks (a version 1.0 file? --bin-version 1.0)",
+            path.display(),
+            at + 4
+        )));
+    }
+    let (ty, core) = match version {
+        BinVersion::V1_1 => (word & 0xF, (word & 0xFF0) >> 4),
+        BinVersion::V1_0 => ((word >> 24) & 0xF, UNKNOWN_CONTEXT),
+    };
+    let kind = match ty {
+        3 => b'E',
+        2 => b'R',
+        1 => b'S',
+        0 => b'X',
+        4 => b'W',
+        t => {
+            return Err(CliError::msg(format!(
+                "{}: byte {}: event type {t} is not one the format defines (0-4)",
+                path.display(),
+                at + 4
+            )))
+        }
+    };
+    Ok(TimelineEvent { handle, kind, value, time, context: core, at: Pos::Byte(at) })
+}
+
+/// Reads a `.BIN` file in 1 MiB pieces (no copy of the whole file in
+/// memory), detecting the layout first with a pass of its own when
+/// `version` is `None`. Events are appended to `out`.
+pub fn read_bin_file(
+    path: &Path,
+    version: Option<BinVersion>,
+    out: &mut Vec<TimelineEvent>,
+) -> Result<BinVersion, CliError> {
+    use std::io::{Read, Seek};
+    let mut f = std::fs::File::open(path).map_err(|e| CliError::io(path, e))?;
+    let len = f.metadata().map_err(|e| CliError::io(path, e))?.len();
+    whole_entries(len, path)?;
+    let mut buf = vec![0u8; ENTRY * 43_690];
+    let mut pieces =
+        |f: &mut std::fs::File, each: &mut dyn FnMut(&[u8], u64) -> Result<bool, CliError>| -> Result<(), CliError> {
+            f.rewind().map_err(|e| CliError::io(path, e))?;
+            let mut at = 0u64;
+            while at < len {
+                let n = ((len - at) as usize).min(buf.len());
+                f.read_exact(&mut buf[..n]).map_err(|e| CliError::io(path, e))?;
+                if !each(&buf[..n], at)? {
+                    break;
+                }
+                at += n as u64;
             }
-            let (ty, core) = match version {
-                BinVersion::V1_1 => (word & 0xF, (word & 0xFF0) >> 4),
-                BinVersion::V1_0 => ((word >> 24) & 0xF, UNKNOWN_CONTEXT),
-            };
-            let kind = match ty {
-                3 => b'E',
-                2 => b'R',
-                1 => b'S',
-                0 => b'X',
-                4 => b'W',
-                t => return Err(CliError::msg(format!("{}: byte {}: event type {t} is not one the format defines (0-4)", path.display(), at + 4))),
-            };
-            Ok(TimelineEvent { handle, kind, value, time, context: core, at: Pos::Byte(at) })
-        })
-        .collect()
+            Ok(())
+        };
+    let version = match version {
+        Some(v) => v,
+        None => {
+            let mut v = BinVersion::V1_1;
+            pieces(&mut f, &mut |chunk, _| {
+                if detect_bin(chunk) == BinVersion::V1_0 {
+                    v = BinVersion::V1_0;
+                    return Ok(false);
+                }
+                Ok(true)
+            })?;
+            v
+        }
+    };
+    // The file's size is the justification for this reservation.
+    out.reserve((len / ENTRY as u64) as usize);
+    pieces(&mut f, &mut |chunk, at| {
+        for (i, e) in chunk.chunks_exact(ENTRY).enumerate() {
+            out.push(parse_entry(e, at + (i * ENTRY) as u64, version, path)?);
+        }
+        Ok(true)
+    })?;
+    Ok(version)
 }
 
 /// One call of a function or line.
@@ -398,21 +478,84 @@ pub struct Write {
     pub value: u64,
 }
 
-/// Per (context, handle): the statistics the timeline gives.
+/// Count, sum, minimum and maximum of a series of durations, kept as they
+/// come so that statistics need no memory per call.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Series {
+    /// Values added.
+    pub n: u64,
+    /// Their sum (i128: no overflow for any number of 63-bit values).
+    pub sum: i128,
+    /// The smallest (0 when empty, as winIDEA shows).
+    pub min: i64,
+    /// The largest (0 when empty).
+    pub max: i64,
+}
+
+impl Series {
+    fn add(&mut self, v: i64) {
+        if self.n == 0 {
+            (self.min, self.max) = (v, v);
+        } else {
+            self.min = self.min.min(v);
+            self.max = self.max.max(v);
+        }
+        self.n += 1;
+        self.sum += i128::from(v);
+    }
+
+    /// The sum, saturated to an i64.
+    pub fn total(&self) -> i64 {
+        self.sum.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
+    }
+
+    /// The mean rounded down and rounded up (equal when exact; 0 when empty).
+    pub fn mean_range(&self) -> (i64, i64) {
+        if self.n == 0 {
+            return (0, 0);
+        }
+        let n = i128::from(self.n);
+        let lo = self.sum.div_euclid(n);
+        let hi = if self.sum.rem_euclid(n) == 0 { lo } else { lo + 1 };
+        (lo as i64, hi as i64)
+    }
+}
+
+/// The statistics the timeline gives for one (context, handle), one handle
+/// over all contexts, a variable or a state value.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Figures {
     /// Entries (functions) or writes (data).
     pub count: i64,
     /// Total net time (functions) or time in the state (data states).
     pub net: i64,
-    /// Net time of each complete call.
-    pub nets: Vec<i64>,
-    /// Gross time of each complete call.
-    pub gross: Vec<i64>,
-    /// Call time (entry to exit) of each complete call.
-    pub call: Vec<i64>,
-    /// Entry times, for periods.
-    pub entries: Vec<i64>,
+    /// Net times of complete calls.
+    pub nets: Series,
+    /// Gross times of complete calls.
+    pub gross: Series,
+    /// Call times (entry to exit) of complete calls.
+    pub call: Series,
+    /// Times between successive entries.
+    pub periods: Series,
+    /// The latest entry, for the next period.
+    pub last_entry: Option<i64>,
+}
+
+impl Figures {
+    fn enter(&mut self, t: i64) {
+        self.count += 1;
+        if let Some(p) = self.last_entry.replace(t) {
+            self.periods.add(t - p);
+        }
+    }
+    fn ran(&mut self, d: i64) {
+        self.net = self.net.saturating_add(d);
+    }
+    fn completed(&mut self, net: i64, gross: i64, call: i64) {
+        self.nets.add(net);
+        self.gross.add(gross);
+        self.call.add(call);
+    }
 }
 
 /// What building calls found.
@@ -424,6 +567,8 @@ pub struct Timeline {
     pub writes: Vec<Write>,
     /// Statistics per (context, handle) for functions and lines.
     pub functions: HashMap<(u32, u32), Figures>,
+    /// Statistics per handle over all contexts (winIDEA's "neutral" view).
+    pub neutral: HashMap<u32, Figures>,
     /// Statistics per (variable handle) and per (state handle, value) for data.
     pub data: HashMap<(u32, Option<u64>), Figures>,
     /// Calls under way when the trace begins (first event R, S or X), not written as intervals.
@@ -531,10 +676,11 @@ pub fn build(ex: &Export, events: &[TimelineEvent], path: &Path, end_time: Optio
         let stack = stacks.entry(key).or_default();
         let clock = clocks.entry(e.context).or_default();
         let fig = tl.functions.entry(key).or_default();
+        let all = tl.neutral.entry(e.handle).or_default();
         match e.kind {
             b'E' => {
-                fig.count += 1;
-                fig.entries.push(e.time);
+                fig.enter(e.time);
+                all.enter(e.time);
                 let active_at_entry = clock.at(e.time);
                 clock.start(e.time);
                 stack.push(Open { start: Some(e.time), running_since: Some(e.time), net: 0, active_at_entry });
@@ -543,7 +689,8 @@ pub fn build(ex: &Export, events: &[TimelineEvent], path: &Path, end_time: Optio
                 Some(o) => {
                     if let Some(r) = o.running_since.take() {
                         o.net += e.time - r;
-                        fig.net = fig.net.saturating_add(e.time - r);
+                        fig.ran(e.time - r);
+                        all.ran(e.time - r);
                         clock.stop(e.time);
                     }
                 }
@@ -571,14 +718,14 @@ pub fn build(ex: &Export, events: &[TimelineEvent], path: &Path, end_time: Optio
                     Some(mut o) => {
                         if let Some(r) = o.running_since {
                             o.net += e.time - r;
-                            fig.net = fig.net.saturating_add(e.time - r);
+                            fig.ran(e.time - r);
+                            all.ran(e.time - r);
                             clock.stop(e.time);
                         }
                         if let Some(s) = o.start {
                             let gross = clock.at(e.time) - o.active_at_entry;
-                            fig.nets.push(o.net);
-                            fig.gross.push(gross);
-                            fig.call.push(e.time - s);
+                            fig.completed(o.net, gross, e.time - s);
+                            all.completed(o.net, gross, e.time - s);
                             tl.calls.push(Call {
                                 handle: e.handle,
                                 context: e.context,
@@ -604,8 +751,8 @@ pub fn build(ex: &Export, events: &[TimelineEvent], path: &Path, end_time: Optio
     for ((ctx, h), stack) in &stacks {
         for o in stack {
             if let Some(r) = o.running_since {
-                let fig = tl.functions.entry((*ctx, *h)).or_default();
-                fig.net = fig.net.saturating_add(end.max(r) - r);
+                tl.functions.entry((*ctx, *h)).or_default().ran(end.max(r) - r);
+                tl.neutral.entry(*h).or_default().ran(end.max(r) - r);
             }
         }
     }
@@ -630,52 +777,27 @@ pub struct Difference {
 /// agree with it: one value, or for an inexact average the mean rounded
 /// down and up (the document does not say how winIDEA rounds).
 fn figure(f: &Figures, name: &str) -> Option<(i64, i64)> {
-    figure_exact(f, name).map(|v| (v, v)).or_else(|| {
-        let (cat, which) = name.strip_prefix("T.")?.split_once('.')?;
-        if which != "AVG" {
-            return None;
-        }
-        let v = series(f, cat)?;
-        if v.is_empty() {
-            return Some((0, 0));
-        }
-        let (sum, n) = (saturating_sum(&v), v.len() as i64);
-        let lo = sum.div_euclid(n);
-        Some((lo, if sum.rem_euclid(n) == 0 { lo } else { lo + 1 }))
-    })
-}
-
-fn saturating_sum(v: &[i64]) -> i64 {
-    v.iter().fold(0i64, |a, b| a.saturating_add(*b))
-}
-
-fn series(f: &Figures, category: &str) -> Option<Vec<i64>> {
-    match category {
-        "NET" => Some(f.nets.clone()),
-        "GROSS" => Some(f.gross.clone()),
-        "CALL" => Some(f.call.clone()),
-        "PERIOD" => Some(f.entries.windows(2).map(|w| w[1] - w[0]).collect()),
-        _ => None,
-    }
-}
-
-fn figure_exact(f: &Figures, name: &str) -> Option<i64> {
-    // Of no complete call, winIDEA shows 0.
-    let minmax = |v: &[i64], which: &str| -> Option<i64> {
-        match which {
-            "MIN" => Some(v.iter().min().copied().unwrap_or(0)),
-            "MAX" => Some(v.iter().max().copied().unwrap_or(0)),
-            _ => None,
-        }
-    };
+    let one = |v: i64| Some((v, v));
     match name {
-        "COUNT" => Some(f.count),
-        "T.NET" => Some(f.net),
-        "T.GROSS" => Some(saturating_sum(&f.gross)),
-        "T.CALL" => Some(saturating_sum(&f.call)),
+        "COUNT" => one(f.count),
+        "T.NET" => one(f.net),
+        "T.GROSS" => one(f.gross.total()),
+        "T.CALL" => one(f.call.total()),
         _ => {
             let (cat, which) = name.strip_prefix("T.")?.split_once('.')?;
-            minmax(&series(f, cat)?, which)
+            let series = match cat {
+                "NET" => &f.nets,
+                "GROSS" => &f.gross,
+                "CALL" => &f.call,
+                "PERIOD" => &f.periods,
+                _ => return None,
+            };
+            match which {
+                "MIN" => one(series.min),
+                "MAX" => one(series.max),
+                "AVG" => Some(series.mean_range()),
+                _ => None,
+            }
         }
     }
 }
@@ -704,29 +826,22 @@ pub fn check(ex: &Export, tl: &Timeline) -> CheckResult {
             } else {
                 (row.handle, None)
             };
-            tl.data.get(&key).cloned().unwrap_or_default()
+            tl.data.get(&key)
         } else {
-            // A CONTEXT the CONTEXTS section does not list has no calls.
-            let ctx: Option<Option<u32>> =
-                row.context.as_ref().map(|c| ex.contexts.iter().find(|(_, n)| *n == c).map(|(k, _)| *k));
-            let mut f = Figures::default();
-            for ((c, h), v) in &tl.functions {
-                if *h == row.handle && ctx.is_none_or(|x| x == Some(*c)) {
-                    f.count += v.count;
-                    f.net = f.net.saturating_add(v.net);
-                    f.nets.extend(&v.nets);
-                    f.gross.extend(&v.gross);
-                    f.call.extend(&v.call);
-                    f.entries.extend(&v.entries);
+            match &row.context {
+                None => tl.neutral.get(&row.handle),
+                // A CONTEXT the CONTEXTS section does not list has no calls.
+                Some(c) => {
+                    ex.contexts.iter().find(|(_, n)| *n == c).and_then(|(k, _)| tl.functions.get(&(*k, row.handle)))
                 }
             }
-            f.entries.sort_unstable();
-            f
         };
+        let none = Figures::default();
+        let fig = fig.unwrap_or(&none);
         for (name, value) in &row.figures {
             let what =
                 format!("{:08X}{} {name}", row.handle, row.value.map_or(String::new(), |v| format!(" value {v}")));
-            let Some((lo, hi)) = figure(&fig, name) else {
+            let Some((lo, hi)) = figure(fig, name) else {
                 result.unchecked.push((row.line, what));
                 continue;
             };
@@ -777,20 +892,18 @@ pub fn import_winidea(
     if meta.is_dir() {
         return Err(CliError::msg(format!("{}: is a directory, not an export", text.display())));
     }
-    let bytes = std::fs::read(text).map_err(|e| CliError::io(text, e))?;
-    let body = String::from_utf8(bytes).map_err(|e| {
-        CliError::msg(format!("{}: byte {}: not UTF-8 text", text.display(), e.utf8_error().valid_up_to()))
-    })?;
-    let ex = parse_text1(&body, text)?;
+    let file = std::fs::File::open(text).map_err(|e| CliError::io(text, e))?;
+    let mut ex = parse_text1_from(std::io::BufReader::with_capacity(1 << 20, file), text)?;
     let mut stats = WinIdeaStats::default();
-    let mut events = ex.timeline.clone();
+    let mut events = std::mem::take(&mut ex.timeline);
     if let Some(b) = bin {
-        let raw = std::fs::read(b).map_err(|e| CliError::io(b, e))?;
-        let v = version.unwrap_or_else(|| detect_bin(&raw));
-        stats.bin_version = Some(v);
-        let mut from_bin = parse_bin(&raw, v, b)?;
-        events.append(&mut from_bin);
-        events.sort_by_key(|e| e.time);
+        let had = events.len();
+        stats.bin_version = Some(read_bin_file(b, version, &mut events)?);
+        if had > 0 {
+            // Both a TIMELINE section and a .BIN: one time order (stable, so
+            // equal times keep the text's events first).
+            events.sort_by_key(|e| e.time);
+        }
     }
     stats.events = events.len() as u64;
     let tl = build(&ex, &events, bin.unwrap_or(text), ex.total_time)?;

@@ -596,7 +596,7 @@ fn bad_input_is_an_error_with_its_line_or_byte() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("l.txt"), &latin1).unwrap();
     let err = import_winidea(&dir.path().join("l.txt"), None, None, &dir.path().join("o.tb5")).unwrap_err();
-    assert!(err.to_string().contains("l.txt: byte 20: not UTF-8 text"), "{err}");
+    assert!(err.to_string().contains("l.txt: line 2 (byte 20): not UTF-8 text"), "{err}");
 
     // .BIN: a partial entry, a bad event type, an unknown handle.
     let ok = winidea::write_bin(
@@ -722,4 +722,46 @@ fn a_call_running_at_the_end_counts_until_the_session_ends() {
     let stats = import_winidea(&export, None, None, &dir.path().join("r.tb5")).unwrap();
     // 10-20 and 40-100 (TOTAL_TIME): 70 ns.
     assert_eq!((stats.agree, stats.differences.len(), stats.unfinished), (2, 0, 1));
+}
+
+#[test]
+fn bin_files_are_read_in_pieces_like_a_whole_slice() {
+    // 100,000 entries span three 1 MiB pieces; the one 1.0 marker is in the last.
+    let mut events: Vec<TimelineEvent> = (0..100_000u64)
+        .map(|i| TimelineEvent {
+            handle: (i % 7) as u32,
+            kind: [b'E', b'X'][(i % 2) as usize],
+            value: i,
+            time: i as i64,
+            context: 3,
+            at: Pos::Byte(i * 24),
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.BIN");
+    let mut bytes = winidea::write_bin(&events, BinVersion::V1_1);
+    std::fs::write(&path, &bytes).unwrap();
+    let mut read = Vec::new();
+    assert_eq!(winidea::read_bin_file(&path, None, &mut read).unwrap(), BinVersion::V1_1);
+    assert_eq!(read, events);
+    // The same events as 1.0: detected from the first piece.
+    bytes = winidea::write_bin(&events, BinVersion::V1_0);
+    std::fs::write(&path, &bytes).unwrap();
+    let mut read = Vec::new();
+    assert_eq!(winidea::read_bin_file(&path, None, &mut read).unwrap(), BinVersion::V1_0);
+    assert_eq!(read, winidea::parse_bin(&bytes, BinVersion::V1_0, &path).unwrap());
+    // A bad type in the last piece is reported at its byte.
+    events[99_999].kind = b'E';
+    let mut bytes = winidea::write_bin(&events, BinVersion::V1_1);
+    bytes[99_999 * 24 + 4] = 9;
+    std::fs::write(&path, &bytes).unwrap();
+    let err = winidea::read_bin_file(&path, Some(BinVersion::V1_1), &mut Vec::new()).unwrap_err();
+    assert!(err.to_string().contains(&format!("big.BIN: byte {}: event type 9", 99_999 * 24 + 4)), "{err}");
+}
+
+#[test]
+fn a_bin_out_of_time_order_is_an_error_at_its_byte() {
+    let ev = |time: i64| TimelineEvent { handle: 0, kind: b'E', value: 0, time, context: 0, at: Pos::Byte(0) };
+    let bytes = winidea::write_bin(&[ev(10), ev(20), ev(15)], BinVersion::V1_1);
+    rejects(FUNCS, Some(&bytes), "bad.txt.BIN: byte 48: time 15 goes back from 20");
 }
