@@ -395,6 +395,9 @@ fn parse_entry(e: &[u8], at: u64, version: BinVersion, path: &Path) -> Result<Ti
     Ok(TimelineEvent { handle, kind, value, time, context: core, at: Pos::Byte(at) })
 }
 
+/// Called with each piece of a file and its offset; `false` stops.
+type PieceFn<'a> = dyn FnMut(&[u8], u64) -> Result<bool, CliError> + 'a;
+
 /// Reads a `.BIN` file in 1 MiB pieces (no copy of the whole file in
 /// memory), detecting the layout first with a pass of its own when
 /// `version` is `None`. Events are appended to `out`.
@@ -408,20 +411,19 @@ pub fn read_bin_file(
     let len = f.metadata().map_err(|e| CliError::io(path, e))?.len();
     whole_entries(len, path)?;
     let mut buf = vec![0u8; ENTRY * 43_690];
-    let mut pieces =
-        |f: &mut std::fs::File, each: &mut dyn FnMut(&[u8], u64) -> Result<bool, CliError>| -> Result<(), CliError> {
-            f.rewind().map_err(|e| CliError::io(path, e))?;
-            let mut at = 0u64;
-            while at < len {
-                let n = ((len - at) as usize).min(buf.len());
-                f.read_exact(&mut buf[..n]).map_err(|e| CliError::io(path, e))?;
-                if !each(&buf[..n], at)? {
-                    break;
-                }
-                at += n as u64;
+    let mut pieces = |f: &mut std::fs::File, each: &mut PieceFn<'_>| -> Result<(), CliError> {
+        f.rewind().map_err(|e| CliError::io(path, e))?;
+        let mut at = 0u64;
+        while at < len {
+            let n = ((len - at) as usize).min(buf.len());
+            f.read_exact(&mut buf[..n]).map_err(|e| CliError::io(path, e))?;
+            if !each(&buf[..n], at)? {
+                break;
             }
-            Ok(())
-        };
+            at += n as u64;
+        }
+        Ok(())
+    };
     let version = match version {
         Some(v) => v,
         None => {
