@@ -114,7 +114,19 @@ pub fn report(
     let layout = s
         .layout()?
         .ok_or_else(|| CliError::msg(format!("{}: stream {n} has no data descriptor", file.path().display())))?;
-    let needs_bind = opts.by != By::Event || opts.pid.is_some() || opts.tid.is_some() || opts.module.is_some();
+    // Records that cannot be bound (no IP/PID) but name their thread (MTMC
+    // tasks, winIDEA calls by context) are grouped and filtered by that
+    // field directly.
+    let tid_field = layout.find(desc_type::TID, None).filter(|f| f.size == 4).map(|f| f.offset as usize);
+    let unbindable = layout.legacy_pc_offset().is_none()
+        && (layout.find(desc_type::IP, None).is_none() || layout.find(desc_type::PID, None).is_none());
+    let direct_tid = unbindable && tid_field.is_some() && s.bind_view()?.is_none();
+    let bound_filters = opts.pid.is_some() || opts.module.is_some() || (opts.tid.is_some() && !direct_tid);
+    let needs_bind = match opts.by {
+        By::Process | By::Module => true,
+        By::Thread => !direct_tid || bound_filters,
+        By::Event => bound_filters,
+    };
     let memory;
     let view: Option<BindView<'_>> = match s.bind_view()? {
         Some(v) => Some(v),
@@ -186,6 +198,14 @@ pub fn report(
                 }
             }
             let bind = binds.get((k - i) as usize).copied();
+            let direct = tid_field
+                .filter(|_| direct_tid)
+                .map(|at| u32::from_le_bytes(rec[at..at + 4].try_into().unwrap_or_default()));
+            if let (Some(want), Some(t)) = (opts.tid, direct) {
+                if t != want {
+                    continue;
+                }
+            }
             if let Some(b) = bind {
                 if let Some(p) = opts.pid {
                     if view.as_ref().and_then(|v| v.process(b.pid_index)).is_none_or(|x| x.id != p) {
@@ -205,7 +225,7 @@ pub fn report(
             }
             let key = match opts.by {
                 By::Process => bind.map(|b| b.pid_index),
-                By::Thread => bind.map(|b| b.tid_index),
+                By::Thread => direct.map(u64::from).or(bind.map(|b| b.tid_index)),
                 By::Module => bind.and_then(|b| (b.module_index != UNKNOWN_MODULE).then_some(b.module_index)),
                 By::Event => Some(match (pc_at, event_id_at) {
                     (Some(pc), _) => {
@@ -222,6 +242,10 @@ pub fn report(
         progress(i);
     }
 
+    let threads: Vec<Tid<StringId>> = match file.processes()? {
+        Some(pt) if direct_tid => pt.tids().collect(),
+        _ => Vec::new(),
+    };
     let label = |key: Option<u64>| -> String {
         let v = view.as_ref();
         match (opts.by, key) {
@@ -238,6 +262,17 @@ pub fn report(
                 let pr = v.and_then(|v| v.process(p)).unwrap_or_default();
                 let name = file.string_opt(pr.name).ok().flatten().unwrap_or("?");
                 format!("pid {} {name}", pr.id)
+            }
+            (By::Thread, Some(t)) if direct_tid => {
+                // The key is the tid itself; the thread table may name it.
+                let name = threads
+                    .iter()
+                    .find(|th| u64::from(th.id) == t)
+                    .and_then(|th| file.string_opt(th.name).ok().flatten());
+                match name {
+                    Some(n) => format!("tid {t} {n}"),
+                    None => format!("tid {t}"),
+                }
             }
             (By::Thread, Some(t)) => {
                 let th = v.and_then(|v| v.thread(t)).unwrap_or_default();

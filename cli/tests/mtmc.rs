@@ -187,3 +187,18 @@ fn bad_logs_name_the_line_and_write_nothing() {
     let e = import(&swapped, dir.path()).unwrap_err();
     assert!(e.contains("ends (1000) before it starts (1500)"), "{e}");
 }
+
+#[test]
+fn report_by_thread_counts_tasks_per_tid() {
+    let dir = tempfile::tempdir().unwrap();
+    let other = EXAMPLE.replacen("1107138,", "1107200,", 1);
+    let (out, _) = import(&format!("{EXAMPLE}\n{other}\n{EXAMPLE}\n"), dir.path()).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_tbrw"))
+        .args(["report", out.to_str().unwrap(), "--by", "thread"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(text.contains("         2  66.67%  tid 1107138 pthread 0x5f7ee700"), "{text}");
+    assert!(text.contains("         1  33.33%  tid 1107200 pthread 0x5f7ee700"), "{text}");
+}

@@ -514,6 +514,23 @@ fn the_command_line_imports_checks_and_reports() {
         let n = g.calls.iter().filter(|c| c.handle == h).count();
         assert!(json.contains(&format!("\"key\":{h},\"label\":\"fn_{h}\",\"samples\":{n},")), "{json}");
     }
+    // By thread: the contexts, named from the thread table, and --tid filters.
+    let o = tbrw(&["report", gen.to_str().unwrap(), "--by", "thread", "--json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let json = String::from_utf8(o.stdout).unwrap();
+    for (c, name) in CONTEXT_NAMES.iter().enumerate() {
+        let n = g.calls.iter().filter(|k| k.context == c as u32).count();
+        assert!(json.contains(&format!("\"key\":{c},\"label\":\"tid {c} {name}\",\"samples\":{n},")), "{json}");
+    }
+    let o = tbrw(&["report", gen.to_str().unwrap(), "--by", "event", "--tid", "1"]);
+    let text = String::from_utf8(o.stdout).unwrap();
+    let in_1 = g.calls.iter().filter(|k| k.context == 1).count();
+    assert!(text.contains(&format!("{in_1} of {} samples", g.calls.len())), "{text}");
+    // Grouping that needs a bind says why it cannot be had.
+    let o = tbrw(&["report", gen.to_str().unwrap(), "--by", "module"]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8(o.stderr).unwrap().contains("cannot be bound"));
+
     // The .BIN next to the export is found without --bin.
     let g = generate(50, 4, true);
     let export = dir.path().join("session.txt");
