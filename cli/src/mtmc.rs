@@ -43,29 +43,29 @@ pub const MAX_COUNTERS: usize = 256;
 /// One task of the log.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Task {
-    /// [0] kernel thread id.
+    /// `[0]` kernel thread id.
     pub tid: u32,
-    /// [1] pthread id (32-bit).
+    /// `[1]` pthread id (32-bit).
     pub pthread: u32,
-    /// [2] start, ns CLOCK_REALTIME.
+    /// `[2]` start, ns CLOCK_REALTIME.
     pub start: u64,
-    /// [3] end, ns CLOCK_REALTIME.
+    /// `[3]` end, ns CLOCK_REALTIME.
     pub end: u64,
-    /// [4] parent's kernel thread id.
+    /// `[4]` parent's kernel thread id.
     pub parent_tid: u32,
-    /// [5] parent's pthread id.
+    /// `[5]` parent's pthread id.
     pub parent_pthread: u32,
-    /// [6] when the task was scheduled, ns CLOCK_REALTIME.
+    /// `[6]` when the task was scheduled, ns CLOCK_REALTIME.
     pub scheduled: u64,
-    /// [7.0]-[7.5]: slots, metrics, reserved at begin; slots, metrics, reserved at end.
+    /// `[7.0]`-`[7.5]`: slots, metrics, reserved at begin; slots, metrics, reserved at end.
     pub topdown: [u64; 6],
-    /// [8.0]-[8.2]: number of events, core id, prefix at begin.
+    /// `[8.0]`-`[8.2]`: number of events, core id, prefix at begin.
     pub begin_info: [u64; 3],
-    /// [9.*]: counter readings at begin.
+    /// `[9.*]`: counter readings at begin.
     pub begin: Vec<u64>,
-    /// [10.0]-[10.2]: number of events, core id, prefix at end.
+    /// `[10.0]`-`[10.2]`: number of events, core id, prefix at end.
     pub end_info: [u64; 3],
-    /// [11.*]: counter readings at end.
+    /// `[11.*]`: counter readings at end.
     pub end_counters: Vec<u64>,
 }
 

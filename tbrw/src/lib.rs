@@ -57,7 +57,7 @@
 //! ```
 //!
 //! The layers, bottom up:
-//! - [`raw`] (crate-private) and docs/FORMAT.md: this project's on-disk layout;
+//! - `raw` (crate-private) and docs/FORMAT.md: this project's on-disk layout;
 //! - the model: [`hardware`], [`software`], [`process`], [`module`],
 //!   [`version`], [`stream`], [`event`], [`descriptor`], [`sample`], [`strings`];
 //! - [`engine`]: the run-time lifecycle engine the C API drives, with the

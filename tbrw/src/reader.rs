@@ -567,7 +567,7 @@ impl Tb5File {
         value.map_strings(&mut |id| self.string_opt(id).map(|s| s.map(str::to_owned)))
     }
 
-    /// Checks the whole file: see [`crate::verify`].
+    /// Checks the whole file: docs/FORMAT.md ("What `verify` checks") lists the checks.
     pub fn verify(&self) -> Result<()> {
         crate::verify::verify(self)
     }

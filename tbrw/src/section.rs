@@ -2,7 +2,7 @@
 //!
 //! These mirror `TBRW_SECTION_IDENTIFIER` and `TBRW_STREAM_SECTION_IDENTIFIER`
 //! (their numeric values are the C values). The on-disk section kinds that
-//! carry them are in [`crate::raw`]; this module knows nothing about bytes.
+//! carry them are in `raw`; this module knows nothing about bytes.
 
 use std::fmt;
 

@@ -14,7 +14,7 @@
 //! * a finished section's builder is consumed, so it cannot be written again.
 //!
 //! What only the file knows (a section or stream that already exists when
-//! appending, a record piece of the wrong size) is a run-time [`Error`].
+//! appending, a record piece of the wrong size) is a run-time [`Error`](crate::Error).
 //!
 //! ```no_run
 //! use tbrw::*;
