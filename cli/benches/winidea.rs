@@ -1,12 +1,20 @@
 //! Importing a large winIDEA export: `cargo bench -p tbrw-cli --bench winidea`
 //! writes a Text1 export whose TIMELINE has 1 million events (nested calls in
 //! four contexts, some data writes) and the same events as a version 1.1
-//! `.BIN`, and imports each. Pass an event count to choose (`-- 5000000`).
+//! `.BIN`, and imports each, with its peak resident memory. Pass an event
+//! count to choose (`-- 5000000`).
 
 use std::io::{BufWriter, Write};
 use std::time::Instant;
 
 use tbrw_cli::winidea::{self, BinVersion, Pos, TimelineEvent};
+
+fn status_kib(field: &str) -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with(field)).and_then(|l| l.split_whitespace().nth(1)?.parse().ok()))
+        .unwrap_or(0)
+}
 
 fn main() {
     let n: usize = std::env::args().skip(1).find_map(|a| a.parse().ok()).unwrap_or(1_000_000);
@@ -64,20 +72,27 @@ fn main() {
     let bin = dir.path().join("header.txt.BIN");
     std::fs::write(&bin, winidea::write_bin(&events, BinVersion::V1_1)).unwrap();
 
+    drop(events);
     for (what, text, bin) in [("Text1 TIMELINE", &export, None), (".BIN 1.1", &text_only, Some(bin.as_path()))] {
         let bytes = std::fs::metadata(bin.unwrap_or(text)).unwrap().len();
         let out = dir.path().join("out.tb5");
+        // Resets the peak-RSS mark (Linux), so the figure is this import's.
+        let _ = std::fs::write("/proc/self/clear_refs", "5");
+        let base = status_kib("VmRSS:");
         let t = Instant::now();
         let stats = winidea::import_winidea(text, bin, None, &out).unwrap();
         let s = t.elapsed().as_secs_f64();
+        let peak = status_kib("VmHWM:");
         println!(
-            "{what}: {} events ({} MB) imported in {s:.2} s: {:.2} M events/s, {:.0} MB/s; {} calls, {} writes",
+            "{what}: {} events ({} MB) imported in {s:.2} s: {:.2} M events/s, {:.0} MB/s; {} calls, {} writes; peak RSS {} MiB (before {} MiB)",
             stats.events,
             bytes / 1_000_000,
             stats.events as f64 / s / 1e6,
             bytes as f64 / s / 1e6,
             stats.calls,
-            stats.writes
+            stats.writes,
+            peak / 1024,
+            base / 1024
         );
     }
 }
