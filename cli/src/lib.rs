@@ -7,6 +7,7 @@
 pub mod atomic;
 pub mod csv;
 pub mod error;
+pub mod imported;
 pub mod mtmc;
 pub mod report;
 pub mod sampler;

@@ -14,6 +14,7 @@ use std::path::Path;
 use tbrw::*;
 
 use crate::error::CliError;
+use crate::imported::{field, write_globals};
 
 /// Descriptor types of the MTMC fields without a TBRW type (user-defined range).
 pub mod field_type {
@@ -164,40 +165,33 @@ pub fn parse_line(text: &str, path: &Path, line: u64) -> Result<Task, CliError> 
 
 /// The record layout of an MTMC stream with `n` counters.
 pub fn descriptor(n: usize) -> Vec<DescEntry> {
-    let e = |t: u16, st: u16, size: u32, name: String| DescEntry {
-        desc_type: t,
-        subtype: st,
-        data_size: size,
-        name: Some(name),
-        ..Default::default()
-    };
     let ns = desc_subtype::TS_NANOSECONDS;
     let mut v = vec![
-        e(desc_type::TID, 0, 4, "tid".into()),
-        e(field_type::PTHREAD, 0, 4, "pthread_id".into()),
-        e(desc_type::TIME_STAMP, ns, 8, "start_realtime_ns".into()),
-        e(desc_type::TIME_STAMP, ns, 8, "end_realtime_ns".into()),
-        e(field_type::PARENT_TID, 0, 4, "parent_tid".into()),
-        e(field_type::PARENT_PTHREAD, 0, 4, "parent_pthread_id".into()),
-        e(desc_type::TIME_STAMP, ns, 8, "scheduled_realtime_ns".into()),
-        e(field_type::SLOTS_BEGIN, 0, 8, "topdown_slots_begin".into()),
-        e(field_type::METRICS_BEGIN, 0, 8, "topdown_metrics_begin".into()),
-        e(field_type::RESERVED_BEGIN, 0, 8, "topdown_reserved_begin".into()),
-        e(field_type::SLOTS_END, 0, 8, "topdown_slots_end".into()),
-        e(field_type::METRICS_END, 0, 8, "topdown_metrics_end".into()),
-        e(field_type::RESERVED_END, 0, 8, "topdown_reserved_end".into()),
-        e(field_type::EVENTS_BEGIN, 0, 8, "events_begin".into()),
-        e(desc_type::PROCESSOR_NUMBER, 0, 8, "core_begin".into()),
-        e(field_type::PREFIX_BEGIN, 0, 8, "prefix_begin".into()),
-        e(field_type::EVENTS_END, 0, 8, "events_end".into()),
-        e(desc_type::PROCESSOR_NUMBER, 0, 8, "core_end".into()),
-        e(field_type::PREFIX_END, 0, 8, "prefix_end".into()),
+        field(desc_type::TID, 0, 4, "tid"),
+        field(field_type::PTHREAD, 0, 4, "pthread_id"),
+        field(desc_type::TIME_STAMP, ns, 8, "start_realtime_ns"),
+        field(desc_type::TIME_STAMP, ns, 8, "end_realtime_ns"),
+        field(field_type::PARENT_TID, 0, 4, "parent_tid"),
+        field(field_type::PARENT_PTHREAD, 0, 4, "parent_pthread_id"),
+        field(desc_type::TIME_STAMP, ns, 8, "scheduled_realtime_ns"),
+        field(field_type::SLOTS_BEGIN, 0, 8, "topdown_slots_begin"),
+        field(field_type::METRICS_BEGIN, 0, 8, "topdown_metrics_begin"),
+        field(field_type::RESERVED_BEGIN, 0, 8, "topdown_reserved_begin"),
+        field(field_type::SLOTS_END, 0, 8, "topdown_slots_end"),
+        field(field_type::METRICS_END, 0, 8, "topdown_metrics_end"),
+        field(field_type::RESERVED_END, 0, 8, "topdown_reserved_end"),
+        field(field_type::EVENTS_BEGIN, 0, 8, "events_begin"),
+        field(desc_type::PROCESSOR_NUMBER, 0, 8, "core_begin"),
+        field(field_type::PREFIX_BEGIN, 0, 8, "prefix_begin"),
+        field(field_type::EVENTS_END, 0, 8, "events_end"),
+        field(desc_type::PROCESSOR_NUMBER, 0, 8, "core_end"),
+        field(field_type::PREFIX_END, 0, 8, "prefix_end"),
     ];
     for i in 0..n {
-        v.push(e(field_type::COUNTER_BEGIN + i as u16, 0, 8, format!("counter{i}_begin")));
+        v.push(field(field_type::COUNTER_BEGIN + i as u16, 0, 8, format!("counter{i}_begin")));
     }
     for i in 0..n {
-        v.push(e(field_type::COUNTER_END + i as u16, 0, 8, format!("counter{i}_end")));
+        v.push(field(field_type::COUNTER_END + i as u16, 0, 8, format!("counter{i}_end")));
     }
     v
 }
@@ -268,16 +262,13 @@ pub fn import_mtmc(input: &Path, output: &Path, progress: &mut dyn FnMut(u64)) -
     let reader = BufReader::with_capacity(1 << 20, f);
     let mut stats = MtmcStats::default();
     let mut w = Tb5Writer::create(output)?;
-    w.write_hardware(&System::default())?;
-    w.write_software(&Software {
-        os: Some(Os { platform: os_family::LINUX64, name: Some("Linux".into()), ..Default::default() }),
-        ..Default::default()
-    })?;
-    w.write_version_info(&VersionInfo {
-        sampling_driver_version: UNKNOWN_DRIVER_VERSION,
-        bind_version: 0,
-        sample_file_version: MIN_SAMPLE_FILE_VERSION,
-    })?;
+    write_globals(
+        &mut w,
+        &Software {
+            os: Some(Os { platform: os_family::LINUX64, name: Some("Linux".into()), ..Default::default() }),
+            ..Default::default()
+        },
+    )?;
     w.write_modules(&[])?;
     let mut st = State::default();
     let mut lines = reader.split(b'\n').enumerate();

@@ -10,6 +10,7 @@ use std::path::Path;
 use tbrw::*;
 
 use crate::error::CliError;
+use crate::imported::{field, write_globals};
 use crate::sampler::{self, Header, Magic, Next, ProfileReader, Sample, ThreadSample, VmMap};
 
 /// The pid the profile's process gets when `--pid` is not given.
@@ -52,21 +53,14 @@ fn magic_of(t: u16) -> Option<Magic> {
 
 /// The descriptor of an imported stream.
 pub fn descriptor(magic: Magic) -> Vec<DescEntry> {
-    let e = |t: u16, st: u16, size: u32, name: &str| DescEntry {
-        desc_type: t,
-        subtype: st,
-        data_size: size,
-        name: Some(name.into()),
-        ..Default::default()
-    };
     let (vt, vn) = value_field(magic);
     vec![
-        e(desc_type::IP, desc_subtype::NONE, 8, "pc"),
-        e(desc_type::PID, desc_subtype::NONE, 4, "pid"),
-        e(desc_type::TID, desc_subtype::NONE, 4, "tid"),
-        e(desc_type::TIME_STAMP, desc_subtype::TS_SAMPLE_COUNT, 8, "sample"),
-        e(field_type::CPUTIME, desc_subtype::NONE, 8, "cputime"),
-        e(vt, desc_subtype::NONE, 8, vn),
+        field(desc_type::IP, desc_subtype::NONE, 8, "pc"),
+        field(desc_type::PID, desc_subtype::NONE, 4, "pid"),
+        field(desc_type::TID, desc_subtype::NONE, 4, "tid"),
+        field(desc_type::TIME_STAMP, desc_subtype::TS_SAMPLE_COUNT, 8, "sample"),
+        field(field_type::CPUTIME, desc_subtype::NONE, 8, "cputime"),
+        field(vt, desc_subtype::NONE, 8, vn),
     ]
 }
 
@@ -125,17 +119,14 @@ pub fn import_sampler(
 
     let mut w = Tb5Writer::create(output)?;
     // What the profile does not say is left unknown: no nodes, no OS version.
-    w.write_hardware(&System::default())?;
-    w.write_software(&Software {
-        host: Some(Host { reserved: 0, ip_address: None, name: opts.hostname.clone() }),
-        os: Some(Os { platform: os_family::LINUX64, name: Some("Linux".into()), ..Default::default() }),
-        application: None,
-    })?;
-    w.write_version_info(&VersionInfo {
-        sampling_driver_version: UNKNOWN_DRIVER_VERSION,
-        bind_version: 0,
-        sample_file_version: MIN_SAMPLE_FILE_VERSION,
-    })?;
+    write_globals(
+        &mut w,
+        &Software {
+            host: Some(Host { reserved: 0, ip_address: None, name: opts.hostname.clone() }),
+            os: Some(Os { platform: os_family::LINUX64, name: Some("Linux".into()), ..Default::default() }),
+            application: None,
+        },
+    )?;
     let exe = executable_label(&header.maps).map(str::to_owned);
     let modules: Vec<Module> = header
         .maps
@@ -261,7 +252,7 @@ pub fn export_sampler(file: &Path, stream: u32, output: &Path) -> Result<u64, Cl
     let layout = s
         .layout()?
         .ok_or_else(|| CliError::msg(format!("{}: stream {stream} has no data descriptor", file.display())))?;
-    let field = |t: u16, st: Option<u16>, sizes: &[u32], what: &str| -> Result<(usize, usize), CliError> {
+    let find_field = |t: u16, st: Option<u16>, sizes: &[u32], what: &str| -> Result<(usize, usize), CliError> {
         layout
             .find(t, st)
             .filter(|fl| sizes.contains(&fl.size))
@@ -284,10 +275,15 @@ pub fn export_sampler(file: &Path, stream: u32, output: &Path) -> Result<u64, Cl
             ))
         })?;
     let fields = ExportFields {
-        pc: field(desc_type::IP, None, &[4, 8], "ST_IP")?,
-        tid: field(desc_type::TID, None, &[4, 8], "ST_TID")?,
-        sample: field(desc_type::TIME_STAMP, Some(desc_subtype::TS_SAMPLE_COUNT), &[4, 8], "sample-count time stamp")?,
-        cputime: field(field_type::CPUTIME, None, &[8], "cputime")?,
+        pc: find_field(desc_type::IP, None, &[4, 8], "ST_IP")?,
+        tid: find_field(desc_type::TID, None, &[4, 8], "ST_TID")?,
+        sample: find_field(
+            desc_type::TIME_STAMP,
+            Some(desc_subtype::TS_SAMPLE_COUNT),
+            &[4, 8],
+            "sample-count time stamp",
+        )?,
+        cputime: find_field(field_type::CPUTIME, None, &[8], "cputime")?,
         value,
         magic,
     };

@@ -10,6 +10,7 @@ use std::path::Path;
 use tbrw::*;
 
 use crate::error::CliError;
+use crate::imported::{field, write_globals};
 
 /// Descriptor types of the winIDEA fields (user-defined range).
 pub mod field_type {
@@ -924,16 +925,13 @@ pub fn import_winidea(
     stats.time_origin_ns = origin;
 
     let mut w = Tb5Writer::create(output)?;
-    w.write_hardware(&System::default())?;
-    w.write_software(&Software {
-        os: Some(Os { name: Some("embedded target (winIDEA)".into()), platform: 0x100, ..Default::default() }),
-        ..Default::default()
-    })?;
-    w.write_version_info(&VersionInfo {
-        sampling_driver_version: UNKNOWN_DRIVER_VERSION,
-        bind_version: 0,
-        sample_file_version: MIN_SAMPLE_FILE_VERSION,
-    })?;
+    write_globals(
+        &mut w,
+        &Software {
+            os: Some(Os { name: Some("embedded target (winIDEA)".into()), platform: 0x100, ..Default::default() }),
+            ..Default::default()
+        },
+    )?;
     w.write_modules(&[])?;
     let name_events = |filter: &dyn Fn(u32) -> bool| -> Vec<Event> {
         ex.order
@@ -941,13 +939,6 @@ pub fn import_winidea(
             .filter(|h| filter(**h))
             .map(|h| Event { id: *h, name: Some(ex.names[h].clone()), ..Default::default() })
             .collect()
-    };
-    let e = |t: u16, st: u16, size: u32, name: &str| DescEntry {
-        desc_type: t,
-        subtype: st,
-        data_size: size,
-        name: Some(name.into()),
-        ..Default::default()
     };
     let ns = desc_subtype::TS_NANOSECONDS;
     // Stream 0: calls of functions and lines.
@@ -960,12 +951,12 @@ pub fn import_winidea(
             ..Default::default()
         })?
         .data_descriptor(&[
-            e(desc_type::TIME_STAMP, ns, 8, "start_session_ns"),
-            e(desc_type::TIME_STAMP, ns, 8, "end_session_ns"),
-            e(field_type::NET, 0, 8, "net_ns"),
-            e(field_type::GROSS, 0, 8, "gross_ns"),
-            e(field_type::EVENT_ID, 0, 4, "handle"),
-            e(desc_type::TID, 0, 4, "context"),
+            field(desc_type::TIME_STAMP, ns, 8, "start_session_ns"),
+            field(desc_type::TIME_STAMP, ns, 8, "end_session_ns"),
+            field(field_type::NET, 0, 8, "net_ns"),
+            field(field_type::GROSS, 0, 8, "gross_ns"),
+            field(field_type::EVENT_ID, 0, 4, "handle"),
+            field(desc_type::TID, 0, 4, "context"),
         ])?;
     s.events(&name_events(&|h| h >> 28 <= 1))?;
     {
@@ -998,10 +989,10 @@ pub fn import_winidea(
             ..Default::default()
         })?
         .data_descriptor(&[
-            e(desc_type::TIME_STAMP, ns, 8, "time_session_ns"),
-            e(field_type::VALUE, 0, 8, "value"),
-            e(field_type::EVENT_ID, 0, 4, "handle"),
-            e(desc_type::TID, 0, 4, "context"),
+            field(desc_type::TIME_STAMP, ns, 8, "time_session_ns"),
+            field(field_type::VALUE, 0, 8, "value"),
+            field(field_type::EVENT_ID, 0, 4, "handle"),
+            field(desc_type::TID, 0, 4, "context"),
         ])?;
     s.events(&name_events(&|h| matches!(h >> 28, 2 | 4)))?;
     {

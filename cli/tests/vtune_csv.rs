@@ -36,9 +36,7 @@ fn base_file(path: &Path, streams: &[(StreamInfo, Vec<DescEntry>, Vec<u8>)]) {
     w.close().unwrap();
 }
 
-fn e(t: u16, st: u16, size: u32, name: &str) -> DescEntry {
-    DescEntry { desc_type: t, subtype: st, data_size: size, name: Some(name.into()), ..Default::default() }
-}
+use tbrw_cli::imported::field as e;
 
 #[test]
 fn legacy_samples_become_cumulative_event_counts() {
