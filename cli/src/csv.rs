@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use tbrw::*;
 
 use crate::error::CliError;
+use crate::mtmc::field_type::{COUNTER_BEGIN, COUNTER_END};
 use crate::sampler_tb5::field_type;
 
 /// The clock of a time stamp column (its suffix).
@@ -80,6 +81,25 @@ fn counter_kind(t: u16) -> Option<(Kind, bool)> {
 
 fn sanitize(s: &str) -> String {
     s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '.' { c } else { '_' }).collect()
+}
+
+/// Ends a header line with the `pid` and `tid` columns of the id fields
+/// present (`[pid, tid]`).
+fn id_header(out: &mut dyn std::io::Write, ids: [Option<Field>; 2]) -> std::io::Result<()> {
+    for (name, f) in ["pid", "tid"].into_iter().zip(ids) {
+        if f.is_some() {
+            write!(out, ",{name}")?;
+        }
+    }
+    writeln!(out)
+}
+
+/// Ends a row with the values of the id fields present.
+fn id_cells(out: &mut dyn std::io::Write, rec: &[u8], ids: [Option<Field>; 2]) -> std::io::Result<()> {
+    for f in ids.into_iter().flatten() {
+        write!(out, ",{}", read_le(rec, f.offset, f.size))?;
+    }
+    writeln!(out)
 }
 
 fn read_le(rec: &[u8], at: u32, size: u32) -> u64 {
@@ -222,6 +242,8 @@ fn export_stream(
     let (t_at, t_size, clock) = time.expect("set above");
     let pid = layout.find(desc_type::PID, None).filter(|fl| fl.size <= 8).copied();
     let tid = layout.find(desc_type::TID, None).filter(|fl| fl.size <= 8).copied();
+    let both = [pid, tid];
+    let tid_only = [None, tid];
 
     // Interval streams: a second time stamp on the same clock is the end.
     if legacy.is_none() && times.len() >= 2 && clock_of(times[1], &name_of(times[1])) == Ok(clock) {
@@ -229,13 +251,7 @@ fn export_stream(
         let name = sanitize(comment.as_deref().unwrap_or("interval"));
         crate::atomic::write_atomically(&path, |out| {
             write!(out, "name,start_tsc.{},end_tsc", clock.suffix())?;
-            if pid.is_some() {
-                write!(out, ",pid")?;
-            }
-            if tid.is_some() {
-                write!(out, ",tid")?;
-            }
-            writeln!(out)?;
+            id_header(out, both)?;
             for r in data.records() {
                 write!(
                     out,
@@ -244,13 +260,7 @@ fn export_stream(
                     read_le(r, t_at, t_size),
                     read_le(r, end.offset, end.size)
                 )?;
-                if let Some(p) = pid {
-                    write!(out, ",{}", read_le(r, p.offset, p.size))?;
-                }
-                if let Some(t) = tid {
-                    write!(out, ",{}", read_le(r, t.offset, t.size))?;
-                }
-                writeln!(out)?;
+                id_cells(out, r, both)?;
             }
             Ok(())
         })?;
@@ -258,13 +268,13 @@ fn export_stream(
         let begins: Vec<Field> = layout
             .fields()
             .iter()
-            .filter(|fl| (0x4200..0x4300).contains(&fl.desc_type) && fl.size == 8)
+            .filter(|fl| (COUNTER_BEGIN..COUNTER_END).contains(&fl.desc_type) && fl.size == 8)
             .copied()
             .collect();
         let ends: Vec<Field> = layout
             .fields()
             .iter()
-            .filter(|fl| (0x4300..0x4400).contains(&fl.desc_type) && fl.size == 8)
+            .filter(|fl| (COUNTER_END..COUNTER_END + 0x100).contains(&fl.desc_type) && fl.size == 8)
             .copied()
             .collect();
         if !begins.is_empty() && begins.len() == ends.len() {
@@ -284,20 +294,14 @@ fn export_stream(
                 for nm in &names {
                     write!(out, ",{nm}.COUNT")?;
                 }
-                if tid.is_some() {
-                    write!(out, ",tid")?;
-                }
-                writeln!(out)?;
+                id_header(out, tid_only)?;
                 for (t, i, at_end) in &rows {
                     let r = data.record(*i as u64).unwrap_or_default();
                     write!(out, "{t}")?;
                     for fl in if *at_end { &ends } else { &begins } {
                         write!(out, ",{}", read_le(r, fl.offset, fl.size))?;
                     }
-                    if let Some(tf) = tid {
-                        write!(out, ",{}", read_le(r, tf.offset, tf.size))?;
-                    }
-                    writeln!(out)?;
+                    id_cells(out, r, tid_only)?;
                 }
                 Ok(())
             })?;
@@ -358,17 +362,11 @@ fn export_stream(
             let p = dir.join(format!("{base}-s{n}-{var}-hostname-{host}.csv"));
             crate::atomic::write_atomically(&p, |out| {
                 write!(out, "tsc.{},{var}.INST", clock.suffix())?;
-                if tid.is_some() {
-                    write!(out, ",tid")?;
-                }
-                writeln!(out)?;
+                id_header(out, tid_only)?;
                 for &(_, i) in run {
                     let r = data.record(i).unwrap_or_default();
                     write!(out, "{},{}", read_le(r, t_at, t_size), read_le(r, value.offset, value.size))?;
-                    if let Some(t) = tid {
-                        write!(out, ",{}", read_le(r, t.offset, t.size))?;
-                    }
-                    writeln!(out)?;
+                    id_cells(out, r, tid_only)?;
                 }
                 Ok(())
             })?;
@@ -397,13 +395,7 @@ fn export_stream(
         for (_, kind, _, nm) in &counters {
             write!(out, ",{nm}.{}", if *kind == Kind::Count { "COUNT" } else { "INST" })?;
         }
-        if pid.is_some() {
-            write!(out, ",pid")?;
-        }
-        if tid.is_some() {
-            write!(out, ",tid")?;
-        }
-        writeln!(out)?;
+        id_header(out, both)?;
         for r in data.records() {
             write!(out, "{}", read_le(r, t_at, t_size))?;
             for (fl, _, float, _) in &counters {
@@ -420,13 +412,7 @@ fn export_stream(
                     write!(out, ",{v}")?;
                 }
             }
-            if let Some(p) = pid {
-                write!(out, ",{}", read_le(r, p.offset, p.size))?;
-            }
-            if let Some(t) = tid {
-                write!(out, ",{}", read_le(r, t.offset, t.size))?;
-            }
-            writeln!(out)?;
+            id_cells(out, r, both)?;
         }
         Ok(())
     })?;
