@@ -11,12 +11,8 @@ use std::time::Instant;
 use tbrw_cli::sampler::{write_header, write_sample, Header, Magic, Sample, ThreadSample, VmMap};
 use tbrw_cli::sampler_tb5::{import_sampler, ImportOptions};
 
-fn status_kib(field: &str) -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with(field)).and_then(|l| l.split_whitespace().nth(1)?.parse().ok()))
-        .unwrap_or(0)
-}
+mod support;
+use support::status_kib;
 
 fn main() {
     let sizes: Vec<u64> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();

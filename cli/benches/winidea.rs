@@ -9,12 +9,8 @@ use std::time::Instant;
 
 use tbrw_cli::winidea::{self, BinVersion, Pos, TimelineEvent};
 
-fn status_kib(field: &str) -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with(field)).and_then(|l| l.split_whitespace().nth(1)?.parse().ok()))
-        .unwrap_or(0)
-}
+mod support;
+use support::status_kib;
 
 fn main() {
     let n: usize = std::env::args().skip(1).find_map(|a| a.parse().ok()).unwrap_or(1_000_000);
