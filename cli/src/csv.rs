@@ -197,7 +197,7 @@ fn export_stream(
             .and_then(|d| f.string_opt(d.name).ok().flatten())
             .map_or_else(|| desc_type::name(fl.desc_type).unwrap_or("field").to_owned(), str::to_owned)
     };
-    let clock_of = |fl: &Field, name: &str| -> std::result::Result<Clock, String> {
+    let stream_clock = |fl: &Field, name: &str| -> std::result::Result<Clock, String> {
         match (clock_of(fl, name), opts.clock) {
             (Err(_), Some(c)) if fl.subtype == desc_subtype::TS_NANOSECONDS => Ok(c),
             (Err(why), None) if fl.subtype == desc_subtype::TS_NANOSECONDS => {
@@ -233,7 +233,7 @@ fn export_stream(
         (Some(_), Some(t)) => Some((t, 8u32, Clock::Rdtsc)),
         _ => match times.first() {
             None => return Ok(Err("its records have no time stamp".into())),
-            Some(fl) => match clock_of(fl, &name_of(fl)) {
+            Some(fl) => match stream_clock(fl, &name_of(fl)) {
                 Ok(c) => Some((fl.offset, fl.size, c)),
                 Err(why) => return Ok(Err(why)),
             },
@@ -246,7 +246,7 @@ fn export_stream(
     let tid_only = [None, tid];
 
     // Interval streams: a second time stamp on the same clock is the end.
-    if legacy.is_none() && times.len() >= 2 && clock_of(times[1], &name_of(times[1])) == Ok(clock) {
+    if legacy.is_none() && times.len() >= 2 && stream_clock(times[1], &name_of(times[1])) == Ok(clock) {
         let end = *times[1];
         let name = sanitize(comment.as_deref().unwrap_or("interval"));
         crate::atomic::write_atomically(&path, |out| {
