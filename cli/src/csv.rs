@@ -207,18 +207,13 @@ fn export_stream(
         }
     };
     let events = s.events()?.unwrap_or_default();
+    // Sanitized once here, not per row.
     let event_names: HashMap<u32, String> =
-        events.iter().map(|e| (e.id, f.string_opt(e.name).ok().flatten().unwrap_or("event").to_owned())).collect();
-    let event_id = layout.find(crate::winidea::field_type::EVENT_ID, None).filter(|fl| fl.size == 4).copied();
-    let row_name = |rec: &[u8], default: &str| -> String {
-        match event_id {
-            Some(fl) => {
-                let id = read_le(rec, fl.offset, fl.size) as u32;
-                event_names.get(&id).map_or_else(|| format!("event_{id:08X}"), |n| sanitize(n))
-            }
-            None => default.to_owned(),
-        }
+        events.iter().map(|e| (e.id, sanitize(f.string_opt(e.name).ok().flatten().unwrap_or("event")))).collect();
+    let event_name = |id: u32| -> std::borrow::Cow<'_, str> {
+        event_names.get(&id).map_or_else(|| format!("event_{id:08X}").into(), |n| n.as_str().into())
     };
+    let event_id = layout.find(crate::winidea::field_type::EVENT_ID, None).filter(|fl| fl.size == 4).copied();
     let comment = s.info()?.and_then(|i| f.string_opt(i.comment).ok().flatten().map(str::to_owned));
     let user = format!("{}-s{n}", sanitize(comment.as_deref().unwrap_or("stream")));
     let path = dir.join(format!("{user}-hostname-{host}.csv"));
@@ -253,13 +248,10 @@ fn export_stream(
             write!(out, "name,start_tsc.{},end_tsc", clock.suffix())?;
             id_header(out, both)?;
             for r in data.records() {
-                write!(
-                    out,
-                    "{},{},{}",
-                    row_name(r, &name),
-                    read_le(r, t_at, t_size),
-                    read_le(r, end.offset, end.size)
-                )?;
+                // Named after the record's event when it has one, else the stream.
+                let label =
+                    event_id.map_or(name.as_str().into(), |fl| event_name(read_le(r, fl.offset, fl.size) as u32));
+                write!(out, "{},{},{}", label, read_le(r, t_at, t_size), read_le(r, end.offset, end.size))?;
                 id_cells(out, r, both)?;
             }
             Ok(())
@@ -358,7 +350,7 @@ fn export_stream(
         let mut paths = Vec::new();
         for run in order.chunk_by(|a, b| a.0 == b.0) {
             let v = run[0].0;
-            let var = event_names.get(&v).map_or_else(|| format!("event_{v:08X}"), |n| sanitize(n));
+            let var = event_name(v);
             let p = dir.join(format!("{base}-s{n}-{var}-hostname-{host}.csv"));
             crate::atomic::write_atomically(&p, |out| {
                 write!(out, "tsc.{},{var}.INST", clock.suffix())?;
