@@ -120,7 +120,8 @@ pub fn report(
     let tid_field = layout.find(desc_type::TID, None).filter(|f| f.size == 4).map(|f| f.offset as usize);
     let unbindable = layout.legacy_pc_offset().is_none()
         && (layout.find(desc_type::IP, None).is_none() || layout.find(desc_type::PID, None).is_none());
-    let direct_tid = unbindable && tid_field.is_some() && s.bind_view()?.is_none();
+    let stored = s.bind_view()?;
+    let direct_tid = unbindable && tid_field.is_some() && stored.is_none();
     let bound_filters = opts.pid.is_some() || opts.module.is_some() || (opts.tid.is_some() && !direct_tid);
     let needs_bind = match opts.by {
         By::Process | By::Module => true,
@@ -128,7 +129,7 @@ pub fn report(
         By::Event => bound_filters,
     };
     let memory;
-    let view: Option<BindView<'_>> = match s.bind_view()? {
+    let view: Option<BindView<'_>> = match stored {
         Some(v) => Some(v),
         None if needs_bind => {
             memory = bind::bind_in_memory(file, n)?;
