@@ -8,19 +8,18 @@ use std::path::{Path, PathBuf};
 use tbrw::*;
 
 use crate::error::CliError;
-use crate::mtmc::field_type::{COUNTER_BEGIN, COUNTER_END};
-use crate::sampler_tb5::field_type;
+use crate::fields::{self, read};
 
 /// The clock of a time stamp column (its suffix).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Clock {
-    /// `UTC`.
+    /// UTC wall-clock time (column suffix `UTC`).
     Utc,
-    /// `CLOCK_MONOTONIC_RAW`.
+    /// Linux CLOCK_MONOTONIC_RAW (suffix `CLOCK_MONOTONIC_RAW`).
     MonotonicRaw,
-    /// `RDTSC`.
+    /// The time stamp counter (suffix `RDTSC`).
     Rdtsc,
-    /// `QPC`.
+    /// Windows QueryPerformanceCounter (suffix `QPC`).
     Qpc,
 }
 
@@ -72,9 +71,9 @@ enum Kind {
 fn counter_kind(t: u16) -> Option<(Kind, bool)> {
     // (kind, value is an f64)
     match t {
-        field_type::CPUTIME => Some((Kind::Count, false)),
+        fields::CPUTIME => Some((Kind::Count, false)),
         desc_type::PMD | desc_type::PMD_PHYSICAL => Some((Kind::Count, false)),
-        field_type::CURRENT | field_type::VOLTAGE | field_type::CUSTOM | desc_type::POWER => Some((Kind::Inst, true)),
+        fields::CURRENT | fields::VOLTAGE | fields::CUSTOM_VALUE | desc_type::POWER => Some((Kind::Inst, true)),
         _ => None,
     }
 }
@@ -97,16 +96,9 @@ fn id_header(out: &mut dyn std::io::Write, ids: [Option<Field>; 2]) -> std::io::
 /// Ends a row with the values of the id fields present.
 fn id_cells(out: &mut dyn std::io::Write, rec: &[u8], ids: [Option<Field>; 2]) -> std::io::Result<()> {
     for f in ids.into_iter().flatten() {
-        write!(out, ",{}", read_le(rec, f.offset, f.size))?;
+        write!(out, ",{}", read(rec, &f))?;
     }
     writeln!(out)
-}
-
-fn read_le(rec: &[u8], at: u32, size: u32) -> u64 {
-    let mut b = [0u8; 8];
-    let size = size.min(8) as usize;
-    b[..size].copy_from_slice(&rec[at as usize..at as usize + size]);
-    u64::from_le_bytes(b)
 }
 
 /// Options of the export.
@@ -195,7 +187,7 @@ fn export_stream(
         descs
             .get(fl.entry)
             .and_then(|d| f.string_opt(d.name).ok().flatten())
-            .map_or_else(|| desc_type::name(fl.desc_type).unwrap_or("field").to_owned(), str::to_owned)
+            .map_or_else(|| fields::name(fl.desc_type).unwrap_or("field").to_owned(), str::to_owned)
     };
     let stream_clock = |fl: &Field, name: &str| -> std::result::Result<Clock, String> {
         match (clock_of(fl, name), opts.clock) {
@@ -213,7 +205,7 @@ fn export_stream(
     let event_name = |id: u32| -> std::borrow::Cow<'_, str> {
         event_names.get(&id).map_or_else(|| format!("event_{id:08X}").into(), |n| n.as_str().into())
     };
-    let event_id = layout.find(crate::winidea::field_type::EVENT_ID, None).filter(|fl| fl.size == 4).copied();
+    let event_id = layout.find(fields::EVENT_ID, None).filter(|fl| fl.size == 4).copied();
     let comment = s.info()?.and_then(|i| f.string_opt(i.comment).ok().flatten().map(str::to_owned));
     let user = format!("{}-s{n}", sanitize(comment.as_deref().unwrap_or("stream")));
     let path = dir.join(format!("{user}-hostname-{host}.csv"));
@@ -235,6 +227,7 @@ fn export_stream(
         },
     };
     let (t_at, t_size, clock) = time.expect("set above");
+    let time = |r: &[u8]| fields::read_le(r, t_at as usize, t_size as usize);
     let pid = layout.find(desc_type::PID, None).filter(|fl| fl.size <= 8).copied();
     let tid = layout.find(desc_type::TID, None).filter(|fl| fl.size <= 8).copied();
     let both = [pid, tid];
@@ -249,9 +242,8 @@ fn export_stream(
             id_header(out, both)?;
             for r in data.records() {
                 // Named after the record's event when it has one, else the stream.
-                let label =
-                    event_id.map_or(name.as_str().into(), |fl| event_name(read_le(r, fl.offset, fl.size) as u32));
-                write!(out, "{},{},{}", label, read_le(r, t_at, t_size), read_le(r, end.offset, end.size))?;
+                let label = event_id.map_or(name.as_str().into(), |fl| event_name(read(r, &fl) as u32));
+                write!(out, "{},{},{}", label, time(r), read(r, &end))?;
                 id_cells(out, r, both)?;
             }
             Ok(())
@@ -260,13 +252,13 @@ fn export_stream(
         let begins: Vec<Field> = layout
             .fields()
             .iter()
-            .filter(|fl| (COUNTER_BEGIN..COUNTER_END).contains(&fl.desc_type) && fl.size == 8)
+            .filter(|fl| fields::counter_begin(fl.desc_type).is_some() && fl.size == 8)
             .copied()
             .collect();
         let ends: Vec<Field> = layout
             .fields()
             .iter()
-            .filter(|fl| (COUNTER_END..COUNTER_END + 0x100).contains(&fl.desc_type) && fl.size == 8)
+            .filter(|fl| fields::counter_end(fl.desc_type).is_some() && fl.size == 8)
             .copied()
             .collect();
         if !begins.is_empty() && begins.len() == ends.len() {
@@ -277,8 +269,8 @@ fn export_stream(
             let names: Vec<String> = begins.iter().map(|fl| sanitize(name_of(fl).trim_end_matches("_begin"))).collect();
             let mut rows: Vec<(u64, usize, bool)> = Vec::with_capacity(data.len() as usize * 2);
             for (i, r) in data.records().enumerate() {
-                rows.push((read_le(r, t_at, t_size), i, false));
-                rows.push((read_le(r, end.offset, end.size), i, true));
+                rows.push((time(r), i, false));
+                rows.push((read(r, &end), i, true));
             }
             rows.sort_unstable();
             crate::atomic::write_atomically(&counters_path, |out| {
@@ -291,7 +283,7 @@ fn export_stream(
                     let r = data.record(*i as u64).unwrap_or_default();
                     write!(out, "{t}")?;
                     for fl in if *at_end { &ends } else { &begins } {
-                        write!(out, ",{}", read_le(r, fl.offset, fl.size))?;
+                        write!(out, ",{}", read(r, fl))?;
                     }
                     id_cells(out, r, tid_only)?;
                 }
@@ -324,7 +316,7 @@ fn export_stream(
                 if let Some(&c) = column.get(&u32::from(rec.event_index())) {
                     totals[c] += savs[c];
                 }
-                write!(out, "{}", read_le(r, t_at, t_size))?;
+                write!(out, "{}", time(r))?;
                 for t in &totals {
                     write!(out, ",{t}")?;
                 }
@@ -337,11 +329,11 @@ fn export_stream(
     }
     // Values written to variables (winIDEA data): one file per variable,
     // because each row holds one variable's new value.
-    let value = layout.find(crate::winidea::field_type::VALUE, None).filter(|fl| fl.size == 8).copied();
+    let value = layout.find(fields::WRITTEN_VALUE, None).filter(|fl| fl.size == 8).copied();
     if let (Some(id), Some(value)) = (event_id, value) {
         // (variable, record) pairs, so each file is written from one sorted run.
         let mut order: Vec<(u32, u64)> =
-            data.records().enumerate().map(|(i, r)| (read_le(r, id.offset, 4) as u32, i as u64)).collect();
+            data.records().enumerate().map(|(i, r)| (read(r, &id) as u32, i as u64)).collect();
         order.sort_unstable();
         if order.is_empty() {
             return Ok(Err("it has no values".into()));
@@ -357,7 +349,7 @@ fn export_stream(
                 id_header(out, tid_only)?;
                 for &(_, i) in run {
                     let r = data.record(i).unwrap_or_default();
-                    write!(out, "{},{}", read_le(r, t_at, t_size), read_le(r, value.offset, value.size))?;
+                    write!(out, "{},{}", time(r), read(r, &value))?;
                     id_cells(out, r, tid_only)?;
                 }
                 Ok(())
@@ -389,9 +381,9 @@ fn export_stream(
         }
         id_header(out, both)?;
         for r in data.records() {
-            write!(out, "{}", read_le(r, t_at, t_size))?;
+            write!(out, "{}", time(r))?;
             for (fl, _, float, _) in &counters {
-                let v = read_le(r, fl.offset, fl.size);
+                let v = read(r, fl);
                 if *float {
                     // A value that is not a finite number has no CSV form: the cell stays empty.
                     let x = f64::from_bits(v);

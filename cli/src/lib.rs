@@ -1,17 +1,20 @@
 //! The `tbrw` command line's work, as functions: importing ELF sampler
 //! profiles, MTMC task logs and winIDEA exports, exporting to VTune's CSV
-//! format and back to sampler profiles, and reports. `src/main.rs` is the argument parsing around them.
+//! format and back to sampler profiles, and reports. [`commands`] is each
+//! subcommand with its output; `src/main.rs` is the argument parsing and
+//! progress bars around them.
 
 #![deny(missing_docs)]
 
 pub mod atomic;
+pub mod commands;
 pub mod csv;
 pub mod error;
+pub mod fields;
 pub mod imported;
 pub mod mtmc;
 pub mod report;
 pub mod sampler;
-pub mod sampler_tb5;
 pub mod winidea;
 
 pub use error::CliError;

@@ -1,13 +1,17 @@
 //! `tbrw`: inspect, verify, bind, report on, import into and export from TB5 files.
 
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use tbrw_cli::commands::{self, Outcome};
+use tbrw_cli::csv::{Clock, CsvOptions};
 use tbrw_cli::report::{self, By, ReportOptions};
-use tbrw_cli::{csv, mtmc, sampler_tb5, winidea, CliError};
+use tbrw_cli::sampler::ImportOptions;
+use tbrw_cli::winidea::BinVersion;
+use tbrw_cli::CliError;
 
 #[derive(Parser)]
 #[command(name = "tbrw", version, about = "Inspect, verify, bind, report on, import into and export from TB5 files")]
@@ -44,8 +48,8 @@ enum Command {
         #[arg(long, default_value_t = 0)]
         stream: u32,
         /// What to group the samples by.
-        #[arg(long, value_enum, default_value_t = ByArg::Module)]
-        by: ByArg,
+        #[arg(long, value_enum, default_value_t = By::Module)]
+        by: By,
         /// Only samples of this process id.
         #[arg(long)]
         pid: Option<u32>,
@@ -106,7 +110,7 @@ enum Import {
         bin: Option<PathBuf>,
         /// The `.BIN` layout (default: detected, see docs/IMPORT.md).
         #[arg(long, value_enum)]
-        bin_version: Option<BinVersionArg>,
+        bin_version: Option<BinVersion>,
         /// The TB5 file to write.
         #[arg(short, long)]
         output: PathBuf,
@@ -115,22 +119,6 @@ enum Import {
         #[arg(long)]
         check: bool,
     },
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum BinVersionArg {
-    #[value(name = "1.0")]
-    V10,
-    #[value(name = "1.1")]
-    V11,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum ClockArg {
-    Utc,
-    MonotonicRaw,
-    Rdtsc,
-    Qpc,
 }
 
 #[derive(Subcommand)]
@@ -151,7 +139,7 @@ enum Export {
         /// The clock of nanosecond time stamps whose name does not say which
         /// one they are (e.g. a winIDEA import's session time).
         #[arg(long, value_enum)]
-        clock: Option<ClockArg>,
+        clock: Option<Clock>,
     },
     /// An ELF sampler profile, from a stream with the fields an import makes (`-o -`: standard output).
     Sampler {
@@ -164,16 +152,6 @@ enum Export {
         #[arg(long, default_value_t = 0)]
         stream: u32,
     },
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum ByArg {
-    Process,
-    Thread,
-    Module,
-    Event,
-    /// MTMC tasks: duration, counter deltas, topdown; totals per thread and core.
-    Task,
 }
 
 /// A progress bar on stderr when it is a terminal; hidden otherwise.
@@ -203,223 +181,114 @@ fn spinner(what: &str) -> ProgressBar {
     bar
 }
 
-fn run(cli: Cli) -> Result<ExitCode, CliError> {
+fn run(cli: Cli) -> Result<Outcome, CliError> {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    let io = |e: std::io::Error| CliError::msg(format!("writing the output: {e}"));
-    match cli.command {
-        Command::Info { file } => {
-            let f = tbrw::Tb5File::open(&file)?;
-            tbrw::summary::write_summary(&f, &mut out)?;
-        }
-        Command::Verify { file } => {
-            tbrw::Tb5File::open(&file)?.verify()?;
-            writeln!(out, "{}: ok", file.display()).map_err(io)?;
-        }
-        Command::Bind { file, stream } => {
-            let f = tbrw::Tb5File::open(&file)?;
-            let streams: Vec<u32> = match stream {
-                Some(n) => vec![n],
-                None => (0..f.stream_count()).collect(),
-            };
-            drop(f);
-            let bar = spinner("binding");
-            let mut w = tbrw::Tb5Writer::append(&file)?;
-            for n in streams {
-                bar.set_message(format!("binding stream {n}"));
-                let r = w.dobind(n);
-                match r {
-                    Ok(()) => writeln!(out, "{}: stream {n} bound", file.display()).map_err(io)?,
-                    Err(tbrw::Error::InvalidStream { why, .. }) if stream.is_none() => {
-                        writeln!(out, "{}: stream {n} not bound: {why}", file.display()).map_err(io)?
-                    }
-                    Err(e) => return Err(e.into()),
-                }
-            }
-            w.close()?;
-            bar.finish_and_clear();
-        }
+    let outcome = match cli.command {
+        Command::Info { file } => commands::info(&file, &mut out).map(|()| Outcome::Success),
+        Command::Verify { file } => commands::verify(&file, &mut out).map(|()| Outcome::Success),
+        Command::Bind { file, stream } => bind(&file, stream, &mut out),
         Command::Report { file, stream, by, pid, tid, module, time, top, json } => {
-            if let ByArg::Task = by {
-                let f = tbrw::Tb5File::open(&file)?;
-                mtmc::task_report(&f, stream, top, &mut out)?;
-                out.flush().map_err(io)?;
-                return Ok(ExitCode::SUCCESS);
-            }
             let time = time.map(|t| report::parse_range(&t)).transpose().map_err(CliError::msg)?;
-            let opts = ReportOptions {
-                stream,
-                by: match by {
-                    ByArg::Process => By::Process,
-                    ByArg::Thread => By::Thread,
-                    ByArg::Module => By::Module,
-                    ByArg::Event => By::Event,
-                    ByArg::Task => unreachable!("handled above"),
-                },
-                pid,
-                tid,
-                module,
-                time,
-                top,
-                json,
-            };
-            let f = tbrw::Tb5File::open(&file)?;
-            let records = f.stream(stream)?.data()?.map_or(0, |d| d.len());
-            let bar = progress(records, "report");
-            let r = report::report(&f, &opts, &mut |n| bar.set_position(n))?;
-            bar.finish_and_clear();
-            report::write_report(&r, &opts, &file, &mut out).map_err(io)?;
+            let opts = ReportOptions { stream, by, pid, tid, module, time, top };
+            report(&file, &opts, json, &mut out)
         }
         Command::Import(Import::Sampler { profile, output, pid, hostname }) => {
-            let len = std::fs::metadata(&profile).map(|m| m.len()).unwrap_or(0);
-            let bar = progress(len, "import");
-            let opts = sampler_tb5::ImportOptions { pid, hostname };
-            let stats = sampler_tb5::import_sampler(&profile, &output, &opts, &mut |n| bar.set_position(n.min(len)))?;
-            bar.finish_and_clear();
-            writeln!(
-                out,
-                "{}: {} samples, {} records{}",
-                output.display(),
-                stats.samples,
-                stats.records,
-                if stats.compressed { " (from a bzip2 profile)" } else { "" }
-            )
-            .map_err(io)?;
-            if stats.dropped > 0 {
-                eprintln!(
-                    "tbrw: {}: the profile announces {} samples but holds {} whole ones: {} dropped{}",
-                    profile.display(),
-                    stats.announced,
-                    stats.samples,
-                    stats.dropped,
-                    if stats.partial_bytes > 0 {
-                        format!(" (including a partial sample of {} bytes)", stats.partial_bytes)
-                    } else {
-                        String::new()
-                    }
-                );
-            }
+            import_sampler(&profile, &output, &ImportOptions { pid, hostname }, &mut out)
         }
-        Command::Import(Import::Mtmc { log, output }) => {
-            let len = std::fs::metadata(&log).map(|m| m.len()).unwrap_or(0);
-            let bar = progress(len, "import");
-            let stats = mtmc::import_mtmc(&log, &output, &mut |n| bar.set_position(n.min(len)))?;
-            bar.finish_and_clear();
-            writeln!(
-                out,
-                "{}: {} tasks, {} counters, {} threads",
-                output.display(),
-                stats.tasks,
-                stats.counters,
-                stats.threads
-            )
-            .map_err(io)?;
-            if let Some((line, given, present)) = stats.events_field_mismatch {
-                eprintln!(
-                    "tbrw: {}: line {line}: the number-of-events field says {given} but {present} counter readings are present; kept as given (further lines not reported)",
-                    log.display()
-                );
-            }
-        }
+        Command::Import(Import::Mtmc { log, output }) => import_mtmc(&log, &output, &mut out),
         Command::Import(Import::Winidea { export, bin, bin_version, output, check }) => {
-            let bar = spinner("importing");
-            let version = bin_version.map(|v| match v {
-                BinVersionArg::V10 => winidea::BinVersion::V1_0,
-                BinVersionArg::V11 => winidea::BinVersion::V1_1,
-            });
-            // winIDEA writes the TimelineBinary next to the export, named EXPORT.BIN.
-            let bin = bin.or_else(|| {
-                let mut p = export.clone().into_os_string();
-                p.push(".BIN");
-                let p = PathBuf::from(p);
-                p.is_file().then(|| {
-                    eprintln!("tbrw: reading the timeline in {} too", p.display());
-                    p
-                })
-            });
-            let stats = winidea::import_winidea(&export, bin.as_deref(), version, &output);
-            bar.finish_and_clear();
-            let stats = stats?;
-            writeln!(
-                out,
-                "{}: {} timeline events, {} calls, {} data writes{}",
-                output.display(),
-                stats.events,
-                stats.calls,
-                stats.writes,
-                match stats.bin_version {
-                    Some(winidea::BinVersion::V1_0) => " (.BIN version 1.0)",
-                    Some(winidea::BinVersion::V1_1) => " (.BIN version 1.1)",
-                    None => "",
-                }
-            )
-            .map_err(io)?;
-            if stats.started_before > 0 || stats.unfinished > 0 {
-                eprintln!(
-                    "tbrw: {}: {} calls were under way when the timeline begins and {} still open at its end; not written as calls",
-                    export.display(),
-                    stats.started_before,
-                    stats.unfinished
-                );
-            }
-            if check {
-                writeln!(
-                    out,
-                    "statistics check: {} figures agree, {} differ, {} not checked",
-                    stats.agree,
-                    stats.differences.len(),
-                    stats.unchecked.len()
-                )
-                .map_err(io)?;
-                for d in &stats.differences {
-                    writeln!(out, "  line {}: {}: export {}, timeline {}", d.line, d.what, d.export, d.timeline)
-                        .map_err(io)?;
-                }
-                for (line, what) in &stats.unchecked {
-                    writeln!(out, "  line {line}: {what}: not computable from a timeline").map_err(io)?;
-                }
-                if !stats.differences.is_empty() {
-                    out.flush().map_err(io)?;
-                    return Ok(ExitCode::from(3));
-                }
-            }
+            import_winidea(&export, bin.as_deref(), bin_version, &output, check, &mut out)
         }
         Command::Export(Export::VtuneCsv { file, output, hostname, stream, clock }) => {
-            let bar = spinner("exporting");
-            let clock = clock.map(|c| match c {
-                ClockArg::Utc => csv::Clock::Utc,
-                ClockArg::MonotonicRaw => csv::Clock::MonotonicRaw,
-                ClockArg::Rdtsc => csv::Clock::Rdtsc,
-                ClockArg::Qpc => csv::Clock::Qpc,
-            });
-            let r = csv::export_vtune_csv(&file, &output, &csv::CsvOptions { hostname, stream, clock });
-            bar.finish_and_clear();
-            let r = r?;
-            for p in &r.files {
-                writeln!(out, "{}", p.display()).map_err(io)?;
-            }
-            for (n, why) in &r.skipped {
-                eprintln!("tbrw: {}: stream {n} not exported: {why}", file.display());
-            }
+            export_vtune_csv(&file, &output, &CsvOptions { hostname, stream, clock }, &mut out)
         }
-        Command::Export(Export::Sampler { file, output, stream }) => {
-            let bar = spinner("exporting");
-            let n = sampler_tb5::export_sampler(&file, stream, &output);
-            bar.finish_and_clear();
-            let n = n?;
-            if output.as_os_str() != "-" {
-                writeln!(out, "{}: {n} samples", output.display()).map_err(io)?;
-            }
-        }
-    }
-    out.flush().map_err(io)?;
-    Ok(ExitCode::SUCCESS)
+        Command::Export(Export::Sampler { file, output, stream }) => export_sampler(&file, stream, &output, &mut out),
+    }?;
+    out.flush().map_err(|e| CliError::msg(format!("writing the output: {e}")))?;
+    Ok(outcome)
+}
+
+fn bind(file: &Path, stream: Option<u32>, out: &mut dyn Write) -> Result<Outcome, CliError> {
+    let bar = spinner("binding");
+    let r = commands::bind(file, stream, &mut |n| bar.set_message(format!("binding stream {n}")), out);
+    bar.finish_and_clear();
+    r.map(|()| Outcome::Success)
+}
+
+fn report(file: &Path, opts: &ReportOptions, json: bool, out: &mut dyn Write) -> Result<Outcome, CliError> {
+    let bar = progress(0, "report");
+    let mut set = |done: u64, all: u64| {
+        bar.set_length(all);
+        bar.set_position(done);
+    };
+    after_bar(&bar, out, |o, _| commands::report(file, opts, json, &mut set, o).map(|()| Outcome::Success))
+}
+
+fn import_sampler(
+    profile: &Path,
+    output: &Path,
+    opts: &ImportOptions,
+    out: &mut dyn Write,
+) -> Result<Outcome, CliError> {
+    let len = std::fs::metadata(profile).map(|m| m.len()).unwrap_or(0);
+    let bar = progress(len, "import");
+    let mut set = |n: u64| bar.set_position(n.min(len));
+    after_bar(&bar, out, |o, e| {
+        commands::import_sampler(profile, output, opts, &mut set, o, e).map(|()| Outcome::Success)
+    })
+}
+
+fn import_mtmc(log: &Path, output: &Path, out: &mut dyn Write) -> Result<Outcome, CliError> {
+    let len = std::fs::metadata(log).map(|m| m.len()).unwrap_or(0);
+    let bar = progress(len, "import");
+    let mut set = |n: u64| bar.set_position(n.min(len));
+    after_bar(&bar, out, |o, e| commands::import_mtmc(log, output, &mut set, o, e).map(|()| Outcome::Success))
+}
+
+fn import_winidea(
+    export: &Path,
+    bin: Option<&Path>,
+    version: Option<BinVersion>,
+    output: &Path,
+    check: bool,
+    out: &mut dyn Write,
+) -> Result<Outcome, CliError> {
+    let bar = spinner("importing");
+    after_bar(&bar, out, |o, e| commands::import_winidea(export, bin, version, output, check, o, e))
+}
+
+fn export_vtune_csv(file: &Path, dir: &Path, opts: &CsvOptions, out: &mut dyn Write) -> Result<Outcome, CliError> {
+    let bar = spinner("exporting");
+    after_bar(&bar, out, |o, e| commands::export_vtune_csv(file, dir, opts, o, e).map(|()| Outcome::Success))
+}
+
+fn export_sampler(file: &Path, stream: u32, output: &Path, out: &mut dyn Write) -> Result<Outcome, CliError> {
+    let bar = spinner("exporting");
+    after_bar(&bar, out, |o, _| commands::export_sampler(file, stream, output, o).map(|()| Outcome::Success))
+}
+
+/// Runs `f` with buffers for standard output and error, which are written
+/// once the bar is cleared, so that no line lands in the middle of a bar.
+fn after_bar(
+    bar: &ProgressBar,
+    out: &mut dyn Write,
+    f: impl FnOnce(&mut dyn Write, &mut dyn Write) -> Result<Outcome, CliError>,
+) -> Result<Outcome, CliError> {
+    let (mut text, mut notes) = (Vec::new(), Vec::new());
+    let r = f(&mut text, &mut notes);
+    bar.finish_and_clear();
+    let io = |e: std::io::Error| CliError::msg(format!("writing the output: {e}"));
+    std::io::stderr().write_all(&notes).map_err(io)?;
+    out.write_all(&text).map_err(io)?;
+    r
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {
-        Ok(code) => code,
+        Ok(Outcome::Success) => ExitCode::SUCCESS,
+        Ok(Outcome::StatisticsDiffer) => ExitCode::from(3),
         Err(e) => {
             eprintln!("tbrw: {e}");
             ExitCode::FAILURE

@@ -9,43 +9,31 @@ use std::path::Path;
 
 use tbrw::*;
 
+use super::profile::{self, Header, Magic, Next, ProfileReader, Sample, ThreadSample, VmMap};
 use crate::error::CliError;
+use crate::fields::{self, read_le};
 use crate::imported::{field, write_globals};
-use crate::sampler::{self, Header, Magic, Next, ProfileReader, Sample, ThreadSample, VmMap};
 
 /// The pid the profile's process gets when `--pid` is not given.
 pub const DEFAULT_PID: u32 = 1;
-
-/// Descriptor types of the imported fields that TBRW has no type for
-/// (user-defined range, docs/IMPORT.md).
-pub mod field_type {
-    /// The thread's CPU time (`cputime`), a cumulative counter.
-    pub const CPUTIME: u16 = 0x4000;
-    /// A current reading (magic 1).
-    pub const CURRENT: u16 = 0x4001;
-    /// A voltage reading (magic 2).
-    pub const VOLTAGE: u16 = 0x4002;
-    /// A custom PMU value (magic 0).
-    pub const CUSTOM: u16 = 0x4003;
-}
 
 /// Bytes per imported record: pc, pid, tid, sample index, cputime, value.
 pub const RECORD_SIZE: usize = 40;
 
 fn value_field(magic: Magic) -> (u16, &'static str) {
     match magic {
-        Magic::Custom => (field_type::CUSTOM, "custom"),
-        Magic::Current => (field_type::CURRENT, "current"),
-        Magic::Voltage => (field_type::VOLTAGE, "voltage"),
+        Magic::Custom => (fields::CUSTOM_VALUE, "custom"),
+        Magic::Current => (fields::CURRENT, "current"),
+        Magic::Voltage => (fields::VOLTAGE, "voltage"),
         Magic::Power => (desc_type::POWER, "power"),
     }
 }
 
 fn magic_of(t: u16) -> Option<Magic> {
     Some(match t {
-        field_type::CUSTOM => Magic::Custom,
-        field_type::CURRENT => Magic::Current,
-        field_type::VOLTAGE => Magic::Voltage,
+        fields::CUSTOM_VALUE => Magic::Custom,
+        fields::CURRENT => Magic::Current,
+        fields::VOLTAGE => Magic::Voltage,
         desc_type::POWER => Magic::Power,
         _ => return None,
     })
@@ -59,7 +47,7 @@ pub fn descriptor(magic: Magic) -> Vec<DescEntry> {
         field(desc_type::PID, desc_subtype::NONE, 4, "pid"),
         field(desc_type::TID, desc_subtype::NONE, 4, "tid"),
         field(desc_type::TIME_STAMP, desc_subtype::TS_SAMPLE_COUNT, 8, "sample"),
-        field(field_type::CPUTIME, desc_subtype::NONE, 8, "cputime"),
+        field(fields::CPUTIME, desc_subtype::NONE, 8, "cputime"),
         field(vt, desc_subtype::NONE, 8, vn),
     ]
 }
@@ -109,7 +97,7 @@ pub fn import_sampler(
     opts: &ImportOptions,
     progress: &mut dyn FnMut(u64),
 ) -> Result<ImportStats, CliError> {
-    let (reader, compressed) = sampler::open(input)?;
+    let (reader, compressed) = profile::open(input)?;
     let size =
         if compressed || input.as_os_str() == "-" { None } else { std::fs::metadata(input).ok().map(|m| m.len()) };
     let mut profile = ProfileReader::new(reader, input, size)?;
@@ -235,10 +223,9 @@ struct ExportFields {
     magic: Magic,
 }
 
-fn read_le(rec: &[u8], (at, size): (usize, usize)) -> u64 {
-    let mut b = [0u8; 8];
-    b[..size].copy_from_slice(&rec[at..at + size]);
-    u64::from_le_bytes(b)
+/// A field of a record, by (offset, size).
+fn get(rec: &[u8], (at, size): (usize, usize)) -> u64 {
+    read_le(rec, at, size)
 }
 
 /// Writes stream `stream` of `file` as a sampler profile to `output`
@@ -274,7 +261,7 @@ pub fn export_sampler(file: &Path, stream: u32, output: &Path) -> Result<u64, Cl
                 file.display()
             ))
         })?;
-    let fields = ExportFields {
+    let at = ExportFields {
         pc: find_field(desc_type::IP, None, &[4, 8], "ST_IP")?,
         tid: find_field(desc_type::TID, None, &[4, 8], "ST_TID")?,
         sample: find_field(
@@ -283,7 +270,7 @@ pub fn export_sampler(file: &Path, stream: u32, output: &Path) -> Result<u64, Cl
             &[4, 8],
             "sample-count time stamp",
         )?,
-        cputime: find_field(field_type::CPUTIME, None, &[8], "cputime")?,
+        cputime: find_field(fields::CPUTIME, None, &[8], "cputime")?,
         value,
         magic,
     };
@@ -300,7 +287,7 @@ pub fn export_sampler(file: &Path, stream: u32, output: &Path) -> Result<u64, Cl
     let mut samples = 0u64;
     let mut last: Option<u64> = None;
     for r in &records {
-        let k = read_le(r, fields.sample);
+        let k = get(r, at.sample);
         if last != Some(k) {
             samples += 1;
             last = Some(k);
@@ -316,24 +303,24 @@ pub fn export_sampler(file: &Path, stream: u32, output: &Path) -> Result<u64, Cl
             })
             .collect::<Result<_>>()?,
     };
-    let header = Header { magic: fields.magic, wall_time: key("wall_time"), cpu_time: key("cpu_time"), samples, maps };
+    let header = Header { magic: at.magic, wall_time: key("wall_time"), cpu_time: key("cpu_time"), samples, maps };
 
     let write = |out: &mut dyn Write| -> std::io::Result<()> {
-        sampler::write_header(out, &header)?;
+        profile::write_header(out, &header)?;
         let mut i = 0;
         while i < records.len() {
-            let k = read_le(records[i], fields.sample);
-            let mut s = Sample { value: f64::from_bits(read_le(records[i], (fields.value, 8))), threads: Vec::new() };
-            while i < records.len() && read_le(records[i], fields.sample) == k {
+            let k = get(records[i], at.sample);
+            let mut s = Sample { value: f64::from_bits(read_le(records[i], at.value, 8)), threads: Vec::new() };
+            while i < records.len() && get(records[i], at.sample) == k {
                 let r = records[i];
                 s.threads.push(ThreadSample {
-                    tid: read_le(r, fields.tid) as u32,
-                    pc: read_le(r, fields.pc),
-                    cputime: read_le(r, fields.cputime),
+                    tid: get(r, at.tid) as u32,
+                    pc: get(r, at.pc),
+                    cputime: get(r, at.cputime),
                 });
                 i += 1;
             }
-            sampler::write_sample(out, &s)?;
+            profile::write_sample(out, &s)?;
         }
         Ok(())
     };

@@ -1,0 +1,305 @@
+//! `tbrw report`: what a report is (typed rows, the shape of its JSON, see
+//! the README's report section) and its writers, table and JSON.
+//! [`samples`] counts a stream's samples per process, thread, module or
+//! event; the MTMC task report (`--by task`) is built by
+//! `crate::mtmc::report` into the same [`Report`]. This module imports no
+//! importer: they depend on it, not the other way round.
+
+use std::fmt;
+use std::io::Write;
+
+use serde::{Deserialize, Serialize};
+
+pub mod samples;
+
+pub use samples::report;
+
+/// What to group a report by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum By {
+    /// Process instances of the bind.
+    Process,
+    /// Threads (of the bind, or the records' tid field when they cannot be bound).
+    Thread,
+    /// Modules (samples no module covers: "unknown module").
+    Module,
+    /// Events (legacy samples' event index, an event id field, or the only event).
+    Event,
+    /// MTMC tasks: duration, counter deltas, topdown; totals per thread and core.
+    Task,
+}
+
+impl By {
+    /// The name the command line and the JSON give it.
+    pub fn name(self) -> &'static str {
+        match self {
+            By::Process => "process",
+            By::Thread => "thread",
+            By::Module => "module",
+            By::Event => "event",
+            By::Task => "task",
+        }
+    }
+}
+
+/// Report options.
+#[derive(Clone, Debug)]
+pub struct ReportOptions {
+    /// The stream.
+    pub stream: u32,
+    /// Grouping.
+    pub by: By,
+    /// Only samples of this OS pid.
+    pub pid: Option<u32>,
+    /// Only samples of this OS tid.
+    pub tid: Option<u32>,
+    /// Only samples in modules with this name (or path).
+    pub module: Option<String>,
+    /// Only samples with time in `start..end` (TSC, time stamp or sample index).
+    pub time: Option<(u64, u64)>,
+    /// Only the first K rows.
+    pub top: Option<usize>,
+}
+
+impl Default for ReportOptions {
+    fn default() -> Self {
+        ReportOptions { stream: 0, by: By::Module, pid: None, tid: None, module: None, time: None, top: None }
+    }
+}
+
+/// What a row counts: one per kind of grouping, with the structured fields
+/// of the thing (serialized with a `kind` tag, absent values as `null`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Key {
+    /// A process instance of the bind.
+    Process {
+        /// Its index in the bind's process table (two instances may share a pid).
+        index: u64,
+        /// The OS pid.
+        pid: u32,
+        /// Its name.
+        name: Option<String>,
+    },
+    /// A thread.
+    Thread {
+        /// Its index in the bind's thread table; `None` when the records'
+        /// own tid field grouped them (streams that cannot be bound).
+        index: Option<u64>,
+        /// The OS tid.
+        tid: u32,
+        /// The pid of its process, when the bind says.
+        pid: Option<u32>,
+        /// Its name, from the thread table.
+        name: Option<String>,
+    },
+    /// A module.
+    Module {
+        /// Its index in the module table.
+        index: u64,
+        /// Its name.
+        name: Option<String>,
+        /// Its path.
+        path: Option<String>,
+        /// The pid of the process it is loaded in.
+        pid: u32,
+    },
+    /// Samples no module covers.
+    UnknownModule,
+    /// An event of the stream.
+    Event {
+        /// The event id.
+        id: u32,
+        /// Its name.
+        name: Option<String>,
+    },
+    /// One MTMC task (a record of the stream).
+    Task {
+        /// The record's index.
+        index: u64,
+        /// The task's kernel thread id.
+        tid: u32,
+        /// The core it began on.
+        core: u64,
+        /// Its start, ns CLOCK_REALTIME.
+        start_ns: u64,
+    },
+    /// A core's MTMC tasks.
+    Core {
+        /// The core id.
+        core: u64,
+    },
+    /// Samples the bind gives no process or thread.
+    Unbound,
+}
+
+impl fmt::Display for Key {
+    /// The label of the table.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Key::Process { pid, name, .. } => write!(f, "pid {pid} {}", name.as_deref().unwrap_or("?")),
+            Key::Thread { tid, pid, name, .. } => {
+                write!(f, "tid {tid}")?;
+                if let Some(p) = pid {
+                    write!(f, " (pid {p})")?;
+                }
+                if let Some(n) = name {
+                    write!(f, " {n}")?;
+                }
+                Ok(())
+            }
+            Key::Module { index, name, path, pid } => match name.as_deref().or(path.as_deref()) {
+                Some(n) => write!(f, "{n} (pid {pid})"),
+                None => write!(f, "module {index} (pid {pid})"),
+            },
+            Key::UnknownModule => f.write_str("unknown module"),
+            Key::Event { id, name } => match name {
+                Some(n) => f.write_str(n),
+                None => write!(f, "event {id}"),
+            },
+            Key::Task { index, .. } => write!(f, "task {index}"),
+            Key::Core { core } => write!(f, "core {core}"),
+            Key::Unbound => f.write_str("?"),
+        }
+    }
+}
+
+/// Topdown shares of a task or a group of tasks, in percent of the slots
+/// they used. Level 2 is `None` when the metrics readings have none.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TopdownPercent {
+    /// The slots used.
+    pub slots: u64,
+    /// Level 1: retiring.
+    pub retiring: f64,
+    /// Level 1: bad speculation.
+    pub bad_speculation: f64,
+    /// Level 1: frontend bound.
+    pub frontend_bound: f64,
+    /// Level 1: backend bound.
+    pub backend_bound: f64,
+    /// Level 2: heavy operations.
+    pub heavy_operations: Option<f64>,
+    /// Level 2: branch mispredicts.
+    pub branch_mispredicts: Option<f64>,
+    /// Level 2: fetch latency.
+    pub fetch_latency: Option<f64>,
+    /// Level 2: memory bound.
+    pub memory_bound: Option<f64>,
+}
+
+/// What a task row (or a task total) adds to the counts.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TaskFigures {
+    /// The time the tasks took, ns.
+    pub duration_ns: u64,
+    /// Each counter's end reading minus its begin reading (wrapping), summed over the tasks.
+    pub counter_deltas: Vec<u64>,
+    /// The topdown breakdown; `None` when the slot counter did not advance.
+    pub topdown: Option<TopdownPercent>,
+}
+
+/// One row.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Row {
+    /// What the row counts.
+    pub key: Key,
+    /// Samples (records) in it.
+    pub samples: u64,
+    /// Percent of the report's samples.
+    pub percent: f64,
+    /// Task reports only: duration, counter deltas, topdown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<TaskFigures>,
+}
+
+/// A report: what `tbrw report --json` writes, one shape for every `--by`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    /// The file, as it was named.
+    pub file: String,
+    /// The stream.
+    pub stream: u32,
+    /// The grouping.
+    pub by: By,
+    /// Records in the stream.
+    pub records: u64,
+    /// Samples that passed the filters (the rows' percentages are of these).
+    pub samples: u64,
+    /// Rows: most samples first (tasks: in record order, or the longest
+    /// first with `--top`).
+    pub rows: Vec<Row>,
+    /// Task reports: totals per thread, then per core. Empty otherwise.
+    pub totals: Vec<Row>,
+}
+
+/// `part` in percent of `whole` (0 when `whole` is).
+pub fn percent(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        part as f64 * 100.0 / whole as f64
+    }
+}
+
+/// Parses `A..B`, `A..` or `..B` (decimal or 0x hex).
+pub fn parse_range(s: &str) -> std::result::Result<(u64, u64), String> {
+    let (a, b) = s.split_once("..").ok_or_else(|| format!("time range {s:?} is not A..B"))?;
+    let num = |x: &str, default: u64| -> std::result::Result<u64, String> {
+        let x = x.trim();
+        if x.is_empty() {
+            return Ok(default);
+        }
+        match x.strip_prefix("0x") {
+            Some(h) => u64::from_str_radix(h, 16),
+            None => x.parse(),
+        }
+        .map_err(|_| format!("{x:?} in time range {s:?} is not a number"))
+    };
+    Ok((num(a, 0)?, num(b, u64::MAX)?))
+}
+
+/// Writes a report as JSON, on one line.
+pub fn write_json(r: &Report, out: &mut dyn Write) -> std::io::Result<()> {
+    serde_json::to_writer(&mut *out, r)?;
+    writeln!(out)
+}
+
+/// Writes a sample report as a table: a heading line, then samples,
+/// percent and label per row.
+pub fn write_table(r: &Report, out: &mut dyn Write) -> std::io::Result<()> {
+    let by = r.by.name();
+    writeln!(out, "{}: stream {}, {} of {} samples, by {by}", r.file, r.stream, r.samples, r.records)?;
+    writeln!(out, "{:>10} {:>7}  {by}", "samples", "percent")?;
+    for row in &r.rows {
+        writeln!(out, "{:>10} {:>6.2}%  {}", row.samples, row.percent, row.key)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_serialize_with_their_kind_and_structured_fields() {
+        let k = Key::Module { index: 2, name: Some("libz.so".into()), path: None, pid: 7 };
+        assert_eq!(
+            serde_json::to_string(&k).unwrap(),
+            r#"{"kind":"module","index":2,"name":"libz.so","path":null,"pid":7}"#
+        );
+        assert_eq!(k.to_string(), "libz.so (pid 7)");
+        assert_eq!(serde_json::to_string(&Key::UnknownModule).unwrap(), r#"{"kind":"unknown_module"}"#);
+        let t = Key::Thread { index: None, tid: 3, pid: None, name: Some("main".into()) };
+        assert_eq!(t.to_string(), "tid 3 main");
+        assert_eq!(serde_json::from_str::<Key>(&serde_json::to_string(&t).unwrap()).unwrap(), t);
+    }
+
+    #[test]
+    fn ranges_parse_open_ended_and_hex() {
+        assert_eq!(parse_range("..0x10"), Ok((0, 16)));
+        assert_eq!(parse_range("5.."), Ok((5, u64::MAX)));
+        assert!(parse_range("5").is_err() && parse_range("x..1").is_err());
+    }
+}

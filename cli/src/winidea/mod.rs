@@ -1,0 +1,50 @@
+//! winIDEA profiler exports to TB5: `tbrw import winidea EXPORT.txt [--bin
+//! FILE] -o OUT.tb5 [--check]`. Mapping, call model and the statistics
+//! check: docs/IMPORT.md.
+//!
+//! - [`text1`]: the Text1 text format (INFO, CONTEXTS, HANDLE, STATISTICS,
+//!   TIMELINE sections);
+//! - [`bin`]: the TimelineBinary `.BIN` file (versions 1.0 and 1.1);
+//! - [`timeline`]: calls, data writes and their statistics from the events;
+//! - [`check`]: the export's STATISTICS against the timeline's figures;
+//! - [`import`]: the TB5 file written from them.
+//!
+//! The events both inputs give, [`TimelineEvent`], are defined here.
+
+pub mod bin;
+pub mod check;
+pub mod import;
+pub mod text1;
+pub mod timeline;
+
+pub use bin::{detect_bin, parse_bin, read_bin_file, write_bin, BinVersion, UNKNOWN_CONTEXT};
+pub use check::{check, CheckResult, Difference};
+pub use import::{import_winidea, WinIdeaStats};
+pub use text1::{parse_text1, parse_text1_from, Export, StatRow};
+pub use timeline::{build, Call, Figures, Series, Timeline, Write, MAX_TIME_NS};
+
+/// One event of the timeline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TimelineEvent {
+    /// The area handle.
+    pub handle: u32,
+    /// `E`, `S`, `R`, `X` or `W`.
+    pub kind: u8,
+    /// The value (data writes, states).
+    pub value: u64,
+    /// Nanoseconds (session time).
+    pub time: i64,
+    /// The context (Text1 `%CONTEXT%`, or the core index of a `.BIN` 1.1).
+    pub context: u32,
+    /// Where it was read, for errors: a line (Text1) or byte offset (`.BIN`).
+    pub at: Pos,
+}
+
+/// A place in the input, for messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pos {
+    /// A line of the Text1 file.
+    Line(u64),
+    /// A byte offset of the `.BIN` file.
+    Byte(u64),
+}
