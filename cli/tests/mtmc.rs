@@ -124,7 +124,7 @@ fn task_report_and_totals_per_thread_and_core() {
     assert_eq!(stats.events_field_mismatch, None);
     let f = Tb5File::open(&out).unwrap();
     let mut text = Vec::new();
-    mtmc::task_report(&f, 0, None, &mut text).unwrap();
+    mtmc::write_task_text(&mtmc::task_report(&f, 0, None).unwrap(), &mut text).unwrap();
     let text = String::from_utf8(text).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines[0], format!("{}: stream 0, 3 tasks, 2 counters", out.display()));
@@ -135,7 +135,7 @@ fn task_report_and_totals_per_thread_and_core() {
     assert!(lines.contains(&"thread 10: tasks=2 duration_ns=800 counter_deltas=[2000,2000] retiring=0.00% bad_speculation=0.00% frontend_bound=100.00% backend_bound=0.00%"), "{text}");
     assert!(lines.iter().any(|l| l.starts_with("core 1: tasks=2 duration_ns=1000 ")), "{text}");
     let mut top = Vec::new();
-    mtmc::task_report(&f, 0, Some(1), &mut top).unwrap();
+    mtmc::write_task_text(&mtmc::task_report(&f, 0, Some(1)).unwrap(), &mut top).unwrap();
     assert!(String::from_utf8(top).unwrap().contains("task 1: tid=11 core=1 start=2000 duration_ns=700"));
     // The binary.
     let o = Command::new(env!("CARGO_BIN_EXE_tbrw"))

@@ -5,11 +5,11 @@ mod common;
 
 use common::*;
 use tbrw::*;
-use tbrw_cli::report::{report, By, ReportOptions};
+use tbrw_cli::report::{report, By, Key, ReportOptions};
 use tbrw_cli::sampler::Magic;
-use tbrw_cli::sampler_tb5::{export_sampler, import_sampler, ImportOptions};
+use tbrw_cli::sampler::{export_sampler, import_sampler, ImportOptions};
 
-fn import(bytes: &[u8], dir: &std::path::Path) -> (std::path::PathBuf, tbrw_cli::sampler_tb5::ImportStats) {
+fn import(bytes: &[u8], dir: &std::path::Path) -> (std::path::PathBuf, tbrw_cli::sampler::ImportStats) {
     let input = dir.join("prof.bin");
     std::fs::write(&input, bytes).unwrap();
     let out = dir.join("prof.tb5");
@@ -26,8 +26,9 @@ fn by_module(path: &std::path::Path) -> (Vec<u64>, u64) {
     let mut unknown = 0;
     for row in r.rows {
         match row.key {
-            Some(k) => counts[k as usize] = row.samples,
-            None => unknown = row.samples,
+            Key::Module { index, .. } => counts[index as usize] = row.samples,
+            Key::UnknownModule => unknown = row.samples,
+            other => panic!("a module report has a row for {other:?}"),
         }
     }
     (counts, unknown)
@@ -65,7 +66,8 @@ fn plain_and_bzip2_profiles_import_bind_and_report_what_the_pcs_say() {
             &mut |_| {},
         )
         .unwrap();
-        assert_eq!(r.rows[0].label, "pid 1 prog");
+        assert!(matches!(&r.rows[0].key, Key::Process { pid: 1, name: Some(n), .. } if n == "prog"), "{:?}", r.rows[0]);
+        assert_eq!(r.rows[0].key.to_string(), "pid 1 prog");
     }
 }
 

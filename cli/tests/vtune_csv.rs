@@ -9,7 +9,7 @@ use common::*;
 use tbrw::*;
 use tbrw_cli::csv::{export_vtune_csv, CsvOptions};
 use tbrw_cli::sampler::Magic;
-use tbrw_cli::sampler_tb5::{import_sampler, ImportOptions};
+use tbrw_cli::sampler::{import_sampler, ImportOptions};
 
 fn sample() -> PathBuf {
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/data/sample.tb5"))

@@ -509,18 +509,27 @@ fn the_command_line_imports_checks_and_reports() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let o = tbrw(&["report", gen.to_str().unwrap(), "--by", "event", "--json"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let json = String::from_utf8(o.stdout).unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows = json["rows"].as_array().unwrap();
     for h in 0..4u32 {
         let n = g.calls.iter().filter(|c| c.handle == h).count();
-        assert!(json.contains(&format!("\"key\":{h},\"label\":\"fn_{h}\",\"samples\":{n},")), "{json}");
+        let row = rows.iter().find(|r| r["key"]["id"] == h).unwrap_or_else(|| panic!("no row for {h}: {json}"));
+        assert_eq!(row["key"]["kind"], "event");
+        assert_eq!(row["key"]["name"], format!("fn_{h}"));
+        assert_eq!(row["samples"], n as u64, "{json}");
     }
     // By thread: the contexts, named from the thread table, and --tid filters.
     let o = tbrw(&["report", gen.to_str().unwrap(), "--by", "thread", "--json"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let json = String::from_utf8(o.stdout).unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows = json["rows"].as_array().unwrap();
     for (c, name) in CONTEXT_NAMES.iter().enumerate() {
         let n = g.calls.iter().filter(|k| k.context == c as u32).count();
-        assert!(json.contains(&format!("\"key\":{c},\"label\":\"tid {c} {name}\",\"samples\":{n},")), "{json}");
+        let row = rows.iter().find(|r| r["key"]["tid"] == c).unwrap_or_else(|| panic!("no row for {c}: {json}"));
+        assert_eq!(row["key"]["kind"], "thread");
+        assert_eq!(row["key"]["name"], *name);
+        assert_eq!((&row["key"]["index"], &row["key"]["pid"]), (&serde_json::Value::Null, &serde_json::Value::Null));
+        assert_eq!(row["samples"], n as u64, "{json}");
     }
     let o = tbrw(&["report", gen.to_str().unwrap(), "--by", "event", "--tid", "1"]);
     let text = String::from_utf8(o.stdout).unwrap();
