@@ -5,5 +5,7 @@
 pub mod profile;
 pub mod tb5;
 
-pub use profile::{write_header, write_sample, Header, Magic, Next, ProfileError, ProfileReader, Sample, ThreadSample, VmMap};
+pub use profile::{
+    write_header, write_sample, Header, Magic, Next, ProfileError, ProfileReader, Sample, ThreadSample, VmMap,
+};
 pub use tb5::{export_sampler, import_sampler, ImportOptions, ImportStats};
