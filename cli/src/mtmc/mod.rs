@@ -1,6 +1,6 @@
 //! MTMC temporal profiler raw task logs: [`log`] parses a line into a
 //! [`Task`], [`import`] writes `tbrw import mtmc LOG -o OUT.tb5` (and reads
-//! the records back), [`topdown`] decodes the topdown metrics, [`report`] is
+//! the records back), [`mod@topdown`] decodes the topdown metrics, [`report`] is
 //! `tbrw report --by task`. Mapping and arithmetic: docs/IMPORT.md.
 //!
 //! A line is `[0],[1],...,[11],` with `_`-separated sub-sections: task and

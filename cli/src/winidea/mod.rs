@@ -6,7 +6,7 @@
 //!   TIMELINE sections);
 //! - [`bin`]: the TimelineBinary `.BIN` file (versions 1.0 and 1.1);
 //! - [`timeline`]: calls, data writes and their statistics from the events;
-//! - [`check`]: the export's STATISTICS against the timeline's figures;
+//! - [`mod@check`]: the export's STATISTICS against the timeline's figures;
 //! - [`import`]: the TB5 file written from them.
 //!
 //! The events both inputs give, [`TimelineEvent`], are defined here.
