@@ -1,5 +1,5 @@
 //! Data records (guide 9): adding them and enumerating them in chunks of
-//! about [`DATA_BYTES_PER_CALLBACK`](super::DATA_BYTES_PER_CALLBACK).
+//! about [`DATA_BYTES_PER_CALLBACK`].
 
 use std::os::raw::c_void;
 

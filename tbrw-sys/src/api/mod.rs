@@ -1,14 +1,14 @@
 //! The exported functions of `tbrw.h`, one file per chapter-9 group of the
-//! guide, and the boundary they share.
+//! guide, and the helpers they share.
 //!
 //! Every exported function checks its pointers, runs its body inside
-//! [`boundary`] (no panic crosses into C) and forwards to the `tbrw`
-//! engine; what each one does is documented in `tbrw.h` and the guide's
-//! chapter 9. This module holds what several of them need: the raw-pointer
-//! argument helpers, the one enumeration loop ([`enumerate`]) and the
-//! constants that size its chunks.
+//! [`boundary`](crate::handle::boundary) (no panic crosses into C) and
+//! forwards to the `tbrw` engine; what each one does is documented in
+//! `tbrw.h` and the guide's chapter 9. This module holds what several of
+//! them need: the raw-pointer argument helpers, the one enumeration loop
+//! ([`enumerate`]) and the constants that size its chunks.
 //!
-//! - [`file`]: open, close, abort, verify, version, error strings;
+//! - [`file`](mod@file): open, close, abort, verify, version, error strings;
 //! - [`global`]: the global sections' lifecycle, hardware, software, version
 //!   info, user-defined global data;
 //! - [`process`]: processes and threads, `get_one_pid/tid`;
@@ -19,7 +19,8 @@
 //! - [`bind`]: binding and the bind enumerations;
 //! - [`strings`]: string ids and UTF-8 / `wchar_t` conversions.
 //!
-//! Only `handle` and `convert` are below this layer; nothing here is used by them.
+//! This layer sits on `handle`, `convert`, `ctypes` and `messages`; none of
+//! them may import it.
 #![allow(clippy::missing_safety_doc)] // every exported function's contract is the C header's
 
 use std::os::raw::c_void;
@@ -32,14 +33,14 @@ use crate::convert::wide_arg;
 use crate::ctypes::TBRW_CHAR;
 use crate::handle::{after_callback, non_null, with, Code, Handle, R};
 
-pub mod bind;
-pub mod data;
-pub mod file;
-pub mod global;
-pub mod module;
-pub mod process;
-pub mod stream;
-pub mod strings;
+mod bind;
+mod data;
+mod file;
+mod global;
+mod module;
+mod process;
+mod stream;
+mod strings;
 
 pub use bind::*;
 pub use data::*;
