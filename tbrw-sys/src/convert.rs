@@ -10,8 +10,9 @@ use std::mem::size_of;
 use std::os::raw::c_void;
 
 use tb5::codes::*;
+use tb5::strings::wide_to_string;
 use tb5::*;
-use widestring::U32CStr;
+use widestring::{WideCStr, WideChar};
 
 use crate::ctypes::*;
 use crate::handle::{non_null, Code, R};
@@ -31,8 +32,20 @@ pub(crate) unsafe fn wide_arg(p: *const TBRW_CHAR) -> R<Option<String>> {
     if p.is_null() {
         return Ok(None);
     }
-    let s = U32CStr::from_ptr_str(p as *const u32);
-    s.to_string().map(Some).map_err(|_| Code(TBRW_BAD_PARAMETER))
+    // `TBRW_CHAR` is `wchar_t` (32 bits on Linux), the unit of `WideCStr`.
+    let s = WideCStr::from_ptr_str(p as *const WideChar);
+    Ok(Some(wide_to_string(s)?))
+}
+
+/// UTF-8 text as a NUL-terminated `wchar_t` string, the form every wide
+/// string the library hands out takes.
+///
+/// Not `tb5::strings::string_to_wide`: that refuses text holding a NUL,
+/// and a string id's text read from a file may hold one (a file written
+/// through the Rust API); C then sees the text up to it, as it would any
+/// `wchar_t` string.
+pub(crate) fn to_wide(s: &str) -> Vec<TBRW_CHAR> {
+    s.chars().map(|c| c as u32 as TBRW_CHAR).chain(std::iter::once(0)).collect()
 }
 
 /// # Safety

@@ -1,9 +1,10 @@
 //! The C structures of `tbrw_types.h`, mirrored with `#[repr(C)]`.
 //!
 //! Names are the C names; unions and bit fields of the C side are plain
-//! integers here (the Rust side never touches them field by field). Every
-//! size and offset of abi.md is asserted at compile time below, and the C
-//! tests check the same facts from the C side.
+//! integers here (the Rust side never touches them field by field). The
+//! sizes and offsets are those of the guide's chapter 8 and Intel's public
+//! TBRW headers; every one is asserted at compile time below, and the C
+//! tests (`tests/c/abi_check.c`) check the same facts from the C side.
 #![allow(non_camel_case_types, non_snake_case, missing_docs)]
 
 use std::mem::{offset_of, size_of};

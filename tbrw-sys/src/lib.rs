@@ -2,14 +2,17 @@
 //! crate, as a drop-in for C and C++ collectors.
 //!
 //! `cargo build --release -p tbrw-sys` leaves `target/release/libtbrw.so`
-//! (soname `libtbrw.so.0`) and `target/release/libtbrw.a`; the headers are
-//! in `tbrw-sys/include`. A C program builds with
-//! `cc prog.c -Itbrw-sys/include -Ltarget/release -ltbrw`.
+//! (soname `libtbrw.so.0`, with a `libtbrw.so.0` link beside it made by
+//! `build.rs`) and `target/release/libtbrw.a`; the headers are in
+//! `tbrw-sys/include`. `make -C tbrw-sys install PREFIX=...` installs the
+//! library, the headers and `tbrw.pc` (see the `Makefile`).
 //!
 //! - [`ctypes`]: the C structures, with their sizes and offsets asserted;
 //! - `handle`: handles, the panic boundary, error codes;
-//! - `convert`: C structures to and from the model, the `get_` buffer protocol;
-//! - `api`: the exported functions.
+//! - `convert`: C structures and strings to and from the model, the `get_`
+//!   buffer protocol;
+//! - `messages`: the text of each error code;
+//! - `api`: the exported functions, one module per group of chapter 9.
 //!
 //! Conventions the guide leaves open are listed in the README ("The C API").
 

@@ -141,4 +141,8 @@ fn pkg_config_file_gives_the_flags() {
         flags.contains("tbrw-sys/include") && flags.contains("-ltbrw") && flags.contains("target/release"),
         "{flags}"
     );
+    // Found through an absolute PKG_CONFIG_PATH, the library folder is also
+    // an absolute rpath, so the program finds libtbrw.so.0 wherever it runs.
+    let lib = sys_dir().join("../target/release");
+    assert!(flags.contains(&format!("-Wl,-rpath,{}", lib.display())), "{flags}");
 }

@@ -1,0 +1,83 @@
+//! Data records (guide 9): adding them and enumerating them in chunks of
+//! about [`DATA_BYTES_PER_CALLBACK`].
+
+use std::os::raw::c_void;
+
+use tb5::codes::*;
+use tb5::{SectionRef, StreamSection};
+
+use super::{enumerate, file_of, path_arg, raw_slice, Chunk, Extent, Records, DATA_BYTES_PER_CALLBACK};
+use crate::ctypes::*;
+use crate::handle::{boundary, non_null, with, Code, Handle, R};
+
+/// `TBRW_add_data`: a record, several, or a piece of one ending at a
+/// descriptor field boundary (`TBRW_UNSUPPORTED_DATA_SIZE` otherwise).
+#[no_mangle]
+pub unsafe extern "C" fn TBRW_add_data(
+    ptr: *mut c_void,
+    stream: u32,
+    size_of_data_entry: u32,
+    data_entry: *mut c_void,
+) -> u32 {
+    boundary(|| {
+        non_null(data_entry)?;
+        let data = raw_slice(data_entry, size_of_data_entry)?;
+        with(ptr, |h| Ok(h.engine.add_data(stream, data)?))
+    })
+}
+
+/// `TBRW_add_data_from_file`.
+#[no_mangle]
+pub unsafe extern "C" fn TBRW_add_data_from_file(ptr: *mut c_void, stream: u32, filename: *mut TBRW_CHAR) -> u32 {
+    boundary(|| {
+        let path = path_arg(filename)?;
+        with(ptr, |h| Ok(h.engine.add_data_from_file(stream, &path)?))
+    })
+}
+
+/// The records of a stream's data section as an enumeration walks them
+/// (a stream without data has none).
+pub(super) fn data_extent(h: &Handle, stream: u32) -> R<Extent> {
+    let d = file_of(h)?.stream(stream)?.data()?;
+    let (len, record_size) = d.map_or((0, 1), |d| (d.len(), d.record_size()));
+    Ok(Extent {
+        len,
+        section: SectionRef::Stream(stream, StreamSection::Data),
+        per_chunk: (DATA_BYTES_PER_CALLBACK / record_size.max(1)).max(1),
+    })
+}
+
+/// Up to `n` records from `from`, copied out of the file so that the
+/// callback gets them without the handle's lock.
+pub(super) fn records_chunk(h: &Handle, stream: u32, from: u64, n: usize) -> R<Records> {
+    let d = file_of(h)?.stream(stream)?.data()?.ok_or(Code(TBRW_SECTION_NOT_EXIST))?;
+    let bytes = d.chunks_from(from, n)?.next().map(<[u8]>::to_vec).unwrap_or_default();
+    Ok(Records { bytes, record_size: d.record_size() })
+}
+
+/// `TBRW_enumerate_data` (the data section must be open for reading).
+#[no_mangle]
+pub unsafe extern "C" fn TBRW_enumerate_data(
+    ptr: *mut c_void,
+    stream: u32,
+    callback: Option<EnumCallback<c_void>>,
+    user_ptr: *mut c_void,
+    start_index: u64,
+) -> u32 {
+    boundary(|| {
+        let cb = callback.ok_or(Code(TBRW_UNEXPECTED_NULL_PTR))?;
+        enumerate(
+            ptr,
+            start_index,
+            |h| {
+                h.engine.check_stream_readable(stream, StreamSection::Data)?;
+                data_extent(h, stream)
+            },
+            |h, from, n| {
+                h.engine.check_stream_readable(stream, StreamSection::Data)?;
+                records_chunk(h, stream, from, n)
+            },
+            |r| cb(r.bytes.as_mut_ptr() as *mut c_void, r.bytes.len() as u32, r.count() as u32, user_ptr),
+        )
+    })
+}

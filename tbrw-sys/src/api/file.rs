@@ -1,0 +1,78 @@
+//! The file as a whole (guide 9, high-level functions): open, close, abort,
+//! verify, the API version and the error strings.
+
+use std::os::raw::c_void;
+
+use tb5::codes::*;
+
+use super::path_arg;
+use crate::ctypes::TBRW_CHAR;
+use crate::handle::{boundary, non_null, register, unregister, with, Code, Handle};
+
+/// `TBRW_get_version`: the API revision implemented (2.3).
+#[no_mangle]
+pub unsafe extern "C" fn TBRW_get_version(major: *mut u32, minor: *mut u32) -> u32 {
+    boundary(|| {
+        non_null(major)?;
+        non_null(minor)?;
+        *major = tb5::API_VERSION.0;
+        *minor = tb5::API_VERSION.1;
+        Ok(())
+    })
+}
+
+/// `TBRW_open`.
+#[no_mangle]
+pub unsafe extern "C" fn TBRW_open(ptr: *mut *mut c_void, filename: *const TBRW_CHAR, access_mode: u32) -> u32 {
+    boundary(|| {
+        non_null(ptr)?;
+        *ptr = std::ptr::null_mut();
+        let path = path_arg(filename)?;
+        let engine = tb5::Engine::open(path, access_mode)?;
+        *ptr = register(Handle::new(engine));
+        Ok(())
+    })
+}
+
+/// `TBRW_close`: commits what was written. With a section or stream still
+/// open the handle stays open (finish or abort it); otherwise it is gone.
+#[no_mangle]
+pub unsafe extern "C" fn TBRW_close(ptr: *mut c_void) -> u32 {
+    boundary(|| {
+        let r = with(ptr, |h| h.engine.close().map_err(Code::from));
+        let finished = with(ptr, |h| Ok(h.engine.is_finished())).unwrap_or(true);
+        if finished {
+            let _ = unregister(ptr);
+        }
+        r
+    })
+}
+
+/// `TBRW_abort_cleanup_and_close`: discards everything written, removes
+/// temporary files, closes the handle.
+#[no_mangle]
+pub unsafe extern "C" fn TBRW_abort_cleanup_and_close(ptr: *mut c_void) -> u32 {
+    boundary(|| {
+        with(ptr, |h| {
+            h.engine.abort();
+            Ok(())
+        })?;
+        unregister(ptr).map(drop)
+    })
+}
+
+/// `TBRW_error_string`: a static wide string for every code of `tbrw.h`.
+#[no_mangle]
+pub unsafe extern "C" fn TBRW_error_string(error_code: u32, error_string: *mut *const TBRW_CHAR) -> u32 {
+    boundary(|| {
+        non_null(error_string)?;
+        *error_string = crate::messages::message(error_code).ok_or(Code(TBRW_INVALID_ERROR_CODE))?;
+        Ok(())
+    })
+}
+
+/// `TBRW_verify`.
+#[no_mangle]
+pub unsafe extern "C" fn TBRW_verify(ptr: *mut c_void) -> u32 {
+    boundary(|| with(ptr, |h| h.engine.verify().map_err(Code::from)))
+}
