@@ -72,29 +72,20 @@
 #![deny(missing_docs)]
 
 pub mod bind;
-mod codec;
-#[cfg(test)]
-mod crash_tests;
-mod cursor;
-pub mod descriptor;
-pub mod engine;
-pub mod error;
-pub mod event;
-pub mod hardware;
-pub mod module;
-pub mod process;
-mod raw;
-pub mod reader;
-pub mod sample;
-pub mod section;
-mod sink;
-pub mod software;
-pub mod stream;
-pub mod strings;
-pub mod summary;
-mod verify;
-pub mod version;
-pub mod writer;
+mod format;
+mod model;
+mod read;
+mod write;
+
+pub use model::{
+    descriptor, error, event, hardware, module, process, sample, section, software, stream, strings, version,
+};
+pub use read::{reader, summary};
+pub use write::{engine, writer};
+
+use format::{codec, cursor, raw};
+use read::verify;
+use write::sink;
 
 pub use bind::{BindTables, BindView, DataBind, MemoryBind, ModuleBind, TidBind, UNKNOWN_MODULE};
 pub use descriptor::{desc_subtype, desc_type, DescEntry, Field, RecordLayout};
