@@ -5,5 +5,7 @@
 //! `bind`.
 
 pub(crate) mod codec;
+pub(crate) mod container;
 pub(crate) mod cursor;
+pub(crate) mod kind;
 pub(crate) mod raw;

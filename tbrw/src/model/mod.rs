@@ -4,6 +4,7 @@
 //! Must not import `format`, `read`, `write` or `bind`: everything else is
 //! built on these types.
 
+pub mod codes;
 pub mod descriptor;
 pub mod error;
 pub mod event;
