@@ -202,7 +202,7 @@ pub(crate) fn bind_entry_size(b: BindSection) -> usize {
 /// header and the directory at `dir_offset`. Returns what is wrong.
 pub(crate) fn check_entry_range(e: &DirEntryRaw, dir_offset: u64) -> Result<(), String> {
     if e.offset < HEADER_SIZE
-        || e.offset % SECTION_ALIGN != 0
+        || !e.offset.is_multiple_of(SECTION_ALIGN)
         || e.offset.checked_add(e.length).is_none_or(|x| x > dir_offset)
     {
         return Err(format!(
