@@ -359,7 +359,7 @@ pub(crate) mod crash_hook {
     use std::cell::RefCell;
     use std::fs::File;
 
-    type Hook = Box<dyn FnOnce(&File, u64, &[u8]) -> crate::Result<()>>;
+    type Hook = Box<dyn FnOnce(&File, u64, &[u8]) -> crate::model::error::Result<()>>;
     thread_local!(static HOOK: RefCell<Option<Hook>> = RefCell::new(None));
 
     pub(crate) fn set(h: Hook) {
