@@ -56,14 +56,17 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! The layers, bottom up:
-//! - `raw` (crate-private) and docs/FORMAT.md: this project's on-disk layout;
-//! - the model: [`hardware`], [`software`], [`process`], [`module`],
-//!   [`version`], [`stream`], [`event`], [`descriptor`], [`sample`], [`strings`];
-//! - [`engine`]: the run-time lifecycle engine the C API drives, with the
-//!   TBRW error codes ([`Error::code`]);
-//! - [`writer`]: the typestate facade over the engine;
-//! - [`reader`]: the memory-mapped reader, and `verify`.
+//! The layers, bottom up (each a folder of `src/` that imports only the
+//! layers below it; the public paths are the re-exports below):
+//! - `model`: the value types: [`hardware`], [`software`], [`process`],
+//!   [`module`], [`version`], [`stream`], [`event`], [`descriptor`],
+//!   [`sample`], [`strings`], [`section`], [`error`] and the TBRW [`codes`];
+//! - `format` (crate-private) and docs/FORMAT.md: this project's on-disk
+//!   layout: section kinds, raw structures, the container rules, the codec;
+//! - `read`: the memory-mapped reader ([`reader`]), `verify`, [`summary`];
+//! - `write`: the run-time lifecycle [`engine`] the C API drives (TBRW error
+//!   codes through [`Error::code`]), its output, and the typestate [`writer`];
+//! - [`bind`]: binding streams, stored by the engine or kept in memory.
 //!
 //! Intel never published the on-disk layout of its `libtbrw`. This crate is
 //! compatible with the TBRW API and ABI, not with Intel's files: it reads and
@@ -72,34 +75,27 @@
 #![deny(missing_docs)]
 
 pub mod bind;
-mod codec;
-#[cfg(test)]
-mod crash_tests;
-mod cursor;
-pub mod descriptor;
-pub mod engine;
-pub mod error;
-pub mod event;
-pub mod hardware;
-pub mod module;
-pub mod process;
-mod raw;
-pub mod reader;
-pub mod sample;
-pub mod section;
-mod sink;
-pub mod software;
-pub mod stream;
-pub mod strings;
-pub mod summary;
-mod verify;
-pub mod version;
-pub mod writer;
+mod format;
+mod model;
+mod read;
+mod write;
+
+pub use model::{
+    codes, descriptor, error, event, hardware, module, process, sample, section, software, stream, strings, version,
+};
+pub use read::summary;
+pub use write::{engine, writer};
+
+/// Reading committed files: [`Tb5File`] and the views it hands out (the
+/// former `reader` module; the code is in the crate's `read` layer).
+pub mod reader {
+    pub use crate::read::{DataSection, LegacySamples, ModuleTable, ProcessTable, StreamReader, Tb5File};
+}
 
 pub use bind::{BindTables, BindView, DataBind, MemoryBind, ModuleBind, TidBind, UNKNOWN_MODULE};
 pub use descriptor::{desc_subtype, desc_type, DescEntry, Field, RecordLayout};
 pub use engine::{access, Engine};
-pub use error::{codes, Error, Location, Result};
+pub use error::{Error, Location, Result};
 pub use event::{access_method, Event, EventDetail, EventFlags};
 pub use hardware::{arch_type, native_arch, Cpu, CpuArch, CpuidIa32, CpuidIa64, Cpuids, Node, System};
 pub use module::{processor_mode, Module, ModuleFlags, NEVER_UNLOADED};

@@ -14,14 +14,14 @@ use std::io::{Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-use crate::error::{Error, Result};
+use crate::model::error::{Error, Result};
 
 /// Bytes a sink buffers before writing them out.
 pub(crate) const CHUNK: usize = 1 << 20;
 /// Bytes a spilled section keeps in memory before moving to a temporary file.
 pub(crate) const SPILL_MEMORY: usize = 1 << 20;
 
-pub(crate) enum Dest {
+enum Dest {
     /// Written at `start` of the output file, which this sink owns the tail of.
     Direct { start: u64 },
     /// Held in `buf`.
@@ -31,7 +31,7 @@ pub(crate) enum Dest {
 }
 
 pub(crate) struct SectionSink {
-    pub(crate) dest: Dest,
+    dest: Dest,
     buf: Vec<u8>,
     hasher: crc32fast::Hasher,
     /// Bytes handed out of `buf` (to the output or the spill file).
@@ -51,8 +51,12 @@ impl SectionSink {
         self.flushed + self.buf.len() as u64
     }
 
-    pub(crate) fn is_direct(&self) -> bool {
-        matches!(self.dest, Dest::Direct { .. })
+    /// Where a direct sink's bytes start in the output; `None` for other sinks.
+    pub(crate) fn direct_start(&self) -> Option<u64> {
+        match self.dest {
+            Dest::Direct { start } => Some(start),
+            _ => None,
+        }
     }
 
     /// Appends bytes. `out` is the output file (used by direct sinks),

@@ -2,7 +2,7 @@
 
 use bitflags::bitflags;
 
-use crate::strings::{MapStrings, Text};
+use super::strings::{MapStrings, Text};
 
 bitflags! {
     /// `pid_flags` / `tid_flags` (`TBRW_PIDTID_*`). Unknown bits are kept.

@@ -8,7 +8,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use crate::engine::crash_hook;
+use crate::write::output::crash_hook;
 use crate::*;
 
 fn content(path: &std::path::Path, streams: u32) {

@@ -3,7 +3,7 @@
 
 use bitflags::bitflags;
 
-use crate::strings::{MapStrings, Text};
+use super::strings::{MapStrings, Text};
 
 bitflags! {
     /// `module_flags` (`TBRW_MODULE_*`). Unknown bits are kept.

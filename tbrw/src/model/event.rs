@@ -3,7 +3,7 @@
 
 use bitflags::bitflags;
 
-use crate::strings::{MapStrings, Text};
+use super::strings::{MapStrings, Text};
 
 bitflags! {
     /// `event_flags` (`TBRW_EVENT_*`). Unknown bits are kept.

@@ -1,6 +1,6 @@
 //! The stream information section (`TBRW_STREAM_INFO`) and stream types.
 
-use crate::strings::{MapStrings, Text};
+use super::strings::{MapStrings, Text};
 
 /// `stream_type` values (`TBRW_STREAM_TYPE`).
 pub mod stream_type {

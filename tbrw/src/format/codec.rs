@@ -1,19 +1,19 @@
 //! Encoding and decoding of section payloads: owned model values (with
 //! strings already turned into ids) to and from the raw structures of
-//! [`crate::raw`]. No file access and no lifecycle here.
+//! `raw`. No file access and no lifecycle here.
 
-use crate::cursor::SectionCursor;
-use crate::descriptor::DescEntry;
-use crate::error::{Error, Result};
-use crate::event::{Event, EventDetail, EventFlags};
-use crate::hardware::{Cpu, CpuArch, CpuidIa32, CpuidIa64, Cpuids, Node, System};
-use crate::module::{Module, ModuleFlags};
-use crate::process::{Pid, PidTidFlags, Tid};
-use crate::raw::*;
-use crate::software::{Application, Host, Os, Software};
-use crate::stream::{FileTime, StreamInfo};
-use crate::strings::StringId;
-use crate::version::VersionInfo;
+use super::cursor::SectionCursor;
+use super::raw::*;
+use crate::model::descriptor::DescEntry;
+use crate::model::error::{Error, Result};
+use crate::model::event::{Event, EventDetail, EventFlags};
+use crate::model::hardware::{Cpu, CpuArch, CpuidIa32, CpuidIa64, Cpuids, Node, System};
+use crate::model::module::{Module, ModuleFlags};
+use crate::model::process::{Pid, PidTidFlags, Tid};
+use crate::model::software::{Application, Host, Os, Software};
+use crate::model::stream::{FileTime, StreamInfo};
+use crate::model::strings::StringId;
+use crate::model::version::VersionInfo;
 
 fn count_u32(n: usize, what: &str) -> Result<u32> {
     u32::try_from(n).map_err(|_| Error::bad(format!("too many {what}: {n}")))

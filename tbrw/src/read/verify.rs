@@ -17,14 +17,17 @@
 //! 9. a stored bind fits its stream: one data bind per record, one module
 //!    bind per module, one thread bind per thread, and every index in range.
 
-use crate::bind::{BindView, UNKNOWN_MODULE};
-use crate::descriptor::desc_type;
-use crate::error::{Error, Location, Result};
-use crate::reader::Tb5File;
-use crate::section::BindSection;
-use crate::section::{GlobalSection, SectionRef, StreamSection};
-use crate::strings::{MapStrings, StringId};
-use crate::version::MIN_SAMPLE_FILE_VERSION;
+use tbrw_bind::UNKNOWN_MODULE;
+
+use super::bind_view::BindView;
+use super::file::Tb5File;
+use crate::format::raw::{DescEntryRaw, Raw};
+use crate::model::descriptor::desc_type;
+use crate::model::error::{Error, Location, Result};
+use crate::model::sample::SampleRecordPc;
+use crate::model::section::{BindSection, GlobalSection, SectionRef, StreamSection};
+use crate::model::strings::{MapStrings, StringId};
+use crate::model::version::MIN_SAMPLE_FILE_VERSION;
 
 fn check_ids<T: MapStrings<StringId>>(file: &Tb5File, v: T, at: &dyn Fn() -> Location) -> Result<()> {
     v.map_strings(&mut |id: StringId| {
@@ -108,7 +111,8 @@ pub(crate) fn verify(file: &Tb5File) -> Result<()> {
         let descs = stream.descriptor()?.unwrap_or_default();
         let desc_at = file.stream_entry(n, StreamSection::DataDescription).map_or(0, |e| e.raw.offset);
         for (i, d) in descs.iter().enumerate() {
-            let at = || loc(sref(StreamSection::DataDescription), Some(i as u64), desc_at + (i * 40) as u64);
+            let at =
+                || loc(sref(StreamSection::DataDescription), Some(i as u64), desc_at + (i * DescEntryRaw::SIZE) as u64);
             if desc_type::is_reserved(d.desc_type) {
                 return Err(Error::malformed(at(), format!("desc_type {:#x} is reserved", d.desc_type)));
             }
@@ -126,7 +130,7 @@ pub(crate) fn verify(file: &Tb5File) -> Result<()> {
                 && (layout.offset_of(i) != Some(d.offset) || stored_end > data.record_size() as u64)
             {
                 return Err(Error::malformed(
-                    loc(sref(StreamSection::DataDescription), Some(i as u64), desc_at + (i * 40) as u64),
+                    loc(sref(StreamSection::DataDescription), Some(i as u64), desc_at + (i * DescEntryRaw::SIZE) as u64),
                     format!(
                         "field at bytes {}..{stored_end} does not lie where the layout puts it inside the {}-byte record",
                         d.offset,
@@ -152,10 +156,9 @@ pub(crate) fn verify(file: &Tb5File) -> Result<()> {
                     known[i as usize] = true;
                 }
             }
-            let off = pc as usize + 28;
             for (i, rec) in data.records().enumerate() {
-                let bits = u32::from_le_bytes([rec[off], rec[off + 1], rec[off + 2], rec[off + 3]]);
-                let ev = ((bits >> 20) & 0xFF) as usize;
+                // The layout put the whole PC record inside the record size checked above.
+                let ev = SampleRecordPc::from_slice(&rec[pc as usize..]).map_or(0, |p| p.event_index()) as usize;
                 if !known[ev] {
                     return Err(Error::malformed(
                         loc(

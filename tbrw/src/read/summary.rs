@@ -5,10 +5,10 @@
 
 use std::io::Write;
 
-use crate::descriptor::desc_type;
-use crate::error::{Error, Result};
-use crate::reader::Tb5File;
-use crate::section::{GlobalSection, StreamSection};
+use super::file::Tb5File;
+use crate::model::descriptor::desc_type;
+use crate::model::error::{Error, Result};
+use crate::model::section::{GlobalSection, StreamSection};
 
 fn io(file: &Tb5File) -> impl Fn(std::io::Error) -> Error + '_ {
     move |e| Error::io(file.path(), "write summary", e)

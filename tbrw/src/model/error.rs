@@ -8,93 +8,9 @@ use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::section::{GlobalSection, SectionRef, StreamSection};
+use super::section::{GlobalSection, SectionRef, StreamSection};
 
-/// The `TBRW_*` error numbers of `tbrw.h` (TBRW 2.3).
-pub mod codes {
-    #![allow(missing_docs)]
-    pub const TBRW_SUCCESS: u32 = 0;
-    pub const TBRW_SAM_ERROR: u32 = 22;
-    pub const TBRW_UNKNOWN_SECTION_NUMBER: u32 = 25;
-    pub const TBRW_NO_MEMORY: u32 = 26;
-    pub const TBRW_BUFFER_OVERFLOW: u32 = 29;
-    pub const TBRW_SAMPLE_FILE_MAPPING_ERROR: u32 = 34;
-    pub const TBRW_UNEXPECTED_NULL_PTR: u32 = 36;
-    pub const TBRW_ENTRY_NOT_FOUND: u32 = 39;
-    pub const TBRW_FILE_OPEN_FAILED: u32 = 44;
-    pub const TBRW_BAD_PARAMETER: u32 = 63;
-    pub const TBRW_UNEXPECTED_VALUE: u32 = 72;
-    pub const TBRW_NOT_IMPLEMENTED: u32 = 73;
-    pub const TBRW_SECTION_ALREADY_IN_USE: u32 = 77;
-    pub const TBRW_SECTION_NOT_EXIST: u32 = 78;
-    pub const TBRW_STREAM_NOT_EXIST: u32 = 79;
-    pub const TBRW_INVALID_STREAM: u32 = 80;
-    pub const TBRW_STREAM_ALREADY_IN_USE: u32 = 81;
-    pub const TBRW_INVALID_ERROR_CODE: u32 = 83;
-    pub const TBRW_INCOMPATIBLE_VERSION: u32 = 84;
-    pub const TBRW_INVALID_READ_START: u32 = 86;
-    pub const TBRW_INVALID_STRING: u32 = 97;
-    pub const TBRW_UNSUPPORTED_DATA_SIZE: u32 = 98;
-    pub const TBRW_BUFFER_TOO_SMALL: u32 = 103;
-    pub const TBRW_INVALID_ACCESS_PERMS: u32 = 111;
-    pub const TBRW_TB5_IS_NOT_BOUND: u32 = 113;
-    pub const TBRW_SECTION_NOT_READABLE: u32 = 124;
-    pub const TBRW_SECTION_NOT_WRITEABLE: u32 = 125;
-    pub const TBRW_GLOBAL_SECTION_NOT_CLOSED: u32 = 126;
-    pub const TBRW_STREAM_SECTION_NOT_CLOSED: u32 = 127;
-    pub const TBRW_STREAM_NOT_CLOSED: u32 = 128;
-    pub const TBRW_STREAM_NOT_BOUND: u32 = 129;
-    pub const TBRW_NOT_ALL_SECTIONS_CLOSED: u32 = 131;
-    pub const TBRW_BIND_MODULES_NOT_SORTED: u32 = 142;
-    pub const TBRW_UNEXPECTED_NUM_CPUIDS: u32 = 143;
-    pub const TBRW_UNSUPPORTED_ARCH_TYPE: u32 = 144;
-    pub const TBRW_NO_DATA_TO_WRITE: u32 = 145;
-
-    /// Every code with its C name, for `TBRW_error_string` and tests.
-    pub const ALL: &[(u32, &str)] = &[
-        (TBRW_SUCCESS, "TBRW_SUCCESS"),
-        (TBRW_SAM_ERROR, "TBRW_SAM_ERROR"),
-        (TBRW_UNKNOWN_SECTION_NUMBER, "TBRW_UNKNOWN_SECTION_NUMBER"),
-        (TBRW_NO_MEMORY, "TBRW_NO_MEMORY"),
-        (TBRW_BUFFER_OVERFLOW, "TBRW_BUFFER_OVERFLOW"),
-        (TBRW_SAMPLE_FILE_MAPPING_ERROR, "TBRW_SAMPLE_FILE_MAPPING_ERROR"),
-        (TBRW_UNEXPECTED_NULL_PTR, "TBRW_UNEXPECTED_NULL_PTR"),
-        (TBRW_ENTRY_NOT_FOUND, "TBRW_ENTRY_NOT_FOUND"),
-        (TBRW_FILE_OPEN_FAILED, "TBRW_FILE_OPEN_FAILED"),
-        (TBRW_BAD_PARAMETER, "TBRW_BAD_PARAMETER"),
-        (TBRW_UNEXPECTED_VALUE, "TBRW_UNEXPECTED_VALUE"),
-        (TBRW_NOT_IMPLEMENTED, "TBRW_NOT_IMPLEMENTED"),
-        (TBRW_SECTION_ALREADY_IN_USE, "TBRW_SECTION_ALREADY_IN_USE"),
-        (TBRW_SECTION_NOT_EXIST, "TBRW_SECTION_NOT_EXIST"),
-        (TBRW_STREAM_NOT_EXIST, "TBRW_STREAM_NOT_EXIST"),
-        (TBRW_INVALID_STREAM, "TBRW_INVALID_STREAM"),
-        (TBRW_STREAM_ALREADY_IN_USE, "TBRW_STREAM_ALREADY_IN_USE"),
-        (TBRW_INVALID_ERROR_CODE, "TBRW_INVALID_ERROR_CODE"),
-        (TBRW_INCOMPATIBLE_VERSION, "TBRW_INCOMPATIBLE_VERSION"),
-        (TBRW_INVALID_READ_START, "TBRW_INVALID_READ_START"),
-        (TBRW_INVALID_STRING, "TBRW_INVALID_STRING"),
-        (TBRW_UNSUPPORTED_DATA_SIZE, "TBRW_UNSUPPORTED_DATA_SIZE"),
-        (TBRW_BUFFER_TOO_SMALL, "TBRW_BUFFER_TOO_SMALL"),
-        (TBRW_INVALID_ACCESS_PERMS, "TBRW_INVALID_ACCESS_PERMS"),
-        (TBRW_TB5_IS_NOT_BOUND, "TBRW_TB5_IS_NOT_BOUND"),
-        (TBRW_SECTION_NOT_READABLE, "TBRW_SECTION_NOT_READABLE"),
-        (TBRW_SECTION_NOT_WRITEABLE, "TBRW_SECTION_NOT_WRITEABLE"),
-        (TBRW_GLOBAL_SECTION_NOT_CLOSED, "TBRW_GLOBAL_SECTION_NOT_CLOSED"),
-        (TBRW_STREAM_SECTION_NOT_CLOSED, "TBRW_STREAM_SECTION_NOT_CLOSED"),
-        (TBRW_STREAM_NOT_CLOSED, "TBRW_STREAM_NOT_CLOSED"),
-        (TBRW_STREAM_NOT_BOUND, "TBRW_STREAM_NOT_BOUND"),
-        (TBRW_NOT_ALL_SECTIONS_CLOSED, "TBRW_NOT_ALL_SECTIONS_CLOSED"),
-        (TBRW_BIND_MODULES_NOT_SORTED, "TBRW_BIND_MODULES_NOT_SORTED"),
-        (TBRW_UNEXPECTED_NUM_CPUIDS, "TBRW_UNEXPECTED_NUM_CPUIDS"),
-        (TBRW_UNSUPPORTED_ARCH_TYPE, "TBRW_UNSUPPORTED_ARCH_TYPE"),
-        (TBRW_NO_DATA_TO_WRITE, "TBRW_NO_DATA_TO_WRITE"),
-    ];
-
-    /// The C name of a code, or `None` when `tbrw.h` does not define it.
-    pub fn name(code: u32) -> Option<&'static str> {
-        ALL.iter().find(|(c, _)| *c == code).map(|(_, n)| *n)
-    }
-}
+pub use super::codes;
 
 /// A position in a TB5 file: which file, which section, which record and
 /// which byte. Displayed as `file.tb5: stream 0 TBRW_DATA_SECTION, record 7, byte 4096`.
@@ -329,12 +245,6 @@ pub enum Error {
         /// What was wrong.
         what: String,
     },
-    /// A CPU architecture type this library does not know.
-    #[error("unsupported CPU architecture type {arch_type}")]
-    UnsupportedArchType {
-        /// The `arch_type` value.
-        arch_type: u16,
-    },
 }
 
 /// The result type of this crate.
@@ -371,7 +281,6 @@ impl Error {
             Error::BadParameter { .. } => TBRW_BAD_PARAMETER,
             Error::NoDataToWrite { .. } => TBRW_NO_DATA_TO_WRITE,
             Error::UnexpectedNumCpuids { .. } => TBRW_UNEXPECTED_NUM_CPUIDS,
-            Error::UnsupportedArchType { .. } => TBRW_UNSUPPORTED_ARCH_TYPE,
         }
     }
 

@@ -7,9 +7,9 @@
 
 use std::path::Path;
 
-use crate::error::{Error, Location, Result};
-use crate::raw::Raw;
-use crate::section::SectionRef;
+use super::raw::Raw;
+use crate::model::error::{Error, Location, Result};
+use crate::model::section::SectionRef;
 
 pub(crate) struct SectionCursor<'a> {
     data: &'a [u8],

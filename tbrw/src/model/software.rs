@@ -1,7 +1,7 @@
 //! The software section: host, OS and application (`TBRW_HOST`, `TBRW_OS`,
 //! `TBRW_APPLICATION`). Each part is set on its own; any may be absent.
 
-use crate::strings::{MapStrings, Text};
+use super::strings::{MapStrings, Text};
 
 /// `os_platform` values (`TBRW_OSFAMILY_*`). 0x100-0x1FF are free for
 /// platforms the header does not name; other values are reserved.

@@ -2,7 +2,8 @@
 //!
 //! These mirror `TBRW_SECTION_IDENTIFIER` and `TBRW_STREAM_SECTION_IDENTIFIER`
 //! (their numeric values are the C values). The on-disk section kinds that
-//! carry them are in `raw`; this module knows nothing about bytes.
+//! carry them are in the crate's `format` layer; this module knows nothing
+//! about bytes.
 
 use std::fmt;
 
@@ -52,6 +53,14 @@ impl GlobalSection {
         }
     }
 
+    /// Whether the guide (6.2) requires this section in a file VTune can open.
+    pub fn is_required(self) -> bool {
+        matches!(
+            self,
+            GlobalSection::Hardware | GlobalSection::Software | GlobalSection::VersionInfo | GlobalSection::Module
+        )
+    }
+
     pub(crate) fn index(self) -> usize {
         self as usize
     }
@@ -97,6 +106,11 @@ impl StreamSection {
             StreamSection::UserDefinedStream => "TBRW_USER_DEFINED_STREAM_SECTION",
             StreamSection::StreamInfo => "TBRW_STREAM_INFO_SECTION",
         }
+    }
+
+    /// Whether the guide (6.2) requires this section in every stream.
+    pub fn is_required(self) -> bool {
+        !matches!(self, StreamSection::UserDefinedStream)
     }
 
     pub(crate) fn index(self) -> usize {

@@ -1,16 +1,14 @@
-//! Strings: ids as stored in records, the writer's interner, and the
-//! UTF-8 / `wchar_t` conversions the C layer needs.
+//! Strings: ids as stored in records and the UTF-8 / `wchar_t`
+//! conversions the C layer needs (the writer's interner is in `write`).
 //!
 //! Writers hand over text (`Option<String>`, `None` being the C `NULL`);
 //! every distinct text is stored once, as UTF-8, in a string block of the
 //! file. Readers see [`StringId`]s and resolve them through
 //! [`Tb5File::string`](crate::Tb5File::string). Id 0 is "no string".
 
-use std::collections::HashMap;
-
 use widestring::{WideCStr, WideCString, WideStr};
 
-use crate::error::{Error, Result};
+use super::error::{Error, Result};
 
 /// Text as the writing side gives it: `None` is the C `NULL` string pointer.
 pub type Text = Option<String>;
@@ -42,47 +40,6 @@ pub trait MapStrings<S>: Sized {
     ) -> std::result::Result<Self::Output<T>, E>;
 }
 
-/// Assigns ids to distinct strings, in order of first use, from a start id.
-#[derive(Debug, Default)]
-pub(crate) struct StringInterner {
-    ids: HashMap<String, u64>,
-    /// Strings added since the last commit, in id order.
-    new: Vec<String>,
-    /// The id the first new string gets.
-    first_new_id: u64,
-}
-
-impl StringInterner {
-    /// An interner whose new ids start after `existing` strings.
-    pub(crate) fn new(existing_count: u64) -> Self {
-        StringInterner { ids: HashMap::new(), new: Vec::new(), first_new_id: existing_count + 1 }
-    }
-
-    /// Makes a string of the existing file known, so that it is not stored twice.
-    pub(crate) fn add_existing(&mut self, s: &str, id: u64) {
-        self.ids.entry(s.to_owned()).or_insert(id);
-    }
-
-    pub(crate) fn intern(&mut self, text: Option<&str>) -> StringId {
-        let Some(s) = text else { return StringId::NONE };
-        if let Some(&id) = self.ids.get(s) {
-            return StringId(id);
-        }
-        let id = self.first_new_id + self.new.len() as u64;
-        self.ids.insert(s.to_owned(), id);
-        self.new.push(s.to_owned());
-        StringId(id)
-    }
-
-    pub(crate) fn first_new_id(&self) -> u64 {
-        self.first_new_id
-    }
-
-    pub(crate) fn new_strings(&self) -> &[String] {
-        &self.new
-    }
-}
-
 /// Converts a C wide string (`wchar_t`, UTF-32 on Linux) to UTF-8.
 ///
 /// Fails with [`Error::BadParameter`] when it holds a value that is not a
@@ -105,19 +62,6 @@ pub fn string_to_wide(s: &str) -> Result<WideCString> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn interner_dedups_and_numbers_after_existing() {
-        let mut i = StringInterner::new(5);
-        i.add_existing("old", 3);
-        assert_eq!(i.intern(None), StringId::NONE);
-        assert_eq!(i.intern(Some("old")), StringId(3));
-        assert_eq!(i.intern(Some("a")), StringId(6));
-        assert_eq!(i.intern(Some("b")), StringId(7));
-        assert_eq!(i.intern(Some("a")), StringId(6));
-        assert_eq!(i.intern(Some("")), StringId(8));
-        assert_eq!(i.new_strings(), ["a", "b", ""]);
-    }
 
     #[test]
     fn wide_round_trip_any_unicode() {

@@ -2,42 +2,13 @@
 //!
 //! Every structure here is fixed-size, little-endian and declared with
 //! `binrw`; padding fields are written as zero and ignored on read. What the
-//! fields mean and why the layout is what it is: docs/FORMAT.md. The owned
-//! model types live in their own modules; [`crate::codec`] converts between
-//! the two.
+//! fields mean and why the layout is what it is: docs/FORMAT.md. The rules
+//! that tie them together (checksums, ranges, commits) are in `container`;
+//! `codec` converts between these and the model types.
 
 use std::io::Cursor;
 
 use binrw::{binrw, BinRead, BinWrite};
-
-/// The file magic: `\x89TB5\r\n\x1a\n`, so that text-mode mangling and
-/// truncation to 7 bits are detected at the first byte.
-pub const MAGIC: [u8; 8] = *b"\x89TB5\r\n\x1a\n";
-/// The format version this library writes (= the lowest TB5 sample file
-/// version the TBRW API supports, 0x10).
-pub const FORMAT_VERSION: u32 = 16;
-/// The lowest format version this library reads.
-pub const MIN_FORMAT_VERSION: u32 = 16;
-/// Size of the file header including both commit slots.
-pub const HEADER_SIZE: u64 = 128;
-/// Offset of commit slot A; slot B follows.
-pub const SLOT_OFFSET: [u64; 2] = [64, 96];
-/// Every section starts at a multiple of this.
-pub const SECTION_ALIGN: u64 = 8;
-/// `stream` of a directory entry that belongs to no stream.
-pub const NO_STREAM: u32 = u32::MAX;
-
-/// Section kinds in the directory.
-pub mod kind {
-    /// Global sections: `1 + TBRW_SECTION_IDENTIFIER`.
-    pub const GLOBAL_BASE: u16 = 0x0001;
-    /// Stream sections: `0x100 + TBRW_STREAM_SECTION_IDENTIFIER`.
-    pub const STREAM_BASE: u16 = 0x0100;
-    /// A block of the string table.
-    pub const STRING_BLOCK: u16 = 0x0200;
-    /// Bind sections of a stream: `0x300 + BindSection`.
-    pub const BIND_BASE: u16 = 0x0300;
-}
 
 /// A fixed-size little-endian on-disk structure.
 pub(crate) trait Raw:

@@ -279,6 +279,21 @@ pub struct LegacySample {
     pub tsc: Option<u64>,
 }
 
+impl LegacySample {
+    /// Decodes the sample of one data record whose PC record starts at byte
+    /// `pc` and whose 8-byte TSC, if the layout has one, at byte `tsc`.
+    /// `None` when the record is too short for the PC record; a TSC that
+    /// does not fit is `None`.
+    #[inline]
+    pub fn from_record(record: &[u8], pc: usize, tsc: Option<usize>) -> Option<LegacySample> {
+        let pc = SampleRecordPc::from_slice(record.get(pc..)?)?;
+        let tsc = tsc
+            .and_then(|t| record.get(t..t.checked_add(8)?))
+            .map(|b| u64::from_le_bytes(b.try_into().unwrap_or_default()));
+        Some(LegacySample { pc, tsc })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -306,5 +321,17 @@ mod tests {
         assert!(s.ia64_pc());
         assert_eq!(s.ip(), 0xFFFF_0000_1234_5678);
         assert_eq!(SampleRecordPc::from_bytes(&s.to_bytes()), s);
+    }
+
+    #[test]
+    fn a_record_decodes_into_its_pc_and_tsc() {
+        let mut pc = SampleRecordPc::default();
+        pc.set_ia32(0x1234, 0, CodeDescriptor::default());
+        let mut rec = vec![0xEEu8; 4];
+        rec.extend_from_slice(&pc.to_bytes());
+        rec.extend_from_slice(&77u64.to_le_bytes());
+        assert_eq!(LegacySample::from_record(&rec, 4, Some(36)), Some(LegacySample { pc, tsc: Some(77) }));
+        assert_eq!(LegacySample::from_record(&rec, 4, Some(37)).map(|s| s.tsc), Some(None));
+        assert_eq!(LegacySample::from_record(&rec, 20, None), None);
     }
 }

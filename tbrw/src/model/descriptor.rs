@@ -15,8 +15,8 @@
 //! * any other offset is taken as given;
 //! * the record size is the end of the furthest field.
 
-use crate::error::{Error, Result};
-use crate::strings::{MapStrings, Text};
+use super::error::{Error, Result};
+use super::strings::{MapStrings, Text};
 
 /// `desc_type` values (`ST_*` of `samprec_shared.h`).
 pub mod desc_type {
@@ -276,6 +276,21 @@ pub struct Field {
     pub size: u32,
 }
 
+impl Field {
+    /// The field's value in `record` (a whole record) as a little-endian
+    /// unsigned number. `None` when the field is wider than 8 bytes or does
+    /// not lie inside `record`.
+    #[inline]
+    pub fn read_le(&self, record: &[u8]) -> Option<u64> {
+        let size = usize::try_from(self.size).ok().filter(|s| *s <= 8)?;
+        let at = usize::try_from(self.offset).ok()?;
+        let bytes = record.get(at..at.checked_add(size)?)?;
+        let mut b = [0u8; 8];
+        b[..size].copy_from_slice(bytes);
+        Some(u64::from_le_bytes(b))
+    }
+}
+
 /// The layout of a data record, derived from a data descriptor.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RecordLayout {
@@ -370,12 +385,6 @@ impl RecordLayout {
     pub fn is_boundary(&self, pos: u32) -> bool {
         self.boundaries.binary_search(&pos).is_ok()
     }
-
-    /// Whether every field lies inside the record (always true for a layout
-    /// derived here; a check for layouts read back from a file).
-    pub fn fields_inside(&self) -> bool {
-        self.fields.iter().all(|f| f.offset as u64 + f.size as u64 <= self.record_size as u64)
-    }
 }
 
 #[cfg(test)]
@@ -416,6 +425,18 @@ mod tests {
         assert_eq!((l.offset_of(0), l.offset_of(1), l.offset_of(2)), (Some(8), Some(16), Some(24)));
         assert_eq!(l.record_size(), 28);
         assert_eq!(l.fields().len(), 3);
+    }
+
+    #[test]
+    fn fields_read_little_endian_values_inside_the_record() {
+        let l = RecordLayout::from_entries(&[entry(desc_type::IP, 0, 0, 8), entry(desc_type::PID, 0, 0, 4)]).unwrap();
+        let mut rec = 0x1122_3344_5566_7788u64.to_le_bytes().to_vec();
+        rec.extend_from_slice(&0xAABB_CCDDu32.to_le_bytes());
+        let [ip, pid] = [l.fields()[0], l.fields()[1]];
+        assert_eq!((ip.read_le(&rec), pid.read_le(&rec)), (Some(0x1122_3344_5566_7788), Some(0xAABB_CCDD)));
+        assert_eq!(pid.read_le(&rec[..11]), None, "a record too short for the field");
+        let wide = Field { size: 9, ..ip };
+        assert_eq!(wide.read_le(&[0; 16]), None, "wider than 8 bytes");
     }
 
     #[test]

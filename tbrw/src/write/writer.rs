@@ -37,18 +37,18 @@ use std::io::Read;
 use std::marker::PhantomData;
 use std::path::Path;
 
-use crate::descriptor::{desc_subtype, desc_type, DescEntry, RecordLayout, LEGACY_PC_SIZE, LEGACY_TSC_SIZE};
-use crate::engine::{access, Engine};
-use crate::error::Result;
-use crate::event::Event;
-use crate::hardware::System;
-use crate::module::Module;
-use crate::process::{Pid, Tid};
-use crate::reader::Tb5File;
-use crate::section::{GlobalSection, StreamSection};
-use crate::software::{Application, Host, Os, Software};
-use crate::stream::StreamInfo;
-use crate::version::VersionInfo;
+use super::engine::{access, Engine};
+use crate::model::descriptor::{desc_subtype, desc_type, DescEntry, RecordLayout, LEGACY_PC_SIZE, LEGACY_TSC_SIZE};
+use crate::model::error::Result;
+use crate::model::event::Event;
+use crate::model::hardware::System;
+use crate::model::module::Module;
+use crate::model::process::{Pid, Tid};
+use crate::model::section::StreamSection;
+use crate::model::software::{Application, Host, Os, Software};
+use crate::model::stream::StreamInfo;
+use crate::model::version::VersionInfo;
+use crate::read::Tb5File;
 
 mod sealed {
     pub trait Sealed {}
@@ -57,7 +57,7 @@ mod sealed {
 /// Marker types naming the global sections for [`SectionWriter`].
 pub mod kinds {
     use super::sealed::Sealed;
-    use crate::section::GlobalSection;
+    use crate::model::section::GlobalSection;
 
     /// A global section kind.
     pub trait GlobalKind: Sealed {
@@ -406,7 +406,7 @@ impl<'w, I> StreamWriter<'w, I, NoDescriptor> {
 impl<I> StreamWriter<'_, I, HasDescriptor> {
     /// Opens the data section. Only one data section writes straight to the
     /// file at a time; while it is open, other finished sections wait in
-    /// bounded buffers (see [`crate::engine`]).
+    /// bounded buffers (see [`crate::engine`] and the output it writes to).
     pub fn data(&mut self) -> Result<DataSectionWriter<'_>> {
         let n = self.index;
         let e = self.engine();
@@ -521,21 +521,4 @@ pub fn legacy_descriptor() -> Vec<DescEntry> {
             ..Default::default()
         },
     ]
-}
-
-impl GlobalSection {
-    /// Whether the guide (6.2) requires this section in a file VTune can open.
-    pub fn is_required(self) -> bool {
-        matches!(
-            self,
-            GlobalSection::Hardware | GlobalSection::Software | GlobalSection::VersionInfo | GlobalSection::Module
-        )
-    }
-}
-
-impl StreamSection {
-    /// Whether the guide (6.2) requires this section in every stream.
-    pub fn is_required(self) -> bool {
-        !matches!(self, StreamSection::UserDefinedStream)
-    }
 }

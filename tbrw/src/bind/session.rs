@@ -1,0 +1,150 @@
+//! The bind functions of an open file ([`Engine::dobind`], `is_bound`,
+//! `unbind`, `bound`) and of the typed writer. They go through the engine's
+//! and the output's methods: a new bind is five queued sections of the
+//! stream, an unbind of a committed bind leaves its sections out of the next
+//! directory, and a bind of a file opened read-only is kept in memory.
+
+use super::compute::{bind_in_memory, compute, encode_tables, CHUNK_RECORDS};
+use crate::format::kind::SectionKind;
+use crate::format::raw::{DataBindRaw, Raw};
+use crate::model::error::{Error, Result};
+use crate::model::section::BindSection;
+use crate::read::{BindView, Tb5File};
+use crate::write::engine::Engine;
+use crate::write::output::{Part, Pending};
+use crate::write::sink::SectionSink;
+use crate::write::writer::Tb5Writer;
+
+const DATA: SectionKind = SectionKind::Bind(BindSection::Data);
+
+impl Engine {
+    fn committed_stream(&self, n: u32) -> Result<&Tb5File> {
+        let file = self.existing().ok_or(Error::StreamNotExist { stream: n })?;
+        if n >= file.stream_count() {
+            if self.stream_written_here(n) {
+                return Err(Error::InvalidStream {
+                    stream: n,
+                    why: "it is being written in this session; it can be bound once the file is closed".into(),
+                });
+            }
+            return Err(Error::StreamNotExist { stream: n });
+        }
+        Ok(file)
+    }
+
+    fn committed_bind_visible(&self, n: u32) -> bool {
+        self.existing().is_some_and(|f| f.bind_entry(n, BindSection::Data).is_some())
+            && !self.output().is_some_and(|o| o.is_removed(DATA, n))
+    }
+
+    /// Whether this session queued the bind sections of stream `n`.
+    fn bind_queued(&self, n: u32) -> bool {
+        self.output().is_some_and(|o| o.has_section(DATA, n))
+    }
+
+    /// `TBRW_is_bound`.
+    pub fn is_bound(&self, n: u32) -> Result<bool> {
+        self.committed_stream(n)?;
+        Ok(self.memory_binds().contains_key(&n) || self.bind_queued(n) || self.committed_bind_visible(n))
+    }
+
+    /// `TBRW_dobind`: binds a committed stream. Opened for writing, the bind
+    /// is appended to the file on close (and, when the file has no
+    /// process/thread section, the generated tables become that section);
+    /// opened read-only, it is kept in memory. A bound stream is left as it is.
+    pub fn dobind(&mut self, n: u32) -> Result<()> {
+        if self.is_bound(n)? {
+            return Ok(());
+        }
+        if self.output().is_none() {
+            let m = bind_in_memory(self.committed_stream(n)?, n)?;
+            self.memory_binds_mut().insert(n, m);
+            return Ok(());
+        }
+        let (Some(file), Some(out)) = self.existing_and_output() else { unreachable!("checked by is_bound and above") };
+        let mut sink = SectionSink::memory();
+        let mut count = 0u64;
+        let mut buf = Vec::with_capacity(CHUNK_RECORDS * DataBindRaw::SIZE);
+        let tables = compute(file, n, &mut |binds| {
+            buf.clear();
+            for d in binds {
+                DataBindRaw { module_index: d.module_index, pid_index: d.pid_index, tid_index: d.tid_index }
+                    .encode_into(&mut buf);
+            }
+            count += binds.len() as u64;
+            out.write(&mut sink, &buf)
+        })?;
+        let [modules, pids, tids, tid_binds] = encode_tables(&tables);
+        let pending =
+            |b: BindSection, part: Part, count: usize| Pending::new(SectionKind::Bind(b), n, vec![part], count as u64);
+        let (np, nt) = (tables.processes.len(), tables.threads.len());
+        out.submit(pending(BindSection::Data, Part::Sink(sink), count as usize))?;
+        out.submit(pending(BindSection::Modules, Part::Bytes(modules), tables.module_binds.len()))?;
+        out.submit(pending(BindSection::Processes, Part::Bytes(pids.clone()), np))?;
+        out.submit(pending(BindSection::Threads, Part::Bytes(tids.clone()), nt))?;
+        out.submit(pending(BindSection::TidBinds, Part::Bytes(tid_binds), nt))?;
+        // Committed bind sections removed by an earlier unbind stay removed: these replace them.
+        self.add_generated_process_threads(pids, tids, np as u64, nt as u64)?;
+        Ok(())
+    }
+
+    /// `TBRW_unbind`: removes the stream's bind. Opened for writing, the
+    /// bind sections leave the file's directory on close; a bind made in
+    /// memory is dropped. Not bound: [`Error::StreamNotBound`].
+    pub fn unbind(&mut self, n: u32) -> Result<()> {
+        self.committed_stream(n)?;
+        let had_memory = self.memory_binds_mut().remove(&n).is_some();
+        if self.bind_queued(n) {
+            let out = self.output_mut().expect("queued binds imply output");
+            out.remove(|kind, stream| stream == n && matches!(kind, SectionKind::Bind(_)));
+            return Ok(());
+        }
+        if self.committed_bind_visible(n) {
+            let mode = self.mode();
+            let Some(out) = self.output_mut() else {
+                return Err(Error::InvalidAccess { mode, what: "removing a stored bind from a file opened read-only" });
+            };
+            for b in BindSection::ALL {
+                out.remove_committed(SectionKind::Bind(b), n);
+            }
+            return Ok(());
+        }
+        if had_memory {
+            Ok(())
+        } else {
+            Err(Error::StreamNotBound { stream: n })
+        }
+    }
+
+    /// The bind of a stream, for the `bind_enumerate_` and `get_one_`
+    /// functions: stored, or computed in memory (and kept) when it was
+    /// made in this session.
+    pub fn bound(&mut self, n: u32) -> Result<BindView<'_>> {
+        self.committed_stream(n)?;
+        if !self.memory_binds().contains_key(&n) {
+            if self.bind_queued(n) {
+                let m = bind_in_memory(self.committed_stream(n)?, n)?;
+                self.memory_binds_mut().insert(n, m);
+            } else if self.committed_bind_visible(n) {
+                let file = self.existing().expect("checked");
+                return Ok(BindView::stored(file, n)?.expect("bind sections exist"));
+            } else {
+                return Err(Error::StreamNotBound { stream: n });
+            }
+        }
+        Ok(BindView::Memory(&self.memory_binds()[&n]))
+    }
+}
+
+impl Tb5Writer {
+    /// Binds a committed stream of the file being appended to (see
+    /// [`Engine::dobind`]); stored when the writer closes.
+    pub fn dobind(&mut self, stream: u32) -> Result<()> {
+        self.engine_mut().dobind(stream)
+    }
+
+    /// Removes the bind of a committed stream (see [`Engine::unbind`]).
+    pub fn unbind(&mut self, stream: u32) -> Result<()> {
+        self.engine_mut().unbind(stream)
+    }
+}

@@ -1,0 +1,200 @@
+//! The bind of a stream as readers see it: [`BindView`], over the bind
+//! sections stored in the file or over a [`MemoryBind`] computed by the
+//! `bind` layer (which this layer must not import: it only holds the result).
+
+use tbrw_bind::{DataBind, ModuleBind, TidBind};
+
+use super::file::Tb5File;
+use super::stream::DataSection;
+use crate::format::codec;
+use crate::format::container;
+use crate::format::raw::{DataBindRaw, PidRaw, Raw, TidRaw};
+use crate::model::error::{Error, Result};
+use crate::model::process::{Pid, Tid};
+use crate::model::section::BindSection;
+use crate::model::strings::StringId;
+
+/// The tables a bind generates, as TB5 records.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BindTables {
+    /// The generated process table.
+    pub processes: Vec<Pid<StringId>>,
+    /// The generated thread table.
+    pub threads: Vec<Tid<StringId>>,
+    /// One per module.
+    pub module_binds: Vec<ModuleBind>,
+    /// One per thread.
+    pub tid_binds: Vec<TidBind>,
+}
+
+/// A bind computed in memory (a read-only file, or before a commit).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MemoryBind {
+    /// One per data record.
+    pub data: Vec<DataBind>,
+    /// The tables.
+    pub tables: BindTables,
+}
+
+/// The bind of a stream, stored in the file or computed in memory.
+#[derive(Clone, Copy, Debug)]
+pub enum BindView<'a> {
+    /// Stored in the file: read from the mapping.
+    Stored {
+        /// `DATA_BIND_STRUCT`s.
+        data: &'a [u8],
+        /// `MODULE_BIND_STRUCT`s.
+        modules: &'a [u8],
+        /// Generated processes (`PidRaw`).
+        processes: &'a [u8],
+        /// Generated threads (`TidRaw`).
+        threads: &'a [u8],
+        /// `TID_BIND_STRUCT`s.
+        tid_binds: &'a [u8],
+    },
+    /// Computed in memory.
+    Memory(&'a MemoryBind),
+}
+
+/// The `u64` process index of entry `i` of a module or thread bind section.
+fn pid_index_at(b: &[u8], i: usize) -> Option<u64> {
+    let size = container::bind_entry_size(BindSection::Modules);
+    b.get(i.checked_mul(size)?..)?.get(..size).map(|x| u64::from_le_bytes(x.try_into().unwrap_or_default()))
+}
+
+impl<'a> BindView<'a> {
+    pub(crate) fn stored(file: &'a Tb5File, n: u32) -> Result<Option<BindView<'a>>> {
+        let Some(data) = file.bind_bytes(n, BindSection::Data)? else { return Ok(None) };
+        let get = |b| file.bind_bytes(n, b).map(Option::unwrap_or_default);
+        Ok(Some(BindView::Stored {
+            data,
+            modules: get(BindSection::Modules)?,
+            processes: get(BindSection::Processes)?,
+            threads: get(BindSection::Threads)?,
+            tid_binds: get(BindSection::TidBinds)?,
+        }))
+    }
+
+    /// The number of data binds (= records of the stream).
+    pub fn len(&self) -> u64 {
+        match self {
+            BindView::Stored { data, .. } => (data.len() / DataBindRaw::SIZE) as u64,
+            BindView::Memory(m) => m.data.len() as u64,
+        }
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The bind of record `i`.
+    pub fn data_bind(&self, i: u64) -> Option<DataBind> {
+        let i = usize::try_from(i).ok()?;
+        match self {
+            BindView::Stored { data, .. } => {
+                let r = DataBindRaw::decode(data.get(i.checked_mul(DataBindRaw::SIZE)?..)?)?;
+                Some(DataBind { module_index: r.module_index, pid_index: r.pid_index, tid_index: r.tid_index })
+            }
+            BindView::Memory(m) => m.data.get(i).copied(),
+        }
+    }
+
+    /// Appends the binds of records `start..start + max` (or to the end) to `out`.
+    pub fn data_binds(&self, start: u64, max: usize, out: &mut Vec<DataBind>) {
+        let end = self.len().min(start.saturating_add(max as u64));
+        out.extend((start..end).filter_map(|i| self.data_bind(i)));
+    }
+
+    /// The records of `data` from `start` on, in chunks of at most
+    /// `per_chunk`, each with the binds of its records: what
+    /// `TBRW_bind_enumerate_data` hands to its callback.
+    pub fn chunks<'d>(
+        &self,
+        data: &DataSection<'d>,
+        start: u64,
+        per_chunk: usize,
+    ) -> Result<impl Iterator<Item = (&'d [u8], Vec<DataBind>)> + use<'a, 'd>> {
+        if data.len() != self.len() {
+            return Err(Error::bad(format!("{} binds for {} records", self.len(), data.len())));
+        }
+        let rs = data.record_size().max(1);
+        let mut next = start;
+        let view = *self;
+        Ok(data.chunks_from(start, per_chunk)?.map(move |records| {
+            let n = records.len() / rs;
+            let mut binds = Vec::with_capacity(n);
+            view.data_binds(next, n, &mut binds);
+            next += n as u64;
+            (records, binds)
+        }))
+    }
+
+    /// The number of generated processes.
+    pub fn process_count(&self) -> u64 {
+        match self {
+            BindView::Stored { processes, .. } => (processes.len() / PidRaw::SIZE) as u64,
+            BindView::Memory(m) => m.tables.processes.len() as u64,
+        }
+    }
+
+    /// Generated process `i`.
+    pub fn process(&self, i: u64) -> Option<Pid<StringId>> {
+        let i = usize::try_from(i).ok()?;
+        match self {
+            BindView::Stored { processes, .. } => {
+                PidRaw::decode(processes.get(i.checked_mul(PidRaw::SIZE)?..)?).map(codec::decode_pid)
+            }
+            BindView::Memory(m) => m.tables.processes.get(i).cloned(),
+        }
+    }
+
+    /// The number of generated threads.
+    pub fn thread_count(&self) -> u64 {
+        match self {
+            BindView::Stored { threads, .. } => (threads.len() / TidRaw::SIZE) as u64,
+            BindView::Memory(m) => m.tables.threads.len() as u64,
+        }
+    }
+
+    /// Generated thread `i`.
+    pub fn thread(&self, i: u64) -> Option<Tid<StringId>> {
+        let i = usize::try_from(i).ok()?;
+        match self {
+            BindView::Stored { threads, .. } => {
+                TidRaw::decode(threads.get(i.checked_mul(TidRaw::SIZE)?..)?).map(codec::decode_tid)
+            }
+            BindView::Memory(m) => m.tables.threads.get(i).cloned(),
+        }
+    }
+
+    /// The number of module binds (= modules of the file).
+    pub fn module_bind_count(&self) -> u64 {
+        match self {
+            BindView::Stored { modules, .. } => {
+                (modules.len() / container::bind_entry_size(BindSection::Modules)) as u64
+            }
+            BindView::Memory(m) => m.tables.module_binds.len() as u64,
+        }
+    }
+
+    /// The bind of module `i`.
+    pub fn module_bind(&self, i: u64) -> Option<ModuleBind> {
+        match self {
+            BindView::Stored { modules, .. } => {
+                pid_index_at(modules, usize::try_from(i).ok()?).map(|p| ModuleBind { pid_index: p })
+            }
+            BindView::Memory(m) => m.tables.module_binds.get(usize::try_from(i).ok()?).copied(),
+        }
+    }
+
+    /// The bind of thread `i`.
+    pub fn tid_bind(&self, i: u64) -> Option<TidBind> {
+        match self {
+            BindView::Stored { tid_binds, .. } => {
+                pid_index_at(tid_binds, usize::try_from(i).ok()?).map(|p| TidBind { pid_index: p })
+            }
+            BindView::Memory(m) => m.tables.tid_binds.get(usize::try_from(i).ok()?).copied(),
+        }
+    }
+}

@@ -1,0 +1,309 @@
+//! [`Tb5File`]: a memory-mapped view of one committed TB5 file.
+//!
+//! Opening checks the header, picks the newest complete commit and indexes
+//! its directory (the container rules are in `format::container`, the
+//! indexing in [`super::directory`]); sections are decoded on access, each
+//! checked against its checksum first (except data sections, whose records
+//! are handed out as slices of the mapping; [`Tb5File::verify`] checks those).
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use memmap2::Mmap;
+
+use super::directory::{Directory, SectionEntry};
+use super::stream::StreamReader;
+use super::tables::{ModuleTable, ProcessTable};
+use crate::format::codec;
+use crate::format::container;
+use crate::format::cursor::SectionCursor;
+use crate::format::raw::{ModuleRaw, PidRaw, ProcessThreadRaw, Raw, TidRaw};
+use crate::model::error::{Error, Location, Result};
+use crate::model::hardware::System;
+use crate::model::section::{BindSection, GlobalSection, SectionRef, StreamSection};
+use crate::model::software::Software;
+use crate::model::strings::{MapStrings, StringId, Text};
+use crate::model::version::VersionInfo;
+
+enum Backing {
+    Map(Mmap),
+    Owned(Vec<u8>),
+}
+
+impl Backing {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Backing::Map(m) => m,
+            Backing::Owned(v) => v,
+        }
+    }
+}
+
+/// A committed TB5 file opened for reading (memory-mapped).
+///
+/// ```no_run
+/// let file = tbrw::Tb5File::open("sample.tb5")?;
+/// file.verify()?;
+/// for n in 0..file.stream_count() {
+///     let stream = file.stream(n)?;
+///     if let Some(data) = stream.data()? {
+///         println!("stream {n}: {} records of {} bytes", data.len(), data.record_size());
+///     }
+/// }
+/// # Ok::<(), tbrw::Error>(())
+/// ```
+pub struct Tb5File {
+    path: PathBuf,
+    backing: Backing,
+    generation: u64,
+    active_slot: usize,
+    committed_end: u64,
+    dir: Directory,
+}
+
+impl std::fmt::Debug for Tb5File {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tb5File")
+            .field("path", &self.path)
+            .field("generation", &self.generation)
+            .field("sections", &self.dir.entries.len())
+            .field("streams", &self.dir.stream_count())
+            .finish()
+    }
+}
+
+impl Tb5File {
+    /// Opens and maps a TB5 file.
+    pub fn open(path: impl AsRef<Path>) -> Result<Tb5File> {
+        let path = path.as_ref();
+        let file = File::open(path).map_err(|source| Error::FileOpen { path: path.to_owned(), source })?;
+        let len = file.metadata().map_err(|e| Error::io(path, "stat", e))?.len();
+        let backing = if len == 0 {
+            Backing::Owned(Vec::new())
+        } else {
+            // SAFETY: the mapping is read-only. Another process truncating or
+            // rewriting the file while it is mapped is outside what this
+            // library can guard against (as for every mmap-based reader); this
+            // library itself never changes committed bytes of a file.
+            Backing::Map(unsafe { Mmap::map(&file) }.map_err(|e| Error::io(path, "mmap", e))?)
+        };
+        Self::parse(path.to_owned(), backing)
+    }
+
+    /// Reads a TB5 file from bytes in memory; `name` is what errors call it.
+    pub fn from_bytes(name: impl Into<PathBuf>, bytes: Vec<u8>) -> Result<Tb5File> {
+        Self::parse(name.into(), Backing::Owned(bytes))
+    }
+
+    pub(crate) fn loc(&self, section: SectionRef, offset: u64) -> Location {
+        Location { file: self.path.clone(), section, record: None, offset }
+    }
+
+    fn parse(path: PathBuf, backing: Backing) -> Result<Tb5File> {
+        let bytes = backing.bytes();
+        container::check_header(&path, bytes)?;
+        let (slot, active_slot) = container::newest_slot(&path, bytes)?;
+        let dir_bytes = container::directory_bytes(&path, bytes, &slot, active_slot)?;
+        let dir = Directory::read(&path, bytes, &slot, dir_bytes)?;
+        let file = Tb5File {
+            generation: slot.generation,
+            active_slot,
+            committed_end: slot.dir_offset + u64::from(slot.dir_length),
+            dir,
+            path,
+            backing,
+        };
+        // String blocks are read on every string lookup: check them once here.
+        for e in file.dir.entries.iter().filter(|e| e.section == SectionRef::Strings) {
+            file.checked_bytes(e)?;
+        }
+        Ok(file)
+    }
+
+    /// The file's path (or the name given to [`Tb5File::from_bytes`]).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The commit generation: 1 for a new file, one more for every append.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// Which commit slot (0 = A, 1 = B) holds the commit this view shows.
+    pub(crate) fn active_slot(&self) -> usize {
+        self.active_slot
+    }
+
+    pub(crate) fn committed_end(&self) -> u64 {
+        self.committed_end
+    }
+
+    pub(crate) fn directory(&self) -> &[SectionEntry] {
+        &self.dir.entries
+    }
+
+    pub(crate) fn bytes(&self) -> &[u8] {
+        self.backing.bytes()
+    }
+
+    pub(crate) fn raw_bytes(&self, e: &SectionEntry) -> &[u8] {
+        // Ranges were checked against the file length when the directory was read.
+        &self.bytes()[e.raw.offset as usize..(e.raw.offset + e.raw.length) as usize]
+    }
+
+    /// The bytes of a section after checking its checksum.
+    pub(crate) fn checked_bytes(&self, e: &SectionEntry) -> Result<&[u8]> {
+        let b = self.raw_bytes(e);
+        let computed = crc32fast::hash(b);
+        if !container::crc_matches(e.raw.crc, computed) {
+            return Err(Error::Checksum {
+                at: Box::new(self.loc(e.section, e.raw.offset)),
+                stored: e.raw.crc,
+                computed,
+            });
+        }
+        Ok(b)
+    }
+
+    pub(crate) fn check_section_crc(&self, e: &SectionEntry) -> Result<()> {
+        self.checked_bytes(e).map(|_| ())
+    }
+
+    pub(crate) fn cursor<'a>(&'a self, e: &'a SectionEntry) -> Result<SectionCursor<'a>> {
+        Ok(SectionCursor::new(self.checked_bytes(e)?, e.raw.offset, &self.path, e.section))
+    }
+
+    fn global(&self, s: GlobalSection) -> Option<&SectionEntry> {
+        self.dir.global(s)
+    }
+
+    pub(crate) fn stream_entry(&self, stream: u32, s: StreamSection) -> Option<&SectionEntry> {
+        self.dir.stream_entry(stream, s)
+    }
+
+    pub(crate) fn bind_entry(&self, stream: u32, b: BindSection) -> Option<&SectionEntry> {
+        self.dir.bind_entry(stream, b)
+    }
+
+    /// The bytes of a bind section (checksum checked except for the per-record data binds).
+    pub(crate) fn bind_bytes(&self, stream: u32, b: BindSection) -> Result<Option<&[u8]>> {
+        match self.bind_entry(stream, b) {
+            None => Ok(None),
+            Some(e) if b == BindSection::Data => Ok(Some(self.raw_bytes(e))),
+            Some(e) => self.checked_bytes(e).map(Some),
+        }
+    }
+
+    /// Whether the file has a global section.
+    pub fn has_section(&self, s: GlobalSection) -> bool {
+        self.global(s).is_some()
+    }
+
+    /// The hardware section.
+    pub fn hardware(&self) -> Result<Option<System>> {
+        self.global(GlobalSection::Hardware).map(|e| codec::decode_system(&mut self.cursor(e)?)).transpose()
+    }
+
+    /// The software section (strings as ids).
+    pub fn software(&self) -> Result<Option<Software<StringId>>> {
+        self.global(GlobalSection::Software).map(|e| codec::decode_software(&mut self.cursor(e)?)).transpose()
+    }
+
+    /// The version information section.
+    pub fn version_info(&self) -> Result<Option<VersionInfo>> {
+        self.global(GlobalSection::VersionInfo).map(|e| codec::decode_version(&mut self.cursor(e)?)).transpose()
+    }
+
+    /// The user-defined global section's bytes.
+    pub fn user_defined_global(&self) -> Result<Option<&[u8]>> {
+        self.global(GlobalSection::UserDefinedGlobal).map(|e| self.checked_bytes(e)).transpose()
+    }
+
+    /// The module section.
+    pub fn modules(&self) -> Result<Option<ModuleTable<'_>>> {
+        let Some(e) = self.global(GlobalSection::Module) else { return Ok(None) };
+        let mut c = self.cursor(e)?;
+        let n = c.check_count(e.raw.count, ModuleRaw::SIZE, "modules")?;
+        let bytes = c.bytes(n * ModuleRaw::SIZE, "modules")?;
+        c.finish("the modules")?;
+        Ok(Some(ModuleTable::new(bytes, e.raw.offset, self)))
+    }
+
+    /// The process/thread section.
+    pub fn processes(&self) -> Result<Option<ProcessTable<'_>>> {
+        let Some(e) = self.global(GlobalSection::ProcessThread) else { return Ok(None) };
+        let mut c = self.cursor(e)?;
+        let head: ProcessThreadRaw = c.read("process/thread header")?;
+        let np = c.check_count(head.pid_count, PidRaw::SIZE, "processes")?;
+        let pids = c.bytes(np * PidRaw::SIZE, "processes")?;
+        let nt = c.check_count(head.tid_count, TidRaw::SIZE, "threads")?;
+        let tids = c.bytes(nt * TidRaw::SIZE, "threads")?;
+        c.finish("the threads")?;
+        Ok(Some(ProcessTable::new(pids, tids)))
+    }
+
+    /// The number of data streams.
+    pub fn stream_count(&self) -> u32 {
+        self.dir.stream_count() as u32
+    }
+
+    /// One data stream.
+    pub fn stream(&self, index: u32) -> Result<StreamReader<'_>> {
+        if index >= self.stream_count() {
+            return Err(Error::StreamNotExist { stream: index });
+        }
+        Ok(StreamReader::new(self, index))
+    }
+
+    /// The number of strings in the file (ids 1 to this).
+    pub fn string_count(&self) -> u64 {
+        self.dir.string_count
+    }
+
+    /// The string with this id; id 0 and ids past the table are
+    /// [`Error::InvalidString`].
+    pub fn string(&self, id: StringId) -> Result<&str> {
+        let bad = || Error::InvalidString { id: id.0 };
+        if id.0 == 0 || id.0 > self.dir.string_count {
+            return Err(bad());
+        }
+        let blocks = &self.dir.blocks;
+        let b = &blocks[blocks.partition_point(|b| b.first_id <= id.0) - 1];
+        let i = id.0 - b.first_id;
+        let data = self.bytes();
+        let off = |k: u64| {
+            let at = (b.offsets_at + 4 * k) as usize;
+            u32::from_le_bytes([data[at], data[at + 1], data[at + 2], data[at + 3]]) as u64
+        };
+        let (start, end) = (off(i), off(i + 1));
+        let loc = || self.loc(SectionRef::Strings, b.offsets_at + 4 * i);
+        if start > end || end > b.bytes_len {
+            return Err(Error::malformed(
+                loc(),
+                format!("string {} spans bytes {start}..{end} of a {}-byte block", id.0, b.bytes_len),
+            ));
+        }
+        let s = &data[(b.bytes_at + start) as usize..(b.bytes_at + end) as usize];
+        std::str::from_utf8(s).map_err(|e| Error::malformed(loc(), format!("string {} is not UTF-8: {e}", id.0)))
+    }
+
+    /// The string with this id, or `None` for id 0 ("no string").
+    pub fn string_opt(&self, id: StringId) -> Result<Option<&str>> {
+        if id.is_none() {
+            Ok(None)
+        } else {
+            self.string(id).map(Some)
+        }
+    }
+
+    /// Replaces every string id in `value` by its text.
+    pub fn resolve<T: MapStrings<StringId>>(&self, value: T) -> Result<T::Output<Text>> {
+        value.map_strings(&mut |id| self.string_opt(id).map(|s| s.map(str::to_owned)))
+    }
+
+    /// Checks the whole file: docs/FORMAT.md ("What `verify` checks") lists the checks.
+    pub fn verify(&self) -> Result<()> {
+        super::verify::verify(self)
+    }
+}

@@ -1,0 +1,212 @@
+//! One data stream of a committed file: [`StreamReader`] for its sections,
+//! [`DataSection`] for its records (zero-copy slices of the mapping) and
+//! [`LegacySamples`] for the guide's PC records of stream 0.
+
+use super::bind_view::BindView;
+use super::directory::SectionEntry;
+use super::file::Tb5File;
+use crate::format::codec;
+use crate::model::descriptor::{DescEntry, RecordLayout};
+use crate::model::error::{Error, Result};
+use crate::model::event::Event;
+use crate::model::sample::LegacySample;
+use crate::model::section::{BindSection, SectionRef, StreamSection};
+use crate::model::stream::StreamInfo;
+use crate::model::strings::StringId;
+
+/// One data stream of a file.
+#[derive(Clone, Copy)]
+pub struct StreamReader<'f> {
+    file: &'f Tb5File,
+    index: u32,
+}
+
+impl<'f> StreamReader<'f> {
+    pub(crate) fn new(file: &'f Tb5File, index: u32) -> Self {
+        StreamReader { file, index }
+    }
+
+    /// The stream's index.
+    pub fn index(&self) -> u32 {
+        self.index
+    }
+
+    /// The file the stream belongs to.
+    pub fn file(&self) -> &'f Tb5File {
+        self.file
+    }
+
+    /// Whether the stream has a section.
+    pub fn has_section(&self, s: StreamSection) -> bool {
+        self.file.stream_entry(self.index, s).is_some()
+    }
+
+    fn entry(&self, s: StreamSection) -> Option<&'f SectionEntry> {
+        self.file.stream_entry(self.index, s)
+    }
+
+    /// The stream information section.
+    pub fn info(&self) -> Result<Option<StreamInfo<StringId>>> {
+        self.entry(StreamSection::StreamInfo).map(|e| codec::decode_stream_info(&mut self.file.cursor(e)?)).transpose()
+    }
+
+    /// The event description section.
+    pub fn events(&self) -> Result<Option<Vec<Event<StringId>>>> {
+        self.entry(StreamSection::EventDescription)
+            .map(|e| codec::decode_events(&mut self.file.cursor(e)?, e.raw.count))
+            .transpose()
+    }
+
+    /// The data descriptor entries (with effective offsets).
+    pub fn descriptor(&self) -> Result<Option<Vec<DescEntry<StringId>>>> {
+        self.entry(StreamSection::DataDescription)
+            .map(|e| codec::decode_descs(&mut self.file.cursor(e)?, e.raw.count))
+            .transpose()
+    }
+
+    /// The record layout the data descriptor defines.
+    pub fn layout(&self) -> Result<Option<RecordLayout>> {
+        let Some(entries) = self.descriptor()? else { return Ok(None) };
+        let e = self.entry(StreamSection::DataDescription).expect("descriptor was just read");
+        RecordLayout::from_entries(&entries)
+            .map(Some)
+            .map_err(|err| Error::malformed(self.file.loc(e.section, e.raw.offset), err.to_string()))
+    }
+
+    /// The data section: the records, as slices of the mapped file.
+    pub fn data(&self) -> Result<Option<DataSection<'f>>> {
+        let Some(e) = self.entry(StreamSection::Data) else { return Ok(None) };
+        Ok(Some(DataSection {
+            bytes: self.file.raw_bytes(e),
+            record_size: e.raw.record_size as usize,
+            len: e.raw.count,
+            offset: e.raw.offset,
+            stream: self.index,
+        }))
+    }
+
+    /// The user-defined stream section's bytes.
+    pub fn user_defined(&self) -> Result<Option<&'f [u8]>> {
+        self.entry(StreamSection::UserDefinedStream).map(|e| self.file.checked_bytes(e)).transpose()
+    }
+
+    /// Whether the stream has a stored bind.
+    pub fn is_bound(&self) -> bool {
+        self.file.bind_entry(self.index, BindSection::Data).is_some()
+    }
+
+    /// The stored bind of the stream, if it has one.
+    pub fn bind_view(&self) -> Result<Option<BindView<'f>>> {
+        BindView::stored(self.file, self.index)
+    }
+
+    /// The legacy samples of this stream (stream 0 with an
+    /// `ST_LEGACY_SAMPLE_RECORD` descriptor entry), decoded on iteration.
+    pub fn legacy_samples(&self) -> Result<LegacySamples<'f>> {
+        let layout = self.layout()?.ok_or(Error::SectionNotExist {
+            section: SectionRef::Stream(self.index, StreamSection::DataDescription),
+        })?;
+        let pc = layout.legacy_pc_offset().ok_or_else(|| Error::InvalidStream {
+            stream: self.index,
+            why: "its data descriptor has no ST_LEGACY_SAMPLE_RECORD entry".into(),
+        })?;
+        let data = self
+            .data()?
+            .ok_or(Error::SectionNotExist { section: SectionRef::Stream(self.index, StreamSection::Data) })?;
+        if data.record_size() != layout.record_size() as usize {
+            return Err(Error::malformed(
+                self.file.loc(SectionRef::Stream(self.index, StreamSection::Data), data.offset),
+                format!("records are {} bytes but the descriptor defines {}", data.record_size(), layout.record_size()),
+            ));
+        }
+        Ok(LegacySamples { data, next: 0, pc: pc as usize, tsc: layout.tsc_offset().map(|t| t as usize) })
+    }
+}
+
+/// The records of a data section: zero-copy slices of the mapped file.
+#[derive(Clone, Copy, Debug)]
+pub struct DataSection<'f> {
+    bytes: &'f [u8],
+    record_size: usize,
+    len: u64,
+    offset: u64,
+    stream: u32,
+}
+
+impl<'f> DataSection<'f> {
+    /// The number of records.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Bytes per record.
+    pub fn record_size(&self) -> usize {
+        self.record_size
+    }
+
+    /// All records as one slice.
+    pub fn as_bytes(&self) -> &'f [u8] {
+        self.bytes
+    }
+
+    /// Absolute file offset of the first record.
+    pub fn file_offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// Record `index`, if it exists.
+    pub fn record(&self, index: u64) -> Option<&'f [u8]> {
+        let start = usize::try_from(index).ok()?.checked_mul(self.record_size)?;
+        self.bytes.get(start..start.checked_add(self.record_size)?)
+    }
+
+    /// Every record in order.
+    pub fn records(&self) -> std::slice::ChunksExact<'f, u8> {
+        self.bytes.chunks_exact(self.record_size)
+    }
+
+    /// The records from `start` on, in slices of at most `per_chunk`
+    /// whole records: what the `enumerate_` functions hand to callbacks.
+    /// A start past the end is [`Error::InvalidReadStart`]; a start equal
+    /// to the number of records yields nothing.
+    pub fn chunks_from(&self, start: u64, per_chunk: usize) -> Result<std::slice::Chunks<'f, u8>> {
+        if start > self.len {
+            return Err(Error::InvalidReadStart {
+                section: SectionRef::Stream(self.stream, StreamSection::Data),
+                start,
+                len: self.len,
+            });
+        }
+        let from = start as usize * self.record_size;
+        Ok(self.bytes[from..].chunks(per_chunk.max(1).saturating_mul(self.record_size)))
+    }
+}
+
+/// Iterator over the legacy samples of a stream.
+#[derive(Clone, Debug)]
+pub struct LegacySamples<'f> {
+    data: DataSection<'f>,
+    next: u64,
+    pc: usize,
+    tsc: Option<usize>,
+}
+
+impl Iterator for LegacySamples<'_> {
+    type Item = LegacySample;
+
+    fn next(&mut self) -> Option<LegacySample> {
+        let rec = self.data.record(self.next)?;
+        self.next += 1;
+        LegacySample::from_record(rec, self.pc, self.tsc)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = self.data.len().saturating_sub(self.next) as usize;
+        (n, Some(n))
+    }
+}

@@ -1,0 +1,100 @@
+//! The tables of the global sections that hold many entries: modules, and
+//! processes with threads. Entries are decoded by index on access.
+
+use super::file::Tb5File;
+use crate::format::codec;
+use crate::format::raw::{ModuleRaw, PidRaw, Raw, TidRaw};
+use crate::model::error::{Error, Location, Result};
+use crate::model::module::Module;
+use crate::model::process::{Pid, Tid};
+use crate::model::section::GlobalSection;
+use crate::model::strings::StringId;
+
+/// The module section of a file: modules decoded by index on access.
+#[derive(Clone, Copy)]
+pub struct ModuleTable<'f> {
+    bytes: &'f [u8],
+    len: u64,
+    base: u64,
+    file: &'f Tb5File,
+}
+
+impl<'f> ModuleTable<'f> {
+    /// `bytes` holds whole modules; `base` is their file offset.
+    pub(crate) fn new(bytes: &'f [u8], base: u64, file: &'f Tb5File) -> Self {
+        ModuleTable { bytes, len: (bytes.len() / ModuleRaw::SIZE) as u64, base, file }
+    }
+
+    /// The number of modules.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Module `index` (strings as ids).
+    pub fn get(&self, index: u64) -> Result<Module<StringId>> {
+        if index >= self.len {
+            return Err(Error::EntryNotFound { section: GlobalSection::Module.into(), index, len: self.len });
+        }
+        let at = index as usize * ModuleRaw::SIZE;
+        ModuleRaw::decode(&self.bytes[at..]).map(codec::decode_module).ok_or_else(|| {
+            let loc = Location { record: Some(index), ..self.file.loc(GlobalSection::Module.into(), self.base) };
+            Error::malformed(loc, "undecodable module")
+        })
+    }
+
+    /// Every module in order.
+    pub fn iter(&self) -> impl Iterator<Item = Result<Module<StringId>>> + '_ {
+        (0..self.len).map(|i| self.get(i))
+    }
+}
+
+/// The process/thread section of a file.
+#[derive(Clone, Copy)]
+pub struct ProcessTable<'f> {
+    pids: &'f [u8],
+    tids: &'f [u8],
+}
+
+impl<'f> ProcessTable<'f> {
+    /// `pids` and `tids` hold whole records.
+    pub(crate) fn new(pids: &'f [u8], tids: &'f [u8]) -> Self {
+        ProcessTable { pids, tids }
+    }
+
+    /// The number of processes.
+    pub fn pid_count(&self) -> u64 {
+        (self.pids.len() / PidRaw::SIZE) as u64
+    }
+
+    /// The number of threads.
+    pub fn tid_count(&self) -> u64 {
+        (self.tids.len() / TidRaw::SIZE) as u64
+    }
+
+    /// Process `index`, if it exists.
+    pub fn pid(&self, index: u64) -> Option<Pid<StringId>> {
+        let at = usize::try_from(index).ok()?.checked_mul(PidRaw::SIZE)?;
+        PidRaw::decode(self.pids.get(at..)?).map(codec::decode_pid)
+    }
+
+    /// Thread `index`, if it exists.
+    pub fn tid(&self, index: u64) -> Option<Tid<StringId>> {
+        let at = usize::try_from(index).ok()?.checked_mul(TidRaw::SIZE)?;
+        TidRaw::decode(self.tids.get(at..)?).map(codec::decode_tid)
+    }
+
+    /// Every process in order.
+    pub fn pids(&self) -> impl Iterator<Item = Pid<StringId>> + '_ {
+        (0..self.pid_count()).filter_map(|i| self.pid(i))
+    }
+
+    /// Every thread in order.
+    pub fn tids(&self) -> impl Iterator<Item = Tid<StringId>> + '_ {
+        (0..self.tid_count()).filter_map(|i| self.tid(i))
+    }
+}

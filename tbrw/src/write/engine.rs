@@ -1,0 +1,566 @@
+//! The run-time engine: one open TB5 file and the TBRW lifecycle rules.
+//!
+//! [`Engine`] is what `TBRW_open` returns in the C API: every operation of
+//! the guide (open a section for reading or writing, set/add into it, mark
+//! it done, the same for streams and their sections, close, abort) is a
+//! method here that checks the state and fails with the error the guide
+//! prescribes ([`Error::code`] gives the TBRW number). The typestate facade
+//! in [`crate::writer`] drives this same engine, so the rules exist once.
+//!
+//! This file holds the rules: which section or stream may be opened, read,
+//! finished or discarded when. What goes into an open section (the `set_`
+//! and `add_` calls, and the bytes a finished section becomes) is in
+//! `content`; where the bytes go and how they are committed, in
+//! `super::output`.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+use super::interner::StringInterner;
+use super::output::Output;
+use super::sink::SectionSink;
+use crate::model::error::{Error, Result};
+use crate::model::section::{GlobalSection, SectionRef, StreamSection};
+use crate::model::strings::{MapStrings, StringId, Text};
+use crate::read::{MemoryBind, Tb5File};
+
+mod content;
+
+use content::{DataState, GlobalBuilder, StreamState};
+
+/// Access mode flags of `TBRW_open` (`tbrw_types.h`).
+pub mod access {
+    /// `TBRW_FILE_READ`: read the committed content.
+    pub const READ: u32 = 0x1;
+    /// `TBRW_FILE_WRITE`: write new sections and streams (append to an
+    /// existing file unless `CREATE_ALWAYS` is given).
+    pub const WRITE: u32 = 0x2;
+    /// `TBRW_FILE_CREATE_ALWAYS`: create a new file (replacing any file at
+    /// the path when the new one is closed). Implies `WRITE`.
+    pub const CREATE_ALWAYS: u32 = 0x4;
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// Not in the file and not being written.
+    Absent,
+    /// In the committed file.
+    Existing,
+    /// Open for reading (and in the committed file).
+    Reading,
+    /// Open for writing in this session.
+    Writing,
+    /// Written and done in this session.
+    Written,
+}
+
+/// One open TB5 file with the TBRW lifecycle (see the module doc).
+pub struct Engine {
+    path: PathBuf,
+    mode: u32,
+    existing: Option<Tb5File>,
+    out: Option<Output>,
+    /// Binds the bind layer keeps for this file: made read-only, or the
+    /// in-memory view of a bind queued in this session.
+    memory_binds: HashMap<u32, MemoryBind>,
+    strings: StringInterner,
+    globals: [State; 6],
+    builders: [GlobalBuilder; 6],
+    streams: BTreeMap<u32, StreamState>,
+    finished: bool,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine").field("path", &self.path).field("mode", &self.mode).finish_non_exhaustive()
+    }
+}
+
+impl Engine {
+    /// Opens `path` with `TBRW_FILE_*` flags (see [`access`]).
+    pub fn open(path: impl AsRef<Path>, mode: u32) -> Result<Engine> {
+        let path = path.as_ref().to_owned();
+        let known = access::READ | access::WRITE | access::CREATE_ALWAYS;
+        if mode == 0 || mode & !known != 0 {
+            return Err(Error::InvalidAccess { mode, what: "opening (unknown or no flags)" });
+        }
+        let create = mode & access::CREATE_ALWAYS != 0;
+        let write = create || mode & access::WRITE != 0;
+        let (existing, out) = if create {
+            (None, Some(Output::create(&path)?))
+        } else if write {
+            let (out, existing) = Output::append(&path)?;
+            (Some(existing), Some(out))
+        } else {
+            (Some(Tb5File::open(&path)?), None)
+        };
+        let mut strings = StringInterner::new(existing.as_ref().map_or(0, |e| e.string_count()));
+        if let (Some(e), true) = (&existing, write) {
+            for id in 1..=e.string_count() {
+                strings.add_existing(e.string(StringId(id))?, id);
+            }
+        }
+        let mut globals = [State::Absent; 6];
+        if let Some(e) = &existing {
+            for g in GlobalSection::ALL {
+                if e.has_section(g) {
+                    globals[g.index()] = State::Existing;
+                }
+            }
+        }
+        Ok(Engine {
+            path,
+            mode,
+            existing,
+            out,
+            memory_binds: HashMap::new(),
+            strings,
+            globals,
+            builders: std::array::from_fn(|_| GlobalBuilder::None),
+            streams: BTreeMap::new(),
+            finished: false,
+        })
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Whether the engine was closed or aborted (it can do nothing more).
+    pub fn is_finished(&self) -> bool {
+        self.finished
+    }
+
+    /// The `TBRW_FILE_*` flags the file was opened with.
+    pub fn mode(&self) -> u32 {
+        self.mode
+    }
+
+    /// The committed content (when opened for reading or appending).
+    pub fn existing(&self) -> Option<&Tb5File> {
+        self.existing.as_ref()
+    }
+
+    // ------------------------------------------------------------ for the bind layer
+
+    pub(crate) fn stream_written_here(&self, n: u32) -> bool {
+        self.streams.get(&n).is_some_and(|s| s.writing)
+    }
+
+    /// The committed content and the output (when writing), borrowed together.
+    pub(crate) fn existing_and_output(&mut self) -> (Option<&Tb5File>, Option<&mut Output>) {
+        (self.existing.as_ref(), self.out.as_mut())
+    }
+
+    /// The output, when the file is open for writing.
+    pub(crate) fn output(&self) -> Option<&Output> {
+        self.out.as_ref()
+    }
+
+    /// The output, when the file is open for writing.
+    pub(crate) fn output_mut(&mut self) -> Option<&mut Output> {
+        self.out.as_mut()
+    }
+
+    /// Binds kept in memory (see the field).
+    pub(crate) fn memory_binds(&self) -> &HashMap<u32, MemoryBind> {
+        &self.memory_binds
+    }
+
+    /// Binds kept in memory, to change.
+    pub(crate) fn memory_binds_mut(&mut self) -> &mut HashMap<u32, MemoryBind> {
+        &mut self.memory_binds
+    }
+
+    /// Writes a process/thread section made outside the lifecycle (a bind's
+    /// generated tables: `pids` and `tids` encoded records) if the file has
+    /// none and none is being written. Returns whether it was written.
+    pub(crate) fn add_generated_process_threads(
+        &mut self,
+        pids: Vec<u8>,
+        tids: Vec<u8>,
+        np: u64,
+        nt: u64,
+    ) -> Result<bool> {
+        let s = GlobalSection::ProcessThread;
+        if self.globals[s.index()] != State::Absent {
+            return Ok(false);
+        }
+        let Some(out) = self.out.as_mut() else { return Ok(false) };
+        use super::output::{process_thread_section, Part};
+        out.submit(process_thread_section(Part::Bytes(pids), Part::Bytes(tids), np, nt))?;
+        self.globals[s.index()] = State::Written;
+        Ok(true)
+    }
+
+    // ------------------------------------------------------------ access
+
+    fn require_write(&self, what: &'static str) -> Result<()> {
+        if self.out.is_none() {
+            return Err(Error::InvalidAccess { mode: self.mode, what });
+        }
+        Ok(())
+    }
+
+    fn require_read(&self, what: &'static str) -> Result<&Tb5File> {
+        if self.mode & access::READ == 0 {
+            return Err(Error::InvalidAccess { mode: self.mode, what });
+        }
+        self.existing.as_ref().ok_or(Error::InvalidAccess { mode: self.mode, what })
+    }
+
+    fn intern_all<T: MapStrings<Text>>(&mut self, v: T) -> T::Output<StringId> {
+        match v.map_strings::<StringId, std::convert::Infallible>(&mut |s| Ok(self.strings.intern(s.as_deref()))) {
+            Ok(x) => x,
+            Err(never) => match never {},
+        }
+    }
+
+    // ------------------------------------------------------------ global sections
+
+    /// `TBRW_writing_section`.
+    pub fn writing_section(&mut self, s: GlobalSection) -> Result<()> {
+        self.require_write("writing a section")?;
+        if self.globals[s.index()] != State::Absent {
+            return Err(Error::SectionInUse { section: s.into() });
+        }
+        self.builders[s.index()] = GlobalBuilder::new(s);
+        self.globals[s.index()] = State::Writing;
+        Ok(())
+    }
+
+    /// `TBRW_reading_section`.
+    pub fn reading_section(&mut self, s: GlobalSection) -> Result<()> {
+        self.require_read("reading a section")?;
+        match self.globals[s.index()] {
+            State::Existing => {
+                self.globals[s.index()] = State::Reading;
+                Ok(())
+            }
+            State::Reading => Err(Error::SectionInUse { section: s.into() }),
+            _ => Err(Error::SectionNotExist { section: s.into() }),
+        }
+    }
+
+    /// `TBRW_done_section`: ends reading, or finishes writing (the section
+    /// is then part of the file once it is closed).
+    pub fn done_section(&mut self, s: GlobalSection) -> Result<()> {
+        match self.globals[s.index()] {
+            State::Reading => {
+                self.globals[s.index()] = State::Existing;
+                Ok(())
+            }
+            State::Writing => {
+                let pending = self.finish_global(s)?;
+                self.out.as_mut().expect("writing implies output").submit(pending)?;
+                self.builders[s.index()] = GlobalBuilder::None;
+                self.globals[s.index()] = State::Written;
+                Ok(())
+            }
+            _ => Err(Error::SectionNotExist { section: s.into() }),
+        }
+    }
+
+    /// Checks that a global section is open for reading (`get_` functions).
+    pub fn check_readable(&self, s: GlobalSection) -> Result<&Tb5File> {
+        if self.globals[s.index()] != State::Reading {
+            return Err(Error::SectionNotReadable { section: s.into() });
+        }
+        self.require_read("reading")
+    }
+
+    // ------------------------------------------------------------ streams
+
+    /// `TBRW_get_number_data_streams`: committed streams plus the streams
+    /// written and done in this session.
+    pub fn number_of_streams(&self) -> u32 {
+        let committed = self.existing.as_ref().map_or(0, |e| e.stream_count());
+        let new = self.streams.iter().filter(|(_, s)| s.writing && s.done).map(|(n, _)| n + 1).max().unwrap_or(0);
+        committed.max(new)
+    }
+
+    fn committed_streams(&self) -> u32 {
+        self.existing.as_ref().map_or(0, |e| e.stream_count())
+    }
+
+    /// `TBRW_writing_stream`.
+    pub fn writing_stream(&mut self, n: u32) -> Result<()> {
+        self.require_write("writing a stream")?;
+        let committed = self.committed_streams();
+        if n < committed || self.streams.get(&n).is_some_and(|s| s.writing) {
+            return Err(Error::StreamInUse { stream: n });
+        }
+        let next = committed + self.streams.values().filter(|s| s.writing).count() as u32;
+        if n > next {
+            return Err(Error::InvalidStream {
+                stream: n,
+                why: format!("streams are numbered from 0 without gaps; the next free index is {next}"),
+            });
+        }
+        self.streams.insert(n, StreamState::new(true));
+        Ok(())
+    }
+
+    /// `TBRW_reading_stream`.
+    pub fn reading_stream(&mut self, n: u32) -> Result<()> {
+        let file = self.require_read("reading a stream")?;
+        if n >= file.stream_count() {
+            return Err(Error::StreamNotExist { stream: n });
+        }
+        if self.streams.contains_key(&n) {
+            return Err(Error::StreamInUse { stream: n });
+        }
+        let mut st = StreamState::new(false);
+        for s in StreamSection::ALL {
+            if file.stream_entry(n, s).is_some() {
+                st.sections[s.index()] = State::Existing;
+            }
+        }
+        self.streams.insert(n, st);
+        Ok(())
+    }
+
+    /// `TBRW_done_stream`: ends reading, or finishes a written stream. A
+    /// written stream needs its stream info and data descriptor sections.
+    pub fn done_stream(&mut self, n: u32) -> Result<()> {
+        let st = self.streams.get(&n).filter(|s| !s.done).ok_or(Error::StreamNotExist { stream: n })?;
+        if let Some(open) =
+            StreamSection::ALL.into_iter().find(|s| matches!(st.sections[s.index()], State::Writing | State::Reading))
+        {
+            return Err(Error::StreamSectionNotClosed { stream: n, section: open });
+        }
+        if !st.writing {
+            self.streams.remove(&n);
+            return Ok(());
+        }
+        for need in [StreamSection::StreamInfo, StreamSection::DataDescription] {
+            if st.sections[need.index()] != State::Written {
+                return Err(Error::SectionNotExist { section: SectionRef::Stream(n, need) });
+            }
+        }
+        self.streams.get_mut(&n).expect("checked above").done = true;
+        Ok(())
+    }
+
+    /// Drops a stream being written, with everything written to it
+    /// (the typed facade does this when a stream writer is dropped).
+    pub fn discard_stream(&mut self, n: u32) {
+        let Some(st) = self.streams.get(&n) else { return };
+        if !st.writing {
+            return;
+        }
+        self.streams.remove(&n);
+        if let Some(out) = self.out.as_mut() {
+            out.release_tail(n);
+            out.remove(|_, stream| stream == n);
+        }
+    }
+
+    fn stream_mut(&mut self, n: u32) -> Result<&mut StreamState> {
+        self.streams.get_mut(&n).filter(|s| !s.done).ok_or(Error::StreamNotExist { stream: n })
+    }
+
+    /// `TBRW_writing_stream_section`.
+    pub fn writing_stream_section(&mut self, n: u32, s: StreamSection) -> Result<()> {
+        self.require_write("writing a stream section")?;
+        let out = self.out.as_mut().expect("checked above");
+        let st = self.streams.get_mut(&n).filter(|st| !st.done).ok_or(Error::StreamNotExist { stream: n })?;
+        if !st.writing {
+            return Err(Error::InvalidStream { stream: n, why: "it is open for reading, not writing".into() });
+        }
+        if st.sections[s.index()] != State::Absent {
+            return Err(Error::SectionInUse { section: SectionRef::Stream(n, s) });
+        }
+        match s {
+            StreamSection::EventDescription => st.events = Some((SectionSink::memory(), 0)),
+            StreamSection::DataDescription => st.descs.clear(),
+            StreamSection::Data => st.data = Some(DataState::new(out.data_sink(n)?)),
+            StreamSection::UserDefinedStream => st.user = None,
+            StreamSection::StreamInfo => st.info = None,
+        }
+        st.sections[s.index()] = State::Writing;
+        Ok(())
+    }
+
+    /// `TBRW_reading_stream_section`.
+    pub fn reading_stream_section(&mut self, n: u32, s: StreamSection) -> Result<()> {
+        let st = self.streams.get_mut(&n).ok_or(Error::StreamNotExist { stream: n })?;
+        if st.writing {
+            return Err(Error::InvalidStream { stream: n, why: "it is open for writing, not reading".into() });
+        }
+        match st.sections[s.index()] {
+            State::Existing => {
+                st.sections[s.index()] = State::Reading;
+                Ok(())
+            }
+            State::Reading => Err(Error::SectionInUse { section: SectionRef::Stream(n, s) }),
+            _ => Err(Error::SectionNotExist { section: SectionRef::Stream(n, s) }),
+        }
+    }
+
+    /// Checks that a stream section is open for reading (`get_`/`enumerate_`).
+    pub fn check_stream_readable(&self, n: u32, s: StreamSection) -> Result<&Tb5File> {
+        let st = self.streams.get(&n).ok_or(Error::StreamNotExist { stream: n })?;
+        if st.sections[s.index()] != State::Reading {
+            return Err(Error::SectionNotReadable { section: SectionRef::Stream(n, s) });
+        }
+        self.require_read("reading")
+    }
+
+    /// `TBRW_done_stream_section`.
+    pub fn done_stream_section(&mut self, n: u32, s: StreamSection) -> Result<()> {
+        let section = SectionRef::Stream(n, s);
+        let st = self.streams.get_mut(&n).ok_or(Error::StreamNotExist { stream: n })?;
+        match st.sections[s.index()] {
+            State::Reading => {
+                st.sections[s.index()] = State::Existing;
+                return Ok(());
+            }
+            State::Writing => {}
+            _ => return Err(Error::SectionNotExist { section }),
+        }
+        let pending = st.finish_section(n, s)?;
+        let out = self.out.as_mut().expect("writing implies output");
+        if s == StreamSection::Data && pending.is_direct() {
+            // Written where it lies: it counts once its bytes are all there.
+            out.finish_data(pending)?;
+            st.sections[s.index()] = State::Written;
+            return Ok(());
+        }
+        st.sections[s.index()] = State::Written;
+        out.submit(pending)
+    }
+
+    /// Drops a global section being written, as if it had never been opened.
+    pub fn discard_section(&mut self, s: GlobalSection) {
+        if self.globals[s.index()] == State::Writing {
+            self.globals[s.index()] = State::Absent;
+            self.builders[s.index()] = GlobalBuilder::None;
+        }
+    }
+
+    /// Drops a stream section being written, as if it had never been opened.
+    pub fn discard_stream_section(&mut self, n: u32, s: StreamSection) {
+        let Some(st) = self.streams.get_mut(&n) else { return };
+        if st.sections[s.index()] != State::Writing {
+            return;
+        }
+        st.sections[s.index()] = State::Absent;
+        match s {
+            StreamSection::EventDescription => st.events = None,
+            StreamSection::DataDescription => st.descs.clear(),
+            StreamSection::Data => {
+                st.data = None;
+                st.layout = None;
+                if let Some(out) = self.out.as_mut() {
+                    out.release_tail(n);
+                }
+            }
+            StreamSection::UserDefinedStream => st.user = None,
+            StreamSection::StreamInfo => st.info = None,
+        }
+    }
+
+    /// `TBRW_verify`: checks the committed content ([`Tb5File::verify`])
+    /// and, in a writing session, that the sections the guide's 6.2
+    /// requires exist (committed or finished in this session), also in
+    /// every stream finished in this session.
+    pub fn verify(&self) -> Result<()> {
+        if let Some(f) = &self.existing {
+            f.verify()?;
+        }
+        if self.out.is_none() {
+            return Ok(());
+        }
+        for g in GlobalSection::ALL {
+            if g.is_required() && !matches!(self.globals[g.index()], State::Existing | State::Reading | State::Written)
+            {
+                return Err(Error::MissingRequired { path: self.path.clone(), section: g.into() });
+            }
+        }
+        for (&n, st) in self.streams.iter().filter(|(_, st)| st.writing && st.done) {
+            for s in StreamSection::ALL {
+                if s.is_required() && st.sections[s.index()] != State::Written {
+                    return Err(Error::MissingRequired { path: self.path.clone(), section: SectionRef::Stream(n, s) });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    // ------------------------------------------------------------ close
+
+    fn check_all_closed(&self) -> Result<()> {
+        if let Some(g) = GlobalSection::ALL.into_iter().find(|g| self.globals[g.index()] == State::Writing) {
+            return Err(Error::GlobalSectionNotClosed { section: g });
+        }
+        for (&n, st) in &self.streams {
+            if let Some(s) = StreamSection::ALL.into_iter().find(|s| st.sections[s.index()] == State::Writing) {
+                return Err(Error::StreamSectionNotClosed { stream: n, section: s });
+            }
+            if st.writing && !st.done {
+                return Err(Error::StreamNotClosed { stream: n });
+            }
+        }
+        if let Some(g) = GlobalSection::ALL.into_iter().find(|g| self.globals[g.index()] == State::Reading) {
+            return Err(Error::NotAllSectionsClosed { section: g.into() });
+        }
+        if let Some((&n, _)) = self.streams.iter().find(|(_, st)| !st.writing) {
+            return Err(Error::NotAllSectionsClosed { section: SectionRef::WholeStream(n) });
+        }
+        Ok(())
+    }
+
+    /// `TBRW_close`. A lifecycle error (something still open) leaves the
+    /// engine as it was, so the caller can finish or abort; an I/O error
+    /// during the commit aborts.
+    pub fn close(&mut self) -> Result<()> {
+        self.check_all_closed()?;
+        let committed = self.committed_streams();
+        let total = self.number_of_streams();
+        for n in committed..total {
+            if !self.streams.contains_key(&n) {
+                return Err(Error::InvalidStream {
+                    stream: n,
+                    why: format!(
+                        "stream {} was written but stream {n} was not; streams are numbered without gaps",
+                        total - 1
+                    ),
+                });
+            }
+        }
+        let result = self.commit();
+        self.finished = true;
+        if result.is_err() {
+            self.cleanup();
+        }
+        result
+    }
+
+    fn commit(&mut self) -> Result<()> {
+        let Some(out) = self.out.as_mut() else { return Ok(()) };
+        out.commit(self.existing.as_ref(), self.strings.first_new_id(), self.strings.new_strings())
+    }
+
+    /// `TBRW_abort_cleanup_and_close`: drops everything written in this
+    /// session. A new file never appears; an existing file stays as it was.
+    pub fn abort(&mut self) {
+        self.cleanup();
+        self.finished = true;
+    }
+
+    fn cleanup(&mut self) {
+        if let Some(out) = self.out.take() {
+            out.cleanup();
+        }
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        if !self.finished {
+            self.cleanup();
+        }
+    }
+}

@@ -1,0 +1,490 @@
+//! What goes into the sections an [`Engine`] has open for writing: the
+//! `set_` and `add_` calls of the guide, the builders that hold what they
+//! were given, and the bytes a finished section becomes. Which section may
+//! be written when is decided in the parent module.
+
+use std::fs::File;
+use std::io::Read;
+use std::path::Path;
+
+use super::super::output::{process_thread_section, Output, Part, Pending};
+use super::super::sink::{SectionSink, CHUNK};
+use super::{Engine, State};
+use crate::format::codec;
+use crate::format::kind::SectionKind;
+use crate::format::raw::{DescEntryRaw, Raw};
+use crate::model::descriptor::{desc_type, DescEntry, RecordLayout};
+use crate::model::error::{Error, Result};
+use crate::model::event::Event;
+use crate::model::hardware::System;
+use crate::model::module::Module;
+use crate::model::process::{Pid, Tid};
+use crate::model::section::{GlobalSection, SectionRef, StreamSection};
+use crate::model::software::{Application, Host, Os, Software};
+use crate::model::stream::StreamInfo;
+use crate::model::strings::StringId;
+use crate::model::version::VersionInfo;
+
+/// What a global section being written holds so far.
+pub(super) enum GlobalBuilder {
+    None,
+    Hardware(Option<System>),
+    Software(Software<StringId>),
+    ProcessThread { pids: SectionSink, tids: SectionSink, np: u64, nt: u64 },
+    Module { sink: SectionSink, count: u64 },
+    UserDefined(Option<SectionSink>),
+    Version(Option<VersionInfo>),
+}
+
+pub(super) struct StreamState {
+    pub(super) writing: bool,
+    pub(super) sections: [State; 5],
+    pub(super) events: Option<(SectionSink, u64)>,
+    pub(super) descs: Vec<DescEntry<StringId>>,
+    /// Fixed when the first data arrives; the descriptor cannot change after.
+    pub(super) layout: Option<RecordLayout>,
+    pub(super) data: Option<DataState>,
+    pub(super) user: Option<SectionSink>,
+    pub(super) info: Option<StreamInfo<StringId>>,
+    pub(super) done: bool,
+}
+
+pub(super) struct DataState {
+    pub(super) sink: SectionSink,
+    /// Bytes of the current (incomplete) record received so far.
+    pub(super) pos_in_record: u32,
+    /// Set when data of a size the layout does not allow was taken in
+    /// (only possible with [`Engine::add_data_from_reader`]).
+    pub(super) poisoned: Option<String>,
+}
+
+impl GlobalBuilder {
+    /// The empty builder of a section.
+    pub(super) fn new(s: GlobalSection) -> GlobalBuilder {
+        match s {
+            GlobalSection::Hardware => GlobalBuilder::Hardware(None),
+            GlobalSection::Software => GlobalBuilder::Software(Software::default()),
+            GlobalSection::ProcessThread => {
+                GlobalBuilder::ProcessThread { pids: SectionSink::memory(), tids: SectionSink::memory(), np: 0, nt: 0 }
+            }
+            GlobalSection::Module => GlobalBuilder::Module { sink: SectionSink::memory(), count: 0 },
+            GlobalSection::UserDefinedGlobal => GlobalBuilder::UserDefined(None),
+            GlobalSection::VersionInfo => GlobalBuilder::Version(None),
+        }
+    }
+}
+
+impl DataState {
+    pub(super) fn new(sink: SectionSink) -> DataState {
+        DataState { sink, pos_in_record: 0, poisoned: None }
+    }
+}
+
+impl StreamState {
+    pub(super) fn new(writing: bool) -> Self {
+        StreamState {
+            writing,
+            sections: [State::Absent; 5],
+            events: None,
+            descs: Vec::new(),
+            layout: None,
+            data: None,
+            user: None,
+            info: None,
+            done: false,
+        }
+    }
+}
+
+impl StreamState {
+    /// The finished section `s` of stream `n`, from what it was given.
+    pub(super) fn finish_section(&mut self, n: u32, s: StreamSection) -> Result<Pending> {
+        let section = SectionRef::Stream(n, s);
+        let kind = SectionKind::Stream(s);
+        Ok(match s {
+            StreamSection::EventDescription => {
+                let (sink, count) = self.events.take().expect("writing events");
+                Pending::new(kind, n, vec![Part::Sink(sink)], count)
+            }
+            StreamSection::DataDescription => {
+                if self.descs.is_empty() {
+                    return Err(Error::NoDataToWrite { section });
+                }
+                let layout = RecordLayout::from_entries(&self.descs)?;
+                let mut bytes = Vec::with_capacity(self.descs.len() * DescEntryRaw::SIZE);
+                for (i, d) in self.descs.iter().enumerate() {
+                    let mut d = d.clone();
+                    d.offset = layout.offset_of(i).expect("one offset per entry");
+                    codec::encode_desc(&d).encode_into(&mut bytes);
+                }
+                // The descriptor is final: the record layout is now known.
+                self.layout = Some(layout);
+                Pending::new(kind, n, vec![Part::Bytes(bytes)], self.descs.len() as u64)
+            }
+            StreamSection::Data => {
+                let d = self.data.as_ref().expect("writing data");
+                if let Some(why) = &d.poisoned {
+                    return Err(Error::UnsupportedDataSize { stream: n, what: why.clone() });
+                }
+                if d.pos_in_record != 0 {
+                    return Err(Error::UnsupportedDataSize {
+                        stream: n,
+                        what: format!(
+                            "the data ends {} bytes into a record; the section must end on a whole record",
+                            d.pos_in_record
+                        ),
+                    });
+                }
+                // No data ever added: the layout comes from the descriptor as it stands.
+                let record_size = match &self.layout {
+                    Some(l) => l.record_size(),
+                    None => RecordLayout::from_entries(&self.descs).map_or(0, |l| l.record_size()),
+                };
+                if record_size == 0 {
+                    return Err(Error::UnsupportedDataSize {
+                        stream: n,
+                        what: "the data descriptor defines no bytes, so the data section has no record size".into(),
+                    });
+                }
+                let d = self.data.take().expect("checked above");
+                let count = d.sink.len() / u64::from(record_size);
+                Pending::data(n, d.sink, count, record_size)
+            }
+            StreamSection::UserDefinedStream => {
+                let sink = self.user.take().ok_or(Error::NoDataToWrite { section })?;
+                Pending::new(kind, n, vec![Part::Sink(sink)], 1)
+            }
+            StreamSection::StreamInfo => {
+                let info = self.info.as_ref().ok_or(Error::NoDataToWrite { section })?;
+                Pending::new(kind, n, vec![Part::Bytes(codec::encode_stream_info(info))], 1)
+            }
+        })
+    }
+}
+
+impl Engine {
+    /// The finished global section `s`, from its builder. Nothing given to
+    /// it is [`Error::NoDataToWrite`], and the builder stays as it was.
+    pub(super) fn finish_global(&mut self, s: GlobalSection) -> Result<Pending> {
+        let section = SectionRef::Global(s);
+        let nothing = || Error::NoDataToWrite { section };
+        let builder = std::mem::replace(&mut self.builders[s.index()], GlobalBuilder::None);
+        let restore = |this: &mut Self, b| this.builders[s.index()] = b;
+        let (parts, count) = match builder {
+            GlobalBuilder::Hardware(Some(sys)) => match codec::encode_system(&sys) {
+                Ok(b) => (vec![Part::Bytes(b)], sys.nodes.len() as u64),
+                Err(e) => {
+                    restore(self, GlobalBuilder::Hardware(Some(sys)));
+                    return Err(e);
+                }
+            },
+            GlobalBuilder::Software(sw) if sw.host.is_some() || sw.os.is_some() || sw.application.is_some() => {
+                (vec![Part::Bytes(codec::encode_software(&sw))], 1)
+            }
+            GlobalBuilder::Version(Some(v)) => (vec![Part::Bytes(codec::encode_version(&v))], 1),
+            GlobalBuilder::UserDefined(Some(sink)) => (vec![Part::Sink(sink)], 1),
+            GlobalBuilder::Module { sink, count } => (vec![Part::Sink(sink)], count),
+            GlobalBuilder::ProcessThread { pids, tids, np, nt } => {
+                return Ok(process_thread_section(Part::Sink(pids), Part::Sink(tids), np, nt));
+            }
+            b => {
+                restore(self, b);
+                return Err(nothing());
+            }
+        };
+        Ok(Pending::global(s, parts, count))
+    }
+
+    fn writing_global(&mut self, s: GlobalSection) -> Result<&mut GlobalBuilder> {
+        if self.globals[s.index()] != State::Writing {
+            return Err(Error::SectionNotWriteable { section: s.into() });
+        }
+        Ok(&mut self.builders[s.index()])
+    }
+
+    /// `TBRW_set_system` (replaces what was set before).
+    pub fn set_system(&mut self, system: &System) -> Result<()> {
+        // Encode once now so that a bad system is reported by this call.
+        codec::encode_system(system)?;
+        match self.writing_global(GlobalSection::Hardware)? {
+            GlobalBuilder::Hardware(h) => *h = Some(system.clone()),
+            _ => unreachable!("builder matches its section"),
+        }
+        Ok(())
+    }
+
+    fn software_builder(&mut self) -> Result<&mut Software<StringId>> {
+        match self.writing_global(GlobalSection::Software)? {
+            GlobalBuilder::Software(s) => Ok(s),
+            _ => unreachable!("builder matches its section"),
+        }
+    }
+
+    /// `TBRW_set_host`.
+    pub fn set_host(&mut self, host: &Host) -> Result<()> {
+        self.software_builder()?;
+        let h = self.intern_all(host.clone());
+        self.software_builder()?.host = Some(h);
+        Ok(())
+    }
+
+    /// `TBRW_set_os`.
+    pub fn set_os(&mut self, os: &Os) -> Result<()> {
+        self.software_builder()?;
+        let o = self.intern_all(os.clone());
+        self.software_builder()?.os = Some(o);
+        Ok(())
+    }
+
+    /// `TBRW_set_application`.
+    pub fn set_application(&mut self, app: &Application) -> Result<()> {
+        self.software_builder()?.application = Some(*app);
+        Ok(())
+    }
+
+    /// `TBRW_set_version_info`.
+    pub fn set_version_info(&mut self, v: &VersionInfo) -> Result<()> {
+        match self.writing_global(GlobalSection::VersionInfo)? {
+            GlobalBuilder::Version(x) => *x = Some(*v),
+            _ => unreachable!("builder matches its section"),
+        }
+        Ok(())
+    }
+
+    /// `TBRW_set_user_defined_global` (replaces what was set before).
+    pub fn set_user_defined_global(&mut self, data: &[u8]) -> Result<()> {
+        self.writing_global(GlobalSection::UserDefinedGlobal)?;
+        let mut sink = SectionSink::memory();
+        self.out.as_ref().expect("writing implies output").write(&mut sink, data)?;
+        self.builders[GlobalSection::UserDefinedGlobal.index()] = GlobalBuilder::UserDefined(Some(sink));
+        Ok(())
+    }
+
+    /// `TBRW_add_process`.
+    pub fn add_process(&mut self, pid: &Pid) -> Result<()> {
+        self.writing_global(GlobalSection::ProcessThread)?;
+        let rec = codec::encode_pid(&self.intern_all(pid.clone())).encode();
+        let out = self.out.as_ref().expect("writing implies output");
+        match &mut self.builders[GlobalSection::ProcessThread.index()] {
+            GlobalBuilder::ProcessThread { pids, np, .. } => {
+                out.write(pids, &rec)?;
+                *np += 1;
+            }
+            _ => unreachable!("builder matches its section"),
+        }
+        Ok(())
+    }
+
+    /// `TBRW_add_thread`.
+    pub fn add_thread(&mut self, tid: &Tid) -> Result<()> {
+        self.writing_global(GlobalSection::ProcessThread)?;
+        let rec = codec::encode_tid(&self.intern_all(tid.clone())).encode();
+        let out = self.out.as_ref().expect("writing implies output");
+        match &mut self.builders[GlobalSection::ProcessThread.index()] {
+            GlobalBuilder::ProcessThread { tids, nt, .. } => {
+                out.write(tids, &rec)?;
+                *nt += 1;
+            }
+            _ => unreachable!("builder matches its section"),
+        }
+        Ok(())
+    }
+
+    /// `TBRW_add_module`.
+    pub fn add_module(&mut self, module: &Module) -> Result<()> {
+        self.writing_global(GlobalSection::Module)?;
+        let m = self.intern_all(module.clone());
+        let rec = codec::encode_module(&m)?.encode();
+        let out = self.out.as_ref().expect("writing implies output");
+        match &mut self.builders[GlobalSection::Module.index()] {
+            GlobalBuilder::Module { sink, count } => {
+                out.write(sink, &rec)?;
+                *count += 1;
+            }
+            _ => unreachable!("builder matches its section"),
+        }
+        Ok(())
+    }
+
+    // ------------------------------------------------------------ stream sections
+
+    fn writing_stream_section_state(&mut self, n: u32, s: StreamSection) -> Result<&mut StreamState> {
+        let st = self.stream_mut(n)?;
+        if !st.writing || st.sections[s.index()] != State::Writing {
+            return Err(Error::SectionNotWriteable { section: SectionRef::Stream(n, s) });
+        }
+        Ok(st)
+    }
+
+    /// `TBRW_set_stream_info` (replaces what was set before).
+    pub fn set_stream_info(&mut self, n: u32, info: &StreamInfo) -> Result<()> {
+        self.writing_stream_section_state(n, StreamSection::StreamInfo)?;
+        let info = self.intern_all(info.clone());
+        self.stream_mut(n)?.info = Some(info);
+        Ok(())
+    }
+
+    /// `TBRW_add_event`.
+    pub fn add_event(&mut self, n: u32, event: &Event) -> Result<()> {
+        self.writing_stream_section_state(n, StreamSection::EventDescription)?;
+        let e = self.intern_all(event.clone());
+        let mut bytes = Vec::new();
+        codec::encode_event(&e, &mut bytes)?;
+        let out = self.out.as_ref().expect("writing implies output");
+        let st = self.streams.get_mut(&n).expect("checked above");
+        let (sink, count) = st.events.as_mut().expect("writing events");
+        out.write(sink, &bytes)?;
+        *count += 1;
+        Ok(())
+    }
+
+    /// `TBRW_add_data_descriptor_entry`.
+    pub fn add_data_descriptor_entry(&mut self, n: u32, entry: &DescEntry) -> Result<()> {
+        let st = self.writing_stream_section_state(n, StreamSection::DataDescription)?;
+        if st.layout.is_some() {
+            return Err(Error::bad(format!(
+                "stream {n}: data records were already added, so the data descriptor can no longer change"
+            )));
+        }
+        if entry.desc_type == desc_type::LEGACY_SAMPLE_RECORD && n != 0 {
+            return Err(Error::bad(format!(
+                "stream {n}: legacy sample records (ST_LEGACY_SAMPLE_RECORD) belong in stream 0 only"
+            )));
+        }
+        let e = self.intern_all(entry.clone());
+        let st = self.streams.get_mut(&n).expect("checked above");
+        st.descs.push(e);
+        // Reject a reserved type or an impossible offset at the call that adds it.
+        if let Err(err) = RecordLayout::from_entries(&st.descs) {
+            st.descs.pop();
+            return Err(err);
+        }
+        Ok(())
+    }
+
+    fn data_state(&mut self, n: u32) -> Result<(&mut StreamState, &Output)> {
+        let st = self.streams.get_mut(&n).filter(|s| !s.done).ok_or(Error::StreamNotExist { stream: n })?;
+        if !st.writing || st.sections[StreamSection::Data.index()] != State::Writing {
+            return Err(Error::SectionNotWriteable { section: SectionRef::Stream(n, StreamSection::Data) });
+        }
+        if st.layout.is_none() {
+            if st.descs.is_empty() {
+                return Err(Error::SectionNotExist { section: SectionRef::Stream(n, StreamSection::DataDescription) });
+            }
+            let layout = RecordLayout::from_entries(&st.descs)?;
+            if layout.record_size() == 0 {
+                return Err(Error::UnsupportedDataSize {
+                    stream: n,
+                    what: "the data descriptor defines records of 0 bytes".into(),
+                });
+            }
+            st.layout = Some(layout);
+        }
+        Ok((st, self.out.as_ref().expect("writing implies output")))
+    }
+
+    /// `TBRW_add_data`: appends bytes to the data section. A record may
+    /// arrive in pieces, but every piece must end at the start or end of a
+    /// descriptor field (so the guide's 32-byte PC record followed by the
+    /// 8-byte TSC works, and a piece of a wrong size is caught at once).
+    pub fn add_data(&mut self, n: u32, bytes: &[u8]) -> Result<()> {
+        let (st, out) = self.data_state(n)?;
+        let layout = st.layout.as_ref().expect("set by data_state");
+        let rs = u64::from(layout.record_size());
+        let d = st.data.as_mut().expect("writing data");
+        let end = (u64::from(d.pos_in_record) + bytes.len() as u64) % rs;
+        if !layout.is_boundary(end as u32) {
+            return Err(Error::UnsupportedDataSize {
+                stream: n,
+                what: format!(
+                    "{} bytes added at byte {} of a {rs}-byte record end at byte {end}, inside a descriptor field",
+                    bytes.len(),
+                    d.pos_in_record
+                ),
+            });
+        }
+        out.write(&mut d.sink, bytes)?;
+        d.pos_in_record = end as u32;
+        Ok(())
+    }
+
+    /// `TBRW_add_data_from_file`: appends the whole content of a file of records.
+    pub fn add_data_from_file(&mut self, n: u32, file: &Path) -> Result<()> {
+        let f = File::open(file).map_err(|source| Error::FileOpen { path: file.to_owned(), source })?;
+        let len = f.metadata().map_err(|e| Error::io(file, "stat", e))?.len();
+        {
+            let (st, _) = self.data_state(n)?;
+            let layout = st.layout.as_ref().expect("set by data_state");
+            let d = st.data.as_ref().expect("writing data");
+            let end = (u64::from(d.pos_in_record) + len) % u64::from(layout.record_size());
+            if !layout.is_boundary(end as u32) {
+                return Err(Error::UnsupportedDataSize {
+                    stream: n,
+                    what: format!(
+                        "{}: {len} bytes is not a whole number of {}-byte records",
+                        file.display(),
+                        layout.record_size()
+                    ),
+                });
+            }
+        }
+        let got = self.add_data_from_reader(n, &mut std::io::BufReader::with_capacity(CHUNK, f))?;
+        if got != len {
+            return Err(Error::io(
+                file,
+                "read",
+                std::io::Error::other(format!("file changed size while read ({len} then {got} bytes)")),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Appends everything `reader` yields to the data section and returns
+    /// the byte count. If the total does not end on a field boundary the
+    /// call fails and the data section cannot be finished.
+    pub fn add_data_from_reader(&mut self, n: u32, reader: &mut dyn Read) -> Result<u64> {
+        let path = self.path.clone();
+        let (st, out) = self.data_state(n)?;
+        let layout = st.layout.as_ref().expect("set by data_state");
+        let rs = u64::from(layout.record_size());
+        let d = st.data.as_mut().expect("writing data");
+        let mut buf = vec![0u8; CHUNK];
+        let mut total = 0u64;
+        loop {
+            let k = match reader.read(&mut buf) {
+                Ok(0) => break,
+                Ok(k) => k,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    d.poisoned = Some(format!("reading the data failed after {total} bytes: {e}"));
+                    return Err(Error::io(&path, "read data", e));
+                }
+            };
+            out.write(&mut d.sink, &buf[..k])?;
+            total += k as u64;
+        }
+        let end = (u64::from(d.pos_in_record) + total) % rs;
+        d.pos_in_record = end as u32;
+        if !layout.is_boundary(end as u32) {
+            let what = format!("{total} bytes read end at byte {end} of a {rs}-byte record, inside a descriptor field");
+            d.poisoned = Some(what.clone());
+            return Err(Error::UnsupportedDataSize { stream: n, what });
+        }
+        Ok(total)
+    }
+
+    /// The record layout of a stream being written, once known.
+    pub fn record_layout(&self, n: u32) -> Option<&RecordLayout> {
+        self.streams.get(&n).and_then(|s| s.layout.as_ref())
+    }
+
+    /// `TBRW_set_user_defined_stream` (replaces what was set before).
+    pub fn set_user_defined_stream(&mut self, n: u32, data: &[u8]) -> Result<()> {
+        self.writing_stream_section_state(n, StreamSection::UserDefinedStream)?;
+        let out = self.out.as_ref().expect("writing implies output");
+        let mut sink = SectionSink::memory();
+        out.write(&mut sink, data)?;
+        self.streams.get_mut(&n).expect("checked above").user = Some(sink);
+        Ok(())
+    }
+}

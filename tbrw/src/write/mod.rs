@@ -1,0 +1,16 @@
+//! Writing: the lifecycle engine (its rules in `engine`, the content of
+//! open sections in `engine::content`), the output with its placement,
+//! queue, commit and cleanup (`output`, the only code that touches the
+//! output file), the section sinks, the string interner and the typestate
+//! facade (`writer`).
+//!
+//! Imports `model`, `format` and `read` (an append starts from the
+//! committed file); must not import `bind`.
+
+#[cfg(test)]
+mod crash_tests;
+pub mod engine;
+mod interner;
+pub(crate) mod output;
+pub(crate) mod sink;
+pub mod writer;

@@ -1,0 +1,371 @@
+//! The output of a writing session: where finished sections are placed,
+//! the queue of sections waiting for the tail, the commit and the cleanup.
+//!
+//! The file has one tail. A data section being written may claim it and
+//! stream straight to disk; while it holds it, other finished sections wait
+//! in [`Output`]'s queue. Nothing outside this file touches the output's
+//! fields: the engine and the bind layer use the methods below.
+//!
+//! Output never becomes visible half-written: a new file is built in a
+//! temporary file beside the target and renamed over it on commit; an
+//! append writes only past the committed end and commits by rewriting one
+//! commit slot of the header (docs/FORMAT.md, "Commits").
+
+use std::collections::HashSet;
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use tempfile::NamedTempFile;
+
+use super::sink::SectionSink;
+use crate::format::container::{self, NO_STREAM};
+use crate::format::kind::SectionKind;
+use crate::format::raw::{DirEntryRaw, ProcessThreadRaw, Raw};
+use crate::model::error::{Error, Result};
+use crate::model::section::{GlobalSection, StreamSection};
+use crate::read::Tb5File;
+
+/// One part of a section on its way into the output.
+pub(crate) enum Part {
+    Bytes(Vec<u8>),
+    Sink(SectionSink),
+}
+
+/// A finished section waiting to be placed.
+pub(crate) struct Pending {
+    kind: SectionKind,
+    stream: u32,
+    parts: Vec<Part>,
+    count: u64,
+    record_size: u32,
+}
+
+impl Pending {
+    /// A section of stream `stream` (or [`NO_STREAM`]) holding `count` entries.
+    pub(crate) fn new(kind: SectionKind, stream: u32, parts: Vec<Part>, count: u64) -> Pending {
+        Pending { kind, stream, parts, count, record_size: 0 }
+    }
+
+    /// A global section.
+    pub(crate) fn global(s: GlobalSection, parts: Vec<Part>, count: u64) -> Pending {
+        Pending::new(SectionKind::Global(s), NO_STREAM, parts, count)
+    }
+
+    /// A data section of records of `record_size` bytes.
+    pub(crate) fn data(stream: u32, sink: SectionSink, count: u64, record_size: u32) -> Pending {
+        let kind = SectionKind::Stream(StreamSection::Data);
+        Pending { record_size, ..Pending::new(kind, stream, vec![Part::Sink(sink)], count) }
+    }
+}
+
+impl Pending {
+    /// Whether this is a data section written straight at the tail.
+    pub(crate) fn is_direct(&self) -> bool {
+        matches!(self.parts.as_slice(), [Part::Sink(s)] if s.direct_start().is_some())
+    }
+}
+
+/// The process/thread section: its head, then the processes, then the threads.
+pub(crate) fn process_thread_section(pids: Part, tids: Part, np: u64, nt: u64) -> Pending {
+    let head = ProcessThreadRaw { pid_count: np, tid_count: nt }.encode();
+    Pending::global(GlobalSection::ProcessThread, vec![Part::Bytes(head), pids, tids], np + nt)
+}
+
+/// The output file of a writing session (see the module doc).
+pub(crate) struct Output {
+    file: File,
+    /// The temporary file of a new file (renamed on commit); `None` when appending.
+    temp: Option<NamedTempFile>,
+    /// The target path: what errors name, and where a new file goes.
+    path: PathBuf,
+    /// The folder for spill files.
+    dir: PathBuf,
+    /// Next free byte.
+    end: u64,
+    /// The committed end when appending; the header size for a new file.
+    base_end: u64,
+    /// The stream whose data section owns the tail.
+    tail: Option<u32>,
+    pending: Vec<Pending>,
+    entries: Vec<DirEntryRaw>,
+    /// Committed (kind, stream) sections to leave out of the next directory.
+    removed: HashSet<(u16, u32)>,
+}
+
+/// The folder a file at `path` lives in.
+pub(crate) fn folder_of(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
+        _ => PathBuf::from("."),
+    }
+}
+
+impl Output {
+    /// A new file, built in a temporary file beside `path`.
+    pub(crate) fn create(path: &Path) -> Result<Output> {
+        let dir = folder_of(path);
+        let temp = tempfile::Builder::new()
+            .prefix(&format!(".{}.", path.file_name().and_then(|n| n.to_str()).unwrap_or("tb5")))
+            .suffix(".tmp")
+            // The file becomes the user's file: the usual 0666 less the umask, not a temp file's 0600.
+            .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666))
+            .tempfile_in(&dir)
+            .map_err(|source| Error::FileOpen { path: path.to_owned(), source })?;
+        let file = temp.as_file().try_clone().map_err(|e| Error::io(path, "open", e))?;
+        file.write_all_at(&container::new_header(), 0).map_err(|e| Error::io(path, "write", e))?;
+        Ok(Output::new(file, Some(temp), path, dir, container::HEADER_SIZE))
+    }
+
+    /// An append to the file at `path`: locks it for this writer and returns
+    /// it with its committed content.
+    pub(crate) fn append(path: &Path) -> Result<(Output, Tb5File)> {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(path)
+            .map_err(|source| Error::FileOpen { path: path.to_owned(), source })?;
+        file.try_lock().map_err(|e| Error::FileOpen {
+            path: path.to_owned(),
+            source: std::io::Error::new(std::io::ErrorKind::WouldBlock, format!("another writer holds the file: {e}")),
+        })?;
+        let existing = Tb5File::open(path)?;
+        let end = existing.committed_end();
+        // Bytes past the committed end are what an interrupted append left: not part of the file.
+        file.set_len(end).map_err(|e| Error::io(path, "truncate", e))?;
+        Ok((Output::new(file, None, path, folder_of(path), end), existing))
+    }
+
+    fn new(file: File, temp: Option<NamedTempFile>, path: &Path, dir: PathBuf, end: u64) -> Output {
+        Output {
+            file,
+            temp,
+            path: path.to_owned(),
+            dir,
+            end,
+            base_end: end,
+            tail: None,
+            pending: Vec::new(),
+            entries: Vec::new(),
+            removed: HashSet::new(),
+        }
+    }
+
+    /// Appends bytes to a sink of a section of this output.
+    pub(crate) fn write(&self, sink: &mut SectionSink, bytes: &[u8]) -> Result<()> {
+        sink.write(bytes, &self.file, &self.dir, &self.path)
+    }
+
+    /// A sink for the data section of `stream`: straight to the tail when
+    /// it is free (the stream then holds it), else in memory.
+    pub(crate) fn data_sink(&mut self, stream: u32) -> Result<SectionSink> {
+        if self.tail.is_some() {
+            return Ok(SectionSink::memory());
+        }
+        self.tail = Some(stream);
+        let start = container::align(self.end);
+        self.zero_pad(self.end, start)?;
+        self.end = start;
+        Ok(SectionSink::direct(start))
+    }
+
+    /// Gives up the tail if `stream` holds it: nothing was placed after its
+    /// direct data section, so those bytes are overwritten by what comes
+    /// next (or cut off at commit). Waiting sections stay queued for the
+    /// next placement.
+    pub(crate) fn release_tail(&mut self, stream: u32) {
+        if self.tail == Some(stream) {
+            self.tail = None;
+        }
+    }
+
+    /// Finishes a data section: a direct one is entered where it lies and
+    /// frees the tail (placing what waited for it); one in memory is queued.
+    pub(crate) fn finish_data(&mut self, p: Pending) -> Result<()> {
+        let direct = match p.parts.as_slice() {
+            [Part::Sink(s)] => s.direct_start(),
+            _ => None,
+        };
+        let Some(start) = direct else { return self.submit(p) };
+        let Some(Part::Sink(sink)) = p.parts.into_iter().next() else { unreachable!("matched above") };
+        let (length, crc) = sink.finish_direct(&self.file, &self.path)?;
+        self.entries.push(entry(p.kind, p.stream, start, length, p.count, p.record_size, crc));
+        self.end = start + length;
+        self.tail = None;
+        self.flush_pending()
+    }
+
+    /// Queues a finished section, or writes it now if the tail is free.
+    pub(crate) fn submit(&mut self, p: Pending) -> Result<()> {
+        if self.tail.is_some() {
+            self.pending.push(p);
+            Ok(())
+        } else {
+            self.flush_pending()?;
+            self.place(p)
+        }
+    }
+
+    /// Drops the sections of this session (queued or placed) that `drop` selects.
+    pub(crate) fn remove(&mut self, drop: impl Fn(SectionKind, u32) -> bool) {
+        self.pending.retain(|p| !drop(p.kind, p.stream));
+        self.entries.retain(|e| !drop(SectionKind::from_code(e.kind), e.stream));
+    }
+
+    /// Whether this session has queued or placed a section of this kind of `stream`.
+    pub(crate) fn has_section(&self, kind: SectionKind, stream: u32) -> bool {
+        self.pending.iter().any(|p| p.kind == kind && p.stream == stream)
+            || self.entries.iter().any(|e| e.kind == kind.code() && e.stream == stream)
+    }
+
+    /// Leaves a committed section out of the next directory.
+    pub(crate) fn remove_committed(&mut self, kind: SectionKind, stream: u32) {
+        self.removed.insert((kind.code(), stream));
+    }
+
+    /// Whether a committed section is left out of the next directory.
+    pub(crate) fn is_removed(&self, kind: SectionKind, stream: u32) -> bool {
+        self.removed.contains(&(kind.code(), stream))
+    }
+
+    /// Writes a finished section at the tail (which must be free).
+    fn place(&mut self, p: Pending) -> Result<()> {
+        let start = container::align(self.end);
+        let mut at = start;
+        let mut hasher = crc32fast::Hasher::new();
+        for part in p.parts {
+            match part {
+                Part::Bytes(b) => {
+                    self.file.write_all_at(&b, at).map_err(|e| Error::io(&self.path, "write", e))?;
+                    hasher.update(&b);
+                    at += b.len() as u64;
+                }
+                Part::Sink(s) => {
+                    let (len, h) = s.copy_to(&self.file, at, &self.path)?;
+                    hasher.combine(&h);
+                    at += len;
+                }
+            }
+        }
+        self.zero_pad(self.end, start)?;
+        self.entries.push(entry(p.kind, p.stream, start, at - start, p.count, p.record_size, hasher.finalize()));
+        self.end = at;
+        Ok(())
+    }
+
+    fn zero_pad(&self, from: u64, to: u64) -> Result<()> {
+        if to > from {
+            self.file
+                .write_all_at(&[0u8; 8][..(to - from) as usize], from)
+                .map_err(|e| Error::io(&self.path, "write", e))?;
+        }
+        Ok(())
+    }
+
+    fn flush_pending(&mut self) -> Result<()> {
+        for p in std::mem::take(&mut self.pending) {
+            self.place(p)?;
+        }
+        Ok(())
+    }
+
+    /// Commits: places what waits, then the new strings (`new_strings`,
+    /// ids from `first_id`), then the directory (the committed entries of
+    /// `existing` not removed, then this session's), makes all of it
+    /// durable, and only then writes the commit slot. An append that
+    /// changes nothing commits nothing.
+    pub(crate) fn commit(&mut self, existing: Option<&Tb5File>, first_id: u64, new_strings: &[String]) -> Result<()> {
+        let unchanged = self.entries.is_empty() && self.pending.is_empty() && self.removed.is_empty();
+        if self.temp.is_none() && unchanged && new_strings.is_empty() {
+            return Ok(());
+        }
+        self.flush_pending()?;
+        if !new_strings.is_empty() {
+            let [head, offsets, bytes] = container::encode_string_block(first_id, new_strings)?;
+            let parts = vec![Part::Bytes(head), Part::Bytes(offsets), Part::Bytes(bytes)];
+            self.place(Pending::new(SectionKind::StringBlock, NO_STREAM, parts, new_strings.len() as u64))?;
+        }
+        let mut dir = Vec::new();
+        let mut n_entries = 0u32;
+        if let Some(e) = existing {
+            for s in e.directory() {
+                if self.removed.contains(&(s.raw.kind, s.raw.stream)) {
+                    continue;
+                }
+                s.raw.encode_into(&mut dir);
+                n_entries += 1;
+            }
+        }
+        for e in &self.entries {
+            e.encode_into(&mut dir);
+            n_entries += 1;
+        }
+        let path = self.path.clone();
+        let dir_offset = container::align(self.end);
+        self.zero_pad(self.end, dir_offset)?;
+        self.file.write_all_at(&dir, dir_offset).map_err(|e| Error::io(&path, "write", e))?;
+        self.end = dir_offset + dir.len() as u64;
+        // Bytes of a discarded data section may lie past the directory.
+        self.file.set_len(self.end).map_err(|e| Error::io(&path, "truncate", e))?;
+        // The directory and everything before it must be durable before the
+        // slot that points at them is written: that order is the commit.
+        self.file.sync_all().map_err(|e| Error::io(&path, "fsync", e))?;
+        let (generation, slot) = match existing {
+            Some(e) => (e.generation() + 1, 1 - e.active_slot()),
+            None => (1, 0),
+        };
+        let s = container::commit_slot(generation, dir_offset, &dir, n_entries)?;
+        #[cfg(test)]
+        if let Some(hook) = crash_hook::take() {
+            // Tests stop here to see what a crash between the two writes leaves.
+            return hook(&self.file, container::SLOT_OFFSET[slot], &s);
+        }
+        self.file.write_all_at(&s, container::SLOT_OFFSET[slot]).map_err(|e| Error::io(&path, "write", e))?;
+        self.file.sync_all().map_err(|e| Error::io(&path, "fsync", e))?;
+        if let Some(temp) = self.temp.take() {
+            temp.persist(&path).map_err(|e| Error::io(&path, "rename into place", e.error))?;
+            let dir = folder_of(&path);
+            // Make the rename itself durable.
+            File::open(&dir).and_then(|d| d.sync_all()).map_err(|e| Error::io(&dir, "fsync folder", e))?;
+        }
+        Ok(())
+    }
+
+    /// Drops everything this session wrote: an append cuts the file back to
+    /// its committed end; a new file's temporary file removes itself.
+    pub(crate) fn cleanup(self) {
+        if self.temp.is_none() {
+            let _ = self.file.set_len(self.base_end);
+        }
+    }
+}
+
+fn entry(
+    kind: SectionKind,
+    stream: u32,
+    offset: u64,
+    length: u64,
+    count: u64,
+    record_size: u32,
+    crc: u32,
+) -> DirEntryRaw {
+    DirEntryRaw { kind: kind.code(), flags: 0, stream, offset, length, count, record_size, crc, reserved: 0 }
+}
+
+#[cfg(test)]
+pub(crate) mod crash_hook {
+    //! Lets a test replace the commit-slot write (the last step of a commit)
+    //! to simulate a crash around it.
+    use std::cell::RefCell;
+    use std::fs::File;
+
+    type Hook = Box<dyn FnOnce(&File, u64, &[u8]) -> crate::model::error::Result<()>>;
+    thread_local!(static HOOK: RefCell<Option<Hook>> = RefCell::new(None));
+
+    pub(crate) fn set(h: Hook) {
+        HOOK.with(|x| *x.borrow_mut() = Some(h));
+    }
+    pub(crate) fn take() -> Option<Hook> {
+        HOOK.with(|x| x.borrow_mut().take())
+    }
+}
