@@ -5,18 +5,14 @@
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
+use crate::convert::to_wide;
 use crate::ctypes::TBRW_CHAR;
 
 static MESSAGES: OnceLock<HashMap<u32, Vec<TBRW_CHAR>>> = OnceLock::new();
 
 /// The message of a code as a NUL-terminated wide string that lives as long as the program.
 pub(crate) fn message(code: u32) -> Option<*const TBRW_CHAR> {
-    let map = MESSAGES.get_or_init(|| {
-        tb5::codes::TABLE
-            .iter()
-            .map(|c| (c.value, c.message.chars().map(|ch| ch as u32 as TBRW_CHAR).chain([0]).collect()))
-            .collect()
-    });
+    let map = MESSAGES.get_or_init(|| tb5::codes::TABLE.iter().map(|c| (c.value, to_wide(c.message))).collect());
     map.get(&code).map(|w| w.as_ptr())
 }
 
