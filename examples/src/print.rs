@@ -1,4 +1,6 @@
-//! `print_tb5`: every section of a TB5 file, as text or as one JSON document.
+//! `print_tb5`: every section of a TB5 file, as text or as one JSON document
+//! (the text here; the JSON document's shapes in `json`, which shares this
+//! module's binding and per-module counts).
 //!
 //! The text layout is plain `key=value` lines, chosen so that the C version
 //! (`examples/c/print_tb5.c`, through the C API only) prints exactly the
