@@ -5,6 +5,7 @@
  * only (tbrw.h). Prints the same text as the Rust version
  * (examples/src/bin/print_tb5.rs); the JSON output is the Rust version's.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,11 +15,17 @@
 
 static TBRW_PTR h;
 static const char *prog = "print_tb5";
+/* The file being printed, and what is being done with it: the context of a
+ * failed TBRW call's message. */
+static const char *path;
+static const char *step = "starting";
+static char step_buf[96];
 
-static void die(TBRW_U32 code, const char *what) {
+/* A TBRW call failed: names the file, the step and the code's text. */
+static void die(TBRW_U32 code) {
     const TBRW_CHAR *text = NULL;
     if (TBRW_error_string(code, &text) != TBRW_SUCCESS) text = L"unknown error";
-    fprintf(stderr, "%s: %s: %ls (TBRW error %u)\n", prog, what, text, code);
+    fprintf(stderr, "%s: %s: %s: %ls (TBRW error %u)\n", prog, path, step, text, code);
     if (h) TBRW_abort_cleanup_and_close(h);
     exit(1);
 }
@@ -26,8 +33,30 @@ static void die(TBRW_U32 code, const char *what) {
 #define CALL(x)                                                                                                        \
     do {                                                                                                               \
         TBRW_U32 r_ = (x);                                                                                             \
-        if (r_ != TBRW_SUCCESS) die(r_, #x);                                                                           \
+        if (r_ != TBRW_SUCCESS) die(r_);                                                                               \
     } while (0)
+
+static TBRW_U32 reading(TBRW_SECTION_IDENTIFIER s) {
+    static const char *names[] = {"hardware", "software", "process and thread", "module", "user-defined", "version info"};
+    snprintf(step_buf, sizeof step_buf, "reading the %s section", (unsigned)s < 6 ? names[s] : "unknown");
+    step = step_buf;
+    return TBRW_reading_section(h, s);
+}
+
+/* Sets the step to stream n, or one of its sections (s < 0: the stream itself). */
+static void stream_step(const char *doing, TBRW_U32 n, int s) {
+    static const char *names[] = {"event description", "data description", "data", "user-defined", "info"};
+    if (s < 0)
+        snprintf(step_buf, sizeof step_buf, "%s stream %u", doing, n);
+    else
+        snprintf(step_buf, sizeof step_buf, "%s stream %u's %s section", doing, n, s < 5 ? names[s] : "unknown");
+    step = step_buf;
+}
+
+static TBRW_U32 reading_stream(TBRW_U32 n, TBRW_STREAM_SECTION_IDENTIFIER s) {
+    stream_step("reading", n, (int)s);
+    return TBRW_reading_stream_section(h, n, s);
+}
 
 static void *xmalloc(size_t n) {
     void *p = malloc(n ? n : 1);
@@ -50,7 +79,7 @@ static char *str_of(TBRW_STRING_OR_ID id) {
         return q;
     }
     r = TBRW_convert_uniqueid_to_string(h, 0, &id, NULL, &need);
-    if (r != TBRW_BUFFER_TOO_SMALL) die(r, "TBRW_convert_uniqueid_to_string");
+    if (r != TBRW_BUFFER_TOO_SMALL) die(r);
     w = (TBRW_CHAR *)xmalloc(need);
     CALL(TBRW_convert_uniqueid_to_string(h, need, &id, w, NULL));
     CALL(TBRW_convert_wcs_to_utf8_malloced(w, &u));
@@ -158,7 +187,7 @@ static TBRW_U32 count_records(void *data, TBRW_U32 size, TBRW_U32 n, void *user)
 /* ------------------------------------------------------------------ sections */
 
 static void print_hardware(void) {
-    TBRW_U32 r = TBRW_reading_section(h, TBRW_HARDWARE_SECTION), need = 0, i, j, k, l;
+    TBRW_U32 r = reading(TBRW_HARDWARE_SECTION), need = 0, i, j, k, l;
     TBRW_SYSTEM *sys;
     printf("== hardware\n");
     if (r == TBRW_SECTION_NOT_EXIST) {
@@ -167,7 +196,7 @@ static void print_hardware(void) {
     }
     CALL(r);
     r = TBRW_get_system(h, 0, NULL, &need);
-    if (r != TBRW_BUFFER_TOO_SMALL) die(r, "TBRW_get_system");
+    if (r != TBRW_BUFFER_TOO_SMALL) die(r);
     sys = (TBRW_SYSTEM *)xmalloc(need);
     CALL(TBRW_get_system(h, need, sys, NULL));
     printf("nodes: %u\n", sys->system_num_nodes);
@@ -206,7 +235,7 @@ static void print_hardware(void) {
 }
 
 static void print_software(void) {
-    TBRW_U32 r = TBRW_reading_section(h, TBRW_SOFTWARE_SECTION);
+    TBRW_U32 r = reading(TBRW_SOFTWARE_SECTION);
     TBRW_HOST host;
     TBRW_OS os;
     TBRW_APPLICATION app;
@@ -254,7 +283,7 @@ static void print_software(void) {
 }
 
 static void print_version(void) {
-    TBRW_U32 r = TBRW_reading_section(h, TBRW_VERSION_INFO_SECTION);
+    TBRW_U32 r = reading(TBRW_VERSION_INFO_SECTION);
     TBRW_VERSION_INFO v;
     printf("== version info\n");
     if (r == TBRW_SECTION_NOT_EXIST) {
@@ -269,7 +298,7 @@ static void print_version(void) {
 }
 
 static void print_processes(void) {
-    TBRW_U32 r = TBRW_reading_section(h, TBRW_PROCESS_THREAD_SECTION);
+    TBRW_U32 r = reading(TBRW_PROCESS_THREAD_SECTION);
     struct list pids = {0, 0, 0, 0}, tids = {0, 0, 0, 0};
     size_t i;
     printf("== processes and threads\n");
@@ -309,7 +338,7 @@ static void print_processes(void) {
 static struct list modules = {0, 0, 0, 0};
 
 static void print_modules(void) {
-    TBRW_U32 r = TBRW_reading_section(h, TBRW_MODULE_SECTION);
+    TBRW_U32 r = reading(TBRW_MODULE_SECTION);
     size_t i;
     printf("== modules\n");
     if (r == TBRW_SECTION_NOT_EXIST) {
@@ -338,7 +367,7 @@ static void print_modules(void) {
 }
 
 static void print_user_global(void) {
-    TBRW_U32 r = TBRW_reading_section(h, TBRW_USER_DEFINED_GLOBAL_SECTION), need = 0;
+    TBRW_U32 r = reading(TBRW_USER_DEFINED_GLOBAL_SECTION), need = 0;
     unsigned char *b;
     printf("== user-defined\n");
     if (r == TBRW_SECTION_NOT_EXIST) {
@@ -347,7 +376,7 @@ static void print_user_global(void) {
     }
     CALL(r);
     r = TBRW_get_user_defined_global(h, 0, NULL, &need);
-    if (r != TBRW_SUCCESS && r != TBRW_BUFFER_TOO_SMALL) die(r, "TBRW_get_user_defined_global");
+    if (r != TBRW_SUCCESS && r != TBRW_BUFFER_TOO_SMALL) die(r);
     b = (unsigned char *)xmalloc(need);
     CALL(TBRW_get_user_defined_global(h, need, b, NULL));
     printf("%u bytes: ", need);
@@ -504,9 +533,10 @@ static void print_stream(TBRW_U32 n, TBRW_U64 show) {
     memset(&c, 0, sizeof c);
     c.pc_at = c.tsc_at = -1;
     printf("== stream %u\n", n);
+    stream_step("reading", n, -1);
     CALL(TBRW_reading_stream(h, n));
 
-    r = TBRW_reading_stream_section(h, n, TBRW_STREAM_INFO_SECTION);
+    r = reading_stream(n, TBRW_STREAM_INFO_SECTION);
     if (r == TBRW_SECTION_NOT_EXIST) {
         printf("info: (absent)\n");
     } else {
@@ -529,7 +559,7 @@ static void print_stream(TBRW_U32 n, TBRW_U64 show) {
         CALL(TBRW_done_stream_section(h, n, TBRW_STREAM_INFO_SECTION));
     }
 
-    r = TBRW_reading_stream_section(h, n, TBRW_EVENT_DESCRIPTION_SECTION);
+    r = reading_stream(n, TBRW_EVENT_DESCRIPTION_SECTION);
     if (r == TBRW_SECTION_NOT_EXIST) {
         printf("events: (absent)\n");
     } else {
@@ -555,7 +585,7 @@ static void print_stream(TBRW_U32 n, TBRW_U64 show) {
         CALL(TBRW_done_stream_section(h, n, TBRW_EVENT_DESCRIPTION_SECTION));
     }
 
-    r = TBRW_reading_stream_section(h, n, TBRW_DATA_DESCRIPTION_SECTION);
+    r = reading_stream(n, TBRW_DATA_DESCRIPTION_SECTION);
     if (r == TBRW_SECTION_NOT_EXIST) {
         printf("descriptor: (absent)\n");
     } else {
@@ -585,7 +615,7 @@ static void print_stream(TBRW_U32 n, TBRW_U64 show) {
         CALL(TBRW_done_stream_section(h, n, TBRW_DATA_DESCRIPTION_SECTION));
     }
 
-    r = TBRW_reading_stream_section(h, n, TBRW_USER_DEFINED_STREAM_SECTION);
+    r = reading_stream(n, TBRW_USER_DEFINED_STREAM_SECTION);
     if (r == TBRW_SECTION_NOT_EXIST) {
         printf("user-defined: (absent)\n");
     } else {
@@ -593,7 +623,7 @@ static void print_stream(TBRW_U32 n, TBRW_U64 show) {
         unsigned char *b;
         CALL(r);
         r = TBRW_get_user_defined_stream(h, n, 0, NULL, &need);
-        if (r != TBRW_SUCCESS && r != TBRW_BUFFER_TOO_SMALL) die(r, "TBRW_get_user_defined_stream");
+        if (r != TBRW_SUCCESS && r != TBRW_BUFFER_TOO_SMALL) die(r);
         b = (unsigned char *)xmalloc(need);
         CALL(TBRW_get_user_defined_stream(h, n, need, b, NULL));
         printf("user-defined: %u bytes: ", need);
@@ -603,7 +633,7 @@ static void print_stream(TBRW_U32 n, TBRW_U64 show) {
         CALL(TBRW_done_stream_section(h, n, TBRW_USER_DEFINED_STREAM_SECTION));
     }
 
-    r = TBRW_reading_stream_section(h, n, TBRW_DATA_SECTION);
+    r = reading_stream(n, TBRW_DATA_SECTION);
     if (r == TBRW_SECTION_NOT_EXIST) {
         printf("records: (absent)\n");
     } else {
@@ -611,8 +641,10 @@ static void print_stream(TBRW_U32 n, TBRW_U64 show) {
         CALL(TBRW_enumerate_data(h, n, count_records, &records, 0));
         printf("records: %llu\n", records);
         /* Bind for the names: a stored bind is used as it is; a read-only handle binds in memory. */
+        stream_step("binding", n, -1);
         r = TBRW_dobind(h, n);
-        if (r != TBRW_SUCCESS && r != TBRW_INVALID_STREAM) die(r, "TBRW_dobind");
+        if (r != TBRW_SUCCESS && r != TBRW_INVALID_STREAM) die(r);
+        stream_step("reading", n, TBRW_DATA_SECTION);
         c.bound = r == TBRW_SUCCESS;
         c.show = show < records ? show : records;
         if (c.show > 0) {
@@ -647,34 +679,59 @@ static void print_stream(TBRW_U32 n, TBRW_U64 show) {
     }
     free(events.items);
     free(descs.items);
+    stream_step("reading", n, -1);
     CALL(TBRW_done_stream(h, n));
 }
 
+/* A bad command line: the reason (naming `arg` where "%s" is) and the usage line. */
+static void bad_usage(const char *reason, const char *arg) {
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s", reason);
+    if (arg) {
+        const char *at = strstr(reason, "%s");
+        if (at) snprintf(msg, sizeof msg, "%.*s%s%s", (int)(at - reason), reason, arg, at + 2);
+    }
+    fprintf(stderr, "%s: %s\nusage: print_tb5 FILE.tb5 [--records N|all]\n", prog, msg);
+    exit(2);
+}
+
 int main(int argc, char **argv) {
-    const char *path = NULL;
     TBRW_U64 show = 5;
     TBRW_U32 streams = 0, n;
     wchar_t *wpath = NULL;
     int i;
     for (i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--records") == 0 && i + 1 < argc) {
-            i++;
-            show = strcmp(argv[i], "all") == 0 ? ~0ULL : strtoull(argv[i], NULL, 10);
-        } else if (!path) {
-            path = argv[i];
+        const char *a = argv[i];
+        if (strcmp(a, "--records") == 0) {
+            char *end = NULL;
+            if (++i == argc) bad_usage("--records takes a number or 'all'", NULL);
+            a = argv[i];
+            if (strcmp(a, "all") == 0) {
+                show = ~0ULL;
+            } else {
+                errno = 0;
+                show = strtoull(a, &end, 10);
+                if (!*a || *a == '-' || *end || errno) bad_usage("--records takes a number or 'all', not '%s'", a);
+            }
+        } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            printf("usage: print_tb5 FILE.tb5 [--records N|all]\n");
+            return 0;
+        } else if (a[0] == '-' && a[1]) {
+            bad_usage("unknown option '%s'", a);
+        } else if (path) {
+            bad_usage("one file expected: '%s' is one too many", a);
         } else {
-            path = NULL;
-            break;
+            path = a;
         }
     }
-    if (!path) {
-        fprintf(stderr, "usage: print_tb5 FILE.tb5 [--records N|all]\n");
-        return 2;
-    }
+    if (!path) bad_usage("no file given", NULL);
+    step = "opening it";
     CALL(TBRW_convert_utf8_to_wcs_malloced(path, &wpath));
     CALL(TBRW_open(&h, wpath, TBRW_FILE_READ));
     free(wpath);
+    step = "verifying it";
     CALL(TBRW_verify(h));
+    step = "counting its streams";
     CALL(TBRW_get_number_data_streams(h, &streams));
     printf("streams: %u\n", streams);
     print_hardware();
@@ -685,6 +742,7 @@ int main(int argc, char **argv) {
     print_user_global();
     for (n = 0; n < streams; n++) print_stream(n, show);
     free(modules.items);
+    step = "closing it";
     CALL(TBRW_close(h));
     return 0;
 }

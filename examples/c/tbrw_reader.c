@@ -39,7 +39,7 @@ static void str(struct buf *b, TBRW_STRING_OR_ID id) {
         return;
     }
     r = TBRW_convert_uniqueid_to_string(h, 0, &id, NULL, &need);
-    if (r != TBRW_BUFFER_TOO_SMALL) die(r, "TBRW_convert_uniqueid_to_string");
+    if (r != TBRW_BUFFER_TOO_SMALL) die(r);
     w = (TBRW_CHAR *)xmalloc(need);
     CALL(TBRW_convert_uniqueid_to_string(h, need, &id, w, NULL));
     CALL(TBRW_convert_wcs_to_utf8_malloced(w, &u));
@@ -177,24 +177,29 @@ static TBRW_U32 descs_cb(TBRW_SAMPREC_DESC_ENTRY *d, TBRW_U32 size, TBRW_U32 n, 
     return TRUE;
 }
 static FILE *data_out;
+static char *data_path;
 static TBRW_U64 data_at;
 static TBRW_U32 data_cb(void *data, TBRW_U32 size, TBRW_U32 n, void *user) {
     (void)n;
     *(TBRW_U64 *)user += n;
-    if (fwrite(data, 1, size, data_out) != size) fail("writing the data file failed");
+    if (fwrite(data, 1, size, data_out) != size) fail_at(data_path, "cannot write", errno);
     data_at += size;
     return TRUE;
 }
 
 /* Opens a section for reading: 1 if it exists, 0 if not. */
 static int reading(TBRW_SECTION_IDENTIFIER s) {
-    TBRW_U32 r = TBRW_reading_section(h, s);
+    TBRW_U32 r;
+    section_step("reading", s);
+    r = TBRW_reading_section(h, s);
     if (r == TBRW_SECTION_NOT_EXIST) return 0;
     CALL(r);
     return 1;
 }
 static int reading_stream(TBRW_U32 n, TBRW_STREAM_SECTION_IDENTIFIER s) {
-    TBRW_U32 r = TBRW_reading_stream_section(h, n, s);
+    TBRW_U32 r;
+    stream_step("reading", n, (int)s);
+    r = TBRW_reading_stream_section(h, n, s);
     if (r == TBRW_SECTION_NOT_EXIST) return 0;
     CALL(r);
     return 1;
@@ -202,27 +207,38 @@ static int reading_stream(TBRW_U32 n, TBRW_STREAM_SECTION_IDENTIFIER s) {
 
 int main(int argc, char **argv) {
     wchar_t *w = NULL;
-    char *dir, *data_path, *data_name;
+    char *dir, *data_name;
+    const char *paths[2], *in, *dump;
+    int force;
     struct buf p = {0, 0, 0};
     TBRW_U32 streams = 0, n, i, j, k, l, need = 0, r;
     FILE *f;
     prog = "tbrw_reader";
-    if (argc != 3) {
-        fprintf(stderr, "usage: tbrw_reader IN.tb5 OUT.dat\n");
-        return 2;
-    }
-    CALL(TBRW_convert_utf8_to_wcs_malloced(argv[1], &w));
-    CALL(TBRW_open(&h, w, TBRW_FILE_READ));
-    free(w);
-    CALL(TBRW_verify(h));
-
-    data_name = (char *)xmalloc(strlen(base_name(argv[1])) + 5);
-    sprintf(data_name, "%s.dat", base_name(argv[1]));
-    dir = dir_name(argv[2]);
+    parse_in_out(argc, argv, "usage: tbrw_reader IN.tb5 OUT.dat [-f|--force]", paths, &force);
+    in = paths[0];
+    dump = paths[1];
+    data_name = (char *)xmalloc(strlen(base_name(in)) + 5);
+    sprintf(data_name, "%s.dat", base_name(in));
+    dir = dir_name(dump);
     data_path = (char *)xmalloc(strlen(dir) + strlen(data_name) + 1);
     sprintf(data_path, "%s%s", dir, data_name);
+    if (same_file(dump, data_path)) {
+        fprintf(stderr, "%s: %s is where the data file of %s goes: name the dump differently\n", prog, dump, in);
+        return 1;
+    }
+    check_output(dump, in, force);
+    check_output(data_path, in, force);
+
+    subject = in;
+    step = "opening it";
+    CALL(TBRW_convert_utf8_to_wcs_malloced(in, &w));
+    CALL(TBRW_open(&h, w, TBRW_FILE_READ));
+    free(w);
+    step = "verifying it";
+    CALL(TBRW_verify(h));
+
     data_out = fopen(data_path, "wb");
-    if (!data_out) fail("cannot create the data file");
+    if (!data_out) fail_at(data_path, "cannot create", errno);
 
     put(&out, DAT_MAGIC, 8);
     u32(&out, 1);
@@ -232,7 +248,7 @@ int main(int argc, char **argv) {
     if (reading(TBRW_HARDWARE_SECTION)) {
         TBRW_SYSTEM *sys;
         r = TBRW_get_system(h, 0, NULL, &need);
-        if (r != TBRW_BUFFER_TOO_SMALL) die(r, "TBRW_get_system");
+        if (r != TBRW_BUFFER_TOO_SMALL) die(r);
         sys = (TBRW_SYSTEM *)xmalloc(need);
         CALL(TBRW_get_system(h, need, sys, NULL));
         p.len = 0;
@@ -294,9 +310,9 @@ int main(int argc, char **argv) {
         TBRW_APPLICATION app;
         TBRW_U32 rh = TBRW_get_host(h, sizeof host, &host, NULL), ro = TBRW_get_os(h, sizeof os, &os, NULL),
                  ra = TBRW_get_application(h, sizeof app, &app, NULL);
-        if (rh != TBRW_SUCCESS && rh != TBRW_ENTRY_NOT_FOUND) die(rh, "TBRW_get_host");
-        if (ro != TBRW_SUCCESS && ro != TBRW_ENTRY_NOT_FOUND) die(ro, "TBRW_get_os");
-        if (ra != TBRW_SUCCESS && ra != TBRW_ENTRY_NOT_FOUND) die(ra, "TBRW_get_application");
+        if (rh != TBRW_SUCCESS && rh != TBRW_ENTRY_NOT_FOUND) die(rh);
+        if (ro != TBRW_SUCCESS && ro != TBRW_ENTRY_NOT_FOUND) die(ro);
+        if (ra != TBRW_SUCCESS && ra != TBRW_ENTRY_NOT_FOUND) die(ra);
         p.len = 0;
         u32(&p, (rh == TBRW_SUCCESS) | (ro == TBRW_SUCCESS) << 1 | (ra == TBRW_SUCCESS) << 2);
         if (rh == TBRW_SUCCESS) {
@@ -359,7 +375,7 @@ int main(int argc, char **argv) {
     }
     if (reading(TBRW_USER_DEFINED_GLOBAL_SECTION)) {
         r = TBRW_get_user_defined_global(h, 0, NULL, &need);
-        if (r != TBRW_SUCCESS && r != TBRW_BUFFER_TOO_SMALL) die(r, "TBRW_get_user_defined_global");
+        if (r != TBRW_SUCCESS && r != TBRW_BUFFER_TOO_SMALL) die(r);
         p.len = 0;
         if (need) {
             unsigned char *b = (unsigned char *)xmalloc(need);
@@ -371,8 +387,10 @@ int main(int argc, char **argv) {
         CALL(TBRW_done_section(h, TBRW_USER_DEFINED_GLOBAL_SECTION));
     }
 
+    step = "counting its streams";
     CALL(TBRW_get_number_data_streams(h, &streams));
     for (n = 0; n < streams; n++) {
+        stream_step("reading", n, -1);
         CALL(TBRW_reading_stream(h, n));
         record(TAG_STREAM, n, NULL);
         if (reading_stream(n, TBRW_STREAM_INFO_SECTION)) {
@@ -413,7 +431,7 @@ int main(int argc, char **argv) {
         }
         if (reading_stream(n, TBRW_USER_DEFINED_STREAM_SECTION)) {
             r = TBRW_get_user_defined_stream(h, n, 0, NULL, &need);
-            if (r != TBRW_SUCCESS && r != TBRW_BUFFER_TOO_SMALL) die(r, "TBRW_get_user_defined_stream");
+            if (r != TBRW_SUCCESS && r != TBRW_BUFFER_TOO_SMALL) die(r);
             p.len = 0;
             if (need) {
                 unsigned char *b = (unsigned char *)xmalloc(need);
@@ -435,15 +453,18 @@ int main(int argc, char **argv) {
             CALL(TBRW_done_stream_section(h, n, TBRW_DATA_SECTION));
         }
         record(TAG_STREAM_END, n, NULL);
+        stream_step("reading", n, -1);
         CALL(TBRW_done_stream(h, n));
     }
     record(TAG_END, NO_STREAM, NULL);
+    step = "closing it";
     CALL(TBRW_close(h));
     h = NULL;
-    if (fclose(data_out) != 0) fail("writing the data file failed");
-    f = fopen(argv[2], "wb");
-    if (!f || fwrite(out.b, 1, out.len, f) != out.len || fclose(f) != 0) fail("writing the .dat file failed");
-    printf("wrote %s and %s\n", argv[2], data_path);
+    if (fclose(data_out) != 0) fail_at(data_path, "cannot write", errno);
+    f = fopen(dump, "wb");
+    if (!f) fail_at(dump, "cannot create", errno);
+    if (fwrite(out.b, 1, out.len, f) != out.len || fclose(f) != 0) fail_at(dump, "cannot write", errno);
+    printf("wrote %s and %s\n", dump, data_path);
     free(out.b);
     free(p.b);
     free(dir);

@@ -17,13 +17,16 @@ struct cur {
     long record; /* record number, -1 outside records */
 };
 
+/* The dump being read: where bad input is reported. */
+static const char *dat_path;
+
 static void bad(const struct cur *c, const char *what) {
     char msg[512];
     if (c->record >= 0)
         snprintf(msg, sizeof msg, "record %ld, byte %zu: %s", c->record, c->base + c->at, what);
     else
         snprintf(msg, sizeof msg, "byte %zu: %s", c->base + c->at, what);
-    fail(msg);
+    fail_at(dat_path, msg, 0);
 }
 
 static const unsigned char *take(struct cur *c, size_t n, const char *what) {
@@ -143,6 +146,7 @@ static void hardware(struct cur *c) {
         }
     }
     done(c);
+    section_step("writing", TBRW_HARDWARE_SECTION);
     CALL(TBRW_writing_section(h, TBRW_HARDWARE_SECTION));
     CALL(TBRW_set_system(h, &sys));
     CALL(TBRW_done_section(h, TBRW_HARDWARE_SECTION));
@@ -160,6 +164,7 @@ static void hardware(struct cur *c) {
 static void software(struct cur *c) {
     TBRW_U32 present = r32(c);
     if (present & ~7u) bad(c, "unknown software parts");
+    section_step("writing", TBRW_SOFTWARE_SECTION);
     CALL(TBRW_writing_section(h, TBRW_SOFTWARE_SECTION));
     if (present & 1) {
         TBRW_HOST host;
@@ -201,6 +206,7 @@ static void software(struct cur *c) {
 
 static void process_threads(struct cur *c) {
     size_t n, i;
+    section_step("writing", TBRW_PROCESS_THREAD_SECTION);
     CALL(TBRW_writing_section(h, TBRW_PROCESS_THREAD_SECTION));
     n = rcount(c, r64(c), 36);
     for (i = 0; i < n; i++) {
@@ -238,6 +244,7 @@ static void process_threads(struct cur *c) {
 
 static void modules(struct cur *c) {
     size_t n = rcount(c, r64(c), 85), i;
+    section_step("writing", TBRW_MODULE_SECTION);
     CALL(TBRW_writing_section(h, TBRW_MODULE_SECTION));
     for (i = 0; i < n; i++) {
         TBRW_MODULE m;
@@ -283,6 +290,7 @@ static void write_stream(TBRW_U32 n, struct pending *p, FILE *data_file, const s
     TBRW_U32 i, count, j;
     if (!p->has_info) bad(at, "stream without a STREAM_INFO record");
     if (!p->has_descs) bad(at, "stream without a DESCRIPTOR record");
+    stream_step("writing", n, -1);
     CALL(TBRW_writing_stream(h, n));
     {
         TBRW_STREAM_INFO si;
@@ -302,6 +310,7 @@ static void write_stream(TBRW_U32 n, struct pending *p, FILE *data_file, const s
         si.cpu_mask.soi_ptr = rstr(c);
         si.comment.soi_ptr = rstr(c);
         done(c);
+        stream_step("writing", n, TBRW_STREAM_INFO_SECTION);
         CALL(TBRW_writing_stream_section(h, n, TBRW_STREAM_INFO_SECTION));
         CALL(TBRW_set_stream_info(h, n, &si));
         CALL(TBRW_done_stream_section(h, n, TBRW_STREAM_INFO_SECTION));
@@ -312,6 +321,7 @@ static void write_stream(TBRW_U32 n, struct pending *p, FILE *data_file, const s
     {
         struct cur *c = &p->descs;
         count = (TBRW_U32)rcount(c, r32(c), 32);
+        stream_step("writing", n, TBRW_DATA_DESCRIPTION_SECTION);
         CALL(TBRW_writing_stream_section(h, n, TBRW_DATA_DESCRIPTION_SECTION));
         for (i = 0; i < count; i++) {
             TBRW_SAMPREC_DESC_ENTRY d;
@@ -337,6 +347,7 @@ static void write_stream(TBRW_U32 n, struct pending *p, FILE *data_file, const s
     if (p->has_events) {
         struct cur *c = &p->events;
         count = (TBRW_U32)rcount(c, r32(c), 28);
+        stream_step("writing", n, TBRW_EVENT_DESCRIPTION_SECTION);
         CALL(TBRW_writing_stream_section(h, n, TBRW_EVENT_DESCRIPTION_SECTION));
         for (i = 0; i < count; i++) {
             TBRW_EVENT e;
@@ -370,6 +381,7 @@ static void write_stream(TBRW_U32 n, struct pending *p, FILE *data_file, const s
         CALL(TBRW_done_stream_section(h, n, TBRW_EVENT_DESCRIPTION_SECTION));
     }
     if (p->has_user) {
+        stream_step("writing", n, TBRW_USER_DEFINED_STREAM_SECTION);
         CALL(TBRW_writing_stream_section(h, n, TBRW_USER_DEFINED_STREAM_SECTION));
         CALL(TBRW_set_user_defined_stream(h, n, (TBRW_U32)(p->user.end - p->user.at), (void *)(p->user.b + p->user.at)));
         CALL(TBRW_done_stream_section(h, n, TBRW_USER_DEFINED_STREAM_SECTION));
@@ -386,6 +398,7 @@ static void write_stream(TBRW_U32 n, struct pending *p, FILE *data_file, const s
         if (fseek(data_file, (long)offset, SEEK_SET) != 0) bad(c, "data offset past the data file");
         per = (1u << 20) / rs + 1;
         chunk = (unsigned char *)xmalloc(per * rs);
+        stream_step("writing", n, TBRW_DATA_SECTION);
         CALL(TBRW_writing_stream_section(h, n, TBRW_DATA_SECTION));
         for (left = records; left > 0;) {
             size_t k = left < per ? (size_t)left : per;
@@ -396,6 +409,7 @@ static void write_stream(TBRW_U32 n, struct pending *p, FILE *data_file, const s
         free(chunk);
         CALL(TBRW_done_stream_section(h, n, TBRW_DATA_SECTION));
     }
+    stream_step("writing", n, -1);
     CALL(TBRW_done_stream(h, n));
 }
 
@@ -406,19 +420,21 @@ int main(int argc, char **argv) {
     struct cur top;
     TBRW_U32 name_len, open_stream = NO_STREAM;
     char *data_name, *dir, *data_path;
+    const char *paths[2], *out_path;
+    int force;
     FILE *data_file;
     wchar_t *w = NULL;
     struct pending p;
     long index = 0;
     prog = "tbrw_writer";
-    if (argc != 3) {
-        fprintf(stderr, "usage: tbrw_writer IN.dat NEW.tb5\n");
-        return 2;
-    }
-    f = fopen(argv[1], "rb");
-    if (!f || fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) fail("cannot read the .dat file");
+    parse_in_out(argc, argv, "usage: tbrw_writer IN.dat NEW.tb5 [-f|--force]", paths, &force);
+    dat_path = paths[0];
+    out_path = paths[1];
+    f = fopen(dat_path, "rb");
+    if (!f) fail_at(dat_path, "cannot open", errno);
+    if (fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) fail_at(dat_path, "cannot read", errno);
     bytes = (unsigned char *)xmalloc((size_t)size);
-    if (fread(bytes, 1, (size_t)size, f) != (size_t)size) fail("cannot read the .dat file");
+    if (fread(bytes, 1, (size_t)size, f) != (size_t)size) fail_at(dat_path, "cannot read", errno);
     fclose(f);
     top.b = bytes;
     top.at = 0;
@@ -432,12 +448,16 @@ int main(int argc, char **argv) {
     memcpy(data_name, take(&top, name_len, "data file name"), name_len);
     data_name[name_len] = 0;
     if (name_len == 0 || strchr(data_name, '/')) bad(&top, "the data file name must be a plain file name");
-    dir = dir_name(argv[1]);
+    dir = dir_name(dat_path);
     data_path = (char *)xmalloc(strlen(dir) + name_len + 1);
     sprintf(data_path, "%s%s", dir, data_name);
+    check_output(out_path, dat_path, force);
+    check_output(out_path, data_path, 1);
     data_file = fopen(data_path, "rb");
 
-    CALL(TBRW_convert_utf8_to_wcs_malloced(argv[2], &w));
+    subject = out_path;
+    step = "creating it";
+    CALL(TBRW_convert_utf8_to_wcs_malloced(out_path, &w));
     CALL(TBRW_open(&h, w, TBRW_FILE_WRITE | TBRW_FILE_CREATE_ALWAYS));
     free(w);
     memset(&p, 0, sizeof p);
@@ -472,12 +492,14 @@ int main(int argc, char **argv) {
             v.bind_version = r32(&c);
             v.sample_file_version = r32(&c);
             done(&c);
+            section_step("writing", TBRW_VERSION_INFO_SECTION);
             CALL(TBRW_writing_section(h, TBRW_VERSION_INFO_SECTION));
             CALL(TBRW_set_version_info(h, &v));
             CALL(TBRW_done_section(h, TBRW_VERSION_INFO_SECTION));
             break;
         }
         case TAG_USER_GLOBAL:
+            section_step("writing", TBRW_USER_DEFINED_GLOBAL_SECTION);
             CALL(TBRW_writing_section(h, TBRW_USER_DEFINED_GLOBAL_SECTION));
             CALL(TBRW_set_user_defined_global(h, (TBRW_U32)(c.end - c.at), (void *)(c.b + c.at)));
             CALL(TBRW_done_section(h, TBRW_USER_DEFINED_GLOBAL_SECTION));
@@ -499,10 +521,11 @@ int main(int argc, char **argv) {
         default: bad(&c, "unknown record tag");
         }
     }
+    step = "closing it";
     CALL(TBRW_close(h));
     h = NULL;
     if (data_file) fclose(data_file);
-    printf("wrote %s\n", argv[2]);
+    printf("wrote %s\n", out_path);
     free(bytes);
     free(data_name);
     free(dir);

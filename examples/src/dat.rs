@@ -129,13 +129,19 @@ fn record(out: &mut Vec<u8>, tag: u32, stream: u32, payload: &[u8]) {
 
 const GLOBAL: u32 = u32::MAX;
 
+/// Where `tbrw_reader tb5 dat` puts the data file: beside `dat`, named
+/// after `tb5`.
+pub fn data_path(tb5: &Path, dat: &Path) -> PathBuf {
+    beside(dat, &data_file_name(tb5))
+}
+
 /// `tbrw_reader`: dumps `tb5` into `dat` and the data file beside it.
 /// Returns the path of the data file.
 pub fn tb5_to_dat(tb5: &Path, dat: &Path) -> R<PathBuf> {
     let file = Tb5File::open(tb5)?;
     file.verify()?;
     let data_name = data_file_name(tb5);
-    let data_path = dat.parent().unwrap_or(Path::new("")).join(&data_name);
+    let data_path = beside(dat, &data_name);
     let mut out = Vec::new();
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&1u32.to_le_bytes());
@@ -426,13 +432,12 @@ impl<'a> Dec<'a> {
     }
 }
 
-/// `tbrw_writer`: reads `dat` (and the data file it names) and writes `tb5`.
-pub fn dat_to_tb5(dat: &Path, tb5: &Path) -> R {
-    let bytes = std::fs::read(dat).map_err(|e| DatError::Io(dat.to_owned(), e))?;
-    let mut top = Dec { b: &bytes, at: 0, base: 0, file: dat, record: None };
+/// Reads a dump's header (magic, version, data file name) and returns the
+/// data file's name.
+fn read_header(top: &mut Dec<'_>) -> R<String> {
     if top.take(8, "magic")? != MAGIC {
         return Err(DatError::Malformed {
-            file: dat.to_owned(),
+            file: top.file.to_owned(),
             record: None,
             offset: 0,
             what: "not a tbrw .dat file (bad magic)".into(),
@@ -449,7 +454,28 @@ pub fn dat_to_tb5(dat: &Path, tb5: &Path) -> R {
     if name.contains('/') || name.is_empty() {
         return Err(top.err(format!("data file name {name:?} must be a plain file name")));
     }
-    let data_path = dat.parent().unwrap_or(Path::new("")).join(&name);
+    Ok(name)
+}
+
+/// The data file a dump names (beside the dump), from its header: what
+/// `tbrw_writer` will read besides the dump itself.
+pub fn data_file_of(dat: &Path) -> R<PathBuf> {
+    let bytes = std::fs::read(dat).map_err(|e| DatError::Io(dat.to_owned(), e))?;
+    let name = read_header(&mut Dec { b: &bytes, at: 0, base: 0, file: dat, record: None })?;
+    Ok(beside(dat, &name))
+}
+
+/// `name` in the folder of `path`.
+fn beside(path: &Path, name: &str) -> PathBuf {
+    path.parent().unwrap_or(Path::new("")).join(name)
+}
+
+/// `tbrw_writer`: reads `dat` (and the data file it names) and writes `tb5`.
+pub fn dat_to_tb5(dat: &Path, tb5: &Path) -> R {
+    let bytes = std::fs::read(dat).map_err(|e| DatError::Io(dat.to_owned(), e))?;
+    let mut top = Dec { b: &bytes, at: 0, base: 0, file: dat, record: None };
+    let name = read_header(&mut top)?;
+    let data_path = beside(dat, &name);
 
     let mut w = Tb5Writer::create(tb5)?;
     let mut index = 0u64;

@@ -1,4 +1,6 @@
-//! `print_tb5`: every section of a TB5 file, as text or as one JSON document.
+//! `print_tb5`: every section of a TB5 file, as text or as one JSON document
+//! (the text here; the JSON document's shapes in `json`, which shares this
+//! module's binding and per-module counts).
 //!
 //! The text layout is plain `key=value` lines, chosen so that the C version
 //! (`examples/c/print_tb5.c`, through the C API only) prints exactly the
@@ -17,8 +19,6 @@ use std::io::{self, Write};
 
 use tbrw::bind::BindView;
 use tbrw::*;
-
-use crate::json::Json;
 
 /// How many records to decode per stream.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,7 +74,7 @@ impl From<io::Error> for PrintError {
     }
 }
 
-type R<T = ()> = std::result::Result<T, PrintError>;
+pub(crate) type R<T = ()> = std::result::Result<T, PrintError>;
 
 struct Ctx<'f> {
     file: &'f Tb5File,
@@ -85,13 +85,6 @@ impl Ctx<'_> {
         Ok(match self.file.string_opt(id)? {
             Some(s) => format!("\"{s}\""),
             None => "(none)".into(),
-        })
-    }
-
-    fn json(&self, id: StringId) -> R<Json> {
-        Ok(match self.file.string_opt(id)? {
-            Some(s) => Json::Str(s.to_owned()),
-            None => Json::Null,
         })
     }
 }
@@ -111,7 +104,7 @@ pub fn print_file(path: &std::path::Path, opts: Options, out: &mut dyn Write) ->
     let file = Tb5File::open(path)?;
     file.verify()?;
     if opts.json {
-        print_json(&file, opts, out)
+        crate::json::print_json(&file, opts, out)
     } else {
         print_text(&file, opts, out)
     }
@@ -119,7 +112,7 @@ pub fn print_file(path: &std::path::Path, opts: Options, out: &mut dyn Write) ->
 
 /// Binds a stream for printing: its stored bind, else one made in memory,
 /// else none (the stream cannot be bound).
-fn bind_for(file: &Tb5File, n: u32) -> R<Option<Bound<'_>>> {
+pub(crate) fn bind_for(file: &Tb5File, n: u32) -> R<Option<Bound<'_>>> {
     let s = file.stream(n)?;
     if let Some(v) = s.bind_view()? {
         return Ok(Some(Bound::Stored(v)));
@@ -131,13 +124,13 @@ fn bind_for(file: &Tb5File, n: u32) -> R<Option<Bound<'_>>> {
     }
 }
 
-enum Bound<'f> {
+pub(crate) enum Bound<'f> {
     Stored(BindView<'f>),
     Memory(Box<MemoryBind>),
 }
 
 impl Bound<'_> {
-    fn view(&self) -> BindView<'_> {
+    pub(crate) fn view(&self) -> BindView<'_> {
         match self {
             Bound::Stored(v) => *v,
             Bound::Memory(m) => BindView::Memory(m),
@@ -419,7 +412,7 @@ fn field_value(desc_type: u16, bytes: &[u8]) -> String {
     }
 }
 
-fn type_name(t: u16) -> String {
+pub(crate) fn type_name(t: u16) -> String {
     desc_type::name(t).map_or_else(|| format!("{t:#06x}"), str::to_owned)
 }
 
@@ -579,7 +572,7 @@ fn bind_text(c: &Ctx<'_>, v: &BindView<'_>, modules: &[Module<StringId>], i: u64
 }
 
 /// Samples per module, most first (ties: lower module index first; unknown last among equals).
-fn module_counts(v: &BindView<'_>) -> Vec<(Option<u64>, u64)> {
+pub(crate) fn module_counts(v: &BindView<'_>) -> Vec<(Option<u64>, u64)> {
     let mut counts: HashMap<u64, u64> = HashMap::new();
     let mut binds = Vec::new();
     let mut at = 0;
@@ -594,459 +587,4 @@ fn module_counts(v: &BindView<'_>) -> Vec<(Option<u64>, u64)> {
     let mut list: Vec<(u64, u64)> = counts.into_iter().collect();
     list.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
     list.into_iter().map(|(m, n)| ((m != UNKNOWN_MODULE).then_some(m), n)).collect()
-}
-
-// ---------------------------------------------------------------- JSON
-
-fn print_json(file: &Tb5File, opts: Options, out: &mut dyn Write) -> R {
-    let c = Ctx { file };
-    let mut doc: Vec<(String, Json)> = vec![("streams".into(), Json::U(file.stream_count().into()))];
-    doc.push((
-        "hardware".into(),
-        match file.hardware()? {
-            None => Json::Null,
-            Some(sys) => Json::Arr(sys.nodes.iter().map(node_json).collect()),
-        },
-    ));
-    doc.push((
-        "software".into(),
-        match file.software()? {
-            None => Json::Null,
-            Some(sw) => Json::obj(vec![
-                (
-                    "host",
-                    match &sw.host {
-                        None => Json::Null,
-                        Some(h) => Json::obj(vec![
-                            ("ip_address", c.json(h.ip_address)?),
-                            ("name", c.json(h.name)?),
-                            ("reserved", Json::U(h.reserved.into())),
-                        ]),
-                    },
-                ),
-                (
-                    "os",
-                    match &sw.os {
-                        None => Json::Null,
-                        Some(o) => Json::obj(vec![
-                            ("platform", Json::U(o.platform.into())),
-                            ("major", Json::U(o.major.into())),
-                            ("minor", Json::U(o.minor.into())),
-                            ("build", Json::U(o.build.into())),
-                            ("extra", Json::U(o.extra.into())),
-                            ("name", c.json(o.name)?),
-                            ("name_extra", c.json(o.name_extra)?),
-                        ]),
-                    },
-                ),
-                (
-                    "application",
-                    match &sw.application {
-                        None => Json::Null,
-                        Some(a) => Json::obj(vec![
-                            ("page_size", Json::U(a.page_size.into())),
-                            ("alloc_granularity", Json::U(a.alloc_granularity.into())),
-                            ("min_app_addr", Json::U(a.min_app_addr)),
-                            ("max_app_addr", Json::U(a.max_app_addr)),
-                            ("reserved", Json::U(a.reserved.into())),
-                        ]),
-                    },
-                ),
-            ]),
-        },
-    ));
-    doc.push((
-        "version_info".into(),
-        match file.version_info()? {
-            None => Json::Null,
-            Some(v) => Json::obj(vec![
-                ("sampling_driver_version", Json::U(v.sampling_driver_version.into())),
-                ("bind_version", Json::U(v.bind_version.into())),
-                ("sample_file_version", Json::U(v.sample_file_version.into())),
-            ]),
-        },
-    ));
-    doc.push((
-        "processes".into(),
-        match file.processes()? {
-            None => Json::Null,
-            Some(pt) => Json::obj(vec![
-                ("processes", Json::Arr(pt.pids().map(|p| pid_json(&c, &p)).collect::<R<_>>()?)),
-                ("threads", Json::Arr(pt.tids().map(|t| tid_json(&c, &t)).collect::<R<_>>()?)),
-            ]),
-        },
-    ));
-    let modules: Vec<Module<StringId>> = match file.modules()? {
-        None => Vec::new(),
-        Some(mt) => mt.iter().collect::<Result<_>>()?,
-    };
-    doc.push((
-        "modules".into(),
-        match file.modules()? {
-            None => Json::Null,
-            Some(_) => Json::Arr(modules.iter().map(|m| module_json(&c, m)).collect::<R<_>>()?),
-        },
-    ));
-    doc.push((
-        "user_defined".into(),
-        match file.user_defined_global()? {
-            None => Json::Null,
-            Some(b) => Json::Bytes(b.to_vec()),
-        },
-    ));
-    // The document is written as it is built, so that "records": "all" streams.
-    write!(out, "{{")?;
-    for (k, v) in &doc {
-        write!(out, "{}:", Json::Str(k.clone()))?;
-        v.write(out)?;
-        write!(out, ",")?;
-    }
-    write!(out, "\"stream_list\":[")?;
-    for n in 0..file.stream_count() {
-        if n > 0 {
-            write!(out, ",")?;
-        }
-        stream_json(&c, n, &modules, opts, out)?;
-    }
-    writeln!(out, "]}}")?;
-    Ok(())
-}
-
-fn node_json(n: &Node) -> Json {
-    Json::obj(vec![
-        ("id", Json::U(n.id.into())),
-        ("type_from_shell", Json::U(n.type_from_shell.into())),
-        ("num_available", Json::U(n.num_available.into())),
-        ("num_used", Json::U(n.num_used.into())),
-        ("reserved", Json::U(n.reserved.into())),
-        ("physical_memory_mb", Json::U(n.physical_memory_mb)),
-        (
-            "cpus",
-            Json::Arr(
-                n.cpus
-                    .iter()
-                    .map(|c| {
-                        Json::obj(vec![
-                            ("number", Json::U(c.number.into())),
-                            ("native_arch_type", Json::U(c.native_arch_type.into())),
-                            ("intel_processor_number", Json::U(c.intel_processor_number.into())),
-                            ("speed_mhz", Json::U(c.speed_mhz.into())),
-                            ("fsb_mhz", Json::U(c.fsb_mhz.into())),
-                            ("cache_l2_kb", Json::U(c.cache_l2_kb.into())),
-                            ("cache_l3_kb", Json::U(c.cache_l3_kb.into())),
-                            ("tsc_offset", Json::I(c.tsc_offset)),
-                            ("package_num", Json::U(c.package_num.into())),
-                            ("core_num", Json::U(c.core_num.into())),
-                            ("hardware_thread_num", Json::U(c.hardware_thread_num.into())),
-                            ("threads_per_core", Json::U(c.threads_per_core.into())),
-                            (
-                                "archs",
-                                Json::Arr(
-                                    c.archs
-                                        .iter()
-                                        .map(|a| {
-                                            let cpuids = match &a.cpuids {
-                                                Cpuids::Ia32(v) => Json::Arr(
-                                                    v.iter()
-                                                        .map(|x| {
-                                                            Json::obj(vec![
-                                                                ("eax_input", Json::U(x.eax_input.into())),
-                                                                ("eax", Json::U(x.eax.into())),
-                                                                ("ebx", Json::U(x.ebx.into())),
-                                                                ("ecx", Json::U(x.ecx.into())),
-                                                                ("edx", Json::U(x.edx.into())),
-                                                                ("reserved", Json::U(x.reserved.into())),
-                                                            ])
-                                                        })
-                                                        .collect(),
-                                                ),
-                                                Cpuids::Ia64(v) => Json::Arr(
-                                                    v.iter()
-                                                        .map(|x| {
-                                                            Json::obj(vec![
-                                                                ("select", Json::U(x.select)),
-                                                                ("value", Json::U(x.value)),
-                                                                ("reserved", Json::U(x.reserved)),
-                                                            ])
-                                                        })
-                                                        .collect(),
-                                                ),
-                                            };
-                                            let form =
-                                                if matches!(a.cpuids, Cpuids::Ia64(_)) { "ia64" } else { "ia32" };
-                                            Json::obj(vec![
-                                                ("arch_type", Json::U(a.arch_type.into())),
-                                                ("cpuid_form", Json::Str(form.into())),
-                                                ("cpuids", cpuids),
-                                            ])
-                                        })
-                                        .collect(),
-                                ),
-                            ),
-                        ])
-                    })
-                    .collect(),
-            ),
-        ),
-    ])
-}
-
-fn pid_json(c: &Ctx<'_>, p: &Pid<StringId>) -> R<Json> {
-    Ok(Json::obj(vec![
-        ("id", Json::U(p.id.into())),
-        ("flags", Json::U(p.flags.bits().into())),
-        ("event_when", Json::U(p.event_when)),
-        ("path", c.json(p.path)?),
-        ("name", c.json(p.name)?),
-        ("reserved", Json::U(p.reserved.into())),
-        ("reserved_for_legacy", Json::U(p.reserved_for_legacy.into())),
-        ("reserved1", Json::U(p.reserved1.into())),
-    ]))
-}
-
-fn tid_json(c: &Ctx<'_>, t: &Tid<StringId>) -> R<Json> {
-    Ok(Json::obj(vec![
-        ("id", Json::U(t.id.into())),
-        ("associated_pid", Json::U(t.associated_pid.into())),
-        ("flags", Json::U(t.flags.bits().into())),
-        ("event_when", Json::U(t.event_when)),
-        ("name", c.json(t.name)?),
-        ("reserved_for_legacy", Json::U(t.reserved_for_legacy.into())),
-        ("reserved", Json::U(t.reserved.into())),
-    ]))
-}
-
-fn module_json(c: &Ctx<'_>, m: &Module<StringId>) -> R<Json> {
-    Ok(Json::obj(vec![
-        ("associated_pid", Json::U(m.associated_pid.into())),
-        ("flags", Json::U(m.flags.bits().into())),
-        ("load_address", Json::U(m.load_address)),
-        ("length", Json::U(m.length)),
-        ("event_when", Json::U(m.event_when)),
-        ("unload_tsc", Json::U(m.unload_tsc)),
-        ("segment_type", Json::U(m.segment_type.into())),
-        ("segment_number", Json::U(m.segment_number.into())),
-        ("code_selector", Json::U(m.code_selector.into())),
-        ("path", c.json(m.path)?),
-        ("name", c.json(m.name)?),
-        ("segment_name", c.json(m.segment_name)?),
-        ("reserved", Json::U(m.reserved.into())),
-        ("reserved2", Json::U(m.reserved2.into())),
-        ("reserved_for_legacy", Json::U(m.reserved_for_legacy.into())),
-        ("reserved_for_legacy2", Json::U(m.reserved_for_legacy2.into())),
-        ("reserved_for_legacy_flags", Json::U(m.reserved_for_legacy_flags.into())),
-        ("reserved1", Json::U(m.reserved1.into())),
-    ]))
-}
-
-fn stream_json(c: &Ctx<'_>, n: u32, modules: &[Module<StringId>], opts: Options, out: &mut dyn Write) -> R {
-    let file = c.file;
-    let s = file.stream(n)?;
-    let info = match s.info()? {
-        None => Json::Null,
-        Some(i) => Json::obj(vec![
-            ("stream_type", Json::U(i.stream_type.into())),
-            ("sampling_duration_ms", Json::U(i.sampling_duration_ms.into())),
-            ("sampling_interval_us", Json::U(i.sampling_interval_us.into())),
-            ("start_time", Json::U(i.start_time.ticks())),
-            ("end_time", Json::U(i.end_time.ticks())),
-            ("command_line", c.json(i.command_line)?),
-            ("cpu_mask", c.json(i.cpu_mask)?),
-            ("comment", c.json(i.comment)?),
-        ]),
-    };
-    let events = match s.events()? {
-        None => Json::Null,
-        Some(ev) => Json::Arr(
-            ev.iter()
-                .map(|e| {
-                    Ok(Json::obj(vec![
-                        ("id", Json::U(e.id.into())),
-                        ("flags", Json::U(e.flags.bits().into())),
-                        ("sav", Json::U(e.sav)),
-                        ("name", c.json(e.name)?),
-                        ("arch_name", c.json(e.arch_name)?),
-                        (
-                            "details",
-                            Json::Arr(
-                                e.details
-                                    .iter()
-                                    .map(|d| {
-                                        Json::obj(vec![
-                                            ("access_size_bits", Json::U(d.access_size_bits.into())),
-                                            ("method", Json::U(d.method.into())),
-                                            ("access", Json::U(d.access.into())),
-                                            ("address", Json::U(d.address)),
-                                            ("value", Json::U(d.value)),
-                                            ("legacy_command", Json::U(d.legacy_command.into())),
-                                            ("reserved1", Json::U(d.reserved1.into())),
-                                            ("reserved2", Json::U(d.reserved2.into())),
-                                            ("reserved3", Json::U(d.reserved3.into())),
-                                        ])
-                                    })
-                                    .collect(),
-                            ),
-                        ),
-                    ]))
-                })
-                .collect::<R<_>>()?,
-        ),
-    };
-    let descs = s.descriptor()?.unwrap_or_default();
-    let layout = s.layout()?;
-    let descriptor = match &layout {
-        None => Json::Null,
-        Some(l) => Json::obj(vec![
-            ("record_size", Json::U(l.record_size().into())),
-            (
-                "entries",
-                Json::Arr(
-                    descs
-                        .iter()
-                        .map(|d| {
-                            Ok(Json::obj(vec![
-                                ("offset", Json::U(d.offset.into())),
-                                ("data_size", Json::U(d.data_size.into())),
-                                ("type", Json::U(d.desc_type.into())),
-                                ("type_name", desc_type::name(d.desc_type).map_or(Json::Null, |n| Json::Str(n.into()))),
-                                ("subtype", Json::U(d.subtype.into())),
-                                ("name", c.json(d.name)?),
-                                ("access_offset", Json::U(d.access_offset)),
-                                ("access_type", Json::U(d.access_type.into())),
-                                ("access_method", Json::U(d.access_method.into())),
-                                ("sample_flag", Json::U(d.sample_flag.into())),
-                                ("reserved0", Json::U(d.reserved0.into())),
-                                ("reserved1", Json::U(d.reserved1.into())),
-                            ]))
-                        })
-                        .collect::<R<_>>()?,
-                ),
-            ),
-        ]),
-    };
-    write!(out, "{{\"index\":{n},\"info\":")?;
-    info.write(out)?;
-    write!(out, ",\"events\":")?;
-    events.write(out)?;
-    write!(out, ",\"descriptor\":")?;
-    descriptor.write(out)?;
-    write!(out, ",\"user_defined\":")?;
-    s.user_defined()?.map_or(Json::Null, |b| Json::Bytes(b.to_vec())).write(out)?;
-    let Some(data) = s.data()? else {
-        write!(out, ",\"record_count\":null,\"records\":[]}}")?;
-        return Ok(());
-    };
-    write!(out, ",\"record_count\":{},\"records\":[", data.len())?;
-    let bound = bind_for(file, n)?;
-    let view = bound.as_ref().map(Bound::view);
-    let show = match opts.records {
-        Records::All => data.len(),
-        Records::First(k) => k.min(data.len()),
-    };
-    let pc_at = layout.as_ref().and_then(|l| l.legacy_pc_offset()).map(|x| x as usize);
-    let tsc_at = layout.as_ref().and_then(|l| l.tsc_offset()).map(|x| x as usize);
-    for i in 0..show {
-        if i > 0 {
-            write!(out, ",")?;
-        }
-        let rec = data.record(i).unwrap_or_default();
-        let mut fields: Vec<(&str, Json)> = vec![("index", Json::U(i))];
-        match (pc_at, &layout) {
-            (Some(at), _) => {
-                let pc = SampleRecordPc::from_slice(&rec[at..]).unwrap_or_default();
-                fields.extend([
-                    ("ip", Json::U(pc.ip())),
-                    ("word0", Json::U(pc.word0)),
-                    ("word1", Json::U(pc.word1)),
-                    ("cs", Json::U(pc.cs.into())),
-                    ("cpu", Json::U(pc.cpu_num().into())),
-                    ("not_vmid0", Json::Bool(pc.not_vmid0())),
-                    ("code_mode", Json::U(pc.code_mode().into())),
-                    ("tid", Json::U(pc.tid.into())),
-                    ("pid_rec_index", Json::U(pc.pid_rec_index.into())),
-                    ("mr_index", Json::U(pc.mr_index().into())),
-                    ("event_index", Json::U(pc.event_index().into())),
-                    ("tid_is_raw", Json::Bool(pc.tid_is_raw())),
-                    ("ia64_pc", Json::Bool(pc.ia64_pc())),
-                    ("pid_rec_index_raw", Json::Bool(pc.pid_rec_index_raw())),
-                    ("mr_index_none", Json::Bool(pc.mr_index_none())),
-                ]);
-                if let Some(t) = tsc_at {
-                    fields.push(("tsc", Json::U(u64::from_le_bytes(rec[t..t + 8].try_into().unwrap_or_default()))));
-                }
-            }
-            (None, Some(l)) => {
-                let vals: Vec<(String, Json)> = l
-                    .fields()
-                    .iter()
-                    .map(|f| {
-                        let name = descs
-                            .get(f.entry)
-                            .and_then(|d| file.string_opt(d.name).ok().flatten())
-                            .map_or_else(|| type_name(f.desc_type), str::to_owned);
-                        let bytes = &rec[f.offset as usize..(f.offset + f.size) as usize];
-                        let v = match bytes.len() {
-                            1 | 2 | 4 | 8 => {
-                                let mut b = [0u8; 8];
-                                b[..bytes.len()].copy_from_slice(bytes);
-                                Json::U(u64::from_le_bytes(b))
-                            }
-                            _ => Json::Bytes(bytes.to_vec()),
-                        };
-                        (name, v)
-                    })
-                    .collect();
-                fields.push(("fields", Json::Obj(vals)));
-            }
-            (None, None) => fields.push(("bytes", Json::Bytes(rec.to_vec()))),
-        }
-        if let Some(v) = &view {
-            if let Some(d) = v.data_bind(i) {
-                let p = v.process(d.pid_index).unwrap_or_default();
-                let t = v.thread(d.tid_index).unwrap_or_default();
-                let module = if d.module_index == UNKNOWN_MODULE { Json::Null } else { Json::U(d.module_index) };
-                let module_name = if d.module_index == UNKNOWN_MODULE {
-                    Json::Null
-                } else {
-                    c.json(modules[d.module_index as usize].name)?
-                };
-                fields.push((
-                    "bind",
-                    Json::obj(vec![
-                        ("module_index", module),
-                        ("module_name", module_name),
-                        ("pid_index", Json::U(d.pid_index)),
-                        ("pid", Json::U(p.id.into())),
-                        ("process_name", c.json(p.name)?),
-                        ("tid_index", Json::U(d.tid_index)),
-                        ("tid", Json::U(t.id.into())),
-                    ]),
-                ));
-            }
-        }
-        Json::obj(fields).write(out)?;
-    }
-    write!(out, "]")?;
-    if let Some(v) = &view {
-        write!(out, ",\"samples_by_module\":")?;
-        let counts = module_counts(v)
-            .into_iter()
-            .map(|(m, n)| {
-                Ok(Json::obj(vec![
-                    ("module_index", m.map_or(Json::Null, Json::U)),
-                    (
-                        "name",
-                        match m {
-                            Some(m) => c.json(modules[m as usize].name)?,
-                            None => Json::Null,
-                        },
-                    ),
-                    ("samples", Json::U(n)),
-                ]))
-            })
-            .collect::<R<_>>()?;
-        Json::Arr(counts).write(out)?;
-    }
-    write!(out, "}}")?;
-    Ok(())
 }

@@ -66,10 +66,15 @@ fn c_reader_and_writer_match_the_rust_ones() {
     assert_eq!(rust_print(&cd.join("new.tb5"), Records::All), original);
     assert_eq!(rust_print(&rd.join("new.tb5"), Records::All), original);
 
-    run_valgrind(&reader, &[s.to_str().unwrap(), cd.join("v.dat").to_str().unwrap()]);
-    run_valgrind(&writer, &[cd.join("sample.dat").to_str().unwrap(), cd.join("v.tb5").to_str().unwrap()]);
-    if run_sanitized(&c_source("tbrw_reader"), &[s.to_str().unwrap(), cd.join("a.dat").to_str().unwrap()]).is_some() {
-        assert!(std::fs::read(cd.join("a.dat")).unwrap() == std::fs::read(cd.join("sample.dat")).unwrap());
+    // Each run in its own folder: the data file's name follows the input's,
+    // and the reader does not replace it.
+    let (vd, ad) = (tmp.path().join("valgrind"), tmp.path().join("sanitized"));
+    std::fs::create_dir_all(&vd).unwrap();
+    std::fs::create_dir_all(&ad).unwrap();
+    run_valgrind(&reader, &[s.to_str().unwrap(), vd.join("v.dat").to_str().unwrap()]);
+    run_valgrind(&writer, &[cd.join("sample.dat").to_str().unwrap(), vd.join("v.tb5").to_str().unwrap()]);
+    if run_sanitized(&c_source("tbrw_reader"), &[s.to_str().unwrap(), ad.join("a.dat").to_str().unwrap()]).is_some() {
+        assert!(std::fs::read(ad.join("a.dat")).unwrap() == std::fs::read(cd.join("sample.dat")).unwrap());
         run_sanitized(
             &c_source("tbrw_writer"),
             &[cd.join("sample.dat").to_str().unwrap(), cd.join("a.tb5").to_str().unwrap()],
@@ -94,7 +99,84 @@ fn c_writer_rejects_a_damaged_dump_and_leaves_no_file() {
     let out = std::process::Command::new(&writer).arg(&dat).arg(&new).output().unwrap();
     assert!(!out.status.success());
     let err = String::from_utf8(out.stderr).unwrap();
-    assert!(err.starts_with("tbrw_writer: record ") && err.contains("byte"), "{err}");
+    assert!(err.starts_with(&format!("tbrw_writer: {}: record ", dat.display())) && err.contains("byte"), "{err}");
     assert!(!new.exists());
     assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 2, "only the dump and its data file");
+}
+
+fn c_stderr(exe: &std::path::Path, args: &[&std::ffi::OsStr]) -> (Option<i32>, String) {
+    let out = std::process::Command::new(exe).args(args).output().unwrap();
+    (out.status.code(), String::from_utf8(out.stderr).unwrap())
+}
+
+#[test]
+fn c_error_messages_name_the_file_the_step_and_the_code() {
+    let tmp = tempfile::tempdir().unwrap();
+    let missing = tmp.path().join("missing.tb5");
+    let bad = tmp.path().join("bad.tb5");
+    let mut b = std::fs::read(sample()).unwrap();
+    let n = b.len();
+    b[n / 2] ^= 0xFF; // inside a data section: found by verify
+    std::fs::write(&bad, &b).unwrap();
+    let print = compile(&c_source("print_tb5"), Lang::C);
+    let reader = compile(&c_source("tbrw_reader"), Lang::C);
+
+    // One line: the file, the step, the code's text (not the call's source) and number.
+    let one_line = |err: &str| {
+        assert!(err.lines().count() == 1 && !err.contains("TBRW_") && err.trim_end().ends_with(')'), "{err}");
+        assert!(err.contains("(TBRW error "), "{err}");
+    };
+    let (code, err) = c_stderr(&print, &[missing.as_os_str()]);
+    assert_eq!(code, Some(1));
+    assert!(err.starts_with(&format!("print_tb5: {}: opening it: ", missing.display())), "{err}");
+    one_line(&err);
+    let (code, err) = c_stderr(&reader, &[bad.as_os_str(), tmp.path().join("x.dat").as_os_str()]);
+    assert_eq!(code, Some(1));
+    assert!(err.starts_with(&format!("tbrw_reader: {}: verifying it: ", bad.display())), "{err}");
+    one_line(&err);
+    let (code, err) = c_stderr(&print, &[sample().as_os_str(), "--records".as_ref(), "x".as_ref()]);
+    assert_eq!(code, Some(2));
+    assert!(err.starts_with("print_tb5: --records takes a number or 'all', not 'x'\n"), "{err}");
+}
+
+#[test]
+fn c_reader_and_writer_replace_outputs_only_with_force_and_never_an_input() {
+    let tmp = tempfile::tempdir().unwrap();
+    let reader = compile(&c_source("tbrw_reader"), Lang::C);
+    let writer = compile(&c_source("tbrw_writer"), Lang::C);
+    let tb5 = tmp.path().join("in.tb5");
+    std::fs::copy(sample(), &tb5).unwrap();
+    let (dat, data, new) = (tmp.path().join("in.dat"), tmp.path().join("in.tb5.dat"), tmp.path().join("new.tb5"));
+    let p = |x: &PathBuf| x.as_os_str().to_owned();
+    run(&reader, &[tb5.to_str().unwrap(), dat.to_str().unwrap()]);
+    let dump = std::fs::read(&dat).unwrap();
+
+    let (code, err) = c_stderr(&reader, &[&p(&tb5), &p(&dat)]);
+    assert_eq!((code, err), (Some(1), format!("tbrw_reader: {} exists: give --force to replace it\n", dat.display())));
+    run(&reader, &[tb5.to_str().unwrap(), dat.to_str().unwrap(), "--force"]);
+    assert!(std::fs::read(&dat).unwrap() == dump);
+
+    run(&writer, &[dat.to_str().unwrap(), new.to_str().unwrap()]);
+    std::fs::write(&new, b"keep").unwrap();
+    let (code, err) = c_stderr(&writer, &[&p(&dat), &p(&new)]);
+    assert_eq!((code, err), (Some(1), format!("tbrw_writer: {} exists: give --force to replace it\n", new.display())));
+    assert_eq!(std::fs::read(&new).unwrap(), b"keep");
+    run(&writer, &["-f", dat.to_str().unwrap(), new.to_str().unwrap()]);
+    assert_eq!(rust_print(&new, Records::All), rust_print(&sample(), Records::All));
+
+    // Inputs, even with --force: the TB5 input, the dump, the data file it names.
+    let original = std::fs::read(&tb5).unwrap();
+    let data_bytes = std::fs::read(&data).unwrap();
+    for (exe, input, output) in [(&reader, &tb5, &tb5), (&writer, &dat, &dat), (&writer, &dat, &data)] {
+        let (code, err) = c_stderr(exe, &[&p(input), &p(output), "--force".as_ref()]);
+        assert_eq!(code, Some(1), "{err}");
+        assert!(err.contains(&*output.to_string_lossy()) && err.contains("cannot also be the output"), "{err}");
+    }
+    // The dump where its own data file goes.
+    let (code, err) = c_stderr(&reader, &[&p(&tb5), &p(&data), "-f".as_ref()]);
+    assert_eq!(code, Some(1));
+    assert!(err.contains("is where the data file"), "{err}");
+    assert!(std::fs::read(&tb5).unwrap() == original);
+    assert!(std::fs::read(&dat).unwrap() == dump);
+    assert!(std::fs::read(&data).unwrap() == data_bytes);
 }

@@ -4,6 +4,10 @@
 //! prints its summary.
 //!
 //! `cargo run -p tbrw --example guide_example [OUT.tb5] [SAMPLES]`
+//!
+//! OUT.tb5 defaults to `guide_example.tb5` in the system's temporary
+//! folder, so that a run leaves nothing in the working tree; the last
+//! line printed says where the file went.
 
 use std::io::Write;
 
@@ -11,12 +15,22 @@ use tbrw::*;
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let path = args.next().unwrap_or_else(|| "guide_example.tb5".into());
+    let path = args.next().unwrap_or_else(default_path);
     let samples: u32 = args.next().and_then(|s| s.parse().ok()).unwrap_or(1000);
-    if let Err(e) = run(&path, samples, &mut std::io::stdout().lock()) {
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = run(&path, samples, &mut out) {
         eprintln!("guide_example: {e}");
         std::process::exit(1);
     }
+    if let Err(e) = writeln!(out, "wrote {path}") {
+        eprintln!("guide_example: writing the output: {e}");
+        std::process::exit(1);
+    }
+}
+
+/// Where the file goes when no path is given: never the working tree.
+fn default_path() -> String {
+    std::env::temp_dir().join("guide_example.tb5").to_string_lossy().into_owned()
 }
 
 fn run(path: &str, samples: u32, out: &mut dyn Write) -> Result<()> {
@@ -145,6 +159,12 @@ fn write_guide_file(path: &str, samples: u32) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_default_file_goes_to_the_temporary_folder() {
+        let p = std::path::PathBuf::from(super::default_path());
+        assert_eq!(p.parent(), Some(std::env::temp_dir().as_path()));
+    }
+
     #[test]
     fn prints_the_guide_file() {
         let dir = tempfile::tempdir().unwrap();
