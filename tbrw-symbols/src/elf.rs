@@ -22,7 +22,7 @@ impl BuildId {
     /// Parses the usual lower- or upper-case hex spelling; `None` when `hex` is
     /// empty, has an odd length or a non-hex digit.
     pub fn from_hex(hex: &str) -> Option<BuildId> {
-        if hex.is_empty() || hex.len() % 2 != 0 {
+        if hex.is_empty() || !hex.len().is_multiple_of(2) {
             return None;
         }
         let digits = hex.as_bytes();
@@ -201,7 +201,8 @@ impl ElfFile {
         if !bytes.starts_with(b"\x7fELF") {
             return Err(OpenError::Malformed("not an ELF file".into()));
         }
-        let obj = object::File::parse(&*bytes).map_err(|e| OpenError::Malformed(format!("truncated or corrupt: {e}")))?;
+        let obj =
+            object::File::parse(&*bytes).map_err(|e| OpenError::Malformed(format!("truncated or corrupt: {e}")))?;
         let len = bytes.len() as u64;
         for section in obj.sections() {
             // Sections without file contents (`SHT_NOBITS`) have no range; a

@@ -110,11 +110,8 @@ pub(crate) fn locate(label: &str, expected: Option<&BuildId>, config: &Config) -
                         continue;
                     }
                 }
-                let debug = if file.has_dwarf && file.has_symtab {
-                    None
-                } else {
-                    find_debug(&file, path, expected, &dirs)
-                };
+                let debug =
+                    if file.has_dwarf && file.has_symtab { None } else { find_debug(&file, path, expected, &dirs) };
                 return Ok(Located { main: file, debug });
             }
             Err(OpenError::NotFound) => tried.push(candidate),

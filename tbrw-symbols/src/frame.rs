@@ -177,8 +177,16 @@ pub struct Symbolized {
 }
 
 impl Symbolized {
-    pub(crate) fn unknown(module: Option<Arc<str>>, vaddr: Option<u64>, why: Unknown) -> Symbolized {
-        Symbolized { module, vaddr, file_used: None, function: None, offset: None, frames: Vec::new(), unknown: Some(why) }
+    pub(crate) fn missing(module: Option<Arc<str>>, vaddr: Option<u64>, why: Unknown) -> Symbolized {
+        Symbolized {
+            module,
+            vaddr,
+            file_used: None,
+            function: None,
+            offset: None,
+            frames: Vec::new(),
+            unknown: Some(why),
+        }
     }
 
     /// The source position of the address itself (innermost frame).
@@ -285,11 +293,11 @@ mod tests {
 
     #[test]
     fn display_forms() {
-        let mut s = Symbolized::unknown(Some("/usr/lib/libfoo.so".into()), Some(0x10), Unknown::NoSymbols);
+        let mut s = Symbolized::missing(Some("/usr/lib/libfoo.so".into()), Some(0x10), Unknown::NoSymbols);
         assert_eq!(s.to_string(), "[unknown in libfoo.so: no symbols]");
         assert_eq!(s.function_label(), "[unknown in libfoo.so: no symbols]");
-        assert_eq!(Symbolized::unknown(None, None, Unknown::NoModule).to_string(), "[no module]");
-        let k = Symbolized::unknown(Some("[kernel]".into()), None, Unknown::Kernel { reason: "x".into() });
+        assert_eq!(Symbolized::missing(None, None, Unknown::NoModule).to_string(), "[no module]");
+        let k = Symbolized::missing(Some("[kernel]".into()), None, Unknown::Kernel { reason: "x".into() });
         assert_eq!(k.to_string(), "[kernel]");
 
         s.unknown = None;

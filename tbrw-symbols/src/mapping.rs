@@ -142,8 +142,11 @@ mod tests {
         assert_eq!(text.to_vaddr(0x7f00_0000_0500, &old), Some(0x500));
         // A map of the data segment's page (p_offset 0xdb8 lies in page 0 too,
         // but page 0 is taken by the code): a later page is unambiguous.
-        let data_only =
-            Layout { kind: ElfKind::Dynamic, offsets_known: true, segments: vec![seg(0x20_1db8, 0x1db8, 0x258, false)] };
+        let data_only = Layout {
+            kind: ElfKind::Dynamic,
+            offsets_known: true,
+            segments: vec![seg(0x20_1db8, 0x1db8, 0x258, false)],
+        };
         let data = Mapping::FileOffset { map_start: 0x7f00_0020_1000, pgoff: 0x1000 };
         assert_eq!(data.to_vaddr(0x7f00_0020_1dc0, &data_only), Some(0x20_1dc0));
     }

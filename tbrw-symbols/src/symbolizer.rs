@@ -190,7 +190,7 @@ impl Symbolizer {
             file_index: HashMap::new(),
             kernel: None,
             cache: Cache::default(),
-            unmapped: Arc::new(Symbolized::unknown(None, None, Unknown::NoModule)),
+            unmapped: Arc::new(Symbolized::missing(None, None, Unknown::NoModule)),
         }
     }
 
@@ -334,7 +334,9 @@ impl Symbolizer {
             let parsed = text.and_then(|t| Kallsyms::parse(&t));
             let state = match (parsed, path) {
                 (Ok(k), Some(p)) => Ok((k, Arc::from(p.as_path()))),
-                (Err(reason), _) => Err(Arc::new(Symbolized::unknown(Some(label.clone()), None, Unknown::Kernel { reason }))),
+                (Err(reason), _) => {
+                    Err(Arc::new(Symbolized::missing(Some(label.clone()), None, Unknown::Kernel { reason })))
+                }
                 (Ok(_), None) => unreachable!("kallsyms parsed without a source"),
             };
             KernelSlot { label, state }
@@ -358,7 +360,7 @@ impl Symbolizer {
                     frames: Vec::new(),
                     unknown: None,
                 },
-                None => Symbolized::unknown(Some(k.label.clone()), Some(pc), Unknown::NoSymbolAt),
+                None => Symbolized::missing(Some(k.label.clone()), Some(pc), Unknown::NoSymbolAt),
             },
         };
         let result = Arc::new(result);
@@ -370,7 +372,7 @@ impl Symbolizer {
 /// Finds and parses one file: its symbol table now, its DWARF on first use.
 fn load(label: &Arc<str>, build_id: Option<&BuildId>, config: &Config) -> Result<Loaded, Arc<Symbolized>> {
     let Located { main, debug } =
-        locate(label, build_id, config).map_err(|why| Arc::new(Symbolized::unknown(Some(label.clone()), None, why)))?;
+        locate(label, build_id, config).map_err(|why| Arc::new(Symbolized::missing(Some(label.clone()), None, why)))?;
     // The fullest table first: a debug file's `.symtab`, the file's own, and
     // only then the exported `.dynsym` of a stripped file.
     let mut symtab = None;
@@ -385,7 +387,7 @@ fn load(label: &Arc<str>, build_id: Option<&BuildId>, config: &Config) -> Result
             break;
         }
     }
-    let outside = Arc::new(Symbolized::unknown(Some(label.clone()), None, Unknown::OutsideSegments));
+    let outside = Arc::new(Symbolized::missing(Some(label.clone()), None, Unknown::OutsideSegments));
     Ok(Loaded { main, debug, symtab, dwarf: None, outside })
 }
 

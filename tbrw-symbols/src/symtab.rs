@@ -109,7 +109,10 @@ impl SymbolTable {
     /// The symbol covering `vaddr`, as (index, offset from its start).
     pub(crate) fn lookup(&self, vaddr: u64) -> Option<(usize, u64)> {
         let upto = self.syms.partition_point(|s| s.addr <= vaddr);
-        (upto.saturating_sub(OVERLAP_WALK)..upto).rev().find(|&i| vaddr < self.syms[i].end).map(|i| (i, vaddr - self.syms[i].addr))
+        (upto.saturating_sub(OVERLAP_WALK)..upto)
+            .rev()
+            .find(|&i| vaddr < self.syms[i].end)
+            .map(|i| (i, vaddr - self.syms[i].addr))
     }
 
     /// The (demangled when asked) name of symbol `index`.

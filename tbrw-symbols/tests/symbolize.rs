@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use common::{build, build_id, have, is_exec, loads, run, symbol, CALL_LINE, INNER_LINE};
-use tbrw_symbols::{BuildId, Config, KernelSymbols, Mapping, ModuleSpec, SymbolSource, Symbolized, Symbolizer, Unknown};
+use tbrw_symbols::{
+    BuildId, Config, KernelSymbols, Mapping, ModuleSpec, SymbolSource, Symbolized, Symbolizer, Unknown,
+};
 
 const PAGE: u64 = 4096;
 
@@ -245,7 +247,11 @@ fn symfs_and_search_paths() {
     assert_eq!(s.function.as_deref(), Some("work"));
 
     // A base-name label, found through a search path.
-    let s = symbolize(Config { search_paths: vec![dir.path().join("nowhere"), dir.path().into()], ..config() }, ModuleSpec::new("libfs.so", mapping), work);
+    let s = symbolize(
+        Config { search_paths: vec![dir.path().join("nowhere"), dir.path().into()], ..config() },
+        ModuleSpec::new("libfs.so", mapping),
+        work,
+    );
     assert_eq!(s.function.as_deref(), Some("work"));
     assert_eq!(s.file_used.as_deref(), Some(path.as_path()));
 
@@ -365,9 +371,14 @@ fn cpp_names_are_demangled() {
     let file = object::File::parse(&*data).unwrap();
     use object::{Object, ObjectSymbol};
     let sym = file.symbols().find(|s| s.name().is_ok_and(|n| n.starts_with("_ZNK2ns3BoxIiE3get"))).unwrap();
-    let s = symbolize(config(), ModuleSpec::new(out.to_str().unwrap(), Mapping::LoadBase { load_base: 0 }), sym.address());
+    let s =
+        symbolize(config(), ModuleSpec::new(out.to_str().unwrap(), Mapping::LoadBase { load_base: 0 }), sym.address());
     assert_eq!(s.function.as_deref(), Some("ns::Box<int>::get(int) const"), "{s:?}");
-    let raw = symbolize(Config { demangle: false, ..config() }, ModuleSpec::new(out.to_str().unwrap(), Mapping::LoadBase { load_base: 0 }), sym.address());
+    let raw = symbolize(
+        Config { demangle: false, ..config() },
+        ModuleSpec::new(out.to_str().unwrap(), Mapping::LoadBase { load_base: 0 }),
+        sym.address(),
+    );
     assert!(raw.function.as_deref().unwrap().starts_with("_ZNK2ns3Box"));
 }
 

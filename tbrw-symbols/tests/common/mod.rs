@@ -82,7 +82,8 @@ pub fn loads(path: &Path) -> Vec<(u64, u64, bool)> {
     let file = object::File::parse(&*data).unwrap();
     file.segments()
         .map(|s| {
-            let exec = matches!(s.flags(), object::SegmentFlags::Elf { p_flags, .. } if p_flags.contains(object::elf::PF_X));
+            let exec =
+                matches!(s.flags(), object::SegmentFlags::Elf { p_flags, .. } if p_flags.contains(object::elf::PF_X));
             (s.address(), s.file_range().0, exec)
         })
         .collect()
