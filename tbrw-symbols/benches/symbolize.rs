@@ -5,7 +5,8 @@
 //! Prints samples/s for a cold pass (files parsed, every address new) and a
 //! warm pass (every address cached), with addresses uniform over all code
 //! (the worst case: real profiles concentrate on few addresses) and with a
-//! profile-like skew. `cargo bench -p tbrw-symbols`.
+//! profile-like skew; then the same with DWARF off (`Config::lines`), which
+//! is all `report --by function` needs. `cargo bench -p tbrw-symbols`.
 
 #[path = "../tests/common/mod.rs"]
 mod common;
@@ -44,9 +45,9 @@ impl Rng {
     }
 }
 
-fn run(label: &str, dir: &Path, text: (u64, u64), samples: &[(usize, u64)]) {
+fn run(label: &str, lines: bool, dir: &Path, text: (u64, u64), samples: &[(usize, u64)]) {
     let base = |m: usize| 0x7f00_0000_0000 + (m as u64) * 0x100_0000;
-    let config = Config { debug_dirs: Vec::new(), kernel: KernelSymbols::Off, ..Config::default() };
+    let config = Config { debug_dirs: Vec::new(), kernel: KernelSymbols::Off, lines, ..Config::default() };
     let mut symbolizer = Symbolizer::new(config);
     let ids: Vec<_> = (0..MODULES)
         .map(|m| {
@@ -64,7 +65,7 @@ fn run(label: &str, dir: &Path, text: (u64, u64), samples: &[(usize, u64)]) {
         }
         let secs = start.elapsed().as_secs_f64();
         println!(
-            "{label:>8} {pass}: {:>10.0} samples/s ({:.3} s for {} samples, {} distinct addresses cached)",
+            "{label:>16} {pass}: {:>10.0} samples/s ({:.3} s for {} samples, {} distinct addresses cached)",
             pcs.len() as f64 / secs,
             secs,
             pcs.len(),
@@ -108,6 +109,9 @@ fn main() {
     let hot: Vec<(usize, u64)> = uniform[..1000].to_vec();
     let skewed: Vec<(usize, u64)> =
         uniform.iter().map(|&s| if rng.next() % 10 < 9 { hot[(rng.next() % 1000) as usize] } else { s }).collect();
-    run("uniform", dir.path(), text, &uniform);
-    run("skewed", dir.path(), text, &skewed);
+    run("uniform", true, dir.path(), text, &uniform);
+    run("skewed", true, dir.path(), text, &skewed);
+    // `report --by function` needs no DWARF.
+    run("uniform, no lines", false, dir.path(), text, &uniform);
+    run("skewed, no lines", false, dir.path(), text, &skewed);
 }

@@ -2,6 +2,7 @@
 //! `addr2line` over readers that share the file's mapping (compressed
 //! sections are inflated once, into owned buffers).
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use gimli::{EndianReader, RunTimeEndian, SectionId};
@@ -16,6 +17,20 @@ type Reader = EndianReader<RunTimeEndian, Bytes>;
 /// The parsed DWARF of one file.
 pub(crate) struct Dwarf {
     ctx: addr2line::Context<Reader>,
+    /// Function names (raw → as shown) and source paths, shared by every
+    /// address that mentions them: the cache holds one copy of each, and a
+    /// name is demangled once.
+    names: HashMap<Box<str>, Arc<str>>,
+    files: HashMap<Box<str>, Arc<str>>,
+}
+
+fn intern(map: &mut HashMap<Box<str>, Arc<str>>, key: &str, make: impl FnOnce(&str) -> Arc<str>) -> Arc<str> {
+    if let Some(v) = map.get(key) {
+        return v.clone();
+    }
+    let v = make(key);
+    map.insert(key.into(), v.clone());
+    v
 }
 
 impl Dwarf {
@@ -38,26 +53,27 @@ impl Dwarf {
         };
         let dwarf = gimli::Dwarf::load(load)?;
         let ctx = addr2line::Context::from_dwarf(dwarf).map_err(|e| e.to_string())?;
-        Ok(Dwarf { ctx })
+        Ok(Dwarf { ctx, names: HashMap::new(), files: HashMap::new() })
     }
 
     /// The inline chain at `vaddr`, innermost first; empty when DWARF does
     /// not cover the address.
-    pub(crate) fn frames(&self, vaddr: u64, demangle_names: bool) -> Vec<Frame> {
+    pub(crate) fn frames(&mut self, vaddr: u64, demangle_names: bool) -> Vec<Frame> {
         let mut out = Vec::new();
         let Ok(mut iter) = self.ctx.find_frames(vaddr).skip_all_loads() else { return out };
         // A corrupt chain could in principle be long: cap it.
         while out.len() < 256 {
             let Ok(Some(frame)) = iter.next() else { break };
             let function = frame.function.as_ref().and_then(|f| f.raw_name().ok()).map(|raw| {
-                if demangle_names {
-                    Arc::from(demangle(&raw))
-                } else {
-                    Arc::from(&*raw)
-                }
+                intern(
+                    &mut self.names,
+                    &raw,
+                    |raw| if demangle_names { Arc::from(demangle(raw)) } else { Arc::from(raw) },
+                )
             });
             let location = frame.location.and_then(|l| {
-                l.file.map(|file| SourceLocation { file: Arc::from(file), line: l.line, column: l.column })
+                let file = intern(&mut self.files, l.file?, |f| Arc::from(f));
+                Some(SourceLocation { file, line: l.line, column: l.column })
             });
             out.push(Frame { function, location });
         }

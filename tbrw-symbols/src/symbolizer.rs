@@ -408,7 +408,7 @@ impl Loaded {
                 let parsed = self.dwarf_file().and_then(|f| Dwarf::load(f).ok().map(|d| (d, f.path.clone())));
                 self.dwarf = Some(parsed);
             }
-            if let Some(Some((dwarf, path))) = &self.dwarf {
+            if let Some(Some((dwarf, path))) = &mut self.dwarf {
                 frames = dwarf.frames(vaddr, config.demangle);
                 if !frames.is_empty() {
                     dwarf_path = Some(path.clone());
