@@ -320,25 +320,17 @@ impl Symbolizer {
         let (_, slot) = self.kernel.as_mut().expect("a kernel slot exists before it is loaded");
         slot.get_or_insert_with(|| {
             let label: Arc<str> = Arc::from("[kernel]");
-            let (path, text) = match &self.config.kernel {
-                KernelSymbols::Off => (None, Err("kernel symbols are turned off".to_owned())),
-                KernelSymbols::Proc => {
-                    let p = PathBuf::from("/proc/kallsyms");
-                    let t = std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()));
-                    (Some(p), t)
-                }
-                KernelSymbols::File(p) => {
-                    (Some(p.clone()), std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display())))
-                }
+            let read = |p: &Path| {
+                let text = std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?;
+                Ok((Kallsyms::parse(&text)?, Arc::from(p)))
             };
-            let parsed = text.and_then(|t| Kallsyms::parse(&t));
-            let state = match (parsed, path) {
-                (Ok(k), Some(p)) => Ok((k, Arc::from(p.as_path()))),
-                (Err(reason), _) => {
-                    Err(Arc::new(Symbolized::missing(Some(label.clone()), None, Unknown::Kernel { reason })))
-                }
-                (Ok(_), None) => unreachable!("kallsyms parsed without a source"),
+            let found = match &self.config.kernel {
+                KernelSymbols::Off => Err("kernel symbols are turned off".to_owned()),
+                KernelSymbols::Proc => read(Path::new("/proc/kallsyms")),
+                KernelSymbols::File(p) => read(p),
             };
+            let state = found
+                .map_err(|reason| Arc::new(Symbolized::missing(Some(label.clone()), None, Unknown::Kernel { reason })));
             KernelSlot { label, state }
         })
     }
