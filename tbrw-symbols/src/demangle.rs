@@ -1,0 +1,56 @@
+//! Name demangling for Rust (legacy and v0) and C++ (Itanium) symbols.
+
+use std::borrow::Cow;
+
+/// Demangles a Rust or C++ symbol name; any other name comes back as it is.
+///
+/// Rust is tried first: legacy Rust names are valid Itanium names too, and the
+/// C++ demangler would show their hash. A symbol version suffix (`@GLIBC_2.2.5`,
+/// `@@VER`) is kept as it is after the demangled name.
+pub fn demangle(name: &str) -> Cow<'_, str> {
+    let (base, version) = match name.find('@') {
+        Some(at) if at > 0 => name.split_at(at),
+        _ => (name, ""),
+    };
+    if let Ok(d) = rustc_demangle::try_demangle(base) {
+        // `{:#}` drops the `::h0123…` hash of legacy names.
+        return Cow::Owned(format!("{d:#}{version}"));
+    }
+    if base.starts_with("_Z") {
+        if let Ok(sym) = cpp_demangle::Symbol::new(base) {
+            if let Ok(d) = sym.demangle() {
+                return Cow::Owned(format!("{d}{version}"));
+            }
+        }
+    }
+    Cow::Borrowed(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::demangle;
+
+    #[test]
+    fn rust_legacy_and_v0() {
+        assert_eq!(demangle("_ZN4core3fmt5write17h0123456789abcdefE"), "core::fmt::write");
+        assert_eq!(demangle("_RNvCs1234_7mycrate3foo"), "mycrate::foo");
+    }
+
+    #[test]
+    fn cpp() {
+        assert_eq!(demangle("_ZN3foo3barEv"), "foo::bar()");
+        assert_eq!(
+            demangle("_ZNSt6vectorIiSaIiEE9push_backERKi"),
+            "std::vector<int, std::allocator<int> >::push_back(int const&)"
+        );
+    }
+
+    #[test]
+    fn versions_kept_and_plain_names_untouched() {
+        assert_eq!(demangle("_ZN3foo3barEv@@LIB_1.0"), "foo::bar()@@LIB_1.0");
+        assert_eq!(demangle("memcpy@GLIBC_2.2.5"), "memcpy@GLIBC_2.2.5");
+        assert_eq!(demangle("main"), "main");
+        assert_eq!(demangle("_Zgarbage"), "_Zgarbage");
+        assert_eq!(demangle(""), "");
+    }
+}

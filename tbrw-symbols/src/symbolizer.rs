@@ -1,0 +1,429 @@
+//! The [`Symbolizer`]: modules registered by the caller ([`ModuleSpec`],
+//! [`ModuleId`]), each file found and parsed once, and results cached per
+//! (file, virtual address).
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::dwarf::Dwarf;
+use crate::elf::{BuildId, ElfFile};
+use crate::find::{locate, Located};
+use crate::frame::{Symbolized, Unknown};
+use crate::kallsyms::Kallsyms;
+use crate::mapping::Mapping;
+use crate::symtab::{SymbolSource, SymbolTable};
+
+/// Where kernel symbols come from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum KernelSymbols {
+    /// `/proc/kallsyms` of this machine (right only when the profile was
+    /// taken on this machine and boot).
+    Proc,
+    /// A kallsyms file saved from the profiled machine.
+    File(PathBuf),
+    /// None: kernel addresses show as `[kernel]`.
+    Off,
+}
+
+/// Where and how to look for symbols.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// A root prefixed to every module path and debug directory, like perf's
+    /// `--symfs`: the profiled system's files copied to this machine.
+    pub symfs: Option<PathBuf>,
+    /// Directories of separate debug files (`.build-id/xx/yyyy.debug`, and the
+    /// `.gnu_debuglink` name under the directory plus the binary's own
+    /// directory). Default: `/usr/lib/debug`, as gdb and perf.
+    pub debug_dirs: Vec<PathBuf>,
+    /// Directories searched for a module by its file name, for profiles whose
+    /// labels are base names or paths of another machine.
+    pub search_paths: Vec<PathBuf>,
+    /// Where kernel symbols come from. Default: [`KernelSymbols::Proc`].
+    pub kernel: KernelSymbols,
+    /// Demangle Rust and C++ names. Default: on.
+    pub demangle: bool,
+    /// Read DWARF for source lines and inline chains. Default: on. Off, only
+    /// symbol tables are read (faster on huge debug files).
+    pub lines: bool,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            symfs: None,
+            debug_dirs: vec![PathBuf::from("/usr/lib/debug")],
+            search_paths: Vec::new(),
+            kernel: KernelSymbols::Proc,
+            demangle: true,
+            lines: true,
+        }
+    }
+}
+
+/// A module as the profile describes it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ModuleSpec {
+    /// The path (or base name) the profile recorded: a TB5 `module_path`, a
+    /// sampler VM map label, a perf mmap file name.
+    pub path: String,
+    /// The build id the profile recorded, if any: a file with another build
+    /// id is rejected ([`Unknown::BuildIdMismatch`]).
+    pub build_id: Option<BuildId>,
+    /// Where it was mapped.
+    pub mapping: Mapping,
+}
+
+impl ModuleSpec {
+    /// A module at `path` mapped as `mapping`, without a build id.
+    pub fn new(path: impl Into<String>, mapping: Mapping) -> ModuleSpec {
+        ModuleSpec { path: path.into(), build_id: None, mapping }
+    }
+
+    /// The same with the recorded build id.
+    pub fn with_build_id(self, build_id: BuildId) -> ModuleSpec {
+        ModuleSpec { build_id: Some(build_id), ..self }
+    }
+}
+
+/// A module registered with [`Symbolizer::add_module`] or [`Symbolizer::kernel`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ModuleId(u32);
+
+/// What was found for a module ([`Symbolizer::module_info`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ModuleInfo {
+    /// The file that places the module (its program headers).
+    pub file: PathBuf,
+    /// The separate debug file used, if any.
+    pub debug_file: Option<PathBuf>,
+    /// The build id of `file`.
+    pub build_id: Option<BuildId>,
+    /// The table function names come from (`None`: no function symbols).
+    pub symbols: Option<SymbolSource>,
+    /// How many function symbols that table holds.
+    pub symbol_count: usize,
+    /// Whether DWARF line information is available.
+    pub dwarf: bool,
+}
+
+/// Multiplicative hashing for the (file, address) cache: SipHash's DoS
+/// resistance buys nothing for addresses and costs a third of a lookup.
+#[derive(Default, Clone, Copy)]
+struct AddrHasher(u64);
+
+impl Hasher for AddrHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    fn write_u32(&mut self, n: u32) {
+        self.write_u64(u64::from(n));
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0xf135_7aea_2e62_a9c5);
+    }
+    fn finish(&self) -> u64 {
+        // The table indexes by the low bits, which a product leaves poorly
+        // mixed; the high bits are well mixed.
+        self.0.rotate_left(26)
+    }
+}
+
+type Cache = HashMap<(u32, u64), Arc<Symbolized>, BuildHasherDefault<AddrHasher>>;
+
+/// The cache key's file number for kernel addresses.
+const KERNEL_FILE: u32 = u32::MAX;
+
+enum Slot {
+    User { file: u32, mapping: Mapping },
+    Kernel,
+}
+
+/// One distinct (path, build id): modules mapped in several processes share it.
+struct FileSlot {
+    label: Arc<str>,
+    build_id: Option<BuildId>,
+    state: Option<Result<Loaded, Arc<Symbolized>>>,
+}
+
+struct Loaded {
+    main: ElfFile,
+    debug: Option<ElfFile>,
+    symtab: Option<(SymbolTable, SymbolSource, Arc<Path>)>,
+    /// Parsed on the first lookup: `None` before, `Some(None)` when there is
+    /// no DWARF or it did not parse.
+    dwarf: Option<Option<(Dwarf, Arc<Path>)>>,
+    /// Returned for addresses the mapping puts outside the file.
+    outside: Arc<Symbolized>,
+}
+
+struct KernelSlot {
+    label: Arc<str>,
+    state: Result<(Kallsyms, Arc<Path>), Arc<Symbolized>>,
+}
+
+/// Turns (module, address) pairs into [`Symbolized`] results.
+///
+/// Files are found and parsed on the first address of their module, once per
+/// run however many modules (processes) map them; results are cached per
+/// (file, ELF virtual address), so repeated addresses cost one hash lookup.
+pub struct Symbolizer {
+    config: Config,
+    modules: Vec<Slot>,
+    files: Vec<FileSlot>,
+    file_index: HashMap<(Arc<str>, Option<BuildId>), u32>,
+    kernel: Option<(ModuleId, Option<KernelSlot>)>,
+    cache: Cache,
+    unmapped: Arc<Symbolized>,
+}
+
+impl Symbolizer {
+    /// A symbolizer with no modules yet.
+    pub fn new(config: Config) -> Symbolizer {
+        Symbolizer {
+            config,
+            modules: Vec::new(),
+            files: Vec::new(),
+            file_index: HashMap::new(),
+            kernel: None,
+            cache: Cache::default(),
+            unmapped: Arc::new(Symbolized::missing(None, None, Unknown::NoModule)),
+        }
+    }
+
+    /// The configuration in use.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Registers a module. Nothing is read until an address of it is
+    /// symbolized (or [`Symbolizer::module_info`] is asked).
+    pub fn add_module(&mut self, spec: ModuleSpec) -> ModuleId {
+        let label: Arc<str> = Arc::from(spec.path);
+        let key = (label.clone(), spec.build_id.clone());
+        let file = match self.file_index.get(&key) {
+            Some(&f) => f,
+            None => {
+                let f = self.files.len() as u32;
+                self.files.push(FileSlot { label, build_id: spec.build_id, state: None });
+                self.file_index.insert(key, f);
+                f
+            }
+        };
+        self.push(Slot::User { file, mapping: spec.mapping })
+    }
+
+    /// The kernel, whose addresses are looked up in kallsyms (the same id
+    /// every call).
+    pub fn kernel(&mut self) -> ModuleId {
+        if let Some((id, _)) = &self.kernel {
+            return *id;
+        }
+        let id = self.push(Slot::Kernel);
+        self.kernel = Some((id, None));
+        id
+    }
+
+    fn push(&mut self, slot: Slot) -> ModuleId {
+        let id = ModuleId(u32::try_from(self.modules.len()).expect("fewer than 2^32 modules"));
+        self.modules.push(slot);
+        id
+    }
+
+    /// The result for an address that lies in no module: `[no module]`.
+    pub fn unmapped(&self) -> Arc<Symbolized> {
+        self.unmapped.clone()
+    }
+
+    /// Number of (file, address) results cached.
+    pub fn cached(&self) -> usize {
+        self.cache.len()
+    }
+
+    /// Finds and parses the module's files if not done yet, and says what was
+    /// found, or why nothing usable was (for a warning per module).
+    ///
+    /// # Panics
+    /// When `id` comes from another symbolizer with more modules.
+    pub fn module_info(&mut self, id: ModuleId) -> Result<ModuleInfo, Unknown> {
+        match self.modules[id.0 as usize] {
+            Slot::Kernel => {
+                let k = self.load_kernel();
+                match &k.state {
+                    Ok((syms, path)) => Ok(ModuleInfo {
+                        file: path.to_path_buf(),
+                        debug_file: None,
+                        build_id: None,
+                        symbols: None,
+                        symbol_count: syms.len(),
+                        dwarf: false,
+                    }),
+                    Err(s) => Err(s.unknown.clone().unwrap_or(Unknown::NoSymbols)),
+                }
+            }
+            Slot::User { file, .. } => {
+                let lines = self.config.lines;
+                match self.load(file) {
+                    Ok(l) => {
+                        let dwarf = lines && l.dwarf_file().is_some();
+                        Ok(ModuleInfo {
+                            file: l.main.path.to_path_buf(),
+                            debug_file: l.debug.as_ref().map(|d| d.path.to_path_buf()),
+                            build_id: l.main.build_id.clone(),
+                            symbols: l.symtab.as_ref().map(|s| s.1),
+                            symbol_count: l.symtab.as_ref().map_or(0, |s| s.0.len()),
+                            dwarf,
+                        })
+                    }
+                    Err(s) => Err(s.unknown.clone().unwrap_or(Unknown::NoSymbols)),
+                }
+            }
+        }
+    }
+
+    /// Symbolizes address `pc` of module `id`.
+    ///
+    /// Never fails: what could not be found is in [`Symbolized::unknown`].
+    ///
+    /// # Panics
+    /// When `id` comes from another symbolizer with more modules.
+    pub fn symbolize(&mut self, id: ModuleId, pc: u64) -> Arc<Symbolized> {
+        let (file, mapping) = match self.modules[id.0 as usize] {
+            Slot::Kernel => return self.symbolize_kernel(pc),
+            Slot::User { file, mapping } => (file, mapping),
+        };
+        let config = &self.config;
+        let slot = &mut self.files[file as usize];
+        let loaded = match slot.state.get_or_insert_with(|| load(&slot.label, slot.build_id.as_ref(), config)) {
+            Ok(l) => l,
+            Err(failed) => return failed.clone(),
+        };
+        let Some(vaddr) = mapping.to_vaddr(pc, &loaded.main.layout) else { return loaded.outside.clone() };
+        if let Some(hit) = self.cache.get(&(file, vaddr)) {
+            return hit.clone();
+        }
+        let result = Arc::new(loaded.lookup(&slot.label, vaddr, config));
+        self.cache.insert((file, vaddr), result.clone());
+        result
+    }
+
+    fn load(&mut self, file: u32) -> &Result<Loaded, Arc<Symbolized>> {
+        let config = &self.config;
+        let slot = &mut self.files[file as usize];
+        slot.state.get_or_insert_with(|| load(&slot.label, slot.build_id.as_ref(), config))
+    }
+
+    fn load_kernel(&mut self) -> &KernelSlot {
+        let (_, slot) = self.kernel.as_mut().expect("a kernel slot exists before it is loaded");
+        slot.get_or_insert_with(|| {
+            let label: Arc<str> = Arc::from("[kernel]");
+            let read = |p: &Path| {
+                let text = std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?;
+                Ok((Kallsyms::parse(&text)?, Arc::from(p)))
+            };
+            let found = match &self.config.kernel {
+                KernelSymbols::Off => Err("kernel symbols are turned off".to_owned()),
+                KernelSymbols::Proc => read(Path::new("/proc/kallsyms")),
+                KernelSymbols::File(p) => read(p),
+            };
+            let state = found
+                .map_err(|reason| Arc::new(Symbolized::missing(Some(label.clone()), None, Unknown::Kernel { reason })));
+            KernelSlot { label, state }
+        })
+    }
+
+    fn symbolize_kernel(&mut self, pc: u64) -> Arc<Symbolized> {
+        if let Some(hit) = self.cache.get(&(KERNEL_FILE, pc)) {
+            return hit.clone();
+        }
+        let k = self.load_kernel();
+        let result = match &k.state {
+            Err(failed) => return failed.clone(),
+            Ok((syms, path)) => match syms.lookup(pc) {
+                Some((name, offset)) => Symbolized {
+                    module: Some(k.label.clone()),
+                    vaddr: Some(pc),
+                    file_used: Some(path.clone()),
+                    function: Some(name),
+                    offset: Some(offset),
+                    frames: Vec::new(),
+                    unknown: None,
+                },
+                None => Symbolized::missing(Some(k.label.clone()), Some(pc), Unknown::NoSymbolAt),
+            },
+        };
+        let result = Arc::new(result);
+        self.cache.insert((KERNEL_FILE, pc), result.clone());
+        result
+    }
+}
+
+/// Finds and parses one file: its symbol table now, its DWARF on first use.
+fn load(label: &Arc<str>, build_id: Option<&BuildId>, config: &Config) -> Result<Loaded, Arc<Symbolized>> {
+    let Located { main, debug } =
+        locate(label, build_id, config).map_err(|why| Arc::new(Symbolized::missing(Some(label.clone()), None, why)))?;
+    // The fullest table first: a debug file's `.symtab`, the file's own, and
+    // only then the exported `.dynsym` of a stripped file.
+    let mut symtab = None;
+    let sources = [(debug.as_ref(), false), (Some(&main), false), (Some(&main), true)];
+    for (file, dynamic) in sources {
+        let Some(file) = file else { continue };
+        let Some(obj) = file.object() else { continue };
+        let table = SymbolTable::from_object(&obj, dynamic);
+        if table.len() > 0 {
+            let source = if dynamic { SymbolSource::Dynsym } else { SymbolSource::Symtab };
+            symtab = Some((table, source, file.path.clone()));
+            break;
+        }
+    }
+    let outside = Arc::new(Symbolized::missing(Some(label.clone()), None, Unknown::OutsideSegments));
+    Ok(Loaded { main, debug, symtab, dwarf: None, outside })
+}
+
+impl Loaded {
+    fn dwarf_file(&self) -> Option<&ElfFile> {
+        self.debug.iter().chain(std::iter::once(&self.main)).find(|f| f.has_dwarf)
+    }
+
+    fn lookup(&mut self, label: &Arc<str>, vaddr: u64, config: &Config) -> Symbolized {
+        let symbol = self.symtab.as_ref().and_then(|(t, _, path)| {
+            let (index, offset) = t.lookup(vaddr)?;
+            Some((t.name(index, config.demangle), offset, path.clone()))
+        });
+        let mut frames = Vec::new();
+        let mut dwarf_path = None;
+        if config.lines {
+            if self.dwarf.is_none() {
+                let parsed = self.dwarf_file().and_then(|f| Dwarf::load(f).ok().map(|d| (d, f.path.clone())));
+                self.dwarf = Some(parsed);
+            }
+            if let Some(Some((dwarf, path))) = &mut self.dwarf {
+                frames = dwarf.frames(vaddr, config.demangle);
+                if !frames.is_empty() {
+                    dwarf_path = Some(path.clone());
+                }
+            }
+        }
+        let (function, offset, file_used) = match symbol {
+            Some((name, offset, path)) => (Some(name), Some(offset), Some(path)),
+            None => (frames.last().and_then(|f| f.function.clone()), None, dwarf_path.clone()),
+        };
+        let unknown = match (&function, &self.symtab, self.dwarf_file()) {
+            (Some(_), _, _) => None,
+            (None, None, None) => Some(Unknown::NoSymbols),
+            (None, _, _) => Some(Unknown::NoSymbolAt),
+        };
+        Symbolized {
+            module: Some(label.clone()),
+            vaddr: Some(vaddr),
+            file_used: file_used.or(dwarf_path).or_else(|| Some(self.main.path.clone())),
+            function,
+            offset,
+            frames,
+            unknown,
+        }
+    }
+}

@@ -1,0 +1,131 @@
+//! A function symbol table sorted by address, built once per ELF file from
+//! `.symtab` or `.dynsym`, and looked up by binary search.
+
+use std::sync::{Arc, OnceLock};
+
+use object::{Object, ObjectSection, ObjectSymbol, SymbolKind};
+
+use crate::demangle::demangle;
+use crate::elf::is_code;
+
+/// Which ELF table the function names come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SymbolSource {
+    /// `.symtab` (all functions, including static ones).
+    Symtab,
+    /// `.dynsym` (exported functions only: a stripped file).
+    Dynsym,
+}
+
+struct Sym {
+    addr: u64,
+    /// Exclusive end: `addr + st_size`, or for a size-0 symbol the next
+    /// symbol's address or the end of its section, whichever comes first.
+    end: u64,
+    name: Box<str>,
+}
+
+/// Function symbols of one file, sorted by address, one per address.
+pub(crate) struct SymbolTable {
+    syms: Vec<Sym>,
+    /// Demangled names, made on first use and shared by every address of the
+    /// function (so reports can group by pointer-equal names).
+    names: Vec<OnceLock<Arc<str>>>,
+}
+
+/// How far back a lookup walks past a sized symbol that does not cover the
+/// address, to find an enclosing one (nested or overlapping symbols, as in
+/// hand-written assembly). Bounded so a lookup stays O(log n).
+const OVERLAP_WALK: usize = 16;
+
+impl SymbolTable {
+    /// Function symbols of `.dynsym` (`dynamic`) or `.symtab`.
+    pub(crate) fn from_object(obj: &object::File<'_>, dynamic: bool) -> SymbolTable {
+        // (is code, address, end) per section index, read once.
+        let sections: Vec<(bool, u64, u64)> = {
+            let mut v = Vec::new();
+            for s in obj.sections() {
+                let i = s.index().0;
+                if v.len() <= i {
+                    v.resize(i + 1, (false, 0, 0));
+                }
+                v[i] = (is_code(&s), s.address(), s.address().saturating_add(s.size()));
+            }
+            v
+        };
+        // (addr, size, rank, name, section end); rank orders duplicates.
+        let mut raw: Vec<(u64, u64, u8, &str, u64)> = Vec::new();
+        let symbols = if dynamic { obj.dynamic_symbols() } else { obj.symbols() };
+        for sym in symbols {
+            if !sym.is_definition() || !matches!(sym.kind(), SymbolKind::Text | SymbolKind::Unknown) {
+                continue;
+            }
+            let Some(index) = sym.section_index() else { continue };
+            let Some(&(true, _, sec_end)) = sections.get(index.0) else { continue };
+            let Ok(name) = sym.name() else { continue };
+            if name.is_empty() {
+                continue;
+            }
+            let rank = u8::from(sym.size() == 0) * 4
+                + if sym.is_global() {
+                    0
+                } else if sym.is_weak() {
+                    1
+                } else {
+                    2
+                };
+            raw.push((sym.address(), sym.size(), rank, name, sec_end));
+        }
+        // Several names often share an address (aliases, weak/global pairs):
+        // keep the sized, most global, least underscored one, like perf.
+        raw.sort_by(|a, b| {
+            let underscores = |n: &str| n.bytes().take_while(|&c| c == b'_').count();
+            a.0.cmp(&b.0)
+                .then(a.2.cmp(&b.2))
+                .then(underscores(a.3).cmp(&underscores(b.3)))
+                .then(a.3.len().cmp(&b.3.len()))
+                .then(a.3.cmp(b.3))
+        });
+        raw.dedup_by_key(|r| r.0);
+        let mut syms: Vec<Sym> = Vec::with_capacity(raw.len());
+        for (i, &(addr, size, _, name, sec_end)) in raw.iter().enumerate() {
+            let end = if size > 0 {
+                addr.saturating_add(size)
+            } else {
+                let next = raw.get(i + 1).map_or(u64::MAX, |r| r.0);
+                next.min(sec_end).max(addr)
+            };
+            syms.push(Sym { addr, end, name: name.into() });
+        }
+        let names = (0..syms.len()).map(|_| OnceLock::new()).collect();
+        SymbolTable { syms, names }
+    }
+
+    /// Number of function symbols kept.
+    pub(crate) fn len(&self) -> usize {
+        self.syms.len()
+    }
+
+    /// The symbol covering `vaddr`, as (index, offset from its start).
+    pub(crate) fn lookup(&self, vaddr: u64) -> Option<(usize, u64)> {
+        let upto = self.syms.partition_point(|s| s.addr <= vaddr);
+        (upto.saturating_sub(OVERLAP_WALK)..upto)
+            .rev()
+            .find(|&i| vaddr < self.syms[i].end)
+            .map(|i| (i, vaddr - self.syms[i].addr))
+    }
+
+    /// The (demangled when asked) name of symbol `index`.
+    pub(crate) fn name(&self, index: usize, demangle_names: bool) -> Arc<str> {
+        self.names[index]
+            .get_or_init(|| {
+                let raw = &*self.syms[index].name;
+                if demangle_names {
+                    Arc::from(demangle(raw))
+                } else {
+                    Arc::from(raw)
+                }
+            })
+            .clone()
+    }
+}
