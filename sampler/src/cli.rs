@@ -156,7 +156,9 @@ fn run(args: &Args) -> Result<i32, Box<dyn std::error::Error>> {
     };
     summary(&outcome, args.debug, &mut std::io::stderr().lock())?;
     if let Some(e) = &outcome.sink_error {
-        return Err(format!("writing the output failed, recording stopped and the command was left running: {e}").into());
+        return Err(
+            format!("writing the output failed, recording stopped and the command was left running: {e}").into()
+        );
     }
     Ok(outcome.exit.status())
 }

@@ -110,10 +110,8 @@ pub fn system() -> System {
     };
     let mut nodes = Vec::new();
     if let Ok(dir) = std::fs::read_dir("/sys/devices/system/node") {
-        let mut ids: Vec<u32> = dir
-            .flatten()
-            .filter_map(|e| e.file_name().to_str()?.strip_prefix("node")?.parse().ok())
-            .collect();
+        let mut ids: Vec<u32> =
+            dir.flatten().filter_map(|e| e.file_name().to_str()?.strip_prefix("node")?.parse().ok()).collect();
         ids.sort_unstable();
         for id in ids {
             let base = format!("/sys/devices/system/node/node{id}");

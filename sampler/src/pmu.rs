@@ -82,7 +82,11 @@ impl Pmu {
         let (source, kind) = match spec.split_once(':').map_or((spec, None), |(a, b)| (a, Some(b))) {
             ("none", None) => return Ok(None),
             ("dummy", None) => (Source::Dummy, Kind::Custom),
-            ("rapl", None) => (Source::Rapl { files: rapl_packages(Path::new(POWERCAP))?, last: None }, Kind::Power),
+            ("rapl", None) => {
+                let files =
+                    rapl_packages(Path::new(POWERCAP)).map_err(|e| PmuError(format!("{e}{}", available_hint())))?;
+                (Source::Rapl { files, last: None }, Kind::Power)
+            }
             ("file", Some(p)) => {
                 let path = PathBuf::from(p);
                 read_number(&path).map_err(|e| PmuError(format!("-p file:{p}: {e}")))?;
@@ -165,8 +169,8 @@ fn rapl_packages(root: &Path) -> Result<Vec<(PathBuf, u64)>, PmuError> {
     out.sort();
     if out.is_empty() {
         return Err(PmuError(format!(
-            "-p rapl: no readable RAPL package counter under {POWERCAP} (no intel-rapl:N/energy_uj; reading it may need root){}",
-            available_hint()
+            "-p rapl: no readable RAPL package counter under {} (no intel-rapl:N/energy_uj; reading it may need root)",
+            root.display()
         )));
     }
     Ok(out)

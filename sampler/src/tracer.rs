@@ -286,8 +286,8 @@ impl Tracer {
     /// the calling thread.
     pub fn start(argv: &[String], cfg: Config) -> Result<Tracer, StartError> {
         let cmd = argv.first().ok_or_else(|| StartError("no command given".into()))?;
-        let path = resolve_command(cmd)
-            .ok_or_else(|| StartError(format!("{cmd}: command not found or not executable")))?;
+        let path =
+            resolve_command(cmd).ok_or_else(|| StartError(format!("{cmd}: command not found or not executable")))?;
         let cpath = CString::new(path.as_os_str().as_encoded_bytes())
             .map_err(|_| StartError(format!("{cmd}: a NUL in the path")))?;
         let cargs: Vec<CString> = argv
@@ -348,8 +348,11 @@ impl Tracer {
                 if let Some(s) = sys::wait_signal(50_000_000) {
                     self.on_sampler_signal(s);
                 }
-                deadline = sys::monotonic_raw_ns() + self.cfg.period_ns;
                 continue;
+            }
+            if deadline == 0 {
+                // The command's exec: the first tick is one period later.
+                deadline = now + self.cfg.period_ns;
             }
             if now < deadline {
                 if let Some(s) = sys::wait_signal(deadline - now) {
@@ -713,7 +716,11 @@ impl Tracer {
     /// Waits until every thread of `awaiting` has stopped (and was read
     /// into `samples`, then resumed) or is gone, handling whatever else
     /// happens meanwhile.
-    fn collect_stops(&mut self, awaiting: &mut Vec<i32>, mut samples: Option<&mut Vec<ThreadSample>>) -> io::Result<()> {
+    fn collect_stops(
+        &mut self,
+        awaiting: &mut Vec<i32>,
+        mut samples: Option<&mut Vec<ThreadSample>>,
+    ) -> io::Result<()> {
         let mut quiet_since = sys::monotonic_raw_ns();
         while !awaiting.is_empty() {
             match sys::wait_any(true)? {
