@@ -31,8 +31,15 @@ pub struct Args {
     /// Write to this file (none: no file is written, only the summary).
     #[arg(short, long, value_name = "file")]
     pub output: Option<PathBuf>,
-    /// PMU value taken with each sample: none, dummy, rapl, hwmon:<chip>/<sensor>_input, file:<path>.
-    #[arg(short, long = "pmu-arg", value_name = "arg", default_value = "none")]
+    /// PMU value taken with each sample: `none`, `dummy`, `rapl`,
+    /// `hwmon:<chip>/<sensor>_input`, `file:<path>`.
+    #[arg(
+        short,
+        long = "pmu-arg",
+        value_name = "arg",
+        default_value = "none",
+        help = "PMU value taken with each sample: none, dummy, rapl, hwmon:<chip>/<sensor>_input, file:<path>"
+    )]
     pub pmu: String,
     /// Target sampling frequency; the one reached is printed with -d.
     #[arg(short, long, value_name = "hertz", default_value_t = 1000.0)]
