@@ -184,8 +184,17 @@ fn fork_and_exec() {
     assert!(child.len() >= 30, "{} samples of the child", child.len());
     let cpid = child[0].pid;
     let spin_path = spin.to_str().unwrap();
-    let in_spin = share(&r, |_, m| m == Some(spin_path), |s| s.pid == cpid);
-    assert!(in_spin > 0.7, "{in_spin} of the child's samples in the exec'd program");
+    // Of the child's samples that ran (CPU time grew since its previous
+    // one), nearly all are in the exec'd program's spin loop.
+    let idx: Vec<usize> = (0..r.recs.len()).filter(|&i| r.recs[i].pid == cpid).collect();
+    let ran: Vec<usize> =
+        idx.windows(2).filter(|w| r.recs[w[1]].cputime > r.recs[w[0]].cputime + 200_000).map(|w| w[1]).collect();
+    let hits = ran.iter().filter(|&&i| r.modules[i].as_deref() == Some(spin_path)).count();
+    assert!(
+        hits as f64 > 0.8 * ran.len() as f64,
+        "{hits} of {} running samples of the child in the program",
+        ran.len()
+    );
     // The child's exec is a new process instance with its own executable.
     let m = r.file.modules().unwrap().unwrap();
     let exes: Vec<Module> = (0..m.len())
@@ -212,7 +221,7 @@ fn dlopen_after_a_while() {
     let lib_path = lib.to_str().unwrap();
     // 0.3 s asleep, then 0.6 s in the library: two thirds of the run.
     let in_lib = share(&r, |_, m| m == Some(lib_path), |_| true);
-    assert!((0.45..0.85).contains(&in_lib), "{in_lib} of the samples in the library: {stderr}");
+    assert!((0.4..0.95).contains(&in_lib), "{in_lib} of the samples in the library: {stderr}");
     // Of the samples that ran (CPU time grew), nearly all are in the library.
     let running: Vec<usize> =
         (1..r.recs.len()).filter(|&i| r.recs[i].cputime > r.recs[i - 1].cputime + 200_000).collect();
