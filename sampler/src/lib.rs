@@ -1,0 +1,24 @@
+//! `sampler`: an intrusive sampling profiler for ELF programs on Linux.
+//! It runs a command under ptrace, stops all of its threads at every tick
+//! to read their program counters, CPU times and CPUs (with an optional
+//! PMU value such as power), and records straight to a TB5 file through
+//! the `tbrw` crate, or to the original tool's own binary profile.
+//! How it works and what it costs: docs/SAMPLER.md.
+//!
+//! The layers, bottom up:
+//! - [`sys`]: system-call wrappers (ptrace, wait, clocks, signals, fork);
+//! - [`procfs`], [`host`], [`pmu`]: what is read from `/proc`, `/sys` and `uname`;
+//! - [`tracer`]: the sampling loop; it knows no output format;
+//! - [`tb5`], [`profile`]: the two outputs;
+//! - [`cli`]: the command line.
+
+#![deny(missing_docs)]
+
+pub mod cli;
+pub mod host;
+pub mod pmu;
+pub mod procfs;
+pub mod profile;
+pub mod sys;
+pub mod tb5;
+pub mod tracer;

@@ -1,0 +1,812 @@
+//! The ptrace sampling loop: one tracer thread that starts the command
+//! seized, follows its threads, forks and execs, and at every tick stops
+//! every traced thread, reads its pc, CPU time and CPU, and resumes it.
+//!
+//! It knows nothing of output formats: samples go to a callback, and what
+//! was seen (processes, threads, modules with their lifetimes) comes back
+//! in [`History`]. All ptrace and wait calls happen on the thread that
+//! calls [`Tracer::run`], as ptrace requires.
+
+use std::collections::HashMap;
+use std::ffi::CString;
+use std::io;
+
+use crate::pmu::Pmu;
+use crate::procfs::{self, Mapping, ThreadFiles};
+use crate::sys::{self, Status};
+
+/// One thread's state at one tick.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ThreadSample {
+    /// When it was read, nanoseconds of `CLOCK_MONOTONIC_RAW`.
+    pub time_ns: u64,
+    /// Its process.
+    pub pid: u32,
+    /// The thread.
+    pub tid: u32,
+    /// Program counter.
+    pub pc: u64,
+    /// Cumulative CPU time, nanoseconds.
+    pub cputime_ns: u64,
+    /// The CPU it last ran on.
+    pub cpu: u32,
+}
+
+/// How a process instance began.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// An `execve` (the command itself, or any later exec).
+    Exec,
+    /// A fork or vfork of a traced process.
+    Fork,
+}
+
+/// A process instance: a pid from one exec (or fork) to the next exec or
+/// its exit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProcRec {
+    /// Its pid.
+    pub pid: u32,
+    /// The executable.
+    pub path: String,
+    /// Its name (`comm`).
+    pub name: String,
+    /// Start, ns `CLOCK_MONOTONIC_RAW`.
+    pub start_ns: u64,
+    /// End (exit or exec), if seen.
+    pub end_ns: Option<u64>,
+    /// How it began.
+    pub origin: Origin,
+}
+
+/// A thread of a process instance.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ThreadRec {
+    /// Its process.
+    pub pid: u32,
+    /// The thread.
+    pub tid: u32,
+    /// Its name (`comm`) when first sampled, else when first seen.
+    pub name: String,
+    /// Start (first seen), ns.
+    pub start_ns: u64,
+    /// End, if seen.
+    pub end_ns: Option<u64>,
+}
+
+/// An executable mapping of a process instance, from load to unload.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ModRec {
+    /// Its process.
+    pub pid: u32,
+    /// The file, or a pseudo name like `[vdso]`.
+    pub path: String,
+    /// Load address.
+    pub start: u64,
+    /// Length in bytes.
+    pub len: u64,
+    /// Offset of the mapping in the file.
+    pub offset: u64,
+    /// When it was first seen, ns.
+    pub load_ns: u64,
+    /// When it was seen gone (unmapped, exec, exit).
+    pub unload_ns: Option<u64>,
+    /// Whether it maps the process's executable.
+    pub is_exe: bool,
+    /// Whether it is the first module record of its process instance.
+    pub first: bool,
+}
+
+/// Everything the run saw, for the process and module sections.
+#[derive(Clone, Debug, Default)]
+pub struct History {
+    /// Process instances, in order of appearance.
+    pub processes: Vec<ProcRec>,
+    /// Threads, in order of appearance.
+    pub threads: Vec<ThreadRec>,
+    /// Modules, in order of appearance.
+    pub modules: Vec<ModRec>,
+}
+
+/// Figures of the run (`-d`).
+#[derive(Clone, Debug, Default)]
+pub struct Stats {
+    /// Ticks taken.
+    pub ticks: u64,
+    /// Thread samples taken.
+    pub records: u64,
+    /// Ticks skipped because the previous one ended too late.
+    pub missed_ticks: u64,
+    /// Total time the target was stopped by the sampler, ns.
+    pub stopped_ns: u64,
+    /// Start of the command (its exec), ns `CLOCK_MONOTONIC_RAW`.
+    pub start_ns: u64,
+    /// End of the command, ns.
+    pub end_ns: u64,
+    /// Start, ns `CLOCK_REALTIME`.
+    pub start_realtime_ns: u64,
+    /// End, ns `CLOCK_REALTIME`.
+    pub end_realtime_ns: u64,
+    /// Re-reads of a process's maps for a pc in no known mapping.
+    pub map_rereads: u64,
+    /// Samples whose pc was in no executable mapping even after a re-read.
+    pub unknown_pcs: u64,
+    /// Threads that could not be read at a tick (they vanished).
+    pub lost_samples: u64,
+    /// Signals the sampler received and passed on to the command.
+    pub forwarded_signals: Vec<i32>,
+    /// What could not be followed (said in the summary).
+    pub notes: Vec<String>,
+}
+
+impl Stats {
+    /// Wall time of the command, ns.
+    pub fn wall_ns(&self) -> u64 {
+        self.end_ns.saturating_sub(self.start_ns)
+    }
+
+    /// Ticks per second actually reached.
+    pub fn reached_hz(&self) -> f64 {
+        let w = self.wall_ns();
+        if w == 0 {
+            0.0
+        } else {
+            self.ticks as f64 * 1e9 / w as f64
+        }
+    }
+}
+
+/// How the command ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exit {
+    /// `exit(code)`.
+    Code(i32),
+    /// Killed by a signal.
+    Signal(i32),
+}
+
+impl Exit {
+    /// The shell's convention: the code, or 128 + the signal.
+    pub fn status(self) -> i32 {
+        match self {
+            Exit::Code(c) => c,
+            Exit::Signal(s) => 128 + s,
+        }
+    }
+}
+
+/// The result of [`Tracer::run`].
+#[derive(Debug)]
+pub struct Outcome {
+    /// How the command ended.
+    pub exit: Exit,
+    /// What was seen.
+    pub history: History,
+    /// Figures.
+    pub stats: Stats,
+    /// The error that ended recording early (the command then ran on, detached).
+    pub sink_error: Option<io::Error>,
+}
+
+/// Why the command could not be started.
+#[derive(Debug)]
+pub struct StartError(pub String);
+
+impl std::fmt::Display for StartError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for StartError {}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum TState {
+    Running,
+    /// In a group-stop (SIGSTOP, ^Z): not running, not sampled.
+    Listening,
+    /// Exiting: reports no more stops; its exit is still to come.
+    Dying,
+}
+
+#[derive(Debug)]
+struct Thread {
+    pid: i32,
+    state: TState,
+    files: Option<ThreadFiles>,
+    rec: Option<usize>,
+    named: bool,
+}
+
+#[derive(Debug)]
+struct Proc {
+    rec: usize,
+    maps: Vec<(Mapping, Option<usize>)>,
+    reread_tick: u64,
+    modules: usize,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Resume {
+    Cont(i32),
+    Listen,
+}
+
+/// What to sample with.
+#[derive(Debug)]
+pub struct Config {
+    /// Nanoseconds between ticks.
+    pub period_ns: u64,
+    /// The PMU value source, if any.
+    pub pmu: Option<Pmu>,
+}
+
+/// The sample callback: the thread samples of one tick and its PMU value.
+pub type Sink<'a> = dyn FnMut(&[ThreadSample], Option<f64>) -> io::Result<()> + 'a;
+
+/// How long a sampler-received signal waits to be seen reaching the
+/// command (from the terminal, say) before the sampler sends it itself.
+const FORWARD_AFTER_NS: u64 = 200_000_000;
+
+/// The tracer of one command.
+#[derive(Debug)]
+pub struct Tracer {
+    cfg: Config,
+    root: i32,
+    threads: HashMap<i32, Thread>,
+    procs: HashMap<i32, Proc>,
+    hist: History,
+    stats: Stats,
+    exit: Option<Exit>,
+    started: bool,
+    /// A signal the sampler received and when, not yet seen at the command.
+    pending_signal: Option<(i32, u64)>,
+    /// Last time the command's process got each signal.
+    seen_signal: HashMap<i32, u64>,
+    tick: u64,
+}
+
+/// Finds `cmd` as `execvp` would (a name without `/` is searched in `PATH`).
+pub fn resolve_command(cmd: &str) -> Option<std::path::PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let exec = |p: &std::path::Path| {
+        std::fs::metadata(p).map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0).unwrap_or(false)
+    };
+    if cmd.contains('/') {
+        let p = std::path::PathBuf::from(cmd);
+        return exec(&p).then_some(p);
+    }
+    let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into());
+    std::env::split_paths(&path).map(|d| d.join(cmd)).find(|p| exec(p))
+}
+
+impl Tracer {
+    /// Starts `argv` seized and held before its `execve`; [`run`](Tracer::run)
+    /// lets it go. Signals the sampler watches are blocked from here on in
+    /// the calling thread.
+    pub fn start(argv: &[String], cfg: Config) -> Result<Tracer, StartError> {
+        let cmd = argv.first().ok_or_else(|| StartError("no command given".into()))?;
+        let path =
+            resolve_command(cmd).ok_or_else(|| StartError(format!("{cmd}: command not found or not executable")))?;
+        let cpath = CString::new(path.as_os_str().as_encoded_bytes())
+            .map_err(|_| StartError(format!("{cmd}: a NUL in the path")))?;
+        let cargs: Vec<CString> = argv
+            .iter()
+            .map(|a| CString::new(a.as_bytes()))
+            .collect::<Result<_, _>>()
+            .map_err(|_| StartError("a NUL in an argument".into()))?;
+        let old_mask = sys::block_watched().map_err(|e| StartError(format!("blocking signals: {e}")))?;
+        let child = sys::spawn_held(&cpath, &cargs, &old_mask).map_err(|e| StartError(format!("fork: {e}")))?;
+        let pid = child.pid;
+        if let Err(e) = sys::seize(pid) {
+            drop(child); // the child exits without exec
+            let _ = sys::wait_any(false);
+            let why = if matches!(e.raw_os_error(), Some(libc::EPERM)) {
+                ": ptrace is refused here (see kernel.yama.ptrace_scope, or a seccomp filter of the container, \
+                 or a missing CAP_SYS_PTRACE)"
+            } else {
+                ""
+            };
+            return Err(StartError(format!("ptrace(PTRACE_SEIZE) of the command: {e}{why}")));
+        }
+        child.release().map_err(|e| StartError(format!("starting the command: {e}")))?;
+        let mut threads = HashMap::new();
+        threads.insert(pid, Thread { pid, state: TState::Running, files: None, rec: None, named: false });
+        Ok(Tracer {
+            cfg,
+            root: pid,
+            threads,
+            procs: HashMap::new(),
+            hist: History::default(),
+            stats: Stats::default(),
+            exit: None,
+            started: false,
+            pending_signal: None,
+            seen_signal: HashMap::new(),
+            tick: 0,
+        })
+    }
+
+    /// The command's pid.
+    pub fn pid(&self) -> i32 {
+        self.root
+    }
+
+    /// Traces until the command exits, calling `sink` at every tick.
+    /// Processes it started that outlive it are detached and left running.
+    pub fn run(mut self, sink: &mut Sink<'_>) -> io::Result<Outcome> {
+        let mut deadline = 0u64;
+        let mut sink_error = None;
+        while self.exit.is_none() {
+            self.drain()?;
+            if self.exit.is_some() {
+                break;
+            }
+            let now = sys::monotonic_raw_ns();
+            self.check_forward(now);
+            if !self.started {
+                if let Some(s) = sys::wait_signal(50_000_000) {
+                    self.on_sampler_signal(s);
+                }
+                continue;
+            }
+            if deadline == 0 {
+                // The command's exec: the first tick is one period later.
+                deadline = now + self.cfg.period_ns;
+            }
+            if now < deadline {
+                if let Some(s) = sys::wait_signal(deadline - now) {
+                    self.on_sampler_signal(s);
+                }
+                continue;
+            }
+            let (samples, value) = self.take_tick()?;
+            if let Err(e) = sink(&samples, value) {
+                sink_error = Some(e);
+                break;
+            }
+            deadline += self.cfg.period_ns;
+            let after = sys::monotonic_raw_ns();
+            if after > deadline {
+                // Ticks that cannot be kept are skipped, not bunched up.
+                let missed = (after - deadline) / self.cfg.period_ns + 1;
+                self.stats.missed_ticks += missed;
+                deadline += missed * self.cfg.period_ns;
+            }
+        }
+        let end = sys::monotonic_raw_ns();
+        self.stats.end_ns = end;
+        self.stats.end_realtime_ns = sys::realtime_ns();
+        if !self.started {
+            return Err(io::Error::other(match self.exit {
+                Some(Exit::Code(c)) => format!("the command did not start (exit status {c} before its exec)"),
+                Some(Exit::Signal(s)) => format!("the command was killed by signal {s} before its exec"),
+                None => "recording failed before the command started".to_owned(),
+            }));
+        }
+        self.detach_all(end);
+        for p in &mut self.hist.processes {
+            if p.end_ns.is_none() {
+                p.end_ns = Some(end);
+            }
+        }
+        let exit = match self.exit {
+            Some(e) => e,
+            None => Exit::Code(0),
+        };
+        Ok(Outcome { exit, history: self.hist, stats: self.stats, sink_error })
+    }
+
+    fn on_sampler_signal(&mut self, s: i32) {
+        if s == libc::SIGCHLD {
+            return;
+        }
+        let now = sys::monotonic_raw_ns();
+        let recently = self.seen_signal.get(&s).is_some_and(|&t| now.saturating_sub(t) < FORWARD_AFTER_NS);
+        if !recently {
+            self.pending_signal = Some((s, now));
+        }
+    }
+
+    fn check_forward(&mut self, now: u64) {
+        if let Some((s, t)) = self.pending_signal {
+            if now.saturating_sub(t) >= FORWARD_AFTER_NS {
+                self.pending_signal = None;
+                if sys::kill(self.root, s).is_ok() {
+                    self.stats.forwarded_signals.push(s);
+                }
+            }
+        }
+    }
+
+    /// Handles every change already waiting.
+    fn drain(&mut self) -> io::Result<()> {
+        while let Some((tid, st)) = sys::wait_any(true)? {
+            self.handle(tid, st, None);
+        }
+        Ok(())
+    }
+
+    /// Handles one change; when `sample` is given and `tid` is stopped,
+    /// reads the thread before resuming it.
+    fn handle(&mut self, tid: i32, st: Status, sample: Option<&mut Vec<ThreadSample>>) -> bool {
+        let now = sys::monotonic_raw_ns();
+        match st {
+            Status::Exited(c) => {
+                self.on_exit(tid, Exit::Code(c), now);
+                false
+            }
+            Status::Killed(s) => {
+                self.on_exit(tid, Exit::Signal(s), now);
+                false
+            }
+            Status::Stopped { sig, event } => {
+                let r = self.on_stop(tid, sig, event, now);
+                if let Some(out) = sample {
+                    self.sample_one(tid, out);
+                }
+                let res = match r {
+                    Resume::Cont(s) => sys::cont(tid, s),
+                    Resume::Listen => sys::listen(tid),
+                };
+                if res.is_err() {
+                    // ESRCH: it died meanwhile; its exit comes next.
+                    if let Some(t) = self.threads.get_mut(&tid) {
+                        t.state = TState::Dying;
+                    }
+                }
+                true
+            }
+        }
+    }
+
+    fn on_stop(&mut self, tid: i32, sig: i32, event: i32, now: u64) -> Resume {
+        if !self.threads.contains_key(&tid) {
+            self.new_task(tid, now);
+        }
+        match event {
+            libc::PTRACE_EVENT_STOP => {
+                if matches!(sig, libc::SIGSTOP | libc::SIGTSTP | libc::SIGTTIN | libc::SIGTTOU) {
+                    self.set_state(tid, TState::Listening);
+                    Resume::Listen
+                } else {
+                    self.set_state(tid, TState::Running);
+                    Resume::Cont(0)
+                }
+            }
+            libc::PTRACE_EVENT_CLONE | libc::PTRACE_EVENT_FORK | libc::PTRACE_EVENT_VFORK => {
+                if let Ok(new) = sys::event_msg(tid) {
+                    let new = new as i32;
+                    if !self.threads.contains_key(&new) {
+                        self.new_task(new, now);
+                    }
+                }
+                Resume::Cont(0)
+            }
+            libc::PTRACE_EVENT_EXEC => {
+                self.on_exec(tid, now);
+                Resume::Cont(0)
+            }
+            0 => {
+                if self.threads.get(&tid).is_some_and(|t| t.pid == self.root) {
+                    self.seen_signal.insert(sig, now);
+                    if self.pending_signal.is_some_and(|(s, _)| s == sig) {
+                        self.pending_signal = None;
+                    }
+                }
+                Resume::Cont(sig)
+            }
+            _ => Resume::Cont(0),
+        }
+    }
+
+    fn set_state(&mut self, tid: i32, s: TState) {
+        if let Some(t) = self.threads.get_mut(&tid) {
+            t.state = s;
+        }
+    }
+
+    /// A task the tracer has not seen: a new thread of a known process, or
+    /// a new process (fork, vfork, clone without `CLONE_THREAD`).
+    fn new_task(&mut self, tid: i32, now: u64) {
+        let pid = procfs::tgid(tid).unwrap_or(tid);
+        if pid == tid && !self.procs.contains_key(&pid) {
+            self.new_instance(pid, Origin::Fork, now);
+        }
+        let rec = self.procs.contains_key(&pid).then(|| self.thread_rec(pid, tid, now));
+        self.threads.insert(tid, Thread { pid, state: TState::Running, files: None, rec, named: false });
+    }
+
+    fn thread_rec(&mut self, pid: i32, tid: i32, now: u64) -> usize {
+        self.hist.threads.push(ThreadRec {
+            pid: pid as u32,
+            tid: tid as u32,
+            name: procfs::comm(pid, tid).unwrap_or_default(),
+            start_ns: now,
+            end_ns: None,
+        });
+        self.hist.threads.len() - 1
+    }
+
+    /// Starts a process instance of `pid`: its record, and its modules
+    /// from the maps read now.
+    fn new_instance(&mut self, pid: i32, origin: Origin, now: u64) {
+        let path = procfs::exe(pid).unwrap_or_default();
+        self.hist.processes.push(ProcRec {
+            pid: pid as u32,
+            name: procfs::comm(pid, pid).unwrap_or_default(),
+            path,
+            start_ns: now,
+            end_ns: None,
+            origin,
+        });
+        let rec = self.hist.processes.len() - 1;
+        self.procs.insert(pid, Proc { rec, maps: Vec::new(), reread_tick: u64::MAX, modules: 0 });
+        self.reread_maps(pid, now);
+    }
+
+    /// Brings the modules of `pid` up to date with its maps: new mappings
+    /// are loaded at `at`, vanished ones unloaded at `at`.
+    fn reread_maps(&mut self, pid: i32, at: u64) {
+        let maps = match procfs::read_maps(pid) {
+            Ok(m) => m,
+            Err(e) => {
+                self.stats.notes.push(format!("could not read the maps of process {pid}: {e}"));
+                return;
+            }
+        };
+        let Some(proc) = self.procs.get_mut(&pid) else { return };
+        let exe = self.hist.processes[proc.rec].path.clone();
+        let mut old = std::mem::take(&mut proc.maps);
+        for (m, rec) in &old {
+            if !maps.contains(m) {
+                if let Some(r) = rec {
+                    self.hist.modules[*r].unload_ns = Some(at);
+                }
+            }
+        }
+        // The executable first, so that it is the instance's first module.
+        let mut order: Vec<&Mapping> = maps.iter().collect();
+        order.sort_by_key(|m| m.path != exe);
+        let mut new = Vec::with_capacity(maps.len());
+        for m in order {
+            if let Some(i) = old.iter().position(|(o, _)| o == m) {
+                new.push(old.swap_remove(i));
+                continue;
+            }
+            let rec = m.is_module().then(|| {
+                self.hist.modules.push(ModRec {
+                    pid: pid as u32,
+                    path: m.path.clone(),
+                    start: m.start,
+                    len: m.end - m.start,
+                    offset: m.offset,
+                    load_ns: at,
+                    unload_ns: None,
+                    is_exe: !exe.is_empty() && m.path == exe,
+                    first: proc.modules == 0,
+                });
+                proc.modules += 1;
+                self.hist.modules.len() - 1
+            });
+            new.push((m.clone(), rec));
+        }
+        new.sort_by_key(|(m, _)| m.start);
+        proc.maps = new;
+    }
+
+    fn end_instance(&mut self, pid: i32, now: u64) {
+        if let Some(p) = self.procs.remove(&pid) {
+            self.hist.processes[p.rec].end_ns = Some(now);
+            for (_, rec) in p.maps {
+                if let Some(r) = rec {
+                    self.hist.modules[r].unload_ns.get_or_insert(now);
+                }
+            }
+        }
+    }
+
+    fn on_exec(&mut self, pid: i32, now: u64) {
+        if pid == self.root && !self.started {
+            self.started = true;
+            self.stats.start_ns = now;
+            self.stats.start_realtime_ns = sys::realtime_ns();
+        }
+        // Every other thread of the process is gone; the one that exec'd
+        // now has the pid as its tid.
+        let gone: Vec<i32> = self.threads.iter().filter(|(_, t)| t.pid == pid).map(|(&k, _)| k).collect();
+        for tid in gone {
+            if let Some(t) = self.threads.remove(&tid) {
+                if let Some(r) = t.rec {
+                    self.hist.threads[r].end_ns = Some(now);
+                }
+            }
+        }
+        self.end_instance(pid, now);
+        self.new_instance(pid, Origin::Exec, now);
+        let rec = Some(self.thread_rec(pid, pid, now));
+        self.threads.insert(pid, Thread { pid, state: TState::Running, files: None, rec, named: false });
+    }
+
+    fn on_exit(&mut self, tid: i32, how: Exit, now: u64) {
+        let Some(t) = self.threads.remove(&tid) else { return };
+        if let Some(r) = t.rec {
+            self.hist.threads[r].end_ns = Some(now);
+        }
+        if tid == t.pid {
+            self.end_instance(tid, now);
+        }
+        if tid == self.root {
+            self.exit = Some(how);
+        }
+    }
+
+    /// Reads a stopped thread into `out`.
+    fn sample_one(&mut self, tid: i32, out: &mut Vec<ThreadSample>) {
+        let Some(t) = self.threads.get_mut(&tid) else { return };
+        let pid = t.pid;
+        if t.rec.is_none() {
+            return; // not started yet (before the command's exec)
+        }
+        let time_ns = sys::monotonic_raw_ns();
+        let Ok(pc) = sys::pc(tid) else {
+            self.stats.lost_samples += 1;
+            return;
+        };
+        if t.files.is_none() {
+            t.files = ThreadFiles::open(pid, tid).ok();
+        }
+        let (cputime_ns, cpu) = match &mut t.files {
+            Some(f) => (f.cputime().unwrap_or(0), f.cpu().unwrap_or(0)),
+            None => (0, 0),
+        };
+        if !t.named {
+            t.named = true;
+            if let (Some(r), Some(name)) = (t.rec, procfs::comm(pid, tid)) {
+                self.hist.threads[r].name = name;
+            }
+        }
+        let tick = self.tick;
+        if let Some(p) = self.procs.get(&pid) {
+            if !p.maps.iter().any(|(m, _)| m.contains(pc)) {
+                // A mapping made since the last read (dlopen), at most once a tick.
+                if p.reread_tick != tick {
+                    self.procs.get_mut(&pid).expect("present").reread_tick = tick;
+                    self.stats.map_rereads += 1;
+                    self.reread_maps(pid, time_ns);
+                }
+                if !self.procs[&pid].maps.iter().any(|(m, _)| m.contains(pc)) {
+                    self.stats.unknown_pcs += 1;
+                }
+            }
+        }
+        out.push(ThreadSample { time_ns, pid: pid as u32, tid: tid as u32, pc, cputime_ns, cpu });
+    }
+
+    /// One tick: stop every running thread, read it, resume it.
+    fn take_tick(&mut self) -> io::Result<(Vec<ThreadSample>, Option<f64>)> {
+        self.tick += 1;
+        let value = match &mut self.cfg.pmu {
+            Some(p) => match p.read() {
+                Ok(v) => Some(v),
+                Err(e) => {
+                    if self.stats.notes.len() < 16 {
+                        self.stats.notes.push(format!("PMU reading failed: {e}"));
+                    }
+                    Some(f64::NAN)
+                }
+            },
+            None => None,
+        };
+        let t0 = sys::monotonic_raw_ns();
+        let mut awaiting: Vec<i32> = Vec::new();
+        for (&tid, t) in &self.threads {
+            if t.state == TState::Running && t.rec.is_some() && sys::interrupt(tid).is_ok() {
+                awaiting.push(tid);
+            }
+        }
+        let mut samples = Vec::with_capacity(awaiting.len());
+        self.collect_stops(&mut awaiting, Some(&mut samples))?;
+        self.stats.stopped_ns += sys::monotonic_raw_ns() - t0;
+        self.stats.ticks += 1;
+        self.stats.records += samples.len() as u64;
+        Ok((samples, value))
+    }
+
+    /// Waits until every thread of `awaiting` has stopped (and was read
+    /// into `samples`, then resumed) or is gone, handling whatever else
+    /// happens meanwhile.
+    fn collect_stops(
+        &mut self,
+        awaiting: &mut Vec<i32>,
+        mut samples: Option<&mut Vec<ThreadSample>>,
+    ) -> io::Result<()> {
+        let mut quiet_since = sys::monotonic_raw_ns();
+        while !awaiting.is_empty() {
+            match sys::wait_any(true)? {
+                Some((tid, st)) => {
+                    let i = awaiting.iter().position(|&t| t == tid);
+                    if let Some(i) = i {
+                        awaiting.swap_remove(i);
+                    }
+                    let out = if i.is_some() { samples.as_deref_mut() } else { None };
+                    self.handle(tid, st, out);
+                    quiet_since = sys::monotonic_raw_ns();
+                }
+                None => {
+                    if let Some(s) = sys::wait_signal(20_000_000) {
+                        self.on_sampler_signal(s);
+                    }
+                    // A thread in exit (a zombie leader waiting for its
+                    // threads) takes the interrupt but never stops.
+                    if sys::monotonic_raw_ns() - quiet_since > 20_000_000 {
+                        awaiting.retain(|&tid| {
+                            let dying = task_state(tid).is_none_or(|c| c == 'Z' || c == 'X');
+                            if dying {
+                                if let Some(t) = self.threads.get_mut(&tid) {
+                                    t.state = TState::Dying;
+                                }
+                            }
+                            !dying
+                        });
+                        quiet_since = sys::monotonic_raw_ns();
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Leaves every task still traced running on its own.
+    fn detach_all(&mut self, now: u64) {
+        if self.threads.is_empty() {
+            return;
+        }
+        let mut pids: Vec<i32> = self.threads.values().map(|t| t.pid).collect();
+        pids.sort_unstable();
+        pids.dedup();
+        self.stats.notes.push(format!(
+            "{} process(es) started by the command outlived it and were left running untraced: {:?}",
+            pids.len(),
+            pids
+        ));
+        let mut awaiting: Vec<i32> = Vec::new();
+        for (&tid, t) in &self.threads {
+            match t.state {
+                TState::Running if sys::interrupt(tid).is_ok() => awaiting.push(tid),
+                TState::Listening => {
+                    let _ = sys::detach(tid, 0);
+                }
+                _ => {}
+            }
+        }
+        let deadline = sys::monotonic_raw_ns() + 1_000_000_000;
+        while !awaiting.is_empty() && sys::monotonic_raw_ns() < deadline {
+            match sys::wait_any(true) {
+                Ok(Some((tid, Status::Stopped { sig, event }))) => {
+                    let sig = if event == 0 { sig } else { 0 };
+                    if sys::detach(tid, sig).is_err() {
+                        let _ = sys::cont(tid, sig);
+                    }
+                    awaiting.retain(|&t| t != tid);
+                }
+                Ok(Some((tid, _))) => awaiting.retain(|&t| t != tid),
+                Ok(None) => {
+                    sys::wait_signal(10_000_000);
+                }
+                Err(_) => break,
+            }
+        }
+        for (_, t) in self.threads.drain() {
+            if let Some(r) = t.rec {
+                self.hist.threads[r].end_ns.get_or_insert(now);
+            }
+        }
+    }
+}
+
+/// The state letter of a task (`R`, `S`, `Z`...), `None` if it is gone.
+fn task_state(tid: i32) -> Option<char> {
+    let s = std::fs::read_to_string(format!("/proc/{tid}/stat")).ok()?;
+    s[s.rfind(')')? + 1..].split_whitespace().next()?.chars().next()
+}

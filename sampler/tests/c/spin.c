@@ -1,0 +1,27 @@
+/* One thread spinning in spin() for argv[1] seconds (default 0.6); prints
+ * the address of spin. Exits with status 3. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+volatile unsigned long sink;
+
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+__attribute__((noinline)) void spin(double secs) {
+    double end = now() + secs;
+    do {
+        for (int i = 0; i < 2000000; i++) sink += i;
+    } while (now() < end);
+}
+
+int main(int argc, char **argv) {
+    printf("spin=%p\n", (void *)spin);
+    fflush(stdout);
+    spin(argc > 1 ? atof(argv[1]) : 0.6);
+    return 3;
+}

@@ -1,0 +1,320 @@
+//! End-to-end runs of the `sampler` binary on small C programs built with
+//! `cc -O1 -g`: the files it records verify, bind, and put the samples
+//! where the programs spend their time. Where ptrace is refused the tests
+//! say so and pass without checking.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use tbrw::*;
+
+const SAMPLER: &str = env!("CARGO_BIN_EXE_sampler");
+
+fn c_source(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c").join(format!("{name}.c"))
+}
+
+fn build(dir: &Path, name: &str, extra: &[&str]) -> PathBuf {
+    let out = dir.join(if extra.contains(&"-shared") { format!("lib{name}.so") } else { name.to_owned() });
+    let st = Command::new("cc")
+        .args(["-O1", "-g"])
+        .arg(c_source(name))
+        .arg("-o")
+        .arg(&out)
+        .args(extra)
+        .status()
+        .expect("cc runs");
+    assert!(st.success(), "cc {name}");
+    out
+}
+
+/// Runs the sampler; `None` (after saying why) where ptrace is refused.
+fn sample(args: &[&str], cmd: &[&Path], cmd_args: &[&str]) -> Option<Output> {
+    let out = Command::new(SAMPLER).args(args).arg("--").args(cmd).args(cmd_args).output().expect("sampler runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    if err.contains("ptrace is refused") {
+        eprintln!("SKIPPED: {}", err.trim());
+        return None;
+    }
+    Some(out)
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Rec {
+    pc: u64,
+    pid: u32,
+    tid: u32,
+    time: u64,
+    cputime: u64,
+}
+
+struct Recorded {
+    file: Tb5File,
+    recs: Vec<Rec>,
+    /// The module path of each record (bound), `None`: unknown module.
+    modules: Vec<Option<String>>,
+}
+
+fn load(path: &Path) -> Recorded {
+    let file = Tb5File::open(path).unwrap();
+    file.verify().unwrap();
+    let s = file.stream(0).unwrap();
+    let layout = s.layout().unwrap().unwrap();
+    let at = |t: u16| {
+        let f = layout.find(t, None).unwrap();
+        (f.offset as usize, f.size as usize)
+    };
+    let rd = |r: &[u8], (o, n): (usize, usize)| {
+        let mut b = [0u8; 8];
+        b[..n].copy_from_slice(&r[o..o + n]);
+        u64::from_le_bytes(b)
+    };
+    let (ip, pid, tid, ts, ct) =
+        (at(desc_type::IP), at(desc_type::PID), at(desc_type::TID), at(desc_type::TIME_STAMP), at(0x4000));
+    let recs: Vec<Rec> = match s.data().unwrap() {
+        Some(d) => d
+            .records()
+            .map(|r| Rec {
+                pc: rd(r, ip),
+                pid: rd(r, pid) as u32,
+                tid: rd(r, tid) as u32,
+                time: rd(r, ts),
+                cputime: rd(r, ct),
+            })
+            .collect(),
+        None => Vec::new(),
+    };
+    let table = file.modules().unwrap().unwrap();
+    let paths: Vec<String> =
+        (0..table.len()).map(|i| file.resolve(table.get(i).unwrap()).unwrap().path.unwrap_or_default()).collect();
+    let bind = tbrw::bind::bind_in_memory(&file, 0).unwrap();
+    assert_eq!(bind.data.len(), recs.len());
+    let modules = bind
+        .data
+        .iter()
+        .map(|b| {
+            let m = b.module_index;
+            (m != UNKNOWN_MODULE).then(|| paths[m as usize].clone())
+        })
+        .collect();
+    Recorded { file, recs, modules }
+}
+
+fn share(r: &Recorded, pick: impl Fn(&Rec, Option<&str>) -> bool, of: impl Fn(&Rec) -> bool) -> f64 {
+    let all: Vec<usize> = (0..r.recs.len()).filter(|&i| of(&r.recs[i])).collect();
+    let hit = all.iter().filter(|&&i| pick(&r.recs[i], r.modules[i].as_deref())).count();
+    hit as f64 / all.len().max(1) as f64
+}
+
+fn symbol_size(bin: &Path, sym: &str) -> u64 {
+    let out = Command::new("nm").arg("-S").arg(bin).output().expect("nm runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text.lines().find(|l| l.split_whitespace().nth(3) == Some(sym)).expect("symbol listed");
+    u64::from_str_radix(line.split_whitespace().nth(1).unwrap(), 16).unwrap()
+}
+
+#[test]
+fn one_thread_spinning_in_a_known_function() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = build(dir.path(), "spin", &[]);
+    let out_file = dir.path().join("run.tb5");
+    let Some(out) = sample(&["-f", "500", "-d", "-o", out_file.to_str().unwrap()], &[&bin], &[]) else { return };
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "the command's exit status: {stderr}");
+    assert!(stderr.contains("reached frequency"), "{stderr}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let spin = u64::from_str_radix(stdout.trim().strip_prefix("spin=0x").unwrap(), 16).unwrap();
+    let size = symbol_size(&bin, "spin");
+    let r = load(&out_file);
+    assert!(r.recs.len() >= 50, "{} samples: {stderr}", r.recs.len());
+    let exe = bin.to_str().unwrap();
+    let in_spin = share(&r, |s, _| (spin..spin + size).contains(&s.pc), |_| true);
+    assert!(in_spin > 0.85, "{in_spin} of the samples in spin()");
+    assert!(share(&r, |_, m| m == Some(exe), |_| true) > 0.85);
+    // Time stamps grow, CPU time never goes back.
+    assert!(r.recs.windows(2).all(|w| w[0].time <= w[1].time && w[0].cputime <= w[1].cputime));
+    assert!(r.recs.last().unwrap().cputime > 300_000_000, "CPU time of a 0.6 s spin");
+    let m = r.file.modules().unwrap().unwrap();
+    let first = r.file.resolve(m.get(0).unwrap()).unwrap();
+    assert!(first.flags.contains(ModuleFlags::IS_EXE | ModuleFlags::FIRST_MODULE_REC_IN_PROCESS));
+    assert_eq!(first.path.as_deref(), Some(exe));
+    let info = r.file.resolve(r.file.stream(0).unwrap().info().unwrap().unwrap()).unwrap();
+    assert!(info.command_line.unwrap().ends_with("/spin"));
+
+    // The command line reads it: a report, and the VTune CSV export.
+    let csv = dir.path().join("csv");
+    let rep = tbrw_cli::csv::export_vtune_csv(&out_file, &csv, &Default::default()).unwrap();
+    let text = std::fs::read_to_string(&rep.files[0]).unwrap();
+    assert!(text.lines().next().unwrap().contains("CLOCK_MONOTONIC_RAW"), "{text:.200}");
+}
+
+#[test]
+fn four_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = build(dir.path(), "threads", &["-lpthread"]);
+    let out_file = dir.path().join("run.tb5");
+    let Some(out) = sample(&["-f", "200", "-o", out_file.to_str().unwrap()], &[&bin], &[]) else { return };
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let r = load(&out_file);
+    let pid = r.recs[0].pid;
+    let mut tids: Vec<u32> = r.recs.iter().map(|s| s.tid).collect();
+    tids.sort_unstable();
+    tids.dedup();
+    assert_eq!(tids.len(), 5, "main and four workers: {tids:?}");
+    let exe = bin.to_str().unwrap();
+    let workers = share(&r, |_, m| m == Some(exe), |s| s.tid != pid);
+    assert!(workers > 0.8, "{workers} of the workers' samples in the program");
+    let threads = r.file.processes().unwrap().unwrap();
+    assert!(threads.tid_count() >= 5);
+}
+
+#[test]
+fn fork_and_exec() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = build(dir.path(), "forkexec", &[]);
+    let spin = build(dir.path(), "spin", &[]);
+    let out_file = dir.path().join("run.tb5");
+    let Some(out) = sample(&["-f", "300", "-o", out_file.to_str().unwrap()], &[&bin], &[spin.to_str().unwrap()]) else {
+        return;
+    };
+    assert_eq!(out.status.code(), Some(3), "the child's status: {}", String::from_utf8_lossy(&out.stderr));
+    let r = load(&out_file);
+    let parent = r.recs[0].pid;
+    let child: Vec<&Rec> = r.recs.iter().filter(|s| s.pid != parent).collect();
+    assert!(child.len() >= 30, "{} samples of the child", child.len());
+    let cpid = child[0].pid;
+    let spin_path = spin.to_str().unwrap();
+    // Of the child's samples that ran (CPU time grew since its previous
+    // one), nearly all are in the exec'd program's spin loop.
+    let idx: Vec<usize> = (0..r.recs.len()).filter(|&i| r.recs[i].pid == cpid).collect();
+    let ran: Vec<usize> =
+        idx.windows(2).filter(|w| r.recs[w[1]].cputime > r.recs[w[0]].cputime + 200_000).map(|w| w[1]).collect();
+    let hits = ran.iter().filter(|&&i| r.modules[i].as_deref() == Some(spin_path)).count();
+    assert!(
+        hits as f64 > 0.8 * ran.len() as f64,
+        "{hits} of {} running samples of the child in the program",
+        ran.len()
+    );
+    // The child's exec is a new process instance with its own executable.
+    let m = r.file.modules().unwrap().unwrap();
+    let exes: Vec<Module> = (0..m.len())
+        .map(|i| r.file.resolve(m.get(i).unwrap()).unwrap())
+        .filter(|m| m.flags.contains(ModuleFlags::IS_EXE) && m.associated_pid == cpid)
+        .collect();
+    assert!(exes.iter().any(|m| m.path.as_deref() == Some(spin_path)));
+    assert!(exes.iter().any(|m| m.path.as_deref() == Some(bin.to_str().unwrap())), "the forked copy before exec");
+}
+
+#[test]
+fn dlopen_after_a_while() {
+    let dir = tempfile::tempdir().unwrap();
+    let lib = build(dir.path(), "lib", &["-shared", "-fPIC"]);
+    let bin = build(dir.path(), "dlopen", &["-ldl"]);
+    let out_file = dir.path().join("run.tb5");
+    let Some(out) = sample(&["-f", "300", "-d", "-o", out_file.to_str().unwrap()], &[&bin], &[lib.to_str().unwrap()])
+    else {
+        return;
+    };
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let r = load(&out_file);
+    let lib_path = lib.to_str().unwrap();
+    // 0.3 s asleep, then 0.6 s in the library: two thirds of the run.
+    let in_lib = share(&r, |_, m| m == Some(lib_path), |_| true);
+    assert!((0.4..0.95).contains(&in_lib), "{in_lib} of the samples in the library: {stderr}");
+    // Of the samples that ran (CPU time grew), nearly all are in the library.
+    let running: Vec<usize> =
+        (1..r.recs.len()).filter(|&i| r.recs[i].cputime > r.recs[i - 1].cputime + 200_000).collect();
+    let hits = running.iter().filter(|&&i| r.modules[i].as_deref() == Some(lib_path)).count();
+    assert!(hits as f64 > 0.8 * running.len() as f64, "{hits} of {} running samples", running.len());
+    // The library was found when a pc fell outside the known mappings.
+    let m = r.file.modules().unwrap().unwrap();
+    let start = r.recs[0].time;
+    let lib_mod = (0..m.len())
+        .map(|i| r.file.resolve(m.get(i).unwrap()).unwrap())
+        .find(|m| m.path.as_deref() == Some(lib_path))
+        .expect("the library is a module");
+    assert!(lib_mod.event_when > start + 200_000_000, "loaded at +{} ns", lib_mod.event_when - start);
+}
+
+#[test]
+fn killed_command_still_leaves_a_complete_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = build(dir.path(), "killself", &[]);
+    let out_file = dir.path().join("run.tb5");
+    let Some(out) = sample(&["-f", "300", "-o", out_file.to_str().unwrap()], &[&bin], &[]) else { return };
+    assert_eq!(out.status.code(), Some(128 + 9));
+    let r = load(&out_file);
+    assert!(r.recs.len() > 20);
+}
+
+#[test]
+fn interrupted_sampler_finishes_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = build(dir.path(), "spin", &[]);
+    let out_file = dir.path().join("run.tb5");
+    let child = Command::new(SAMPLER)
+        .args(["-f", "300", "-o", out_file.to_str().unwrap(), "--"])
+        .arg(&bin)
+        .arg("20")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    // SAFETY: a signal to our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    if err.contains("ptrace is refused") {
+        eprintln!("SKIPPED: {}", err.trim());
+        return;
+    }
+    // SIGINT reached only the sampler: it passes it on, the spin dies of it.
+    assert_eq!(out.status.code(), Some(128 + libc::SIGINT), "{err}");
+    assert!(err.contains("passed signal 2"), "{err}");
+    let r = load(&out_file);
+    assert!(r.recs.len() > 20);
+}
+
+#[test]
+fn own_profile_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = build(dir.path(), "spin", &[]);
+    let out_file = dir.path().join("run.profile");
+    let Some(out) = sample(&["-f", "200", "-p", "dummy", "-o", out_file.to_str().unwrap()], &[&bin], &["0.3"]) else {
+        return;
+    };
+    assert_eq!(out.status.code(), Some(3));
+    let bytes = std::fs::read(&out_file).unwrap();
+    let h = sampler::profile::Header::from_bytes(&bytes).unwrap();
+    assert_eq!((h.magic, h.pmu_size), (0, 8));
+    assert!(h.samples > 5 && h.maps >= 2 && h.wall_us > 250_000, "{h:?}");
+    // Walk the samples: each has a time, the value, one thread.
+    let mut at = sampler::profile::HEADER_SIZE;
+    for _ in 0..h.samples {
+        let value = f64::from_le_bytes(bytes[at + 8..at + 16].try_into().unwrap());
+        assert_eq!(value, sampler::pmu::DUMMY_VALUE);
+        let n = u32::from_le_bytes(bytes[at + 16..at + 20].try_into().unwrap()) as usize;
+        at += 20 + n * 20;
+    }
+    assert_eq!(bytes.len() - at, h.maps as usize * (16 + sampler::profile::LABEL_SIZE));
+    assert_eq!(&bytes[at + 16..at + 21], b"spin\0", "the executable is the first map");
+}
+
+#[test]
+fn existing_output_needs_force_and_pmu_errors_list_sources() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("x.tb5");
+    std::fs::write(&f, b"keep").unwrap();
+    let out = Command::new(SAMPLER).args(["-o", f.to_str().unwrap(), "--", "true"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--force"));
+    assert_eq!(std::fs::read(&f).unwrap(), b"keep");
+    let out = Command::new(SAMPLER).args(["-p", "rapl", "--", "true"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    if !err.contains("ptrace is refused") && out.status.code() == Some(1) {
+        assert!(err.contains("Available here: none, dummy"), "{err}");
+    }
+}
+
