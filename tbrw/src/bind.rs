@@ -10,7 +10,7 @@
 use std::collections::HashSet;
 use std::path::Path;
 
-use tbrw_bind::{Binder, ModuleMap, ModuleSpec, Sample};
+use tbrw_bind::{Binder, ModuleKind, ModuleMap, ModuleSpec, Sample};
 pub use tbrw_bind::{DataBind, ModuleBind, TidBind, UNKNOWN_MODULE};
 
 use crate::codec;
@@ -141,6 +141,12 @@ fn module_spec(m: &Module<StringId>) -> ModuleSpec {
         global: m.flags.contains(ModuleFlags::GLOBAL_LOAD),
         exe: m.flags.contains(ModuleFlags::IS_EXE),
         tsc_time: m.flags.contains(ModuleFlags::TSC_USED),
+        kind: if m.flags.contains(ModuleFlags::UNLOADED) && !m.flags.contains(ModuleFlags::LOADED) {
+            ModuleKind::Unload
+        } else {
+            ModuleKind::Load
+        },
+        first_in_process: m.flags.contains(ModuleFlags::FIRST_MODULE_REC_IN_PROCESS),
     }
 }
 
