@@ -68,14 +68,53 @@ impl Candidate {
     }
 }
 
+/// Bounds are searched in blocks of this many: counting the bounds <= ip
+/// in a block is branch-free and has no chain of dependent loads, unlike a
+/// binary search.
+const BLOCK: usize = 16;
+
+/// How many of `block` are <= `ip`.
+#[inline(always)]
+fn count_le(block: &[u64; BLOCK], ip: u64) -> usize {
+    block.iter().map(|&b| usize::from(b <= ip)).sum()
+}
+
+/// How many of `v` (whole blocks, sorted) are <= `ip`.
+#[inline(always)]
+fn count_sorted_le(v: &[u64], ip: u64) -> usize {
+    let (blocks, _) = v.as_chunks::<BLOCK>();
+    match blocks {
+        [one] => count_le(one, ip),
+        _ if blocks.len() <= 4 => blocks.iter().map(|b| count_le(b, ip)).sum(),
+        _ => v.partition_point(|&b| b <= ip),
+    }
+}
+
+/// One elementary segment: its best candidate inline (most segments have
+/// one, so a lookup usually touches a single cache line after the search)
+/// and the others, best first, in `Space::more`.
+#[derive(Clone, Copy, Debug)]
+struct Segment {
+    head: Candidate,
+    more: (u32, u32),
+}
+
+/// The head of a segment no module covers: loaded at no time.
+const NOTHING: Candidate = Candidate { load: u64::MAX, unload: 0, index: u32::MAX, tsc_time: false };
+
 /// The modules of one address space.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Space {
-    /// Segment `i` is `[bounds[i], bounds[i + 1])`.
+    /// The first and one past the last address any module covers (0, 0 when none).
+    lo: u64,
+    hi: u64,
+    /// Segment `i` is `[bounds[i], bounds[i + 1])`; padded with `u64::MAX`
+    /// to whole blocks (no ip below `hi` is >= the padding).
     bounds: Vec<u64>,
-    /// Candidates of segment `i` are `cands[first[i]..first[i + 1]]`.
-    first: Vec<u32>,
-    cands: Vec<Candidate>,
+    /// `bounds[k * BLOCK]` for each block k, padded likewise.
+    top: Vec<u64>,
+    segments: Vec<Segment>,
+    more: Vec<Candidate>,
 }
 
 impl Space {
@@ -107,30 +146,37 @@ impl Space {
                 seg.push(c);
             }
         }
-        let mut first = Vec::with_capacity(segs + 1);
-        let mut cands = Vec::new();
+        let mut segments = Vec::with_capacity(segs);
+        let mut more = Vec::new();
         for mut seg in per_seg {
-            first.push(cands.len() as u32);
             seg.sort_unstable_by(|a, b| b.load.cmp(&a.load).then(b.index.cmp(&a.index)));
-            cands.extend(seg);
+            let start = more.len() as u32;
+            more.extend(seg.iter().skip(1));
+            segments.push(Segment { head: seg.first().copied().unwrap_or(NOTHING), more: (start, more.len() as u32) });
         }
-        first.push(cands.len() as u32);
-        Space { bounds, first, cands }
+        let (lo, hi) = (bounds[0], bounds[bounds.len() - 1]);
+        bounds.resize(bounds.len().next_multiple_of(BLOCK), u64::MAX);
+        let mut top: Vec<u64> = bounds.iter().step_by(BLOCK).copied().collect();
+        top.resize(top.len().next_multiple_of(BLOCK), u64::MAX);
+        Space { lo, hi, bounds, top, segments, more }
     }
 
     /// The best module of this space covering `sample.ip` and loaded at its time.
     #[inline]
     pub(crate) fn lookup(&self, sample: &Sample, index: u64) -> Option<u32> {
-        let b = self.bounds.as_slice();
         let ip = sample.ip;
-        // Also rejects an empty space: no bound is <= ip < no bound.
-        match (b.first(), b.last()) {
-            (Some(&lo), Some(&hi)) if lo <= ip && ip < hi => {}
-            _ => return None,
+        if ip < self.lo || ip >= self.hi {
+            return None;
         }
-        let seg = b.partition_point(|&x| x <= ip) - 1;
-        let range = self.first[seg] as usize..self.first[seg + 1] as usize;
-        self.cands[range].iter().find(|c| c.loaded_for(sample, index)).map(|c| c.index)
+        // lo <= ip < hi: ip is in a segment, and at least one block starts at or before it.
+        let base = (count_sorted_le(&self.top, ip) - 1) * BLOCK;
+        let block = self.bounds[base..base + BLOCK].as_chunks::<BLOCK>().0[0];
+        let seg = &self.segments[base + count_le(&block, ip) - 1];
+        if seg.head.loaded_for(sample, index) {
+            return Some(seg.head.index);
+        }
+        let (a, b) = seg.more;
+        self.more[a as usize..b as usize].iter().find(|c| c.loaded_for(sample, index)).map(|c| c.index)
     }
 }
 
@@ -193,11 +239,14 @@ fn starts_of(modules: &[ModuleSpec], loads: &[u32]) -> Vec<Boundary> {
     // The current instance was begun by a first-in-process record and has no exe yet.
     let mut absorbing = false;
     let mut last_exe: Option<u64> = None;
+    let mut last_first: Option<u64> = None;
     for (at, exe_only, i) in events {
         let m = &modules[i as usize];
         if !exe_only {
             push(at, m.tsc_time);
-            absorbing = !m.exe;
+            // Several first records at one time begin one instance, which has an exe if any of them is one.
+            absorbing = !m.exe && (last_first != Some(at) || absorbing);
+            last_first = Some(at);
             if m.exe {
                 last_exe = Some(at);
             }
