@@ -9,7 +9,8 @@
 //! `bind_parallel` on 1 and 2 threads, and the naive reference on a prefix
 //! of the large input, for the speed-up.
 //!
-//! `cargo bench -p tbrw-bind --bench bind` (add `-- quick` for one run of each).
+//! `cargo bench -p tbrw-bind --bench bind` (add `-- quick` for one run of
+//! each, `-- samples=N` for another sample count, e.g. under a profiler).
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -30,8 +31,6 @@ impl Rng {
 }
 
 const SAMPLES: usize = 10_000_000;
-/// Sample indices the loads and unloads spread over: the whole run.
-const HORIZON: u64 = SAMPLES as u64;
 const KERNEL: usize = 40;
 
 struct Workload {
@@ -40,8 +39,9 @@ struct Workload {
     samples: Vec<Sample>,
 }
 
-/// `records` module records in `processes` processes, `kernel` of them global.
-fn modules(rng: &mut Rng, records: usize, processes: u32, kernel: usize) -> Vec<ModuleSpec> {
+/// `records` module records in `processes` processes, `kernel` of them
+/// global; loads and unloads spread over `horizon` samples (the whole run).
+fn modules(rng: &mut Rng, records: usize, processes: u32, kernel: usize, horizon: u64) -> Vec<ModuleSpec> {
     let mut v = Vec::with_capacity(records);
     for k in 0..kernel as u64 {
         v.push(ModuleSpec {
@@ -74,7 +74,7 @@ fn modules(rng: &mut Rng, records: usize, processes: u32, kernel: usize) -> Vec<
                 pid,
                 load_address: 0x40_0000,
                 length: 0x20_0000,
-                load_time: HORIZON / 2,
+                load_time: horizon / 2,
                 unload_time: NEVER,
                 exe: true,
                 first_in_process: true,
@@ -85,8 +85,8 @@ fn modules(rng: &mut Rng, records: usize, processes: u32, kernel: usize) -> Vec<
         let mut i = 0u64;
         while left > 0 {
             let dynamic = rng.below(4) == 0; // loaded and unloaded during the run
-            let load = if dynamic { rng.below(HORIZON) } else { 0 };
-            let unload = if dynamic { load + rng.below(HORIZON / 4) } else { NEVER };
+            let load = if dynamic { rng.below(horizon) } else { 0 };
+            let unload = if dynamic { load + rng.below(horizon / 4) } else { NEVER };
             let separate = dynamic && left >= 2 && rng.below(2) == 0;
             let m = ModuleSpec {
                 pid,
@@ -132,10 +132,10 @@ fn samples(rng: &mut Rng, n: usize, mods: &[ModuleSpec], kernel: usize, processe
     out
 }
 
-fn workload(name: &'static str, records: usize, processes: u32, kernel: usize) -> Workload {
+fn workload(name: &'static str, records: usize, processes: u32, kernel: usize, n: usize) -> Workload {
     let mut rng = Rng(0x5EED_1234_ABCD_0001);
-    let modules = modules(&mut rng, records, processes, kernel);
-    let samples = samples(&mut Rng(42), SAMPLES, &modules, kernel, processes);
+    let modules = modules(&mut rng, records, processes, kernel, n as u64);
+    let samples = samples(&mut Rng(42), n, &modules, kernel, processes);
     Workload { name, modules, samples }
 }
 
@@ -173,8 +173,9 @@ fn rates(n: usize, (wall, cpu): (f64, Option<f64>)) -> String {
 
 fn main() {
     let reps = if std::env::args().any(|a| a == "quick") { 1 } else { 3 };
-    let large = workload("large", 10_000, 100, KERNEL);
-    let small = workload("small", 50, 1, 0);
+    let n = std::env::args().find_map(|a| a.strip_prefix("samples=")?.parse().ok()).unwrap_or(SAMPLES);
+    let large = workload("large", 10_000, 100, KERNEL, n);
+    let small = workload("small", 50, 1, 0, n);
     for w in [&large, &small] {
         let t = Instant::now();
         let map = ModuleMap::new(&w.modules);
@@ -196,13 +197,13 @@ fn main() {
         let (data, _) = bind_parallel(&map, &w.samples, 1);
         let unknown = data.iter().filter(|d| d.module_index == UNKNOWN_MODULE).count();
         println!(
-            "{}: {} module records in {} processes (map built in {:.1} ms), {} M samples, one core: {} \
+            "{}: {} module records in {} processes (map built in {:.1} ms), {:.1} M samples, one core: {} \
              ({} process instances, {} threads, {:.1}% unknown module, {} unmatched unloads)",
             w.name,
             w.modules.len(),
             w.modules.iter().map(|m| m.pid).filter(|&p| p != 0).collect::<std::collections::BTreeSet<_>>().len(),
             built * 1e3,
-            n / 1_000_000,
+            n as f64 / 1e6,
             rates(n, timing),
             tables.processes.len(),
             tables.threads.len(),
@@ -219,7 +220,7 @@ fn main() {
     }
 
     let map = ModuleMap::new(&large.modules);
-    let prefix = 20_000;
+    let prefix = n.min(20_000);
     let t = Instant::now();
     let r = reference::bind(&large.modules, &large.samples[..prefix]);
     let ref_rate = prefix as f64 / t.elapsed().as_secs_f64();

@@ -68,53 +68,27 @@ impl Candidate {
     }
 }
 
-/// Bounds are searched in blocks of this many: counting the bounds <= ip
-/// in a block is branch-free and has no chain of dependent loads, unlike a
-/// binary search.
-const BLOCK: usize = 16;
-
-/// How many of `block` are <= `ip`.
-#[inline(always)]
-fn count_le(block: &[u64; BLOCK], ip: u64) -> usize {
-    block.iter().map(|&b| usize::from(b <= ip)).sum()
-}
-
-/// How many of `v` (whole blocks, sorted) are <= `ip`.
-#[inline(always)]
-fn count_sorted_le(v: &[u64], ip: u64) -> usize {
-    let (blocks, _) = v.as_chunks::<BLOCK>();
-    match blocks {
-        [one] => count_le(one, ip),
-        _ if blocks.len() <= 4 => blocks.iter().map(|b| count_le(b, ip)).sum(),
-        _ => v.partition_point(|&b| b <= ip),
-    }
-}
-
-/// One elementary segment: its best candidate inline (most segments have
-/// one, so a lookup usually touches a single cache line after the search)
-/// and the others, best first, in `Space::more`.
+/// One elementary segment, in 8 bytes so that a space's segments stay in
+/// cache: either the module that wins it at every time (its best candidate
+/// is loaded from before collection and never unloaded), or a range of
+/// `Space::cands`.
 #[derive(Clone, Copy, Debug)]
 struct Segment {
-    head: Candidate,
-    more: (u32, u32),
+    /// The module index when `end` is [`ALWAYS`], else the start of the range.
+    start: u32,
+    end: u32,
 }
 
-/// The head of a segment no module covers: loaded at no time.
-const NOTHING: Candidate = Candidate { load: u64::MAX, unload: 0, index: u32::MAX, tsc_time: false };
+const ALWAYS: u32 = u32::MAX;
 
 /// The modules of one address space.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Space {
-    /// The first and one past the last address any module covers (0, 0 when none).
-    lo: u64,
-    hi: u64,
-    /// Segment `i` is `[bounds[i], bounds[i + 1])`; padded with `u64::MAX`
-    /// to whole blocks (no ip below `hi` is >= the padding).
+    /// Segment `i` is `[bounds[i], bounds[i + 1])`.
     bounds: Vec<u64>,
-    /// `bounds[k * BLOCK]` for each block k, padded likewise.
-    top: Vec<u64>,
     segments: Vec<Segment>,
-    more: Vec<Candidate>,
+    /// Candidates of the segments that need a time check, best first.
+    cands: Vec<Candidate>,
 }
 
 impl Space {
@@ -147,36 +121,38 @@ impl Space {
             }
         }
         let mut segments = Vec::with_capacity(segs);
-        let mut more = Vec::new();
+        let mut cands = Vec::new();
         for mut seg in per_seg {
             seg.sort_unstable_by(|a, b| b.load.cmp(&a.load).then(b.index.cmp(&a.index)));
-            let start = more.len() as u32;
-            more.extend(seg.iter().skip(1));
-            segments.push(Segment { head: seg.first().copied().unwrap_or(NOTHING), more: (start, more.len() as u32) });
+            // Loaded at every time, with or without a TSC: nothing behind it can win.
+            match seg.first() {
+                Some(c) if c.load == 0 && c.unload == NEVER => segments.push(Segment { start: c.index, end: ALWAYS }),
+                _ => {
+                    let start = cands.len() as u32;
+                    cands.extend(seg);
+                    assert!(cands.len() < ALWAYS as usize, "too many (segment, module) pairs");
+                    segments.push(Segment { start, end: cands.len() as u32 });
+                }
+            }
         }
-        let (lo, hi) = (bounds[0], bounds[bounds.len() - 1]);
-        bounds.resize(bounds.len().next_multiple_of(BLOCK), u64::MAX);
-        let mut top: Vec<u64> = bounds.iter().step_by(BLOCK).copied().collect();
-        top.resize(top.len().next_multiple_of(BLOCK), u64::MAX);
-        Space { lo, hi, bounds, top, segments, more }
+        Space { bounds, segments, cands }
     }
 
     /// The best module of this space covering `sample.ip` and loaded at its time.
     #[inline]
     pub(crate) fn lookup(&self, sample: &Sample, index: u64) -> Option<u32> {
         let ip = sample.ip;
-        if ip < self.lo || ip >= self.hi {
-            return None;
+        let b = self.bounds.as_slice();
+        // Also rejects an empty space: no bound is <= ip < no bound.
+        match (b.first(), b.last()) {
+            (Some(&lo), Some(&hi)) if lo <= ip && ip < hi => {}
+            _ => return None,
         }
-        // lo <= ip < hi: ip is in a segment, and at least one block starts at or before it.
-        let base = (count_sorted_le(&self.top, ip) - 1) * BLOCK;
-        let block = self.bounds[base..base + BLOCK].as_chunks::<BLOCK>().0[0];
-        let seg = &self.segments[base + count_le(&block, ip) - 1];
-        if seg.head.loaded_for(sample, index) {
-            return Some(seg.head.index);
+        let seg = self.segments[b.partition_point(|&x| x <= ip) - 1];
+        if seg.end == ALWAYS {
+            return Some(seg.start);
         }
-        let (a, b) = seg.more;
-        self.more[a as usize..b as usize].iter().find(|c| c.loaded_for(sample, index)).map(|c| c.index)
+        self.cands[seg.start as usize..seg.end as usize].iter().find(|c| c.loaded_for(sample, index)).map(|c| c.index)
     }
 }
 
