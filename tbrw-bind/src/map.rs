@@ -195,9 +195,10 @@ pub struct ModuleMap {
 }
 
 /// Instance starts of one pid's loads (`loads` in module order): every
-/// load time > 0 of a first-in-process load, and every distinct load time
-/// > 0 of an exe load except the first exe load after a first-in-process
-/// one (that exe belongs to the instance the first record began).
+/// positive load time of a first-in-process load, and every distinct
+/// positive load time of an exe load except the first exe load after a
+/// first-in-process one (that exe belongs to the instance the first record
+/// began).
 fn starts_of(modules: &[ModuleSpec], loads: &[u32]) -> Vec<Boundary> {
     // (time, exe-only record, index): at one time, first-in-process records come first.
     let mut events: Vec<(u64, bool, u32)> = loads
