@@ -5,25 +5,58 @@
 //! binder carries the sample index and the tables from one chunk to the
 //! next. [`bind_parallel`] splits a slice over threads and merges the
 //! per-thread tables in stream order, which gives the same result again.
+//!
+//! Per sample the binder only compares the sample's pid and tid with the
+//! last ones and looks the ip up in one or two address spaces; tables are
+//! consulted (and hashed, with a cheap hasher) only when the thread changes.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::input::Sample;
-use crate::map::{instance_at, ModuleMap};
+use crate::map::{instance_at, Boundary, ModuleMap, PidEntry, Space};
 use crate::output::{BindTables, DataBind, Process, Thread, UNKNOWN_MODULE};
+
+/// A multiply-rotate hasher for the small integer keys of the tables: the
+/// keys are pids and tids, not attacker-chosen, so SipHash's protection
+/// buys nothing here.
+#[derive(Clone, Copy, Default)]
+struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    fn write_u32(&mut self, n: u32) {
+        self.write_u64(u64::from(n));
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+type IdMap<K, V> = HashMap<K, V, BuildHasherDefault<IdHasher>>;
+
+const NONE: u64 = u64::MAX;
 
 /// What the binder remembers about the last thread it saw: consecutive
 /// samples of one thread are the common case.
 #[derive(Clone, Copy)]
 struct Last<'m> {
-    /// Instance boundaries of `pid` (empty for most pids).
-    boundaries: &'m [crate::map::Boundary],
     pid: u32,
     tid: u32,
+    entry: Option<PidEntry>,
+    /// Instance starts of `pid` (empty for most pids).
+    starts: &'m [Boundary],
     instance: u32,
     pid_index: u64,
     tid_index: u64,
-    space: Option<u32>,
+    space: &'m Space,
 }
 
 /// Binds samples against a [`ModuleMap`].
@@ -32,9 +65,12 @@ pub struct Binder<'m> {
     map: &'m ModuleMap,
     next_index: u64,
     processes: Vec<Process>,
-    process_index: HashMap<(u32, u32), u64>,
+    /// Process index of each instance slot of the map ([`NONE`]: not yet in the table).
+    instance_process: Vec<u64>,
+    /// Process index of pids the modules do not name (they have instance 0 only).
+    other_process: IdMap<u32, u64>,
     threads: Vec<Thread>,
-    thread_index: HashMap<(u64, u32), u64>,
+    thread_index: IdMap<(u64, u32), u64>,
     last: Option<Last<'m>>,
 }
 
@@ -51,9 +87,10 @@ impl<'m> Binder<'m> {
             map,
             next_index: first_index,
             processes: map.processes.clone(),
-            process_index: map.process_index.clone(),
+            instance_process: map.instances.iter().map(|i| i.process.unwrap_or(NONE)).collect(),
+            other_process: IdMap::default(),
             threads: Vec::new(),
-            thread_index: HashMap::new(),
+            thread_index: IdMap::default(),
             last: None,
         }
     }
@@ -72,52 +109,92 @@ impl<'m> Binder<'m> {
         }
     }
 
+    /// Binds the next samples of the stream into `out`, one entry per
+    /// sample.
+    ///
+    /// # Panics
+    /// If `out` and `samples` differ in length.
+    pub fn bind_into(&mut self, samples: &[Sample], out: &mut [DataBind]) {
+        assert_eq!(samples.len(), out.len(), "one bind entry per sample");
+        for (s, d) in samples.iter().zip(out) {
+            *d = self.bind_one(s);
+        }
+    }
+
     /// Binds the next sample of the stream.
     #[inline]
     pub fn bind_one(&mut self, s: &Sample) -> DataBind {
         let index = self.next_index;
         self.next_index += 1;
-        let map = self.map;
-        let boundaries: &'m [crate::map::Boundary] = match self.last {
-            Some(l) if l.pid == s.pid => l.boundaries,
-            _ => map.boundaries.get(&s.pid).map_or(&[], Vec::as_slice),
-        };
-        let instance = if boundaries.is_empty() { 0 } else { instance_at(boundaries, s, index) };
         let last = match self.last {
-            Some(l) if l.pid == s.pid && l.tid == s.tid && l.instance == instance => l,
-            _ => {
-                let key = (s.pid, instance);
-                let pid_index = match self.process_index.get(&key) {
-                    Some(&i) => i,
-                    None => {
-                        let start = if instance == 0 { 0 } else { map.boundaries[&s.pid][instance as usize - 1].at };
-                        let exe_module = map.exe_of.get(&key).copied();
-                        self.processes.push(Process { pid: s.pid, instance, start, exe_module });
-                        let i = self.processes.len() as u64 - 1;
-                        self.process_index.insert(key, i);
-                        i
-                    }
-                };
-                let tid_index = *self.thread_index.entry((pid_index, s.tid)).or_insert_with(|| {
-                    self.threads.push(Thread { pid_index, tid: s.tid });
-                    self.threads.len() as u64 - 1
-                });
-                let l = Last {
-                    boundaries,
-                    pid: s.pid,
-                    tid: s.tid,
-                    instance,
-                    pid_index,
-                    tid_index,
-                    space: map.spaces.get(&key).copied(),
-                };
-                self.last = Some(l);
+            Some(l)
+                if l.pid == s.pid
+                    && l.tid == s.tid
+                    && (l.starts.is_empty() || instance_at(l.starts, s, index) == l.instance) =>
+            {
                 l
             }
+            _ => self.switch(s, index),
         };
-        let own = last.space.and_then(|sp| map.space_list[sp as usize].lookup(s, index));
-        let module = own.or_else(|| map.global.lookup(s, index)).map_or(UNKNOWN_MODULE, u64::from);
-        DataBind { module_index: module, pid_index: last.pid_index, tid_index: last.tid_index }
+        let module = match last.space.lookup(s, index) {
+            Some(m) => m,
+            None => match self.map.global.lookup(s, index) {
+                Some(m) => m,
+                None => {
+                    return DataBind {
+                        module_index: UNKNOWN_MODULE,
+                        pid_index: last.pid_index,
+                        tid_index: last.tid_index,
+                    }
+                }
+            },
+        };
+        DataBind { module_index: u64::from(module), pid_index: last.pid_index, tid_index: last.tid_index }
+    }
+
+    /// The sample is of another thread or process instance than the last one.
+    #[cold]
+    fn switch(&mut self, s: &Sample, index: u64) -> Last<'m> {
+        let map = self.map;
+        let entry = match self.last {
+            Some(l) if l.pid == s.pid => l.entry,
+            _ => map.pid_entry(s.pid),
+        };
+        let starts = entry.map_or(&[][..], |e| map.starts(e));
+        let instance = if starts.is_empty() { 0 } else { instance_at(starts, s, index) };
+        let pid_index = self.process_of(s.pid, instance, entry);
+        let tid_index = *self.thread_index.entry((pid_index, s.tid)).or_insert_with(|| {
+            self.threads.push(Thread { pid_index, tid: s.tid });
+            self.threads.len() as u64 - 1
+        });
+        let space = match entry {
+            Some(e) => &map.space_list[map.instances[(e.slot + instance) as usize].space as usize],
+            None => &map.space_list[0],
+        };
+        let l = Last { pid: s.pid, tid: s.tid, entry, starts, instance, pid_index, tid_index, space };
+        self.last = Some(l);
+        l
+    }
+
+    /// The process index of (pid, instance), adding it to the table when new.
+    fn process_of(&mut self, pid: u32, instance: u32, entry: Option<PidEntry>) -> u64 {
+        let map = self.map;
+        let processes = &mut self.processes;
+        let mut add = |start: u64, exe_module: Option<u64>| {
+            processes.push(Process { pid, instance, start, exe_module });
+            processes.len() as u64 - 1
+        };
+        match entry {
+            Some(e) => {
+                let slot = (e.slot + instance) as usize;
+                if self.instance_process[slot] == NONE {
+                    let start = if instance == 0 { 0 } else { map.starts(e)[instance as usize - 1].at };
+                    self.instance_process[slot] = add(start, map.instances[slot].exe_module);
+                }
+                self.instance_process[slot]
+            }
+            None => *self.other_process.entry(pid).or_insert_with(|| add(0, None)),
+        }
     }
 
     /// The tables as they stand (after the samples bound so far).
@@ -139,23 +216,23 @@ impl<'m> Binder<'m> {
 /// identical to a single [`Binder`] over the whole slice.
 pub fn bind_parallel(map: &ModuleMap, samples: &[Sample], threads: usize) -> (Vec<DataBind>, BindTables) {
     let threads = threads.clamp(1, samples.len().max(1));
+    let mut data = vec![DataBind::default(); samples.len()];
     if threads == 1 {
         let mut b = Binder::new(map);
-        let mut out = Vec::new();
-        b.bind(samples, &mut out);
-        return (out, b.finish());
+        b.bind_into(samples, &mut data);
+        return (data, b.finish());
     }
     let chunk = samples.len().div_ceil(threads);
-    let parts: Vec<(Vec<DataBind>, Binder)> = std::thread::scope(|scope| {
+    let parts: Vec<Binder> = std::thread::scope(|scope| {
         let handles: Vec<_> = samples
             .chunks(chunk)
+            .zip(data.chunks_mut(chunk))
             .enumerate()
-            .map(|(k, part)| {
+            .map(|(k, (part, out))| {
                 scope.spawn(move || {
                     let mut b = Binder::starting_at(map, (k * chunk) as u64);
-                    let mut out = Vec::new();
-                    b.bind(part, &mut out);
-                    (out, b)
+                    b.bind_into(part, out);
+                    b
                 })
             })
             .collect();
@@ -163,19 +240,15 @@ pub fn bind_parallel(map: &ModuleMap, samples: &[Sample], threads: usize) -> (Ve
     });
     // Merge in stream order: each part's new processes and threads, in that
     // part's order of first appearance, join the global tables unless an
-    // earlier part already has them.
+    // earlier part already has them. Then each part's entries are renumbered
+    // in place, in parallel.
     let base = map.processes.len();
     let mut global = Binder::new(map);
-    let mut data = Vec::with_capacity(samples.len());
-    for (out, part) in parts {
+    let mut renumber = Vec::with_capacity(parts.len());
+    for part in &parts {
         let mut pid_map: Vec<u64> = (0..base as u64).collect();
         for p in &part.processes[base..] {
-            let key = (p.pid, p.instance);
-            let g = *global.process_index.entry(key).or_insert_with(|| {
-                global.processes.push(*p);
-                global.processes.len() as u64 - 1
-            });
-            pid_map.push(g);
+            pid_map.push(global.process_of(p.pid, p.instance, map.pid_entry(p.pid)));
         }
         let mut tid_map = Vec::with_capacity(part.threads.len());
         for t in &part.threads {
@@ -186,11 +259,20 @@ pub fn bind_parallel(map: &ModuleMap, samples: &[Sample], threads: usize) -> (Ve
             });
             tid_map.push(g);
         }
-        data.extend(out.into_iter().map(|d| DataBind {
-            module_index: d.module_index,
-            pid_index: pid_map[d.pid_index as usize],
-            tid_index: tid_map[d.tid_index as usize],
-        }));
+        let identity = |v: &[u64]| v.iter().enumerate().all(|(i, &g)| g == i as u64);
+        renumber.push((!(identity(&pid_map) && identity(&tid_map))).then_some((pid_map, tid_map)));
     }
+    std::thread::scope(|scope| {
+        for (out, maps) in data.chunks_mut(chunk).zip(renumber) {
+            if let Some((pid_map, tid_map)) = maps {
+                scope.spawn(move || {
+                    for d in out {
+                        d.pid_index = pid_map[d.pid_index as usize];
+                        d.tid_index = tid_map[d.tid_index as usize];
+                    }
+                });
+            }
+        }
+    });
     (data, global.finish())
 }

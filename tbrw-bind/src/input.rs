@@ -5,16 +5,29 @@
 /// `unload_time` of a module that is never unloaded (`(TBRW_U64)-1`).
 pub const NEVER: u64 = u64::MAX;
 
+/// What a module record notifies (guide 6.6: `TBRW_MODULE_LOADED` /
+/// `TBRW_MODULE_UNLOADED`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum ModuleKind {
+    /// A load: a mapping samples can bind to.
+    #[default]
+    Load,
+    /// An unload notification: it ends the load of the same pid and address
+    /// it pairs with (docs/BIND.md) and is never itself a bind target.
+    Unload,
+}
+
 /// One module record. Its index is its position in the slice given to the engine.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct ModuleSpec {
-    /// `module_associated_pid`: the OS pid that loaded it.
+    /// `module_associated_pid`: the OS pid that loaded (or unloaded) it.
     pub pid: u32,
     /// `module_load_address`.
     pub load_address: u64,
     /// `module_length`. A zero-length module covers no address.
     pub length: u64,
-    /// `module_event_when`: load time (0: loaded before collection started).
+    /// `module_event_when`: the time of the notification; for a load, its
+    /// load time (0: loaded before collection started).
     pub load_time: u64,
     /// `module_unload_tsc`: unload time ([`NEVER`]: never unloaded).
     pub unload_time: u64,
@@ -24,6 +37,11 @@ pub struct ModuleSpec {
     pub exe: bool,
     /// `TBRW_MODULE_TSC_USED`: the times are TSC values (else sample counts).
     pub tsc_time: bool,
+    /// Load or unload notification.
+    pub kind: ModuleKind,
+    /// `TBRW_MODULE_1ST_MODULE_REC_IN_PROCESS`: the first notification of a
+    /// process; its load time starts a process instance.
+    pub first_in_process: bool,
 }
 
 impl ModuleSpec {
@@ -33,12 +51,15 @@ impl ModuleSpec {
         self.load_address.saturating_add(self.length)
     }
 
-    /// The sample's time in this module's time base: its TSC when the module
-    /// uses TSCs and the sample has one, else its index in the stream.
-    pub fn time_of(&self, sample: &Sample, index: u64) -> u64 {
-        match (self.tsc_time, sample.tsc) {
-            (true, Some(t)) => t,
-            _ => index,
+    /// The sample's time in this module's time base: its index in the
+    /// stream for a module timed in sample counts; its TSC for a module
+    /// timed in TSCs, or `None` when the sample has no TSC (then time
+    /// cannot tell whether the module was loaded).
+    pub fn time_of(&self, sample: &Sample, index: u64) -> Option<u64> {
+        if self.tsc_time {
+            sample.tsc
+        } else {
+            Some(index)
         }
     }
 

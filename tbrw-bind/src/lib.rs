@@ -30,7 +30,7 @@ mod output;
 pub mod reference;
 
 pub use binder::{bind_parallel, Binder};
-pub use input::{ModuleSpec, Sample, NEVER};
+pub use input::{ModuleKind, ModuleSpec, Sample, NEVER};
 pub use map::ModuleMap;
 pub use output::{BindResult, BindTables, DataBind, ModuleBind, Process, Thread, TidBind, UNKNOWN_MODULE};
 

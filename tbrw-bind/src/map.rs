@@ -1,37 +1,44 @@
 //! [`ModuleMap`]: the modules of a file arranged for fast lookup.
 //!
-//! Modules are grouped into address spaces: one per process instance (its
-//! own modules) and one global space (modules flagged global). Each space
-//! is cut into elementary segments at every module start and end; each
-//! segment lists the modules covering it, best first (latest load, then
-//! latest added). A lookup is a binary search for the segment, then the
-//! first candidate loaded at the sample's time.
+//! Built once per bind, before any sample: unload records are paired with
+//! the loads they end, each pid's process-instance starts are found, and
+//! the loads are grouped into address spaces: one per process instance
+//! (its own modules) and one global space (modules flagged global). Each
+//! space is cut into elementary segments at every module start and end;
+//! each segment lists the modules covering it, best first (latest load,
+//! then latest added). A lookup is a binary search for the segment, then
+//! the first candidate loaded at the sample's time.
+//!
+//! Pids are resolved through a sorted table (a binary search when the pid
+//! changes), and each pid's instances are consecutive slots of a dense
+//! table: nothing here hashes per sample.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
-use crate::input::{ModuleSpec, Sample};
+use crate::input::{ModuleKind, ModuleSpec, Sample, NEVER};
 use crate::output::{ModuleBind, Process};
 
-/// The start of a process instance: a later load of an executable module.
+/// The start of a process instance.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Boundary {
     pub(crate) at: u64,
     pub(crate) tsc_time: bool,
 }
 
-/// Instance boundaries of one pid, in increasing `at`.
-pub(crate) type Boundaries = Vec<Boundary>;
-
-/// The instance of a pid that a time falls in: the number of boundaries at
-/// or before it (each boundary compared in its own time base).
+/// The instance of a pid that a sample falls in: the number of starts at
+/// or before its time, each compared in its own time base. A sample
+/// without a TSC cannot be placed before a TSC-timed start, so it counts
+/// as after it.
+#[inline]
 pub(crate) fn instance_at(b: &[Boundary], sample: &Sample, index: u64) -> u32 {
     let mut n = 0;
     for x in b {
-        let t = match (x.tsc_time, sample.tsc) {
-            (true, Some(t)) => t,
-            _ => index,
+        let after = match (x.tsc_time, sample.tsc) {
+            (true, Some(t)) => x.at <= t,
+            (true, None) => true,
+            (false, _) => x.at <= index,
         };
-        n += u32::from(x.at <= t);
+        n += u32::from(after);
     }
     n
 }
@@ -39,39 +46,57 @@ pub(crate) fn instance_at(b: &[Boundary], sample: &Sample, index: u64) -> u32 {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Candidate {
     load: u64,
-    /// Exclusive; `u64::MAX` stands for "never unloaded".
+    /// Exclusive; [`NEVER`] stands for "never unloaded".
     unload: u64,
     index: u32,
     tsc_time: bool,
 }
 
 impl Candidate {
-    #[inline]
+    #[inline(always)]
     fn loaded_for(&self, sample: &Sample, index: u64) -> bool {
-        let t = match (self.tsc_time, sample.tsc) {
-            (true, Some(t)) => t,
-            _ => index,
+        let t = if self.tsc_time {
+            match sample.tsc {
+                Some(t) => t,
+                // Without a time stamp, time cannot exclude the module.
+                None => return true,
+            }
+        } else {
+            index
         };
-        self.load <= t && (self.unload == u64::MAX || t < self.unload)
+        self.load <= t && (t < self.unload || self.unload == NEVER)
     }
 }
+
+/// One elementary segment, in 8 bytes so that a space's segments stay in
+/// cache: either the module that wins it at every time (its best candidate
+/// is loaded from before collection and never unloaded), or a range of
+/// `Space::cands`.
+#[derive(Clone, Copy, Debug)]
+struct Segment {
+    /// The module index when `end` is [`ALWAYS`], else the start of the range.
+    start: u32,
+    end: u32,
+}
+
+const ALWAYS: u32 = u32::MAX;
 
 /// The modules of one address space.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Space {
     /// Segment `i` is `[bounds[i], bounds[i + 1])`.
     bounds: Vec<u64>,
-    /// Candidates of segment `i` are `cands[first[i]..first[i + 1]]`.
-    first: Vec<u32>,
+    segments: Vec<Segment>,
+    /// Candidates of the segments that need a time check, best first.
     cands: Vec<Candidate>,
 }
 
 impl Space {
-    fn build(modules: &[ModuleSpec], members: &[u32]) -> Space {
+    fn build(modules: &[ModuleSpec], unload: &[u64], members: &[u32]) -> Space {
         let mut bounds: Vec<u64> = Vec::with_capacity(members.len() * 2);
         for &i in members {
             let m = &modules[i as usize];
-            if m.length > 0 {
+            if m.end() > m.load_address {
                 bounds.push(m.load_address);
                 bounds.push(m.end());
             }
@@ -85,54 +110,164 @@ impl Space {
         let mut per_seg: Vec<Vec<Candidate>> = vec![Vec::new(); segs];
         for &i in members {
             let m = &modules[i as usize];
-            if m.length == 0 || m.end() == m.load_address {
+            if m.end() <= m.load_address {
                 continue;
             }
-            let c = Candidate { load: m.load_time, unload: m.unload_time, index: i, tsc_time: m.tsc_time };
+            let c = Candidate { load: m.load_time, unload: unload[i as usize], index: i, tsc_time: m.tsc_time };
             let s = bounds.partition_point(|&b| b < m.load_address);
             let e = bounds.partition_point(|&b| b < m.end());
             for seg in &mut per_seg[s..e] {
                 seg.push(c);
             }
         }
-        let mut first = Vec::with_capacity(segs + 1);
+        let mut segments = Vec::with_capacity(segs);
         let mut cands = Vec::new();
         for mut seg in per_seg {
-            first.push(cands.len() as u32);
             seg.sort_unstable_by(|a, b| b.load.cmp(&a.load).then(b.index.cmp(&a.index)));
-            cands.extend(seg);
+            // Loaded at every time, with or without a TSC: nothing behind it can win.
+            match seg.first() {
+                Some(c) if c.load == 0 && c.unload == NEVER => segments.push(Segment { start: c.index, end: ALWAYS }),
+                _ => {
+                    let start = cands.len() as u32;
+                    cands.extend(seg);
+                    assert!(cands.len() < ALWAYS as usize, "too many (segment, module) pairs");
+                    segments.push(Segment { start, end: cands.len() as u32 });
+                }
+            }
         }
-        first.push(cands.len() as u32);
-        Space { bounds, first, cands }
+        Space { bounds, segments, cands }
     }
 
     /// The best module of this space covering `sample.ip` and loaded at its time.
     #[inline]
     pub(crate) fn lookup(&self, sample: &Sample, index: u64) -> Option<u32> {
-        let i = self.bounds.partition_point(|&b| b <= sample.ip);
-        if i == 0 || i >= self.bounds.len() {
-            return None;
+        let ip = sample.ip;
+        let b = self.bounds.as_slice();
+        // Also rejects an empty space: no bound is <= ip < no bound.
+        match (b.first(), b.last()) {
+            (Some(&lo), Some(&hi)) if lo <= ip && ip < hi => {}
+            _ => return None,
         }
-        let seg = i - 1;
-        let range = self.first[seg] as usize..self.first[seg + 1] as usize;
-        self.cands[range].iter().find(|c| c.loaded_for(sample, index)).map(|c| c.index)
+        let seg = self.segments[b.partition_point(|&x| x <= ip) - 1];
+        if seg.end == ALWAYS {
+            return Some(seg.start);
+        }
+        self.cands[seg.start as usize..seg.end as usize].iter().find(|c| c.loaded_for(sample, index)).map(|c| c.index)
     }
+}
+
+/// A pid that appears in the modules.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PidEntry {
+    /// Its instance starts: `boundaries[starts.0..starts.1]`.
+    pub(crate) starts: (u32, u32),
+    /// Slot of its instance 0 in `instances`; instance k is at `slot + k`.
+    pub(crate) slot: u32,
+}
+
+/// One process instance of a pid that appears in the modules.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Instance {
+    /// Its own modules: an index into `space_list`.
+    pub(crate) space: u32,
+    /// Its first exe load, by index.
+    pub(crate) exe_module: Option<u64>,
+    /// Its index in the modules' process table, if modules name it.
+    pub(crate) process: Option<u64>,
 }
 
 /// The modules of a file, arranged for binding (see the module doc).
 #[derive(Clone, Debug)]
 pub struct ModuleMap {
     pub(crate) module_count: u64,
-    pub(crate) boundaries: HashMap<u32, Boundaries>,
-    /// Own-module spaces, by (pid, instance).
-    pub(crate) spaces: HashMap<(u32, u32), u32>,
+    /// The distinct pids of the modules, sorted; `pid_entries` in the same order.
+    pub(crate) pids: Vec<u32>,
+    pub(crate) pid_entries: Vec<PidEntry>,
+    pub(crate) boundaries: Vec<Boundary>,
+    pub(crate) instances: Vec<Instance>,
+    /// `space_list[0]` is empty: the space of an instance without own modules.
     pub(crate) space_list: Vec<Space>,
     pub(crate) global: Space,
     /// The process table as the modules define it (before any sample).
     pub(crate) processes: Vec<Process>,
-    pub(crate) process_index: HashMap<(u32, u32), u64>,
     pub(crate) module_binds: Vec<ModuleBind>,
-    pub(crate) exe_of: HashMap<(u32, u32), u64>,
+    unmatched_unloads: u64,
+}
+
+/// Instance starts of one pid's loads (`loads` in module order): every
+/// positive load time of a first-in-process load, and every distinct
+/// positive load time of an exe load except the first exe load after a
+/// first-in-process one (that exe belongs to the instance the first record
+/// began).
+fn starts_of(modules: &[ModuleSpec], loads: &[u32]) -> Vec<Boundary> {
+    // (time, exe-only record, index): at one time, first-in-process records come first.
+    let mut events: Vec<(u64, bool, u32)> = loads
+        .iter()
+        .map(|&i| (modules[i as usize].load_time, !modules[i as usize].first_in_process, i))
+        .filter(|&(_, exe_only, i)| !exe_only || modules[i as usize].exe)
+        .collect();
+    events.sort_unstable();
+    let mut out: Vec<Boundary> = Vec::new();
+    let mut push = |at: u64, tsc_time: bool| {
+        if at > 0 && out.last().is_none_or(|b| b.at != at) {
+            out.push(Boundary { at, tsc_time });
+        }
+    };
+    // The current instance was begun by a first-in-process record and has no exe yet.
+    let mut absorbing = false;
+    let mut last_exe: Option<u64> = None;
+    let mut last_first: Option<u64> = None;
+    for (at, exe_only, i) in events {
+        let m = &modules[i as usize];
+        if !exe_only {
+            push(at, m.tsc_time);
+            // Several first records at one time begin one instance, which has an exe if any of them is one.
+            absorbing = !m.exe && (last_first != Some(at) || absorbing);
+            last_first = Some(at);
+            if m.exe {
+                last_exe = Some(at);
+            }
+        } else if last_exe != Some(at) {
+            last_exe = Some(at);
+            if absorbing {
+                absorbing = false;
+            } else {
+                push(at, m.tsc_time);
+            }
+        }
+    }
+    out
+}
+
+/// For each load, the time of the unload record that ends it, if any; and
+/// the number of unload records that end no load.
+fn pair_unloads(modules: &[ModuleSpec]) -> (Vec<u64>, u64) {
+    let mut open: HashMap<(u32, u64, bool), BTreeSet<(u64, u32)>> = HashMap::new();
+    let mut unloads = Vec::new();
+    for (i, m) in modules.iter().enumerate() {
+        match m.kind {
+            ModuleKind::Load => {
+                open.entry((m.pid, m.load_address, m.tsc_time)).or_default().insert((m.load_time, i as u32));
+            }
+            ModuleKind::Unload => unloads.push((m.load_time, i as u32)),
+        }
+    }
+    unloads.sort_unstable();
+    let mut ends = vec![NEVER; modules.len()];
+    let mut unmatched = 0;
+    for (t, u) in unloads {
+        let m = &modules[u as usize];
+        let hit = open.get_mut(&(m.pid, m.load_address, m.tsc_time)).and_then(|set| {
+            let &latest = set.range(..=(t, u32::MAX)).next_back()?;
+            set.remove(&latest);
+            Some(latest.1)
+        });
+        match hit {
+            Some(l) => ends[l as usize] = t,
+            None => unmatched += 1,
+        }
+    }
+    (ends, unmatched)
 }
 
 impl ModuleMap {
@@ -142,66 +277,79 @@ impl ModuleMap {
     /// If there are more than `u32::MAX` modules (the C `mrIndex` field has 20 bits).
     pub fn new(modules: &[ModuleSpec]) -> ModuleMap {
         assert!(modules.len() <= u32::MAX as usize, "more than 2^32 modules");
-        // Instance boundaries: every distinct later load time of an exe, per pid.
-        let mut boundaries: HashMap<u32, Boundaries> = HashMap::new();
-        for m in modules.iter().filter(|m| m.exe && m.load_time > 0) {
-            let b = boundaries.entry(m.pid).or_default();
-            if !b.iter().any(|x| x.at == m.load_time) {
-                b.push(Boundary { at: m.load_time, tsc_time: m.tsc_time });
+        let (ends, unmatched_unloads) = pair_unloads(modules);
+        let unload: Vec<u64> = modules.iter().zip(&ends).map(|(m, &e)| m.unload_time.min(e)).collect();
+
+        let mut pids: Vec<u32> = modules.iter().map(|m| m.pid).collect();
+        pids.sort_unstable();
+        pids.dedup();
+        let slot_of_pid = |pid: u32| pids.binary_search(&pid).expect("pid of a module");
+        let mut loads_of: Vec<Vec<u32>> = vec![Vec::new(); pids.len()];
+        for (i, m) in modules.iter().enumerate() {
+            if m.kind == ModuleKind::Load && (m.exe || m.first_in_process) {
+                loads_of[slot_of_pid(m.pid)].push(i as u32);
             }
         }
-        for b in boundaries.values_mut() {
-            b.sort_by_key(|x| x.at);
+        let mut boundaries = Vec::new();
+        let mut pid_entries = Vec::with_capacity(pids.len());
+        let mut slots = 0u32;
+        for loads in &loads_of {
+            let b = starts_of(modules, loads);
+            let s = boundaries.len() as u32;
+            boundaries.extend_from_slice(&b);
+            pid_entries.push(PidEntry { starts: (s, boundaries.len() as u32), slot: slots });
+            slots += b.len() as u32 + 1;
         }
-        let instance_of = |m: &ModuleSpec| -> u32 {
-            boundaries.get(&m.pid).map_or(0, |b| b.iter().filter(|x| x.at <= m.load_time).count() as u32)
-        };
+        let mut instances = vec![Instance { space: 0, exe_module: None, process: None }; slots as usize];
 
         let mut processes = Vec::new();
-        let mut process_index = HashMap::new();
-        let mut exe_of = HashMap::new();
         let mut module_binds = Vec::with_capacity(modules.len());
-        let mut members: HashMap<(u32, u32), Vec<u32>> = HashMap::new();
+        let mut members: Vec<Vec<u32>> = vec![Vec::new(); slots as usize];
+        let mut space_order: Vec<usize> = Vec::new();
         let mut global_members = Vec::new();
-        let mut space_order = Vec::new();
         for (i, m) in modules.iter().enumerate() {
-            let key = (m.pid, instance_of(m));
-            let pid_index = *process_index.entry(key).or_insert_with(|| {
-                let start = if key.1 == 0 { 0 } else { boundaries[&m.pid][key.1 as usize - 1].at };
-                processes.push(Process { pid: key.0, instance: key.1, start, exe_module: None });
+            let e = pid_entries[slot_of_pid(m.pid)];
+            let b = &boundaries[e.starts.0 as usize..e.starts.1 as usize];
+            let instance = b.iter().filter(|x| x.at <= m.load_time).count() as u32;
+            let slot = (e.slot + instance) as usize;
+            let pid_index = *instances[slot].process.get_or_insert_with(|| {
+                let start = if instance == 0 { 0 } else { b[instance as usize - 1].at };
+                processes.push(Process { pid: m.pid, instance, start, exe_module: None });
                 processes.len() as u64 - 1
             });
-            if m.exe && !exe_of.contains_key(&key) {
-                exe_of.insert(key, i as u64);
+            module_binds.push(ModuleBind { pid_index });
+            if m.kind == ModuleKind::Unload {
+                continue;
+            }
+            if m.exe && instances[slot].exe_module.is_none() {
+                instances[slot].exe_module = Some(i as u64);
                 processes[pid_index as usize].exe_module = Some(i as u64);
             }
-            module_binds.push(ModuleBind { pid_index });
             if m.global {
                 global_members.push(i as u32);
             } else {
-                let v = members.entry(key).or_insert_with(|| {
-                    space_order.push(key);
-                    Vec::new()
-                });
-                v.push(i as u32);
+                if members[slot].is_empty() {
+                    space_order.push(slot);
+                }
+                members[slot].push(i as u32);
             }
         }
-        let mut spaces = HashMap::new();
-        let mut space_list = Vec::new();
-        for key in space_order {
-            spaces.insert(key, space_list.len() as u32);
-            space_list.push(Space::build(modules, &members[&key]));
+        let mut space_list = vec![Space::default()];
+        for slot in space_order {
+            instances[slot].space = space_list.len() as u32;
+            space_list.push(Space::build(modules, &unload, &members[slot]));
         }
         ModuleMap {
             module_count: modules.len() as u64,
+            pids,
+            pid_entries,
             boundaries,
-            spaces,
+            instances,
             space_list,
-            global: Space::build(modules, &global_members),
+            global: Space::build(modules, &unload, &global_members),
             processes,
-            process_index,
             module_binds,
-            exe_of,
+            unmatched_unloads,
         }
     }
 
@@ -213,5 +361,22 @@ impl ModuleMap {
     /// The process table as the modules alone define it.
     pub fn module_processes(&self) -> &[Process] {
         &self.processes
+    }
+
+    /// The unload records that end no load (docs/BIND.md): they are ignored.
+    pub fn unmatched_unloads(&self) -> u64 {
+        self.unmatched_unloads
+    }
+
+    /// The entry of `pid`, if the modules name it.
+    #[inline]
+    pub(crate) fn pid_entry(&self, pid: u32) -> Option<PidEntry> {
+        self.pids.binary_search(&pid).ok().map(|i| self.pid_entries[i])
+    }
+
+    /// The instance starts of a pid entry.
+    #[inline]
+    pub(crate) fn starts(&self, e: PidEntry) -> &[Boundary] {
+        &self.boundaries[e.starts.0 as usize..e.starts.1 as usize]
     }
 }

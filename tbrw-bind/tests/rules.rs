@@ -104,9 +104,120 @@ fn tsc_time_when_the_module_and_the_stream_have_it() {
     // index 0: a not loaded (tsc 500), b not yet (index 0 < 2); index 1: a loaded; index 2: b (newer by value? no: a's load 1000 > b's 2) ...
     let got = modules_of(&[a, b], &[ts(500), ts(1500), ts(1600), ts(2500)]);
     assert_eq!(got, [U, 0, 0, 1]);
-    // Without time stamps in the stream, TSC modules fall back to the sample index.
+    // Without time stamps in the stream, time cannot exclude the TSC module
+    // a (its load time 1000 also beats b's 2), while b, timed in sample
+    // counts, is still compared with the index.
     let got = modules_of(&[a, b], &[s(1, 1, 0x5010), s(1, 1, 0x5010), s(1, 1, 0x5010)]);
-    assert_eq!(got, [U, U, 1]);
+    assert_eq!(got, [0, 0, 0]);
+    let got = modules_of(&[b], &[s(1, 1, 0x5010), s(1, 1, 0x5010), s(1, 1, 0x5010)]);
+    assert_eq!(got, [U, U, 0]);
+}
+
+/// A TSC-timed module (load and unload times in TSC) with a stream that has
+/// no time stamps: every sample in its range binds to it.
+#[test]
+fn a_stream_without_time_stamps_binds_by_address_alone() {
+    let tsc = |mut x: ModuleSpec, load, unload| {
+        x.tsc_time = true;
+        x.load_time = load;
+        x.unload_time = unload;
+        x
+    };
+    let exe = ModuleSpec { exe: true, first_in_process: true, ..tsc(m(7, 0x40_0000, 0x1000), 5_000_000, NEVER) };
+    let lib = tsc(m(7, 0x7000_0000, 0x1000), 5_000_100, 9_000_000);
+    // Two mappings of one address over time: without time the latest load wins.
+    let old = tsc(m(7, 0x9000_0000, 0x1000), 5_000_200, 6_000_000);
+    let new = tsc(m(7, 0x9000_0000, 0x1000), 6_000_000, NEVER);
+    let mods = [exe, lib, new, old];
+    let samples = [s(7, 1, 0x40_0010), s(7, 1, 0x7000_0010), s(7, 1, 0x9000_0010), s(7, 1, 0x1234)];
+    assert_eq!(modules_of(&mods, &samples), [0, 1, 2, U]);
+    // The samples belong to the instance the exe began (there is no other).
+    let r = bind(&mods, &samples);
+    assert!(r.data.iter().all(|d| d.pid_index == 0));
+    assert_eq!(r.tables.processes.len(), 1);
+}
+
+#[test]
+fn an_unload_record_ends_the_load_it_pairs_with() {
+    let load = ModuleSpec { load_time: 2, ..m(1, 0x5000, 0x100) };
+    // Address and pid as the load; the length of an unload record is not consulted.
+    let unload = ModuleSpec { kind: ModuleKind::Unload, load_time: 5, ..m(1, 0x5000, 0) };
+    let samples: Vec<_> = (0..8).map(|_| s(1, 1, 0x5010)).collect();
+    assert_eq!(modules_of(&[load, unload], &samples), [U, U, 0, 0, 0, U, U, U]);
+    assert_eq!(ModuleMap::new(&[load, unload]).unmatched_unloads(), 0);
+    // The unload record is never a bind target, even with a length.
+    let long_unload = ModuleSpec { length: 0x100, ..unload };
+    assert_eq!(modules_of(&[long_unload], &samples), [U; 8]);
+    // It still has a module bind entry: its process.
+    let r = bind(&[load, unload], &samples);
+    assert_eq!(r.tables.module_binds.iter().map(|b| b.pid_index).collect::<Vec<_>>(), [0, 0]);
+}
+
+#[test]
+fn unload_records_pair_with_the_latest_open_load_of_pid_and_address() {
+    // Two loads of one address (say a library loaded twice), all loads
+    // written before all unloads: the unload at 4 ends the load at 3 (the
+    // latest before it), the one at 6 the load at 1.
+    let a = ModuleSpec { load_time: 1, ..m(1, 0x5000, 0x100) };
+    let b = ModuleSpec { load_time: 3, ..m(1, 0x5000, 0x80) };
+    let un = |t| ModuleSpec { kind: ModuleKind::Unload, load_time: t, ..m(1, 0x5000, 0) };
+    let samples: Vec<_> = (0..8).map(|_| s(1, 1, 0x5010)).collect();
+    let mods = [a, b, un(6), un(4)];
+    assert_eq!(modules_of(&mods, &samples), [U, 0, 0, 1, 0, 0, U, U]);
+    // An unload of another pid, another address, or before any load matches nothing.
+    let strays = [
+        ModuleSpec { pid: 2, ..un(2) },
+        ModuleSpec { load_address: 0x5001, ..un(2) },
+        un(0),
+        ModuleSpec { tsc_time: true, ..un(7) },
+    ];
+    let mut with_strays = mods.to_vec();
+    with_strays.extend(strays);
+    assert_eq!(modules_of(&with_strays, &samples), [U, 0, 0, 1, 0, 0, U, U]);
+    assert_eq!(ModuleMap::new(&with_strays).unmatched_unloads(), 4);
+    assert_eq!(reference::unmatched_unloads(&with_strays), 4);
+    // A third unload of the same address has no open load left.
+    let mut three = mods.to_vec();
+    three.push(un(7));
+    assert_eq!(ModuleMap::new(&three).unmatched_unloads(), 1);
+    // A load's own unload time still counts when it is the earlier one.
+    let a_own = ModuleSpec { unload_time: 2, ..a };
+    assert_eq!(modules_of(&[a_own, b, un(6), un(4)], &samples), [U, 0, U, 1, U, U, U, U]);
+}
+
+#[test]
+fn the_first_record_of_a_process_starts_its_instance() {
+    // pid 9 ran before (exe loaded before collection), then the pid is reused:
+    // ntdll at TSC 1000 is the first notification of the new process, its exe follows at 1001.
+    let tsc = |x: ModuleSpec, load| ModuleSpec { tsc_time: true, load_time: load, ..x };
+    let old_exe = ModuleSpec { exe: true, ..tsc(m(9, 0x40_0000, 0x1000), 0) };
+    let ntdll = ModuleSpec { first_in_process: true, ..tsc(m(9, 0x7700_0000, 0x1000), 1000) };
+    let new_exe = ModuleSpec { exe: true, ..tsc(m(9, 0x50_0000, 0x1000), 1001) };
+    let mods = [old_exe, ntdll, new_exe];
+    let at = |tsc, ip| Sample { ip, pid: 9, tid: 1, tsc: Some(tsc) };
+    let samples = [at(900, 0x40_0010), at(1000, 0x7700_0010), at(1002, 0x50_0010), at(1003, 0x7700_0010)];
+    let r = bind(&mods, &samples);
+    assert_eq!(r, reference::bind(&mods, &samples));
+    let got: Vec<_> = r.data.iter().map(|d| (d.module_index, d.pid_index)).collect();
+    assert_eq!(got, [(0, 0), (1, 1), (2, 1), (1, 1)]);
+    // Two processes, not three: the exe at 1001 does not begin another one, and is the new one's exe.
+    let p: Vec<_> = r.tables.processes.iter().map(|p| (p.pid, p.instance, p.start, p.exe_module)).collect();
+    assert_eq!(p, [(9, 0, 0, Some(0)), (9, 1, 1000, Some(2))]);
+    assert_eq!(r.tables.module_binds.iter().map(|b| b.pid_index).collect::<Vec<_>>(), [0, 1, 1]);
+
+    // A pid seen only from its first record on: one process, samples from 1000 on bind.
+    let mods = [ntdll, new_exe];
+    let r = bind(&mods, &samples[1..]);
+    assert_eq!(r, reference::bind(&mods, &samples[1..]));
+    assert_eq!(r.data.iter().map(|d| d.module_index).collect::<Vec<_>>(), [0, 1, 0]);
+    assert_eq!(r.tables.processes.len(), 1);
+
+    // A later exe load in the same process (an exec) still begins a new instance.
+    let exec = ModuleSpec { exe: true, ..tsc(m(9, 0x60_0000, 0x1000), 2000) };
+    let mods = [ntdll, new_exe, exec];
+    let r = bind(&mods, &[at(1500, 0x7700_0010), at(2500, 0x7700_0010), at(2500, 0x60_0010)]);
+    assert_eq!(r.data.iter().map(|d| (d.module_index, d.pid_index)).collect::<Vec<_>>(), [(0, 0), (U, 1), (2, 1)]);
+    assert_eq!(r.tables.processes.len(), 2);
 }
 
 #[test]
@@ -208,7 +319,24 @@ fn workload(seed: u64, modules: usize, pids: u32, samples: usize) -> (Vec<Module
             global: r % 17 == 0,
             exe: r % 11 == 0,
             tsc_time: false,
+            kind: ModuleKind::Load,
+            first_in_process: r % 13 == 0,
         });
+        if r % 7 == 0 {
+            // A separate unload notification for this mapping, sometimes one that matches nothing.
+            let m = *mods.last().expect("just pushed");
+            let shift = if r % 49 == 0 { 0x10 } else { 0 };
+            mods.push(ModuleSpec {
+                kind: ModuleKind::Unload,
+                load_time: load + rnd() % 2000,
+                load_address: m.load_address + shift,
+                length: 0,
+                unload_time: NEVER,
+                exe: false,
+                first_in_process: false,
+                ..m
+            });
+        }
     }
     let samples = (0..samples)
         .map(|_| {
@@ -220,9 +348,19 @@ fn workload(seed: u64, modules: usize, pids: u32, samples: usize) -> (Vec<Module
 }
 
 fn arb_module() -> impl Strategy<Value = ModuleSpec> {
-    (0u32..4, 0u64..16, 0u64..6, 0u64..40, prop_oneof![Just(NEVER), 0u64..60], any::<[bool; 3]>()).prop_map(
-        |(pid, a, l, load, unload, f)| ModuleSpec {
+    (
+        0u32..4,
+        0u64..16,
+        0u64..6,
+        0u64..40,
+        prop_oneof![Just(NEVER), 0u64..60],
+        any::<[bool; 3]>(),
+        prop_oneof![4 => Just(ModuleKind::Load), 1 => Just(ModuleKind::Unload)],
+        prop::bool::weighted(0.15),
+    )
+        .prop_map(|(pid, a, l, load, unload, f, kind, first_in_process)| ModuleSpec {
             pid,
+            // Few distinct addresses, so that unload records find loads to pair with.
             load_address: a * 0x100,
             length: l * 0x80,
             load_time: if f[2] { load * 10 } else { load },
@@ -230,8 +368,9 @@ fn arb_module() -> impl Strategy<Value = ModuleSpec> {
             global: f[0] && pid == 0,
             exe: f[1],
             tsc_time: f[2],
-        },
-    )
+            kind,
+            first_in_process,
+        })
 }
 
 fn arb_sample() -> impl Strategy<Value = Sample> {
@@ -254,5 +393,6 @@ proptest! {
         let map = ModuleMap::new(&mods);
         let (data, tables) = bind_parallel(&map, &samples, threads);
         prop_assert_eq!(&BindResult { data, tables }, &want);
+        prop_assert_eq!(map.unmatched_unloads(), reference::unmatched_unloads(&mods));
     }
 }

@@ -121,6 +121,7 @@ fn binding_agrees_with_the_reference_engine() {
             global: m.flags.contains(ModuleFlags::GLOBAL_LOAD),
             exe: m.flags.contains(ModuleFlags::IS_EXE),
             tsc_time: m.flags.contains(ModuleFlags::TSC_USED),
+            ..Default::default()
         })
         .collect();
     let samples: Vec<_> = f
