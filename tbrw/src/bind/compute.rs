@@ -2,7 +2,7 @@
 //! `tbrw-bind` doing the work, and the generated tables turned into TB5
 //! records.
 
-use tbrw_bind::{Binder, DataBind, ModuleMap, ModuleSpec};
+use tbrw_bind::{Binder, DataBind, ModuleKind, ModuleMap, ModuleSpec};
 
 use super::decode::Decoder;
 use crate::format::codec;
@@ -27,6 +27,14 @@ fn module_spec(m: &Module<StringId>) -> ModuleSpec {
         global: m.flags.contains(ModuleFlags::GLOBAL_LOAD),
         exe: m.flags.contains(ModuleFlags::IS_EXE),
         tsc_time: m.flags.contains(ModuleFlags::TSC_USED),
+        // Guide 6.6: a record flagged unloaded and not loaded is an unload
+        // notification, which ends the load it pairs with (docs/BIND.md).
+        kind: if m.flags.contains(ModuleFlags::UNLOADED) && !m.flags.contains(ModuleFlags::LOADED) {
+            ModuleKind::Unload
+        } else {
+            ModuleKind::Load
+        },
+        first_in_process: m.flags.contains(ModuleFlags::FIRST_MODULE_REC_IN_PROCESS),
     }
 }
 
