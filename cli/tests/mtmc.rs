@@ -143,8 +143,7 @@ fn topdown_on_hand_computed_cases() {
     assert_eq!(td.slots, 2000);
     // Dropped uops move slots from frontend bound (and fetch latency) to bad speculation:
     // 100 of 1000 slots dropped, frontend 0.5 - 0.1 = 0.4, bad speculation 0.1.
-    let td =
-        topdown(&[0, 0, 5, 1000, metrics([0, 0, 128, 128, 0, 0, 128, 64]), 105]).unwrap();
+    let td = topdown(&[0, 0, 5, 1000, metrics([0, 0, 128, 128, 0, 0, 128, 64]), 105]).unwrap();
     assert!((td.level1[2] - 0.4).abs() < 1e-12 && (td.level1[1] - 0.1).abs() < 1e-12, "{td:?}");
     let l2 = td.level2.unwrap();
     assert!((l2[4] - 0.4).abs() < 1e-12, "fetch latency 0.5 - 0.1: {l2:?}");
@@ -175,12 +174,16 @@ fn every_layout_imports_and_reads_back() {
     lines[0].parent_tid = 0;
     lines[0].parent_pthread = 0;
     lines.push(Line { end: 0, ..Line::plain(12, lines[2].start + 100, 0, 1, vec![7, 8], vec![0, 0]) });
-    lines.push(Line { cpu: [0, 1], ..Line::plain(13, lines[2].start + 200, lines[2].start + 900, 0, vec![9, 9], vec![3, 3]) });
+    lines.push(Line {
+        cpu: [0, 1],
+        ..Line::plain(13, lines[2].start + 200, lines[2].start + 900, 0, vec![9, 9], vec![3, 3])
+    });
     let with_topdown: Vec<Line> = lines
         .iter()
         .map(|l| Line { topdown: Some([10, metrics([64; 8]), 1, 1010, metrics([64; 8]), 2]), ..l.clone() })
         .collect();
-    let no_events: Vec<Line> = lines.iter().map(|l| Line { begin: vec![], end_readings: vec![], ..l.clone() }).collect();
+    let no_events: Vec<Line> =
+        lines.iter().map(|l| Line { begin: vec![], end_readings: vec![], ..l.clone() }).collect();
     let named: Vec<Line> = lines
         .iter()
         .enumerate()
@@ -287,7 +290,10 @@ fn task_report_text_and_binary_agree() {
     let top = mtmc::task_report(&Tb5File::open(&out).unwrap(), 0, Some(1)).unwrap();
     assert_eq!(top.rows.len(), 1);
     assert_eq!(top.rows[0].task.as_ref().unwrap().duration_ns, Some(700));
-    let o = Command::new(env!("CARGO_BIN_EXE_tbrw")).args(["report", out.to_str().unwrap(), "--by", "task"]).output().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_tbrw"))
+        .args(["report", out.to_str().unwrap(), "--by", "task"])
+        .output()
+        .unwrap();
     assert!(o.status.success());
     assert_eq!(String::from_utf8(o.stdout).unwrap(), text);
 }
@@ -395,8 +401,12 @@ fn the_shipped_fixtures_import() {
         assert_eq!(stats.events_field_mismatch, None, "{name}");
         let text = report_text(&out);
         assert!(!text.contains("1844674407"), "{name}: {text}");
-        let r = export_vtune_csv(&out, &dir.path().join("csv"), &CsvOptions { hostname: Some("h".into()), ..Default::default() })
-            .unwrap();
+        let r = export_vtune_csv(
+            &out,
+            &dir.path().join("csv"),
+            &CsvOptions { hostname: Some("h".into()), ..Default::default() },
+        )
+        .unwrap();
         for f in &r.files {
             check_vtune_csv(f);
         }
@@ -411,21 +421,23 @@ fn arb_line(events: usize, topdown: bool, layout2023: bool) -> impl Strategy<Val
         prop::collection::vec(0u64..(1 << 48), 6),
         (any::<i64>(), "[a-zA-Z0-9_:~ .-]{0,20}", any::<i64>(), prop::collection::vec(-1e12f64..1e12, 0..3)),
     )
-        .prop_map(move |((tid, pthread, start, dur, ended), (ptid, pp, c0, c1, numa), r, td, (ip, pre, cfg, consts))| Line {
-            tid,
-            pthread,
-            start,
-            end: if ended { start + dur } else { 0 },
-            parent_tid: ptid,
-            parent_pthread: pp,
-            scheduled: start / 2,
-            topdown: topdown.then(|| [td[0], td[1], td[2], td[3], td[4], td[5]]).filter(|t| *t != [0; 6]),
-            cpu: [c0, c1],
-            numa: [numa, numa],
-            begin: r[..events].to_vec(),
-            end_readings: r[events..].to_vec(),
-            extra: layout2023.then(|| (ip, pre, cfg, consts)),
-        })
+        .prop_map(
+            move |((tid, pthread, start, dur, ended), (ptid, pp, c0, c1, numa), r, td, (ip, pre, cfg, consts))| Line {
+                tid,
+                pthread,
+                start,
+                end: if ended { start + dur } else { 0 },
+                parent_tid: ptid,
+                parent_pthread: pp,
+                scheduled: start / 2,
+                topdown: topdown.then(|| [td[0], td[1], td[2], td[3], td[4], td[5]]).filter(|t| *t != [0; 6]),
+                cpu: [c0, c1],
+                numa: [numa, numa],
+                begin: r[..events].to_vec(),
+                end_readings: r[events..].to_vec(),
+                extra: layout2023.then(|| (ip, pre, cfg, consts)),
+            },
+        )
 }
 
 fn arb_log() -> impl Strategy<Value = (bool, Vec<Line>)> {
@@ -501,7 +513,8 @@ fn bad_logs_name_the_line_and_write_nothing() {
         assert!(e.len() < 400, "the error quotes an excerpt, not the input: {} bytes", e.len());
         assert!(!dir.path().join("tasks.tb5").exists());
     }
-    let swapped = good.replacen(",1700000000123456789,1700000000123457289,", ",1700000000123457289,1700000000123456789,", 1);
+    let swapped =
+        good.replacen(",1700000000123456789,1700000000123457289,", ",1700000000123457289,1700000000123456789,", 1);
     let dir = tempfile::tempdir().unwrap();
     let e = import(&swapped, dir.path()).unwrap_err();
     assert!(e.contains("ends (1700000000123456789) before it starts (1700000000123457289)"), "{e}");

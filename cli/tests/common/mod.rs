@@ -99,7 +99,13 @@ pub fn parse_utc(s: &str) -> Option<u64> {
     let (hh, mm, ss): (u64, u64, u64) = (t[0].parse().ok()?, t[1].parse().ok()?, t[2].parse().ok()?);
     let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
     let month_days = [31, if leap { 29 } else { 28 }, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
-    if y < 1970 || !(1..=12).contains(&m) || day == 0 || day > month_days[m as usize - 1] || hh > 23 || mm > 59 || ss > 59
+    if y < 1970
+        || !(1..=12).contains(&m)
+        || day == 0
+        || day > month_days[m as usize - 1]
+        || hh > 23
+        || mm > 59
+        || ss > 59
     {
         return None;
     }

@@ -56,10 +56,7 @@ fn readings(v: &[u64], out: &mut String) {
 }
 
 fn head(l: &Line) -> String {
-    format!(
-        "{},{},{},{},{},{},{},",
-        l.tid, l.pthread, l.start, l.end, l.parent_tid, l.parent_pthread, l.scheduled
-    )
+    format!("{},{},{},{},{},{},{},", l.tid, l.pthread, l.start, l.end, l.parent_tid, l.parent_pthread, l.scheduled)
 }
 
 /// The v0.1 layout: [7] the topdown readings or empty; the number of
