@@ -76,7 +76,7 @@ fn the_documents_example_line_imports_every_field() {
     assert!(names.contains(&"numa_node_begin".to_owned()) && names.contains(&"topdown_uop_drop_end".to_owned()));
     assert_eq!(names.last().unwrap(), "counter7_end");
     let data = s.data().unwrap().unwrap();
-    assert_eq!(data.record_size() as usize, mtmc::record_size(Shape { counters: 8, constants: 0 }));
+    assert_eq!(data.record_size(), mtmc::record_size(Shape { counters: 8, constants: 0 }));
     let (t, name) = decoded(&out).remove(0);
     assert_eq!(name, "mtmc_task");
     assert_eq!((t.tid, t.pthread, t.parent_tid, t.parent_pthread), (1107138, 1602152192, 1107181, 1241265920));
@@ -435,7 +435,7 @@ fn arb_line(events: usize, topdown: bool, layout2023: bool) -> impl Strategy<Val
                 numa: [numa, numa],
                 begin: r[..events].to_vec(),
                 end_readings: r[events..].to_vec(),
-                extra: layout2023.then(|| (ip, pre, cfg, consts)),
+                extra: layout2023.then_some((ip, pre, cfg, consts)),
             },
         )
 }
