@@ -28,10 +28,10 @@ const MAX_SECTIONS: usize = 17;
 /// Which layout a line has.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Layout {
-    /// The documented one (v0.1): twelve sections, a trailing comma; [7]
+    /// The documented one (v0.1): twelve sections, a trailing comma; `[7]`
     /// holds the topdown readings when topdown is on, else is empty.
     V01,
-    /// The profiler since 2023: [7] always six zeros, [9]/[11] every
+    /// The profiler since 2023: `[7]` always six zeros, `[9]`/`[11]` every
     /// reading, then an integer prefix, the user prefix, the configuration
     /// index and `_`-separated constants, no trailing comma.
     V2023,
