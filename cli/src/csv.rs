@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use tbrw::*;
 
-use crate::error::CliError;
+use crate::error::{excerpt, CliError};
 use crate::fields::{self, read};
 
 /// The clock of a time stamp column (its suffix).
@@ -73,6 +73,7 @@ impl Clock {
 
 /// The clock of a time-stamp field, or why it has none usable.
 pub fn clock_of(f: &Field, name: &str) -> std::result::Result<Clock, String> {
+    let quoted = excerpt(name);
     let lower = name.to_ascii_lowercase();
     match f.subtype {
         desc_subtype::TSC | desc_subtype::TS_CPU_CYCLES => Ok(Clock::Rdtsc),
@@ -85,15 +86,13 @@ pub fn clock_of(f: &Field, name: &str) -> std::result::Result<Clock, String> {
                 Ok(Clock::Qpc)
             } else {
                 Err(format!(
-                    "its nanosecond time stamp \"{name}\" does not say which clock it is (its name should contain utc, realtime, monotonic or qpc)"
+                    "its nanosecond time stamp {quoted} does not say which clock it is (its name should contain utc, realtime, monotonic or qpc)"
                 ))
             }
         }
-        desc_subtype::TS_SAMPLE_COUNT => Err(format!("its time stamp \"{name}\" is a sample count, not a clock")),
-        desc_subtype::TS_MILLISECONDS => {
-            Err(format!("its time stamp \"{name}\" is in milliseconds of an unnamed clock"))
-        }
-        st => Err(format!("its time stamp \"{name}\" (subtype {st}) is not a clock VTune knows")),
+        desc_subtype::TS_SAMPLE_COUNT => Err(format!("its time stamp {quoted} is a sample count, not a clock")),
+        desc_subtype::TS_MILLISECONDS => Err(format!("its time stamp {quoted} is in milliseconds of an unnamed clock")),
+        st => Err(format!("its time stamp {quoted} (subtype {st}) is not a clock VTune knows")),
     }
 }
 
@@ -180,7 +179,7 @@ pub fn export_vtune_csv(file: &Path, dir: &Path, opts: &CsvOptions) -> std::resu
             })?,
     };
     if host.is_empty() || host.contains('/') || host.contains(char::is_whitespace) {
-        return Err(CliError::msg(format!("host name {host:?} cannot be part of a file name")));
+        return Err(CliError::msg(format!("host name {} cannot be part of a file name", excerpt(&host))));
     }
     std::fs::create_dir_all(dir).map_err(|e| CliError::io(dir, e))?;
     let streams: Vec<u32> = match opts.stream {

@@ -256,3 +256,29 @@ fn a_winidea_import_with_clock_utc_passes_the_checker() {
     }
     assert!(rows > 0);
 }
+
+#[test]
+fn errors_quote_a_long_name_briefly() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("long.tb5");
+    let long = "t".repeat(10_000);
+    base_file(
+        &f,
+        &[(
+            StreamInfo { stream_type: stream_type::CUSTOM, comment: Some("x".into()), ..Default::default() },
+            vec![e(desc_type::TIME_STAMP, desc_subtype::TS_NANOSECONDS, 8, long.as_str()), e(0x4001, 0, 8, "v")],
+            vec![0; 16],
+        )],
+    );
+    let err = export_vtune_csv(&f, dir.path(), &CsvOptions::default()).unwrap_err().to_string();
+    assert!(err.contains("does not say which clock") && err.contains("(10000 bytes)"), "{err}");
+    assert!(err.len() < 400, "{} bytes", err.len());
+    let err = export_vtune_csv(
+        &sample(),
+        dir.path(),
+        &CsvOptions { hostname: Some(format!("a b{long}")), ..Default::default() },
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("cannot be part of a file name") && err.len() < 400, "{err}");
+}
