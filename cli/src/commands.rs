@@ -134,24 +134,45 @@ pub fn import_sampler(
 pub fn import_mtmc(
     log: &Path,
     output: &Path,
+    opts: &mtmc::MtmcOptions,
     progress: &mut dyn FnMut(u64),
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<(), CliError> {
-    let stats = mtmc::import_mtmc(log, output, progress)?;
+    let stats = mtmc::import_mtmc_with(log, output, opts, progress)?;
+    let layout = match stats.layout {
+        Some(mtmc::Layout::V2023) => "2023 layout",
+        _ => "v0.1 layout",
+    };
+    let pid = match stats.pid {
+        Some((p, mtmc::PidSource::Option)) => format!("pid {p}"),
+        Some((p, mtmc::PidSource::FileName)) => format!("pid {p} (from the log's name)"),
+        None => "no pid (give one with --pid)".to_owned(),
+    };
     writeln!(
         out,
-        "{}: {} tasks, {} counters, {} threads",
+        "{}: {} tasks, {} counters{}, {} threads, {layout}, {pid}",
         output.display(),
         stats.tasks,
         stats.counters,
+        if stats.topdown { " and topdown" } else { "" },
         stats.threads
     )
     .map_err(written)?;
-    if let Some((line, given, present)) = stats.events_field_mismatch {
+    if stats.unended > 0 || stats.migrated > 0 {
         writeln!(
             err,
-            "tbrw: {}: line {line}: the number-of-events field says {given} but {present} counter readings are present; kept as given (further lines not reported)",
+            "tbrw: {}: {} tasks have no end and {} ended on another CPU than they began on: they have no counter deltas",
+            log.display(),
+            stats.unended,
+            stats.migrated
+        )
+        .map_err(written)?;
+    }
+    if let Some((line, given, expected)) = stats.events_field_mismatch {
+        writeln!(
+            err,
+            "tbrw: {}: line {line}: the number-of-events field says {given} where the readings present imply {expected}; kept as given (further lines not reported)",
             log.display()
         )
         .map_err(written)?;
@@ -242,6 +263,17 @@ pub fn export_vtune_csv(
     }
     for (n, why) in &r.skipped {
         writeln!(err, "tbrw: {}: stream {n} not exported: {why}", file.display()).map_err(written)?;
+    }
+    for (n, k) in &r.unended {
+        writeln!(err, "tbrw: {}: stream {n}: {k} intervals with no end left out", file.display()).map_err(written)?;
+    }
+    for (n, k) in &r.decreasing {
+        writeln!(
+            err,
+            "tbrw: {}: stream {n}: {k} counter readings lower than the CPU's reading before left out",
+            file.display()
+        )
+        .map_err(written)?;
     }
     Ok(())
 }

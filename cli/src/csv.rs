@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use tbrw::*;
 
-use crate::error::CliError;
+use crate::error::{excerpt, CliError};
 use crate::fields::{self, read};
 
 /// The clock of a time stamp column (its suffix).
@@ -35,8 +35,45 @@ impl Clock {
     }
 }
 
+/// `ns` nanoseconds since the Unix epoch as the date-and-time text VTune
+/// reads in a `.UTC` column, `YYYY-MM-DD HH:MM:SS.fffffffff` (the nine
+/// fraction digits a nanosecond time stamp has).
+pub fn utc_text(ns: u64) -> String {
+    let secs = ns / 1_000_000_000;
+    let (y, m, d) = civil_from_days(secs / 86_400);
+    let s = secs % 86_400;
+    format!("{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}.{:09}", s / 3600, s / 60 % 60, s % 60, ns % 1_000_000_000)
+}
+
+/// Year, month, day of a day count since 1970-01-01 (proleptic Gregorian):
+/// days are counted in 400-year eras of 146097 days from 0000-03-01, so
+/// that the leap day is the last day of each year of the count.
+fn civil_from_days(days: u64) -> (u64, u64, u64) {
+    let z = days + 719_468;
+    let era = z / 146_097;
+    let doe = z % 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    (yoe + era * 400 + u64::from(m <= 2), m, d)
+}
+
+impl Clock {
+    /// A time stamp of this clock as its cell: UTC as date-and-time text,
+    /// the counters (RDTSC, QPC, CLOCK_MONOTONIC_RAW) as integers.
+    pub fn cell(self, v: u64) -> String {
+        match self {
+            Clock::Utc => utc_text(v),
+            _ => v.to_string(),
+        }
+    }
+}
+
 /// The clock of a time-stamp field, or why it has none usable.
 pub fn clock_of(f: &Field, name: &str) -> std::result::Result<Clock, String> {
+    let quoted = excerpt(name);
     let lower = name.to_ascii_lowercase();
     match f.subtype {
         desc_subtype::TSC | desc_subtype::TS_CPU_CYCLES => Ok(Clock::Rdtsc),
@@ -49,15 +86,13 @@ pub fn clock_of(f: &Field, name: &str) -> std::result::Result<Clock, String> {
                 Ok(Clock::Qpc)
             } else {
                 Err(format!(
-                    "its nanosecond time stamp \"{name}\" does not say which clock it is (its name should contain utc, realtime, monotonic or qpc)"
+                    "its nanosecond time stamp {quoted} does not say which clock it is (its name should contain utc, realtime, monotonic or qpc)"
                 ))
             }
         }
-        desc_subtype::TS_SAMPLE_COUNT => Err(format!("its time stamp \"{name}\" is a sample count, not a clock")),
-        desc_subtype::TS_MILLISECONDS => {
-            Err(format!("its time stamp \"{name}\" is in milliseconds of an unnamed clock"))
-        }
-        st => Err(format!("its time stamp \"{name}\" (subtype {st}) is not a clock VTune knows")),
+        desc_subtype::TS_SAMPLE_COUNT => Err(format!("its time stamp {quoted} is a sample count, not a clock")),
+        desc_subtype::TS_MILLISECONDS => Err(format!("its time stamp {quoted} is in milliseconds of an unnamed clock")),
+        st => Err(format!("its time stamp {quoted} (subtype {st}) is not a clock VTune knows")),
     }
 }
 
@@ -120,6 +155,13 @@ pub struct CsvReport {
     pub files: Vec<PathBuf>,
     /// Streams not exported, with the reason.
     pub skipped: Vec<(u32, String)>,
+    /// Interval records left out because they end before they start (an
+    /// MTMC task with no end has end time 0), per stream.
+    pub unended: Vec<(u32, u64)>,
+    /// Counter readings left out of the per-CPU counter tables because they
+    /// were lower than the CPU's reading before (a `.COUNT` column must not
+    /// decrease), per stream.
+    pub decreasing: Vec<(u32, u64)>,
 }
 
 /// Exports the streams of `file` to CSV files in `dir` (created if missing).
@@ -137,7 +179,7 @@ pub fn export_vtune_csv(file: &Path, dir: &Path, opts: &CsvOptions) -> std::resu
             })?,
     };
     if host.is_empty() || host.contains('/') || host.contains(char::is_whitespace) {
-        return Err(CliError::msg(format!("host name {host:?} cannot be part of a file name")));
+        return Err(CliError::msg(format!("host name {} cannot be part of a file name", excerpt(&host))));
     }
     std::fs::create_dir_all(dir).map_err(|e| CliError::io(dir, e))?;
     let streams: Vec<u32> = match opts.stream {
@@ -150,7 +192,7 @@ pub fn export_vtune_csv(file: &Path, dir: &Path, opts: &CsvOptions) -> std::resu
     let mut report = CsvReport::default();
     for n in streams {
         let mut extra = Vec::new();
-        match export_stream(&f, n, dir, &host, opts, &mut extra)? {
+        match export_stream(&f, n, dir, &host, opts, &mut extra, &mut report)? {
             Ok(path) => {
                 report.files.push(path);
                 report.files.extend(extra);
@@ -178,6 +220,7 @@ fn export_stream(
     host: &str,
     opts: &CsvOptions,
     extra: &mut Vec<PathBuf>,
+    report: &mut CsvReport,
 ) -> std::result::Result<std::result::Result<PathBuf, String>, CliError> {
     let s = f.stream(n)?;
     let Some(layout) = s.layout()? else { return Ok(Err("it has no data descriptor".into())) };
@@ -237,59 +280,32 @@ fn export_stream(
     if legacy.is_none() && times.len() >= 2 && stream_clock(times[1], &name_of(times[1])) == Ok(clock) {
         let end = *times[1];
         let name = sanitize(comment.as_deref().unwrap_or("interval"));
+        let mut unended = 0u64;
         crate::atomic::write_atomically(&path, |out| {
             write!(out, "name,start_tsc.{},end_tsc", clock.suffix())?;
             id_header(out, both)?;
             for r in data.records() {
+                let (start, stop) = (time(r), read(r, &end));
+                if stop < start {
+                    unended += 1;
+                    continue;
+                }
                 // Named after the record's event when it has one, else the stream.
                 let label = event_id.map_or(name.as_str().into(), |fl| event_name(read(r, &fl) as u32));
-                write!(out, "{},{},{}", label, time(r), read(r, &end))?;
+                write!(out, "{},{},{}", label, clock.cell(start), clock.cell(stop))?;
                 id_cells(out, r, both)?;
             }
             Ok(())
         })?;
-        // Counter readings at each interval's begin and end (MTMC): cumulative, as discrete rows.
-        let begins: Vec<Field> = layout
-            .fields()
-            .iter()
-            .filter(|fl| fields::counter_begin(fl.desc_type).is_some() && fl.size == 8)
-            .copied()
-            .collect();
-        let ends: Vec<Field> = layout
-            .fields()
-            .iter()
-            .filter(|fl| fields::counter_end(fl.desc_type).is_some() && fl.size == 8)
-            .copied()
-            .collect();
-        if !begins.is_empty() && begins.len() == ends.len() {
-            let counters_path = dir.join(format!(
-                "{}-s{n}-counters-hostname-{host}.csv",
-                sanitize(comment.as_deref().unwrap_or("stream"))
-            ));
-            let names: Vec<String> = begins.iter().map(|fl| sanitize(name_of(fl).trim_end_matches("_begin"))).collect();
-            let mut rows: Vec<(u64, usize, bool)> = Vec::with_capacity(data.len() as usize * 2);
-            for (i, r) in data.records().enumerate() {
-                rows.push((time(r), i, false));
-                rows.push((read(r, &end), i, true));
-            }
-            rows.sort_unstable();
-            crate::atomic::write_atomically(&counters_path, |out| {
-                write!(out, "tsc.{}", clock.suffix())?;
-                for nm in &names {
-                    write!(out, ",{nm}.COUNT")?;
-                }
-                id_header(out, tid_only)?;
-                for (t, i, at_end) in &rows {
-                    let r = data.record(*i as u64).unwrap_or_default();
-                    write!(out, "{t}")?;
-                    for fl in if *at_end { &ends } else { &begins } {
-                        write!(out, ",{}", read(r, fl))?;
-                    }
-                    id_cells(out, r, tid_only)?;
-                }
-                Ok(())
-            })?;
-            extra.push(counters_path);
+        if unended > 0 {
+            report.unended.push((n, unended));
+        }
+        let base = sanitize(comment.as_deref().unwrap_or("stream"));
+        let (files, decreasing) =
+            per_cpu_counters(&layout, &data, &name_of, (time, end), clock, dir, &format!("{base}-s{n}"), host)?;
+        extra.extend(files);
+        if decreasing > 0 {
+            report.decreasing.push((n, decreasing));
         }
         return Ok(Ok(path));
     }
@@ -316,7 +332,7 @@ fn export_stream(
                 if let Some(&c) = column.get(&u32::from(rec.event_index())) {
                     totals[c] += savs[c];
                 }
-                write!(out, "{}", time(r))?;
+                write!(out, "{}", clock.cell(time(r)))?;
                 for t in &totals {
                     write!(out, ",{t}")?;
                 }
@@ -349,7 +365,7 @@ fn export_stream(
                 id_header(out, tid_only)?;
                 for &(_, i) in run {
                     let r = data.record(i).unwrap_or_default();
-                    write!(out, "{},{}", time(r), read(r, &value))?;
+                    write!(out, "{},{}", clock.cell(time(r)), read(r, &value))?;
                     id_cells(out, r, tid_only)?;
                 }
                 Ok(())
@@ -381,7 +397,7 @@ fn export_stream(
         }
         id_header(out, both)?;
         for r in data.records() {
-            write!(out, "{}", time(r))?;
+            write!(out, "{}", clock.cell(time(r)))?;
             for (fl, _, float, _) in &counters {
                 let v = read(r, fl);
                 if *float {
@@ -401,4 +417,85 @@ fn export_stream(
         Ok(())
     })?;
     Ok(Ok(path))
+}
+
+/// Counter readings taken at each interval's begin and end (MTMC tasks) as
+/// one discrete table per CPU, `<base>-cpu<C>-counters-hostname-<host>.csv`:
+/// the counters count everything on a CPU and are never reset, so a CPU's
+/// readings in time order are cumulative, while one column mixing CPUs, or
+/// bound to the task's thread, would not be. A reading is on the CPU the
+/// record's first (begin) or second (end) processor-number field names;
+/// without both fields nothing is written. A reading lower than the CPU's
+/// reading before it is left out (counted) so that no column decreases.
+/// Returns the files written and the readings left out.
+#[allow(clippy::too_many_arguments)]
+fn per_cpu_counters(
+    layout: &RecordLayout,
+    data: &DataSection<'_>,
+    name_of: &dyn Fn(&Field) -> String,
+    (time, end): (impl Fn(&[u8]) -> u64, Field),
+    clock: Clock,
+    dir: &Path,
+    base: &str,
+    host: &str,
+) -> std::result::Result<(Vec<PathBuf>, u64), CliError> {
+    let pick = |which: fn(u16) -> Option<usize>| -> Vec<Field> {
+        let mut v: Vec<Field> =
+            layout.fields().iter().filter(|fl| which(fl.desc_type).is_some() && fl.size == 8).copied().collect();
+        v.sort_by_key(|fl| which(fl.desc_type));
+        v
+    };
+    let begins = pick(fields::counter_begin);
+    let ends = pick(fields::counter_end);
+    let cpus: Vec<Field> = layout
+        .fields()
+        .iter()
+        .filter(|fl| fl.desc_type == desc_type::PROCESSOR_NUMBER && fl.size <= 8)
+        .copied()
+        .collect();
+    if begins.is_empty() || begins.len() != ends.len() || cpus.len() < 2 {
+        return Ok((Vec::new(), 0));
+    }
+    let names: Vec<String> = begins.iter().map(|fl| sanitize(name_of(fl).trim_end_matches("_begin"))).collect();
+    // (cpu, time, record, at end): sorted, each CPU's readings are one run in time order.
+    let mut rows: Vec<(u64, u64, u64, bool)> = Vec::with_capacity(data.len() as usize * 2);
+    for (i, r) in data.records().enumerate() {
+        let (start, stop) = (time(r), read(r, &end));
+        rows.push((read(r, &cpus[0]), start, i as u64, false));
+        if stop >= start {
+            rows.push((read(r, &cpus[1]), stop, i as u64, true));
+        }
+    }
+    rows.sort_unstable();
+    let mut files = Vec::new();
+    let mut dropped = 0;
+    for run in rows.chunk_by(|a, b| a.0 == b.0) {
+        let p = dir.join(format!("{base}-cpu{}-counters-hostname-{host}.csv", run[0].0));
+        crate::atomic::write_atomically(&p, |out| {
+            write!(out, "tsc.{}", clock.suffix())?;
+            for nm in &names {
+                write!(out, ",{nm}.COUNT")?;
+            }
+            writeln!(out)?;
+            let mut last: Option<Vec<i64>> = None;
+            for &(_, t, i, at_end) in run {
+                let r = data.record(i).unwrap_or_default();
+                // Sign-extended readings: as signed integers.
+                let v: Vec<i64> = (if at_end { &ends } else { &begins }).iter().map(|fl| read(r, fl) as i64).collect();
+                if last.as_ref().is_some_and(|l| l.iter().zip(&v).any(|(a, b)| b < a)) {
+                    dropped += 1;
+                    continue;
+                }
+                write!(out, "{}", clock.cell(t))?;
+                for x in &v {
+                    write!(out, ",{x}")?;
+                }
+                writeln!(out)?;
+                last = Some(v);
+            }
+            Ok(())
+        })?;
+        files.push(p);
+    }
+    Ok((files, dropped))
 }

@@ -3,8 +3,8 @@
 //! and exports share, and the one reader of a record's field that every
 //! module of the command line goes through.
 //!
-//! Ranges: 0x40xx sampler profiles, 0x41xx MTMC tasks (0x4200 + i and
-//! 0x4300 + i their counters), 0x44xx winIDEA calls and writes. The
+//! Ranges: 0x40xx sampler profiles, 0x41xx MTMC tasks (0x4130 + i their
+//! constants, 0x4200 + i and 0x4300 + i their counters), 0x44xx winIDEA calls and writes. The
 //! meaning of each is in docs/IMPORT.md.
 
 use tbrw::{desc_type, Field};
@@ -44,6 +44,25 @@ pub const PREFIX_BEGIN: u16 = 0x4121;
 pub const EVENTS_END: u16 = 0x4122;
 /// The prefix field at an MTMC task's end.
 pub const PREFIX_END: u16 = 0x4123;
+/// INT_MISC.UOP_DROPPING at an MTMC task's begin (what the v0.1 layout
+/// writes as `[7.2]`, 48 bits, reset with the topdown counters).
+pub const TOPDOWN_UOP_DROP_BEGIN: u16 = 0x4116;
+/// INT_MISC.UOP_DROPPING at an MTMC task's end (`[7.5]`).
+pub const TOPDOWN_UOP_DROP_END: u16 = 0x4117;
+/// The NUMA node at an MTMC task's begin: RDTSCP's TSC_AUX >> 12 (`[8.2]`).
+pub const NUMA_NODE_BEGIN: u16 = 0x4124;
+/// The NUMA node at an MTMC task's end (`[10.2]`).
+pub const NUMA_NODE_END: u16 = 0x4125;
+/// Flags of an MTMC task record (which layout the line had, what it holds).
+pub const MTMC_FLAGS: u16 = 0x4126;
+/// An MTMC task's integer prefix (2023 layout; signed, 8 bytes).
+pub const INT_PREFIX: u16 = 0x4127;
+/// An MTMC task's configuration (multiplexing group) index (2023 layout; signed, 8 bytes).
+pub const CONFIG_INDEX: u16 = 0x4128;
+/// Constant i of an MTMC task (2023 layout; f64): `CONSTANT + i`.
+pub const CONSTANT: u16 = 0x4130;
+/// Constants per record at most: the types reserved from [`CONSTANT`].
+pub const MAX_CONSTANTS: usize = 0x10;
 /// Counter i's reading at an MTMC task's begin: `COUNTER_BEGIN + i`.
 pub const COUNTER_BEGIN: u16 = 0x4200;
 /// Counter i's reading at an MTMC task's end: `COUNTER_END + i`.
@@ -82,6 +101,13 @@ pub const REGISTRY: &[(u16, &str)] = &[
     (PREFIX_BEGIN, "prefix_begin"),
     (EVENTS_END, "events_end"),
     (PREFIX_END, "prefix_end"),
+    (TOPDOWN_UOP_DROP_BEGIN, "topdown_uop_drop_begin"),
+    (TOPDOWN_UOP_DROP_END, "topdown_uop_drop_end"),
+    (NUMA_NODE_BEGIN, "numa_node_begin"),
+    (NUMA_NODE_END, "numa_node_end"),
+    (MTMC_FLAGS, "mtmc_flags"),
+    (INT_PREFIX, "int_prefix"),
+    (CONFIG_INDEX, "config_index"),
     (CALL_NET, "net_ns"),
     (CALL_GROSS, "gross_ns"),
     (EVENT_ID, "event_id"),
@@ -97,7 +123,9 @@ pub fn name(t: u16) -> Option<&'static str> {
     if let Some((_, n)) = REGISTRY.iter().find(|(c, _)| *c == t) {
         return Some(n);
     }
-    if (COUNTER_BEGIN..COUNTER_END).contains(&t) {
+    if (CONSTANT..CONSTANT + MAX_CONSTANTS as u16).contains(&t) {
+        Some("constant")
+    } else if (COUNTER_BEGIN..COUNTER_END).contains(&t) {
         Some("counter_begin")
     } else if (COUNTER_END..COUNTER_END + MAX_COUNTERS as u16).contains(&t) {
         Some("counter_end")
@@ -109,6 +137,11 @@ pub fn name(t: u16) -> Option<&'static str> {
 /// Whether `t` is counter i's reading at a task's begin (`Some(i)`).
 pub fn counter_begin(t: u16) -> Option<usize> {
     (COUNTER_BEGIN..COUNTER_END).contains(&t).then(|| usize::from(t - COUNTER_BEGIN))
+}
+
+/// Whether `t` is an MTMC task's constant i (`Some(i)`).
+pub fn constant(t: u16) -> Option<usize> {
+    (CONSTANT..CONSTANT + MAX_CONSTANTS as u16).contains(&t).then(|| usize::from(t - CONSTANT))
 }
 
 /// Whether `t` is counter i's reading at a task's end (`Some(i)`).
@@ -149,6 +182,7 @@ mod tests {
         for &c in &codes {
             assert!(desc_type::is_user_defined(c), "{c:#x}");
             assert!(counter_begin(c).is_none() && counter_end(c).is_none(), "{c:#x} is in a counter range");
+            assert!(constant(c).is_none(), "{c:#x} is in the constant range");
         }
         assert!(desc_type::is_user_defined(COUNTER_END + MAX_COUNTERS as u16 - 1));
         assert_eq!((counter_begin(0x4203), counter_end(0x4203)), (Some(3), None));
@@ -156,6 +190,8 @@ mod tests {
         assert_eq!(name(EVENT_ID), Some("event_id"));
         assert_eq!(name(0x4301), Some("counter_end"));
         assert_eq!(name(0x4500), None);
+        assert_eq!((constant(CONSTANT + 15), constant(CONSTANT + 16)), (Some(15), None));
+        assert_eq!(name(CONSTANT + 2), Some("constant"));
     }
 
     #[test]

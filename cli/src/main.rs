@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use tbrw_cli::commands::{self, Outcome};
 use tbrw_cli::csv::{Clock, CsvOptions};
+use tbrw_cli::mtmc::MtmcOptions;
 use tbrw_cli::report::{self, By, ReportOptions};
 use tbrw_cli::sampler::ImportOptions;
 use tbrw_cli::winidea::BinVersion;
@@ -100,6 +101,10 @@ enum Import {
         /// The TB5 file to write.
         #[arg(short, long)]
         output: PathBuf,
+        /// The pid of the profiled process (default: from a log named
+        /// mtmc_raw_<address>, see docs/IMPORT.md).
+        #[arg(long)]
+        pid: Option<u32>,
     },
     /// A winIDEA profiler Text1 export, with its TimelineBinary `.BIN` file if there is one.
     Winidea {
@@ -196,7 +201,7 @@ fn run(cli: Cli) -> Result<Outcome, CliError> {
         Command::Import(Import::Sampler { profile, output, pid, hostname }) => {
             import_sampler(&profile, &output, &ImportOptions { pid, hostname }, &mut out)
         }
-        Command::Import(Import::Mtmc { log, output }) => import_mtmc(&log, &output, &mut out),
+        Command::Import(Import::Mtmc { log, output, pid }) => import_mtmc(&log, &output, pid, &mut out),
         Command::Import(Import::Winidea { export, bin, bin_version, output, check }) => {
             import_winidea(&export, bin.as_deref(), bin_version, &output, check, &mut out)
         }
@@ -239,11 +244,13 @@ fn import_sampler(
     })
 }
 
-fn import_mtmc(log: &Path, output: &Path, out: &mut dyn Write) -> Result<Outcome, CliError> {
+fn import_mtmc(log: &Path, output: &Path, pid: Option<u32>, out: &mut dyn Write) -> Result<Outcome, CliError> {
     let len = std::fs::metadata(log).map(|m| m.len()).unwrap_or(0);
     let bar = progress(len, "import");
     let mut set = |n: u64| bar.set_position(n.min(len));
-    after_bar(&bar, out, |o, e| commands::import_mtmc(log, output, &mut set, o, e).map(|()| Outcome::Success))
+    after_bar(&bar, out, |o, e| {
+        commands::import_mtmc(log, output, &MtmcOptions { pid }, &mut set, o, e).map(|()| Outcome::Success)
+    })
 }
 
 fn import_winidea(

@@ -143,7 +143,9 @@ fn streams_with_a_start_and_an_end_become_intervals() {
     assert_eq!(check_vtune_csv(&r.files[0]), 20);
     let text = std::fs::read_to_string(&r.files[0]).unwrap();
     assert!(
-        text.starts_with("name,start_tsc.UTC,end_tsc,pid,tid\ntasks,1700000000000000000,1700000000000500000,9,100\n"),
+        text.starts_with(
+            "name,start_tsc.UTC,end_tsc,pid,tid\ntasks,2023-11-14 22:13:20.000000000,2023-11-14 22:13:20.000500000,9,100\n"
+        ),
         "{text}"
     );
 }
@@ -174,4 +176,109 @@ fn a_missing_host_name_is_an_error() {
     w.close().unwrap();
     let e = export_vtune_csv(&f, dir.path(), &CsvOptions::default()).unwrap_err().to_string();
     assert!(e.contains("--hostname"), "{e}");
+}
+
+#[test]
+fn utc_is_date_and_time_text_with_every_nanosecond() {
+    use tbrw_cli::csv::utc_text;
+    assert_eq!(utc_text(0), "1970-01-01 00:00:00.000000000");
+    assert_eq!(utc_text(1_662_113_994_732_217_088), "2022-09-02 10:19:54.732217088");
+    assert_eq!(utc_text(951_782_400_000_000_001), "2000-02-29 00:00:00.000000001", "a leap day of a 400-year");
+    assert_eq!(utc_text(4_107_542_400_000_000_000), "2100-03-01 00:00:00.000000000", "2100 is no leap year");
+    assert_eq!(utc_text(u64::MAX), "2554-07-21 23:34:33.709551615");
+    // Intel's own example parses, and the checker reads back what the exporter writes.
+    assert_eq!(parse_utc("2013-08-28 01:02:03.0004"), Some(1_377_651_723_000_400_000));
+    let mut rng = Rng(0x5eed);
+    for _ in 0..20_000 {
+        let ns = rng.next();
+        assert_eq!(parse_utc(&utc_text(ns)), Some(ns), "{ns}");
+    }
+    for bad in [
+        "1662113994732217088",
+        "2022-09-02T10:19:54",
+        "2022-02-29 00:00:00",
+        "2022-09-02 10:19:54.",
+        "2022-09-02 24:00:00",
+    ] {
+        assert_eq!(parse_utc(bad), None, "{bad}");
+    }
+}
+
+fn write_csv(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+#[test]
+fn the_checker_refuses_integer_utc_and_counts_that_decrease() {
+    let dir = tempfile::tempdir().unwrap();
+    let ok = write_csv(
+        dir.path(),
+        "a-hostname-h.csv",
+        "tsc.UTC,x.COUNT,tid\n2022-09-02 10:19:54.5,1,7\n2022-09-02 10:19:55,0,8\n2022-09-02 10:19:56,2,7\n",
+    );
+    assert_eq!(check_vtune_csv(&ok), 3, "cumulative per thread");
+    let cases = [
+        ("tsc.UTC,x.INST\n1662113994732217088,1\n", "no UTC time stamp"),
+        ("tsc.RDTSC,x.COUNT\n5,3\n6,2\n", "not cumulative"),
+        ("tsc.RDTSC,x.COUNT\n6,3\n5,4\n", "time goes back"),
+        ("name,start_tsc.UTC,end_tsc\nt,2022-09-02 10:19:55,2022-09-02 10:19:54\n", "ends before it starts"),
+    ];
+    for (text, what) in cases {
+        let p = write_csv(dir.path(), "b-hostname-h.csv", text);
+        let e = std::panic::catch_unwind(|| check_vtune_csv(&p)).expect_err(text);
+        let msg = e.downcast_ref::<String>().cloned().unwrap_or_default();
+        assert!(msg.contains(what), "{msg}");
+    }
+}
+
+#[test]
+fn a_winidea_import_with_clock_utc_passes_the_checker() {
+    use tbrw_cli::csv::Clock;
+    let dir = tempfile::tempdir().unwrap();
+    let txt = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/winidea/doc_completed.txt"));
+    let out = dir.path().join("w.tb5");
+    tbrw_cli::winidea::import_winidea(&txt, None, None, &out).unwrap();
+    let r = export_vtune_csv(
+        &out,
+        &dir.path().join("csv"),
+        &CsvOptions { hostname: Some("target".into()), clock: Some(Clock::Utc), ..Default::default() },
+    )
+    .unwrap();
+    let mut rows = 0;
+    for f in &r.files {
+        rows += check_vtune_csv(f);
+        // Session time from 0, labelled UTC: early 1970, as text.
+        for row in std::fs::read_to_string(f).unwrap().lines().skip(1) {
+            assert!(row.contains(",1970-01-01 00:") || row.starts_with("1970-01-01 00:"), "{row}");
+        }
+    }
+    assert!(rows > 0);
+}
+
+#[test]
+fn errors_quote_a_long_name_briefly() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("long.tb5");
+    let long = "t".repeat(10_000);
+    base_file(
+        &f,
+        &[(
+            StreamInfo { stream_type: stream_type::CUSTOM, comment: Some("x".into()), ..Default::default() },
+            vec![e(desc_type::TIME_STAMP, desc_subtype::TS_NANOSECONDS, 8, long.as_str()), e(0x4001, 0, 8, "v")],
+            vec![0; 16],
+        )],
+    );
+    let err = export_vtune_csv(&f, dir.path(), &CsvOptions::default()).unwrap_err().to_string();
+    assert!(err.contains("does not say which clock") && err.contains("(10000 bytes)"), "{err}");
+    assert!(err.len() < 400, "{} bytes", err.len());
+    let err = export_vtune_csv(
+        &sample(),
+        dir.path(),
+        &CsvOptions { hostname: Some(format!("a b{long}")), ..Default::default() },
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("cannot be part of a file name") && err.len() < 400, "{err}");
 }

@@ -1,19 +1,25 @@
-//! MTMC temporal profiler raw task logs: [`log`] parses a line into a
-//! [`Task`], [`import`] writes `tbrw import mtmc LOG -o OUT.tb5` (and reads
-//! the records back), [`mod@topdown`] decodes the topdown metrics, [`report`] is
-//! `tbrw report --by task`. Mapping and arithmetic: docs/IMPORT.md.
+//! MTMC temporal profiler raw task logs: [`log`] parses a line (either
+//! layout the profiler writes) into a [`Task`], [`import`] writes `tbrw
+//! import mtmc LOG -o OUT.tb5` (and reads the records back), [`mod@topdown`]
+//! is the profiler's topdown arithmetic, [`report`] is `tbrw report --by
+//! task`. Mapping, layouts, limits and arithmetic: docs/IMPORT.md.
 //!
-//! A line is `[0],[1],...,[11],` with `_`-separated sub-sections: task and
-//! parent thread ids, start/end/scheduled times (ns, CLOCK_REALTIME),
-//! topdown slots/metrics at begin and end, then per end (begin, end): the
-//! number-of-events, core id and prefix fields and the counter readings.
+//! A v0.1 line is `[0],[1],...,[11],` with `_`-separated sub-sections: task
+//! and parent thread ids, start/end/scheduled times (ns, CLOCK_REALTIME),
+//! topdown slots/metrics/dropped uops at begin and end, then per end
+//! (begin, end): the number of events, CPU and NUMA node, and the counter
+//! readings. The 2023 layout adds an integer prefix, a name, a
+//! configuration index and constants.
 
 pub mod import;
 pub mod log;
 pub mod report;
 pub mod topdown;
 
-pub use import::{counters_of, decode, descriptor, import_mtmc, record_size, MtmcStats};
-pub use log::{parse_line, Task};
+pub use import::{
+    address_of, counters_of, decode, descriptor, import_mtmc, import_mtmc_with, record_size, Decoded, MtmcOptions,
+    MtmcStats, PidSource, Shape,
+};
+pub use log::{parse_line, Extra, Layout, Task, MAX_LINE};
 pub use report::{task_report, write_task_text};
-pub use topdown::{category_slots, topdown, Topdown, LEVEL1, LEVEL2};
+pub use topdown::{topdown, NoTopdown, Sums, Topdown, LEVEL1, LEVEL2};

@@ -1,80 +1,148 @@
 //! `tbrw report --by task`: every task's duration, counter deltas and
-//! topdown, and totals per thread and per core, as a [`Report`], and the
+//! topdown (what it has; what it lacks is left out, what is not valid is
+//! said so), and totals per thread and per CPU, as a [`Report`], and the
 //! text form of it.
 
+use std::collections::HashMap;
 use std::io::Write;
 
 use tbrw::*;
 
-use super::import::{counters_of, decode};
+use super::import::{counters_of, decode, Decoded, Shape, NAME_BASE, UNNAMED};
 use super::log::Task;
-use super::topdown::{category_slots, topdown, LEVEL1, LEVEL2};
+use super::topdown::{NoTopdown, Sums, Topdown, LEVEL1, LEVEL2};
 use crate::error::CliError;
-use crate::report::{percent, By, Key, Report, Row, TaskFigures, TopdownPercent};
+use crate::report::{percent, By, Key, Level2Percent, Report, Row, TaskFigures, TopdownPercent};
 
-/// Sums of several tasks' category slots, for per-thread and per-core totals.
+/// Why a task's counter deltas (and topdown) are not valid: the counters
+/// belong to CPUs, so only a task that ended where it began has a delta.
+fn invalid_reason(t: &Task) -> Option<String> {
+    if t.end == 0 {
+        Some("no end".into())
+    } else if t.begin_info[1] != t.end_info[1] {
+        Some(format!("migrated from cpu {} to cpu {}", t.begin_info[1], t.end_info[1]))
+    } else {
+        None
+    }
+}
+
+/// A valid task's counter deltas: readings are sign-extended offsets, so
+/// the difference is taken as signed, never as a wrapped unsigned value.
+fn deltas(t: &Task) -> Vec<i64> {
+    t.begin.iter().zip(&t.end_counters).map(|(b, e)| (*e as i64).wrapping_sub(*b as i64)).collect()
+}
+
+/// The topdown sums of a task, `Ok(None)` when it has no readings, `Err` when they are not valid.
+fn task_sums(t: &Task) -> Result<Option<Sums>, NoTopdown> {
+    match &t.topdown {
+        None => Ok(None),
+        Some(_) if invalid_reason(t).is_some() => Ok(None),
+        Some(td) => match Sums::of(td) {
+            Ok(s) => Ok(Some(s)),
+            Err(NoTopdown::Reset) => Err(NoTopdown::Reset),
+            Err(_) => Ok(None),
+        },
+    }
+}
+
+/// Fractions to the report's percentages.
+fn percent_of(td: &Topdown) -> TopdownPercent {
+    let p = |x: f64| x * 100.0;
+    TopdownPercent {
+        slots: td.slots,
+        retiring: p(td.level1[0]),
+        bad_speculation: p(td.level1[1]),
+        frontend_bound: p(td.level1[2]),
+        backend_bound: p(td.level1[3]),
+        level2: td.level2.map(|l| Level2Percent {
+            heavy_operations: p(l[0]),
+            light_operations: p(l[1]),
+            branch_mispredicts: p(l[2]),
+            machine_clears: p(l[3]),
+            fetch_latency: p(l[4]),
+            fetch_bandwidth: p(l[5]),
+            memory_bound: p(l[6]),
+            core_bound: p(l[7]),
+        }),
+    }
+}
+
+/// Sums of several tasks, for per-thread and per-CPU totals.
 #[derive(Clone, Debug, Default)]
 struct Totals {
     tasks: u64,
     duration: u64,
-    deltas: Vec<u64>,
-    category: [f64; 8],
-    slots: u64,
-    level2: bool,
+    ended: bool,
+    deltas: Option<Vec<i64>>,
+    invalid: u64,
+    sums: Option<Sums>,
 }
 
 impl Totals {
-    fn add(&mut self, t: &Task) {
+    fn add(&mut self, t: &Task, counters: usize) {
         self.tasks += 1;
-        self.duration += t.end - t.start;
-        if self.deltas.len() < t.begin.len() {
-            self.deltas.resize(t.begin.len(), 0);
+        if t.end != 0 {
+            self.duration += t.end - t.start;
+            self.ended = true;
         }
-        for (i, (b, e)) in t.begin.iter().zip(&t.end_counters).enumerate() {
-            self.deltas[i] = self.deltas[i].wrapping_add(e.wrapping_sub(*b));
-        }
-        if let Some(used) = t.topdown[3].checked_sub(t.topdown[0]).filter(|&d| d > 0) {
-            let b = category_slots(t.topdown[0], t.topdown[1]);
-            let e = category_slots(t.topdown[3], t.topdown[4]);
-            for i in 0..8 {
-                self.category[i] += e[i] - b[i];
+        if invalid_reason(t).is_some() {
+            self.invalid += 1;
+        } else if counters > 0 {
+            let d = self.deltas.get_or_insert_with(|| vec![0; counters]);
+            for (a, b) in d.iter_mut().zip(deltas(t)) {
+                *a = a.saturating_add(b);
             }
-            self.slots += used;
-            self.level2 |= (t.topdown[1] >> 32) != 0 || (t.topdown[4] >> 32) != 0;
+        }
+        match task_sums(t) {
+            Ok(Some(s)) => self.sums.get_or_insert_with(Sums::default).add(&s),
+            Ok(None) => {}
+            Err(_) => self.invalid += u64::from(invalid_reason(t).is_none()),
         }
     }
 
     fn figures(&self) -> TaskFigures {
-        let topdown = (self.slots > 0).then(|| {
-            let f = |i: usize| (self.category[i] / self.slots as f64).clamp(0.0, 1.0);
-            shares(self.slots, [f(0), f(1), f(2), f(3)], self.level2.then(|| [f(4), f(5), f(6), f(7)]))
-        });
-        TaskFigures { duration_ns: self.duration, counter_deltas: self.deltas.clone(), topdown }
+        TaskFigures {
+            duration_ns: self.ended.then_some(self.duration),
+            counter_deltas: self.deltas.clone(),
+            topdown: self.sums.and_then(|s| s.topdown().ok()).as_ref().map(percent_of),
+            invalid_tasks: self.invalid,
+            ..Default::default()
+        }
     }
 }
 
-/// Fractions in [0, 1] to the report's percentages.
-fn shares(slots: u64, level1: [f64; 4], level2: Option<[f64; 4]>) -> TopdownPercent {
-    let l2 = |i: usize| level2.map(|l| l[i] * 100.0);
-    TopdownPercent {
-        slots,
-        retiring: level1[0] * 100.0,
-        bad_speculation: level1[1] * 100.0,
-        frontend_bound: level1[2] * 100.0,
-        backend_bound: level1[3] * 100.0,
-        heavy_operations: l2(0),
-        branch_mispredicts: l2(1),
-        fetch_latency: l2(2),
-        memory_bound: l2(3),
+/// One task's figures.
+fn task_figures(t: &Task, name: Option<String>) -> TaskFigures {
+    let mut invalid: Vec<String> = invalid_reason(t).into_iter().collect();
+    let topdown = match task_sums(t) {
+        Ok(s) => s.and_then(|s| s.topdown().ok()).as_ref().map(percent_of),
+        Err(why) => {
+            invalid.push(why.to_string());
+            None
+        }
+    };
+    let ex = t.extra.as_ref();
+    TaskFigures {
+        name,
+        duration_ns: (t.end != 0).then(|| t.end - t.start),
+        cpu_end: (t.end != 0).then_some(t.end_info[1]),
+        numa_node: Some(t.begin_info[2]),
+        counter_deltas: (!t.begin.is_empty() && invalid_reason(t).is_none()).then(|| deltas(t)),
+        topdown,
+        invalid,
+        invalid_tasks: 0,
+        int_prefix: ex.map(|e| e.int_prefix),
+        config_index: ex.map(|e| e.config),
+        constants: ex.filter(|e| !e.constants.is_empty()).map(|e| e.constants.clone()),
     }
 }
 
-/// `tbrw report --by task`: every task's duration, counter deltas and
-/// topdown, then totals per thread and per core. `top`: only the K longest tasks.
+/// `tbrw report --by task`: every task's figures, then totals per thread
+/// and per CPU (the CPU it began on). `top`: only the K longest tasks.
 pub fn task_report(file: &Tb5File, stream: u32, top: Option<usize>) -> Result<Report, CliError> {
     let s = file.stream(stream)?;
     let descs = s.descriptor()?.unwrap_or_default();
-    let n = counters_of(&descs, file).ok_or_else(|| {
+    let shape: Shape = counters_of(&descs, file).ok_or_else(|| {
         CliError::msg(format!(
             "{}: stream {stream} is not an MTMC task stream: --by task needs one",
             file.path().display()
@@ -83,61 +151,67 @@ pub fn task_report(file: &Tb5File, stream: u32, top: Option<usize>) -> Result<Re
     let Some(data) = s.data()? else {
         return Err(CliError::msg(format!("{}: stream {stream} has no data", file.path().display())));
     };
-    let tasks: Vec<Task> = data.records().map(|r| decode(r, n)).collect();
+    let names: HashMap<u32, String> = s
+        .events()?
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|e| e.id >= NAME_BASE)
+        .filter_map(|e| file.string_opt(e.name).ok().flatten().map(|n| (e.id, n.to_owned())))
+        .collect();
+    let tasks: Vec<Decoded> = data.records().map(|r| decode(r, shape)).collect();
     let total = tasks.len() as u64;
+    let duration = |d: &Decoded| if d.task.end == 0 { 0 } else { d.task.end - d.task.start };
     let mut order: Vec<usize> = (0..tasks.len()).collect();
     if let Some(k) = top {
-        order.sort_by_key(|&i| std::cmp::Reverse(tasks[i].end - tasks[i].start));
+        order.sort_by_key(|&i| std::cmp::Reverse(duration(&tasks[i])));
         order.truncate(k);
     }
     let rows = order
         .iter()
         .map(|&i| {
-            let t = &tasks[i];
-            let td = topdown(t.topdown[0], t.topdown[1], t.topdown[3], t.topdown[4])
-                .map(|td| shares(td.slots, td.level1, td.level2));
+            let d = &tasks[i];
+            let t = &d.task;
+            let name = names.get(&d.event).filter(|n| n.as_str() != UNNAMED).cloned();
             Row {
                 key: Key::Task { index: i as u64, tid: t.tid, core: t.begin_info[1], start_ns: t.start },
                 samples: 1,
                 percent: percent(1, total),
-                task: Some(TaskFigures {
-                    duration_ns: t.end - t.start,
-                    counter_deltas: t.begin.iter().zip(&t.end_counters).map(|(b, e)| e.wrapping_sub(*b)).collect(),
-                    topdown: td,
-                }),
+                task: Some(task_figures(t, name)),
             }
         })
         .collect();
-    // Totals in the order each thread and core first appears.
+    // Totals in the order each thread and CPU first appears.
     let mut by_thread: Vec<(u32, Totals)> = Vec::new();
     let mut by_core: Vec<(u64, Totals)> = Vec::new();
-    for t in &tasks {
+    for d in &tasks {
+        let t = &d.task;
         match by_thread.iter_mut().find(|(k, _)| *k == t.tid) {
-            Some((_, tot)) => tot.add(t),
+            Some((_, tot)) => tot.add(t, shape.counters),
             None => {
                 let mut tot = Totals::default();
-                tot.add(t);
+                tot.add(t, shape.counters);
                 by_thread.push((t.tid, tot));
             }
         }
         match by_core.iter_mut().find(|(k, _)| *k == t.begin_info[1]) {
-            Some((_, tot)) => tot.add(t),
+            Some((_, tot)) => tot.add(t, shape.counters),
             None => {
                 let mut tot = Totals::default();
-                tot.add(t);
+                tot.add(t, shape.counters);
                 by_core.push((t.begin_info[1], tot));
             }
         }
     }
-    let names: Vec<Tid<StringId>> = file.processes()?.map(|pt| pt.tids().collect()).unwrap_or_default();
+    let threads: Vec<Tid<StringId>> = file.processes()?.map(|pt| pt.tids().collect()).unwrap_or_default();
     let name_of = |tid: u32| {
-        names.iter().find(|th| th.id == tid).and_then(|th| file.string_opt(th.name).ok().flatten().map(str::to_owned))
+        threads.iter().find(|th| th.id == tid).and_then(|th| file.string_opt(th.name).ok().flatten().map(str::to_owned))
     };
+    let pid = tasks.first().map(|d| d.pid).filter(|&p| p != 0);
     let total_row =
         |key: Key, t: &Totals| Row { key, samples: t.tasks, percent: percent(t.tasks, total), task: Some(t.figures()) };
     let totals = by_thread
         .iter()
-        .map(|(tid, t)| total_row(Key::Thread { index: None, tid: *tid, pid: None, name: name_of(*tid) }, t))
+        .map(|(tid, t)| total_row(Key::Thread { index: None, tid: *tid, pid, name: name_of(*tid) }, t))
         .chain(by_core.iter().map(|(core, t)| total_row(Key::Core { core: *core }, t)))
         .collect();
     Ok(Report {
@@ -152,34 +226,84 @@ pub fn task_report(file: &Tb5File, stream: u32, top: Option<usize>) -> Result<Re
 }
 
 /// The text of a task report: a heading, a line per task, then a line per
-/// thread and per core with their totals.
+/// thread and per CPU with their totals. Each line shows what its tasks have.
 pub fn write_task_text(r: &Report, out: &mut dyn Write) -> std::io::Result<()> {
-    let counters =
-        r.rows.iter().chain(&r.totals).find_map(|row| row.task.as_ref()).map_or(0, |t| t.counter_deltas.len());
+    let counters = r
+        .rows
+        .iter()
+        .chain(&r.totals)
+        .find_map(|row| row.task.as_ref().and_then(|t| t.counter_deltas.as_ref()))
+        .map_or(0, Vec::len);
     writeln!(out, "{}: stream {}, {} tasks, {counters} counters", r.file, r.stream, r.samples)?;
     for row in r.rows.iter().chain(&r.totals) {
         let Some(t) = &row.task else { continue };
-        match &row.key {
+        let mut line = match &row.key {
             Key::Task { index, tid, core, start_ns } => {
-                write!(out, "task {index}: tid={tid} core={core} start={start_ns} duration_ns={}", t.duration_ns)?
+                let mut l = format!("task {index}: tid={tid} cpu={core}");
+                if let Some(n) = t.numa_node {
+                    l += &format!(" numa={n}");
+                }
+                l += &format!(" start={start_ns}");
+                l
             }
-            Key::Thread { tid, .. } => {
-                write!(out, "thread {tid}: tasks={} duration_ns={}", row.samples, t.duration_ns)?
-            }
-            Key::Core { core } => write!(out, "core {core}: tasks={} duration_ns={}", row.samples, t.duration_ns)?,
-            other => write!(out, "{other}: tasks={} duration_ns={}", row.samples, t.duration_ns)?,
+            Key::Thread { tid, .. } => format!("thread {tid}: tasks={}", row.samples),
+            Key::Core { core } => format!("cpu {core}: tasks={}", row.samples),
+            other => format!("{other}: tasks={}", row.samples),
+        };
+        if let Some(n) = &t.name {
+            line += &format!(" name={n:?}");
         }
-        let deltas: Vec<String> = t.counter_deltas.iter().map(u64::to_string).collect();
-        writeln!(out, " counter_deltas=[{}] {}", deltas.join(","), topdown_text(t.topdown.as_ref()))?;
+        if let Some(d) = t.duration_ns {
+            line += &format!(" duration_ns={d}");
+        }
+        if let (Some(e), Key::Task { core, .. }) = (t.cpu_end, &row.key) {
+            if e != *core {
+                line += &format!(" cpu_end={e}");
+            }
+        }
+        if let Some(d) = &t.counter_deltas {
+            let d: Vec<String> = d.iter().map(i64::to_string).collect();
+            line += &format!(" counter_deltas=[{}]", d.join(","));
+        }
+        if let Some(td) = &t.topdown {
+            line += &format!(" {}", topdown_text(td));
+        }
+        if let Some(p) = t.int_prefix {
+            line += &format!(" int_prefix={p}");
+        }
+        if let Some(c) = t.config_index {
+            line += &format!(" config={c}");
+        }
+        if let Some(c) = &t.constants {
+            let c: Vec<String> = c.iter().map(f64::to_string).collect();
+            line += &format!(" constants=[{}]", c.join(","));
+        }
+        if !t.invalid.is_empty() {
+            line += &format!(" invalid=({})", t.invalid.join("; "));
+        }
+        if t.invalid_tasks > 0 {
+            line += &format!(" invalid_tasks={}", t.invalid_tasks);
+        }
+        writeln!(out, "{line}")?;
     }
     Ok(())
 }
 
-fn topdown_text(td: Option<&TopdownPercent>) -> String {
-    let Some(td) = td else { return "topdown=n/a".into() };
+fn topdown_text(td: &TopdownPercent) -> String {
     let level1 = [td.retiring, td.bad_speculation, td.frontend_bound, td.backend_bound];
     let mut parts: Vec<String> = LEVEL1.iter().zip(level1).map(|(n, v)| format!("{n}={v:.2}%")).collect();
-    let level2 = [td.heavy_operations, td.branch_mispredicts, td.fetch_latency, td.memory_bound];
-    parts.extend(LEVEL2.iter().zip(level2).filter_map(|(n, v)| v.map(|v| format!("{n}={v:.2}%"))));
+    if let Some(l) = &td.level2 {
+        let level2 = [
+            l.heavy_operations,
+            l.light_operations,
+            l.branch_mispredicts,
+            l.machine_clears,
+            l.fetch_latency,
+            l.fetch_bandwidth,
+            l.memory_bound,
+            l.core_bound,
+        ];
+        parts.extend(LEVEL2.iter().zip(level2).map(|(n, v)| format!("{n}={v:.2}%")));
+    }
     parts.join(" ")
 }

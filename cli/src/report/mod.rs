@@ -165,8 +165,10 @@ impl fmt::Display for Key {
     }
 }
 
-/// Topdown shares of a task or a group of tasks, in percent of the slots
-/// they used. Level 2 is `None` when the metrics readings have none.
+/// Topdown shares of a task or a group of tasks, in percent, as the MTMC
+/// profiler's post-processing computes them (see docs/IMPORT.md): not
+/// clamped, so a figure may be slightly negative. Level 2 is `None` when
+/// the metrics readings have none.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TopdownPercent {
     /// The slots used.
@@ -179,25 +181,79 @@ pub struct TopdownPercent {
     pub frontend_bound: f64,
     /// Level 1: backend bound.
     pub backend_bound: f64,
-    /// Level 2: heavy operations.
-    pub heavy_operations: Option<f64>,
-    /// Level 2: branch mispredicts.
-    pub branch_mispredicts: Option<f64>,
-    /// Level 2: fetch latency.
-    pub fetch_latency: Option<f64>,
-    /// Level 2: memory bound.
-    pub memory_bound: Option<f64>,
+    /// Level 2: heavy operations, light operations, branch mispredicts,
+    /// machine clears, fetch latency, fetch bandwidth, memory bound, core
+    /// bound (in this order; names in `crate::mtmc::LEVEL2`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub level2: Option<Level2Percent>,
 }
 
-/// What a task row (or a task total) adds to the counts.
+/// Level-2 topdown figures, in percent.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Level2Percent {
+    /// Heavy operations.
+    pub heavy_operations: f64,
+    /// Light operations.
+    pub light_operations: f64,
+    /// Branch mispredicts.
+    pub branch_mispredicts: f64,
+    /// Machine clears.
+    pub machine_clears: f64,
+    /// Fetch latency.
+    pub fetch_latency: f64,
+    /// Fetch bandwidth.
+    pub fetch_bandwidth: f64,
+    /// Memory bound.
+    pub memory_bound: f64,
+    /// Core bound.
+    pub core_bound: f64,
+}
+
+/// What a task row (or a task total) adds to the counts. What a task
+/// lacks (no end, no counters, no topdown, no name) is left out.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct TaskFigures {
-    /// The time the tasks took, ns.
-    pub duration_ns: u64,
-    /// Each counter's end reading minus its begin reading (wrapping), summed over the tasks.
-    pub counter_deltas: Vec<u64>,
-    /// The topdown breakdown; `None` when the slot counter did not advance.
+    /// The task's name (the 2023 layout's user prefix); tasks only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The time the task took, ns (totals: of the tasks that ended);
+    /// `None` for a task with no end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ns: Option<u64>,
+    /// The CPU the task ended on; tasks with an end only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_end: Option<u64>,
+    /// The NUMA node the task began on; tasks only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub numa_node: Option<u64>,
+    /// Each counter's end reading minus its begin reading (signed), summed
+    /// over the valid tasks; `None` when the stream has no counters or no
+    /// task here is valid.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counter_deltas: Option<Vec<i64>>,
+    /// The topdown breakdown, when the readings give one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub topdown: Option<TopdownPercent>,
+    /// Why a task's counter deltas or topdown are left out (migrated,
+    /// counters reset, no end); tasks only.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub invalid: Vec<String>,
+    /// Totals: tasks whose counter deltas were left out.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub invalid_tasks: u64,
+    /// The 2023 layout's integer prefix; tasks only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub int_prefix: Option<i64>,
+    /// The 2023 layout's configuration index; tasks only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config_index: Option<i64>,
+    /// The 2023 layout's constants; tasks only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub constants: Option<Vec<f64>>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// One row.

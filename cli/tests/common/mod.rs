@@ -77,8 +77,60 @@ pub fn bzip2(bytes: &[u8]) -> Vec<u8> {
     e.finish().unwrap()
 }
 
-/// Checks one CSV file against VTune's external-data format, strictly.
-/// Returns the number of data rows.
+/// A `.UTC` cell as VTune documents it, date-and-time text
+/// (`2013-08-28 01:02:03.0004`: a fraction of any number of digits, or
+/// none), parsed strictly to nanoseconds since the Unix epoch.
+pub fn parse_utc(s: &str) -> Option<u64> {
+    let (date, time) = s.split_once(' ')?;
+    let d: Vec<&str> = date.split('-').collect();
+    let (hms, frac) = match time.split_once('.') {
+        Some((a, f)) => (a, Some(f)),
+        None => (time, None),
+    };
+    let t: Vec<&str> = hms.split(':').collect();
+    let digits = |x: &str, n: usize| x.len() == n && x.bytes().all(|b| b.is_ascii_digit());
+    if d.len() != 3 || t.len() != 3 || !digits(d[0], 4) || !digits(d[1], 2) || !digits(d[2], 2) {
+        return None;
+    }
+    if !t.iter().all(|x| digits(x, 2)) {
+        return None;
+    }
+    let (y, m, day): (u64, u64, u64) = (d[0].parse().ok()?, d[1].parse().ok()?, d[2].parse().ok()?);
+    let (hh, mm, ss): (u64, u64, u64) = (t[0].parse().ok()?, t[1].parse().ok()?, t[2].parse().ok()?);
+    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    let month_days = [31, if leap { 29 } else { 28 }, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+    if y < 1970
+        || !(1..=12).contains(&m)
+        || day == 0
+        || day > month_days[m as usize - 1]
+        || hh > 23
+        || mm > 59
+        || ss > 59
+    {
+        return None;
+    }
+    let mut ns = 0u64;
+    if let Some(f) = frac {
+        if f.is_empty() || f.len() > 9 || !f.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        ns = f.parse::<u64>().ok()? * 10u64.pow(9 - f.len() as u32);
+    }
+    // Days since the epoch, counted by hand (no shared code with the exporter).
+    let mut days = 0u64;
+    for yy in 1970..y {
+        days += if (yy % 4 == 0 && yy % 100 != 0) || yy % 400 == 0 { 366 } else { 365 };
+    }
+    days += month_days[..m as usize - 1].iter().sum::<u64>() + day - 1;
+    Some(((days * 86_400 + hh * 3600 + mm * 60 + ss) * 1_000_000_000) + ns)
+}
+
+/// Checks one CSV file against VTune's external-data format, strictly:
+/// the file name, the header, one value per column on every row, time
+/// stamps as the clock's suffix says (UTC as date-and-time text, the
+/// other clocks as integers), intervals that do not end before they
+/// start, and `.COUNT` columns that are cumulative: never decreasing, in
+/// time order, for each pid and tid the rows have. Returns the number of data rows.
 pub fn check_vtune_csv(path: &Path) -> usize {
     let name = path.file_name().unwrap().to_str().unwrap();
     let stem = name.strip_suffix(".csv").unwrap_or_else(|| panic!("{name}: not a .csv file"));
@@ -91,15 +143,16 @@ pub fn check_vtune_csv(path: &Path) -> usize {
     let clocks = ["QPC", "CLOCK_MONOTONIC_RAW", "RDTSC", "UTC"];
     let interval = header[0] == "name";
     let mut optional_from;
+    let clock;
+    let mut counts = Vec::new();
     if interval {
         assert!(header.len() >= 3, "{name}: interval header too short");
-        let clock =
-            header[1].strip_prefix("start_tsc.").unwrap_or_else(|| panic!("{name}: column 2 is {:?}", header[1]));
+        clock = header[1].strip_prefix("start_tsc.").unwrap_or_else(|| panic!("{name}: column 2 is {:?}", header[1]));
         assert!(clocks.contains(&clock), "{name}: clock {clock:?}");
         assert_eq!(header[2], "end_tsc", "{name}");
         optional_from = 3;
     } else {
-        let clock = header[0].strip_prefix("tsc.").unwrap_or_else(|| panic!("{name}: column 1 is {:?}", header[0]));
+        clock = header[0].strip_prefix("tsc.").unwrap_or_else(|| panic!("{name}: column 1 is {:?}", header[0]));
         assert!(clocks.contains(&clock), "{name}: clock {clock:?}");
         optional_from = 1;
         while optional_from < header.len() && header[optional_from] != "pid" && header[optional_from] != "tid" {
@@ -107,6 +160,9 @@ pub fn check_vtune_csv(path: &Path) -> usize {
             let (counter, kind) = c.rsplit_once('.').unwrap_or_else(|| panic!("{name}: counter column {c:?}"));
             assert!(!counter.is_empty() && (kind == "COUNT" || kind == "INST"), "{name}: counter column {c:?}");
             assert!(!counter.contains(','), "{name}");
+            if kind == "COUNT" {
+                counts.push(optional_from);
+            }
             optional_from += 1;
         }
         assert!(optional_from > 1, "{name}: no counter column");
@@ -116,24 +172,44 @@ pub fn check_vtune_csv(path: &Path) -> usize {
         rest.is_empty() || rest == ["pid"] || rest == ["tid"] || rest == ["pid", "tid"],
         "{name}: trailing columns {rest:?}"
     );
+    // The last time and counts of each (pid, tid).
+    let mut last: std::collections::HashMap<Vec<String>, (u64, Vec<f64>)> = std::collections::HashMap::new();
     let mut rows = 0;
     for (i, line) in lines.enumerate() {
         let cells: Vec<&str> = line.split(',').collect();
         assert_eq!(cells.len(), header.len(), "{name}: row {} has {} cells", i + 1, cells.len());
-        let int =
-            |s: &str, what: &str| s.parse::<u64>().unwrap_or_else(|_| panic!("{name}: row {}: {what} {s:?}", i + 1));
+        let time = |s: &str, what: &str| -> u64 {
+            let v = if clock == "UTC" { parse_utc(s) } else { s.parse::<u64>().ok() };
+            v.unwrap_or_else(|| panic!("{name}: row {}: {what} {s:?} is no {clock} time stamp", i + 1))
+        };
         if interval {
             assert!(!cells[0].is_empty(), "{name}: row {}: empty name", i + 1);
-            let (s, e) = (int(cells[1], "start"), int(cells[2], "end"));
+            let (s, e) = (time(cells[1], "start"), time(cells[2], "end"));
             assert!(e >= s, "{name}: row {}: ends before it starts", i + 1);
         } else {
-            int(cells[0], "tsc");
+            let t = time(cells[0], "tsc");
             for c in &cells[1..optional_from] {
                 assert!(
                     c.is_empty() || c.parse::<f64>().is_ok_and(f64::is_finite),
                     "{name}: row {}: value {c:?}",
                     i + 1
                 );
+            }
+            if !counts.is_empty() {
+                let key: Vec<String> = cells[optional_from..].iter().map(|c| c.to_string()).collect();
+                let now: Vec<f64> = counts.iter().map(|&k| cells[k].parse::<f64>().unwrap_or(f64::NAN)).collect();
+                if let Some((t0, before)) = last.get(&key) {
+                    assert!(t >= *t0, "{name}: row {}: time goes back in a cumulative table", i + 1);
+                    for (k, (a, b)) in before.iter().zip(&now).enumerate() {
+                        assert!(
+                            b.is_nan() || a.is_nan() || b >= a,
+                            "{name}: row {}: {} decreases ({a} to {b}): not cumulative",
+                            i + 1,
+                            header[counts[k]]
+                        );
+                    }
+                }
+                last.insert(key, (t, now));
             }
         }
         for c in &cells[optional_from..] {
