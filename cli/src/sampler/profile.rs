@@ -518,7 +518,7 @@ pub fn detect(opened: &Opened, file: &Path, forced: Option<Layout>) -> Result<De
     };
     let size = opened.size;
     let layouts: Vec<Layout> = Layout::ALL.to_vec();
-    let mut fits: Vec<(Detected, bool)> = Vec::new();
+    let mut fits: Vec<(Detected, bool, u64)> = Vec::new();
     let mut reasons: Vec<String> = Vec::new();
     let killed = p[..32].iter().all(|&b| b == 0);
     for layout in layouts {
@@ -530,7 +530,7 @@ pub fn detect(opened: &Opened, file: &Path, forced: Option<Layout>) -> Result<De
                 fit(&mut *probe, p, size, layout, endian, WALK)
             };
             match r {
-                Ok((d, exact)) => fits.push((d, exact)),
+                Ok(f) => fits.push(f),
                 Err(why) => reasons.push(format!("as {what}: {why}")),
             }
         }
@@ -539,9 +539,9 @@ pub fn detect(opened: &Opened, file: &Path, forced: Option<Layout>) -> Result<De
     // two remain, walk them completely.
     if fits.len() > 1 && !killed {
         let mut full = Vec::new();
-        for (d, exact) in fits.drain(..) {
+        for (d, exact, explained) in fits.drain(..) {
             if exact {
-                full.push((d, true));
+                full.push((d, true, explained));
             } else {
                 match fit(&mut *probe, p, size, d.format.layout, d.format.endian, u64::MAX) {
                     Ok(f) => full.push(f),
@@ -553,6 +553,10 @@ pub fn detect(opened: &Opened, file: &Path, forced: Option<Layout>) -> Result<De
         }
         fits = full;
     }
+    // A wrong layout soon meets a sample it cannot read and takes the rest
+    // for a cut-off end: the layout that explains the most bytes wins.
+    let most = fits.iter().map(|f| f.2).max().unwrap_or(0);
+    fits.retain(|f| f.2 == most);
     if fits.is_empty() {
         let at = if killed { 32 } else { 0 };
         let head = if killed {
@@ -562,7 +566,7 @@ pub fn detect(opened: &Opened, file: &Path, forced: Option<Layout>) -> Result<De
         };
         return Err(err(at, format!("{head}: {}", reasons.join("; "))));
     }
-    let mut chosen: Vec<Detected> = fits.into_iter().map(|(d, _)| d).collect();
+    let mut chosen: Vec<Detected> = fits.into_iter().map(|(d, _, _)| d).collect();
     // Killed runs: both byte orders can fit an all-zero header; prefer the one that fit.
     if let Some(l) = forced {
         let others: Vec<Format> = chosen.iter().filter(|d| d.format.layout != l).map(|d| d.format).collect();
@@ -733,7 +737,8 @@ fn walk(
 }
 
 /// Whether `layout` in byte order `e` fits a profile with a header; the
-/// bool says whether the fit is exact (every sample walked).
+/// result says whether the fit is exact (every sample walked) and how many
+/// bytes of the profile it explains.
 fn fit(
     probe: &mut dyn Probe,
     p: &[u8],
@@ -741,7 +746,7 @@ fn fit(
     layout: Layout,
     e: Endian,
     limit: u64,
-) -> Result<(Detected, bool), String> {
+) -> Result<(Detected, bool, u64), String> {
     let (header, pmu_size) = header_of(p, layout, e)?;
     if pmu_size > MAX_PMU_SIZE {
         return Err(format!("{pmu_size} bytes of PMU data per sample is more than {MAX_PMU_SIZE}"));
@@ -787,7 +792,7 @@ fn fit(
                 end.unwrap_or_default()
             ));
         }
-        w.samples == header.samples
+        (w.samples == header.samples, if w.samples == header.samples { size.unwrap_or(w.offset) } else { w.offset })
     } else {
         if w.samples == header.samples && size.is_some_and(|s| w.offset < s) {
             return Err(format!(
@@ -797,9 +802,9 @@ fn fit(
                 size.unwrap_or_default()
             ));
         }
-        w.samples == header.samples || w.cut || w.ended
+        (w.samples == header.samples || w.cut || w.ended, w.offset)
     };
-    Ok((Detected { format: fmt, header, also: Vec::new() }, exact))
+    Ok((Detected { format: fmt, header, also: Vec::new() }, exact.0, exact.1))
 }
 
 /// CLOCK_REALTIME microseconds from 2000 to 2100: what a killed current
@@ -815,7 +820,7 @@ fn fit_killed(
     size: Option<u64>,
     layout: Layout,
     e: Endian,
-) -> Result<(Detected, bool), String> {
+) -> Result<(Detected, bool, u64), String> {
     if !layout.maps_at_end() {
         return Err("this writer wrote its header before the samples".into());
     }
@@ -856,7 +861,7 @@ fn fit_killed(
             return Err("sample times are not CLOCK_REALTIME microseconds".into());
         }
     }
-    Ok((Detected { format: fmt, header, also: Vec::new() }, true))
+    Ok((Detected { format: fmt, header, also: Vec::new() }, true, w.offset))
 }
 
 /// What [`ProfileReader::next_sample`] found.
