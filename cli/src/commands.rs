@@ -78,12 +78,16 @@ pub fn report(
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
     let f = tbrw::Tb5File::open(file)?;
-    let r = if opts.by == By::Task {
-        mtmc::task_report(&f, opts.stream, opts.top)?
+    let (r, weights) = if opts.by == By::Task {
+        (mtmc::task_report(&f, opts.stream, opts.top)?, None)
     } else {
         let records = f.stream(opts.stream)?.data()?.map_or(0, |d| d.len());
-        report::report(&f, opts, &mut |n| progress(n, records))?
+        report::weighted_report(&f, opts, &mut |n| progress(n, records))?
     };
+    if let Some(w) = &weights {
+        return if json { report::write_json_weighted(&r, w, out) } else { report::write_table_weighted(&r, w, out) }
+            .map_err(written);
+    }
     match (json, opts.by) {
         (true, _) => report::write_json(&r, out),
         (false, By::Task) => mtmc::write_task_text(&r, out),

@@ -8,7 +8,7 @@ use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use tbrw_cli::commands::{self, Outcome};
 use tbrw_cli::csv::{Clock, CsvOptions};
-use tbrw_cli::report::{self, By, ReportOptions};
+use tbrw_cli::report::{self, By, ReportOptions, Weight};
 use tbrw_cli::sampler::{ImportOptions, Layout, ProfileOptions};
 use tbrw_cli::winidea::BinVersion;
 use tbrw_cli::CliError;
@@ -68,6 +68,9 @@ enum Command {
         /// JSON instead of a table.
         #[arg(long)]
         json: bool,
+        /// What the percentages weigh: samples, a sampler import's cputime, or energy.
+        #[arg(long, value_enum, default_value_t = Weight::Samples)]
+        weight: Weight,
     },
     /// Imports another collector's data into a new TB5 file.
     #[command(subcommand)]
@@ -197,9 +200,9 @@ fn run(cli: Cli) -> Result<Outcome, CliError> {
         Command::Info { file } => commands::info(&file, &mut out).map(|()| Outcome::Success),
         Command::Verify { file } => commands::verify(&file, &mut out).map(|()| Outcome::Success),
         Command::Bind { file, stream } => bind(&file, stream, &mut out),
-        Command::Report { file, stream, by, pid, tid, module, time, top, json } => {
+        Command::Report { file, stream, by, pid, tid, module, time, top, json, weight } => {
             let time = time.map(|t| report::parse_range(&t)).transpose().map_err(CliError::msg)?;
-            let opts = ReportOptions { stream, by, pid, tid, module, time, top };
+            let opts = ReportOptions { stream, by, pid, tid, module, time, top, weight };
             report(&file, &opts, json, &mut out)
         }
         Command::Import(Import::Sampler { profile, output, pid, hostname, layout, volts }) => import_sampler(
