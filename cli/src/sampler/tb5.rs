@@ -552,6 +552,14 @@ pub fn import_profile(
             progress(last_progress);
         }
     }
+    if stats.samples == 0 && stats.partial_bytes > 0 {
+        // Never an empty stream from a profile that holds (part of) a sample.
+        return Err(CliError::msg(format!(
+            "{}: no whole sample: the profile ends inside its first sample, {} bytes into it",
+            input.display(),
+            stats.partial_bytes
+        )));
+    }
     pending.drop_sample();
     data.add(&pending.buf)?;
     data.done()?;
