@@ -1,8 +1,10 @@
 //! The intrusive ELF sampler's profiles: [`profile`] reads and writes the
 //! profile format itself (every writer's layout, detection, streamed
 //! reading); [`tb5`] converts profiles to TB5 (`tbrw import sampler`) and
-//! back (`tbrw export sampler`).
+//! back (`tbrw export sampler`); [`fixtures`] makes the example profiles
+//! shipped in `examples/data/sampler/`.
 
+pub mod fixtures;
 pub mod profile;
 pub mod tb5;
 
