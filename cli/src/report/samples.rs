@@ -98,12 +98,11 @@ pub fn weighted_report(
     // The weight of a record: 1, its cputime delta, or power x that delta.
     let delta_at = layout.find(fields::CPUTIME_DELTA, None).filter(|f| f.size == 8).map(|f| f.offset as usize);
     let power_at = layout.find(desc_type::POWER, None).filter(|f| f.size == 8).map(|f| f.offset as usize);
-    let weigh: Option<Box<dyn Fn(&[u8]) -> f64>> = match (opts.weight, delta_at, power_at) {
+    // (delta offset, power offset when energy).
+    let weigh: Option<(usize, Option<usize>)> = match (opts.weight, delta_at, power_at) {
         (Weight::Samples, _, _) => None,
-        (Weight::Cputime, Some(d), _) => Some(Box::new(move |r: &[u8]| read_le(r, d, 8) as f64)),
-        (Weight::Energy, Some(d), Some(p)) => {
-            Some(Box::new(move |r: &[u8]| f64::from_bits(read_le(r, p, 8)) * read_le(r, d, 8) as f64 * 1e-9))
-        }
+        (Weight::Cputime, Some(d), _) => Some((d, None)),
+        (Weight::Energy, Some(d), Some(p)) => Some((d, Some(p))),
         (w, _, _) => {
             return Err(CliError::msg(format!(
                 "{}: stream {n} has no {} field: --weight {} needs a sampler import{}",
@@ -178,8 +177,9 @@ pub fn weighted_report(
             };
             *counts.entry(key).or_default() += 1;
             total += 1;
-            if let Some(w) = &weigh {
-                let x = w(rec);
+            if let Some((d, power)) = weigh {
+                let delta = read_le(rec, d, 8) as f64;
+                let x = power.map_or(delta, |p| f64::from_bits(read_le(rec, p, 8)) * delta * 1e-9);
                 *weights.entry(key).or_default() += x;
                 total_weight += x;
             }
