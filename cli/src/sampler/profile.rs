@@ -9,7 +9,7 @@
 //!   wall time, u64 latency, u64 sample count, u32 PMU-data size, u32 map
 //!   count), samples (u64 CLOCK_REALTIME microseconds, the PMU data, u32
 //!   thread count, threads of u32 tid, u64 pc, u64 cputime), then the maps
-//!   (u64 address, u64 size, char[256] label).
+//!   (u64 address, u64 size, char\[256\] label).
 //! * [`Layout::Seed`], the seed-era writer: a 32-byte header (no PMU-data
 //!   size), samples of an f64 PMU value, the thread count and 20-byte
 //!   threads, then the maps.
