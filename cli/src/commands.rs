@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use crate::csv::{self, CsvOptions};
 use crate::error::CliError;
 use crate::report::{self, By, ReportOptions};
-use crate::sampler::{self, ImportOptions};
+use crate::sampler::{self, ImportOptions, Layout, ProfileOptions};
 use crate::{mtmc, winidea};
 
 /// How a command that completed ended.
@@ -78,12 +78,16 @@ pub fn report(
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
     let f = tbrw::Tb5File::open(file)?;
-    let r = if opts.by == By::Task {
-        mtmc::task_report(&f, opts.stream, opts.top)?
+    let (r, weights) = if opts.by == By::Task {
+        (mtmc::task_report(&f, opts.stream, opts.top)?, None)
     } else {
         let records = f.stream(opts.stream)?.data()?.map_or(0, |d| d.len());
-        report::report(&f, opts, &mut |n| progress(n, records))?
+        report::weighted_report(&f, opts, &mut |n| progress(n, records))?
     };
+    if let Some(w) = &weights {
+        return if json { report::write_json_weighted(&r, w, out) } else { report::write_table_weighted(&r, w, out) }
+            .map_err(written);
+    }
     match (json, opts.by) {
         (true, _) => report::write_json(&r, out),
         (false, By::Task) => mtmc::write_task_text(&r, out),
@@ -97,26 +101,53 @@ pub fn import_sampler(
     profile: &Path,
     output: &Path,
     opts: &ImportOptions,
+    popts: &ProfileOptions,
     progress: &mut dyn FnMut(u64),
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<(), CliError> {
-    let stats = sampler::import_sampler(profile, output, opts, progress)?;
+    let stats = sampler::import_profile(profile, output, opts, popts, progress)?;
+    let layout = stats.format.map_or("?", |f| f.layout.name());
     writeln!(
         out,
-        "{}: {} samples, {} records{}",
+        "{}: {} samples, {} records, {} VM maps ({layout} layout, {} times{}{})",
         output.display(),
         stats.samples,
         stats.records,
-        if stats.compressed { " (from a bzip2 profile)" } else { "" }
+        stats.maps,
+        match stats.time {
+            Some(sampler::TimeSource::Realtime) => "CLOCK_REALTIME",
+            Some(sampler::TimeSource::Interpolated) => "interpolated",
+            _ => "no",
+        },
+        if stats.format.is_some_and(|f| f.endian == sampler::Endian::Big) { ", big-endian" } else { "" },
+        if stats.compressed { ", from bzip2" } else { "" }
     )
     .map_err(written)?;
-    if stats.dropped > 0 {
-        let partial = if stats.partial_bytes > 0 {
-            format!(" (including a partial sample of {} bytes)", stats.partial_bytes)
-        } else {
-            String::new()
-        };
+    if !stats.also.is_empty() {
+        let also: Vec<&str> = stats.also.iter().map(|l| l.name()).collect();
+        writeln!(
+            err,
+            "tbrw: {}: the bytes fit the {} layout too; read as {layout} as --layout says",
+            profile.display(),
+            also.join(", ")
+        )
+        .map_err(written)?;
+    }
+    let partial = if stats.partial_bytes > 0 {
+        format!(" (a partial sample of {} bytes dropped)", stats.partial_bytes)
+    } else {
+        String::new()
+    };
+    if stats.killed {
+        writeln!(
+            err,
+            "tbrw: {}: the run was cut short (the sampler was killed): the header and the VM maps are missing, so no module can be known and the PMU value's kind is unknown; {} whole samples kept{partial}",
+            profile.display(),
+            stats.samples,
+        )
+        .map_err(written)?;
+    } else if stats.dropped > 0 {
         writeln!(
             err,
             "tbrw: {}: the profile announces {} samples but holds {} whole ones: {} dropped{partial}",
@@ -279,9 +310,15 @@ pub fn export_vtune_csv(
 }
 
 /// `tbrw export sampler`: the profile to `output` (`-`: standard output,
-/// and then nothing else is printed).
-pub fn export_sampler(file: &Path, stream: u32, output: &Path, out: &mut dyn Write) -> Result<(), CliError> {
-    let n = sampler::export_sampler(file, stream, output)?;
+/// and then nothing else is printed), in `layout` (default: the imported one).
+pub fn export_sampler(
+    file: &Path,
+    stream: u32,
+    output: &Path,
+    layout: Option<Layout>,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    let n = sampler::export_profile(file, stream, output, layout)?;
     if output.as_os_str() != "-" {
         writeln!(out, "{}: {n} samples", output.display()).map_err(written)?;
     }

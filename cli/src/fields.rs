@@ -17,6 +17,12 @@ pub const CURRENT: u16 = 0x4001;
 pub const VOLTAGE: u16 = 0x4002;
 /// A custom PMU value: a sampler profile's value under magic 0 (f64).
 pub const CUSTOM_VALUE: u16 = 0x4003;
+/// A thread's CPU time since its previous sample in nanoseconds (8 bytes;
+/// 0 for its first sample): what `--weight cputime` weighs by.
+pub const CPUTIME_DELTA: u16 = 0x4004;
+/// A sampler profile's PMU data when it is not one 8-byte value: its raw
+/// bytes, as many as the profile's PMU-data size.
+pub const PMU_DATA: u16 = 0x4005;
 
 /// An MTMC task's 32-bit pthread id.
 pub const PTHREAD: u16 = 0x4100;
@@ -88,6 +94,8 @@ pub const REGISTRY: &[(u16, &str)] = &[
     (CURRENT, "current"),
     (VOLTAGE, "voltage"),
     (CUSTOM_VALUE, "custom"),
+    (CPUTIME_DELTA, "cputime_delta"),
+    (PMU_DATA, "pmu_data"),
     (PTHREAD, "pthread_id"),
     (PARENT_TID, "parent_tid"),
     (PARENT_PTHREAD, "parent_pthread_id"),

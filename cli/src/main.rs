@@ -9,8 +9,8 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use tbrw_cli::commands::{self, Outcome};
 use tbrw_cli::csv::{Clock, CsvOptions};
 use tbrw_cli::mtmc::MtmcOptions;
-use tbrw_cli::report::{self, By, ReportOptions};
-use tbrw_cli::sampler::ImportOptions;
+use tbrw_cli::report::{self, By, ReportOptions, Weight};
+use tbrw_cli::sampler::{ImportOptions, Layout, ProfileOptions};
 use tbrw_cli::winidea::BinVersion;
 use tbrw_cli::CliError;
 
@@ -69,6 +69,9 @@ enum Command {
         /// JSON instead of a table.
         #[arg(long)]
         json: bool,
+        /// What the percentages weigh: samples, a sampler import's cputime, or energy.
+        #[arg(long, value_enum, default_value_t = Weight::Samples)]
+        weight: Weight,
     },
     /// Imports another collector's data into a new TB5 file.
     #[command(subcommand)]
@@ -93,6 +96,12 @@ enum Import {
         /// The host the profile was taken on (recorded in the software section).
         #[arg(long)]
         hostname: Option<String>,
+        /// The writer's layout, when the bytes fit more than one (default: detected).
+        #[arg(long, value_enum)]
+        layout: Option<Layout>,
+        /// The voltage of a current profile: records get power = current x volts.
+        #[arg(long)]
+        volts: Option<f64>,
     },
     /// An MTMC temporal profiler raw task log.
     Mtmc {
@@ -156,6 +165,9 @@ enum Export {
         /// The stream.
         #[arg(long, default_value_t = 0)]
         stream: u32,
+        /// The layout to write (default: the one the stream was imported from, else head).
+        #[arg(long, value_enum)]
+        layout: Option<Layout>,
     },
 }
 
@@ -193,14 +205,18 @@ fn run(cli: Cli) -> Result<Outcome, CliError> {
         Command::Info { file } => commands::info(&file, &mut out).map(|()| Outcome::Success),
         Command::Verify { file } => commands::verify(&file, &mut out).map(|()| Outcome::Success),
         Command::Bind { file, stream } => bind(&file, stream, &mut out),
-        Command::Report { file, stream, by, pid, tid, module, time, top, json } => {
+        Command::Report { file, stream, by, pid, tid, module, time, top, json, weight } => {
             let time = time.map(|t| report::parse_range(&t)).transpose().map_err(CliError::msg)?;
-            let opts = ReportOptions { stream, by, pid, tid, module, time, top };
+            let opts = ReportOptions { stream, by, pid, tid, module, time, top, weight };
             report(&file, &opts, json, &mut out)
         }
-        Command::Import(Import::Sampler { profile, output, pid, hostname }) => {
-            import_sampler(&profile, &output, &ImportOptions { pid, hostname }, &mut out)
-        }
+        Command::Import(Import::Sampler { profile, output, pid, hostname, layout, volts }) => import_sampler(
+            &profile,
+            &output,
+            &ImportOptions { pid, hostname },
+            &ProfileOptions { layout, volts },
+            &mut out,
+        ),
         Command::Import(Import::Mtmc { log, output, pid }) => import_mtmc(&log, &output, pid, &mut out),
         Command::Import(Import::Winidea { export, bin, bin_version, output, check }) => {
             import_winidea(&export, bin.as_deref(), bin_version, &output, check, &mut out)
@@ -208,7 +224,9 @@ fn run(cli: Cli) -> Result<Outcome, CliError> {
         Command::Export(Export::VtuneCsv { file, output, hostname, stream, clock }) => {
             export_vtune_csv(&file, &output, &CsvOptions { hostname, stream, clock }, &mut out)
         }
-        Command::Export(Export::Sampler { file, output, stream }) => export_sampler(&file, stream, &output, &mut out),
+        Command::Export(Export::Sampler { file, output, stream, layout }) => {
+            export_sampler(&file, stream, &output, layout, &mut out)
+        }
     }?;
     out.flush().map_err(|e| CliError::msg(format!("writing the output: {e}")))?;
     Ok(outcome)
@@ -234,13 +252,14 @@ fn import_sampler(
     profile: &Path,
     output: &Path,
     opts: &ImportOptions,
+    popts: &ProfileOptions,
     out: &mut dyn Write,
 ) -> Result<Outcome, CliError> {
     let len = std::fs::metadata(profile).map(|m| m.len()).unwrap_or(0);
     let bar = progress(len, "import");
     let mut set = |n: u64| bar.set_position(n.min(len));
     after_bar(&bar, out, |o, e| {
-        commands::import_sampler(profile, output, opts, &mut set, o, e).map(|()| Outcome::Success)
+        commands::import_sampler(profile, output, opts, popts, &mut set, o, e).map(|()| Outcome::Success)
     })
 }
 
@@ -270,9 +289,15 @@ fn export_vtune_csv(file: &Path, dir: &Path, opts: &CsvOptions, out: &mut dyn Wr
     after_bar(&bar, out, |o, e| commands::export_vtune_csv(file, dir, opts, o, e).map(|()| Outcome::Success))
 }
 
-fn export_sampler(file: &Path, stream: u32, output: &Path, out: &mut dyn Write) -> Result<Outcome, CliError> {
+fn export_sampler(
+    file: &Path,
+    stream: u32,
+    output: &Path,
+    layout: Option<Layout>,
+    out: &mut dyn Write,
+) -> Result<Outcome, CliError> {
     let bar = spinner("exporting");
-    after_bar(&bar, out, |o, _| commands::export_sampler(file, stream, output, o).map(|()| Outcome::Success))
+    after_bar(&bar, out, |o, _| commands::export_sampler(file, stream, output, layout, o).map(|()| Outcome::Success))
 }
 
 /// Runs `f` with buffers for standard output and error, which are written

@@ -110,7 +110,7 @@ fn every_magic_types_the_value_and_export_gives_the_profile_back() {
         let (out, _) = import(&bytes, dir.path());
         let f = Tb5File::open(&out).unwrap();
         let layout = f.stream(0).unwrap().layout().unwrap().unwrap();
-        assert_eq!(layout.record_size(), 40);
+        assert_eq!(layout.record_size(), 56, "interpolated time, sample, pc, pid, tid, cputime, its delta, value");
         assert!(layout.find(t, None).is_some(), "{magic:?}");
         let back = dir.path().join("back.bin");
         assert_eq!(export_sampler(&out, 0, &back).unwrap(), 200);

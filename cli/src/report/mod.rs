@@ -12,7 +12,56 @@ use serde::{Deserialize, Serialize};
 
 pub mod samples;
 
-pub use samples::report;
+pub use samples::{report, weighted_report};
+
+/// What a sample report's percentages weigh (`--weight`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Weight {
+    /// Each record counts 1.
+    #[default]
+    Samples,
+    /// Each record counts its thread's CPU time since the thread's previous
+    /// sample (a sampler import's cputime delta, nanoseconds): a blocked
+    /// thread is sampled but weighs nothing.
+    Cputime,
+    /// Each record counts power x its cputime delta (joules).
+    Energy,
+}
+
+impl Weight {
+    /// The name the command line and the JSON give it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Weight::Samples => "samples",
+            Weight::Cputime => "cputime",
+            Weight::Energy => "energy",
+        }
+    }
+
+    /// The unit of the weight sums.
+    pub fn unit(self) -> &'static str {
+        match self {
+            Weight::Samples => "samples",
+            Weight::Cputime => "ns",
+            Weight::Energy => "J",
+        }
+    }
+}
+
+/// The sums behind a weighted report's percentages: the total, and each
+/// row's, in the order of the report's rows.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Weights {
+    /// The weight.
+    pub weight: Weight,
+    /// Its unit.
+    pub unit: &'static str,
+    /// The sum over the samples that passed the filters.
+    pub total: f64,
+    /// Each row's sum.
+    pub rows: Vec<f64>,
+}
 
 /// What to group a report by.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
@@ -60,11 +109,22 @@ pub struct ReportOptions {
     pub time: Option<(u64, u64)>,
     /// Only the first K rows.
     pub top: Option<usize>,
+    /// What the percentages weigh.
+    pub weight: Weight,
 }
 
 impl Default for ReportOptions {
     fn default() -> Self {
-        ReportOptions { stream: 0, by: By::Module, pid: None, tid: None, module: None, time: None, top: None }
+        ReportOptions {
+            stream: 0,
+            by: By::Module,
+            pid: None,
+            tid: None,
+            module: None,
+            time: None,
+            top: None,
+            weight: Weight::Samples,
+        }
     }
 }
 
@@ -330,6 +390,41 @@ pub fn write_table(r: &Report, out: &mut dyn Write) -> std::io::Result<()> {
     writeln!(out, "{:>10} {:>7}  {by}", "samples", "percent")?;
     for row in &r.rows {
         writeln!(out, "{:>10} {:>6.2}%  {}", row.samples, row.percent, row.key)?;
+    }
+    Ok(())
+}
+
+/// Writes a weighted report as JSON: the report's shape, plus `weight`
+/// (weight, unit, total) and each row's `weight` sum.
+pub fn write_json_weighted(r: &Report, w: &Weights, out: &mut dyn Write) -> std::io::Result<()> {
+    let mut v = serde_json::to_value(r)?;
+    if let Some(rows) = v.get_mut("rows").and_then(|x| x.as_array_mut()) {
+        for (row, sum) in rows.iter_mut().zip(&w.rows) {
+            row["weight"] = serde_json::json!(sum);
+        }
+    }
+    v["weight"] = serde_json::json!({ "weight": w.weight, "unit": w.unit, "total": w.total });
+    serde_json::to_writer(&mut *out, &v)?;
+    writeln!(out)
+}
+
+/// Writes a weighted report as a table: samples, the weight's sum, percent of it, label.
+pub fn write_table_weighted(r: &Report, w: &Weights, out: &mut dyn Write) -> std::io::Result<()> {
+    let by = r.by.name();
+    writeln!(
+        out,
+        "{}: stream {}, {} of {} samples, {} {} {}, by {by}",
+        r.file,
+        r.stream,
+        r.samples,
+        r.records,
+        w.total,
+        w.unit,
+        w.weight.name()
+    )?;
+    writeln!(out, "{:>10} {:>16} {:>7}  {by}", "samples", w.weight.name(), "percent")?;
+    for (row, sum) in r.rows.iter().zip(&w.rows) {
+        writeln!(out, "{:>10} {:>16.6e} {:>6.2}%  {}", row.samples, sum, row.percent, row.key)?;
     }
     Ok(())
 }

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use tbrw::bind::BindView;
 use tbrw::*;
 
-use super::{percent, By, Key, Report, ReportOptions, Row};
+use super::{percent, By, Key, Report, ReportOptions, Row, Weight, Weights};
 use crate::error::CliError;
 use crate::fields::{self, read_le};
 
@@ -16,6 +16,16 @@ pub fn report(
     opts: &ReportOptions,
     progress: &mut dyn FnMut(u64),
 ) -> std::result::Result<Report, CliError> {
+    weighted_report(file, opts, progress).map(|(r, _)| r)
+}
+
+/// [`report`], with the weight sums when `opts.weight` is not the sample
+/// count (the rows' percentages and order then follow the weight).
+pub fn weighted_report(
+    file: &Tb5File,
+    opts: &ReportOptions,
+    progress: &mut dyn FnMut(u64),
+) -> std::result::Result<(Report, Option<Weights>), CliError> {
     let n = opts.stream;
     if opts.by == By::Task {
         return Err(CliError::msg("--by task is the MTMC task report, not a sample count"));
@@ -85,6 +95,30 @@ pub fn report(
         )));
     }
 
+    // The weight of a record: 1, its cputime delta, or power x that delta.
+    let delta_at = layout.find(fields::CPUTIME_DELTA, None).filter(|f| f.size == 8).map(|f| f.offset as usize);
+    let power_at = layout.find(desc_type::POWER, None).filter(|f| f.size == 8).map(|f| f.offset as usize);
+    // (delta offset, power offset when energy).
+    let weigh: Option<(usize, Option<usize>)> = match (opts.weight, delta_at, power_at) {
+        (Weight::Samples, _, _) => None,
+        (Weight::Cputime, Some(d), _) => Some((d, None)),
+        (Weight::Energy, Some(d), Some(p)) => Some((d, Some(p))),
+        (w, _, _) => {
+            return Err(CliError::msg(format!(
+                "{}: stream {n} has no {} field: --weight {} needs a sampler import{}",
+                file.path().display(),
+                if delta_at.is_none() { "cputime delta" } else { "power" },
+                w.name(),
+                if delta_at.is_none() {
+                    " with cputime (the oldest layout has none)"
+                } else {
+                    " with power (a power profile, or a current profile imported with --volts)"
+                }
+            )))
+        }
+    };
+    let mut weights: HashMap<Option<u64>, f64> = HashMap::new();
+    let mut total_weight = 0f64;
     let mut counts: HashMap<Option<u64>, u64> = HashMap::new();
     let mut total = 0u64;
     let mut binds = Vec::new();
@@ -143,6 +177,12 @@ pub fn report(
             };
             *counts.entry(key).or_default() += 1;
             total += 1;
+            if let Some((d, power)) = weigh {
+                let delta = read_le(rec, d, 8) as f64;
+                let x = power.map_or(delta, |p| f64::from_bits(read_le(rec, p, 8)) * delta * 1e-9);
+                *weights.entry(key).or_default() += x;
+                total_weight += x;
+            }
         }
         i = end;
         progress(i);
@@ -185,15 +225,32 @@ pub fn report(
         }
     };
     let mut counted: Vec<(Option<u64>, u64)> = counts.into_iter().collect();
-    counted.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.unwrap_or(u64::MAX).cmp(&b.0.unwrap_or(u64::MAX))));
+    let weight_of = |k: &Option<u64>| weights.get(k).copied().unwrap_or(0.0);
+    counted.sort_by(|a, b| {
+        weight_of(&b.0)
+            .total_cmp(&weight_of(&a.0))
+            .then(b.1.cmp(&a.1))
+            .then(a.0.unwrap_or(u64::MAX).cmp(&b.0.unwrap_or(u64::MAX)))
+    });
     if let Some(k) = opts.top {
         counted.truncate(k);
     }
+    let sums: Option<Weights> = weigh.as_ref().map(|_| Weights {
+        weight: opts.weight,
+        unit: opts.weight.unit(),
+        total: total_weight,
+        rows: counted.iter().map(|(k, _)| weight_of(k)).collect(),
+    });
+    let share = |key: &Option<u64>, samples: u64| match weigh {
+        None => percent(samples, total),
+        Some(_) if total_weight > 0.0 => weight_of(key) * 100.0 / total_weight,
+        Some(_) => 0.0,
+    };
     let rows = counted
         .into_iter()
-        .map(|(key, samples)| Row { key: typed(key), samples, percent: percent(samples, total), task: None })
+        .map(|(key, samples)| Row { key: typed(key), samples, percent: share(&key, samples), task: None })
         .collect();
-    Ok(Report {
+    let r = Report {
         file: file.path().display().to_string(),
         stream: n,
         by: opts.by,
@@ -201,5 +258,6 @@ pub fn report(
         samples: total,
         rows,
         totals: Vec::new(),
-    })
+    };
+    Ok((r, sums))
 }

@@ -1,15 +1,24 @@
 //! Sampler profiles to TB5 (`tbrw import sampler`) and back (`tbrw export
-//! sampler`). The mapping is in docs/IMPORT.md.
+//! sampler`). The mapping, units and time stamps are in docs/IMPORT.md;
+//! the way back in docs/EXPORT.md.
 //!
-//! Import streams: samples are read one at a time and their records go to
-//! the data section in batches, so memory does not grow with the profile.
+//! Import streams: a sample's records go to the data section when the
+//! sample is whole (so a killed run keeps exactly its whole samples), one
+//! sample bigger than [`PENDING_BYTES`] waits in a temporary file, and maps
+//! go one by one to the module section. Memory does not depend on any
+//! count the profile claims.
 
-use std::io::{BufWriter, Write};
-use std::path::Path;
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{BufWriter, Cursor, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
 
 use tbrw::*;
 
-use super::profile::{self, Header, Magic, Next, ProfileReader, Sample, ThreadSample, VmMap};
+use super::profile::{
+    self, Detected, Endian, Format, Layout, Magic, Next, ProfileHeader, ProfileReader, SampleHead, ThreadSample,
+    Threads, VmMap,
+};
 use crate::error::CliError;
 use crate::fields::{self, read_le};
 use crate::imported::{field, write_globals};
@@ -17,8 +26,17 @@ use crate::imported::{field, write_globals};
 /// The pid the profile's process gets when `--pid` is not given.
 pub const DEFAULT_PID: u32 = 1;
 
-/// Bytes per imported record: pc, pid, tid, sample index, cputime, value.
-pub const RECORD_SIZE: usize = 40;
+/// Bytes of records held in memory before they go to the data section
+/// (or, for one sample alone, to a temporary file).
+pub const PENDING_BYTES: usize = 1 << 20;
+
+/// Samples without threads whose time and PMU data are kept (for the
+/// byte-identical way back); the current writer makes one, the first.
+pub const MAX_EMPTY_KEPT: usize = 1 << 16;
+
+/// The `segment_name` of every imported module: its load address is the
+/// start of the ELF's executable `PT_LOAD` segment, not the ELF's base.
+pub const SEGMENT_NAME: &str = "PT_LOAD r-x";
 
 fn value_field(magic: Magic) -> (u16, &'static str) {
     match magic {
@@ -39,26 +57,78 @@ fn magic_of(t: u16) -> Option<Magic> {
     })
 }
 
-/// The descriptor of an imported stream.
-pub fn descriptor(magic: Magic) -> Vec<DescEntry> {
-    let (vt, vn) = value_field(magic);
-    vec![
-        field(desc_type::IP, desc_subtype::NONE, 8, "pc"),
-        field(desc_type::PID, desc_subtype::NONE, 4, "pid"),
-        field(desc_type::TID, desc_subtype::NONE, 4, "tid"),
-        field(desc_type::TIME_STAMP, desc_subtype::TS_SAMPLE_COUNT, 8, "sample"),
-        field(fields::CPUTIME, desc_subtype::NONE, 8, "cputime"),
-        field(vt, desc_subtype::NONE, 8, vn),
-    ]
+/// How the records of an import get their nanosecond time stamp.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimeSource {
+    /// The current writer's per-sample CLOCK_REALTIME (UTC).
+    Realtime,
+    /// Sample i at i × wall time / announced samples, from the run's start.
+    Interpolated,
+    /// Neither (a killed seed-era run: no wall time, no sample count).
+    None,
 }
 
-/// The label of the executable: the first absolute path that is not a
-/// shared library (`*.so`, `*.so.*`).
-pub fn executable_label(maps: &[VmMap]) -> Option<&str> {
-    maps.iter().map(|m| m.label.as_str()).find(|l| {
-        let name = l.rsplit('/').next().unwrap_or(l);
-        l.starts_with('/') && !name.ends_with(".so") && !name.contains(".so.")
-    })
+impl TimeSource {
+    fn name(self) -> &'static str {
+        match self {
+            TimeSource::Realtime => "realtime",
+            TimeSource::Interpolated => "interpolated",
+            TimeSource::None => "none",
+        }
+    }
+}
+
+/// Name of the time field of a [`TimeSource::Realtime`] import.
+pub const TIME_UTC: &str = "time_realtime_utc";
+/// Name of the time field of a [`TimeSource::Interpolated`] import: it
+/// names no clock, because none would be true.
+pub const TIME_INTERPOLATED: &str = "time_since_run_start_interpolated";
+
+/// Which fields a record has (they depend on the profile).
+#[derive(Clone, Copy, Debug)]
+struct Shape {
+    time: TimeSource,
+    cputime: bool,
+    magic: Magic,
+    pmu_size: u32,
+    power: bool,
+}
+
+impl Shape {
+    fn descriptor(&self) -> Vec<DescEntry> {
+        let mut d = Vec::new();
+        match self.time {
+            TimeSource::Realtime => d.push(field(desc_type::TIME_STAMP, desc_subtype::TS_NANOSECONDS, 8, TIME_UTC)),
+            TimeSource::Interpolated => {
+                d.push(field(desc_type::TIME_STAMP, desc_subtype::TS_NANOSECONDS, 8, TIME_INTERPOLATED))
+            }
+            TimeSource::None => {}
+        }
+        d.push(field(desc_type::TIME_STAMP, desc_subtype::TS_SAMPLE_COUNT, 8, "sample"));
+        d.push(field(desc_type::IP, desc_subtype::NONE, 8, "pc"));
+        d.push(field(desc_type::PID, desc_subtype::NONE, 4, "pid"));
+        d.push(field(desc_type::TID, desc_subtype::NONE, 4, "tid"));
+        if self.cputime {
+            d.push(field(fields::CPUTIME, desc_subtype::NONE, 8, "cputime_ns"));
+            d.push(field(fields::CPUTIME_DELTA, desc_subtype::NONE, 8, "cputime_delta_ns"));
+        }
+        if self.pmu_size == 8 {
+            let (vt, vn) = value_field(self.magic);
+            d.push(field(vt, desc_subtype::NONE, 8, vn));
+        } else if self.pmu_size > 0 {
+            d.push(field(fields::PMU_DATA, desc_subtype::NONE, self.pmu_size, "pmu_data"));
+        }
+        if self.power {
+            d.push(field(desc_type::POWER, desc_subtype::NONE, 8, "power_w"));
+        }
+        d
+    }
+}
+
+/// The descriptor of a stream imported from a current-writer profile
+/// with an 8-byte PMU value (the most complete record).
+pub fn descriptor(magic: Magic) -> Vec<DescEntry> {
+    Shape { time: TimeSource::Realtime, cputime: true, magic, pmu_size: 8, power: false }.descriptor()
 }
 
 /// Options of the import.
@@ -70,40 +140,311 @@ pub struct ImportOptions {
     pub hostname: Option<String>,
 }
 
+/// How to read the profile itself.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ProfileOptions {
+    /// The layout, when the bytes fit more than one (`--layout`).
+    pub layout: Option<Layout>,
+    /// The voltage a current profile was measured at (`--volts`): each
+    /// record then gets its power, current × volts.
+    pub volts: Option<f64>,
+}
+
 /// What an import did.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ImportStats {
     /// Whether the profile was bzip2-compressed.
     pub compressed: bool,
-    /// Samples the header announced.
+    /// Layout, byte order and PMU-data size.
+    pub format: Option<Format>,
+    /// Other layouts the bytes fit too (`--layout` chose).
+    pub also: Vec<Layout>,
+    /// The header was all zeros: the sampler was killed, and header and maps are missing.
+    pub killed: bool,
+    /// Samples the header announced (0 for a killed run).
     pub announced: u64,
-    /// Whole samples imported.
+    /// Whole samples imported (with or without threads).
     pub samples: u64,
+    /// Samples without threads (kept in the stream's user-defined section).
+    pub empty: u64,
     /// Records written (one per thread of each sample).
     pub records: u64,
-    /// Samples announced but missing (a killed sampler), including a partial one.
+    /// VM maps (modules) written.
+    pub maps: u64,
+    /// Samples announced but missing (a cut run), including a partial one.
     pub dropped: u64,
     /// Bytes of a partial last sample that were dropped.
     pub partial_bytes: u64,
     /// Bytes of (decompressed) profile read.
     pub bytes: u64,
+    /// How records got their time.
+    pub time: Option<TimeSource>,
+}
+
+/// A sample without threads, kept for the way back.
+#[derive(Clone, Debug, PartialEq)]
+struct Empty {
+    index: u64,
+    time_us: u64,
+    pmu: Vec<u8>,
+}
+
+/// What the import records in the stream's user-defined section, as one
+/// line of `key=value` words, then one `empty=` line per sample without
+/// threads, then a note for symbolizers.
+#[derive(Clone, Debug, PartialEq)]
+struct Meta {
+    format: Format,
+    header: ProfileHeader,
+    samples: u64,
+    dropped: u64,
+    time: TimeSource,
+    volts: Option<f64>,
+    empties: Vec<Empty>,
+    empties_lost: u64,
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+fn unhex(s: &str) -> Option<Vec<u8>> {
+    if !s.len().is_multiple_of(2) {
+        return None;
+    }
+    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok()).collect()
+}
+
+impl Meta {
+    fn text(&self) -> String {
+        let h = &self.header;
+        let mut s = format!(
+            "sampler layout={} endian={} pmu_size={} magic={} wall_us={} latency_us={} samples_announced={} maps={} killed={} samples={} dropped={} time={} volts={} empties_not_kept={}\n",
+            self.format.layout.name(),
+            self.format.endian.name(),
+            self.format.pmu_size,
+            h.magic.value(),
+            h.wall_us,
+            h.latency_us,
+            h.samples,
+            h.maps,
+            u8::from(h.killed),
+            self.samples,
+            self.dropped,
+            self.time.name(),
+            self.volts.map_or_else(|| "-".to_owned(), |v| v.to_string()),
+            self.empties_lost,
+        );
+        for e in &self.empties {
+            s.push_str(&format!("empty={},{},{}\n", e.index, e.time_us, hex(&e.pmu)));
+        }
+        s.push_str(
+            "# modules: load_address is the start of the executable PT_LOAD segment and length is the map size + 1 \
+             (the sampler's ends are inclusive); ELF virtual address = pc - load_address + p_vaddr of that segment\n",
+        );
+        s
+    }
+
+    fn parse(text: &str) -> Option<Meta> {
+        let mut lines = text.lines();
+        let first = lines.next()?.strip_prefix("sampler ")?;
+        let kv: HashMap<&str, &str> = first.split_whitespace().filter_map(|w| w.split_once('=')).collect();
+        let num = |k: &str| kv.get(k).and_then(|v| v.parse::<u64>().ok());
+        let layout = Layout::from_name(kv.get("layout")?)?;
+        let format = Format {
+            layout,
+            endian: Endian::from_name(kv.get("endian")?)?,
+            pmu_size: u32::try_from(num("pmu_size")?).ok()?,
+        };
+        let header = ProfileHeader {
+            magic: Magic::from_value(u32::try_from(num("magic")?).ok()?)?,
+            wall_us: num("wall_us")?,
+            latency_us: num("latency_us")?,
+            samples: num("samples_announced")?,
+            maps: num("maps")?,
+            killed: num("killed")? == 1,
+        };
+        let empties = lines
+            .filter_map(|l| l.strip_prefix("empty="))
+            .map(|e| {
+                let mut p = e.split(',');
+                Some(Empty { index: p.next()?.parse().ok()?, time_us: p.next()?.parse().ok()?, pmu: unhex(p.next()?)? })
+            })
+            .collect::<Option<Vec<_>>>()?;
+        Some(Meta {
+            format,
+            header,
+            samples: num("samples")?,
+            dropped: num("dropped").unwrap_or(0),
+            time: TimeSource::None,
+            volts: kv.get("volts").and_then(|v| v.parse().ok()),
+            empties,
+            empties_lost: num("empties_not_kept").unwrap_or(0),
+        })
+    }
+}
+
+/// Records of whole samples, and of the sample being read, on their way
+/// to the data section.
+struct Pending {
+    buf: Vec<u8>,
+    /// Where the open sample's records start in `buf`.
+    open_at: usize,
+    /// The open sample's earlier records, when it alone outgrew `buf`.
+    spill: Option<File>,
+    dir: PathBuf,
+}
+
+impl Pending {
+    fn push(&mut self, rec: &[u8], data: &mut DataSectionWriter<'_>) -> Result<(), CliError> {
+        self.buf.extend_from_slice(rec);
+        if self.buf.len() >= PENDING_BYTES {
+            if self.open_at > 0 {
+                data.add(&self.buf[..self.open_at])?;
+                self.buf.drain(..self.open_at);
+                self.open_at = 0;
+            }
+            if self.buf.len() >= PENDING_BYTES {
+                let f = match &mut self.spill {
+                    Some(f) => f,
+                    None => {
+                        self.spill.insert(tempfile::tempfile_in(&self.dir).map_err(|e| CliError::io(&self.dir, e))?)
+                    }
+                };
+                f.write_all(&self.buf).map_err(|e| CliError::io(&self.dir, e))?;
+                self.buf.clear();
+            }
+        }
+        Ok(())
+    }
+
+    /// The open sample is whole.
+    fn close_sample(&mut self, data: &mut DataSectionWriter<'_>) -> Result<(), CliError> {
+        if let Some(mut f) = self.spill.take() {
+            f.write_all(&self.buf).and_then(|()| f.seek(SeekFrom::Start(0))).map_err(|e| CliError::io(&self.dir, e))?;
+            data.add_from_reader(&mut f)?;
+            self.buf.clear();
+        }
+        self.open_at = self.buf.len();
+        if self.buf.len() >= PENDING_BYTES {
+            data.add(&self.buf)?;
+            self.buf.clear();
+            self.open_at = 0;
+        }
+        Ok(())
+    }
+
+    /// The open sample is cut: none of it is kept.
+    fn drop_sample(&mut self) {
+        self.buf.truncate(self.open_at);
+        self.spill = None;
+    }
+}
+
+fn module_of(m: &VmMap, pid: u32, first: bool, exe: bool) -> Module {
+    let mut flags = ModuleFlags::LOADED;
+    if exe {
+        flags |= ModuleFlags::IS_EXE;
+    }
+    if first {
+        flags |= ModuleFlags::FIRST_MODULE_REC_IN_PROCESS;
+    }
+    let label = (!m.label.is_empty()).then(|| m.label.clone());
+    Module {
+        associated_pid: pid,
+        flags,
+        segment_type: processor_mode::BIT64,
+        load_address: m.address,
+        // Inclusive end, as the sampler's tools take it; never past the address space.
+        length: m.size.saturating_add(1).min(u64::MAX - m.address),
+        unload_tsc: NEVER_UNLOADED,
+        name: label.as_deref().map(|l| l.rsplit('/').next().unwrap_or(l).to_owned()),
+        path: label,
+        segment_name: Some(SEGMENT_NAME.to_owned()),
+        ..Default::default()
+    }
+}
+
+/// Reads every map the header announces into the module section.
+fn write_maps<R: Read>(w: &mut Tb5Writer, profile: &mut ProfileReader<R>, pid: u32) -> Result<u64, CliError> {
+    let mut s = w.modules()?;
+    let mut exe: Option<String> = None;
+    let mut n = 0u64;
+    while let Some(m) = profile.next_map()? {
+        // The first map is the target executable.
+        let label = exe.get_or_insert_with(|| m.label.clone());
+        let is_exe = *label == m.label;
+        s.add_module(&module_of(&m, pid, n == 0, is_exe))?;
+        n += 1;
+    }
+    s.done()?;
+    Ok(n)
 }
 
 /// Imports the profile at `input` (`-`: standard input) into a new TB5 file
-/// at `output`. `progress` is called with the bytes read so far.
+/// at `output`, detecting its layout. `progress` is called with the bytes
+/// read so far.
 pub fn import_sampler(
     input: &Path,
     output: &Path,
     opts: &ImportOptions,
     progress: &mut dyn FnMut(u64),
 ) -> Result<ImportStats, CliError> {
-    let (reader, compressed) = profile::open(input)?;
-    let size =
-        if compressed || input.as_os_str() == "-" { None } else { std::fs::metadata(input).ok().map(|m| m.len()) };
-    let mut profile = ProfileReader::new(reader, input, size)?;
-    let header = profile.header().clone();
+    import_profile(input, output, opts, &ProfileOptions::default(), progress)
+}
+
+/// [`import_sampler`] with the choices about the profile itself.
+pub fn import_profile(
+    input: &Path,
+    output: &Path,
+    opts: &ImportOptions,
+    popts: &ProfileOptions,
+    progress: &mut dyn FnMut(u64),
+) -> Result<ImportStats, CliError> {
+    let opened = profile::open(input)?;
+    let detected: Detected = profile::detect(&opened, input, popts.layout)?;
+    let (format, header) = (detected.format, detected.header);
+    if let Some(v) = popts.volts {
+        if header.magic != Magic::Current || header.killed {
+            return Err(CliError::msg(format!(
+                "{}: --volts is for current profiles (magic 1); this one's PMU values are {}",
+                input.display(),
+                if header.killed { "of an unknown kind (the header is missing)" } else { header.magic.name() }
+            )));
+        }
+        if !v.is_finite() {
+            return Err(CliError::msg(format!("--volts {v} is not a voltage")));
+        }
+    }
+    let size = opened.size;
+    let mut chained = Cursor::new(opened.prefix).chain(opened.rest);
+    std::io::copy(&mut (&mut chained).take(format.layout.header_size()), &mut std::io::sink())
+        .map_err(|e| CliError::io(input, e))?;
+    let mut profile = ProfileReader::new(chained, input, size, &detected);
     let pid = opts.pid.unwrap_or(DEFAULT_PID);
-    let mut stats = ImportStats { compressed, announced: header.samples, ..Default::default() };
+    let time = if format.layout.timed() {
+        TimeSource::Realtime
+    } else if header.samples > 0 && !header.killed {
+        TimeSource::Interpolated
+    } else {
+        TimeSource::None
+    };
+    let shape = Shape {
+        time,
+        cputime: format.layout.has_cputime(),
+        magic: header.magic,
+        pmu_size: format.pmu_size,
+        power: popts.volts.is_some(),
+    };
+    let mut stats = ImportStats {
+        compressed: opened.compressed,
+        format: Some(format),
+        also: detected.also.iter().map(|f| f.layout).collect(),
+        killed: header.killed,
+        announced: header.samples,
+        time: Some(time),
+        ..Default::default()
+    };
 
     let mut w = Tb5Writer::create(output)?;
     // What the profile does not say is left unknown: no nodes, no OS version.
@@ -115,37 +456,11 @@ pub fn import_sampler(
             application: None,
         },
     )?;
-    let exe = executable_label(&header.maps).map(str::to_owned);
-    let modules: Vec<Module> = header
-        .maps
-        .iter()
-        .enumerate()
-        .map(|(i, m)| {
-            let is_exe = exe.as_deref() == Some(m.label.as_str());
-            let mut flags = ModuleFlags::LOADED;
-            if is_exe {
-                flags |= ModuleFlags::IS_EXE;
-            }
-            if i == 0 {
-                flags |= ModuleFlags::FIRST_MODULE_REC_IN_PROCESS;
-            }
-            let label = (!m.label.is_empty()).then(|| m.label.clone());
-            Module {
-                associated_pid: pid,
-                flags,
-                segment_type: processor_mode::BIT64,
-                load_address: m.address,
-                length: m.size,
-                unload_tsc: NEVER_UNLOADED,
-                name: label.as_deref().map(|l| l.rsplit('/').next().unwrap_or(l).to_owned()),
-                path: label,
-                ..Default::default()
-            }
-        })
-        .collect();
-    w.write_modules(&modules)?;
+    if !format.layout.maps_at_end() {
+        stats.maps = write_maps(&mut w, &mut profile, pid)?;
+    }
 
-    let (_, value_name) = value_field(header.magic);
+    let value_name = if header.killed { "pmu (kind unknown)" } else { value_field(header.magic).1 };
     let mut stream = w
         .stream(0)?
         .info(&StreamInfo {
@@ -154,139 +469,207 @@ pub fn import_sampler(
             comment: Some(format!("sampler profile ({value_name})")),
             ..Default::default()
         })?
-        .data_descriptor(&descriptor(header.magic))?;
+        .data_descriptor(&shape.descriptor())?;
     stream.events(&[Event { id: 0, flags: EventFlags::TBS, name: Some(value_name.into()), ..Default::default() }])?;
     let mut data = stream.data()?;
-    let mut sample = Sample::default();
-    let mut batch: Vec<u8> = Vec::with_capacity(1 << 20);
+    let dir = output.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_owned();
+    let mut pending = Pending { buf: Vec::with_capacity(PENDING_BYTES + 4096), open_at: 0, spill: None, dir };
+    let mut head = SampleHead::default();
+    let mut block: Vec<ThreadSample> = Vec::new();
+    let mut last_cputime: HashMap<u32, u64> = HashMap::new();
+    let mut empties = Vec::new();
+    let mut empties_lost = 0u64;
+    let mut rec = Vec::with_capacity(128);
+    let mut last_progress = 0u64;
     loop {
-        match profile.next_sample(&mut sample)? {
-            Next::Sample => {
-                let index = stats.samples;
-                for t in &sample.threads {
-                    let mut rec = [0u8; RECORD_SIZE];
-                    rec[0..8].copy_from_slice(&t.pc.to_le_bytes());
-                    rec[8..12].copy_from_slice(&pid.to_le_bytes());
-                    rec[12..16].copy_from_slice(&t.tid.to_le_bytes());
-                    rec[16..24].copy_from_slice(&index.to_le_bytes());
-                    rec[24..32].copy_from_slice(&t.cputime.to_le_bytes());
-                    rec[32..40].copy_from_slice(&sample.value.to_le_bytes());
-                    batch.extend_from_slice(&rec);
-                }
-                stats.records += sample.threads.len() as u64;
-                stats.samples += 1;
-                if batch.len() >= (1 << 20) - RECORD_SIZE * 64 {
-                    data.add(&batch)?;
-                    batch.clear();
-                    progress(profile.offset());
-                }
-            }
+        match profile.next_sample(&mut head)? {
+            Next::Sample => {}
             Next::End => break,
             Next::Partial { bytes } => {
                 stats.partial_bytes = bytes;
                 break;
             }
         }
+        let index = stats.samples;
+        let time_ns = match time {
+            TimeSource::Realtime => head.time_us.unwrap_or(0).saturating_mul(1000),
+            TimeSource::Interpolated => {
+                (u128::from(index) * u128::from(header.wall_us) * 1000 / u128::from(header.samples)) as u64
+            }
+            TimeSource::None => 0,
+        };
+        if head.threads == 0 {
+            if empties.len() < MAX_EMPTY_KEPT {
+                empties.push(Empty { index, time_us: head.time_us.unwrap_or(0), pmu: head.pmu.clone() });
+            } else {
+                empties_lost += 1;
+            }
+            stats.empty += 1;
+            stats.samples += 1;
+            continue;
+        }
+        let value = head.value();
+        let cut = loop {
+            let r = profile.threads(&mut block)?;
+            for t in &block {
+                rec.clear();
+                if time != TimeSource::None {
+                    rec.extend_from_slice(&time_ns.to_le_bytes());
+                }
+                rec.extend_from_slice(&index.to_le_bytes());
+                rec.extend_from_slice(&t.pc.to_le_bytes());
+                rec.extend_from_slice(&pid.to_le_bytes());
+                rec.extend_from_slice(&t.tid.to_le_bytes());
+                if shape.cputime {
+                    // A thread's first sample costs nothing; a counter that goes
+                    // back (a reused tid) restarts rather than wrapping around.
+                    let prev = last_cputime.insert(t.tid, t.cputime).unwrap_or(t.cputime);
+                    rec.extend_from_slice(&t.cputime.to_le_bytes());
+                    rec.extend_from_slice(&t.cputime.saturating_sub(prev).to_le_bytes());
+                }
+                rec.extend_from_slice(&head.pmu);
+                if let (Some(v), Some(i)) = (popts.volts, value) {
+                    rec.extend_from_slice(&(i * v).to_le_bytes());
+                }
+                pending.push(&rec, &mut data)?;
+            }
+            match r {
+                Threads::More => {}
+                Threads::Done => break None,
+                Threads::Cut { bytes } => break Some(bytes),
+            }
+        };
+        if let Some(bytes) = cut {
+            pending.drop_sample();
+            stats.partial_bytes = bytes;
+            break;
+        }
+        pending.close_sample(&mut data)?;
+        stats.records += u64::from(head.threads);
+        stats.samples += 1;
+        if profile.offset() - last_progress >= 1 << 20 {
+            last_progress = profile.offset();
+            progress(last_progress);
+        }
     }
-    data.add(&batch)?;
+    if stats.samples == 0 && stats.partial_bytes > 0 {
+        // Never an empty stream from a profile that holds (part of) a sample.
+        return Err(CliError::msg(format!(
+            "{}: no whole sample: the profile ends inside its first sample, {} bytes into it",
+            input.display(),
+            stats.partial_bytes
+        )));
+    }
+    pending.drop_sample();
+    data.add(&pending.buf)?;
     data.done()?;
-    stats.bytes = profile.offset();
     stats.dropped = header.samples.saturating_sub(stats.samples);
     if stats.partial_bytes > 0 && stats.dropped == 0 {
         stats.dropped = 1;
     }
-    stream.user_defined(
-        format!(
-            "sampler magic={} wall_time={} cpu_time={} samples_announced={} samples={} dropped={}\n",
-            header.magic.value(),
-            header.wall_time,
-            header.cpu_time,
-            header.samples,
-            stats.samples,
-            stats.dropped
-        )
-        .as_bytes(),
-    )?;
+    let meta = Meta {
+        format,
+        header,
+        samples: stats.samples,
+        dropped: stats.dropped,
+        time,
+        volts: popts.volts,
+        empties,
+        empties_lost,
+    };
+    stream.user_defined(meta.text().as_bytes())?;
     stream.finish()?;
+    if format.layout.maps_at_end() {
+        stats.maps = write_maps(&mut w, &mut profile, pid)?;
+    }
+    stats.bytes = profile.offset();
     w.close()?;
     progress(stats.bytes);
     Ok(stats)
 }
 
-/// The fields a stream needs to be exported as a sampler profile.
+/// Where each field an export reads is in a record: (offset, size).
 struct ExportFields {
+    time: Option<(usize, usize)>,
+    sample: (usize, usize),
     pc: (usize, usize),
     tid: (usize, usize),
-    sample: (usize, usize),
-    cputime: (usize, usize),
-    value: usize,
-    magic: Magic,
+    cputime: Option<(usize, usize)>,
+    pmu: Option<(usize, usize)>,
+    magic: Option<Magic>,
 }
 
-/// A field of a record, by (offset, size).
 fn get(rec: &[u8], (at, size): (usize, usize)) -> u64 {
     read_le(rec, at, size)
 }
 
 /// Writes stream `stream` of `file` as a sampler profile to `output`
-/// (`-`: standard output). The stream needs ST_IP, ST_TID, a sample-count
-/// time stamp, a cputime field and a value field (as an import makes).
-/// Returns the number of samples written.
+/// (`-`: standard output), in the layout it was imported from. Returns
+/// the number of samples written.
 pub fn export_sampler(file: &Path, stream: u32, output: &Path) -> Result<u64, CliError> {
+    export_profile(file, stream, output, None)
+}
+
+/// [`export_sampler`] in `layout` (default: the imported one, else the
+/// current writer's).
+pub fn export_profile(file: &Path, stream: u32, output: &Path, layout: Option<Layout>) -> Result<u64, CliError> {
     let f = Tb5File::open(file)?;
     f.verify()?;
     let s = f.stream(stream)?;
-    let layout = s
-        .layout()?
-        .ok_or_else(|| CliError::msg(format!("{}: stream {stream} has no data descriptor", file.display())))?;
-    let find_field = |t: u16, st: Option<u16>, sizes: &[u32], what: &str| -> Result<(usize, usize), CliError> {
-        layout
-            .find(t, st)
-            .filter(|fl| sizes.contains(&fl.size))
-            .map(|fl| (fl.offset as usize, fl.size as usize))
-            .ok_or_else(|| {
-                CliError::msg(format!(
-                    "{}: stream {stream} has no {what} field, which a sampler profile needs",
-                    file.display()
-                ))
-            })
+    let name = file.display();
+    let lay = s.layout()?.ok_or_else(|| CliError::msg(format!("{name}: stream {stream} has no data descriptor")))?;
+    let find = |t: u16, st: Option<u16>, sizes: &[u32]| -> Option<(usize, usize)> {
+        lay.find(t, st).filter(|fl| sizes.contains(&fl.size)).map(|fl| (fl.offset as usize, fl.size as usize))
     };
-    let (value, magic) = layout
-        .fields()
-        .iter()
-        .find_map(|fl| magic_of(fl.desc_type).filter(|_| fl.size == 8).map(|m| (fl.offset as usize, m)))
-        .ok_or_else(|| {
-            CliError::msg(format!(
-                "{}: stream {stream} has no 8-byte current, voltage, power or custom value field",
-                file.display()
-            ))
-        })?;
+    let need = |x: Option<(usize, usize)>, what: &str| {
+        x.ok_or_else(|| {
+            CliError::msg(format!("{name}: stream {stream} has no {what} field, which a sampler profile needs"))
+        })
+    };
+    let typed_value =
+        lay.fields().iter().find_map(|fl| magic_of(fl.desc_type).filter(|_| fl.size == 8).map(|m| (fl, m)));
     let at = ExportFields {
-        pc: find_field(desc_type::IP, None, &[4, 8], "ST_IP")?,
-        tid: find_field(desc_type::TID, None, &[4, 8], "ST_TID")?,
-        sample: find_field(
-            desc_type::TIME_STAMP,
-            Some(desc_subtype::TS_SAMPLE_COUNT),
-            &[4, 8],
+        time: find(desc_type::TIME_STAMP, Some(desc_subtype::TS_NANOSECONDS), &[8]),
+        sample: need(
+            find(desc_type::TIME_STAMP, Some(desc_subtype::TS_SAMPLE_COUNT), &[4, 8]),
             "sample-count time stamp",
         )?,
-        cputime: find_field(fields::CPUTIME, None, &[8], "cputime")?,
-        value,
-        magic,
+        pc: need(find(desc_type::IP, None, &[4, 8]), "ST_IP")?,
+        tid: need(find(desc_type::TID, None, &[4, 8]), "ST_TID")?,
+        cputime: find(fields::CPUTIME, None, &[8]),
+        pmu: typed_value
+            .map(|(fl, _)| (fl.offset as usize, 8))
+            .or_else(|| lay.find(fields::PMU_DATA, None).map(|fl| (fl.offset as usize, fl.size as usize))),
+        magic: typed_value.map(|(_, m)| m),
     };
-    let data = s.data()?;
-    // Wall and cpu time come from what the import recorded, 0 otherwise.
     let note = s.user_defined()?.map(|b| String::from_utf8_lossy(b).into_owned()).unwrap_or_default();
-    let key = |k: &str| -> u64 {
-        note.split_whitespace()
-            .find_map(|kv| kv.strip_prefix(k).and_then(|v| v.strip_prefix('=')))
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0)
+    let meta = Meta::parse(&note);
+    let data = s.data()?;
+    let records = || data.iter().flat_map(|d| d.records());
+
+    let imported = meta.as_ref().map(|m| m.format);
+    let target = layout.or(imported.map(|f| f.layout)).unwrap_or(Layout::Head);
+    let pmu_size = match at.pmu {
+        Some((_, n)) => n as u32,
+        None => imported.map_or(0, |f| f.pmu_size),
     };
-    let records: Vec<&[u8]> = data.as_ref().map(|d| d.records().collect()).unwrap_or_default();
-    let mut samples = 0u64;
-    let mut last: Option<u64> = None;
-    for r in &records {
+    if target != Layout::Head && pmu_size != 8 {
+        return Err(CliError::msg(format!(
+            "{name}: stream {stream} has {pmu_size} bytes of PMU data per sample; only the current (head) layout holds other than an 8-byte value"
+        )));
+    }
+    if at.pmu.is_none() && pmu_size > 0 {
+        return Err(CliError::msg(format!(
+            "{name}: stream {stream} has no 8-byte current, voltage, power or custom value field"
+        )));
+    }
+    let endian = imported.filter(|f| f.layout == target).map_or(Endian::Little, |f| f.endian);
+    let fmt = Format { layout: target, endian, pmu_size };
+    let empties = meta.as_ref().map(|m| m.empties.clone()).unwrap_or_default();
+    // Samples: distinct sample indices (records of a sample are consecutive) plus the empty ones.
+    let mut samples = empties.len() as u64;
+    let mut last = None;
+    for r in records() {
         let k = get(r, at.sample);
         if last != Some(k) {
             samples += 1;
@@ -299,28 +682,78 @@ pub fn export_sampler(file: &Path, stream: u32, output: &Path) -> Result<u64, Cl
             .iter()
             .map(|m| {
                 let m = f.resolve(m?)?;
-                Ok(VmMap { address: m.load_address, size: m.length, label: m.path.or(m.name).unwrap_or_default() })
+                // The sampler's maps end inclusively: the module covers one more byte.
+                Ok(VmMap {
+                    address: m.load_address,
+                    size: m.length.saturating_sub(1),
+                    label: m.path.or(m.name).unwrap_or_default(),
+                })
             })
-            .collect::<Result<_>>()?,
+            .collect::<Result<Vec<_>>>()?,
     };
-    let header = Header { magic: at.magic, wall_time: key("wall_time"), cpu_time: key("cpu_time"), samples, maps };
+    let same = imported.is_some_and(|f| f.layout == target);
+    let header = match &meta {
+        Some(m) if same && m.header.killed => ProfileHeader { killed: true, ..m.header },
+        Some(m) => ProfileHeader {
+            magic: at.magic.unwrap_or(m.header.magic),
+            samples: if same { m.header.samples } else { samples },
+            maps: maps.len() as u64,
+            killed: false,
+            ..m.header
+        },
+        None => ProfileHeader {
+            magic: at.magic.unwrap_or(Magic::Custom),
+            wall_us: 0,
+            latency_us: 0,
+            samples,
+            maps: maps.len() as u64,
+            killed: false,
+        },
+    };
 
     let write = |out: &mut dyn Write| -> std::io::Result<()> {
-        profile::write_header(out, &header)?;
-        let mut i = 0;
-        while i < records.len() {
-            let k = get(records[i], at.sample);
-            let mut s = Sample { value: f64::from_bits(read_le(records[i], at.value, 8)), threads: Vec::new() };
-            while i < records.len() && get(records[i], at.sample) == k {
-                let r = records[i];
-                s.threads.push(ThreadSample {
-                    tid: get(r, at.tid) as u32,
-                    pc: get(r, at.pc),
-                    cputime: get(r, at.cputime),
-                });
-                i += 1;
+        out.write_all(&profile::encode_header(&fmt, &header)?)?;
+        let write_maps = |out: &mut dyn Write| -> std::io::Result<()> {
+            if header.killed {
+                return Ok(());
             }
-            profile::write_sample(out, &s)?;
+            maps.iter().try_for_each(|m| profile::write_map(out, &fmt, m))
+        };
+        if !target.maps_at_end() {
+            write_maps(out)?;
+        }
+        let mut empties = empties.iter().peekable();
+        // Samples without threads go back where their index says.
+        let mut put_empties = |out: &mut dyn Write, before: Option<u64>| -> std::io::Result<()> {
+            while let Some(e) = empties.next_if(|e| before.is_none_or(|b| e.index < b)) {
+                profile::write_sample_head(out, &fmt, e.time_us, &resize(&e.pmu, pmu_size), 0)?;
+            }
+            Ok(())
+        };
+        let mut it = records().peekable();
+        let mut threads: Vec<ThreadSample> = Vec::new();
+        while let Some(first) = it.next() {
+            let k = get(first, at.sample);
+            put_empties(out, Some(k))?;
+            let time_us = at.time.map_or(0, |t| get(first, t) / 1000);
+            let pmu = at.pmu.map(|(o, n)| first.get(o..o + n).unwrap_or_default().to_vec()).unwrap_or_default();
+            threads.clear();
+            let thread = |r: &[u8]| ThreadSample {
+                tid: get(r, at.tid) as u32,
+                pc: get(r, at.pc),
+                cputime: at.cputime.map_or(0, |c| get(r, c)),
+            };
+            threads.push(thread(first));
+            while let Some(r) = it.next_if(|r| get(r, at.sample) == k) {
+                threads.push(thread(r));
+            }
+            let n = u32::try_from(threads.len()).map_err(|_| std::io::Error::other("more than 2^32 threads"))?;
+            profile::write_sample_head(out, &fmt, time_us, &pmu, n)?;
+            threads.iter().try_for_each(|t| profile::write_thread(out, &fmt, t))?;
+        }
+        put_empties(out, None)?;
+        if target.maps_at_end() {
+            write_maps(out)?;
         }
         Ok(())
     };
@@ -332,4 +765,11 @@ pub fn export_sampler(file: &Path, stream: u32, output: &Path) -> Result<u64, Cl
         crate::atomic::write_atomically(output, |out| write(out))?;
     }
     Ok(samples)
+}
+
+/// PMU data of `n` bytes: as kept, or zero-padded/cut when a layout change asks.
+fn resize(pmu: &[u8], n: u32) -> Vec<u8> {
+    let mut v = pmu.to_vec();
+    v.resize(n as usize, 0);
+    v
 }
