@@ -318,9 +318,9 @@ fn current_profiles_export_to_vtune_csv_in_utc_and_interpolated_ones_say_why_not
     let text = std::fs::read_to_string(&r.files[0]).unwrap();
     assert!(text.starts_with("tsc.UTC,"), "{text}");
     // The first record is sample 1 (sample 0 has no threads), at its CLOCK_REALTIME microseconds.
-    let first = text.lines().nth(1).unwrap().split(',').next().unwrap().parse::<u64>().unwrap();
+    let first = text.lines().nth(1).unwrap().split(',').next().unwrap();
     let t1 = spec(Layout::Head, false, false, 50, 9).samples[1].time_us;
-    assert_eq!(first, t1 * 1000);
+    assert_eq!(first, tbrw_cli::csv::utc_text(t1 * 1000));
 
     let d = tempfile::tempdir().unwrap();
     let (seed, _) =
