@@ -193,3 +193,10 @@ fn damaged_counts_are_refused_before_any_callback() {
     let out = check_program("damaged_reads", &[a.to_str().unwrap(), b.to_str().unwrap()]);
     assert_eq!(out, "damaged reads: ok\n");
 }
+
+#[test]
+fn a_read_only_bind_makes_its_process_thread_tables_readable() {
+    let dir = temp();
+    let f = dir.path().join("tables.tb5");
+    assert_eq!(check_program("bind_tables", &[f.to_str().unwrap()]), "bind tables: ok\n");
+}
