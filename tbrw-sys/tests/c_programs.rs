@@ -146,3 +146,57 @@ fn pkg_config_file_gives_the_flags() {
     let lib = sys_dir().join("../target/release");
     assert!(flags.contains(&format!("-Wl,-rpath,{}", lib.display())), "{flags}");
 }
+
+// --- issue 12 items 1, 11 (the read side) ---
+
+/// Rewrites the first directory entry of `kind` with `patch(entry, section)`,
+/// then recomputes the checksums that cover it (the section's from the
+/// entry's new length, the directory's, the slot's): a damaged file that
+/// only the structural checks can catch.
+fn forge(bytes: &mut [u8], kind: u16, patch: impl Fn(&mut [u8])) {
+    let rd = |b: &[u8], at: usize, n: usize| b[at..at + n].iter().rev().fold(0u64, |a, &x| (a << 8) | x as u64);
+    let slot = if rd(bytes, 96, 8) > rd(bytes, 64, 8) { 96 } else { 64 };
+    let dir_offset = rd(bytes, slot + 8, 8) as usize;
+    let dir_len = rd(bytes, slot + 16, 4) as usize;
+    let e = (dir_offset..dir_offset + dir_len).step_by(48).find(|&e| rd(bytes, e, 2) as u16 == kind).expect("kind");
+    patch(&mut bytes[e..e + 48]);
+    let (off, len) = (rd(bytes, e + 8, 8) as usize, rd(bytes, e + 16, 8) as usize);
+    let crc = crc32fast::hash(&bytes[off..off + len]);
+    bytes[e + 36..e + 40].copy_from_slice(&crc.to_le_bytes());
+    let dcrc = crc32fast::hash(&bytes[dir_offset..dir_offset + dir_len]);
+    bytes[slot + 24..slot + 28].copy_from_slice(&dcrc.to_le_bytes());
+    let scrc = crc32fast::hash(&bytes[slot..slot + 28]);
+    bytes[slot + 28..slot + 32].copy_from_slice(&scrc.to_le_bytes());
+}
+
+#[test]
+fn damaged_counts_are_refused_before_any_callback() {
+    let dir = temp();
+    let good = dir.path().join("good.tb5");
+    check_program("guide_write_read", &[good.to_str().unwrap(), "1000"]);
+    let bytes = std::fs::read(&good).unwrap();
+    // One data bind (24 bytes) for 1000 records.
+    let mut short = bytes.clone();
+    forge(&mut short, 0x0300, |e| {
+        e[16..24].copy_from_slice(&24u64.to_le_bytes());
+        e[24..32].copy_from_slice(&1u64.to_le_bytes());
+    });
+    // 2000 records of 20 bytes where the descriptor defines 1000 of 40.
+    let mut halved = bytes;
+    forge(&mut halved, 0x0102, |e| {
+        e[24..32].copy_from_slice(&2000u64.to_le_bytes());
+        e[32..36].copy_from_slice(&20u32.to_le_bytes());
+    });
+    let (a, b) = (dir.path().join("short_bind.tb5"), dir.path().join("halved.tb5"));
+    std::fs::write(&a, short).unwrap();
+    std::fs::write(&b, halved).unwrap();
+    let out = check_program("damaged_reads", &[a.to_str().unwrap(), b.to_str().unwrap()]);
+    assert_eq!(out, "damaged reads: ok\n");
+}
+
+#[test]
+fn a_read_only_bind_makes_its_process_thread_tables_readable() {
+    let dir = temp();
+    let f = dir.path().join("tables.tb5");
+    assert_eq!(check_program("bind_tables", &[f.to_str().unwrap()]), "bind tables: ok\n");
+}

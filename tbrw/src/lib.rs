@@ -89,7 +89,7 @@ pub use write::{engine, writer};
 /// Reading committed files: [`Tb5File`] and the views it hands out (the
 /// former `reader` module; the code is in the crate's `read` layer).
 pub mod reader {
-    pub use crate::read::{DataSection, LegacySamples, ModuleTable, ProcessTable, StreamReader, Tb5File};
+    pub use crate::read::{DataSection, LegacySamples, ModuleTable, ProcessTable, SharedBytes, StreamReader, Tb5File};
 }
 
 pub use bind::{BindTables, BindView, DataBind, MemoryBind, ModuleBind, TidBind, UNKNOWN_MODULE};
@@ -100,7 +100,7 @@ pub use event::{access_method, Event, EventDetail, EventFlags};
 pub use hardware::{arch_type, native_arch, Cpu, CpuArch, CpuidIa32, CpuidIa64, Cpuids, Node, System};
 pub use module::{processor_mode, Module, ModuleFlags, NEVER_UNLOADED};
 pub use process::{Pid, PidTidFlags, Tid};
-pub use reader::{DataSection, LegacySamples, ModuleTable, ProcessTable, StreamReader, Tb5File};
+pub use reader::{DataSection, LegacySamples, ModuleTable, ProcessTable, SharedBytes, StreamReader, Tb5File};
 pub use sample::{CodeDescriptor, LegacySample, SampleRecordPc};
 pub use section::{BindSection, GlobalSection, SectionRef, StreamSection};
 pub use software::{os_family, Application, Host, Os, Software};

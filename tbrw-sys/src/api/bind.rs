@@ -108,7 +108,7 @@ pub unsafe extern "C" fn TBRW_bind_enumerate_data(
             |h| {
                 h.engine.bound(data_stream)?;
                 h.bind_stream = data_stream;
-                data_extent(h, data_stream)
+                data_extent(h, data_stream, start_index)
             },
             |h, from, n| {
                 let records = records_chunk(h, data_stream, from, n)?;

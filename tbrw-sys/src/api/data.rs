@@ -37,8 +37,15 @@ pub unsafe extern "C" fn TBRW_add_data_from_file(ptr: *mut c_void, stream: u32, 
 
 /// The records of a stream's data section as an enumeration walks them
 /// (a stream without data has none).
-pub(super) fn data_extent(h: &Handle, stream: u32) -> R<Extent> {
-    let d = file_of(h)?.stream(stream)?.data()?;
+///
+/// The section is checked against the data descriptor here, once, so that
+/// no callback is handed a record count its bytes do not hold; the kernel
+/// is told the records are about to be read in order.
+pub(super) fn data_extent(h: &Handle, stream: u32, start: u64) -> R<Extent> {
+    let d = file_of(h)?.stream(stream)?.checked_data()?;
+    if let Some(d) = &d {
+        d.advise_sequential(start);
+    }
     let (len, record_size) = d.map_or((0, 1), |d| (d.len(), d.record_size()));
     Ok(Extent {
         len,
@@ -47,12 +54,12 @@ pub(super) fn data_extent(h: &Handle, stream: u32) -> R<Extent> {
     })
 }
 
-/// Up to `n` records from `from`, copied out of the file so that the
-/// callback gets them without the handle's lock.
+/// Up to `n` records from `from`, sharing the file's mapping (no copy) so
+/// that the callback gets them without the handle's lock, even if it
+/// closes the handle.
 pub(super) fn records_chunk(h: &Handle, stream: u32, from: u64, n: usize) -> R<Records> {
     let d = file_of(h)?.stream(stream)?.data()?.ok_or(Code(TBRW_SECTION_NOT_EXIST))?;
-    let bytes = d.chunks_from(from, n)?.next().map(<[u8]>::to_vec).unwrap_or_default();
-    Ok(Records { bytes, record_size: d.record_size() })
+    Ok(Records { bytes: d.shared_chunk(from, n)?, record_size: d.record_size() })
 }
 
 /// `TBRW_enumerate_data` (the data section must be open for reading).
@@ -71,13 +78,15 @@ pub unsafe extern "C" fn TBRW_enumerate_data(
             start_index,
             |h| {
                 h.engine.check_stream_readable(stream, StreamSection::Data)?;
-                data_extent(h, stream)
+                data_extent(h, stream, start_index)
             },
             |h, from, n| {
                 h.engine.check_stream_readable(stream, StreamSection::Data)?;
                 records_chunk(h, stream, from, n)
             },
-            |r| cb(r.bytes.as_mut_ptr() as *mut c_void, r.bytes.len() as u32, r.count() as u32, user_ptr),
+            // The records are the file's mapped pages, read-only: the guide's
+            // callback reads them (the prototype's `void *` is Intel's).
+            |r| cb(r.bytes.as_ptr() as *mut c_void, r.bytes.len() as u32, r.count() as u32, user_ptr),
         )
     })
 }

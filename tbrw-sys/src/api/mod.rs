@@ -124,9 +124,9 @@ impl<T> Chunk for Vec<T> {
     }
 }
 
-/// Data records copied out of the file, `record_size` bytes each.
+/// Data records, `record_size` bytes each, in the file's mapping.
 struct Records {
-    bytes: Vec<u8>,
+    bytes: tb5::SharedBytes,
     record_size: usize,
 }
 

@@ -32,7 +32,7 @@ pub unsafe extern "C" fn TBRW_add_thread(ptr: *mut c_void, thread: *mut TBRW_TID
 
 /// The process/thread section of a handle, which must be open for reading.
 fn readable_table(h: &Handle) -> R<Option<ProcessTable<'_>>> {
-    Ok(h.engine.check_readable(GlobalSection::ProcessThread)?.processes()?)
+    Ok(h.engine.process_table()?)
 }
 
 /// `TBRW_enumerate_processes` (the process/thread section must be open for reading).

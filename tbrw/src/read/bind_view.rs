@@ -66,12 +66,39 @@ impl<'a> BindView<'a> {
     pub(crate) fn stored(file: &'a Tb5File, n: u32) -> Result<Option<BindView<'a>>> {
         let Some(data) = file.bind_bytes(n, BindSection::Data)? else { return Ok(None) };
         let get = |b| file.bind_bytes(n, b).map(Option::unwrap_or_default);
+        // Every reader hands these out by the stream's record count and the
+        // table sizes: a bind that does not match them is refused here, before
+        // any entry is read, rather than read past.
+        let records = file.stream(n)?.data()?.map_or(0, |d| d.len());
+        let binds = (data.len() / DataBindRaw::SIZE) as u64;
+        let at = |b: BindSection| {
+            let e = file.bind_entry(n, b).expect("read above");
+            file.loc(e.section, e.raw.offset)
+        };
+        if binds != records || data.len() % DataBindRaw::SIZE != 0 {
+            return Err(Error::malformed(
+                at(BindSection::Data),
+                format!("the stored bind holds {binds} data binds for {records} records"),
+            ));
+        }
+        let (threads, tid_binds) = (get(BindSection::Threads)?, get(BindSection::TidBinds)?);
+        let tid_size = container::bind_entry_size(BindSection::TidBinds);
+        if threads.len() / TidRaw::SIZE != tid_binds.len() / tid_size {
+            return Err(Error::malformed(
+                at(BindSection::TidBinds),
+                format!(
+                    "the stored bind holds {} thread binds for {} threads",
+                    tid_binds.len() / tid_size,
+                    threads.len() / TidRaw::SIZE
+                ),
+            ));
+        }
         Ok(Some(BindView::Stored {
             data,
             modules: get(BindSection::Modules)?,
             processes: get(BindSection::Processes)?,
-            threads: get(BindSection::Threads)?,
-            tid_binds: get(BindSection::TidBinds)?,
+            threads,
+            tid_binds,
         }))
     }
 

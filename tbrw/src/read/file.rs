@@ -7,7 +7,9 @@
 //! are handed out as slices of the mapping; [`Tb5File::verify`] checks those).
 
 use std::fs::File;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use memmap2::Mmap;
 
@@ -39,6 +41,29 @@ impl Backing {
     }
 }
 
+/// A range of a file's bytes that keeps the mapping alive on its own: what
+/// an enumeration hands to a callback that runs while nothing else holds
+/// the file (the callback may even close it), without copying the bytes.
+#[derive(Clone)]
+pub struct SharedBytes {
+    backing: Arc<Backing>,
+    range: Range<usize>,
+}
+
+impl std::ops::Deref for SharedBytes {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        &self.backing.bytes()[self.range.clone()]
+    }
+}
+
+impl std::fmt::Debug for SharedBytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharedBytes").field("range", &self.range).finish()
+    }
+}
+
 /// A committed TB5 file opened for reading (memory-mapped).
 ///
 /// ```no_run
@@ -54,7 +79,7 @@ impl Backing {
 /// ```
 pub struct Tb5File {
     path: PathBuf,
-    backing: Backing,
+    backing: Arc<Backing>,
     generation: u64,
     active_slot: usize,
     committed_end: u64,
@@ -111,7 +136,7 @@ impl Tb5File {
             committed_end: slot.dir_offset + u64::from(slot.dir_length),
             dir,
             path,
-            backing,
+            backing: Arc::new(backing),
         };
         // String blocks are read on every string lookup: check them once here.
         for e in file.dir.entries.iter().filter(|e| e.section == SectionRef::Strings) {
@@ -145,6 +170,26 @@ impl Tb5File {
 
     pub(crate) fn bytes(&self) -> &[u8] {
         self.backing.bytes()
+    }
+
+    /// `bytes` (a slice of this file's bytes) as [`SharedBytes`]; `None`
+    /// when it is not inside them.
+    pub(crate) fn share(&self, bytes: &[u8]) -> Option<SharedBytes> {
+        let all = self.bytes();
+        let start = (bytes.as_ptr() as usize).checked_sub(all.as_ptr() as usize)?;
+        let end = start.checked_add(bytes.len()).filter(|&e| e <= all.len())?;
+        Some(SharedBytes { backing: Arc::clone(&self.backing), range: start..end })
+    }
+
+    /// Tells the kernel that `bytes` (a slice of this file's bytes) is about
+    /// to be read once, in order: read-ahead grows and pages read are
+    /// dropped early. Only a hint; a file in memory ignores it.
+    pub(crate) fn advise_sequential(&self, bytes: &[u8]) {
+        let Backing::Map(m) = &*self.backing else { return };
+        let Some(start) = (bytes.as_ptr() as usize).checked_sub(m.as_ptr() as usize) else { return };
+        // madvise wants a page-aligned start; 4 KiB pages are the smallest there are.
+        let aligned = start & !4095;
+        let _ = m.advise_range(memmap2::Advice::Sequential, aligned, bytes.len() + (start - aligned));
     }
 
     pub(crate) fn raw_bytes(&self, e: &SectionEntry) -> &[u8] {

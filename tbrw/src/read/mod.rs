@@ -14,6 +14,6 @@ mod tables;
 mod verify;
 
 pub use bind_view::{BindTables, BindView, MemoryBind};
-pub use file::Tb5File;
+pub use file::{SharedBytes, Tb5File};
 pub use stream::{DataSection, LegacySamples, StreamReader};
 pub use tables::{ModuleTable, ProcessTable};

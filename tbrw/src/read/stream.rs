@@ -4,7 +4,7 @@
 
 use super::bind_view::BindView;
 use super::directory::SectionEntry;
-use super::file::Tb5File;
+use super::file::{SharedBytes, Tb5File};
 use crate::format::codec;
 use crate::model::descriptor::{DescEntry, RecordLayout};
 use crate::model::error::{Error, Result};
@@ -77,12 +77,36 @@ impl<'f> StreamReader<'f> {
     pub fn data(&self) -> Result<Option<DataSection<'f>>> {
         let Some(e) = self.entry(StreamSection::Data) else { return Ok(None) };
         Ok(Some(DataSection {
+            file: self.file,
             bytes: self.file.raw_bytes(e),
             record_size: e.raw.record_size as usize,
             len: e.raw.count,
             offset: e.raw.offset,
             stream: self.index,
         }))
+    }
+
+    /// The data section after checking it against the data descriptor:
+    /// records of the descriptor's size, as many as the directory says.
+    /// What the enumerations hand out, so that a callback never gets a
+    /// record count that does not match its bytes or the record layout.
+    pub fn checked_data(&self) -> Result<Option<DataSection<'f>>> {
+        let Some(d) = self.data()? else { return Ok(None) };
+        let want = self.layout()?.map(|l| l.record_size() as usize);
+        let fits = d.len().checked_mul(d.record_size() as u64) == Some(d.bytes.len() as u64);
+        if want != Some(d.record_size()) || !fits {
+            return Err(Error::malformed(
+                self.file.loc(SectionRef::Stream(self.index, StreamSection::Data), d.offset),
+                format!(
+                    "{} records of {} bytes in {} bytes, but the data descriptor defines {}",
+                    d.len(),
+                    d.record_size(),
+                    d.bytes.len(),
+                    want.map_or("no record".to_owned(), |w| format!("{w}-byte records")),
+                ),
+            ));
+        }
+        Ok(Some(d))
     }
 
     /// The user-defined stream section's bytes.
@@ -124,13 +148,25 @@ impl<'f> StreamReader<'f> {
 }
 
 /// The records of a data section: zero-copy slices of the mapped file.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub struct DataSection<'f> {
+    file: &'f Tb5File,
     bytes: &'f [u8],
     record_size: usize,
     len: u64,
     offset: u64,
     stream: u32,
+}
+
+impl std::fmt::Debug for DataSection<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DataSection")
+            .field("record_size", &self.record_size)
+            .field("len", &self.len)
+            .field("offset", &self.offset)
+            .field("stream", &self.stream)
+            .finish()
+    }
 }
 
 impl<'f> DataSection<'f> {
@@ -184,6 +220,21 @@ impl<'f> DataSection<'f> {
         }
         let from = start as usize * self.record_size;
         Ok(self.bytes[from..].chunks(per_chunk.max(1).saturating_mul(self.record_size)))
+    }
+}
+
+impl DataSection<'_> {
+    /// Up to `max` records from `start` (fewer at the end), sharing the
+    /// file's mapping instead of copying: an enumeration's chunk.
+    pub fn shared_chunk(&self, start: u64, max: usize) -> Result<SharedBytes> {
+        let chunk = self.chunks_from(start, max)?.next().unwrap_or(&self.bytes[self.bytes.len()..]);
+        Ok(self.file.share(chunk).expect("a data section is inside its file"))
+    }
+
+    /// Tells the kernel the records from `start` on are about to be read in order.
+    pub fn advise_sequential(&self, start: u64) {
+        let from = (start.min(self.len) as usize) * self.record_size;
+        self.file.advise_sequential(&self.bytes[from..]);
     }
 }
 

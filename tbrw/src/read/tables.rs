@@ -1,6 +1,7 @@
 //! The tables of the global sections that hold many entries: modules, and
 //! processes with threads. Entries are decoded by index on access.
 
+use super::bind_view::BindTables;
 use super::file::Tb5File;
 use crate::format::codec;
 use crate::format::raw::{ModuleRaw, PidRaw, Raw, TidRaw};
@@ -53,39 +54,67 @@ impl<'f> ModuleTable<'f> {
     }
 }
 
-/// The process/thread section of a file.
+/// The process/thread section of a file, or the tables a bind generated
+/// in memory standing in for it (a file without the section, bound
+/// read-only: guide 6.2 has the API generate them).
 #[derive(Clone, Copy)]
 pub struct ProcessTable<'f> {
-    pids: &'f [u8],
-    tids: &'f [u8],
+    source: TableSource<'f>,
+}
+
+#[derive(Clone, Copy)]
+enum TableSource<'f> {
+    Stored { pids: &'f [u8], tids: &'f [u8] },
+    Generated(&'f BindTables),
 }
 
 impl<'f> ProcessTable<'f> {
     /// `pids` and `tids` hold whole records.
     pub(crate) fn new(pids: &'f [u8], tids: &'f [u8]) -> Self {
-        ProcessTable { pids, tids }
+        ProcessTable { source: TableSource::Stored { pids, tids } }
+    }
+
+    /// The processes and threads a bind generated.
+    pub fn generated(tables: &'f BindTables) -> Self {
+        ProcessTable { source: TableSource::Generated(tables) }
     }
 
     /// The number of processes.
     pub fn pid_count(&self) -> u64 {
-        (self.pids.len() / PidRaw::SIZE) as u64
+        match self.source {
+            TableSource::Stored { pids, .. } => (pids.len() / PidRaw::SIZE) as u64,
+            TableSource::Generated(t) => t.processes.len() as u64,
+        }
     }
 
     /// The number of threads.
     pub fn tid_count(&self) -> u64 {
-        (self.tids.len() / TidRaw::SIZE) as u64
+        match self.source {
+            TableSource::Stored { tids, .. } => (tids.len() / TidRaw::SIZE) as u64,
+            TableSource::Generated(t) => t.threads.len() as u64,
+        }
     }
 
     /// Process `index`, if it exists.
     pub fn pid(&self, index: u64) -> Option<Pid<StringId>> {
-        let at = usize::try_from(index).ok()?.checked_mul(PidRaw::SIZE)?;
-        PidRaw::decode(self.pids.get(at..)?).map(codec::decode_pid)
+        let i = usize::try_from(index).ok()?;
+        match self.source {
+            TableSource::Stored { pids, .. } => {
+                PidRaw::decode(pids.get(i.checked_mul(PidRaw::SIZE)?..)?).map(codec::decode_pid)
+            }
+            TableSource::Generated(t) => t.processes.get(i).cloned(),
+        }
     }
 
     /// Thread `index`, if it exists.
     pub fn tid(&self, index: u64) -> Option<Tid<StringId>> {
-        let at = usize::try_from(index).ok()?.checked_mul(TidRaw::SIZE)?;
-        TidRaw::decode(self.tids.get(at..)?).map(codec::decode_tid)
+        let i = usize::try_from(index).ok()?;
+        match self.source {
+            TableSource::Stored { tids, .. } => {
+                TidRaw::decode(tids.get(i.checked_mul(TidRaw::SIZE)?..)?).map(codec::decode_tid)
+            }
+            TableSource::Generated(t) => t.threads.get(i).cloned(),
+        }
     }
 
     /// Every process in order.

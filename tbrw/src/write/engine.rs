@@ -194,6 +194,21 @@ impl Engine {
         Ok(true)
     }
 
+    /// Makes the process/thread section readable when the file has none
+    /// (`present`), because a read-only bind's generated tables stand in for
+    /// it (guide 6.2), or takes that back when the last such bind is dropped.
+    pub(crate) fn set_generated_process_threads(&mut self, present: bool) {
+        let s = GlobalSection::ProcessThread;
+        if self.existing.as_ref().is_some_and(|f| f.has_section(s)) {
+            return;
+        }
+        match (present, self.globals[s.index()]) {
+            (true, State::Absent) => self.globals[s.index()] = State::Existing,
+            (false, State::Existing | State::Reading) => self.globals[s.index()] = State::Absent,
+            _ => {}
+        }
+    }
+
     // ------------------------------------------------------------ access
 
     fn require_write(&self, what: &'static str) -> Result<()> {

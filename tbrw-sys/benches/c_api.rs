@@ -1,0 +1,101 @@
+//! Issue 13's benchmark: what a C user sees. Builds `c_api_bench.c` (at
+//! -O2, against the release `libtbrw.so` the shared C harness builds) and
+//! runs each phase in its own process, the library's next to a hand-written
+//! C baseline on the same samples, then prints time, peak memory and the
+//! ratio baseline / library (higher is better) for:
+//!
+//! - write: `TBRW_add_data` one record per call vs `fwrite` one per call;
+//! - enumerate: `TBRW_enumerate_data` vs `fread` of the same bytes, both
+//!   summing ip + tsc;
+//! - bind: `TBRW_dobind` (stored on close) + `TBRW_bind_enumerate_data` vs a
+//!   sort + binary search over `TBRW_enumerate_data`; both count the samples
+//!   that land in a module, and must agree.
+//!
+//! `cargo bench -p tbrw-sys --bench c_api` runs the issue's workloads (10 M
+//! samples over 10,000 modules in 100 processes, then 1 process with 50
+//! modules); `-- SAMPLES MODULES PROCESSES` runs one workload of your own.
+
+#[path = "../../tests/support/c_build.rs"]
+mod c_build;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn build() -> PathBuf {
+    let lib = c_build::library();
+    let src = c_build::root().join("tbrw-sys/benches/c_api_bench.c");
+    let exe = lib.join("c-tests/bench-c_api_bench");
+    std::fs::create_dir_all(exe.parent().unwrap()).unwrap();
+    let out = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
+        .args(["-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-D_GNU_SOURCE", "-I"])
+        .arg(c_build::root().join("tbrw-sys/include"))
+        .arg(&src)
+        .arg("-o")
+        .arg(&exe)
+        .arg("-L")
+        .arg(lib)
+        .arg("-ltbrw")
+        .arg(format!("-Wl,-rpath,{}", lib.display()))
+        .output()
+        .expect("run the C compiler");
+    assert!(out.status.success(), "compiling the benchmark failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    exe
+}
+
+/// One phase: (seconds, its count, peak RSS in KiB).
+fn phase(exe: &Path, args: &[&str]) -> (f64, u64, u64) {
+    let out = Command::new(exe).args(args).output().expect("run the benchmark");
+    assert!(out.status.success(), "{args:?} failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let f: Vec<&str> = text.split_whitespace().collect();
+    (f[0].parse().unwrap(), f[1].parse().unwrap(), f[2].parse().unwrap())
+}
+
+fn workload(exe: &Path, dir: &Path, samples: u64, modules: u32, processes: u32) {
+    let file = dir.join(format!("bench-{samples}-{modules}-{processes}.tb5"));
+    let f = file.to_str().unwrap();
+    let (n, m, p) = (samples.to_string(), modules.to_string(), processes.to_string());
+    println!("\n{samples} samples, {modules} modules in {processes} processes");
+    println!("{:<10} {:>12} {:>12} {:>10} {:>10} {:>7}", "", "baseline s", "library s", "base MiB", "lib MiB", "ratio");
+    let row = |what: &str, base: (f64, u64, u64), lib: (f64, u64, u64)| {
+        println!(
+            "{what:<10} {:>12.3} {:>12.3} {:>10.1} {:>10.1} {:>7.2}",
+            base.0,
+            lib.0,
+            base.2 as f64 / 1024.0,
+            lib.2 as f64 / 1024.0,
+            base.0 / lib.0
+        );
+    };
+    let wc = phase(exe, &["write-c", f, &n, &m, &p]);
+    let wl = phase(exe, &["write-lib", f, &n, &m, &p]);
+    row("write", wc, wl);
+    // Warm the page cache for both readers alike.
+    phase(exe, &["read-c", f]);
+    phase(exe, &["read-lib", f]);
+    let rc = phase(exe, &["read-c", f]);
+    let rl = phase(exe, &["read-lib", f]);
+    assert_eq!(rc.1, rl.1, "fread and TBRW_enumerate_data summed different records");
+    row("enumerate", rc, rl);
+    let bc = phase(exe, &["bind-c", f]);
+    let bl = phase(exe, &["bind-lib", f]);
+    row("bind", bc, bl);
+    assert_eq!(bc.1, bl.1, "the hand-written bind and TBRW_dobind bound different numbers of samples");
+    println!("{} of {samples} samples land in a module (both binds agree)", bl.1);
+    let _ = std::fs::remove_file(&file);
+    let _ = std::fs::remove_file(format!("{f}.raw"));
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; the numbers are ours.
+    let nums: Vec<u64> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
+    let exe = build();
+    let dir = tempfile::tempdir_in(c_build::profile_dir()).unwrap();
+    match nums[..] {
+        [n, m, p] => workload(&exe, dir.path(), n, m as u32, p as u32),
+        _ => {
+            workload(&exe, dir.path(), 10_000_000, 10_000, 100);
+            workload(&exe, dir.path(), 10_000_000, 50, 1);
+        }
+    }
+}
