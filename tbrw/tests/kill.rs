@@ -106,7 +106,7 @@ fn killed_creates(dir: &Path, rng: &mut Rng) -> u32 {
             f.verify().unwrap();
         }
         if p.exists() {
-            assert_eq!(files, [p.clone()], "kill {i}");
+            assert_eq!(files, std::slice::from_ref(&p), "kill {i}");
             Tb5File::open(&p).unwrap().verify().unwrap();
             seen += 1;
         } else {
@@ -144,7 +144,7 @@ fn killed_appends(dir: &Path, rng: &mut Rng) -> u32 {
         f.verify().unwrap();
         assert!(Tb5File::from_bytes("short", bytes[..bytes.len() - 1].to_vec()).is_err(), "kill {i}: tail left");
         let (work, files) = listing(dir);
-        assert!(work.is_empty() && files == [p.clone()], "kill {i}: {work:?} {files:?}");
+        assert!(work.is_empty() && files == std::slice::from_ref(&p), "kill {i}: {work:?} {files:?}");
     }
     cut
 }

@@ -202,7 +202,8 @@ fn link(file: &File, to: &Path) -> io::Result<()> {
     let from = c_path(Path::new(&format!("/proc/self/fd/{}", file.as_raw_fd())))?;
     let to = c_path(to)?;
     // SAFETY: both are NUL-terminated paths that live across the call.
-    let r = unsafe { libc::linkat(libc::AT_FDCWD, from.as_ptr(), libc::AT_FDCWD, to.as_ptr(), libc::AT_SYMLINK_FOLLOW) };
+    let r =
+        unsafe { libc::linkat(libc::AT_FDCWD, from.as_ptr(), libc::AT_FDCWD, to.as_ptr(), libc::AT_SYMLINK_FOLLOW) };
     if r == 0 {
         Ok(())
     } else {
@@ -266,8 +267,7 @@ pub fn remove_dead(dir: &Path, target: &Path) -> usize {
         }
         let path = entry.path();
         // O_NOFOLLOW: never act through a link; O_NONBLOCK: a FIFO of that name does not hang us.
-        let Ok(file) =
-            OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(&path)
+        let Ok(file) = OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(&path)
         else {
             continue;
         };
