@@ -5,6 +5,14 @@
  * Conventions (see the project README, "The C API"):
  * - Every function returns TBRW_SUCCESS (0) or a TBRW_* error code;
  *   TBRW_error_string turns a code into text.
+ * - A failing function also sets errno: to the operating system's error
+ *   behind the failure (ENOSPC for a full disk, EISDIR, ENOENT, EACCES for
+ *   a bad path at TBRW_open, EWOULDBLOCK when another writer has the file),
+ *   ENOMEM with TBRW_NO_MEMORY, and 0 when the OS was not involved (a
+ *   damaged file, a lifecycle error). strerror(errno) gives its message.
+ *   A successful call leaves errno alone.
+ * - A file open for reading is memory-mapped: if another process truncates
+ *   it meanwhile, touching the lost pages raises SIGBUS (see the README).
  * - Strings are written as TBRW_CHAR (wchar_t) pointers and read back as
  *   unique ids; TBRW_convert_uniqueid_to_string resolves an id (id 0 means
  *   "no string": TBRW_INVALID_STRING).

@@ -308,7 +308,9 @@ pub(crate) unsafe fn system_in(s: *const TBRW_SYSTEM) -> R<System> {
         }
     };
     slice(s.node_array as *const u8, s.system_num_nodes as usize)?;
-    let mut nodes = Vec::with_capacity(s.system_num_nodes as usize);
+    // The count is the caller's: a garbage one must be TBRW_NO_MEMORY, not an abort.
+    let mut nodes = Vec::new();
+    nodes.try_reserve_exact(s.system_num_nodes as usize).map_err(|_| Code(TBRW_NO_MEMORY))?;
     for i in 0..s.system_num_nodes as usize {
         let n = &*s.node_array.add(i);
         check_size(n.node_size, size_of::<TBRW_NODE>())?;

@@ -7,8 +7,14 @@
 //! the registry lock is held only to look a token up.
 //!
 //! [`boundary`] runs a function body, turns its `Result` into a TBRW code
-//! and stops a panic from unwinding into C.
+//! and stops a panic from unwinding into C. On a failure it also sets
+//! `errno`: to the operating system's error behind it (`ENOSPC`, `EISDIR`,
+//! `EWOULDBLOCK` for a file another writer holds, ...), `ENOMEM` for
+//! `TBRW_NO_MEMORY`, and 0 when no OS error was involved (a damaged file, a
+//! lifecycle error), so a caller can tell a full disk from a bad file with
+//! `strerror(errno)`. `errno` is per thread, as the handle's calls are.
 
+use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::os::raw::c_void;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -24,10 +30,48 @@ use crate::ctypes::{TBRW_MODULE, TBRW_PID, TBRW_TID};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Code(pub(crate) u32);
 
+thread_local! {
+    /// The OS error behind the last library error of this thread's current call.
+    static OS_ERROR: Cell<i32> = const { Cell::new(0) };
+}
+
 impl From<tb5::Error> for Code {
     fn from(e: tb5::Error) -> Self {
+        OS_ERROR.with(|c| c.set(os_error_of(&e)));
         Code(e.code())
     }
+}
+
+/// The `errno` value of the first OS error in `e`'s chain of causes; 0 if none.
+fn os_error_of(e: &(dyn std::error::Error + 'static)) -> i32 {
+    let mut cause = Some(e);
+    while let Some(c) = cause {
+        if let Some(io) = c.downcast_ref::<std::io::Error>() {
+            return io.raw_os_error().unwrap_or_else(|| errno_of_kind(io.kind()));
+        }
+        cause = c.source();
+    }
+    0
+}
+
+/// An `errno` for an OS-level error the library made up itself (no number).
+fn errno_of_kind(kind: std::io::ErrorKind) -> i32 {
+    use std::io::ErrorKind::*;
+    match kind {
+        NotFound => libc::ENOENT,
+        PermissionDenied => libc::EACCES,
+        WouldBlock => libc::EWOULDBLOCK,
+        IsADirectory => libc::EISDIR,
+        StorageFull => libc::ENOSPC,
+        OutOfMemory => libc::ENOMEM,
+        InvalidInput => libc::EINVAL,
+        _ => libc::EIO,
+    }
+}
+
+fn set_errno(v: i32) {
+    // SAFETY: __errno_location returns this thread's errno, always valid.
+    unsafe { *libc::__errno_location() = v };
 }
 
 pub(crate) type R<T = ()> = Result<T, Code>;
@@ -102,13 +146,23 @@ pub(crate) fn with<T>(ptr: *mut c_void, f: impl FnOnce(&mut Handle) -> R<T>) -> 
 }
 
 /// Runs an exported function's body: `Ok` is `TBRW_SUCCESS`, `Err(code)`
-/// the code, a panic `TBRW_SAM_ERROR` (it never crosses into C).
+/// the code, a panic `TBRW_SAM_ERROR` (it never crosses into C). A failure
+/// sets `errno` (see the module doc); a success leaves it alone, as C does.
 pub(crate) fn boundary(f: impl FnOnce() -> R) -> u32 {
-    match catch_unwind(AssertUnwindSafe(f)) {
+    OS_ERROR.with(|c| c.set(0));
+    let code = match catch_unwind(AssertUnwindSafe(f)) {
         Ok(Ok(())) => TBRW_SUCCESS,
         Ok(Err(Code(c))) => c,
         Err(_) => TBRW_SAM_ERROR,
+    };
+    if code != TBRW_SUCCESS {
+        let os = OS_ERROR.with(Cell::get);
+        set_errno(match os {
+            0 if code == TBRW_NO_MEMORY => libc::ENOMEM,
+            _ => os,
+        });
     }
+    code
 }
 
 /// Fails with `TBRW_UNEXPECTED_NULL_PTR` when `p` is null.
@@ -138,6 +192,33 @@ mod tests {
         assert_eq!(boundary(|| panic!("boom")), TBRW_SAM_ERROR);
         assert_eq!(boundary(|| Err(Code(TBRW_BUFFER_TOO_SMALL))), TBRW_BUFFER_TOO_SMALL);
         assert_eq!(boundary(|| Ok(())), TBRW_SUCCESS);
+    }
+
+    fn errno() -> i32 {
+        std::io::Error::last_os_error().raw_os_error().unwrap()
+    }
+
+    #[test]
+    fn a_failure_sets_errno_to_its_os_error_or_zero() {
+        let dir = tempfile::tempdir().unwrap();
+        let full = tb5::Error::Io {
+            path: dir.path().join("f.tb5"),
+            action: "write",
+            source: std::io::Error::from_raw_os_error(libc::ENOSPC),
+        };
+        assert_eq!(boundary(|| Err(Code::from(full))), TBRW_SAM_ERROR);
+        assert_eq!(errno(), libc::ENOSPC);
+        let damaged = tb5::Error::NotTb5 { path: dir.path().into(), what: "zeros".into() };
+        assert_eq!(boundary(|| Err(Code::from(damaged))), TBRW_SAMPLE_FILE_MAPPING_ERROR);
+        assert_eq!(errno(), 0, "no OS error: errno says so");
+        assert_eq!(boundary(|| Err(Code(TBRW_NO_MEMORY))), TBRW_NO_MEMORY);
+        assert_eq!(errno(), libc::ENOMEM);
+        set_errno(libc::EINTR);
+        assert_eq!(boundary(|| Ok(())), TBRW_SUCCESS);
+        assert_eq!(errno(), libc::EINTR, "success leaves errno alone");
+        let busy = tb5::Engine::open(dir.path(), tb5::access::CREATE_ALWAYS).unwrap_err();
+        assert_eq!(boundary(|| Err(Code::from(busy))), TBRW_FILE_OPEN_FAILED);
+        assert_eq!(errno(), libc::EISDIR);
     }
 
     #[test]

@@ -199,4 +199,25 @@ fn a_read_only_bind_makes_its_process_thread_tables_readable() {
     let dir = temp();
     let f = dir.path().join("tables.tb5");
     assert_eq!(check_program("bind_tables", &[f.to_str().unwrap()]), "bind tables: ok\n");
+
+// --- issue 14 items 5-10 (hostile callers and systems) ---
+
+#[test]
+fn hostile_paths_counts_writers_and_os_errors() {
+    let dir = temp();
+    assert_eq!(check_program("hostile", &[dir.path().to_str().unwrap()]), "hostile: ok\n");
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(left, ["shared.tb5"], "no work file, no aborted file");
+}
+
+#[test]
+fn exiting_without_close_leaves_no_work_file_either() {
+    // A process that exits with its handle open (the guide's chapter 10 does
+    // after a failed close): nothing may stay beside the target either.
+    let dir = temp();
+    let f = dir.path().join("never.tb5");
+    let exe = compile(&source("no_close"), Lang::C);
+    run(&exe, &[f.to_str().unwrap()]);
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(left.is_empty(), "{left:?}");
 }

@@ -84,7 +84,7 @@ pub use model::{
     codes, descriptor, error, event, hardware, module, process, sample, section, software, stream, strings, version,
 };
 pub use read::summary;
-pub use write::{engine, writer};
+pub use write::{engine, work_file, writer};
 
 /// Reading committed files: [`Tb5File`] and the views it hands out (the
 /// former `reader` module; the code is in the crate's `read` layer).

@@ -170,3 +170,91 @@ fn a_new_file_gets_ordinary_permissions() {
     };
     assert_eq!(mode, 0o666 & !umask, "mode {mode:o}");
 }
+
+fn open_code(p: &std::path::Path, mode: u32) -> u32 {
+    Engine::open(p, mode).unwrap_err().code()
+}
+
+#[test]
+fn bad_paths_are_refused_at_open_before_any_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = std::path::Path::new("");
+    // Reading a directory is refused by TBRW_open (tbrw-sys); here the writers.
+    for mode in [access::CREATE_ALWAYS, access::WRITE, access::READ | access::WRITE] {
+        assert_eq!(open_code(empty, mode), codes::TBRW_FILE_OPEN_FAILED, "empty, mode {mode}");
+        assert_eq!(open_code(dir.path(), mode), codes::TBRW_FILE_OPEN_FAILED, "directory, mode {mode}");
+        assert_eq!(open_code(&dir.path().join("no/such.tb5"), mode), codes::TBRW_FILE_OPEN_FAILED, "mode {mode}");
+    }
+    match Engine::open(dir.path(), access::CREATE_ALWAYS).unwrap_err() {
+        Error::FileOpen { source, .. } => assert_eq!(source.raw_os_error(), Some(21), "EISDIR"),
+        e => panic!("{e}"),
+    }
+    assert!(names(dir.path()).is_empty(), "nothing created");
+}
+
+#[test]
+fn create_always_and_append_on_one_path_exclude_each_other() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("shared.tb5");
+    write_content(&p, &guide_content(5)).unwrap();
+    let old = std::fs::read(&p).unwrap();
+
+    // An append is running: a new file may not replace it (its stream would be lost).
+    let mut appender = Tb5Writer::append(&p).unwrap();
+    write_streams(&mut appender, &guide_content(1).streams[1..]).unwrap();
+    let e = Tb5Writer::create(&p).unwrap_err();
+    assert_eq!(e.code(), codes::TBRW_FILE_OPEN_FAILED);
+    assert!(e.to_string().contains("another writer"), "{e}");
+    assert!(Tb5Writer::append(&p).is_err(), "nor may a second append start");
+    appender.close().unwrap();
+    assert_eq!(Tb5File::open(&p).unwrap().stream_count(), 3, "the append landed");
+
+    // A new file is being built: an append to the file it replaces is refused.
+    let creator = Tb5Writer::create(&p).unwrap();
+    let e = Tb5Writer::append(&p).unwrap_err();
+    assert!(e.to_string().contains("another writer"), "{e}");
+    assert!(Tb5Writer::create(&p).is_err(), "nor may a second new file");
+    creator.abort();
+    assert_ne!(std::fs::read(&p).unwrap(), old, "the file as the append left it");
+    Tb5Writer::append(&p).unwrap().abort(); // free again
+    assert_eq!(names(dir.path()), ["shared.tb5"]);
+}
+
+#[test]
+fn a_killed_appends_tail_is_cut_on_the_next_open_for_writing() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("t.tb5");
+    write_content(&p, &guide_content(5)).unwrap();
+    let committed = std::fs::read(&p).unwrap();
+    // What an append killed before its commit leaves: bytes past the committed end.
+    std::fs::OpenOptions::new().append(true).open(&p).unwrap().write_all(&vec![0xAB; 1 << 20]).unwrap();
+    Tb5File::open(&p).unwrap().verify().unwrap();
+    // A reader leaves the file alone; the next writer cuts it back.
+    assert_eq!(std::fs::metadata(&p).unwrap().len(), committed.len() as u64 + (1 << 20));
+    Tb5Writer::append(&p).unwrap().abort();
+    assert_eq!(std::fs::read(&p).unwrap(), committed);
+}
+
+#[test]
+fn a_new_file_leaves_no_named_work_file_while_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("n.tb5");
+    let mut w = Tb5Writer::create(&p).unwrap();
+    write_globals(&mut w, &guide_content(1)).unwrap();
+    // O_TMPFILE here (ext4, tmpfs): a kill now would leave nothing to clean.
+    assert!(names(dir.path()).is_empty(), "{:?}", names(dir.path()));
+    w.close().unwrap();
+    assert_eq!(names(dir.path()), ["n.tb5"]);
+}
+
+#[test]
+fn a_dead_writers_work_file_is_removed_by_the_next_new_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("s.tb5");
+    // What a writer killed on a filesystem without O_TMPFILE leaves (unlocked).
+    std::fs::write(dir.path().join(".s.tb5.k1lled000001.tmp"), vec![0u8; 4096]).unwrap();
+    std::fs::write(dir.path().join(".s.tb5.keep.me"), b"not ours").unwrap();
+    Tb5Writer::create(&p).unwrap().close().unwrap();
+    assert_eq!(names(dir.path()), [".s.tb5.keep.me", "s.tb5"]);
+}

@@ -21,13 +21,23 @@ pub unsafe extern "C" fn TBRW_get_version(major: *mut u32, minor: *mut u32) -> u
     })
 }
 
-/// `TBRW_open`.
+/// `TBRW_open`. The path is checked before anything is done: an empty
+/// name, a directory, a missing folder or one this process cannot write to
+/// is `TBRW_FILE_OPEN_FAILED` with `errno` saying which.
 #[no_mangle]
 pub unsafe extern "C" fn TBRW_open(ptr: *mut *mut c_void, filename: *const TBRW_CHAR, access_mode: u32) -> u32 {
     boundary(|| {
         non_null(ptr)?;
         *ptr = std::ptr::null_mut();
         let path = path_arg(filename)?;
+        let known = tb5::access::READ | tb5::access::WRITE | tb5::access::CREATE_ALWAYS;
+        // A new file's path is checked by the engine; an existing one here,
+        // since `open(2)` itself accepts a directory for reading. Bad flags
+        // are left to the engine, which names them.
+        if access_mode & tb5::access::CREATE_ALWAYS == 0 && access_mode != 0 && access_mode & !known == 0 {
+            tb5::work_file::check_existing(&path)
+                .map_err(|source| tb5::Error::FileOpen { path: path.clone(), source })?;
+        }
         let engine = tb5::Engine::open(path, access_mode)?;
         *ptr = register(Handle::new(engine));
         Ok(())

@@ -1,7 +1,8 @@
 //! Writing: the lifecycle engine (its rules in `engine`, the content of
 //! open sections in `engine::content`), the output with its placement,
 //! queue, commit and cleanup (`output`, the only code that touches the
-//! output file), the section sinks, the string interner and the typestate
+//! output file), the section sinks, the work file a new output is built in
+//! (`work_file`, also used by the command line), the string interner and the typestate
 //! facade (`writer`).
 //!
 //! Imports `model`, `format` and `read` (an append starts from the
@@ -13,4 +14,5 @@ pub mod engine;
 mod interner;
 pub(crate) mod output;
 pub(crate) mod sink;
+pub mod work_file;
 pub mod writer;

@@ -7,18 +7,23 @@
 //! fields: the engine and the bind layer use the methods below.
 //!
 //! Output never becomes visible half-written: a new file is built in a
-//! temporary file beside the target and renamed over it on commit; an
-//! append writes only past the committed end and commits by rewriting one
-//! commit slot of the header (docs/FORMAT.md, "Commits").
+//! [`WorkFile`] (unnamed where the filesystem allows) and put at the target
+//! on commit; an append writes only past the committed end and commits by
+//! rewriting one commit slot of the header (docs/FORMAT.md, "Commits").
+//! Bytes a killed append left past the committed end are cut off by the
+//! next writer to open the file.
+//!
+//! Writers of one path exclude each other with an advisory lock (`flock`)
+//! on the target: an append holds it on the file it extends, a new file on
+//! the file it is going to replace, so neither can silently undo the other.
 
 use std::collections::HashSet;
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-use tempfile::NamedTempFile;
-
 use super::sink::SectionSink;
+use super::work_file::{self, WorkFile};
 use crate::format::container::{self, NO_STREAM};
 use crate::format::kind::SectionKind;
 use crate::format::raw::{DirEntryRaw, ProcessThreadRaw, Raw};
@@ -75,8 +80,10 @@ pub(crate) fn process_thread_section(pids: Part, tids: Part, np: u64, nt: u64) -
 /// The output file of a writing session (see the module doc).
 pub(crate) struct Output {
     file: File,
-    /// The temporary file of a new file (renamed on commit); `None` when appending.
-    temp: Option<NamedTempFile>,
+    /// The work file of a new file (put at `path` on commit); `None` when appending.
+    temp: Option<WorkFile>,
+    /// The replaced file of a new file, held open for its writer lock.
+    _replaced: Option<File>,
     /// The target path: what errors name, and where a new file goes.
     path: PathBuf,
     /// The folder for spill files.
@@ -95,51 +102,73 @@ pub(crate) struct Output {
 
 /// The folder a file at `path` lives in.
 pub(crate) fn folder_of(path: &Path) -> PathBuf {
-    match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
-        _ => PathBuf::from("."),
+    work_file::folder_of(path)
+}
+
+/// The error of a writer that finds another writer's lock on `path`.
+fn busy(path: &Path) -> Error {
+    Error::FileOpen {
+        path: path.to_owned(),
+        source: std::io::Error::new(
+            std::io::ErrorKind::WouldBlock,
+            "another writer (an append, or a new file replacing it) has it open",
+        ),
+    }
+}
+
+/// Takes the writer lock of `file` (the file at `path`).
+fn lock(file: &File, path: &Path) -> Result<()> {
+    match file.try_lock() {
+        Ok(()) => Ok(()),
+        Err(std::fs::TryLockError::WouldBlock) => Err(busy(path)),
+        Err(std::fs::TryLockError::Error(e)) => Err(Error::FileOpen { path: path.to_owned(), source: e }),
     }
 }
 
 impl Output {
-    /// A new file, built in a temporary file beside `path`.
+    /// A new file, built in a work file for `path`. The path is checked
+    /// first (see [`work_file::check_target`]), and a file it would replace
+    /// is locked against other writers until this one is done.
     pub(crate) fn create(path: &Path) -> Result<Output> {
-        let dir = folder_of(path);
-        let temp = tempfile::Builder::new()
-            .prefix(&format!(".{}.", path.file_name().and_then(|n| n.to_str()).unwrap_or("tb5")))
-            .suffix(".tmp")
-            // The file becomes the user's file: the usual 0666 less the umask, not a temp file's 0600.
-            .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666))
-            .tempfile_in(&dir)
-            .map_err(|source| Error::FileOpen { path: path.to_owned(), source })?;
-        let file = temp.as_file().try_clone().map_err(|e| Error::io(path, "open", e))?;
+        let open_err = |source| Error::FileOpen { path: path.to_owned(), source };
+        work_file::check_target(path).map_err(open_err)?;
+        let replaced = match File::open(path) {
+            Ok(f) => {
+                lock(&f, path)?;
+                Some(f)
+            }
+            // Nothing to replace; or a file this user may replace (the folder is
+            // writable) but not read: it cannot be locked, and an appender could
+            // not open it either.
+            Err(_) => None,
+        };
+        let temp = WorkFile::create(path).map_err(open_err)?;
+        let file = temp.file().try_clone().map_err(|e| Error::io(path, "open", e))?;
         file.write_all_at(&container::new_header(), 0).map_err(|e| Error::io(path, "write", e))?;
-        Ok(Output::new(file, Some(temp), path, dir, container::HEADER_SIZE))
+        let mut out = Output::new(file, Some(temp), path, folder_of(path), container::HEADER_SIZE);
+        out._replaced = replaced;
+        Ok(out)
     }
 
     /// An append to the file at `path`: locks it for this writer and returns
-    /// it with its committed content.
+    /// it with its committed content. Bytes past the committed end (what a
+    /// killed append left) are cut off here.
     pub(crate) fn append(path: &Path) -> Result<(Output, Tb5File)> {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(path)
-            .map_err(|source| Error::FileOpen { path: path.to_owned(), source })?;
-        file.try_lock().map_err(|e| Error::FileOpen {
-            path: path.to_owned(),
-            source: std::io::Error::new(std::io::ErrorKind::WouldBlock, format!("another writer holds the file: {e}")),
-        })?;
+        let open_err = |source| Error::FileOpen { path: path.to_owned(), source };
+        work_file::check_existing(path).map_err(open_err)?;
+        let file = OpenOptions::new().read(true).write(true).open(path).map_err(open_err)?;
+        lock(&file, path)?;
         let existing = Tb5File::open(path)?;
         let end = existing.committed_end();
-        // Bytes past the committed end are what an interrupted append left: not part of the file.
         file.set_len(end).map_err(|e| Error::io(path, "truncate", e))?;
         Ok((Output::new(file, None, path, folder_of(path), end), existing))
     }
 
-    fn new(file: File, temp: Option<NamedTempFile>, path: &Path, dir: PathBuf, end: u64) -> Output {
+    fn new(file: File, temp: Option<WorkFile>, path: &Path, dir: PathBuf, end: u64) -> Output {
         Output {
             file,
             temp,
+            _replaced: None,
             path: path.to_owned(),
             dir,
             end,
@@ -323,16 +352,13 @@ impl Output {
         self.file.write_all_at(&s, container::SLOT_OFFSET[slot]).map_err(|e| Error::io(&path, "write", e))?;
         self.file.sync_all().map_err(|e| Error::io(&path, "fsync", e))?;
         if let Some(temp) = self.temp.take() {
-            temp.persist(&path).map_err(|e| Error::io(&path, "rename into place", e.error))?;
-            let dir = folder_of(&path);
-            // Make the rename itself durable.
-            File::open(&dir).and_then(|d| d.sync_all()).map_err(|e| Error::io(&dir, "fsync folder", e))?;
+            temp.persist().map_err(|e| Error::io(&path, "put into place", e))?;
         }
         Ok(())
     }
 
     /// Drops everything this session wrote: an append cuts the file back to
-    /// its committed end; a new file's temporary file removes itself.
+    /// its committed end; a new file's work file goes with it.
     pub(crate) fn cleanup(self) {
         if self.temp.is_none() {
             let _ = self.file.set_len(self.base_end);
