@@ -12,12 +12,16 @@ use serde::{Deserialize, Serialize};
 
 pub mod samples;
 
-pub use samples::report;
+pub use samples::{groupings, report};
 
 /// What to group a report by.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum By {
+    /// What the stream supports: module for samples that can be bound, task
+    /// for MTMC task streams, thread for records with a tid field (winIDEA
+    /// calls), event otherwise.
+    Auto,
     /// Process instances of the bind.
     Process,
     /// Threads (of the bind, or the records' tid field when they cannot be bound).
@@ -34,6 +38,7 @@ impl By {
     /// The name the command line and the JSON give it.
     pub fn name(self) -> &'static str {
         match self {
+            By::Auto => "auto",
             By::Process => "process",
             By::Thread => "thread",
             By::Module => "module",
@@ -64,7 +69,7 @@ pub struct ReportOptions {
 
 impl Default for ReportOptions {
     fn default() -> Self {
-        ReportOptions { stream: 0, by: By::Module, pid: None, tid: None, module: None, time: None, top: None }
+        ReportOptions { stream: 0, by: By::Auto, pid: None, tid: None, module: None, time: None, top: None }
     }
 }
 
