@@ -115,7 +115,9 @@ pub fn check_output(path: &Path, inputs: &[&Path], force: bool) -> Result<(), Cl
 pub fn check_output_folder(dir: &Path, force: bool) -> Result<(), CliError> {
     let p = dir.display();
     match std::fs::metadata(dir) {
-        Ok(m) if !m.is_dir() => Err(CliError::msg(format!("{p}: is a file, not a folder: -o names the folder to write in"))),
+        Ok(m) if !m.is_dir() => {
+            Err(CliError::msg(format!("{p}: is a file, not a folder: -o names the folder to write in")))
+        }
         Ok(_) => {
             let rd = std::fs::read_dir(dir).map_err(|e| CliError::msg(format!("{p}: {}", plain(&e))))?;
             let exported = rd.flatten().any(|e| {
@@ -124,7 +126,9 @@ pub fn check_output_folder(dir: &Path, force: bool) -> Result<(), CliError> {
                 n.ends_with(".csv") && n.contains("-hostname-")
             });
             if exported && !force {
-                return Err(CliError::msg(format!("{p}: holds exported CSV files already: add --force (-f) to replace them")));
+                return Err(CliError::msg(format!(
+                    "{p}: holds exported CSV files already: add --force (-f) to replace them"
+                )));
             }
             Ok(())
         }

@@ -190,7 +190,8 @@ fn needs_clock(f: &Tb5File, n: u32, opts: &CsvOptions) -> std::result::Result<bo
         return Ok(false);
     }
     let descs = s.descriptor()?.unwrap_or_default();
-    let Some(t) = layout.fields().iter().find(|fl| fl.desc_type == desc_type::TIME_STAMP && (fl.size == 8 || fl.size == 4))
+    let Some(t) =
+        layout.fields().iter().find(|fl| fl.desc_type == desc_type::TIME_STAMP && (fl.size == 8 || fl.size == 4))
     else {
         return Ok(false);
     };

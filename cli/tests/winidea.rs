@@ -575,7 +575,8 @@ fn rejects(text: &str, bin: Option<&[u8]>, want: &str) {
         std::fs::write(&bin_path, b).unwrap();
     }
     let out = dir.path().join("out.tb5");
-    let err = import_winidea(&export, bin.map(|_| bin_path.as_path()), None, &out, true).map(|_| ()).unwrap_err().to_string();
+    let err =
+        import_winidea(&export, bin.map(|_| bin_path.as_path()), None, &out, true).map(|_| ()).unwrap_err().to_string();
     assert!(err.contains(want), "{err:?} does not contain {want:?}");
     assert!(!out.exists(), "{want}: something was left at the output path");
     assert_eq!(

@@ -18,7 +18,8 @@ pub fn groupings(file: &Tb5File, n: u32) -> std::result::Result<Vec<By>, CliErro
     let s = stream(file, n)?;
     let Some(layout) = s.layout()? else { return Ok(Vec::new()) };
     let legacy = layout.legacy_pc_offset().is_some();
-    let bindable = legacy || (layout.find(desc_type::IP, None).is_some() && layout.find(desc_type::PID, None).is_some());
+    let bindable =
+        legacy || (layout.find(desc_type::IP, None).is_some() && layout.find(desc_type::PID, None).is_some());
     let tid = layout.find(desc_type::TID, None).is_some_and(|f| f.size == 4);
     let event = legacy
         || layout.find(fields::EVENT_ID, None).is_some_and(|f| f.size == 4)
@@ -36,7 +37,10 @@ pub fn stream(file: &Tb5File, n: u32) -> std::result::Result<StreamReader<'_>, C
             1 => "one stream, 0".to_owned(),
             c => format!("{c} streams, 0 to {}", c - 1),
         };
-        return Err(CliError::msg(format!("{}: stream {n} does not exist (the file has {has})", file.path().display())));
+        return Err(CliError::msg(format!(
+            "{}: stream {n} does not exist (the file has {has})",
+            file.path().display()
+        )));
     }
     Ok(file.stream(n)?)
 }

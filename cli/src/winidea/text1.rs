@@ -173,9 +173,7 @@ pub fn parse_text1_from(input: impl std::io::BufRead, path: &Path) -> Result<Exp
         let num_at = |m: &str, v: Option<&str>| -> Result<Option<i64>, CliError> {
             match v {
                 None | Some("") => Ok(None),
-                Some(v) => {
-                    v.parse::<i64>().map(Some).map_err(|_| bad(format!("%{m}% {} is not a number", excerpt(v))))
-                }
+                Some(v) => v.parse::<i64>().map(Some).map_err(|_| bad(format!("%{m}% {} is not a number", excerpt(v)))),
             }
         };
         let num = |m: &str| num_at(m, get(m));
