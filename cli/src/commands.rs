@@ -307,19 +307,30 @@ pub fn import_mtmc(
     Ok(())
 }
 
+/// What `import winidea` is given besides the export and the output.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct WinIdeaArgs<'a> {
+    /// The `.BIN` timeline (default: `EXPORT.BIN` next to the export, if there is one).
+    pub bin: Option<&'a Path>,
+    /// The `.BIN` layout (default: detected).
+    pub version: Option<winidea::BinVersion>,
+    /// Compare the export's STATISTICS with the timeline's figures.
+    pub check: bool,
+    /// Replace an existing output.
+    pub force: bool,
+}
+
 /// `tbrw import winidea`. Without `bin`, `EXPORT.BIN` next to the export
 /// is read when there is one. With `check`, the statistics check is
 /// printed and differences give [`Outcome::StatisticsDiffer`].
 pub fn import_winidea(
     export: &Path,
-    bin: Option<&Path>,
-    version: Option<winidea::BinVersion>,
     output: &Path,
-    check: bool,
-    force: bool,
+    args: WinIdeaArgs<'_>,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<Outcome, CliError> {
+    let WinIdeaArgs { bin, version, check, force } = args;
     check_input(export, "a winIDEA Text1 export")?;
     if let Some(b) = bin {
         check_input(b, "a winIDEA .BIN timeline")?;

@@ -275,7 +275,9 @@ fn import_winidea(
     out: &mut dyn Write,
 ) -> Result<Outcome, CliError> {
     let bar = spinner("importing");
-    after_bar(&bar, out, |o, e| commands::import_winidea(export, bin, version, output, check, force, o, e))
+    after_bar(&bar, out, |o, e| {
+        commands::import_winidea(export, output, commands::WinIdeaArgs { bin, version, check, force }, o, e)
+    })
 }
 
 fn export_vtune_csv(

@@ -238,7 +238,7 @@ pub fn report(
         progress(i);
     }
 
-    if total == 0 && data.len() > 0 {
+    if total == 0 && !data.is_empty() {
         let mut given = Vec::new();
         if let Some(p) = opts.pid {
             given.push(format!("--pid {p}"));
@@ -305,7 +305,7 @@ pub fn report(
     Ok(Report {
         file: file.path().display().to_string(),
         stream: n,
-        by: by,
+        by,
         records: data.len(),
         samples: total,
         rows,
