@@ -76,7 +76,7 @@ fn main() {
         let _ = std::fs::write("/proc/self/clear_refs", "5");
         let base = status_kib("VmRSS:");
         let t = Instant::now();
-        let stats = winidea::import_winidea(text, bin, None, &out).unwrap();
+        let stats = winidea::import_winidea(text, bin, None, &out, true).unwrap();
         let s = t.elapsed().as_secs_f64();
         let peak = status_kib("VmHWM:");
         println!(

@@ -27,16 +27,135 @@ fn written(e: std::io::Error) -> CliError {
     CliError::msg(format!("writing the output: {e}"))
 }
 
+/// The word for an I/O error on a path, without the errno noise.
+fn plain(e: &std::io::Error) -> String {
+    use std::io::ErrorKind as K;
+    match e.kind() {
+        K::NotFound => "no such file or folder".to_owned(),
+        K::PermissionDenied => "permission denied".to_owned(),
+        K::NotADirectory => "a part of the path before the last '/' is a file, not a folder".to_owned(),
+        K::IsADirectory => "is a folder".to_owned(),
+        _ => e.to_string(),
+    }
+}
+
+/// Checks an input path before any work: it must be a file that can be
+/// read (`what` says which kind, for the message). `-` (standard input)
+/// passes.
+pub fn check_input(path: &Path, what: &str) -> Result<(), CliError> {
+    if path.as_os_str() == "-" {
+        return Ok(());
+    }
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_dir() => Err(CliError::msg(format!("{}: is a folder, not {what}", path.display()))),
+        Ok(_) => std::fs::File::open(path)
+            .map(drop)
+            .map_err(|e| CliError::msg(format!("{}: cannot be read: {}", path.display(), plain(&e)))),
+        Err(e) => Err(CliError::msg(format!("{}: {}", path.display(), plain(&e)))),
+    }
+}
+
+/// Opens a TB5 file, with [`check_input`]'s messages for bad paths.
+pub fn open(file: &Path) -> Result<tbrw::Tb5File, CliError> {
+    check_input(file, "a TB5 file")?;
+    Ok(tbrw::Tb5File::open(file)?)
+}
+
+/// The same file (device and inode: hard and symbolic links included).
+fn same_file(a: &std::fs::Metadata, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(b).is_ok_and(|m| m.dev() == a.dev() && m.ino() == a.ino())
+}
+
+/// Checks an output file path before any work: not a folder, in a folder
+/// that exists and can be written, never one of `inputs` (not even with
+/// `force`), and not an existing file unless `force`. `-` (standard
+/// output) passes.
+pub fn check_output(path: &Path, inputs: &[&Path], force: bool) -> Result<(), CliError> {
+    let p = path.display();
+    if path.as_os_str() == "-" {
+        return Ok(());
+    }
+    if path.as_os_str().as_encoded_bytes().ends_with(b"/") {
+        return Err(CliError::msg(format!("{p}: ends with '/', which names a folder: give a file name to write")));
+    }
+    if let Ok(m) = std::fs::symlink_metadata(path).and_then(|_| std::fs::metadata(path)) {
+        if m.is_dir() {
+            return Err(CliError::msg(format!("{p}: is a folder: give a file name to write")));
+        }
+        if let Some(i) = inputs.iter().find(|i| i.as_os_str() != "-" && same_file(&m, i)) {
+            return Err(CliError::msg(format!(
+                "{p}: is the input {}: give another output name (not even --force replaces an input)",
+                i.display()
+            )));
+        }
+        if !force {
+            return Err(CliError::msg(format!("{p}: exists: add --force (-f) to replace it")));
+        }
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => return Err(CliError::msg(format!("{p}: {} is not a folder", dir.display()))),
+        Err(e) => return Err(CliError::msg(format!("{p}: folder {}: {}", dir.display(), plain(&e)))),
+    }
+    // An unnamed file, gone when closed: proves the folder can be written
+    // without leaving anything there.
+    tempfile::tempfile_in(dir)
+        .map(drop)
+        .map_err(|e| CliError::msg(format!("{p}: cannot write in folder {}: {}", dir.display(), plain(&e))))
+}
+
+/// Checks the folder of `export vtune-csv` before any work: a folder or
+/// nothing yet (created then), not a file; one that holds CSV files of an
+/// export (`*-hostname-*.csv`) needs `force`.
+pub fn check_output_folder(dir: &Path, force: bool) -> Result<(), CliError> {
+    let p = dir.display();
+    match std::fs::metadata(dir) {
+        Ok(m) if !m.is_dir() => {
+            Err(CliError::msg(format!("{p}: is a file, not a folder: -o names the folder to write in")))
+        }
+        Ok(_) => {
+            let rd = std::fs::read_dir(dir).map_err(|e| CliError::msg(format!("{p}: {}", plain(&e))))?;
+            let exported = rd.flatten().any(|e| {
+                let n = e.file_name();
+                let n = n.to_string_lossy();
+                n.ends_with(".csv") && n.contains("-hostname-")
+            });
+            if exported && !force {
+                return Err(CliError::msg(format!(
+                    "{p}: holds exported CSV files already: add --force (-f) to replace them"
+                )));
+            }
+            Ok(())
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(CliError::msg(format!("{p}: {}", plain(&e)))),
+    }
+}
+
+/// Standard input as a path the importers can open (`-` on the command line).
+fn stdin_path(p: &Path) -> &Path {
+    if p.as_os_str() == "-" {
+        Path::new("/dev/stdin")
+    } else {
+        p
+    }
+}
+
 /// `tbrw info`: sections and streams.
 pub fn info(file: &Path, out: &mut dyn Write) -> Result<(), CliError> {
-    let f = tbrw::Tb5File::open(file)?;
+    let f = open(file)?;
     tbrw::summary::write_summary(&f, out)?;
     Ok(())
 }
 
 /// `tbrw verify`: the whole file checked.
 pub fn verify(file: &Path, out: &mut dyn Write) -> Result<(), CliError> {
-    tbrw::Tb5File::open(file)?.verify()?;
+    open(file)?.verify()?;
     writeln!(out, "{}: ok", file.display()).map_err(written)
 }
 
@@ -51,8 +170,11 @@ pub fn bind(
 ) -> Result<(), CliError> {
     let streams: Vec<u32> = match stream {
         Some(n) => vec![n],
-        None => (0..tbrw::Tb5File::open(file)?.stream_count()).collect(),
+        None => (0..open(file)?.stream_count()).collect(),
     };
+    if let Some(n) = stream {
+        report::samples::stream(&open(file)?, n)?;
+    }
     let mut w = tbrw::Tb5Writer::append(file)?;
     for n in streams {
         binding(n);
@@ -77,18 +199,38 @@ pub fn report(
     progress: &mut dyn FnMut(u64, u64),
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
-    let f = tbrw::Tb5File::open(file)?;
-    let (r, weights) = if opts.by == By::Task {
+    let f = open(file)?;
+    let s = report::samples::stream(&f, opts.stream)?;
+    let is_mtmc = mtmc::counters_of(&s.descriptor()?.unwrap_or_default(), &f).is_some();
+    let by = match opts.by {
+        By::Auto if is_mtmc => By::Task,
+        By::Task if !is_mtmc => {
+            let mut works = report::groupings(&f, opts.stream)?;
+            works.retain(|b| *b != By::Task);
+            return Err(CliError::msg(format!(
+                "{}: stream {} is not an MTMC task stream, which --by task needs; what works: {}",
+                file.display(),
+                opts.stream,
+                report::samples::by_list(&works)
+            )));
+        }
+        b => b,
+    };
+    let (r, weights) = if by == By::Task {
+        if opts.top == Some(0) {
+            return Err(report::samples::nothing_matches(&f, opts.stream, "--top 0"));
+        }
         (mtmc::task_report(&f, opts.stream, opts.top)?, None)
     } else {
-        let records = f.stream(opts.stream)?.data()?.map_or(0, |d| d.len());
-        report::weighted_report(&f, opts, &mut |n| progress(n, records))?
+        let records = s.data()?.map_or(0, |d| d.len());
+        let opts = ReportOptions { by, ..opts.clone() };
+        report::weighted_report(&f, &opts, &mut |n| progress(n, records))?
     };
     if let Some(w) = &weights {
         return if json { report::write_json_weighted(&r, w, out) } else { report::write_table_weighted(&r, w, out) }
             .map_err(written);
     }
-    match (json, opts.by) {
+    match (json, by) {
         (true, _) => report::write_json(&r, out),
         (false, By::Task) => mtmc::write_task_text(&r, out),
         (false, _) => report::write_table(&r, out),
@@ -102,10 +244,13 @@ pub fn import_sampler(
     output: &Path,
     opts: &ImportOptions,
     popts: &ProfileOptions,
+    force: bool,
     progress: &mut dyn FnMut(u64),
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<(), CliError> {
+    check_input(profile, "a sampler profile")?;
+    check_output(output, &[profile], force)?;
     let stats = sampler::import_profile(profile, output, opts, popts, progress)?;
     let layout = stats.format.map_or("?", |f| f.layout.name());
     writeln!(
@@ -166,11 +311,14 @@ pub fn import_mtmc(
     log: &Path,
     output: &Path,
     opts: &mtmc::MtmcOptions,
+    force: bool,
     progress: &mut dyn FnMut(u64),
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<(), CliError> {
-    let stats = mtmc::import_mtmc_with(log, output, opts, progress)?;
+    check_input(log, "an MTMC task log")?;
+    check_output(output, &[log], force)?;
+    let stats = mtmc::import_mtmc_with(stdin_path(log), output, opts, progress)?;
     let layout = match stats.layout {
         Some(mtmc::Layout::V2023) => "2023 layout",
         _ => "v0.1 layout",
@@ -211,21 +359,38 @@ pub fn import_mtmc(
     Ok(())
 }
 
+/// What `import winidea` is given besides the export and the output.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct WinIdeaArgs<'a> {
+    /// The `.BIN` timeline (default: `EXPORT.BIN` next to the export, if there is one).
+    pub bin: Option<&'a Path>,
+    /// The `.BIN` layout (default: detected).
+    pub version: Option<winidea::BinVersion>,
+    /// Compare the export's STATISTICS with the timeline's figures.
+    pub check: bool,
+    /// Replace an existing output.
+    pub force: bool,
+}
+
 /// `tbrw import winidea`. Without `bin`, `EXPORT.BIN` next to the export
 /// is read when there is one. With `check`, the statistics check is
 /// printed and differences give [`Outcome::StatisticsDiffer`].
 pub fn import_winidea(
     export: &Path,
-    bin: Option<&Path>,
-    version: Option<winidea::BinVersion>,
     output: &Path,
-    check: bool,
+    args: WinIdeaArgs<'_>,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<Outcome, CliError> {
+    let WinIdeaArgs { bin, version, check, force } = args;
+    check_input(export, "a winIDEA Text1 export")?;
+    if let Some(b) = bin {
+        check_input(b, "a winIDEA .BIN timeline")?;
+    }
     // winIDEA writes the TimelineBinary next to the export, named EXPORT.BIN.
     let found: Option<PathBuf> = match bin {
         Some(_) => None,
+        None if export.as_os_str() == "-" => None,
         None => {
             let mut p = export.as_os_str().to_owned();
             p.push(".BIN");
@@ -238,7 +403,10 @@ pub fn import_winidea(
             }
         }
     };
-    let stats = winidea::import_winidea(export, bin.or(found.as_deref()), version, output)?;
+    let bin = bin.or(found.as_deref());
+    let inputs: Vec<&Path> = [Some(export), bin].into_iter().flatten().collect();
+    check_output(output, &inputs, force)?;
+    let stats = winidea::import_winidea(stdin_path(export), bin, version, output, check)?;
     writeln!(
         out,
         "{}: {} timeline events, {} calls, {} data writes{}",
@@ -285,10 +453,29 @@ pub fn export_vtune_csv(
     file: &Path,
     dir: &Path,
     opts: &CsvOptions,
+    force: bool,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<(), CliError> {
-    let r = csv::export_vtune_csv(file, dir, opts)?;
+    check_input(file, "a TB5 file")?;
+    check_output_folder(dir, force)?;
+    // The first folder the export would create: removed again, with what
+    // the export put in it, when the export fails.
+    let mut created = None;
+    let mut d = Some(dir);
+    while let Some(p) = d.filter(|p| !p.as_os_str().is_empty() && std::fs::symlink_metadata(p).is_err()) {
+        created = Some(p.to_path_buf());
+        d = p.parent();
+    }
+    let r = match csv::export_vtune_csv(file, dir, opts) {
+        Ok(r) => r,
+        Err(e) => {
+            if let Some(c) = created {
+                let _ = std::fs::remove_dir_all(c);
+            }
+            return Err(e);
+        }
+    };
     for p in &r.files {
         writeln!(out, "{}", p.display()).map_err(written)?;
     }
@@ -316,8 +503,12 @@ pub fn export_sampler(
     stream: u32,
     output: &Path,
     layout: Option<Layout>,
+    force: bool,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
+    check_input(file, "a TB5 file")?;
+    check_output(output, &[file], force)?;
+    report::samples::stream(&open(file)?, stream)?;
     let n = sampler::export_profile(file, stream, output, layout)?;
     if output.as_os_str() != "-" {
         writeln!(out, "{}: {n} samples", output.display()).map_err(written)?;

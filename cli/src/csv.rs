@@ -168,27 +168,39 @@ pub struct CsvReport {
 pub fn export_vtune_csv(file: &Path, dir: &Path, opts: &CsvOptions) -> std::result::Result<CsvReport, CliError> {
     let f = Tb5File::open(file)?;
     f.verify()?;
-    let host = match &opts.hostname {
-        Some(h) => h.clone(),
-        None => f
-            .software()?
-            .and_then(|s| s.host)
-            .and_then(|h| f.string_opt(h.name).ok().flatten().map(str::to_owned))
-            .ok_or_else(|| {
-                CliError::msg(format!("{}: the file records no host name: give one with --hostname", file.display()))
-            })?,
-    };
-    if host.is_empty() || host.contains('/') || host.contains(char::is_whitespace) {
-        return Err(CliError::msg(format!("host name {} cannot be part of a file name", excerpt(&host))));
-    }
-    std::fs::create_dir_all(dir).map_err(|e| CliError::io(dir, e))?;
     let streams: Vec<u32> = match opts.stream {
         Some(n) => {
-            f.stream(n)?;
+            crate::report::samples::stream(&f, n)?;
             vec![n]
         }
         None => (0..f.stream_count()).collect(),
     };
+    // Every option the export lacks is named at once, before anything is
+    // created on disk.
+    let mut missing = Vec::new();
+    let host = match &opts.hostname {
+        Some(h) => Some(h.clone()),
+        None => f.software()?.and_then(|s| s.host).and_then(|h| f.string_opt(h.name).ok().flatten().map(str::to_owned)),
+    };
+    if host.is_none() {
+        missing.push("--hostname H (the file records no host name)".to_owned());
+    }
+    let clockless: Vec<String> =
+        streams.iter().filter(|&&n| needs_clock(&f, n, opts).unwrap_or(false)).map(u32::to_string).collect();
+    if !clockless.is_empty() && clockless.len() == streams.len() {
+        missing.push(format!(
+            "--clock C (the time stamps of stream {} do not say which clock they are on)",
+            clockless.join(", ")
+        ));
+    }
+    if !missing.is_empty() {
+        return Err(CliError::msg(format!("{}: give {}", file.display(), missing.join(" and "))));
+    }
+    let host = host.unwrap_or_default();
+    if host.is_empty() || host.contains('/') || host.contains(char::is_whitespace) {
+        return Err(CliError::msg(format!("host name {} cannot be part of a file name", excerpt(&host))));
+    }
+    std::fs::create_dir_all(dir).map_err(|e| CliError::io(dir, e))?;
     let mut report = CsvReport::default();
     for n in streams {
         let mut extra = Vec::new();
@@ -209,6 +221,24 @@ pub fn export_vtune_csv(file: &Path, dir: &Path, opts: &CsvOptions) -> std::resu
         return Err(CliError::msg(format!("{}: no stream can be exported ({})", file.display(), reasons.join("; "))));
     }
     Ok(report)
+}
+
+/// Whether stream `n`'s time stamps are nanoseconds of a clock their name
+/// does not give and `--clock` is not there to say.
+fn needs_clock(f: &Tb5File, n: u32, opts: &CsvOptions) -> std::result::Result<bool, CliError> {
+    let s = f.stream(n)?;
+    let Some(layout) = s.layout()? else { return Ok(false) };
+    if opts.clock.is_some() || (layout.legacy_pc_offset().is_some() && layout.tsc_offset().is_some()) {
+        return Ok(false);
+    }
+    let descs = s.descriptor()?.unwrap_or_default();
+    let Some(t) =
+        layout.fields().iter().find(|fl| fl.desc_type == desc_type::TIME_STAMP && (fl.size == 8 || fl.size == 4))
+    else {
+        return Ok(false);
+    };
+    let name = descs.get(t.entry).and_then(|d| f.string_opt(d.name).ok().flatten()).unwrap_or("");
+    Ok(t.subtype == desc_subtype::TS_NANOSECONDS && clock_of(t, name).is_err())
 }
 
 /// Exports one stream: `Ok(Ok(path))`, or `Ok(Err(why))` when the stream

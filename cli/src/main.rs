@@ -48,8 +48,9 @@ enum Command {
         /// The stream.
         #[arg(long, default_value_t = 0)]
         stream: u32,
-        /// What to group the samples by.
-        #[arg(long, value_enum, default_value_t = By::Module)]
+        /// What to group the samples by (auto: module for samples that can be
+        /// bound, task for MTMC task streams, thread for winIDEA calls).
+        #[arg(long, value_enum, default_value_t = By::Auto)]
         by: By,
         /// Only samples of this process id.
         #[arg(long)]
@@ -90,6 +91,9 @@ enum Import {
         /// The TB5 file to write.
         #[arg(short, long)]
         output: PathBuf,
+        /// Replace OUTPUT if it exists (never an input).
+        #[arg(short, long)]
+        force: bool,
         /// The pid of the profiled process (default 1).
         #[arg(long)]
         pid: Option<u32>,
@@ -110,6 +114,9 @@ enum Import {
         /// The TB5 file to write.
         #[arg(short, long)]
         output: PathBuf,
+        /// Replace OUTPUT if it exists (never an input).
+        #[arg(short, long)]
+        force: bool,
         /// The pid of the profiled process (default: from a log named
         /// mtmc_raw_<address>, see docs/IMPORT.md).
         #[arg(long)]
@@ -128,6 +135,9 @@ enum Import {
         /// The TB5 file to write.
         #[arg(short, long)]
         output: PathBuf,
+        /// Replace OUTPUT if it exists (never an input).
+        #[arg(short, long)]
+        force: bool,
         /// Compare the export's STATISTICS with figures recomputed from the
         /// timeline; exit status 3 when any differ.
         #[arg(long)]
@@ -144,6 +154,9 @@ enum Export {
         /// The folder to write the CSV files in (created if missing).
         #[arg(short, long)]
         output: PathBuf,
+        /// Replace OUTPUT if it exists (never an input).
+        #[arg(short, long)]
+        force: bool,
         /// Host name for the file names (default: the file's).
         #[arg(long)]
         hostname: Option<String>,
@@ -162,6 +175,9 @@ enum Export {
         /// The profile to write.
         #[arg(short, long)]
         output: PathBuf,
+        /// Replace OUTPUT if it exists (never an input).
+        #[arg(short, long)]
+        force: bool,
         /// The stream.
         #[arg(long, default_value_t = 0)]
         stream: u32,
@@ -210,22 +226,23 @@ fn run(cli: Cli) -> Result<Outcome, CliError> {
             let opts = ReportOptions { stream, by, pid, tid, module, time, top, weight };
             report(&file, &opts, json, &mut out)
         }
-        Command::Import(Import::Sampler { profile, output, pid, hostname, layout, volts }) => import_sampler(
+        Command::Import(Import::Sampler { profile, output, force, pid, hostname, layout, volts }) => import_sampler(
             &profile,
             &output,
+            force,
             &ImportOptions { pid, hostname },
             &ProfileOptions { layout, volts },
             &mut out,
         ),
-        Command::Import(Import::Mtmc { log, output, pid }) => import_mtmc(&log, &output, pid, &mut out),
-        Command::Import(Import::Winidea { export, bin, bin_version, output, check }) => {
-            import_winidea(&export, bin.as_deref(), bin_version, &output, check, &mut out)
+        Command::Import(Import::Mtmc { log, output, force, pid }) => import_mtmc(&log, &output, force, pid, &mut out),
+        Command::Import(Import::Winidea { export, bin, bin_version, output, force, check }) => {
+            import_winidea(&export, bin.as_deref(), bin_version, &output, check, force, &mut out)
         }
-        Command::Export(Export::VtuneCsv { file, output, hostname, stream, clock }) => {
-            export_vtune_csv(&file, &output, &CsvOptions { hostname, stream, clock }, &mut out)
+        Command::Export(Export::VtuneCsv { file, output, force, hostname, stream, clock }) => {
+            export_vtune_csv(&file, &output, force, &CsvOptions { hostname, stream, clock }, &mut out)
         }
-        Command::Export(Export::Sampler { file, output, stream, layout }) => {
-            export_sampler(&file, stream, &output, layout, &mut out)
+        Command::Export(Export::Sampler { file, output, force, stream, layout }) => {
+            export_sampler(&file, stream, &output, layout, force, &mut out)
         }
     }?;
     out.flush().map_err(|e| CliError::msg(format!("writing the output: {e}")))?;
@@ -251,6 +268,7 @@ fn report(file: &Path, opts: &ReportOptions, json: bool, out: &mut dyn Write) ->
 fn import_sampler(
     profile: &Path,
     output: &Path,
+    force: bool,
     opts: &ImportOptions,
     popts: &ProfileOptions,
     out: &mut dyn Write,
@@ -259,16 +277,22 @@ fn import_sampler(
     let bar = progress(len, "import");
     let mut set = |n: u64| bar.set_position(n.min(len));
     after_bar(&bar, out, |o, e| {
-        commands::import_sampler(profile, output, opts, popts, &mut set, o, e).map(|()| Outcome::Success)
+        commands::import_sampler(profile, output, opts, popts, force, &mut set, o, e).map(|()| Outcome::Success)
     })
 }
 
-fn import_mtmc(log: &Path, output: &Path, pid: Option<u32>, out: &mut dyn Write) -> Result<Outcome, CliError> {
+fn import_mtmc(
+    log: &Path,
+    output: &Path,
+    force: bool,
+    pid: Option<u32>,
+    out: &mut dyn Write,
+) -> Result<Outcome, CliError> {
     let len = std::fs::metadata(log).map(|m| m.len()).unwrap_or(0);
     let bar = progress(len, "import");
     let mut set = |n: u64| bar.set_position(n.min(len));
     after_bar(&bar, out, |o, e| {
-        commands::import_mtmc(log, output, &MtmcOptions { pid }, &mut set, o, e).map(|()| Outcome::Success)
+        commands::import_mtmc(log, output, &MtmcOptions { pid }, force, &mut set, o, e).map(|()| Outcome::Success)
     })
 }
 
@@ -278,15 +302,24 @@ fn import_winidea(
     version: Option<BinVersion>,
     output: &Path,
     check: bool,
+    force: bool,
     out: &mut dyn Write,
 ) -> Result<Outcome, CliError> {
     let bar = spinner("importing");
-    after_bar(&bar, out, |o, e| commands::import_winidea(export, bin, version, output, check, o, e))
+    after_bar(&bar, out, |o, e| {
+        commands::import_winidea(export, output, commands::WinIdeaArgs { bin, version, check, force }, o, e)
+    })
 }
 
-fn export_vtune_csv(file: &Path, dir: &Path, opts: &CsvOptions, out: &mut dyn Write) -> Result<Outcome, CliError> {
+fn export_vtune_csv(
+    file: &Path,
+    dir: &Path,
+    force: bool,
+    opts: &CsvOptions,
+    out: &mut dyn Write,
+) -> Result<Outcome, CliError> {
     let bar = spinner("exporting");
-    after_bar(&bar, out, |o, e| commands::export_vtune_csv(file, dir, opts, o, e).map(|()| Outcome::Success))
+    after_bar(&bar, out, |o, e| commands::export_vtune_csv(file, dir, opts, force, o, e).map(|()| Outcome::Success))
 }
 
 fn export_sampler(
@@ -294,10 +327,13 @@ fn export_sampler(
     stream: u32,
     output: &Path,
     layout: Option<Layout>,
+    force: bool,
     out: &mut dyn Write,
 ) -> Result<Outcome, CliError> {
     let bar = spinner("exporting");
-    after_bar(&bar, out, |o, _| commands::export_sampler(file, stream, output, layout, o).map(|()| Outcome::Success))
+    after_bar(&bar, out, |o, _| {
+        commands::export_sampler(file, stream, output, layout, force, o).map(|()| Outcome::Success)
+    })
 }
 
 /// Runs `f` with buffers for standard output and error, which are written

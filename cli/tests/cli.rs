@@ -94,7 +94,7 @@ fn info_verify_bind_report() {
     let s1 = ok(&["report", fs, "--stream", "1", "--by", "process"]);
     assert!(s1.contains("200 of 200 samples"), "{s1}");
     // Errors: one line, non-zero exit.
-    assert!(fails(&["report", fs, "--module", "nosuch.so"]).contains("no module is named"));
+    assert!(fails(&["report", fs, "--module", "nosuch.so"]).contains("no sample matches --module \"nosuch.so\""));
     assert!(fails(&["report", fs, "--time", "a..b"]).contains("not a number"));
     assert!(fails(&["verify", dir.path().join("missing.tb5").to_str().unwrap()]).contains("missing.tb5"));
     let mut b = std::fs::read(&f).unwrap();

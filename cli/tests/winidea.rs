@@ -40,7 +40,7 @@ fn stored_calls(f: &Tb5File) -> Vec<(u32, u32, u64, u64, u64, u64)> {
 fn the_documents_example_imports_and_its_differences_are_the_excerpts() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("doc.tb5");
-    let stats = import_winidea(&data("doc_example.txt"), None, None, &out).unwrap();
+    let stats = import_winidea(&data("doc_example.txt"), None, None, &out, true).unwrap();
     assert_eq!((stats.events, stats.calls, stats.writes), (5, 0, 1));
     // main resumes at 4469 without an entry in the excerpt; line 59 enters and never exits.
     assert_eq!((stats.started_before, stats.unfinished), (1, 1));
@@ -84,7 +84,7 @@ fn the_documents_example_imports_and_its_differences_are_the_excerpts() {
 fn the_completed_example_agrees_with_every_statistic() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("doc.tb5");
-    let stats = import_winidea(&data("doc_completed.txt"), None, None, &out).unwrap();
+    let stats = import_winidea(&data("doc_completed.txt"), None, None, &out, true).unwrap();
     assert_eq!(stats.differences, []);
     assert_eq!(stats.agree, 18);
     // The write of 0 at -3185 makes the stored time stamps start there.
@@ -341,7 +341,7 @@ fn a_generated_text1_timeline_gives_the_models_calls_and_statistics() {
         let path = dir.path().join(format!("gen{seed}.txt"));
         std::fs::write(&path, text1(&g, true, true)).unwrap();
         let out = dir.path().join(format!("gen{seed}.tb5"));
-        let stats = import_winidea(&path, None, None, &out).unwrap();
+        let stats = import_winidea(&path, None, None, &out, true).unwrap();
         assert_eq!(stats.differences, [], "seed {seed}");
         // 4 neutral rows + 12 per-context rows of 17 figures, 4 T.OUTSIDE; data rows.
         assert_eq!(stats.unchecked.len(), 4);
@@ -376,7 +376,7 @@ fn bin_timelines_in_both_layouts_give_the_same_calls() {
     assert_eq!(winidea::detect_bin(&bytes), BinVersion::V1_1);
     std::fs::write(&bin, &bytes).unwrap();
     let out = dir.path().join("v11.tb5");
-    let stats = import_winidea(&export, Some(&bin), None, &out).unwrap();
+    let stats = import_winidea(&export, Some(&bin), None, &out, true).unwrap();
     assert_eq!(stats.bin_version, Some(BinVersion::V1_1));
     assert_eq!(stats.differences, []);
     assert_eq!(stored_calls(&Tb5File::open(&out).unwrap()), expected_calls(&g, -5000, None));
@@ -391,7 +391,7 @@ fn bin_timelines_in_both_layouts_give_the_same_calls() {
     let bin = dir.path().join("v10.txt.BIN");
     std::fs::write(&bin, &bytes).unwrap();
     let out = dir.path().join("v10.tb5");
-    let stats = import_winidea(&export, Some(&bin), None, &out).unwrap();
+    let stats = import_winidea(&export, Some(&bin), None, &out, true).unwrap();
     assert_eq!(stats.bin_version, Some(BinVersion::V1_0));
     assert_eq!(stats.differences, []);
     let f = Tb5File::open(&out).unwrap();
@@ -400,7 +400,7 @@ fn bin_timelines_in_both_layouts_give_the_same_calls() {
     let last = pt.tids().last().unwrap();
     assert_eq!((last.id, f.string(last.name).unwrap()), (0xFF, "unknown context"));
     // Forcing the wrong layout is caught: 1.0 words set bits 1.1 does not define.
-    let err = import_winidea(&export, Some(&bin), Some(BinVersion::V1_1), &dir.path().join("x.tb5")).unwrap_err();
+    let err = import_winidea(&export, Some(&bin), Some(BinVersion::V1_1), &dir.path().join("x.tb5"), true).unwrap_err();
     assert!(
         err.to_string().contains("v10.txt.BIN: byte 4: flags 0x03000000 set bits outside the version 1.1 masks"),
         "{err}"
@@ -436,7 +436,7 @@ fn calls_and_data_export_to_vtune_csv() {
     let path = dir.path().join("gen.txt");
     std::fs::write(&path, text1(&g, true, true)).unwrap();
     let out = dir.path().join("gen.tb5");
-    import_winidea(&path, None, None, &out).unwrap();
+    import_winidea(&path, None, None, &out, true).unwrap();
     let csv = dir.path().join("csv");
     // Session time is no host clock: without --clock the streams cannot go.
     let err = export_vtune_csv(&out, &csv, &CsvOptions { hostname: Some("target".into()), ..Default::default() })
@@ -496,6 +496,7 @@ fn the_command_line_imports_checks_and_reports() {
         "-o",
         out.to_str().unwrap(),
         "--check",
+        "-f",
     ]);
     assert!(o.status.success());
     assert!(String::from_utf8(o.stdout).unwrap().contains("18 figures agree, 0 differ"));
@@ -545,7 +546,7 @@ fn the_command_line_imports_checks_and_reports() {
     let export = dir.path().join("session.txt");
     std::fs::write(&export, text1(&g, true, false)).unwrap();
     std::fs::write(dir.path().join("session.txt.BIN"), winidea::write_bin(&g.events, BinVersion::V1_1)).unwrap();
-    let o = tbrw(&["import", "winidea", export.to_str().unwrap(), "-o", gen.to_str().unwrap(), "--check"]);
+    let o = tbrw(&["import", "winidea", export.to_str().unwrap(), "-o", gen.to_str().unwrap(), "--check", "--force"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(String::from_utf8(o.stderr).unwrap().contains("session.txt.BIN too"));
     let stdout = String::from_utf8(o.stdout).unwrap();
@@ -574,7 +575,8 @@ fn rejects(text: &str, bin: Option<&[u8]>, want: &str) {
         std::fs::write(&bin_path, b).unwrap();
     }
     let out = dir.path().join("out.tb5");
-    let err = import_winidea(&export, bin.map(|_| bin_path.as_path()), None, &out).map(|_| ()).unwrap_err().to_string();
+    let err =
+        import_winidea(&export, bin.map(|_| bin_path.as_path()), None, &out, true).map(|_| ()).unwrap_err().to_string();
     assert!(err.contains(want), "{err:?} does not contain {want:?}");
     assert!(!out.exists(), "{want}: something was left at the output path");
     assert_eq!(
@@ -621,7 +623,7 @@ fn bad_input_is_an_error_with_its_line_or_byte() {
     latin1.push(0xE9);
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("l.txt"), &latin1).unwrap();
-    let err = import_winidea(&dir.path().join("l.txt"), None, None, &dir.path().join("o.tb5")).unwrap_err();
+    let err = import_winidea(&dir.path().join("l.txt"), None, None, &dir.path().join("o.tb5"), true).unwrap_err();
     assert!(err.to_string().contains("l.txt: line 2 (byte 20): not UTF-8 text"), "{err}");
 
     // .BIN: a partial entry, a bad event type, an unknown handle.
@@ -652,7 +654,7 @@ fn exits_without_entries_are_counted_skips() {
         ),
     )
     .unwrap();
-    let stats = import_winidea(&export, None, None, &dir.path().join("x.tb5")).unwrap();
+    let stats = import_winidea(&export, None, None, &dir.path().join("x.tb5"), true).unwrap();
     assert_eq!((stats.calls, stats.started_before, stats.unfinished), (1, 1, 1));
     let f = Tb5File::open(dir.path().join("x.tb5")).unwrap();
     assert_eq!(stored_calls(&f), [(0, 0, 20, 30, 10, 10)]);
@@ -669,7 +671,7 @@ fn values_and_quoted_names_with_commas() {
     )
     .unwrap();
     let out = dir.path().join("q.tb5");
-    import_winidea(&export, None, None, &out).unwrap();
+    import_winidea(&export, None, None, &out, true).unwrap();
     let f = Tb5File::open(&out).unwrap();
     let ev = f.stream(0).unwrap().events().unwrap().unwrap();
     assert_eq!(f.string(ev[1].name).unwrap(), "\"a.c\"#f:12: g(1, 2, 3);");
@@ -745,7 +747,7 @@ fn a_call_running_at_the_end_counts_until_the_session_ends() {
         ),
     )
     .unwrap();
-    let stats = import_winidea(&export, None, None, &dir.path().join("r.tb5")).unwrap();
+    let stats = import_winidea(&export, None, None, &dir.path().join("r.tb5"), true).unwrap();
     // 10-20 and 40-100 (TOTAL_TIME): 70 ns.
     assert_eq!((stats.agree, stats.differences.len(), stats.unfinished), (2, 0, 1));
 }

@@ -199,6 +199,7 @@ fn a_read_only_bind_makes_its_process_thread_tables_readable() {
     let dir = temp();
     let f = dir.path().join("tables.tb5");
     assert_eq!(check_program("bind_tables", &[f.to_str().unwrap()]), "bind tables: ok\n");
+}
 
 // --- issue 14 items 5-10 (hostile callers and systems) ---
 

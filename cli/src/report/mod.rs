@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 pub mod samples;
 
-pub use samples::{report, weighted_report};
+pub use samples::{groupings, report, weighted_report};
 
 /// What a sample report's percentages weigh (`--weight`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
@@ -67,6 +67,10 @@ pub struct Weights {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum By {
+    /// What the stream supports: module for samples that can be bound, task
+    /// for MTMC task streams, thread for records with a tid field (winIDEA
+    /// calls), event otherwise.
+    Auto,
     /// Process instances of the bind.
     Process,
     /// Threads (of the bind, or the records' tid field when they cannot be bound).
@@ -83,6 +87,7 @@ impl By {
     /// The name the command line and the JSON give it.
     pub fn name(self) -> &'static str {
         match self {
+            By::Auto => "auto",
             By::Process => "process",
             By::Thread => "thread",
             By::Module => "module",
@@ -117,7 +122,7 @@ impl Default for ReportOptions {
     fn default() -> Self {
         ReportOptions {
             stream: 0,
-            by: By::Module,
+            by: By::Auto,
             pid: None,
             tid: None,
             module: None,

@@ -10,7 +10,55 @@ use super::{percent, By, Key, Report, ReportOptions, Row, Weight, Weights};
 use crate::error::CliError;
 use crate::fields::{self, read_le};
 
+/// The sample groupings that work for stream `n`, in the order `--by auto`
+/// prefers them: module and process need records that can be bound (a
+/// legacy sample record, or an IP and a PID), thread a bind or a 4-byte tid
+/// field, event a legacy record, an event id field or a single event.
+pub fn groupings(file: &Tb5File, n: u32) -> std::result::Result<Vec<By>, CliError> {
+    let s = stream(file, n)?;
+    let Some(layout) = s.layout()? else { return Ok(Vec::new()) };
+    let legacy = layout.legacy_pc_offset().is_some();
+    let bindable =
+        legacy || (layout.find(desc_type::IP, None).is_some() && layout.find(desc_type::PID, None).is_some());
+    let tid = layout.find(desc_type::TID, None).is_some_and(|f| f.size == 4);
+    let event = legacy
+        || layout.find(fields::EVENT_ID, None).is_some_and(|f| f.size == 4)
+        || s.events()?.is_some_and(|e| e.len() == 1);
+    let works = [(By::Module, bindable), (By::Process, bindable), (By::Thread, bindable || tid), (By::Event, event)];
+    Ok(works.into_iter().filter(|(_, w)| *w).map(|(b, _)| b).collect())
+}
+
+/// Stream `n`, or an error naming the file and how many streams it has.
+pub fn stream(file: &Tb5File, n: u32) -> std::result::Result<StreamReader<'_>, CliError> {
+    let count = file.stream_count();
+    if n >= count {
+        let has = match count {
+            0 => "no stream".to_owned(),
+            1 => "one stream, 0".to_owned(),
+            c => format!("{c} streams, 0 to {}", c - 1),
+        };
+        return Err(CliError::msg(format!(
+            "{}: stream {n} does not exist (the file has {has})",
+            file.path().display()
+        )));
+    }
+    Ok(file.stream(n)?)
+}
+
+/// `--by` values as the command line spells them, for messages.
+pub fn by_list(bys: &[By]) -> String {
+    let v: Vec<String> = bys.iter().map(|b| format!("--by {}", b.name())).collect();
+    if v.is_empty() {
+        "none".to_owned()
+    } else {
+        v.join(", ")
+    }
+}
+
 /// Computes the report of a stream. `progress` gets records done.
+/// [`By::Auto`] becomes the first of [`groupings`]; a grouping the stream
+/// does not support is an error that lists those it does. Filters that
+/// leave no sample are an error too (see the README's report section).
 pub fn report(
     file: &Tb5File,
     opts: &ReportOptions,
@@ -30,13 +78,53 @@ pub fn weighted_report(
     if opts.by == By::Task {
         return Err(CliError::msg("--by task is the MTMC task report, not a sample count"));
     }
-    let s = file.stream(n)?;
+    let works = groupings(file, n)?;
+    let by = match opts.by {
+        By::Auto => *works.first().ok_or_else(|| {
+            CliError::msg(format!(
+                "{}: stream {n} has records no report can group: no data descriptor, no bind fields, no tid field and no single event",
+                file.path().display()
+            ))
+        })?,
+        b if works.contains(&b) => b,
+        b => {
+            let why = if matches!(b, By::Module | By::Process | By::Thread) {
+                "its records cannot be bound (no legacy sample record, or no ST_IP and ST_PID)"
+            } else {
+                "its records have no event index or event id and it has more than one event"
+            };
+            return Err(CliError::msg(format!(
+                "{}: stream {n}: --by {} does not work here: {why}; what works: {}",
+                file.path().display(),
+                b.name(),
+                by_list(&works)
+            )));
+        }
+    };
+    let s = stream(file, n)?;
     let Some(data) = s.data()? else {
         return Err(CliError::msg(format!("{}: stream {n} has no data", file.path().display())));
     };
     let layout = s
         .layout()?
         .ok_or_else(|| CliError::msg(format!("{}: stream {n} has no data descriptor", file.path().display())))?;
+    // Offsets and sizes come from the file: every field the count reads is
+    // checked once against the records' size, so the loop below never
+    // reads past a record (a file can pass open with a descriptor that
+    // does not fit its data section).
+    let record_size = data.record_size() as u64;
+    for f in layout.fields() {
+        if u64::from(f.offset) + u64::from(f.size) > record_size {
+            return Err(CliError::msg(format!(
+                "{}: stream {n}: descriptor entry {} ({}) at byte {} with {} bytes lies past the end of the {record_size}-byte records",
+                file.path().display(),
+                f.entry,
+                fields::name(f.desc_type).unwrap_or("a field"),
+                f.offset,
+                f.size,
+            )));
+        }
+    }
     // Records that cannot be bound (no IP/PID) but name their thread (MTMC
     // tasks, winIDEA calls by context) are grouped and filtered by that
     // field directly.
@@ -46,11 +134,11 @@ pub fn weighted_report(
     let stored = s.bind_view()?;
     let direct_tid = unbindable && tid_field.is_some() && stored.is_none();
     let bound_filters = opts.pid.is_some() || opts.module.is_some() || (opts.tid.is_some() && !direct_tid);
-    let needs_bind = match opts.by {
+    let needs_bind = match by {
         By::Process | By::Module => true,
         By::Thread => !direct_tid || bound_filters,
         By::Event => bound_filters,
-        By::Task => false,
+        By::Task | By::Auto => false,
     };
     let memory;
     let view: Option<BindView<'_>> = match stored {
@@ -73,7 +161,7 @@ pub fn weighted_report(
     });
     if let (Some(want), Some(f)) = (&opts.module, &module_filter) {
         if !f.contains(&true) {
-            return Err(CliError::msg(format!("{}: no module is named {want:?}", file.path().display())));
+            return Err(nothing_matches(file, n, &format!("--module {want:?} (no module has that name or path)")));
         }
     }
     let pc_at = layout.legacy_pc_offset().map(|x| x as usize);
@@ -87,13 +175,6 @@ pub fn weighted_report(
     let events = s.events()?.unwrap_or_default();
     // Records that carry their event's id (winIDEA calls, say).
     let event_id_at = layout.find(fields::EVENT_ID, None).filter(|f| f.size == 4).map(|f| f.offset as usize);
-    if opts.by == By::Event && pc_at.is_none() && event_id_at.is_none() && events.len() != 1 {
-        return Err(CliError::msg(format!(
-            "{}: stream {n} has no event index or event id in its records and {} events: --by event needs legacy records, an event id field or a single event",
-            file.path().display(),
-            events.len()
-        )));
-    }
 
     // The weight of a record: 1, its cputime delta, or power x that delta.
     let delta_at = layout.find(fields::CPUTIME_DELTA, None).filter(|f| f.size == 8).map(|f| f.offset as usize);
@@ -156,24 +237,33 @@ pub fn weighted_report(
                         continue;
                     }
                 }
+                if b.module_index != UNKNOWN_MODULE && b.module_index >= modules.len() as u64 {
+                    return Err(CliError::msg(format!(
+                        "{}: stream {n}: record {k} is bound to module {} but the module table has {}",
+                        file.path().display(),
+                        b.module_index,
+                        modules.len()
+                    )));
+                }
                 if let Some(mf) = &module_filter {
                     if b.module_index == UNKNOWN_MODULE || !mf[b.module_index as usize] {
                         continue;
                     }
                 }
             }
-            let key = match opts.by {
+            let key = match by {
                 By::Process => bind.map(|b| b.pid_index),
                 By::Thread => direct.map(u64::from).or(bind.map(|b| b.tid_index)),
                 By::Module => bind.and_then(|b| (b.module_index != UNKNOWN_MODULE).then_some(b.module_index)),
                 By::Event => Some(match (pc_at, event_id_at) {
                     (Some(pc), _) => {
-                        u64::from(SampleRecordPc::from_slice(&rec[pc..]).unwrap_or_default().event_index())
+                        let pc_rec = rec.get(pc..).and_then(SampleRecordPc::from_slice).unwrap_or_default();
+                        u64::from(pc_rec.event_index())
                     }
                     (None, Some(at)) => read_le(rec, at, 4),
                     (None, None) => u64::from(events[0].id),
                 }),
-                By::Task => None,
+                By::Task | By::Auto => None,
             };
             *counts.entry(key).or_default() += 1;
             total += 1;
@@ -188,6 +278,25 @@ pub fn weighted_report(
         progress(i);
     }
 
+    if total == 0 && !data.is_empty() {
+        let mut given = Vec::new();
+        if let Some(p) = opts.pid {
+            given.push(format!("--pid {p}"));
+        }
+        if let Some(t) = opts.tid {
+            given.push(format!("--tid {t}"));
+        }
+        if let Some(m) = &opts.module {
+            given.push(format!("--module {m:?}"));
+        }
+        if let Some((lo, hi)) = opts.time {
+            given.push(format!("--time {lo}..{}", if hi == u64::MAX { String::new() } else { hi.to_string() }));
+        }
+        return Err(nothing_matches(file, n, &given.join(" ")));
+    }
+    if opts.top == Some(0) {
+        return Err(nothing_matches(file, n, "--top 0"));
+    }
     let threads: Vec<Tid<StringId>> = match file.processes()? {
         Some(pt) if direct_tid => pt.tids().collect(),
         _ => Vec::new(),
@@ -197,7 +306,7 @@ pub fn weighted_report(
     // grouping; the row gets the thing it stands for.
     let typed = |key: Option<u64>| -> Key {
         let v = view.as_ref();
-        match (opts.by, key) {
+        match (by, key) {
             (By::Module, None) => Key::UnknownModule,
             (By::Module, Some(m)) => {
                 let md = &modules[m as usize];
@@ -221,7 +330,7 @@ pub fn weighted_report(
                 id: e as u32,
                 name: events.iter().find(|ev| u64::from(ev.id) == e).and_then(|ev| string(ev.name)),
             },
-            (_, None) | (By::Task, _) => Key::Unbound,
+            (_, None) | (By::Task | By::Auto, _) => Key::Unbound,
         }
     };
     let mut counted: Vec<(Option<u64>, u64)> = counts.into_iter().collect();
@@ -253,11 +362,16 @@ pub fn weighted_report(
     let r = Report {
         file: file.path().display().to_string(),
         stream: n,
-        by: opts.by,
+        by,
         records: data.len(),
         samples: total,
         rows,
         totals: Vec::new(),
     };
     Ok((r, sums))
+}
+
+/// The one error of every filter that leaves no sample (exit status 1).
+pub fn nothing_matches(file: &Tb5File, n: u32, filters: &str) -> CliError {
+    CliError::msg(format!("{}: stream {n}: no sample matches {filters}", file.path().display()))
 }

@@ -141,9 +141,10 @@ pub fn read_bin_file(
             v
         }
     };
-    // The file's size is the justification for this reservation.
-    out.reserve((len / ENTRY as u64) as usize);
+    // The size the file claims is not trusted for a reservation (a sparse
+    // file can claim terabytes): the vector grows by what was read.
     pieces(&mut f, &mut |chunk, at| {
+        out.reserve(chunk.len() / ENTRY);
         for (i, e) in chunk.chunks_exact(ENTRY).enumerate() {
             out.push(parse_entry(e, at + (i * ENTRY) as u64, version, path)?);
         }

@@ -1,6 +1,8 @@
 //! The statistics check: every STATISTICS figure of the export recomputed
 //! from the timeline, and where they differ.
 
+use std::collections::HashMap;
+
 use super::text1::Export;
 use super::timeline::{Figures, Timeline};
 
@@ -63,6 +65,14 @@ pub struct CheckResult {
 /// is the exact mean rounded either way.
 pub fn check(ex: &Export, tl: &Timeline) -> CheckResult {
     let mut result = CheckResult::default();
+    // Context names to handles once, not a scan of every context per row
+    // (the first handle of a name that two contexts share, as before).
+    let mut by_name: HashMap<&str, u32> = HashMap::with_capacity(ex.contexts.len());
+    let mut sorted: Vec<(&u32, &String)> = ex.contexts.iter().collect();
+    sorted.sort();
+    for (k, n) in sorted {
+        by_name.entry(n.as_str()).or_insert(*k);
+    }
     for row in &ex.stats {
         let fig = if row.class.eq_ignore_ascii_case("Data") || matches!(row.handle >> 28, 2..=5) {
             let key = if row.handle >> 28 == 3 || row.handle >> 28 == 5 {
@@ -75,9 +85,7 @@ pub fn check(ex: &Export, tl: &Timeline) -> CheckResult {
             match &row.context {
                 None => tl.neutral.get(&row.handle),
                 // A CONTEXT the CONTEXTS section does not list has no calls.
-                Some(c) => {
-                    ex.contexts.iter().find(|(_, n)| *n == c).and_then(|(k, _)| tl.functions.get(&(*k, row.handle)))
-                }
+                Some(c) => by_name.get(c.as_str()).and_then(|k| tl.functions.get(&(*k, row.handle))),
             }
         };
         let none = Figures::default();

@@ -39,12 +39,16 @@ pub struct WinIdeaStats {
     pub unchecked: Vec<(u64, String)>,
 }
 
-/// Imports a Text1 export (and its `.BIN` timeline, if given) into a new TB5 file.
+/// Imports a Text1 export (and its `.BIN` timeline, if given) into a new
+/// TB5 file; with `with_check`, the export's STATISTICS are compared with
+/// the timeline's figures too (the figures are built either way, the
+/// comparison only when asked).
 pub fn import_winidea(
     text: &Path,
     bin: Option<&Path>,
     version: Option<BinVersion>,
     output: &Path,
+    with_check: bool,
 ) -> Result<WinIdeaStats, CliError> {
     let meta = std::fs::metadata(text).map_err(|e| CliError::io(text, e))?;
     if meta.is_dir() {
@@ -67,10 +71,12 @@ pub fn import_winidea(
     let tl = build(&ex, &events, bin.unwrap_or(text), ex.total_time)?;
     stats.started_before = tl.started_before;
     stats.unfinished = tl.unfinished;
-    let checked = check(&ex, &tl);
-    stats.agree = checked.agree;
-    stats.differences = checked.differences;
-    stats.unchecked = checked.unchecked;
+    if with_check {
+        let checked = check(&ex, &tl);
+        stats.agree = checked.agree;
+        stats.differences = checked.differences;
+        stats.unchecked = checked.unchecked;
+    }
 
     // TB5 time stamps are unsigned; winIDEA's are signed (pre-trigger events
     // are negative), so a timeline that starts before 0 is shifted to start

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use super::{Pos, TimelineEvent};
-use crate::error::CliError;
+use crate::error::{excerpt, CliError};
 
 /// One STATISTICS row of the export.
 #[derive(Clone, Debug, PartialEq)]
@@ -75,6 +75,9 @@ struct Header {
     arg: Option<String>,
     context: Option<String>,
     columns: Vec<String>,
+    /// Column index by macro name (the first of a repeated name), so that a
+    /// row with thousands of columns finds each in constant time.
+    index: HashMap<String, usize>,
 }
 
 fn parse_header(line: &str) -> Option<Header> {
@@ -99,7 +102,12 @@ fn parse_header(line: &str) -> Option<Header> {
         context = Some(c[..close].to_owned());
     }
     let columns = macros.split(',').map(|m| m.trim().trim_matches('%').to_owned()).filter(|m| !m.is_empty()).collect();
-    Some(Header { name: word.to_owned(), arg, context, columns })
+    let columns: Vec<String> = columns;
+    let mut index = HashMap::with_capacity(columns.len());
+    for (i, c) in columns.iter().enumerate() {
+        index.entry(c.clone()).or_insert(i);
+    }
+    Some(Header { name: word.to_owned(), arg, context, columns, index })
 }
 
 /// Parses a Text1 export.
@@ -134,16 +142,16 @@ pub fn parse_text1_from(input: impl std::io::BufRead, path: &Path) -> Result<Exp
             continue;
         }
         if line.starts_with('*') {
-            let h = parse_header(line).ok_or_else(|| bad(format!("malformed section header {line:?}")))?;
+            let h = parse_header(line).ok_or_else(|| bad(format!("malformed section header {}", excerpt(line))))?;
             if h.columns.is_empty() {
-                return Err(bad(format!("section header {line:?} names no %MACRO% columns")));
+                return Err(bad(format!("section header {} names no %MACRO% columns", excerpt(line))));
             }
             header = Some(h);
             continue;
         }
         let Some(h) = &header else { return Err(bad("data before the first section header".into())) };
         let mut cells = split_row(line.trim_start());
-        let name_col = h.columns.iter().position(|c| c == "NAME");
+        let name_col = h.index.get("NAME").copied();
         if cells.len() > h.columns.len() {
             // A NAME with commas (a source line): the surplus belongs to it.
             let Some(nc) = name_col else {
@@ -158,21 +166,22 @@ pub fn parse_text1_from(input: impl std::io::BufRead, path: &Path) -> Result<Exp
                 "{} fields where the header has {} columns ({})",
                 cells.len(),
                 h.columns.len(),
-                h.columns.join(",")
+                excerpt(&h.columns.join(","))
             )));
         }
-        let get = |m: &str| h.columns.iter().position(|c| c == m).map(|i| cells[i].trim());
-        let num = |m: &str| -> Result<Option<i64>, CliError> {
-            match get(m) {
+        let get = |m: &str| h.index.get(m).map(|&i| cells[i].trim());
+        let num_at = |m: &str, v: Option<&str>| -> Result<Option<i64>, CliError> {
+            match v {
                 None | Some("") => Ok(None),
-                Some(v) => v.parse::<i64>().map(Some).map_err(|_| bad(format!("%{m}% {v:?} is not a number"))),
+                Some(v) => v.parse::<i64>().map(Some).map_err(|_| bad(format!("%{m}% {} is not a number", excerpt(v)))),
             }
         };
+        let num = |m: &str| num_at(m, get(m));
         let handle = |m: &str| -> Result<u32, CliError> {
             let v = get(m).ok_or_else(|| bad(format!("no %{m}% column")))?;
             hex(v)
                 .and_then(|x| u32::try_from(x).ok())
-                .ok_or_else(|| bad(format!("%{m}% {v:?} is not a 32-bit hexadecimal handle")))
+                .ok_or_else(|| bad(format!("%{m}% {} is not a 32-bit hexadecimal handle", excerpt(v))))
         };
         match (h.name.as_str(), h.arg.as_deref()) {
             ("INFO", _) => ex.total_time = num("TOTAL_TIME")?,
@@ -219,13 +228,14 @@ pub fn parse_text1_from(input: impl std::io::BufRead, path: &Path) -> Result<Exp
                         v.parse::<u64>()
                             .ok()
                             .or_else(|| hex(v))
-                            .ok_or_else(|| bad(format!("%VALUE% {v:?} is not a number")))
+                            .ok_or_else(|| bad(format!("%VALUE% {} is not a number", excerpt(v))))
                     })
                     .transpose()?;
                 let mut figures = Vec::new();
-                for c in &h.columns {
-                    if c == "COUNT" || c.starts_with("T.") {
-                        if let Some(v) = num(c)? {
+                for (i, c) in h.columns.iter().enumerate() {
+                    // A repeated column name counts once, as its first column.
+                    if (c == "COUNT" || c.starts_with("T.")) && h.index.get(c) == Some(&i) {
+                        if let Some(v) = num_at(c, Some(cells[i].trim()))? {
                             figures.push((c.clone(), v));
                         }
                     }
@@ -244,11 +254,11 @@ pub fn parse_text1_from(input: impl std::io::BufRead, path: &Path) -> Result<Exp
                 let ev = get("EVENT").ok_or_else(|| bad("no %EVENT% column".into()))?;
                 let kind = match ev {
                     "E" | "S" | "R" | "X" | "W" => ev.as_bytes()[0],
-                    other => return Err(bad(format!("event {other:?} is not E, S, R, X or W"))),
+                    other => return Err(bad(format!("event {} is not E, S, R, X or W", excerpt(other)))),
                 };
                 let value = match get("VALUE") {
                     None | Some("") => 0,
-                    Some(v) => hex(v).ok_or_else(|| bad(format!("%VALUE% {v:?} is not hexadecimal")))?,
+                    Some(v) => hex(v).ok_or_else(|| bad(format!("%VALUE% {} is not hexadecimal", excerpt(v))))?,
                 };
                 let time = num("TIME")?.ok_or_else(|| bad("no time".into()))?;
                 let context = match get("CONTEXT") {
@@ -257,7 +267,7 @@ pub fn parse_text1_from(input: impl std::io::BufRead, path: &Path) -> Result<Exp
                         Some(k) => *k,
                         None => hex(c)
                             .and_then(|x| u32::try_from(x).ok())
-                            .ok_or_else(|| bad(format!("unknown context {c:?}")))?,
+                            .ok_or_else(|| bad(format!("unknown context {}", excerpt(c))))?,
                     },
                 };
                 ex.timeline.push(TimelineEvent { handle: hd, kind, value, time, context, at: Pos::Line(lineno) });
@@ -265,7 +275,7 @@ pub fn parse_text1_from(input: impl std::io::BufRead, path: &Path) -> Result<Exp
             ("HANDLE", None) => {
                 return Err(bad("a HANDLE section needs its class: HANDLE(Functions) or HANDLE(Data)".into()))
             }
-            (other, _) => return Err(bad(format!("unknown section {other:?}"))),
+            (other, _) => return Err(bad(format!("unknown section {}", excerpt(other)))),
         }
     }
     Ok(ex)
