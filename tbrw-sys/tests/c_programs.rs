@@ -146,3 +146,21 @@ fn pkg_config_file_gives_the_flags() {
     let lib = sys_dir().join("../target/release");
     assert!(flags.contains(&format!("-Wl,-rpath,{}", lib.display())), "{flags}");
 }
+
+// ---- issue 12, writing side (items 2, 7, 8, 9, 10)
+
+#[test]
+fn const_prototypes_as_intels_header() {
+    let dir = temp();
+    let f = dir.path().join("const.tb5");
+    assert_eq!(check_program("const_prototypes", &[f.to_str().unwrap()]), "const prototypes: ok\n");
+}
+
+#[test]
+fn structures_read_from_one_handle_are_written_to_another() {
+    let dir = temp();
+    assert_eq!(check_program("copy_reader_writer", &[dir.path().to_str().unwrap()]), "copy reader to writer: ok\n");
+    let t = tb5::Tb5File::open(dir.path().join("copy.tb5")).unwrap();
+    let m = t.resolve(t.modules().unwrap().unwrap().get(1).unwrap()).unwrap();
+    assert_eq!((m.path.as_deref(), m.name.as_deref()), (Some("/usr/bin/copied"), Some("copied")));
+}
