@@ -7,9 +7,9 @@
 //! no string). Reading: strings become `soi_uniqueid`s.
 //!
 //! String ids (guide 8.1 lets bit 63 of `TBRW_STRING_OR_ID` tell an id from
-//! a pointer): an id this library hands out has bit 63 set, the serial of
-//! the handle it came from in bits 39..63 and the string's number in the
-//! file in bits 0..39 (0 stays 0, "no string"). A structure read from one
+//! a pointer): an id this library hands out has bit 63 set, bit 62 set, the
+//! serial of the handle it came from in bits 39..62 and the string's number
+//! in the file in bits 0..39 (0 stays 0, "no string"). A structure read from one
 //! handle can so be given to a `set_`/`add_` function of another: its ids
 //! are resolved through the handle they came from while that handle is
 //! open, and refused with `TBRW_BAD_PARAMETER` once it is closed. An id is
@@ -59,28 +59,30 @@ pub(crate) fn to_wide(s: &str) -> Vec<TBRW_CHAR> {
 
 /// Bit 63: the value is a string id, not a pointer.
 const ID_FLAG: u64 = 1 << 63;
+/// Bit 62: the id names its handle (serial in bits 39..62, number below).
+const HANDLE_FLAG: u64 = 1 << 62;
 /// Where the handle's serial starts in an id.
 const SERIAL_SHIFT: u32 = 39;
 /// The string number's bits in an id that names its handle.
 const NUMBER_MASK: u64 = (1 << SERIAL_SHIFT) - 1;
 /// The largest serial an id can carry.
-const MAX_SERIAL: u64 = (1 << (63 - SERIAL_SHIFT)) - 1;
+const MAX_SERIAL: u64 = (1 << (62 - SERIAL_SHIFT)) - 1;
 
 /// Linux maps nothing below `vm.mmap_min_addr` (64 KiB by default), so a
 /// smaller non-zero value is a caller's bare string number, never a string.
 pub(crate) const NEVER_A_POINTER: u64 = 0x1_0000;
 
 /// A string id as this library hands it out: see the module doc. An id
-/// made outside any handle (or whose number or serial does not fit) has
-/// serial 0 and its number in bits 0..63: it can only be resolved with
-/// `TBRW_convert_uniqueid_to_string` on the handle it came from.
+/// made outside any handle, or whose number or serial does not fit, names
+/// no handle (bit 62 clear, the number in bits 0..62): it can only be
+/// resolved by `TBRW_convert_uniqueid_to_string` on the handle it came from.
 pub(crate) fn encode_id(serial: u64, id: StringId) -> u64 {
     if id.0 == 0 {
         0
     } else if serial != 0 && serial <= MAX_SERIAL && id.0 <= NUMBER_MASK {
-        ID_FLAG | serial << SERIAL_SHIFT | id.0
+        ID_FLAG | HANDLE_FLAG | serial << SERIAL_SHIFT | id.0
     } else {
-        ID_FLAG | (id.0 & !ID_FLAG)
+        ID_FLAG | (id.0 & !(ID_FLAG | HANDLE_FLAG))
     }
 }
 
@@ -88,13 +90,11 @@ pub(crate) fn encode_id(serial: u64, id: StringId) -> u64 {
 /// and the string number. A value without bit 63 is a bare string number.
 pub(crate) fn decode_id(raw: u64) -> (u64, StringId) {
     if raw & ID_FLAG == 0 {
-        return (0, StringId(raw));
-    }
-    let serial = (raw & !ID_FLAG) >> SERIAL_SHIFT;
-    if serial == 0 {
+        (0, StringId(raw))
+    } else if raw & HANDLE_FLAG == 0 {
         (0, StringId(raw & !ID_FLAG))
     } else {
-        (serial, StringId(raw & NUMBER_MASK))
+        ((raw & !(ID_FLAG | HANDLE_FLAG)) >> SERIAL_SHIFT, StringId(raw & NUMBER_MASK))
     }
 }
 
@@ -807,6 +807,7 @@ mod tests {
         let big = encode_id(MAX_SERIAL + 1, StringId(5));
         assert_eq!(decode_id(big), (0, StringId(5)));
         assert_eq!(decode_id(encode_id(3, StringId(NUMBER_MASK + 1))), (0, StringId(NUMBER_MASK + 1)));
+        assert_eq!(decode_id(encode_id(MAX_SERIAL, StringId(NUMBER_MASK))), (MAX_SERIAL, StringId(NUMBER_MASK)));
         assert_eq!(decode_id(12), (0, StringId(12)));
         // SAFETY: none of these is a pointer; `text` must not dereference them.
         unsafe {

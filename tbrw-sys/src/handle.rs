@@ -103,7 +103,7 @@ pub(crate) fn unregister(ptr: *mut c_void) -> R<Shared> {
 /// The serial number of a token (0 for anything that is not a token).
 pub(crate) fn serial_of(ptr: *mut c_void) -> u64 {
     let p = ptr as usize;
-    if p <= TOKEN_BASE || (p - TOKEN_BASE) % TOKEN_STEP != 0 {
+    if p <= TOKEN_BASE || !(p - TOKEN_BASE).is_multiple_of(TOKEN_STEP) {
         return 0;
     }
     ((p - TOKEN_BASE) / TOKEN_STEP) as u64
