@@ -556,16 +556,6 @@ impl Engine {
                 }
             }
         }
-        self.check_written()
-    }
-
-    /// The rules of [`Tb5File::verify`] that what this session wrote can
-    /// break (the rest hold by construction): a version info's
-    /// `sample_file_version` of at least 16, and every legacy sample's
-    /// eventIndex naming an event of its stream. Missing sections are not
-    /// among them: a file without the guide's 6.2 sections is incomplete
-    /// (verify says so), not damaged, and close commits it.
-    pub fn check_written(&self) -> Result<()> {
         if let Some(found) = self.written_version.filter(|&v| v < MIN_SAMPLE_FILE_VERSION) {
             return Err(Error::IncompatibleVersion {
                 path: self.path.clone(),
@@ -574,8 +564,22 @@ impl Engine {
                 max: u32::MAX,
             });
         }
+        self.check_written()
+    }
+
+    /// The rule of [`Tb5File::verify`] for damage that what this session
+    /// wrote can break (the others hold by construction): every legacy
+    /// sample's eventIndex names an event of its stream (one that has an
+    /// event section). Close refuses
+    /// what breaks it. Verify's other findings are not damage and close
+    /// commits them: a file without the guide's 6.2 sections is incomplete,
+    /// one with a `sample_file_version` below 16 states an old version.
+    pub fn check_written(&self) -> Result<()> {
         for (&n, st) in self.streams.iter().filter(|(_, st)| st.writing && st.done) {
-            let Some(used) = &st.events_used else { continue };
+            // Without an event section the stream is incomplete, not damaged.
+            let Some(used) = st.events_used.as_ref().filter(|_| st.sections[StreamSection::EventDescription.index()] == State::Written) else {
+                continue;
+            };
             if let Some(ev) = (0..256).find(|&i| used[i] && !st.event_known[i]) {
                 let known = st.event_known.iter().filter(|&&k| k).count();
                 return Err(Error::malformed(
