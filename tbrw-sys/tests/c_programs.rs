@@ -164,3 +164,31 @@ fn structures_read_from_one_handle_are_written_to_another() {
     let m = t.resolve(t.modules().unwrap().unwrap().get(1).unwrap()).unwrap();
     assert_eq!((m.path.as_deref(), m.name.as_deref()), (Some("/usr/bin/copied"), Some("copied")));
 }
+
+#[test]
+fn stream_sections_in_any_order() {
+    let dir = temp();
+    let f = dir.path().join("any.tb5");
+    assert_eq!(check_program("any_order_stream", &[f.to_str().unwrap()]), "any order stream: ok\n");
+    let t = tb5::Tb5File::open(&f).unwrap();
+    let s: Vec<_> = t.stream(0).unwrap().legacy_samples().unwrap().collect();
+    assert_eq!(s.len(), 50);
+    assert_eq!((s[49].pc.eip(), s[49].tsc), (0x1000 + 49, Some(49)));
+}
+
+#[test]
+fn verify_on_a_writing_handle_and_close_agree() {
+    let dir = temp();
+    assert_eq!(check_program("verify_before_close", &[dir.path().to_str().unwrap()]), "verify before close: ok\n");
+    assert!(!dir.path().join("bad.tb5").exists(), "the refused file was never committed");
+}
+
+#[test]
+fn done_closes_its_section_whatever_it_returns() {
+    let dir = temp();
+    let f = dir.path().join("done.tb5");
+    assert_eq!(check_program("done_always_closes", &[f.to_str().unwrap()]), "done always closes: ok\n");
+    let t = tb5::Tb5File::open(&f).unwrap();
+    assert!(!t.has_section(tb5::GlobalSection::Hardware));
+    assert_eq!(t.stream(0).unwrap().data().unwrap().unwrap().len(), 1);
+}

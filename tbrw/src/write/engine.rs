@@ -20,9 +20,9 @@ use super::interner::StringInterner;
 use super::output::Output;
 use super::sink::SectionSink;
 use crate::model::error::{Error, Location, Result};
-use crate::model::version::MIN_SAMPLE_FILE_VERSION;
 use crate::model::section::{GlobalSection, SectionRef, StreamSection};
 use crate::model::strings::{MapStrings, StringId, Text};
+use crate::model::version::MIN_SAMPLE_FILE_VERSION;
 use crate::read::{MemoryBind, Tb5File};
 
 mod content;
@@ -577,7 +577,11 @@ impl Engine {
     pub fn check_written(&self) -> Result<()> {
         for (&n, st) in self.streams.iter().filter(|(_, st)| st.writing && st.done) {
             // Without an event section the stream is incomplete, not damaged.
-            let Some(used) = st.events_used.as_ref().filter(|_| st.sections[StreamSection::EventDescription.index()] == State::Written) else {
+            let Some(used) = st
+                .events_used
+                .as_ref()
+                .filter(|_| st.sections[StreamSection::EventDescription.index()] == State::Written)
+            else {
                 continue;
             };
             if let Some(ev) = (0..256).find(|&i| used[i] && !st.event_known[i]) {

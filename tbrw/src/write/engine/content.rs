@@ -383,7 +383,10 @@ impl Engine {
             return Err(Error::SectionNotWriteable { section: SectionRef::Stream(n, StreamSection::Data) });
         }
         if st.layout.as_ref().is_some_and(|l| l.record_size() == 0) {
-            return Err(Error::UnsupportedDataSize { stream: n, what: "the data descriptor defines records of 0 bytes".into() });
+            return Err(Error::UnsupportedDataSize {
+                stream: n,
+                what: "the data descriptor defines records of 0 bytes".into(),
+            });
         }
         Ok((st, self.out.as_ref().expect("writing implies output")))
     }
@@ -525,7 +528,11 @@ impl StreamState {
                 stream: n,
                 what: format!(
                     "the {len} bytes of data given before the descriptor end at byte {end} of its {rs}-byte record{}",
-                    if self.data_waiting { " (the data section is done: it must end on a whole record)" } else { ", inside a field" }
+                    if self.data_waiting {
+                        " (the data section is done: it must end on a whole record)"
+                    } else {
+                        ", inside a field"
+                    }
                 ),
             });
         }
