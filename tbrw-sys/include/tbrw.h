@@ -15,7 +15,10 @@
  *   it meanwhile, touching the lost pages raises SIGBUS (see the README).
  * - Strings are written as TBRW_CHAR (wchar_t) pointers and read back as
  *   unique ids; TBRW_convert_uniqueid_to_string resolves an id (id 0 means
- *   "no string": TBRW_INVALID_STRING).
+ *   "no string": TBRW_INVALID_STRING). Ids have bit 63 set and name the
+ *   handle they came from: a structure read from one handle may be given to
+ *   set_/add_ of another while the first is open (after that:
+ *   TBRW_BAD_PARAMETER). An id is never taken for a pointer.
  * - get_ functions follow the buffer protocol: pass 0 and NULL to learn the
  *   size needed; a buffer too small gives TBRW_BUFFER_TOO_SMALL with the
  *   size needed in *size_buffer_used. Sizes are in bytes.
@@ -82,8 +85,9 @@ TBRW_U32 TBRW_close(IN TBRW_PTR ptr);
 TBRW_U32 TBRW_error_string(IN TBRW_U32 error_code, OUT const TBRW_CHAR **error_string);
 TBRW_U32 TBRW_abort_cleanup_and_close(IN TBRW_PTR ptr);
 TBRW_U32 TBRW_verify(IN TBRW_PTR ptr);
-TBRW_U32 TBRW_convert_uniqueid_to_string(IN TBRW_PTR ptr, IN TBRW_U32 size_of_buffer, IN TBRW_STRING_OR_ID *string_id,
-                                         OUT TBRW_CHAR *buffer, OPTIONAL OUT TBRW_U32 *size_buffer_needed);
+TBRW_U32 TBRW_convert_uniqueid_to_string(IN TBRW_PTR ptr, IN TBRW_U32 size_of_buffer,
+                                         IN const TBRW_STRING_OR_ID *string_id, OUT TBRW_CHAR *buffer,
+                                         OPTIONAL OUT TBRW_U32 *size_buffer_needed);
 
 /* ---------------------------------------------------------------- sections and streams */
 

@@ -5,6 +5,15 @@
 //! must be at least the size of the structure this library knows (a newer,
 //! larger structure is accepted), strings are read from `soi_ptr` (NULL:
 //! no string). Reading: strings become `soi_uniqueid`s.
+//!
+//! String ids (guide 8.1 lets bit 63 of `TBRW_STRING_OR_ID` tell an id from
+//! a pointer): an id this library hands out has bit 63 set, bit 62 set, the
+//! serial of the handle it came from in bits 39..62 and the string's number
+//! in the file in bits 0..39 (0 stays 0, "no string"). A structure read from one
+//! handle can so be given to a `set_`/`add_` function of another: its ids
+//! are resolved through the handle they came from while that handle is
+//! open, and refused with `TBRW_BAD_PARAMETER` once it is closed. An id is
+//! never dereferenced; neither is a value below [`NEVER_A_POINTER`].
 
 use std::mem::size_of;
 use std::os::raw::c_void;
@@ -15,7 +24,7 @@ use tb5::*;
 use widestring::{WideCStr, WideChar};
 
 use crate::ctypes::*;
-use crate::handle::{non_null, Code, R};
+use crate::handle::{locked_serial, non_null, token_of, with, Code, R};
 
 pub(crate) fn check_size(size: u32, expected: usize) -> R {
     if (size as usize) < expected {
@@ -48,14 +57,82 @@ pub(crate) fn to_wide(s: &str) -> Vec<TBRW_CHAR> {
     s.chars().map(|c| c as u32 as TBRW_CHAR).chain(std::iter::once(0)).collect()
 }
 
+/// Bit 63: the value is a string id, not a pointer.
+const ID_FLAG: u64 = 1 << 63;
+/// Bit 62: the id names its handle (serial in bits 39..62, number below).
+const HANDLE_FLAG: u64 = 1 << 62;
+/// Where the handle's serial starts in an id.
+const SERIAL_SHIFT: u32 = 39;
+/// The string number's bits in an id that names its handle.
+const NUMBER_MASK: u64 = (1 << SERIAL_SHIFT) - 1;
+/// The largest serial an id can carry.
+const MAX_SERIAL: u64 = (1 << (62 - SERIAL_SHIFT)) - 1;
+
+/// Linux maps nothing below `vm.mmap_min_addr` (64 KiB by default), so a
+/// smaller non-zero value is a caller's bare string number, never a string.
+pub(crate) const NEVER_A_POINTER: u64 = 0x1_0000;
+
+/// A string id as this library hands it out: see the module doc. An id
+/// made outside any handle, or whose number or serial does not fit, names
+/// no handle (bit 62 clear, the number in bits 0..62): it can only be
+/// resolved by `TBRW_convert_uniqueid_to_string` on the handle it came from.
+pub(crate) fn encode_id(serial: u64, id: StringId) -> u64 {
+    if id.0 == 0 {
+        0
+    } else if serial != 0 && serial <= MAX_SERIAL && id.0 <= NUMBER_MASK {
+        ID_FLAG | HANDLE_FLAG | serial << SERIAL_SHIFT | id.0
+    } else {
+        ID_FLAG | (id.0 & !(ID_FLAG | HANDLE_FLAG))
+    }
+}
+
+/// A `soi_uniqueid` split into the serial of the handle it names (0: none)
+/// and the string number. A value without bit 63 is a bare string number.
+pub(crate) fn decode_id(raw: u64) -> (u64, StringId) {
+    if raw & ID_FLAG == 0 {
+        (0, StringId(raw))
+    } else if raw & HANDLE_FLAG == 0 {
+        (0, StringId(raw & !ID_FLAG))
+    } else {
+        ((raw & !(ID_FLAG | HANDLE_FLAG)) >> SERIAL_SHIFT, StringId(raw & NUMBER_MASK))
+    }
+}
+
+/// The text of string `id` in the committed file of handle `serial`
+/// (`TBRW_BAD_PARAMETER` once that handle is closed).
+pub(crate) fn text_of_handle(serial: u64, id: StringId) -> R<String> {
+    let r = with(token_of(serial), |h| {
+        let file = h.engine.existing().ok_or(Code(TBRW_INVALID_STRING))?;
+        Ok(file.string(id)?.to_owned())
+    });
+    r.map_err(|c| if c.0 == TBRW_UNEXPECTED_NULL_PTR { Code(TBRW_BAD_PARAMETER) } else { c })
+}
+
+/// A string field of a structure given to a `set_`/`add_` function: NULL,
+/// a `wchar_t` pointer, or an id read from an open handle (see the module doc).
+///
 /// # Safety
-/// On writes the union holds a pointer: see [`wide_arg`].
+/// A value with bit 63 clear and not below [`NEVER_A_POINTER`] is a valid
+/// string pointer: see [`wide_arg`]. Must not be called with a handle
+/// locked (an id's handle is locked to resolve it).
 pub(crate) unsafe fn text(s: TBRW_STRING_OR_ID) -> R<Text> {
+    let raw = s.soi_uniqueid;
+    if raw & ID_FLAG != 0 {
+        return match decode_id(raw) {
+            (0, _) => Err(Code(TBRW_BAD_PARAMETER)),
+            (serial, id) => text_of_handle(serial, id).map(Some),
+        };
+    }
+    if raw != 0 && raw < NEVER_A_POINTER {
+        return Err(Code(TBRW_BAD_PARAMETER));
+    }
     wide_arg(s.soi_ptr)
 }
 
+/// An id handed out while the handle it belongs to is locked (every
+/// `get_`/`enumerate_` converts inside `handle::with`).
 fn soi(id: StringId) -> TBRW_STRING_OR_ID {
-    TBRW_STRING_OR_ID::id(id.0)
+    TBRW_STRING_OR_ID::id(encode_id(locked_serial(), id))
 }
 
 // ------------------------------------------------------------------ writes
@@ -716,4 +793,30 @@ pub(crate) fn system_image(sys: &System, at: usize) -> Vec<u8> {
     }
     debug_assert_eq!(img.len(), size);
     img
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_carry_their_handle_and_are_never_pointers() {
+        assert_eq!(encode_id(7, StringId(0)), 0);
+        let id = encode_id(7, StringId(12));
+        assert_eq!(id >> 63, 1);
+        assert_eq!(decode_id(id), (7, StringId(12)));
+        // A number or serial that does not fit: serial 0, the number kept whole.
+        let big = encode_id(MAX_SERIAL + 1, StringId(5));
+        assert_eq!(decode_id(big), (0, StringId(5)));
+        assert_eq!(decode_id(encode_id(3, StringId(NUMBER_MASK + 1))), (0, StringId(NUMBER_MASK + 1)));
+        assert_eq!(decode_id(encode_id(MAX_SERIAL, StringId(NUMBER_MASK))), (MAX_SERIAL, StringId(NUMBER_MASK)));
+        assert_eq!(decode_id(12), (0, StringId(12)));
+        // SAFETY: none of these is a pointer; `text` must not dereference them.
+        unsafe {
+            assert_eq!(text(TBRW_STRING_OR_ID::id(0)), Ok(None));
+            assert_eq!(text(TBRW_STRING_OR_ID::id(3)), Err(Code(TBRW_BAD_PARAMETER)));
+            assert_eq!(text(TBRW_STRING_OR_ID::id(big)), Err(Code(TBRW_BAD_PARAMETER)));
+            assert_eq!(text(TBRW_STRING_OR_ID::id(id)), Err(Code(TBRW_BAD_PARAMETER)));
+        }
+    }
 }

@@ -115,9 +115,15 @@ fn registry() -> std::sync::MutexGuard<'static, BTreeMap<usize, Shared>> {
     HANDLES.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+// Tokens are `TOKEN_BASE + serial * TOKEN_STEP`: far from any heap
+// address and never a multiple of a page, so a token is never mistaken
+// for memory, and the serial (which string ids carry) gives the token back.
+const TOKEN_BASE: usize = 0x7B50_0000_0000;
+const TOKEN_STEP: usize = 16;
+
 /// Registers a handle and returns its token. Tokens are never reused.
 pub(crate) fn register(h: Handle) -> *mut c_void {
-    let token = 0x7B50_0000_0000usize + NEXT.fetch_add(1, Ordering::Relaxed) * 16;
+    let token = TOKEN_BASE + NEXT.fetch_add(1, Ordering::Relaxed) * TOKEN_STEP;
     registry().insert(token, Arc::new(Mutex::new(h)));
     token as *mut c_void
 }
@@ -137,11 +143,47 @@ pub(crate) fn unregister(ptr: *mut c_void) -> R<Shared> {
     registry().remove(&(ptr as usize)).ok_or(Code(TBRW_BAD_PARAMETER))
 }
 
+/// The serial number of a token (0 for anything that is not a token).
+pub(crate) fn serial_of(ptr: *mut c_void) -> u64 {
+    let p = ptr as usize;
+    if p <= TOKEN_BASE || !(p - TOKEN_BASE).is_multiple_of(TOKEN_STEP) {
+        return 0;
+    }
+    ((p - TOKEN_BASE) / TOKEN_STEP) as u64
+}
+
+/// The token of a serial number (whether or not that handle is still open).
+pub(crate) fn token_of(serial: u64) -> *mut c_void {
+    (TOKEN_BASE as u64).saturating_add(serial.saturating_mul(TOKEN_STEP as u64)) as usize as *mut c_void
+}
+
+thread_local! {
+    // The serial of the handle this thread holds locked in `with`: the
+    // string ids converted while it is held name that handle (see `convert`).
+    static LOCKED: Cell<u64> = const { Cell::new(0) };
+}
+
+/// The serial of the handle the current thread is working on inside
+/// [`with`], 0 outside.
+pub(crate) fn locked_serial() -> u64 {
+    LOCKED.with(Cell::get)
+}
+
+/// Restores the previous [`LOCKED`] value, also when `f` panics.
+struct Locked(u64);
+
+impl Drop for Locked {
+    fn drop(&mut self) {
+        LOCKED.with(|l| l.set(self.0));
+    }
+}
+
 /// Runs `f` on the handle behind `ptr`, holding its lock.
 pub(crate) fn with<T>(ptr: *mut c_void, f: impl FnOnce(&mut Handle) -> R<T>) -> R<T> {
     let shared = lookup(ptr)?;
     // A handle whose lock was poisoned by a panic may be half-updated: refuse it.
     let mut h = shared.lock().map_err(|_| Code(TBRW_SAM_ERROR))?;
+    let _restore = Locked(LOCKED.with(|l| l.replace(serial_of(ptr))));
     f(&mut h)
 }
 

@@ -222,3 +222,49 @@ fn exiting_without_close_leaves_no_work_file_either() {
     let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert!(left.is_empty(), "{left:?}");
 }
+
+// ---- issue 12, writing side (items 2, 7, 8, 9, 10)
+
+#[test]
+fn const_prototypes_as_intels_header() {
+    let dir = temp();
+    let f = dir.path().join("const.tb5");
+    assert_eq!(check_program("const_prototypes", &[f.to_str().unwrap()]), "const prototypes: ok\n");
+}
+
+#[test]
+fn structures_read_from_one_handle_are_written_to_another() {
+    let dir = temp();
+    assert_eq!(check_program("copy_reader_writer", &[dir.path().to_str().unwrap()]), "copy reader to writer: ok\n");
+    let t = tb5::Tb5File::open(dir.path().join("copy.tb5")).unwrap();
+    let m = t.resolve(t.modules().unwrap().unwrap().get(1).unwrap()).unwrap();
+    assert_eq!((m.path.as_deref(), m.name.as_deref()), (Some("/usr/bin/copied"), Some("copied")));
+}
+
+#[test]
+fn stream_sections_in_any_order() {
+    let dir = temp();
+    let f = dir.path().join("any.tb5");
+    assert_eq!(check_program("any_order_stream", &[f.to_str().unwrap()]), "any order stream: ok\n");
+    let t = tb5::Tb5File::open(&f).unwrap();
+    let s: Vec<_> = t.stream(0).unwrap().legacy_samples().unwrap().collect();
+    assert_eq!(s.len(), 50);
+    assert_eq!((s[49].pc.eip(), s[49].tsc), (0x1000 + 49, Some(49)));
+}
+
+#[test]
+fn verify_on_a_writing_handle_and_close_agree() {
+    let dir = temp();
+    assert_eq!(check_program("verify_before_close", &[dir.path().to_str().unwrap()]), "verify before close: ok\n");
+    assert!(!dir.path().join("bad.tb5").exists(), "the refused file was never committed");
+}
+
+#[test]
+fn done_closes_its_section_whatever_it_returns() {
+    let dir = temp();
+    let f = dir.path().join("done.tb5");
+    assert_eq!(check_program("done_always_closes", &[f.to_str().unwrap()]), "done always closes: ok\n");
+    let t = tb5::Tb5File::open(&f).unwrap();
+    assert!(!t.has_section(tb5::GlobalSection::Hardware));
+    assert_eq!(t.stream(0).unwrap().data().unwrap().unwrap().len(), 1);
+}

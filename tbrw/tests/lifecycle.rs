@@ -53,7 +53,10 @@ fn global_section_rules() {
     e.writing_section(hw).unwrap();
     assert_eq!(code(e.writing_section(hw)), TBRW_SECTION_ALREADY_IN_USE);
     assert_eq!(code(e.done_section(hw)), TBRW_NO_DATA_TO_WRITE, "nothing set yet");
+    // Closed whatever done_ returned: dropped, and it can be opened again.
+    assert_eq!(code(e.set_system(&System::default())), TBRW_SECTION_NOT_WRITEABLE);
     assert_eq!(code(e.add_module(&Module::default())), TBRW_SECTION_NOT_WRITEABLE);
+    e.writing_section(hw).unwrap();
     e.set_system(&System::default()).unwrap();
     assert_eq!(code(e.close()), TBRW_GLOBAL_SECTION_NOT_CLOSED);
     e.done_section(hw).unwrap();
@@ -79,6 +82,8 @@ fn stream_rules() {
     assert_eq!(code(e.writing_stream_section(0, StreamSection::StreamInfo)), TBRW_SECTION_ALREADY_IN_USE);
     assert_eq!(code(e.done_stream(0)), TBRW_STREAM_SECTION_NOT_CLOSED);
     assert_eq!(code(e.done_stream_section(0, StreamSection::StreamInfo)), TBRW_NO_DATA_TO_WRITE);
+    assert_eq!(code(e.set_stream_info(0, &StreamInfo::default())), TBRW_SECTION_NOT_WRITEABLE, "closed anyway");
+    e.writing_stream_section(0, StreamSection::StreamInfo).unwrap();
     e.set_stream_info(0, &StreamInfo::default()).unwrap();
     e.done_stream_section(0, StreamSection::StreamInfo).unwrap();
     assert_eq!(code(e.done_stream(0)), TBRW_SECTION_NOT_EXIST, "descriptor still missing");
@@ -87,31 +92,35 @@ fn stream_rules() {
     e.writing_stream_section(0, StreamSection::DataDescription).unwrap();
     e.writing_stream_section(0, StreamSection::Data).unwrap();
     e.writing_stream_section(0, StreamSection::EventDescription).unwrap();
-    assert_eq!(code(e.add_data(0, &[0u8; 32])), TBRW_SECTION_NOT_EXIST, "data before any descriptor entry");
-    for d in legacy_descriptor() {
-        e.add_data_descriptor_entry(0, &d).unwrap();
-    }
-    e.add_event(0, &Event { id: 0, ..Default::default() }).unwrap();
-    // Guide 6.10: the 32-byte PC record, then the 8-byte TSC, in two calls.
+    // Guide 5.2, any order: data before any descriptor entry wait, unchecked
+    // (the 32-byte PC record, then the 8-byte TSC, in two calls: guide 6.10).
     for i in 0..10u32 {
         e.add_data(0, &pc_record(0x1000 + i, 0)).unwrap();
         e.add_data(0, &u64::from(i).to_le_bytes()).unwrap();
     }
+    for d in legacy_descriptor() {
+        e.add_data_descriptor_entry(0, &d).unwrap();
+    }
+    e.add_event(0, &Event { id: 0, ..Default::default() }).unwrap();
+    // The descriptor is checked against the 400 bytes given: 10 records.
+    e.done_stream_section(0, StreamSection::DataDescription).unwrap();
     // Whole records in one call work too.
     let mut two = pc_record(0x2000, 0).to_vec();
     two.extend_from_slice(&7u64.to_le_bytes());
     two.extend_from_slice(&pc_record(0x2001, 0));
     two.extend_from_slice(&8u64.to_le_bytes());
     e.add_data(0, &two).unwrap();
-    // A piece that ends inside a field is the wrong size.
+    // Now the layout is known: a piece that ends inside a field is the wrong size.
     assert_eq!(code(e.add_data(0, &[0u8; 12])), TBRW_UNSUPPORTED_DATA_SIZE);
     assert_eq!(code(e.add_data(0, &[0u8; 36])), TBRW_UNSUPPORTED_DATA_SIZE);
-    assert_eq!(code(e.add_data_descriptor_entry(0, &DescEntry::default())), TBRW_BAD_PARAMETER, "descriptor frozen");
+    assert_eq!(
+        code(e.add_data_descriptor_entry(0, &DescEntry::default())),
+        TBRW_SECTION_NOT_WRITEABLE,
+        "descriptor done"
+    );
     e.add_data(0, &pc_record(0x3000, 0)).unwrap();
-    assert_eq!(code(e.done_stream_section(0, StreamSection::Data)), TBRW_UNSUPPORTED_DATA_SIZE, "ends mid-record");
     e.add_data(0, &9u64.to_le_bytes()).unwrap();
     e.done_stream_section(0, StreamSection::Data).unwrap();
-    e.done_stream_section(0, StreamSection::DataDescription).unwrap();
     e.done_stream_section(0, StreamSection::EventDescription).unwrap();
     e.done_stream(0).unwrap();
     assert_eq!(code(e.done_stream(0)), TBRW_STREAM_NOT_EXIST);

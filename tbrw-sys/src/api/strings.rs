@@ -6,11 +6,10 @@ use std::mem::size_of;
 use std::os::raw::{c_char, c_void};
 
 use tb5::codes::*;
-use tb5::StringId;
 
-use crate::convert::{put, to_wide, wide_arg};
+use crate::convert::{decode_id, put, text_of_handle, to_wide, wide_arg};
 use crate::ctypes::*;
-use crate::handle::{boundary, non_null, with, Code, R};
+use crate::handle::{boundary, non_null, serial_of, with, Code, R};
 
 /// A UTF-8 C string argument (NULL is refused, invalid UTF-8 is `TBRW_BAD_PARAMETER`).
 ///
@@ -80,22 +79,31 @@ fn with_nul(s: &str) -> Vec<u8> {
 
 /// `TBRW_convert_uniqueid_to_string`: the text of a string id into
 /// `buffer` (`size_of_buffer` bytes, terminating NUL included); the size
-/// needed goes to `*size_buffer_needed`. `string_id` is not changed.
+/// needed goes to `*size_buffer_needed`. `string_id` is only read (Intel's
+/// header has it `const`). An id names the handle it came from and is
+/// resolved there (see [`crate::convert`]); a bare string number, through `ptr`.
 #[no_mangle]
 pub unsafe extern "C" fn TBRW_convert_uniqueid_to_string(
     ptr: *mut c_void,
     size_of_buffer: u32,
-    string_id: *mut TBRW_STRING_OR_ID,
+    string_id: *const TBRW_STRING_OR_ID,
     buffer: *mut TBRW_CHAR,
     size_buffer_needed: *mut u32,
 ) -> u32 {
     boundary(|| {
         non_null(string_id)?;
-        let id = StringId((*string_id).soi_uniqueid);
-        let wide = with(ptr, |h| {
+        let (serial, id) = decode_id((*string_id).soi_uniqueid);
+        let own = with(ptr, |h| {
+            if serial != 0 && serial != serial_of(ptr) {
+                return Ok(None);
+            }
             let file = h.engine.existing().ok_or(Code(TBRW_INVALID_STRING))?;
-            Ok(to_wide(file.string(id)?))
+            Ok(Some(to_wide(file.string(id)?)))
         })?;
+        let wide = match own {
+            Some(w) => w,
+            None => to_wide(&text_of_handle(serial, id)?),
+        };
         let bytes = std::slice::from_raw_parts(wide.as_ptr() as *const u8, wide.len() * size_of::<TBRW_CHAR>());
         put(bytes, size_of_buffer, buffer as *mut c_void, size_buffer_needed)
     })

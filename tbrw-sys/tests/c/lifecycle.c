@@ -103,7 +103,10 @@ int main(int argc, char **argv) {
     EXPECT(TBRW_set_version_info(h, &vi), TBRW_BAD_PARAMETER);
     vi.version_info_size = sizeof vi;
     EXPECT(TBRW_close(h), TBRW_GLOBAL_SECTION_NOT_CLOSED);
+    /* done_ closes the section whatever it returns: an empty one is dropped. */
     EXPECT(TBRW_done_section(h, TBRW_VERSION_INFO_SECTION), TBRW_NO_DATA_TO_WRITE);
+    EXPECT(TBRW_set_version_info(h, &vi), TBRW_SECTION_NOT_WRITEABLE);
+    OK(TBRW_writing_section(h, TBRW_VERSION_INFO_SECTION));
     OK(TBRW_set_version_info(h, &vi));
     OK(TBRW_done_section(h, TBRW_VERSION_INFO_SECTION));
     EXPECT(TBRW_writing_section(h, TBRW_VERSION_INFO_SECTION), TBRW_SECTION_ALREADY_IN_USE);
@@ -146,16 +149,21 @@ int main(int argc, char **argv) {
         OK(TBRW_add_data_descriptor_entry(h, 0, &tsc));
         EXPECT(TBRW_close(h), TBRW_STREAM_SECTION_NOT_CLOSED);
         EXPECT(TBRW_add_data(h, 0, 8, &v), TBRW_SECTION_NOT_WRITEABLE);
+        /* Pieces are checked once the descriptor is done (before, data wait). */
+        OK(TBRW_done_stream_section(h, 0, TBRW_DATA_DESCRIPTION_SECTION));
         OK(TBRW_writing_stream_section(h, 0, TBRW_DATA_SECTION));
         memset(wrong, 0, sizeof wrong);
         EXPECT(TBRW_add_data(h, 0, sizeof wrong, wrong), TBRW_UNSUPPORTED_DATA_SIZE);
         EXPECT(TBRW_add_data(h, 0, 8, NULL), TBRW_UNEXPECTED_NULL_PTR);
         OK(TBRW_add_data(h, 0, 32, wrong));
+        /* Ending mid-record: refused, and the section is dropped all the same. */
         EXPECT(TBRW_done_stream_section(h, 0, TBRW_DATA_SECTION), TBRW_UNSUPPORTED_DATA_SIZE);
+        EXPECT(TBRW_add_data(h, 0, 8, &v), TBRW_SECTION_NOT_WRITEABLE);
+        OK(TBRW_writing_stream_section(h, 0, TBRW_DATA_SECTION));
+        OK(TBRW_add_data(h, 0, 32, wrong));
         OK(TBRW_add_data(h, 0, 8, &v));
         OK(TBRW_done_stream_section(h, 0, TBRW_DATA_SECTION));
     }
-    OK(TBRW_done_stream_section(h, 0, TBRW_DATA_DESCRIPTION_SECTION));
     EXPECT(TBRW_done_stream(h, 0), TBRW_SECTION_NOT_EXIST); /* no stream info */
     EXPECT(TBRW_close(h), TBRW_STREAM_NOT_CLOSED);
     {

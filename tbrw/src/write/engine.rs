@@ -19,9 +19,10 @@ use std::path::{Path, PathBuf};
 use super::interner::StringInterner;
 use super::output::Output;
 use super::sink::SectionSink;
-use crate::model::error::{Error, Result};
+use crate::model::error::{Error, Location, Result};
 use crate::model::section::{GlobalSection, SectionRef, StreamSection};
 use crate::model::strings::{MapStrings, StringId, Text};
+use crate::model::version::MIN_SAMPLE_FILE_VERSION;
 use crate::read::{MemoryBind, Tb5File};
 
 mod content;
@@ -67,6 +68,8 @@ pub struct Engine {
     globals: [State; 6],
     builders: [GlobalBuilder; 6],
     streams: BTreeMap<u32, StreamState>,
+    /// `sample_file_version` of the version info written in this session.
+    written_version: Option<u32>,
     finished: bool,
 }
 
@@ -118,6 +121,7 @@ impl Engine {
             globals,
             builders: std::array::from_fn(|_| GlobalBuilder::None),
             streams: BTreeMap::new(),
+            written_version: None,
             finished: false,
         })
     }
@@ -259,7 +263,9 @@ impl Engine {
     }
 
     /// `TBRW_done_section`: ends reading, or finishes writing (the section
-    /// is then part of the file once it is closed).
+    /// is then part of the file once it is closed). The section is closed
+    /// whatever this returns: one that cannot be written (given nothing,
+    /// or invalid) is dropped, as if never opened, and the error says why.
     pub fn done_section(&mut self, s: GlobalSection) -> Result<()> {
         match self.globals[s.index()] {
             State::Reading => {
@@ -267,8 +273,13 @@ impl Engine {
                 Ok(())
             }
             State::Writing => {
-                let pending = self.finish_global(s)?;
-                self.out.as_mut().expect("writing implies output").submit(pending)?;
+                let r = self
+                    .finish_global(s)
+                    .and_then(|pending| self.out.as_mut().expect("writing implies output").submit(pending));
+                if let Err(e) = r {
+                    self.discard_section(s);
+                    return Err(e);
+                }
                 self.builders[s.index()] = GlobalBuilder::None;
                 self.globals[s.index()] = State::Written;
                 Ok(())
@@ -388,7 +399,10 @@ impl Engine {
             return Err(Error::SectionInUse { section: SectionRef::Stream(n, s) });
         }
         match s {
-            StreamSection::EventDescription => st.events = Some((SectionSink::memory(), 0)),
+            StreamSection::EventDescription => {
+                st.events = Some((SectionSink::memory(), 0));
+                st.event_known = [false; 256];
+            }
             StreamSection::DataDescription => st.descs.clear(),
             StreamSection::Data => st.data = Some(DataState::new(out.data_sink(n)?)),
             StreamSection::UserDefinedStream => st.user = None,
@@ -423,7 +437,13 @@ impl Engine {
         self.require_read("reading")
     }
 
-    /// `TBRW_done_stream_section`.
+    /// `TBRW_done_stream_section`. As [`Engine::done_section`], the section
+    /// is closed whatever this returns (an invalid one is dropped).
+    ///
+    /// Sections come in any order (guide 5.2): a data section done before
+    /// the descriptor waits until the descriptor is done, and a descriptor
+    /// done after data arrived must fit them (else it is the one dropped,
+    /// and the data wait for another).
     pub fn done_stream_section(&mut self, n: u32, s: StreamSection) -> Result<()> {
         let section = SectionRef::Stream(n, s);
         let st = self.streams.get_mut(&n).ok_or(Error::StreamNotExist { stream: n })?;
@@ -435,16 +455,55 @@ impl Engine {
             State::Writing => {}
             _ => return Err(Error::SectionNotExist { section }),
         }
+        if s == StreamSection::Data && st.layout.is_none() {
+            if let Some(why) = st.data.as_ref().and_then(|d| d.poisoned.clone()) {
+                self.discard_stream_section(n, s);
+                return Err(Error::UnsupportedDataSize { stream: n, what: why });
+            }
+            st.data_waiting = true;
+            st.sections[s.index()] = State::Written;
+            return Ok(());
+        }
+        let r = self.finish_stream_section(n, s);
+        if r.is_err() {
+            self.discard_stream_section(n, s);
+        }
+        r
+    }
+
+    fn finish_stream_section(&mut self, n: u32, s: StreamSection) -> Result<()> {
+        if s == StreamSection::Data {
+            self.note_event_indices(n)?;
+        }
+        let st = self.streams.get_mut(&n).expect("checked by the caller");
         let pending = st.finish_section(n, s)?;
+        if s == StreamSection::DataDescription {
+            if let Err(e) = st.check_early_data(n) {
+                st.layout = None;
+                return Err(e);
+            }
+        }
         let out = self.out.as_mut().expect("writing implies output");
         if s == StreamSection::Data && pending.is_direct() {
             // Written where it lies: it counts once its bytes are all there.
             out.finish_data(pending)?;
-            st.sections[s.index()] = State::Written;
-            return Ok(());
+        } else {
+            out.submit(pending)?;
         }
         st.sections[s.index()] = State::Written;
-        out.submit(pending)
+        if s == StreamSection::DataDescription && st.data_waiting {
+            st.data_waiting = false;
+            if let Err(e) = self.finish_stream_section(n, StreamSection::Data) {
+                let st = self.streams.get_mut(&n).expect("checked by the caller");
+                st.sections[StreamSection::Data.index()] = State::Absent;
+                st.data = None;
+                if let Some(out) = self.out.as_mut() {
+                    out.release_tail(n);
+                }
+                return Err(e);
+            }
+        }
+        Ok(())
     }
 
     /// Drops a global section being written, as if it had never been opened.
@@ -452,6 +511,9 @@ impl Engine {
         if self.globals[s.index()] == State::Writing {
             self.globals[s.index()] = State::Absent;
             self.builders[s.index()] = GlobalBuilder::None;
+            if s == GlobalSection::VersionInfo {
+                self.written_version = None;
+            }
         }
     }
 
@@ -463,11 +525,17 @@ impl Engine {
         }
         st.sections[s.index()] = State::Absent;
         match s {
-            StreamSection::EventDescription => st.events = None,
-            StreamSection::DataDescription => st.descs.clear(),
+            StreamSection::EventDescription => {
+                st.events = None;
+                st.event_known = [false; 256];
+            }
+            StreamSection::DataDescription => {
+                st.descs.clear();
+                st.layout = None;
+            }
             StreamSection::Data => {
                 st.data = None;
-                st.layout = None;
+                st.events_used = None;
                 if let Some(out) = self.out.as_mut() {
                     out.release_tail(n);
                 }
@@ -478,9 +546,11 @@ impl Engine {
     }
 
     /// `TBRW_verify`: checks the committed content ([`Tb5File::verify`])
-    /// and, in a writing session, that the sections the guide's 6.2
-    /// requires exist (committed or finished in this session), also in
-    /// every stream finished in this session.
+    /// and, in a writing session, what this session wrote with the rules
+    /// the same check applies after reopening: the sections the guide's
+    /// 6.2 requires exist (committed or finished in this session, also in
+    /// every stream finished in this session), then what
+    /// [`Engine::close`] refuses to commit (see [`Engine::check_written`]).
     pub fn verify(&self) -> Result<()> {
         if let Some(f) = &self.existing {
             f.verify()?;
@@ -499,6 +569,47 @@ impl Engine {
                 if s.is_required() && st.sections[s.index()] != State::Written {
                     return Err(Error::MissingRequired { path: self.path.clone(), section: SectionRef::Stream(n, s) });
                 }
+            }
+        }
+        if let Some(found) = self.written_version.filter(|&v| v < MIN_SAMPLE_FILE_VERSION) {
+            return Err(Error::IncompatibleVersion {
+                path: self.path.clone(),
+                found,
+                min: MIN_SAMPLE_FILE_VERSION,
+                max: u32::MAX,
+            });
+        }
+        self.check_written()
+    }
+
+    /// The rule of [`Tb5File::verify`] for damage that what this session
+    /// wrote can break (the others hold by construction): every legacy
+    /// sample's eventIndex names an event of its stream (one that has an
+    /// event section). Close refuses
+    /// what breaks it. Verify's other findings are not damage and close
+    /// commits them: a file without the guide's 6.2 sections is incomplete,
+    /// one with a `sample_file_version` below 16 states an old version.
+    pub fn check_written(&self) -> Result<()> {
+        for (&n, st) in self.streams.iter().filter(|(_, st)| st.writing && st.done) {
+            // Without an event section the stream is incomplete, not damaged.
+            let Some(used) = st
+                .events_used
+                .as_ref()
+                .filter(|_| st.sections[StreamSection::EventDescription.index()] == State::Written)
+            else {
+                continue;
+            };
+            if let Some(ev) = (0..256).find(|&i| used[i] && !st.event_known[i]) {
+                let known = st.event_known.iter().filter(|&&k| k).count();
+                return Err(Error::malformed(
+                    Location {
+                        file: self.path.clone(),
+                        section: SectionRef::Stream(n, StreamSection::Data),
+                        record: None,
+                        offset: 0,
+                    },
+                    format!("a sample's eventIndex {ev} names no event of stream {n} ({known} events below 256)"),
+                ));
             }
         }
         Ok(())
@@ -528,10 +639,13 @@ impl Engine {
     }
 
     /// `TBRW_close`. A lifecycle error (something still open) leaves the
-    /// engine as it was, so the caller can finish or abort; an I/O error
-    /// during the commit aborts.
+    /// engine as it was, so the caller can finish or abort; so does content
+    /// [`Engine::verify`] would call damaged ([`Engine::check_written`]):
+    /// close never commits a file its own verify rejects as damaged. An
+    /// I/O error during the commit aborts.
     pub fn close(&mut self) -> Result<()> {
         self.check_all_closed()?;
+        self.check_written()?;
         let committed = self.committed_streams();
         let total = self.number_of_streams();
         for n in committed..total {

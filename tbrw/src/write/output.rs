@@ -185,6 +185,12 @@ impl Output {
         sink.write(bytes, &self.file, &self.dir, &self.path)
     }
 
+    /// Hands the bytes a sink of this output holds so far to `f`, in order
+    /// (the engine checks a data section's records before it is placed).
+    pub(crate) fn read_back(&self, sink: &SectionSink, f: &mut dyn FnMut(&[u8])) -> Result<()> {
+        sink.read_back(&self.file, &self.path, f)
+    }
+
     /// A sink for the data section of `stream`: straight to the tail when
     /// it is free (the stream then holds it), else in memory.
     pub(crate) fn data_sink(&mut self, stream: u32) -> Result<SectionSink> {

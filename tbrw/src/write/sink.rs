@@ -102,6 +102,28 @@ impl SectionSink {
         Ok(())
     }
 
+    /// Hands every byte appended so far to `f`, in order, in pieces of at
+    /// most [`CHUNK`]; the sink is not changed. `out` and `path` as in [`Self::write`].
+    pub(crate) fn read_back(&self, out: &File, path: &Path, f: &mut dyn FnMut(&[u8])) -> Result<()> {
+        let flushed_in = match &self.dest {
+            Dest::Direct { start } => Some((out, *start)),
+            Dest::Spill(file) => Some((file, 0)),
+            Dest::Memory => None,
+        };
+        if let Some((file, base)) = flushed_in {
+            let mut buf = vec![0u8; CHUNK];
+            let mut at = 0u64;
+            while at < self.flushed {
+                let k = (self.flushed - at).min(CHUNK as u64) as usize;
+                file.read_exact_at(&mut buf[..k], base + at).map_err(|e| Error::io(path, "read back", e))?;
+                f(&buf[..k]);
+                at += k as u64;
+            }
+        }
+        f(&self.buf);
+        Ok(())
+    }
+
     /// Finishes a direct sink: everything is in the output. Returns (length, crc).
     pub(crate) fn finish_direct(mut self, out: &File, path: &Path) -> Result<(u64, u32)> {
         self.flush(out, path)?;

@@ -41,9 +41,19 @@ pub(super) struct StreamState {
     pub(super) sections: [State; 5],
     pub(super) events: Option<(SectionSink, u64)>,
     pub(super) descs: Vec<DescEntry<StringId>>,
-    /// Fixed when the first data arrives; the descriptor cannot change after.
+    /// Known once the data descriptor section is done (guide 5.2: sections
+    /// in any order). Until then data are taken in unchecked and checked
+    /// against it when it is done.
     pub(super) layout: Option<RecordLayout>,
     pub(super) data: Option<DataState>,
+    /// The data section was done before the descriptor: its bytes wait in
+    /// `data` and become a section when the descriptor is done.
+    pub(super) data_waiting: bool,
+    /// Event ids below 256 written to this stream (the ones a legacy
+    /// sample's 8-bit eventIndex can name).
+    pub(super) event_known: [bool; 256],
+    /// The eventIndex values of the finished data section's legacy samples.
+    pub(super) events_used: Option<Box<[bool; 256]>>,
     pub(super) user: Option<SectionSink>,
     pub(super) info: Option<StreamInfo<StringId>>,
     pub(super) done: bool,
@@ -89,6 +99,9 @@ impl StreamState {
             descs: Vec::new(),
             layout: None,
             data: None,
+            data_waiting: false,
+            event_known: [false; 256],
+            events_used: None,
             user: None,
             info: None,
             done: false,
@@ -135,11 +148,7 @@ impl StreamState {
                         ),
                     });
                 }
-                // No data ever added: the layout comes from the descriptor as it stands.
-                let record_size = match &self.layout {
-                    Some(l) => l.record_size(),
-                    None => RecordLayout::from_entries(&self.descs).map_or(0, |l| l.record_size()),
-                };
+                let record_size = self.layout.as_ref().map_or(0, |l| l.record_size());
                 if record_size == 0 {
                     return Err(Error::UnsupportedDataSize {
                         stream: n,
@@ -151,8 +160,9 @@ impl StreamState {
                 Pending::data(n, d.sink, count, record_size)
             }
             StreamSection::UserDefinedStream => {
-                let sink = self.user.take().ok_or(Error::NoDataToWrite { section })?;
-                Pending::new(kind, n, vec![Part::Sink(sink)], 1)
+                // Bytes are bytes: a section given none is an empty one.
+                let part = self.user.take().map_or(Part::Bytes(Vec::new()), Part::Sink);
+                Pending::new(kind, n, vec![part], 1)
             }
             StreamSection::StreamInfo => {
                 let info = self.info.as_ref().ok_or(Error::NoDataToWrite { section })?;
@@ -181,8 +191,13 @@ impl Engine {
             GlobalBuilder::Software(sw) if sw.host.is_some() || sw.os.is_some() || sw.application.is_some() => {
                 (vec![Part::Bytes(codec::encode_software(&sw))], 1)
             }
-            GlobalBuilder::Version(Some(v)) => (vec![Part::Bytes(codec::encode_version(&v))], 1),
+            GlobalBuilder::Version(Some(v)) => {
+                self.written_version = Some(v.sample_file_version);
+                (vec![Part::Bytes(codec::encode_version(&v))], 1)
+            }
             GlobalBuilder::UserDefined(Some(sink)) => (vec![Part::Sink(sink)], 1),
+            // Bytes are bytes: a section given none is an empty one.
+            GlobalBuilder::UserDefined(None) => (vec![Part::Bytes(Vec::new())], 1),
             GlobalBuilder::Module { sink, count } => (vec![Part::Sink(sink)], count),
             GlobalBuilder::ProcessThread { pids, tids, np, nt } => {
                 return Ok(process_thread_section(Part::Sink(pids), Part::Sink(tids), np, nt));
@@ -335,17 +350,15 @@ impl Engine {
         let (sink, count) = st.events.as_mut().expect("writing events");
         out.write(sink, &bytes)?;
         *count += 1;
+        if let Ok(i) = u8::try_from(event.id) {
+            st.event_known[i as usize] = true;
+        }
         Ok(())
     }
 
     /// `TBRW_add_data_descriptor_entry`.
     pub fn add_data_descriptor_entry(&mut self, n: u32, entry: &DescEntry) -> Result<()> {
-        let st = self.writing_stream_section_state(n, StreamSection::DataDescription)?;
-        if st.layout.is_some() {
-            return Err(Error::bad(format!(
-                "stream {n}: data records were already added, so the data descriptor can no longer change"
-            )));
-        }
+        self.writing_stream_section_state(n, StreamSection::DataDescription)?;
         if entry.desc_type == desc_type::LEGACY_SAMPLE_RECORD && n != 0 {
             return Err(Error::bad(format!(
                 "stream {n}: legacy sample records (ST_LEGACY_SAMPLE_RECORD) belong in stream 0 only"
@@ -362,23 +375,18 @@ impl Engine {
         Ok(())
     }
 
+    /// The stream's open data section and the output. The layout is `None`
+    /// until the descriptor is done: data are then taken in unchecked.
     fn data_state(&mut self, n: u32) -> Result<(&mut StreamState, &Output)> {
         let st = self.streams.get_mut(&n).filter(|s| !s.done).ok_or(Error::StreamNotExist { stream: n })?;
         if !st.writing || st.sections[StreamSection::Data.index()] != State::Writing {
             return Err(Error::SectionNotWriteable { section: SectionRef::Stream(n, StreamSection::Data) });
         }
-        if st.layout.is_none() {
-            if st.descs.is_empty() {
-                return Err(Error::SectionNotExist { section: SectionRef::Stream(n, StreamSection::DataDescription) });
-            }
-            let layout = RecordLayout::from_entries(&st.descs)?;
-            if layout.record_size() == 0 {
-                return Err(Error::UnsupportedDataSize {
-                    stream: n,
-                    what: "the data descriptor defines records of 0 bytes".into(),
-                });
-            }
-            st.layout = Some(layout);
+        if st.layout.as_ref().is_some_and(|l| l.record_size() == 0) {
+            return Err(Error::UnsupportedDataSize {
+                stream: n,
+                what: "the data descriptor defines records of 0 bytes".into(),
+            });
         }
         Ok((st, self.out.as_ref().expect("writing implies output")))
     }
@@ -389,7 +397,9 @@ impl Engine {
     /// 8-byte TSC works, and a piece of a wrong size is caught at once).
     pub fn add_data(&mut self, n: u32, bytes: &[u8]) -> Result<()> {
         let (st, out) = self.data_state(n)?;
-        let layout = st.layout.as_ref().expect("set by data_state");
+        let Some(layout) = st.layout.as_ref() else {
+            return out.write(&mut st.data.as_mut().expect("writing data").sink, bytes);
+        };
         let rs = u64::from(layout.record_size());
         let d = st.data.as_mut().expect("writing data");
         let end = (u64::from(d.pos_in_record) + bytes.len() as u64) % rs;
@@ -414,10 +424,13 @@ impl Engine {
         let len = f.metadata().map_err(|e| Error::io(file, "stat", e))?.len();
         {
             let (st, _) = self.data_state(n)?;
-            let layout = st.layout.as_ref().expect("set by data_state");
             let d = st.data.as_ref().expect("writing data");
-            let end = (u64::from(d.pos_in_record) + len) % u64::from(layout.record_size());
-            if !layout.is_boundary(end as u32) {
+            // Before the descriptor is done, the whole is checked then.
+            let bad = st.layout.as_ref().filter(|l| {
+                let end = (u64::from(d.pos_in_record) + len) % u64::from(l.record_size());
+                !l.is_boundary(end as u32)
+            });
+            if let Some(layout) = bad {
                 return Err(Error::UnsupportedDataSize {
                     stream: n,
                     what: format!(
@@ -445,8 +458,7 @@ impl Engine {
     pub fn add_data_from_reader(&mut self, n: u32, reader: &mut dyn Read) -> Result<u64> {
         let path = self.path.clone();
         let (st, out) = self.data_state(n)?;
-        let layout = st.layout.as_ref().expect("set by data_state");
-        let rs = u64::from(layout.record_size());
+        let layout = st.layout.as_ref();
         let d = st.data.as_mut().expect("writing data");
         let mut buf = vec![0u8; CHUNK];
         let mut total = 0u64;
@@ -463,6 +475,8 @@ impl Engine {
             out.write(&mut d.sink, &buf[..k])?;
             total += k as u64;
         }
+        let Some(layout) = layout else { return Ok(total) };
+        let rs = u64::from(layout.record_size());
         let end = (u64::from(d.pos_in_record) + total) % rs;
         d.pos_in_record = end as u32;
         if !layout.is_boundary(end as u32) {
@@ -485,6 +499,76 @@ impl Engine {
         let mut sink = SectionSink::memory();
         out.write(&mut sink, data)?;
         self.streams.get_mut(&n).expect("checked above").user = Some(sink);
+        Ok(())
+    }
+}
+
+impl StreamState {
+    /// Checks the data taken in before the descriptor was done against
+    /// the layout it now gives: they must end on a field boundary (on a
+    /// whole record if the data section is done too).
+    pub(super) fn check_early_data(&mut self, n: u32) -> Result<()> {
+        let Some(layout) = &self.layout else { return Ok(()) };
+        let Some(d) = self.data.as_mut() else { return Ok(()) };
+        let rs = u64::from(layout.record_size());
+        let len = d.sink.len();
+        if rs == 0 {
+            if len == 0 {
+                return Ok(());
+            }
+            return Err(Error::UnsupportedDataSize {
+                stream: n,
+                what: format!("{len} bytes of data were given but the data descriptor defines records of 0 bytes"),
+            });
+        }
+        let end = (len % rs) as u32;
+        let fits = if self.data_waiting { end == 0 } else { layout.is_boundary(end) };
+        if !fits {
+            return Err(Error::UnsupportedDataSize {
+                stream: n,
+                what: format!(
+                    "the {len} bytes of data given before the descriptor end at byte {end} of its {rs}-byte record{}",
+                    if self.data_waiting {
+                        " (the data section is done: it must end on a whole record)"
+                    } else {
+                        ", inside a field"
+                    }
+                ),
+            });
+        }
+        d.pos_in_record = end;
+        Ok(())
+    }
+}
+
+impl Engine {
+    /// Notes the eventIndex of every legacy sample in the data section of
+    /// stream `n` (about to be finished), for [`Engine::verify`].
+    pub(super) fn note_event_indices(&mut self, n: u32) -> Result<()> {
+        let Some(out) = self.out.as_ref() else { return Ok(()) };
+        let Some(st) = self.streams.get_mut(&n) else { return Ok(()) };
+        let (Some(layout), Some(d)) = (&st.layout, &st.data) else { return Ok(()) };
+        let Some(pc) = layout.legacy_pc_offset() else { return Ok(()) };
+        let rs = layout.record_size() as usize;
+        // eventIndex is bits 20..28 of the u32 at byte 28 of the PC record:
+        // the high nibble of its byte 30 and the low nibble of byte 31.
+        let (lo_at, hi_at) = (pc as usize + 30, pc as usize + 31);
+        let mut used = Box::new([false; 256]);
+        let (mut pos, mut lo) = (0usize, 0u8);
+        out.read_back(&d.sink, &mut |bytes| {
+            for &b in bytes {
+                if pos == lo_at {
+                    lo = b >> 4;
+                } else if pos == hi_at {
+                    used[((b & 0x0F) << 4 | lo) as usize] = true;
+                }
+                pos += 1;
+                if pos == rs {
+                    pos = 0;
+                }
+            }
+        })?;
+        st.events_used = Some(used);
         Ok(())
     }
 }
