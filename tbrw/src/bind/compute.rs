@@ -27,6 +27,12 @@ fn module_spec(m: &Module<StringId>) -> ModuleSpec {
         global: m.flags.contains(ModuleFlags::GLOBAL_LOAD),
         exe: m.flags.contains(ModuleFlags::IS_EXE),
         tsc_time: m.flags.contains(ModuleFlags::TSC_USED),
+        kind: if m.flags.contains(ModuleFlags::UNLOADED) && !m.flags.contains(ModuleFlags::LOADED) {
+            tbrw_bind::ModuleKind::Unload
+        } else {
+            tbrw_bind::ModuleKind::Load
+        },
+        first_in_process: m.flags.contains(ModuleFlags::FIRST_MODULE_REC_IN_PROCESS),
     }
 }
 
