@@ -15,6 +15,7 @@ pub mod imported;
 pub mod mtmc;
 pub mod report;
 pub mod sampler;
+pub mod symbols;
 pub mod winidea;
 
 pub use error::CliError;

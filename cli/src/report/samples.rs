@@ -20,6 +20,9 @@ pub fn report(
     if opts.by == By::Task {
         return Err(CliError::msg("--by task is the MTMC task report, not a sample count"));
     }
+    if opts.by.symbolic() || opts.by == By::Combined {
+        return Err(CliError::msg(format!("--by {} needs the symbolizer: report::functions::report", opts.by.name())));
+    }
     let s = file.stream(n)?;
     let Some(data) = s.data()? else {
         return Err(CliError::msg(format!("{}: stream {n} has no data", file.path().display())));
@@ -40,7 +43,7 @@ pub fn report(
         By::Process | By::Module => true,
         By::Thread => !direct_tid || bound_filters,
         By::Event => bound_filters,
-        By::Task => false,
+        By::Task | By::Function | By::Line | By::Address | By::Combined => false,
     };
     let memory;
     let view: Option<BindView<'_>> = match stored {
@@ -139,7 +142,7 @@ pub fn report(
                     (None, Some(at)) => read_le(rec, at, 4),
                     (None, None) => u64::from(events[0].id),
                 }),
-                By::Task => None,
+                By::Task | By::Function | By::Line | By::Address | By::Combined => None,
             };
             *counts.entry(key).or_default() += 1;
             total += 1;
@@ -181,7 +184,7 @@ pub fn report(
                 id: e as u32,
                 name: events.iter().find(|ev| u64::from(ev.id) == e).and_then(|ev| string(ev.name)),
             },
-            (_, None) | (By::Task, _) => Key::Unbound,
+            (_, None) | (By::Task | By::Function | By::Line | By::Address | By::Combined, _) => Key::Unbound,
         }
     };
     let mut counted: Vec<(Option<u64>, u64)> = counts.into_iter().collect();
