@@ -6,6 +6,7 @@
 
 #![deny(missing_docs)]
 
+pub mod annotate;
 pub mod atomic;
 pub mod commands;
 pub mod csv;
