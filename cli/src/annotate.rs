@@ -87,9 +87,9 @@ pub fn annotate(
     for (k, &n) in raw {
         let s = syms.symbolize(k.module, k.pc, warn);
         let Some(f) = s.function.as_deref().filter(|f| same_function(f, name)) else { continue };
-        let entry = found.entry(s.module.as_deref().map(str::to_owned)).or_insert_with(|| {
-            (f.to_owned(), Lines::new(), Addresses::new(), 0)
-        });
+        let entry = found
+            .entry(s.module.as_deref().map(str::to_owned))
+            .or_insert_with(|| (f.to_owned(), Lines::new(), Addresses::new(), 0));
         if let Some((file, Some(line))) = s.location().map(|l| (l.file.to_string(), l.line)) {
             *entry.1.entry((file, line)).or_default() += n;
         }
@@ -115,7 +115,8 @@ pub fn annotate(
             let text = sources
                 .entry(f.to_owned())
                 .or_insert_with(|| std::fs::read_to_string(f).ok().map(|t| t.lines().map(str::to_owned).collect()));
-            let (first, last) = (counts.keys().next().copied().unwrap_or(0), counts.keys().last().copied().unwrap_or(0));
+            let (first, last) =
+                (counts.keys().next().copied().unwrap_or(0), counts.keys().last().copied().unwrap_or(0));
             // Without the source, only the sampled lines are worth a row.
             let range: Vec<u32> = match text {
                 Some(_) => (first..=last).collect(),
@@ -134,7 +135,12 @@ pub fn annotate(
         }
         let addresses = addresses
             .into_iter()
-            .map(|((vaddr, _), (function, n))| AnnotatedAddress { vaddr, function, samples: n, percent: percent(n, samples) })
+            .map(|((vaddr, _), (function, n))| AnnotatedAddress {
+                vaddr,
+                function,
+                samples: n,
+                percent: percent(n, samples),
+            })
             .collect();
         out.push(Annotation { function, module, samples, total: counted.total, lines: annotated, addresses });
     }

@@ -69,9 +69,7 @@ pub fn module_notes(text: &str) -> HashMap<u64, ModuleNote> {
         let mut note = ModuleNote::default();
         for kv in words {
             match kv.split_once('=') {
-                Some(("offset", v)) => {
-                    note.offset = v.strip_prefix("0x").and_then(|h| u64::from_str_radix(h, 16).ok())
-                }
+                Some(("offset", v)) => note.offset = v.strip_prefix("0x").and_then(|h| u64::from_str_radix(h, 16).ok()),
                 Some(("build_id", v)) => note.build_id = BuildId::from_hex(v),
                 _ => {}
             }
@@ -87,9 +85,7 @@ pub fn module_notes(text: &str) -> HashMap<u64, ModuleNote> {
 /// user-defined section is the import's `sampler magic=…` line.
 pub fn is_sampler_import(file: &Tb5File) -> bool {
     (0..file.stream_count()).any(|n| {
-        file.stream(n)
-            .and_then(|s| s.user_defined())
-            .is_ok_and(|u| u.is_some_and(|b| b.starts_with(b"sampler magic=")))
+        file.stream(n).and_then(|s| s.user_defined()).is_ok_and(|u| u.is_some_and(|b| b.starts_with(b"sampler magic=")))
     })
 }
 

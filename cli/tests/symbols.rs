@@ -10,7 +10,9 @@ use std::process::{Command, Output};
 use object::{Object, ObjectSegment, ObjectSymbol};
 use tbrw::*;
 use tbrw_cli::imported::{field, write_globals};
-use tbrw_cli::sampler::{import_sampler, write_header, write_sample, Header, ImportOptions, Magic, Sample, ThreadSample, VmMap};
+use tbrw_cli::sampler::{
+    import_sampler, write_header, write_sample, Header, ImportOptions, Magic, Sample, ThreadSample, VmMap,
+};
 
 /// Two functions; `spin_a` on lines 3-8, `spin_b` on lines 9-14.
 const SOURCE: &str = "volatile double sink;
@@ -66,7 +68,7 @@ fn exec_vaddr(path: &Path) -> u64 {
     let f = object::File::parse(&*data).unwrap();
     let seg = f
         .segments()
-        .find(|s| matches!(s.flags(), object::SegmentFlags::Elf { p_flags } if p_flags & 1 != 0))
+        .find(|s| matches!(s.flags(), object::SegmentFlags::Elf { p_flags, .. } if p_flags.contains(object::elf::PF_X)))
         .unwrap();
     seg.address() & !0xfff
 }
@@ -102,7 +104,8 @@ fn s(p: &Path) -> &str {
 /// (ST_IP, ST_PID, ST_TID = pid), plus `global` as the user-defined global section.
 fn write_tb5(path: &Path, modules: &[Module], samples: &[(u32, u64)], global: Option<&str>) {
     let mut w = Tb5Writer::create(path).unwrap();
-    write_globals(&mut w, &Software::default()).unwrap();
+    let os = Os { platform: os_family::LINUX64, name: Some("Linux".into()), ..Default::default() };
+    write_globals(&mut w, &Software { host: None, os: Some(os), application: None }).unwrap();
     w.write_modules(modules).unwrap();
     let mut st = w
         .stream(0)
@@ -115,7 +118,8 @@ fn write_tb5(path: &Path, modules: &[Module], samples: &[(u32, u64)], global: Op
             field(desc_type::TID, desc_subtype::NONE, 4, "tid"),
         ])
         .unwrap();
-    st.events(&[Event { id: 0, flags: EventFlags::TBS, name: Some("cpu-clock".into()), ..Default::default() }]).unwrap();
+    st.events(&[Event { id: 0, flags: EventFlags::TBS, name: Some("cpu-clock".into()), ..Default::default() }])
+        .unwrap();
     let mut data = st.data().unwrap();
     let mut bytes = Vec::new();
     for &(pid, pc) in samples {
@@ -283,7 +287,11 @@ fn load_base_and_file_offset_modules() {
         .into_iter()
         .map(|(k, n)| {
             let f = &k["parts"][1];
-            (k["parts"][0]["pid"].as_u64().unwrap_or(0), f["name"].as_str().or(f["unknown"].as_str()).unwrap().to_owned(), n)
+            (
+                k["parts"][0]["pid"].as_u64().unwrap_or(0),
+                f["name"].as_str().or(f["unknown"].as_str()).unwrap().to_owned(),
+                n,
+            )
         })
         .collect();
     for pid in [1, 2] {
@@ -309,10 +317,16 @@ fn bad_module_files_warn_and_the_report_prints() {
     let (a, _) = symbol(&prog, "spin_a");
     let paths = [s(&prog), s(&truncated), s(&missing), s(&wrong_id), s(&folder)];
     let base = |i: u64| 0x7f00_0000_0000 + i * 0x100_0000;
-    let modules: Vec<Module> = paths.iter().enumerate().map(|(i, p)| module(1, p, base(i as u64), 0x5000, i == 0)).collect();
+    let modules: Vec<Module> =
+        paths.iter().enumerate().map(|(i, p)| module(1, p, base(i as u64), 0x5000, i == 0)).collect();
     let samples: Vec<(u32, u64)> = (0..5u64).flat_map(|i| std::iter::repeat_n((1, base(i) + a), 10)).collect();
     let tb5 = dir.path().join("bad.tb5");
-    write_tb5(&tb5, &modules, &samples, Some("module 3 offset=0x0 build_id=00112233445566778899aabbccddeeff00112233\n"));
+    write_tb5(
+        &tb5,
+        &modules,
+        &samples,
+        Some("module 3 offset=0x0 build_id=00112233445566778899aabbccddeeff00112233\n"),
+    );
     let (table, err) = ok(&["report", s(&tb5), "--by", "function"]);
     assert_eq!(err.lines().count(), 4, "one warning per bad module: {err}");
     for (name, why) in [
@@ -409,7 +423,8 @@ fn checked_against_perf() {
     assert!(share >= 99.0, "only {share:.2}% agree");
 
     let (ours, _) = ok(&["report", s(&tb5), "--by", "function", "--kallsyms", "/proc/kallsyms"]);
-    let theirs = Command::new("perf").args(["report", "--sort", "dso,sym", "--stdio", "-i"]).arg(&data).output().unwrap();
+    let theirs =
+        Command::new("perf").args(["report", "--sort", "dso,sym", "--stdio", "-i"]).arg(&data).output().unwrap();
     println!("tbrw report --by function:\n{ours}");
     println!("perf report --sort dso,sym --stdio:\n{}", String::from_utf8_lossy(&theirs.stdout));
     assert!(ours.contains("spin_a") && ours.contains("spin_b"), "{ours}");

@@ -317,4 +317,3 @@ fn existing_output_needs_force_and_pmu_errors_list_sources() {
         assert!(err.contains("Available here: none, dummy"), "{err}");
     }
 }
-

@@ -61,8 +61,7 @@ pub fn count(
     let name = || file.path().display().to_string();
     let s = file.stream(n)?;
     let data = s.data()?.ok_or_else(|| CliError::msg(format!("{}: stream {n} has no data", name())))?;
-    let layout =
-        s.layout()?.ok_or_else(|| CliError::msg(format!("{}: stream {n} has no data descriptor", name())))?;
+    let layout = s.layout()?.ok_or_else(|| CliError::msg(format!("{}: stream {n} has no data descriptor", name())))?;
     let legacy_pc = layout.legacy_pc_offset().map(|x| x as usize);
     let ip = layout.find(desc_type::IP, None).filter(|f| f.size == 4 || f.size == 8);
     let pc_of = |rec: &[u8]| -> u64 {
@@ -211,9 +210,12 @@ fn part(by: By, k: &RawKey, s: &Symbolized, counted: &Counted) -> Key {
                 unknown: loc.is_none().then(|| s.line_label()),
             }
         }
-        By::Address => {
-            Key::Address { module: module.and_then(module_name), address: k.pc, vaddr: s.vaddr, function: function_at(s) }
-        }
+        By::Address => Key::Address {
+            module: module.and_then(module_name),
+            address: k.pc,
+            vaddr: s.vaddr,
+            function: function_at(s),
+        },
         By::Event | By::Task | By::Combined => Key::Unbound,
     }
 }

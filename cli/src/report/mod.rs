@@ -220,9 +220,7 @@ impl fmt::Display for Key {
             Key::Task { index, .. } => write!(f, "task {index}"),
             Key::Core { core } => write!(f, "core {core}"),
             Key::Unbound => f.write_str("?"),
-            Key::Function { name, unknown, .. } => {
-                f.write_str(name.as_deref().or(unknown.as_deref()).unwrap_or("?"))
-            }
+            Key::Function { name, unknown, .. } => f.write_str(name.as_deref().or(unknown.as_deref()).unwrap_or("?")),
             Key::Line { file: None, unknown, .. } => f.write_str(unknown.as_deref().unwrap_or("?")),
             Key::Line { file: Some(file), line, function, .. } => {
                 f.write_str(file)?;
@@ -375,7 +373,9 @@ pub fn write_json(r: &Report, out: &mut dyn Write) -> std::io::Result<()> {
 /// percent and label per row.
 pub fn write_table(r: &Report, out: &mut dyn Write) -> std::io::Result<()> {
     let combined = match (r.by, r.rows.first().map(|row| &row.key)) {
-        (By::Combined, Some(Key::Combined { parts })) => Some(parts.iter().map(Key::grouping).collect::<Vec<_>>().join(",")),
+        (By::Combined, Some(Key::Combined { parts })) => {
+            Some(parts.iter().map(Key::grouping).collect::<Vec<_>>().join(","))
+        }
         _ => None,
     };
     let by = combined.as_deref().unwrap_or(r.by.name());
