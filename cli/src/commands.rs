@@ -259,9 +259,12 @@ pub fn export_sampler(file: &Path, stream: u32, output: &Path, out: &mut dyn Wri
 }
 
 /// `tbrw report --by function|line|address` and combinations (`--by
-/// module,function`): like [`report`], through the symbolizer. A module
+/// module,function`): like [`report()`], through the symbolizer. A module
 /// that cannot be symbolized gets one warning on `err`; the report still
 /// prints, its samples unresolved.
+// `report`'s arguments plus the grouping list, the symbol options and the
+// warnings' writer: a struct for them would only rename these.
+#[allow(clippy::too_many_arguments)]
 pub fn report_symbols(
     file: &Path,
     opts: &ReportOptions,
