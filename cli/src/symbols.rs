@@ -133,12 +133,17 @@ impl FileSymbols {
     /// Registers every module of `modules` (the file's module table, in order).
     /// Nothing is read until a sample of a module is symbolized.
     pub fn new(file: &Tb5File, modules: &[Module], opts: &SymbolOptions) -> Result<FileSymbols, CliError> {
+        FileSymbols::with_config(file, modules, opts.config())
+    }
+
+    /// The same with a symbolizer configuration of the caller's (DWARF off, say).
+    pub fn with_config(file: &Tb5File, modules: &[Module], config: Config) -> Result<FileSymbols, CliError> {
         let notes = match file.user_defined_global()? {
             Some(b) => module_notes(&String::from_utf8_lossy(b)),
             None => HashMap::new(),
         };
         let sampler_import = is_sampler_import(file);
-        let mut symbolizer = Symbolizer::new(opts.config());
+        let mut symbolizer = Symbolizer::new(config);
         let modules = modules
             .iter()
             .enumerate()
