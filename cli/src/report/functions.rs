@@ -243,7 +243,9 @@ pub fn report(
     }
     let counted = count(file, opts, by.contains(&By::Process), by.contains(&By::Thread), progress)?;
     let symbolic = by.iter().any(|b| b.symbolic());
-    let mut syms = if symbolic { Some(FileSymbols::new(file, &counted.modules, symbols)?) } else { None };
+    // Only `--by line` needs DWARF; parsing it is most of a cold lookup's cost.
+    let config = tbrw_symbols::Config { lines: by.contains(&By::Line), ..symbols.config() };
+    let mut syms = if symbolic { Some(FileSymbols::with_config(file, &counted.modules, config)?) } else { None };
     let mut raw: Vec<(&RawKey, &u64)> = counted.counts.iter().collect();
     // Symbolize in address order: the warnings come out in a stable order.
     raw.sort_by_key(|(k, _)| (k.module, k.pc, k.process, k.thread));
