@@ -7,10 +7,12 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use crate::annotate;
 use crate::csv::{self, CsvOptions};
 use crate::error::CliError;
 use crate::report::{self, By, ReportOptions};
 use crate::sampler::{self, ImportOptions, Layout, ProfileOptions};
+use crate::symbols::SymbolOptions;
 use crate::{mtmc, winidea};
 
 /// How a command that completed ended.
@@ -514,4 +516,48 @@ pub fn export_sampler(
         writeln!(out, "{}: {n} samples", output.display()).map_err(written)?;
     }
     Ok(())
+}
+
+/// `tbrw report --by function|line|address` and combinations (`--by
+/// module,function`): like [`report()`], through the symbolizer. A module
+/// that cannot be symbolized gets one warning on `err`; the report still
+/// prints, its samples unresolved.
+// `report`'s arguments plus the grouping list, the symbol options and the
+// warnings' writer: a struct for them would only rename these.
+#[allow(clippy::too_many_arguments)]
+pub fn report_symbols(
+    file: &Path,
+    opts: &ReportOptions,
+    by: &[By],
+    symbols: &SymbolOptions,
+    json: bool,
+    progress: &mut dyn FnMut(u64, u64),
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<(), CliError> {
+    let f = tbrw::Tb5File::open(file)?;
+    let records = f.stream(opts.stream)?.data()?.map_or(0, |d| d.len());
+    let r = report::functions::report(&f, opts, by, symbols, err, &mut |n| progress(n, records))?;
+    if json { report::write_json(&r, out) } else { report::write_table(&r, out) }.map_err(written)
+}
+
+/// `tbrw annotate`: function `function`'s samples per source line (or
+/// address), as text or JSON. Warnings as for [`report_symbols`].
+pub fn annotate(
+    file: &Path,
+    opts: &ReportOptions,
+    function: &str,
+    symbols: &SymbolOptions,
+    json: bool,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<(), CliError> {
+    let f = tbrw::Tb5File::open(file)?;
+    let a = annotate::annotate(&f, opts, function, symbols, err, &mut |_| {})?;
+    if json {
+        serde_json::to_writer(&mut *out, &a).map_err(|e| CliError::msg(format!("writing the output: {e}")))?;
+        writeln!(out).map_err(written)
+    } else {
+        annotate::write_text(&a, out).map_err(written)
+    }
 }

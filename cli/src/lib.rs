@@ -6,6 +6,7 @@
 
 #![deny(missing_docs)]
 
+pub mod annotate;
 pub mod atomic;
 pub mod commands;
 pub mod csv;
@@ -15,6 +16,7 @@ pub mod imported;
 pub mod mtmc;
 pub mod report;
 pub mod sampler;
+pub mod symbols;
 pub mod winidea;
 
 pub use error::CliError;

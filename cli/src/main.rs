@@ -11,6 +11,7 @@ use tbrw_cli::csv::{Clock, CsvOptions};
 use tbrw_cli::mtmc::MtmcOptions;
 use tbrw_cli::report::{self, By, ReportOptions, Weight};
 use tbrw_cli::sampler::{ImportOptions, Layout, ProfileOptions};
+use tbrw_cli::symbols::SymbolOptions;
 use tbrw_cli::winidea::BinVersion;
 use tbrw_cli::CliError;
 
@@ -49,9 +50,12 @@ enum Command {
         #[arg(long, default_value_t = 0)]
         stream: u32,
         /// What to group the samples by (auto: module for samples that can be
-        /// bound, task for MTMC task streams, thread for winIDEA calls).
-        #[arg(long, value_enum, default_value_t = By::Auto)]
-        by: By,
+        /// bound, task for MTMC task streams, thread for winIDEA calls); a
+        /// comma list combines groupings (`--by module,function`). function,
+        /// line and address read the modules' symbols (see --symfs and
+        /// docs/SYMBOLS.md).
+        #[arg(long, value_enum, value_delimiter = ',', default_value = "auto")]
+        by: Vec<By>,
         /// Only samples of this process id.
         #[arg(long)]
         pid: Option<u32>,
@@ -73,6 +77,37 @@ enum Command {
         /// What the percentages weigh: samples, a sampler import's cputime, or energy.
         #[arg(long, value_enum, default_value_t = Weight::Samples)]
         weight: Weight,
+        #[command(flatten)]
+        symbols: SymbolArgs,
+    },
+    /// One function's samples per source line (or per address without line
+    /// information), with percentages of the function's samples.
+    Annotate {
+        /// The TB5 file.
+        file: PathBuf,
+        /// The function (as `report --by function` names it).
+        #[arg(long)]
+        function: String,
+        /// The stream.
+        #[arg(long, default_value_t = 0)]
+        stream: u32,
+        /// Only samples of this process id.
+        #[arg(long)]
+        pid: Option<u32>,
+        /// Only samples of this thread id.
+        #[arg(long)]
+        tid: Option<u32>,
+        /// Only samples in modules with this name or path.
+        #[arg(long)]
+        module: Option<String>,
+        /// Only samples with time in A..B (TSC, time stamp or sample index; A.. and ..B allowed).
+        #[arg(long)]
+        time: Option<String>,
+        /// JSON instead of text.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        symbols: SymbolArgs,
     },
     /// Imports another collector's data into a new TB5 file.
     #[command(subcommand)]
@@ -80,6 +115,36 @@ enum Command {
     /// Exports a TB5 file to another format.
     #[command(subcommand)]
     Export(Export),
+}
+
+/// Where the modules' files and symbols are looked for (reports by
+/// function, line or address, and annotate).
+#[derive(clap::Args)]
+struct SymbolArgs {
+    /// A root prefixed to every module path (the profiled system's files copied here), like perf's.
+    #[arg(long, value_name = "DIR")]
+    symfs: Option<PathBuf>,
+    /// A directory of separate debug files (.build-id/xx/yyyy.debug, .gnu_debuglink names);
+    /// repeatable; /usr/lib/debug is searched after them.
+    #[arg(long = "debug-dir", value_name = "DIR")]
+    debug_dirs: Vec<PathBuf>,
+    /// A directory searched for modules by file name (sampler imports record base names); repeatable.
+    #[arg(long = "search-path", value_name = "DIR")]
+    search_paths: Vec<PathBuf>,
+    /// The profiled machine's kallsyms, for kernel addresses (default: /proc/kallsyms).
+    #[arg(long, value_name = "FILE")]
+    kallsyms: Option<PathBuf>,
+}
+
+impl SymbolArgs {
+    fn options(self) -> SymbolOptions {
+        SymbolOptions {
+            symfs: self.symfs,
+            debug_dirs: self.debug_dirs,
+            search_paths: self.search_paths,
+            kallsyms: self.kallsyms,
+        }
+    }
 }
 
 #[derive(Subcommand)]
@@ -221,10 +286,23 @@ fn run(cli: Cli) -> Result<Outcome, CliError> {
         Command::Info { file } => commands::info(&file, &mut out).map(|()| Outcome::Success),
         Command::Verify { file } => commands::verify(&file, &mut out).map(|()| Outcome::Success),
         Command::Bind { file, stream } => bind(&file, stream, &mut out),
-        Command::Report { file, stream, by, pid, tid, module, time, top, json, weight } => {
+        Command::Report { file, stream, by, pid, tid, module, time, top, json, weight, symbols } => {
             let time = time.map(|t| report::parse_range(&t)).transpose().map_err(CliError::msg)?;
-            let opts = ReportOptions { stream, by, pid, tid, module, time, top, weight };
-            report(&file, &opts, json, &mut out)
+            let first = by.first().copied().unwrap_or(By::Auto);
+            let opts = ReportOptions { stream, by: first, pid, tid, module, time, top, weight };
+            if by.len() > 1 || first.symbolic() {
+                report_symbols(&file, &opts, &by, &symbols.options(), json, &mut out)
+            } else {
+                report(&file, &opts, json, &mut out)
+            }
+        }
+        Command::Annotate { file, function, stream, pid, tid, module, time, json, symbols } => {
+            let time = time.map(|t| report::parse_range(&t)).transpose().map_err(CliError::msg)?;
+            let opts = ReportOptions { stream, pid, tid, module, time, ..ReportOptions::default() };
+            let bar = spinner("annotating");
+            after_bar(&bar, &mut out, |o, e| {
+                commands::annotate(&file, &opts, &function, &symbols.options(), json, o, e).map(|()| Outcome::Success)
+            })
         }
         Command::Import(Import::Sampler { profile, output, force, pid, hostname, layout, volts }) => import_sampler(
             &profile,
@@ -263,6 +341,24 @@ fn report(file: &Path, opts: &ReportOptions, json: bool, out: &mut dyn Write) ->
         bar.set_position(done);
     };
     after_bar(&bar, out, |o, _| commands::report(file, opts, json, &mut set, o).map(|()| Outcome::Success))
+}
+
+fn report_symbols(
+    file: &Path,
+    opts: &ReportOptions,
+    by: &[By],
+    symbols: &SymbolOptions,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<Outcome, CliError> {
+    let bar = progress(0, "report");
+    let mut set = |done: u64, all: u64| {
+        bar.set_length(all);
+        bar.set_position(done);
+    };
+    after_bar(&bar, out, |o, e| {
+        commands::report_symbols(file, opts, by, symbols, json, &mut set, o, e).map(|()| Outcome::Success)
+    })
 }
 
 fn import_sampler(

@@ -12,6 +12,8 @@ use serde::{Deserialize, Serialize};
 
 pub mod samples;
 
+pub mod functions;
+
 pub use samples::{groupings, report, weighted_report};
 
 /// What a sample report's percentages weigh (`--weight`).
@@ -81,6 +83,16 @@ pub enum By {
     Event,
     /// MTMC tasks: duration, counter deltas, topdown; totals per thread and core.
     Task,
+    /// Functions, from the modules' ELF symbol tables and DWARF (see docs/SYMBOLS.md).
+    Function,
+    /// Source lines (DWARF), the line of the sampled address itself.
+    Line,
+    /// Sampled addresses, each with its module, ELF virtual address and function.
+    Address,
+    /// Several groupings at once (`--by module,function`): each row's key is
+    /// a [`Key::Combined`] whose parts follow the order asked.
+    #[value(skip)]
+    Combined,
 }
 
 impl By {
@@ -93,7 +105,16 @@ impl By {
             By::Module => "module",
             By::Event => "event",
             By::Task => "task",
+            By::Function => "function",
+            By::Line => "line",
+            By::Address => "address",
+            By::Combined => "combined",
         }
+    }
+
+    /// Whether the grouping needs the modules' symbols.
+    pub fn symbolic(self) -> bool {
+        matches!(self, By::Function | By::Line | By::Address)
     }
 }
 
@@ -135,7 +156,7 @@ impl Default for ReportOptions {
 
 /// What a row counts: one per kind of grouping, with the structured fields
 /// of the thing (serialized with a `kind` tag, absent values as `null`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Key {
     /// A process instance of the bind.
@@ -197,6 +218,44 @@ pub enum Key {
     },
     /// Samples the bind gives no process or thread.
     Unbound,
+    /// A function of a module (`--by function`).
+    Function {
+        /// The module's file name (`None`: no module covers the samples).
+        module: Option<String>,
+        /// The function, demangled; `None` when it could not be named.
+        name: Option<String>,
+        /// When `name` is `None`, why, as the table shows it:
+        /// `[unknown in libfoo.so: no symbols]`, `[no module]`, `[kernel]`.
+        unknown: Option<String>,
+    },
+    /// A source line (`--by line`): where the sampled address's code came
+    /// from, inlined code included.
+    Line {
+        /// The source file, as DWARF names it; `None` without line information.
+        file: Option<String>,
+        /// The line.
+        line: Option<u32>,
+        /// The function the address is in (the outermost, not the inlined one).
+        function: Option<String>,
+        /// When `file` is `None`, why (`[unknown in app: no line information]`).
+        unknown: Option<String>,
+    },
+    /// A sampled address (`--by address`).
+    Address {
+        /// The module's file name (`None`: no module covers it).
+        module: Option<String>,
+        /// The address as sampled.
+        address: u64,
+        /// The ELF virtual address it translates to, when the module's file was found.
+        vaddr: Option<u64>,
+        /// `function+0xoffset`, or why it is unknown.
+        function: String,
+    },
+    /// Several groupings (`--by module,function`), in the order asked.
+    Combined {
+        /// One key per grouping.
+        parts: Vec<Key>,
+    },
 }
 
 impl fmt::Display for Key {
@@ -226,6 +285,50 @@ impl fmt::Display for Key {
             Key::Task { index, .. } => write!(f, "task {index}"),
             Key::Core { core } => write!(f, "core {core}"),
             Key::Unbound => f.write_str("?"),
+            Key::Function { name, unknown, .. } => f.write_str(name.as_deref().or(unknown.as_deref()).unwrap_or("?")),
+            Key::Line { file: None, unknown, .. } => f.write_str(unknown.as_deref().unwrap_or("?")),
+            Key::Line { file: Some(file), line, function, .. } => {
+                f.write_str(file)?;
+                if let Some(l) = line {
+                    write!(f, ":{l}")?;
+                }
+                match function {
+                    Some(func) => write!(f, " ({func})"),
+                    None => Ok(()),
+                }
+            }
+            Key::Address { module, address, vaddr, function } => {
+                write!(f, "{address:#x} {}", module.as_deref().unwrap_or("-"))?;
+                if let Some(v) = vaddr {
+                    write!(f, " {v:#x}")?;
+                }
+                write!(f, " {function}")
+            }
+            Key::Combined { parts } => {
+                for (i, p) in parts.iter().enumerate() {
+                    write!(f, "{}{p}", if i > 0 { "  " } else { "" })?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+impl Key {
+    /// The name of the grouping that makes keys of this kind (`module` for
+    /// [`Key::UnknownModule`] too), for table headings.
+    pub fn grouping(&self) -> &'static str {
+        match self {
+            Key::Process { .. } => "process",
+            Key::Thread { .. } => "thread",
+            Key::Module { .. } | Key::UnknownModule => "module",
+            Key::Event { .. } => "event",
+            Key::Task { .. } | Key::Core { .. } => "task",
+            Key::Unbound => "?",
+            Key::Function { .. } => "function",
+            Key::Line { .. } => "line",
+            Key::Address { .. } => "address",
+            Key::Combined { .. } => "combined",
         }
     }
 }
@@ -390,7 +493,13 @@ pub fn write_json(r: &Report, out: &mut dyn Write) -> std::io::Result<()> {
 /// Writes a sample report as a table: a heading line, then samples,
 /// percent and label per row.
 pub fn write_table(r: &Report, out: &mut dyn Write) -> std::io::Result<()> {
-    let by = r.by.name();
+    let combined = match (r.by, r.rows.first().map(|row| &row.key)) {
+        (By::Combined, Some(Key::Combined { parts })) => {
+            Some(parts.iter().map(Key::grouping).collect::<Vec<_>>().join(","))
+        }
+        _ => None,
+    };
+    let by = combined.as_deref().unwrap_or(r.by.name());
     writeln!(out, "{}: stream {}, {} of {} samples, by {by}", r.file, r.stream, r.samples, r.records)?;
     writeln!(out, "{:>10} {:>7}  {by}", "samples", "percent")?;
     for row in &r.rows {

@@ -78,6 +78,9 @@ pub fn weighted_report(
     if opts.by == By::Task {
         return Err(CliError::msg("--by task is the MTMC task report, not a sample count"));
     }
+    if opts.by.symbolic() || opts.by == By::Combined {
+        return Err(CliError::msg(format!("--by {} needs the symbolizer: report::functions::report", opts.by.name())));
+    }
     let works = groupings(file, n)?;
     let by = match opts.by {
         By::Auto => *works.first().ok_or_else(|| {
@@ -138,7 +141,7 @@ pub fn weighted_report(
         By::Process | By::Module => true,
         By::Thread => !direct_tid || bound_filters,
         By::Event => bound_filters,
-        By::Task | By::Auto => false,
+        By::Task | By::Auto | By::Function | By::Line | By::Address | By::Combined => false,
     };
     let memory;
     let view: Option<BindView<'_>> = match stored {
@@ -263,7 +266,7 @@ pub fn weighted_report(
                     (None, Some(at)) => read_le(rec, at, 4),
                     (None, None) => u64::from(events[0].id),
                 }),
-                By::Task | By::Auto => None,
+                By::Task | By::Auto | By::Function | By::Line | By::Address | By::Combined => None,
             };
             *counts.entry(key).or_default() += 1;
             total += 1;
@@ -330,7 +333,7 @@ pub fn weighted_report(
                 id: e as u32,
                 name: events.iter().find(|ev| u64::from(ev.id) == e).and_then(|ev| string(ev.name)),
             },
-            (_, None) | (By::Task | By::Auto, _) => Key::Unbound,
+            (_, None) | (By::Task | By::Auto | By::Function | By::Line | By::Address | By::Combined, _) => Key::Unbound,
         }
     };
     let mut counted: Vec<(Option<u64>, u64)> = counts.into_iter().collect();

@@ -1,0 +1,144 @@
+//! Symbolizing 1 M samples over 20 modules against binding them: a C
+//! library of 2,000 functions built with `cc -g -O1`, copied under 20
+//! names (each found and parsed on its own), 1 M samples with a
+//! profile-like skew written to a TB5 file through the C-API layout (load
+//! bases). Prints the bind's time, the symbolizer's time for every sample
+//! (no deduplication) and `report --by function`'s whole time.
+//! `cargo bench -p tbrw-cli --bench symbols`.
+
+use std::fmt::Write as _;
+use std::process::Command;
+use std::time::Instant;
+
+use object::{Object, ObjectSymbol};
+use tbrw::*;
+use tbrw_cli::imported::{field, write_globals};
+use tbrw_cli::report::{functions, By, ReportOptions};
+use tbrw_cli::symbols::{FileSymbols, SymbolOptions};
+
+const MODULES: u64 = 20;
+const FUNCTIONS: usize = 2000;
+const SAMPLES: u64 = 1_000_000;
+
+fn main() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut src = String::from("__attribute__((noinline)) int f0(int x) { return x + 1; }\n");
+    for i in 1..FUNCTIONS {
+        writeln!(src, "__attribute__((noinline)) int f{i}(int x) {{ int s = 0; for (int j = 0; j < (x & 7); j++) s += (x ^ j) * {i}; return s + f{}(x >> 1); }}", i - 1).unwrap();
+    }
+    let c = dir.path().join("lib.c");
+    std::fs::write(&c, src).unwrap();
+    let lib = dir.path().join("libbench.so");
+    let built = Command::new("cc").args(["-g", "-O1", "-shared", "-fPIC"]).arg(&c).arg("-o").arg(&lib).status();
+    if !built.is_ok_and(|s| s.success()) {
+        eprintln!("note: cc could not build the library: bench skipped");
+        return;
+    }
+    let data = std::fs::read(&lib).unwrap();
+    let elf = object::File::parse(&*data).unwrap();
+    let funcs: Vec<(u64, u64)> = elf
+        .symbols()
+        .filter(|s| s.kind() == object::SymbolKind::Text && s.size() > 0)
+        .map(|s| (s.address(), s.size()))
+        .collect();
+    let base = |m: u64| 0x7f00_0000_0000 + m * 0x100_0000;
+    let modules: Vec<Module> = (0..MODULES)
+        .map(|m| {
+            let path = dir.path().join(format!("libbench{m}.so"));
+            std::fs::copy(&lib, &path).unwrap();
+            Module {
+                associated_pid: 1,
+                flags: if m == 0 {
+                    ModuleFlags::LOADED | ModuleFlags::FIRST_MODULE_REC_IN_PROCESS
+                } else {
+                    ModuleFlags::LOADED
+                },
+                segment_type: processor_mode::BIT64,
+                load_address: base(m),
+                length: 0x100_0000,
+                unload_tsc: NEVER_UNLOADED,
+                path: Some(path.to_str().unwrap().to_owned()),
+                ..Default::default()
+            }
+        })
+        .collect();
+    // xorshift; a skew like a profile's: most samples in few functions.
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let mut bytes = Vec::with_capacity(SAMPLES as usize * 16);
+    for _ in 0..SAMPLES {
+        let m = next() % MODULES;
+        let r = next();
+        let f = if r % 4 == 0 { (r >> 8) as usize % funcs.len() } else { (r >> 8) as usize % 40 };
+        let (a, size) = funcs[f];
+        let pc = base(m) + a + (r >> 32) % size;
+        bytes.extend_from_slice(&pc.to_le_bytes());
+        bytes.extend_from_slice(&1u32.to_le_bytes());
+        bytes.extend_from_slice(&1u32.to_le_bytes());
+    }
+    let tb5 = dir.path().join("bench.tb5");
+    let mut w = Tb5Writer::create(&tb5).unwrap();
+    let os = Os { platform: os_family::LINUX64, name: Some("Linux".into()), ..Default::default() };
+    write_globals(&mut w, &Software { host: None, os: Some(os), application: None }).unwrap();
+    w.write_modules(&modules).unwrap();
+    let mut st = w
+        .stream(0)
+        .unwrap()
+        .info(&StreamInfo { stream_type: stream_type::SAMPLING, ..Default::default() })
+        .unwrap()
+        .data_descriptor(&[
+            field(desc_type::IP, desc_subtype::NONE, 8, "pc"),
+            field(desc_type::PID, desc_subtype::NONE, 4, "pid"),
+            field(desc_type::TID, desc_subtype::NONE, 4, "tid"),
+        ])
+        .unwrap();
+    st.events(&[Event { id: 0, flags: EventFlags::TBS, name: Some("cycles".into()), ..Default::default() }]).unwrap();
+    let mut d = st.data().unwrap();
+    d.add(&bytes).unwrap();
+    d.done().unwrap();
+    st.finish().unwrap();
+    w.close().unwrap();
+
+    let file = Tb5File::open(&tb5).unwrap();
+    let t = Instant::now();
+    let bound = bind::bind_in_memory(&file, 0).unwrap();
+    let bind_s = t.elapsed().as_secs_f64();
+    drop(bound);
+
+    let opts = SymbolOptions { debug_dirs: Vec::new(), ..Default::default() };
+    for lines in [true, false] {
+        let mut syms = FileSymbols::new(&file, &modules, &opts).unwrap();
+        if !lines {
+            syms = FileSymbols::with_config(&file, &modules, tbrw_symbols::Config { lines: false, ..opts.config() })
+                .unwrap();
+        }
+        let t = Instant::now();
+        let mut named = 0u64;
+        for rec in bytes.chunks_exact(16) {
+            let pc = u64::from_le_bytes(rec[..8].try_into().unwrap());
+            let m = (pc - base(0)) / 0x100_0000;
+            named += u64::from(syms.symbolize(Some(m), pc, &mut std::io::sink()).function.is_some());
+        }
+        let s = t.elapsed().as_secs_f64();
+        assert!(named * 100 >= SAMPLES * 99, "{named} named");
+        println!(
+            "symbolize 1 M samples, 20 modules, DWARF {}: {s:.3} s; bind: {bind_s:.3} s; ratio {:.2}",
+            if lines { "on " } else { "off" },
+            s / bind_s
+        );
+    }
+    let t = Instant::now();
+    let r =
+        functions::report(&file, &ReportOptions::default(), &[By::Function], &opts, &mut std::io::sink(), &mut |_| {})
+            .unwrap();
+    println!(
+        "report --by function (bind in memory + count + symbolize distinct addresses): {:.3} s, {} rows",
+        t.elapsed().as_secs_f64(),
+        r.rows.len()
+    );
+}
