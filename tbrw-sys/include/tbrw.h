@@ -11,6 +11,8 @@
  *   ENOMEM with TBRW_NO_MEMORY, and 0 when the OS was not involved (a
  *   damaged file, a lifecycle error). strerror(errno) gives its message.
  *   A successful call leaves errno alone.
+ * - TBRW_enumerate_data hands out the records in place in the mapped file:
+ *   the buffer is read-only (guide 5.9: const void *); writing into it faults.
  * - A file open for reading is memory-mapped: if another process truncates
  *   it meanwhile, touching the lost pages raises SIGBUS (see the README).
  * - Strings are written as TBRW_CHAR (wchar_t) pointers and read back as
