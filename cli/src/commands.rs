@@ -320,7 +320,21 @@ pub fn import_mtmc(
 ) -> Result<(), CliError> {
     check_input(log, "an MTMC task log")?;
     check_output(output, &[log], force)?;
-    let stats = mtmc::import_mtmc_with(stdin_path(log), output, opts, progress)?;
+    // The import reads its log twice (checked whole before the output is
+    // created, then written): standard input is spooled to an unnamed
+    // temporary file first, which goes away with the process.
+    let spooled;
+    let stats = if log.as_os_str() == "-" {
+        let mut tmp =
+            tempfile::tempfile().map_err(|e| CliError::msg(format!("standard input: a temporary file: {e}")))?;
+        std::io::copy(&mut std::io::stdin().lock(), &mut tmp)
+            .map_err(|e| CliError::msg(format!("standard input: {e}")))?;
+        spooled = tmp;
+        let path = PathBuf::from(format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&spooled)));
+        mtmc::import_mtmc_with(&path, output, opts, progress)?
+    } else {
+        mtmc::import_mtmc_with(log, output, opts, progress)?
+    };
     let layout = match stats.layout {
         Some(mtmc::Layout::V2023) => "2023 layout",
         _ => "v0.1 layout",

@@ -185,13 +185,11 @@ pub fn export_vtune_csv(file: &Path, dir: &Path, opts: &CsvOptions) -> std::resu
     if host.is_none() {
         missing.push("--hostname H (the file records no host name)".to_owned());
     }
-    let clockless: Vec<String> =
-        streams.iter().filter(|&&n| needs_clock(&f, n, opts).unwrap_or(false)).map(u32::to_string).collect();
+    let clockless: Vec<(u32, String)> =
+        streams.iter().filter_map(|&n| needs_clock(&f, n, opts).ok().flatten().map(|why| (n, why))).collect();
     if !clockless.is_empty() && clockless.len() == streams.len() {
-        missing.push(format!(
-            "--clock C (the time stamps of stream {} do not say which clock they are on)",
-            clockless.join(", ")
-        ));
+        let why: Vec<String> = clockless.iter().map(|(n, why)| format!("stream {n}: {why}")).collect();
+        missing.push(format!("--clock C ({})", why.join("; ")));
     }
     if !missing.is_empty() {
         return Err(CliError::msg(format!("{}: give {}", file.display(), missing.join(" and "))));
@@ -225,20 +223,23 @@ pub fn export_vtune_csv(file: &Path, dir: &Path, opts: &CsvOptions) -> std::resu
 
 /// Whether stream `n`'s time stamps are nanoseconds of a clock their name
 /// does not give and `--clock` is not there to say.
-fn needs_clock(f: &Tb5File, n: u32, opts: &CsvOptions) -> std::result::Result<bool, CliError> {
+fn needs_clock(f: &Tb5File, n: u32, opts: &CsvOptions) -> std::result::Result<Option<String>, CliError> {
     let s = f.stream(n)?;
-    let Some(layout) = s.layout()? else { return Ok(false) };
+    let Some(layout) = s.layout()? else { return Ok(None) };
     if opts.clock.is_some() || (layout.legacy_pc_offset().is_some() && layout.tsc_offset().is_some()) {
-        return Ok(false);
+        return Ok(None);
     }
     let descs = s.descriptor()?.unwrap_or_default();
     let Some(t) =
         layout.fields().iter().find(|fl| fl.desc_type == desc_type::TIME_STAMP && (fl.size == 8 || fl.size == 4))
     else {
-        return Ok(false);
+        return Ok(None);
     };
     let name = descs.get(t.entry).and_then(|d| f.string_opt(d.name).ok().flatten()).unwrap_or("");
-    Ok(t.subtype == desc_subtype::TS_NANOSECONDS && clock_of(t, name).is_err())
+    if t.subtype != desc_subtype::TS_NANOSECONDS {
+        return Ok(None);
+    }
+    Ok(clock_of(t, name).err())
 }
 
 /// Exports one stream: `Ok(Ok(path))`, or `Ok(Err(why))` when the stream

@@ -82,10 +82,14 @@ pub fn module_notes(text: &str) -> HashMap<u64, ModuleNote> {
 }
 
 /// Whether the file is a `tbrw import sampler` result: a stream whose
-/// user-defined section is the import's `sampler magic=…` line.
+/// user-defined section is the import's `sampler layout=… magic=…` line (or
+/// the `sampler magic=…` line of imports made before the layouts were told
+/// apart).
 pub fn is_sampler_import(file: &Tb5File) -> bool {
     (0..file.stream_count()).any(|n| {
-        file.stream(n).and_then(|s| s.user_defined()).is_ok_and(|u| u.is_some_and(|b| b.starts_with(b"sampler magic=")))
+        file.stream(n)
+            .and_then(|s| s.user_defined())
+            .is_ok_and(|u| u.is_some_and(|b| b.starts_with(b"sampler magic=") || b.starts_with(b"sampler layout=")))
     })
 }
 

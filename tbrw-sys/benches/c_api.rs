@@ -1,4 +1,4 @@
-//! Issue 13's benchmark: what a C user sees. Builds `c_api_bench.c` (at
+//! The C API benchmark: what a C user sees. Builds `c_api_bench.c` (at
 //! -O2, against the release `libtbrw.so` the shared C harness builds) and
 //! runs each phase in its own process, the library's next to a hand-written
 //! C baseline on the same samples, then prints time, peak memory and the
@@ -11,7 +11,7 @@
 //!   sort + binary search over `TBRW_enumerate_data`; both count the samples
 //!   that land in a module, and must agree.
 //!
-//! `cargo bench -p tbrw-sys --bench c_api` runs the issue's workloads (10 M
+//! `cargo bench -p tbrw-sys --bench c_api` runs the default workloads (10 M
 //! samples over 10,000 modules in 100 processes, then 1 process with 50
 //! modules); `-- SAMPLES MODULES PROCESSES` runs one workload of your own.
 

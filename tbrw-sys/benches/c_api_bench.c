@@ -1,4 +1,4 @@
-/* Issue 13's benchmark, one phase per run (the driver, c_api.rs, runs them
+/* The C API benchmark, one phase per run (the driver, c_api.rs, runs them
  * side by side and prints the ratios). Every phase prints
  * "<seconds> <samples counted or summed> <peak RSS KiB>".
  *

@@ -147,7 +147,7 @@ fn pkg_config_file_gives_the_flags() {
     assert!(flags.contains(&format!("-Wl,-rpath,{}", lib.display())), "{flags}");
 }
 
-// --- issue 12 items 1, 11 (the read side) ---
+// --- the read side: damaged counts, tables of a read-only bind ---
 
 /// Rewrites the first directory entry of `kind` with `patch(entry, section)`,
 /// then recomputes the checksums that cover it (the section's from the
@@ -201,7 +201,7 @@ fn a_read_only_bind_makes_its_process_thread_tables_readable() {
     assert_eq!(check_program("bind_tables", &[f.to_str().unwrap()]), "bind tables: ok\n");
 }
 
-// --- issue 14 items 5-10 (hostile callers and systems) ---
+// --- hostile callers and systems ---
 
 #[test]
 fn hostile_paths_counts_writers_and_os_errors() {
@@ -223,7 +223,7 @@ fn exiting_without_close_leaves_no_work_file_either() {
     assert!(left.is_empty(), "{left:?}");
 }
 
-// ---- issue 12, writing side (items 2, 7, 8, 9, 10)
+// --- the writing side: ids, any-order sections, verify before close, done_, const ---
 
 #[test]
 fn const_prototypes_as_intels_header() {

@@ -6,7 +6,7 @@
 //! a sample count to run just that: `cargo bench -p tbrw --bench
 //! legacy_samples -- 50000000`. Set TBRW_BENCH_DIR to choose the disk.
 //!
-//! Figures, as the issue asks:
+//! Figures:
 //! - write: the whole create → add → close path, including the final fsync,
 //!   against `dd if=/dev/zero bs=1M conv=fsync` of the same size on the
 //!   same disk;

@@ -1,6 +1,6 @@
-//! Issue 12, writing side: stream sections in any order (item 7), verify
-//! and close agreeing on what a session wrote (item 8), and `done_`
-//! closing its section whatever it returns (item 9).
+//! The writing side's rules: stream sections in any order, verify and
+//! close agreeing on what a session wrote, and `done_` closing its section
+//! whatever it returns.
 
 mod common;
 

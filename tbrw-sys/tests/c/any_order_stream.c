@@ -1,4 +1,4 @@
-/* Issue 12 item 7 (guide 5.2: stream sections in any order): data added
+/* Guide 5.2 (stream sections in any order): data added
  * before the data descriptor wait, and are checked when it is done; a
  * descriptor that does not fit them is refused and dropped. Usage:
  * any_order_stream FILE */

@@ -1,4 +1,4 @@
-/* Issue 12 item 11: a file without a process/thread section, bound
+/* A file without a process/thread section, bound
  * read-only: the tables the bind generates (guide 6.2) are read through the
  * ordinary section calls while the in-memory bind exists, and are gone again
  * after TBRW_unbind. Usage: bind_tables FILE.tb5 */

@@ -1,4 +1,4 @@
-/* Issue 12 item 10: the prototypes take const where Intel's public tbrw.h
+/* The prototypes take const where Intel's public tbrw.h
  * does, so the ids of a structure from TBRW_get_one_module (a const
  * TBRW_MODULE) go straight to TBRW_convert_uniqueid_to_string from C and
  * C++ under -Werror. Usage: const_prototypes FILE */

@@ -1,4 +1,4 @@
-/* Issue 12 item 2: the guide's tbrw_reader -> tbrw_writer flow copies
+/* The guide's tbrw_reader -> tbrw_writer flow copies
  * structures read from one handle into another. Their string fields hold
  * ids, not pointers: the library resolves them through the handle they
  * came from while it is open and refuses them (TBRW_BAD_PARAMETER) after,

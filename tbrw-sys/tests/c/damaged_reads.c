@@ -1,4 +1,4 @@
-/* Issue 12 item 1: a damaged file with valid checksums never makes a read
+/* A damaged file with valid checksums never makes a read
  * hand out more entries than its buffers hold. argv[1]: a bound file whose
  * stored bind holds fewer data binds than the stream has records; argv[2]: a
  * file whose data section's record size disagrees with its descriptor. Both

@@ -1,4 +1,4 @@
-/* Issue 12 item 9: every writing_ has its done_, and after done_ the
+/* Every writing_ has its done_, and after done_ the
  * section is closed whatever it returns. Sections holding one structure
  * (hardware, software, version info, stream info, data descriptor) given
  * nothing give TBRW_NO_DATA_TO_WRITE and are dropped; tables and bytes

@@ -1,4 +1,4 @@
-/* Helpers of the issue 12 writing-side C tests. Valid C11 and C++. */
+/* Helpers of the writing-side C tests. Valid C11 and C++. */
 #ifndef TBRW_TEST_ISSUE12_WRITE_H
 #define TBRW_TEST_ISSUE12_WRITE_H
 

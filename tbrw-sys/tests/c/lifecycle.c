@@ -1,4 +1,4 @@
-/* Every lifecycle error of the issue with its code, the get_ buffer
+/* Every lifecycle error with its code, the get_ buffer
  * protocol, callbacks that stop early or fail, foreign handles and NULL
  * pointers, the string conversions. Usage: lifecycle DIR */
 #include "check.h"

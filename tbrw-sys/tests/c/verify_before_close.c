@@ -1,4 +1,4 @@
-/* Issue 12 item 8: TBRW_verify on a writing handle applies the rules of
+/* TBRW_verify on a writing handle applies the rules of
  * TBRW_verify after reopening to what the session wrote, and TBRW_close
  * refuses, with the same code, to commit a file verify calls damaged (a
  * sample whose eventIndex names no event); the handle is left to abort.
