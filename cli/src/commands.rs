@@ -240,17 +240,27 @@ pub fn report(
     .map_err(written)
 }
 
+/// What `tbrw import sampler` is told besides its paths.
+#[derive(Clone, Copy, Debug)]
+pub struct SamplerArgs<'a> {
+    /// The stream's pid and host.
+    pub opts: &'a ImportOptions,
+    /// The layout and voltage.
+    pub profile: &'a ProfileOptions,
+    /// Replace an existing output (`--force`).
+    pub force: bool,
+}
+
 /// `tbrw import sampler`. `progress` gets (decompressed) bytes read.
 pub fn import_sampler(
     profile: &Path,
     output: &Path,
-    opts: &ImportOptions,
-    popts: &ProfileOptions,
-    force: bool,
+    args: SamplerArgs<'_>,
     progress: &mut dyn FnMut(u64),
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<(), CliError> {
+    let SamplerArgs { opts, profile: popts, force } = args;
     check_input(profile, "a sampler profile")?;
     check_output(output, &[profile], force)?;
     let stats = sampler::import_profile(profile, output, opts, popts, progress)?;

@@ -373,7 +373,8 @@ fn import_sampler(
     let bar = progress(len, "import");
     let mut set = |n: u64| bar.set_position(n.min(len));
     after_bar(&bar, out, |o, e| {
-        commands::import_sampler(profile, output, opts, popts, force, &mut set, o, e).map(|()| Outcome::Success)
+        let args = commands::SamplerArgs { opts, profile: popts, force };
+        commands::import_sampler(profile, output, args, &mut set, o, e).map(|()| Outcome::Success)
     })
 }
 

@@ -2,7 +2,7 @@
  * before the data descriptor wait, and are checked when it is done; a
  * descriptor that does not fit them is refused and dropped. Usage:
  * any_order_stream FILE */
-#include "issue12_write.h"
+#include "write_helpers.h"
 
 int main(int argc, char **argv) {
     TBRW_PTR h = NULL;

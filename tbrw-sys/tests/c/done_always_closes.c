@@ -5,7 +5,7 @@
  * (modules, processes and threads, events, data, user-defined) may be
  * empty; a data section ending mid-record is dropped. TBRW_close then
  * succeeds. Usage: done_always_closes FILE */
-#include "issue12_write.h"
+#include "write_helpers.h"
 
 int main(int argc, char **argv) {
     TBRW_PTR h = NULL;

@@ -3,7 +3,7 @@
  * refuses, with the same code, to commit a file verify calls damaged (a
  * sample whose eventIndex names no event); the handle is left to abort.
  * Usage: verify_before_close DIR */
-#include "issue12_write.h"
+#include "write_helpers.h"
 
 static wchar_t *path_in(const char *dir, const char *name) {
     char buf[4096];
