@@ -170,3 +170,16 @@ fn vtune_csv_names_every_missing_option_and_leaves_nothing() {
     assert!(!dir.path().join("new").exists(), "no folder left behind");
     ok(&["export", "vtune-csv", s(&w), "-o", s(&out), "--hostname", "target", "--clock", "monotonic-raw"]);
 }
+
+#[test]
+fn info_escapes_names_and_gives_event_ids_in_hex() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = dir.path().join("w.tb5");
+    ok(&["import", "winidea", WINIDEA, "-o", s(&w)]);
+    let info = ok(&["info", s(&w)]);
+    // The export's `"TestStatic1.c"#StaticFunc` keeps its quotes, escaped.
+    assert!(info.contains(r##""\"TestStatic1.c\"#StaticFunc""##), "{info}");
+    assert!(!info.contains(r#"""TestStatic1"#), "{info}");
+    // winIDEA handles are hex in the export: the id is given in hex too.
+    assert!(info.contains("(0x10000004)"), "{info}");
+}

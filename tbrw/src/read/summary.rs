@@ -35,7 +35,7 @@ pub fn write_summary(file: &Tb5File, out: &mut dyn Write) -> Result<()> {
             Some(i) => format!(
                 "type {}{}",
                 i.stream_type,
-                file.string_opt(i.comment)?.map(|c| format!(" \"{c}\"")).unwrap_or_default()
+                file.string_opt(i.comment)?.map(|c| format!(" {c:?}")).unwrap_or_default()
             ),
             None => "no stream info".into(),
         };
@@ -50,13 +50,15 @@ pub fn write_summary(file: &Tb5File, out: &mut dyn Write) -> Result<()> {
             for f in layout.fields() {
                 let name = descs.get(f.entry).map(|d| file.string_opt(d.name)).transpose()?.flatten().unwrap_or("");
                 let t = desc_type::name(f.desc_type).map_or_else(|| format!("{:#06x}", f.desc_type), str::to_owned);
-                writeln!(out, "    field {:>3}..{:<3} {t} \"{name}\"", f.offset, f.offset + f.size).map_err(&e)?;
+                writeln!(out, "    field {:>3}..{:<3} {t} {name:?}", f.offset, f.offset + f.size).map_err(&e)?;
             }
         }
         if let Some(events) = s.events()? {
             for ev in events {
                 let name = file.string_opt(ev.name)?.unwrap_or("");
-                writeln!(out, "    event {} \"{name}\" sav {}", ev.id, ev.sav).map_err(&e)?;
+                // Names are quoted with their quotes escaped; ids are printed
+                // in hex too, as winIDEA exports give their handles.
+                writeln!(out, "    event {} ({:#x}) {name:?} sav {}", ev.id, ev.id, ev.sav).map_err(&e)?;
             }
         }
         if s.has_section(StreamSection::UserDefinedStream) {
