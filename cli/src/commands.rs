@@ -255,3 +255,36 @@ pub fn export_sampler(file: &Path, stream: u32, output: &Path, out: &mut dyn Wri
     }
     Ok(())
 }
+
+/// `tbrw import perf`: a perf.data file (`-`: standard input) into a new
+/// TB5 file; skipped record types and lost samples are noted on `err`.
+pub fn import_perf(
+    data: &Path,
+    output: &Path,
+    progress: &mut dyn FnMut(u64),
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<(), CliError> {
+    let stats = crate::perf::import_perf(data, output, progress)?;
+    writeln!(
+        out,
+        "{}: {} samples of {} events, {} modules, {} call-chain frames",
+        output.display(),
+        stats.samples,
+        stats.events,
+        stats.modules,
+        stats.frames
+    )
+    .map_err(written)?;
+    if stats.skipped > 0 || stats.lost > 0 {
+        writeln!(
+            err,
+            "tbrw: {}: {} records of types the import does not use skipped; perf lost {} samples",
+            data.display(),
+            stats.skipped,
+            stats.lost
+        )
+        .map_err(written)?;
+    }
+    Ok(())
+}

@@ -93,6 +93,14 @@ enum Import {
         #[arg(long)]
         hostname: Option<String>,
     },
+    /// A Linux perf.data file (`-` for standard input, pipe mode).
+    Perf {
+        /// The perf.data file.
+        data: PathBuf,
+        /// The TB5 file to write.
+        #[arg(short, long)]
+        output: PathBuf,
+    },
     /// An MTMC temporal profiler raw task log.
     Mtmc {
         /// The log.
@@ -196,6 +204,7 @@ fn run(cli: Cli) -> Result<Outcome, CliError> {
         Command::Import(Import::Sampler { profile, output, pid, hostname }) => {
             import_sampler(&profile, &output, &ImportOptions { pid, hostname }, &mut out)
         }
+        Command::Import(Import::Perf { data, output }) => import_perf(&data, &output, &mut out),
         Command::Import(Import::Mtmc { log, output }) => import_mtmc(&log, &output, &mut out),
         Command::Import(Import::Winidea { export, bin, bin_version, output, check }) => {
             import_winidea(&export, bin.as_deref(), bin_version, &output, check, &mut out)
@@ -237,6 +246,13 @@ fn import_sampler(
     after_bar(&bar, out, |o, e| {
         commands::import_sampler(profile, output, opts, &mut set, o, e).map(|()| Outcome::Success)
     })
+}
+
+fn import_perf(data: &Path, output: &Path, out: &mut dyn Write) -> Result<Outcome, CliError> {
+    let len = std::fs::metadata(data).map(|m| m.len()).unwrap_or(0);
+    let bar = progress(len, "import");
+    let mut set = |n: u64| bar.set_position(n.min(len));
+    after_bar(&bar, out, |o, e| commands::import_perf(data, output, &mut set, o, e).map(|()| Outcome::Success))
 }
 
 fn import_mtmc(log: &Path, output: &Path, out: &mut dyn Write) -> Result<Outcome, CliError> {
