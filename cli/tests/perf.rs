@@ -65,7 +65,7 @@ fn record(dir: &Path, name: &str, args: &[&str]) -> Option<PathBuf> {
 /// `perf report --sort KEY -F sample,KEY` as key → samples, per event name.
 fn perf_counts(data: &Path, key: &str) -> BTreeMap<String, BTreeMap<String, u64>> {
     let o = Command::new("perf")
-        .args(["report", "--stdio", "-i"])
+        .args(["report", "--stdio", "--no-children", "-g", "none", "-i"])
         .arg(data)
         .args(["--sort", key, "-F", &format!("sample,{key}")])
         .output()
@@ -130,8 +130,7 @@ fn tbrw_module_counts_per_event(file: &Path) -> BTreeMap<String, BTreeMap<String
     let layout = s.layout().unwrap().unwrap();
     let ev = layout.find(0x4402, None).unwrap();
     let events = s.events().unwrap().unwrap();
-    let modules: Vec<Module> =
-        f.modules().unwrap().unwrap().iter().map(|m| f.resolve(m.unwrap()).unwrap()).collect();
+    let modules: Vec<Module> = f.modules().unwrap().unwrap().iter().map(|m| f.resolve(m.unwrap()).unwrap()).collect();
     let bind = tbrw::bind::bind_in_memory(&f, 0).unwrap();
     let data = s.data().unwrap().unwrap();
     let mut all: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
@@ -219,7 +218,9 @@ fn a_truncated_file_names_file_record_and_offset_and_leaves_nothing() {
     let leftovers: Vec<_> = std::fs::read_dir(dir.path())
         .unwrap()
         .filter_map(|e| e.ok())
-        .filter(|e| e.file_name().to_string_lossy().contains("tb5") || e.file_name().to_string_lossy().starts_with(".tbrw"))
+        .filter(|e| {
+            e.file_name().to_string_lossy().contains("tb5") || e.file_name().to_string_lossy().starts_with(".tbrw")
+        })
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
