@@ -585,3 +585,39 @@ pub fn annotate(
         annotate::write_text(&a, out).map_err(written)
     }
 }
+
+/// `tbrw import perf`: a perf.data file (`-`: standard input) into a new
+/// TB5 file; skipped record types and lost samples are noted on `err`.
+pub fn import_perf(
+    data: &Path,
+    output: &Path,
+    progress: &mut dyn FnMut(u64),
+    force: bool,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<(), CliError> {
+    check_input(data, "a perf.data file")?;
+    check_output(output, &[data], force)?;
+    let stats = crate::perf::import_perf(data, output, progress)?;
+    writeln!(
+        out,
+        "{}: {} samples of {} events, {} modules, {} call-chain frames",
+        output.display(),
+        stats.samples,
+        stats.events,
+        stats.modules,
+        stats.frames
+    )
+    .map_err(written)?;
+    if stats.skipped > 0 || stats.lost > 0 {
+        writeln!(
+            err,
+            "tbrw: {}: {} records of types the import does not use skipped; perf lost {} samples",
+            data.display(),
+            stats.skipped,
+            stats.lost
+        )
+        .map_err(written)?;
+    }
+    Ok(())
+}

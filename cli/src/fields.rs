@@ -4,7 +4,8 @@
 //! module of the command line goes through.
 //!
 //! Ranges: 0x40xx sampler profiles, 0x41xx MTMC tasks (0x4130 + i their
-//! constants, 0x4200 + i and 0x4300 + i their counters), 0x44xx winIDEA calls and writes. The
+//! constants, 0x4200 + i and 0x4300 + i their counters), 0x44xx winIDEA
+//! calls and writes, 0x45xx perf.data imports. The
 //! meaning of each is in docs/IMPORT.md.
 
 use tbrw::{desc_type, Field};
@@ -87,6 +88,15 @@ pub const EVENT_ID: u16 = 0x4402;
 /// The value a winIDEA data write wrote (8 bytes).
 pub const WRITTEN_VALUE: u16 = 0x4405;
 
+/// The period of a perf sample: the events it stands for (8 bytes).
+pub const PERIOD: u16 = 0x4500;
+/// A call-chain frame's sample: the index in stream 0 of the sample whose
+/// chain it belongs to (8 bytes).
+pub const CALLCHAIN_SAMPLE: u16 = 0x4501;
+/// A call-chain frame's depth: 0 for the sampled ip's frame, then each
+/// caller one more (4 bytes).
+pub const CALLCHAIN_DEPTH: u16 = 0x4502;
+
 /// Every single-code type of the registry with its name (the counter
 /// ranges are named by [`name`]).
 pub const REGISTRY: &[(u16, &str)] = &[
@@ -120,6 +130,9 @@ pub const REGISTRY: &[(u16, &str)] = &[
     (CALL_GROSS, "gross_ns"),
     (EVENT_ID, "event_id"),
     (WRITTEN_VALUE, "value"),
+    (PERIOD, "period"),
+    (CALLCHAIN_SAMPLE, "callchain_sample"),
+    (CALLCHAIN_DEPTH, "callchain_depth"),
 ];
 
 /// The name of one of this project's field types, TBRW's name for a
@@ -197,7 +210,7 @@ mod tests {
         assert_eq!((counter_end(0x43FF), counter_end(0x4400)), (Some(255), None));
         assert_eq!(name(EVENT_ID), Some("event_id"));
         assert_eq!(name(0x4301), Some("counter_end"));
-        assert_eq!(name(0x4500), None);
+        assert_eq!(name(0x4600), None);
         assert_eq!((constant(CONSTANT + 15), constant(CONSTANT + 16)), (Some(15), None));
         assert_eq!(name(CONSTANT + 2), Some("constant"));
     }

@@ -14,6 +14,7 @@ pub mod error;
 pub mod fields;
 pub mod imported;
 pub mod mtmc;
+pub mod perf;
 pub mod report;
 pub mod sampler;
 pub mod symbols;

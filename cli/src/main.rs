@@ -172,6 +172,17 @@ enum Import {
         #[arg(long)]
         volts: Option<f64>,
     },
+    /// A Linux perf.data file (`-` for standard input, pipe mode).
+    Perf {
+        /// The perf.data file (`-`: standard input, perf's pipe mode).
+        data: PathBuf,
+        /// The TB5 file to write.
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Replace OUTPUT if it exists (never an input).
+        #[arg(short, long)]
+        force: bool,
+    },
     /// An MTMC temporal profiler raw task log.
     Mtmc {
         /// The log.
@@ -312,6 +323,7 @@ fn run(cli: Cli) -> Result<Outcome, CliError> {
             &ProfileOptions { layout, volts },
             &mut out,
         ),
+        Command::Import(Import::Perf { data, output, force }) => import_perf(&data, &output, force, &mut out),
         Command::Import(Import::Mtmc { log, output, force, pid }) => import_mtmc(&log, &output, force, pid, &mut out),
         Command::Import(Import::Winidea { export, bin, bin_version, output, force, check }) => {
             import_winidea(&export, bin.as_deref(), bin_version, &output, check, force, &mut out)
@@ -376,6 +388,13 @@ fn import_sampler(
         let args = commands::SamplerArgs { opts, profile: popts, force };
         commands::import_sampler(profile, output, args, &mut set, o, e).map(|()| Outcome::Success)
     })
+}
+
+fn import_perf(data: &Path, output: &Path, force: bool, out: &mut dyn Write) -> Result<Outcome, CliError> {
+    let len = std::fs::metadata(data).map(|m| m.len()).unwrap_or(0);
+    let bar = progress(len, "import");
+    let mut set = |n: u64| bar.set_position(n.min(len));
+    after_bar(&bar, out, |o, e| commands::import_perf(data, output, &mut set, force, o, e).map(|()| Outcome::Success))
 }
 
 fn import_mtmc(
