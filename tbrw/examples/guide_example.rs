@@ -182,7 +182,7 @@ mod tests {
                 "  stream 0: type 1 \"sample_comment\", 10 records of 40 bytes",
                 "    field   0..32  ST_LEGACY_SAMPLE_RECORD \"SampleRecord\"",
                 "    field  32..40  ST_TIME_STAMP \"TimeStamp\"",
-                "    event 0 \"SampleEvent\" sav 2000000",
+                "    event 0 (0x0) \"SampleEvent\" sav 2000000",
             ]
         );
     }
