@@ -189,7 +189,12 @@ fn fork_and_exec() {
     };
     assert_eq!(out.status.code(), Some(3), "the child's status: {}", String::from_utf8_lossy(&out.stderr));
     let r = load(&out_file);
-    let parent = r.recs[0].pid;
+    // The command's process is the first module's (its executable); the
+    // first record may already be the child's.
+    let parent = {
+        let m = r.file.modules().unwrap().unwrap();
+        r.file.resolve(m.get(0).unwrap()).unwrap().associated_pid
+    };
     let child: Vec<&Rec> = r.recs.iter().filter(|s| s.pid != parent).collect();
     assert!(child.len() >= 30, "{} samples of the child", child.len());
     let cpid = child[0].pid;
