@@ -7,7 +7,8 @@
 use std::path::Path;
 
 use libfuzzer_sys::fuzz_target;
-use tbrw_cli::sampler::{Next, ProfileReader, Sample};
+use tbrw_cli::sampler::profile::Opened;
+use tbrw_cli::sampler::{detect, Next, ProfileReader, SampleHead};
 use tbrw_cli::winidea::{self, BinVersion};
 
 fuzz_target!(|data: &[u8]| {
@@ -15,8 +16,15 @@ fuzz_target!(|data: &[u8]| {
     let _ = winidea::detect_bin(data);
     let _ = winidea::parse_bin(data, BinVersion::V1_0, path);
     let _ = winidea::parse_bin(data, BinVersion::V1_1, path);
-    if let Ok(mut r) = ProfileReader::new(data, Path::new("fuzz.prof"), Some(data.len() as u64)) {
-        let mut s = Sample::default();
+    // The profile as the importer sees a plain file: every layout is tried
+    // on the bytes, then the samples are walked in the layout detected.
+    let prof = Path::new("fuzz.prof");
+    let size = Some(data.len() as u64);
+    let opened =
+        Opened { prefix: data.to_vec(), rest: Box::new(std::io::empty()), compressed: false, size, seekable: None };
+    if let Ok(found) = detect(&opened, prof, None) {
+        let mut r = ProfileReader::new(data, prof, size, &found);
+        let mut s = SampleHead::default();
         while let Ok(Next::Sample) = r.next_sample(&mut s) {}
     }
 });

@@ -13,8 +13,8 @@ fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };
     let path = Path::new("fuzz.txt");
     for (i, line) in text.lines().enumerate() {
-        if let Ok(t) = mtmc::parse_line(line, path, i as u64 + 1) {
-            let _ = mtmc::topdown(t.topdown[0], t.topdown[1], t.topdown[3], t.topdown[4]);
+        if let Ok(Some(td)) = mtmc::parse_line(line, path, i as u64 + 1).map(|t| t.topdown) {
+            let _ = mtmc::topdown(&td);
         }
     }
     if let Ok(ex) = winidea::parse_text1(text, path) {
