@@ -11,7 +11,7 @@ use tbrw::bind::BindView;
 use tbrw::*;
 use tbrw_symbols::Symbolized;
 
-use super::{percent, By, Key, Report, ReportOptions, Row};
+use super::{percent, samples, By, Key, Report, ReportOptions, Row};
 use crate::error::CliError;
 use crate::fields::read_le;
 use crate::symbols::{FileSymbols, SymbolOptions};
@@ -85,29 +85,15 @@ pub fn count(
             BindView::Memory(&memory)
         }
     };
-    let modules: Vec<Module> = match file.modules()? {
-        Some(mt) => mt.iter().map(|m| file.resolve(m?)).collect::<Result<_>>()?,
-        None => Vec::new(),
-    };
-    let module_filter: Option<Vec<bool>> = opts.module.as_ref().map(|want| {
-        modules
-            .iter()
-            .map(|m| m.name.as_deref() == Some(want.as_str()) || m.path.as_deref() == Some(want.as_str()))
-            .collect()
-    });
+    let modules = samples::resolved_modules(file)?;
+    let module_filter = samples::module_filter(&modules, opts.module.as_deref());
     if let (Some(want), Some(f)) = (&opts.module, &module_filter) {
         if !f.contains(&true) {
             return Err(CliError::msg(format!("{}: no module is named {want:?}", name())));
         }
     }
     // The same time field `report --by module` filters on.
-    let time_at: Option<(usize, usize)> = match (legacy_pc, layout.tsc_offset()) {
-        (Some(_), Some(t)) => Some((t as usize, 8)),
-        _ => layout
-            .find(desc_type::TIME_STAMP, None)
-            .filter(|f| f.size == 4 || f.size == 8)
-            .map(|f| (f.offset as usize, f.size as usize)),
-    };
+    let time_at = samples::time_field(&layout);
 
     let mut counts: HashMap<RawKey, u64> = HashMap::new();
     let mut total = 0u64;

@@ -152,29 +152,15 @@ pub fn weighted_report(
         }
         None => None,
     };
-    let modules: Vec<Module> = match file.modules()? {
-        Some(mt) => mt.iter().map(|m| file.resolve(m?)).collect::<Result<_>>()?,
-        None => Vec::new(),
-    };
-    let module_filter: Option<Vec<bool>> = opts.module.as_ref().map(|want| {
-        modules
-            .iter()
-            .map(|m| m.name.as_deref() == Some(want.as_str()) || m.path.as_deref() == Some(want.as_str()))
-            .collect()
-    });
+    let modules = resolved_modules(file)?;
+    let module_filter = module_filter(&modules, opts.module.as_deref());
     if let (Some(want), Some(f)) = (&opts.module, &module_filter) {
         if !f.contains(&true) {
             return Err(nothing_matches(file, n, &format!("--module {want:?} (no module has that name or path)")));
         }
     }
     let pc_at = layout.legacy_pc_offset().map(|x| x as usize);
-    let time_at: Option<(usize, usize)> = match (pc_at, layout.tsc_offset()) {
-        (Some(_), Some(t)) => Some((t as usize, 8)),
-        _ => layout
-            .find(desc_type::TIME_STAMP, None)
-            .filter(|f| f.size == 4 || f.size == 8)
-            .map(|f| (f.offset as usize, f.size as usize)),
-    };
+    let time_at = time_field(&layout);
     let events = s.events()?.unwrap_or_default();
     // Records that carry their event's id (winIDEA calls, say).
     let event_id_at = layout.find(fields::EVENT_ID, None).filter(|f| f.size == 4).map(|f| f.offset as usize);
@@ -377,4 +363,32 @@ pub fn weighted_report(
 /// The one error of every filter that leaves no sample (exit status 1).
 pub fn nothing_matches(file: &Tb5File, n: u32, filters: &str) -> CliError {
     CliError::msg(format!("{}: stream {n}: no sample matches {filters}", file.path().display()))
+}
+
+/// The file's modules with their strings, in table order.
+pub(crate) fn resolved_modules(file: &Tb5File) -> Result<Vec<Module>> {
+    match file.modules()? {
+        Some(mt) => mt.iter().map(|m| file.resolve(m?)).collect(),
+        None => Ok(Vec::new()),
+    }
+}
+
+/// `--module NAME`: per module of `modules`, whether its name or path is
+/// `want`; `None` without the filter.
+pub(crate) fn module_filter(modules: &[Module], want: Option<&str>) -> Option<Vec<bool>> {
+    want.map(|want| {
+        modules.iter().map(|m| m.name.as_deref() == Some(want) || m.path.as_deref() == Some(want)).collect()
+    })
+}
+
+/// (offset, size) of the time `--time` filters on: a legacy sample's TSC,
+/// else the first 4- or 8-byte time stamp field.
+pub(crate) fn time_field(layout: &RecordLayout) -> Option<(usize, usize)> {
+    match (layout.legacy_pc_offset(), layout.tsc_offset()) {
+        (Some(_), Some(t)) => Some((t as usize, 8)),
+        _ => layout
+            .find(desc_type::TIME_STAMP, None)
+            .filter(|f| f.size == 4 || f.size == 8)
+            .map(|f| (f.offset as usize, f.size as usize)),
+    }
 }
