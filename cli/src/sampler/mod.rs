@@ -4,6 +4,7 @@
 //! back (`tbrw export sampler`); [`fixtures`] makes the example profiles
 //! shipped in `examples/data/sampler/`.
 
+mod detect;
 pub mod fixtures;
 pub mod profile;
 pub mod tb5;
