@@ -6,6 +6,10 @@
 //! every stream, which `out.dat` names. `tbrw_writer out.dat new.tb5` reads
 //! both and writes a new TB5 file through the writing API, section by
 //! section. Bind sections are not carried: bind the new file instead.
+//!
+//! One file on purpose: the dump's writer and its reader are the two directions
+//! of one text format, each section's writing beside its parsing, so the two
+//! cannot drift apart.
 
 use std::fs::File;
 use std::io::{BufWriter, Read, Seek, SeekFrom, Write};

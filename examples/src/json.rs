@@ -6,6 +6,9 @@
 //! a missing section or string is `null`. The stream list and each stream's
 //! records are produced while they are written ([`Lazy`]), so that
 //! `--records all` never holds a whole stream's records in memory.
+//!
+//! One file on purpose: the serde shapes of one document and the writer that
+//! streams them belong together; the last eighty lines are its tests.
 
 use std::cell::RefCell;
 use std::fmt;

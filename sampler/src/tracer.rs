@@ -6,6 +6,10 @@
 //! was seen (processes, threads, modules with their lifetimes) comes back
 //! in [`History`]. All ptrace and wait calls happen on the thread that
 //! calls [`Tracer::run`], as ptrace requires.
+//!
+//! One file on purpose: the stops, ptrace events and ticks of the loop share
+//! the per-thread and per-process state, whose invariants are easier to keep
+//! in one place than spread over files.
 
 use std::collections::HashMap;
 use std::ffi::CString;

@@ -14,6 +14,10 @@
 //! are resolved through the handle they came from while that handle is
 //! open, and refused with `TBRW_BAD_PARAMETER` once it is closed. An id is
 //! never dereferenced; neither is a value below [`NEVER_A_POINTER`].
+//!
+//! One file on purpose: each C structure's conversion in and out stand side by
+//! side (field for field against the header), with the buffer protocol they
+//! all use; the last lines are tests.
 
 use std::mem::size_of;
 use std::os::raw::c_void;
