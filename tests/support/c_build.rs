@@ -54,8 +54,23 @@ pub enum Lang {
 }
 
 /// Compiles `src` (with `tbrw-sys/include` and the source's folder on the
-/// include path) and returns the executable.
+/// include path) and returns the executable. Each (source, language) is
+/// compiled once per test process; the compiler writes a private file that
+/// is renamed into place, so a test running the program never meets a
+/// half-written executable ("Text file busy") while another test compiles.
 pub fn compile(src: &Path, lang: Lang) -> PathBuf {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex};
+    type Slot = Arc<OnceLock<PathBuf>>;
+    static BUILT: OnceLock<Mutex<HashMap<(PathBuf, String), Slot>>> = OnceLock::new();
+    let slot = {
+        let mut built = BUILT.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
+        built.entry((src.to_owned(), format!("{lang:?}"))).or_default().clone()
+    };
+    slot.get_or_init(|| compile_uncached(src, lang)).clone()
+}
+
+fn compile_uncached(src: &Path, lang: Lang) -> PathBuf {
     let lib = library();
     let out_dir = lib.join("c-tests");
     std::fs::create_dir_all(&out_dir).unwrap();
@@ -68,6 +83,7 @@ pub fn compile(src: &Path, lang: Lang) -> PathBuf {
     };
     let parent = src.parent().unwrap().file_name().unwrap().to_string_lossy().into_owned();
     let exe = out_dir.join(format!("{parent}-{name}{suffix}"));
+    let staging = out_dir.join(format!(".{parent}-{name}{suffix}.{}", std::process::id()));
     let mut cmd = match lang {
         Lang::Cxx => {
             let mut c = Command::new(std::env::var("CXX").unwrap_or_else(|_| "c++".into()));
@@ -87,7 +103,7 @@ pub fn compile(src: &Path, lang: Lang) -> PathBuf {
         .arg(src.parent().unwrap())
         .arg(src)
         .arg("-o")
-        .arg(&exe);
+        .arg(&staging);
     if lang == Lang::CSanitized {
         cmd.args(["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer"]);
     }
@@ -104,6 +120,7 @@ pub fn compile(src: &Path, lang: Lang) -> PathBuf {
         src.display(),
         String::from_utf8_lossy(&out.stderr)
     );
+    std::fs::rename(&staging, &exe).expect("move the compiled program into place");
     exe
 }
 
