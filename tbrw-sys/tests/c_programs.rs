@@ -268,3 +268,14 @@ fn done_closes_its_section_whatever_it_returns() {
     assert!(!t.has_section(tb5::GlobalSection::Hardware));
     assert_eq!(t.stream(0).unwrap().data().unwrap().unwrap().len(), 1);
 }
+
+#[test]
+fn a_stream_of_the_writing_session_is_bound_at_close() {
+    let dir = temp();
+    let f = dir.path().join("bound.tb5");
+    assert_eq!(check_program("bind_same_session", &[f.to_str().unwrap()]), "bind in the same session: ok\n");
+    let t = tb5::Tb5File::open(&f).unwrap();
+    let s = t.stream(0).unwrap();
+    assert!(s.is_bound());
+    assert_eq!(s.bind_view().unwrap().unwrap().len(), 1000);
+}

@@ -282,3 +282,41 @@ fn enumerating_bound_data_from_any_start() {
     assert_eq!(v.chunks(&data, 9, 3).err().map(|e| e.code()), Some(codes::TBRW_INVALID_READ_START));
     assert_eq!((bind::DATA_BIND_SIZE, bind::MODULE_BIND_SIZE, bind::TID_BIND_SIZE), (24, 8, 8));
 }
+
+#[test]
+fn a_stream_written_by_the_writer_is_bound_when_it_closes() {
+    let c = bind_content();
+    let dir = tempfile::tempdir().unwrap();
+    let (bound, plain) = (dir.path().join("same-session.tb5"), dir.path().join("plain.tb5"));
+    write_content(&plain, &c).unwrap();
+    bind::dobind(&plain, 0).unwrap();
+
+    let mut w = Tb5Writer::create(&bound).unwrap();
+    write_globals(&mut w, &c).unwrap();
+    write_streams(&mut w, &c.streams).unwrap();
+    w.dobind(0).unwrap();
+    w.close().unwrap();
+
+    let (a, b) = (Tb5File::open(&bound).unwrap(), Tb5File::open(&plain).unwrap());
+    a.verify().unwrap();
+    let (va, vb) =
+        (a.stream(0).unwrap().bind_view().unwrap().unwrap(), b.stream(0).unwrap().bind_view().unwrap().unwrap());
+    assert_eq!(triples(&va), triples(&vb));
+    assert_eq!(triples(&va)[3], (3, 2, 2), "{:?}", triples(&va));
+}
+
+#[test]
+fn a_stream_of_the_session_that_cannot_be_bound_is_refused_before_the_commit() {
+    let mut c = bind_content();
+    c.streams[0].descs = vec![DescEntry { desc_type: desc_type::TIME_STAMP, data_size: 8, ..Default::default() }];
+    c.streams[0].data = Some(vec![0; 16]);
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("x.tb5");
+    let mut w = Tb5Writer::create(&p).unwrap();
+    write_globals(&mut w, &c).unwrap();
+    write_streams(&mut w, &c.streams).unwrap();
+    let e = w.dobind(0).unwrap_err();
+    assert!(e.to_string().contains("neither ST_IP nor ST_PID"), "{e}");
+    w.close().unwrap();
+    assert!(!Tb5File::open(&p).unwrap().stream(0).unwrap().is_bound());
+}

@@ -5,7 +5,7 @@
 
 use tbrw_bind::Sample;
 
-use crate::model::descriptor::{desc_subtype, desc_type, Field};
+use crate::model::descriptor::{desc_subtype, desc_type, Field, RecordLayout};
 use crate::model::error::{Error, Result};
 use crate::model::sample::LegacySample;
 use crate::model::section::{SectionRef, StreamSection};
@@ -21,18 +21,21 @@ pub(super) enum Decoder {
     Fields { ip: Field, pid: Field, tid: Option<Field>, tsc: Option<Field> },
 }
 
-impl Decoder {
-    pub(super) fn for_stream(file: &Tb5File, s: &StreamReader<'_>) -> Result<Decoder> {
-        let n = s.index();
-        let layout = s
-            .layout()?
-            .ok_or(Error::SectionNotExist { section: SectionRef::Stream(n, StreamSection::DataDescription) })?;
+/// Where a record layout keeps what a bind reads; the error says why a
+/// layout cannot be bound. Checked before any record is read, so that
+/// `dobind` on a stream still being written can refuse at once.
+#[derive(Debug)]
+pub(super) enum Plan {
+    /// `TBRW_SampleRecordPC` at `pc`, TSC at `tsc`.
+    Legacy { pc: usize, tsc: Option<usize> },
+    /// `ST_IP`, `ST_PID`, optional `ST_TID` and `ST_TIME_STAMP` fields.
+    Fields { ip: Field, pid: Field, tid: Option<Field>, tsc: Option<Field> },
+}
+
+impl Plan {
+    pub(super) fn for_layout(n: u32, layout: &RecordLayout) -> Result<Plan> {
         if let Some(pc) = layout.legacy_pc_offset() {
-            let pid_of_index = match file.processes()? {
-                Some(pt) => pt.pids().map(|p| p.id).collect(),
-                None => Vec::new(),
-            };
-            return Ok(Decoder::Legacy { pc: pc as usize, tsc: layout.tsc_offset().map(|t| t as usize), pid_of_index });
+            return Ok(Plan::Legacy { pc: pc as usize, tsc: layout.tsc_offset().map(|t| t as usize) });
         }
         let field = |t: u16, what: &str| -> Result<Option<Field>> {
             let candidates: Vec<&Field> = layout.fields().iter().filter(|f| f.desc_type == t).collect();
@@ -52,7 +55,7 @@ impl Decoder {
         let ip = field(desc_type::IP, "ST_IP")?;
         let pid = field(desc_type::PID, "ST_PID")?;
         match (ip, pid) {
-            (Some(ip), Some(pid)) => Ok(Decoder::Fields {
+            (Some(ip), Some(pid)) => Ok(Plan::Fields {
                 ip,
                 pid,
                 tid: field(desc_type::TID, "ST_TID")?,
@@ -70,6 +73,25 @@ impl Decoder {
                 ),
             }),
         }
+    }
+}
+
+impl Decoder {
+    pub(super) fn for_stream(file: &Tb5File, s: &StreamReader<'_>) -> Result<Decoder> {
+        let n = s.index();
+        let layout = s
+            .layout()?
+            .ok_or(Error::SectionNotExist { section: SectionRef::Stream(n, StreamSection::DataDescription) })?;
+        Ok(match Plan::for_layout(n, &layout)? {
+            Plan::Legacy { pc, tsc } => {
+                let pid_of_index = match file.processes()? {
+                    Some(pt) => pt.pids().map(|p| p.id).collect(),
+                    None => Vec::new(),
+                };
+                Decoder::Legacy { pc, tsc, pid_of_index }
+            }
+            Plan::Fields { ip, pid, tid, tsc } => Decoder::Fields { ip, pid, tid, tsc },
+        })
     }
 
     /// The sample of one record. The caller hands whole records of the

@@ -1,10 +1,14 @@
 //! The bind functions of an open file ([`Engine::dobind`], `is_bound`,
-//! `unbind`, `bound`) and of the typed writer. They go through the engine's
-//! and the output's methods: a new bind is five queued sections of the
-//! stream, an unbind of a committed bind leaves its sections out of the next
-//! directory, and a bind of a file opened read-only is kept in memory.
+//! `unbind`, `bound`) and of the typed writer, and the close of both
+//! ([`Engine::close`], [`Tb5Writer::close`]), which is where a bind asked
+//! for a stream of the same session is made. They go through the engine's
+//! and the output's methods: a new bind of a committed stream is five
+//! queued sections of the stream, an unbind of a committed bind leaves its
+//! sections out of the next directory, and a bind of a file opened
+//! read-only is kept in memory.
 
 use super::compute::{bind_in_memory, compute, encode_tables, CHUNK_RECORDS};
+use super::decode::Plan;
 use crate::format::kind::SectionKind;
 use crate::format::raw::{DataBindRaw, Raw};
 use crate::model::error::{Error, Result};
@@ -18,13 +22,52 @@ use crate::write::writer::Tb5Writer;
 const DATA: SectionKind = SectionKind::Bind(BindSection::Data);
 
 impl Engine {
+    /// `TBRW_close`: commits what this session wrote (see
+    /// [`Engine::commit_close`] for what is refused first), then binds the
+    /// streams of this session `dobind` was asked for (guide 9.3.4: a
+    /// finished stream can be bound without a `done_stream`). Their records
+    /// are readable only once committed, so the bind is a second atomic
+    /// append right after the commit: if it fails, the file is there with
+    /// its data and without that bind, and the error says so.
+    pub fn close(&mut self) -> Result<()> {
+        let deferred: Vec<u32> = self.binds_at_close().iter().copied().collect();
+        for &n in &deferred {
+            // Checked before the commit so a refusal leaves the session open.
+            match self.written_layout(n) {
+                Some(layout) => drop(Plan::for_layout(n, layout)?),
+                None => {
+                    return Err(Error::InvalidStream {
+                        stream: n,
+                        why: "dobind was called for it, but its data descriptor was never finished".into(),
+                    })
+                }
+            }
+        }
+        self.commit_close()?;
+        self.binds_at_close_mut().clear();
+        if deferred.is_empty() {
+            return Ok(());
+        }
+        let mut bind_all = || -> Result<()> {
+            let mut appender = self.continue_appending()?;
+            for &n in &deferred {
+                appender.dobind(n)?;
+            }
+            appender.commit_close()
+        };
+        bind_all().map_err(|e| Error::InvalidStream {
+            stream: deferred[0],
+            why: format!("the file was written, but binding the streams {deferred:?} after it failed: {e}"),
+        })
+    }
+
     fn committed_stream(&self, n: u32) -> Result<&Tb5File> {
         let file = self.existing().ok_or(Error::StreamNotExist { stream: n })?;
         if n >= file.stream_count() {
             if self.stream_written_here(n) {
                 return Err(Error::InvalidStream {
                     stream: n,
-                    why: "it is being written in this session; it can be bound once the file is closed".into(),
+                    why: "it is being written in this session; its records and its bind can be read once the file is closed".into(),
                 });
             }
             return Err(Error::StreamNotExist { stream: n });
@@ -42,18 +85,32 @@ impl Engine {
         self.output().is_some_and(|o| o.has_section(DATA, n))
     }
 
-    /// `TBRW_is_bound`.
+    /// `TBRW_is_bound`. A stream written in this session is bound once
+    /// `dobind` asked for it (the bind is made at close).
     pub fn is_bound(&self, n: u32) -> Result<bool> {
+        if self.stream_written_here(n) {
+            return Ok(self.binds_at_close().contains(&n));
+        }
         self.committed_stream(n)?;
         Ok(self.memory_binds().contains_key(&n) || self.bind_queued(n) || self.committed_bind_visible(n))
     }
 
-    /// `TBRW_dobind`: binds a committed stream. Opened for writing, the bind
-    /// is appended to the file on close (and, when the file has no
+    /// `TBRW_dobind`: binds a stream. Opened for writing, the bind is
+    /// appended to the file on close (and, when the file has no
     /// process/thread section, the generated tables become that section);
-    /// opened read-only, it is kept in memory. A bound stream is left as it is.
+    /// opened read-only, it is kept in memory. A stream written in this
+    /// session is bound at close, right after its commit; a descriptor that
+    /// cannot be bound is refused now when it is finished, else at close.
+    /// A bound stream is left as it is.
     pub fn dobind(&mut self, n: u32) -> Result<()> {
         if self.is_bound(n)? {
+            return Ok(());
+        }
+        if self.stream_written_here(n) {
+            if let Some(layout) = self.written_layout(n) {
+                Plan::for_layout(n, layout)?;
+            }
+            self.binds_at_close_mut().insert(n);
             return Ok(());
         }
         if self.output().is_none() {
@@ -93,6 +150,12 @@ impl Engine {
     /// bind sections leave the file's directory on close; a bind made in
     /// memory is dropped. Not bound: [`Error::StreamNotBound`].
     pub fn unbind(&mut self, n: u32) -> Result<()> {
+        if self.stream_written_here(n) {
+            if !self.binds_at_close_mut().remove(&n) {
+                return Err(Error::StreamNotBound { stream: n });
+            }
+            return Ok(());
+        }
         self.committed_stream(n)?;
         let had_memory = self.memory_binds_mut().remove(&n).is_some();
         if had_memory && self.output().is_none() && self.memory_binds().is_empty() {
@@ -156,8 +219,16 @@ impl Engine {
 }
 
 impl Tb5Writer {
-    /// Binds a committed stream of the file being appended to (see
-    /// [`Engine::dobind`]); stored when the writer closes.
+    /// Commits everything done so far: the file appears at its path (or
+    /// the append becomes visible) only when this returns `Ok`; the binds
+    /// asked for streams of this writer are made then (see [`Engine::close`]).
+    pub fn close(mut self) -> Result<()> {
+        self.engine_mut().close()
+    }
+
+    /// Binds a stream of the file (see [`Engine::dobind`]): a committed
+    /// stream of the file being appended to, or one written by this writer;
+    /// stored when the writer closes.
     pub fn dobind(&mut self, stream: u32) -> Result<()> {
         self.engine_mut().dobind(stream)
     }

@@ -13,12 +13,13 @@
 //! `content`; where the bytes go and how they are committed, in
 //! `super::output`.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
 use super::interner::StringInterner;
 use super::output::Output;
 use super::sink::SectionSink;
+use crate::model::descriptor::RecordLayout;
 use crate::model::error::{Error, Location, Result};
 use crate::model::section::{GlobalSection, SectionRef, StreamSection};
 use crate::model::strings::{MapStrings, StringId, Text};
@@ -64,6 +65,10 @@ pub struct Engine {
     /// Binds the bind layer keeps for this file: made read-only, or the
     /// in-memory view of a bind queued in this session.
     memory_binds: HashMap<u32, MemoryBind>,
+    /// Streams written in this session that `dobind` was asked to bind:
+    /// their records are readable only once committed, so the bind layer's
+    /// close binds them right after the commit.
+    binds_at_close: BTreeSet<u32>,
     strings: StringInterner,
     globals: [State; 6],
     builders: [GlobalBuilder; 6],
@@ -97,6 +102,20 @@ impl Engine {
         } else {
             (Some(Tb5File::open(&path)?), None)
         };
+        Engine::from_parts(path, mode, existing, out)
+    }
+
+    /// After [`Engine::commit_close`] succeeded: an engine appending to the
+    /// file just committed, which keeps this one's writer lock (the bind
+    /// layer's close stores there the binds of streams this session wrote).
+    pub(crate) fn continue_appending(&mut self) -> Result<Engine> {
+        let out = self.out.take().ok_or(Error::InvalidAccess { mode: self.mode, what: "appending after close" })?;
+        let (out, existing) = out.into_append()?;
+        Engine::from_parts(self.path.clone(), access::WRITE, Some(existing), Some(out))
+    }
+
+    fn from_parts(path: PathBuf, mode: u32, existing: Option<Tb5File>, out: Option<Output>) -> Result<Engine> {
+        let write = out.is_some();
         let mut strings = StringInterner::new(existing.as_ref().map_or(0, |e| e.string_count()));
         if let (Some(e), true) = (&existing, write) {
             for id in 1..=e.string_count() {
@@ -117,6 +136,7 @@ impl Engine {
             existing,
             out,
             memory_binds: HashMap::new(),
+            binds_at_close: BTreeSet::new(),
             strings,
             globals,
             builders: std::array::from_fn(|_| GlobalBuilder::None),
@@ -150,6 +170,21 @@ impl Engine {
 
     pub(crate) fn stream_written_here(&self, n: u32) -> bool {
         self.streams.get(&n).is_some_and(|s| s.writing)
+    }
+
+    /// The record layout of a stream written in this session, once its
+    /// data descriptor is done.
+    pub(crate) fn written_layout(&self, n: u32) -> Option<&RecordLayout> {
+        self.streams.get(&n).filter(|s| s.writing).and_then(|s| s.layout.as_ref())
+    }
+
+    /// The streams of this session to bind at close (see the field).
+    pub(crate) fn binds_at_close(&self) -> &BTreeSet<u32> {
+        &self.binds_at_close
+    }
+
+    pub(crate) fn binds_at_close_mut(&mut self) -> &mut BTreeSet<u32> {
+        &mut self.binds_at_close
     }
 
     /// The committed content and the output (when writing), borrowed together.
@@ -638,12 +673,14 @@ impl Engine {
         Ok(())
     }
 
-    /// `TBRW_close`. A lifecycle error (something still open) leaves the
-    /// engine as it was, so the caller can finish or abort; so does content
-    /// [`Engine::verify`] would call damaged ([`Engine::check_written`]):
-    /// close never commits a file its own verify rejects as damaged. An
-    /// I/O error during the commit aborts.
-    pub fn close(&mut self) -> Result<()> {
+    /// The commit of `TBRW_close` (the bind layer's [`Engine::close`] calls
+    /// it, then binds the streams of [`Engine::binds_at_close`]). A
+    /// lifecycle error (something still open) leaves the engine as it was,
+    /// so the caller can finish or abort; so does content [`Engine::verify`]
+    /// would call damaged ([`Engine::check_written`]): close never commits a
+    /// file its own verify rejects as damaged. An I/O error during the
+    /// commit aborts.
+    pub(crate) fn commit_close(&mut self) -> Result<()> {
         self.check_all_closed()?;
         self.check_written()?;
         let committed = self.committed_streams();

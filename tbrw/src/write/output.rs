@@ -363,6 +363,15 @@ impl Output {
         Ok(())
     }
 
+    /// After a commit: an append to the file just committed, on the same
+    /// open file, so its writer lock is held throughout and no other writer
+    /// can come between the two.
+    pub(crate) fn into_append(self) -> Result<(Output, Tb5File)> {
+        let existing = Tb5File::open(&self.path)?;
+        let end = existing.committed_end();
+        Ok((Output::new(self.file, None, &self.path, self.dir, end), existing))
+    }
+
     /// Drops everything this session wrote: an append cuts the file back to
     /// its committed end; a new file's work file goes with it.
     pub(crate) fn cleanup(self) {

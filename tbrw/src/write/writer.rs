@@ -225,12 +225,6 @@ impl Tb5Writer {
         self.stream(n)
     }
 
-    /// Commits everything done so far: the file appears at its path (or
-    /// the append becomes visible) only when this returns `Ok`.
-    pub fn close(mut self) -> Result<()> {
-        self.engine.close()
-    }
-
     /// Discards everything written: no file appears, an appended-to file
     /// stays exactly as it was. Dropping the writer does the same.
     pub fn abort(mut self) {
