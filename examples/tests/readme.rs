@@ -48,7 +48,9 @@ fn the_example_programs_section_runs_as_written() {
         script.push(line.replace("target/release", &built).replace("/tmp/", &tmp));
     }
     assert_eq!(skipped.len(), 2, "the block builds the Rust examples and the C library: {skipped:?}");
-    assert!(skipped.iter().any(|l| l.contains("-p tbrw-examples")) && skipped.iter().any(|l| l.contains("-p tbrw-sys")));
+    assert!(
+        skipped.iter().any(|l| l.contains("-p tbrw-examples")) && skipped.iter().any(|l| l.contains("-p tbrw-sys"))
+    );
     let script = script.join("\n");
     assert!(script.contains("$B/print_tb5") && script.contains("examples/c/$p.c"), "{script}");
 

@@ -34,7 +34,9 @@ impl Engine {
         for &n in &deferred {
             // Checked before the commit so a refusal leaves the session open.
             match self.written_layout(n) {
-                Some(layout) => drop(Plan::for_layout(n, layout)?),
+                Some(layout) => {
+                    Plan::for_layout(n, layout)?;
+                }
                 None => {
                     return Err(Error::InvalidStream {
                         stream: n,
