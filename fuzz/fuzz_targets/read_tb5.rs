@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use tbrw::{StringId, Tb5File};
+use tb5::{StringId, Tb5File};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(file) = Tb5File::from_bytes("fuzz.tb5", data.to_vec()) else { return };
