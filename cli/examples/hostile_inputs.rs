@@ -35,8 +35,7 @@ fn threads_profile() -> Vec<u8> {
     let maps = vec![VmMap { address: 0x55d0_0000_0000, size: 0x10_0000, label: "app".into() }];
     let threads = vec![ThreadSample { tid: 77, pc: 0x55d0_0000_1010, cputime: 5 }; 100_000];
     let samples = vec![FullSample::with_value(0, 0.0, threads)];
-    let header =
-        ProfileHeader { magic: Magic::Current, wall_us: 1, latency_us: 1, samples: 1, maps: 1, killed: false };
+    let header = ProfileHeader { magic: Magic::Current, wall_us: 1, latency_us: 1, samples: 1, maps: 1, killed: false };
     let mut b = Vec::new();
     write_profile(&mut b, &Format::new(Layout::Readme), &header, &maps, &samples).expect("write in memory");
     // The README layout: a 32-byte header, 272-byte maps, then the sample's

@@ -522,3 +522,16 @@ proptest! {
         }
     }
 }
+
+/// Found by the `import_bin` fuzz target: with the maps at the end, a
+/// sample head that itself runs past the start of the maps made the
+/// message's "bytes left" subtract past zero (a panic in a checked build).
+#[test]
+fn a_sample_head_running_into_the_maps_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = include_bytes!("../../fuzz/corpus/profiles/regression-head-into-maps.prof");
+    match import_bytes(b, dir.path(), Default::default()) {
+        Ok((_, st)) => assert!(st.samples > 0, "an import without samples must be an error"),
+        Err(e) => assert!(e.contains("p.prof"), "the error names the file: {e}"),
+    }
+}

@@ -337,7 +337,8 @@ fn walk(
                     return Err(format!(
                         "byte {at}: sample {} claims {n} threads, more than the {} bytes left before the maps",
                         w.samples,
-                        end - at - hs as u64
+                        // The head itself may run past the end (into the maps).
+                        end.saturating_sub(at + hs as u64)
                     ));
                 }
                 w.cut = true;
