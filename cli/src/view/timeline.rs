@@ -206,7 +206,7 @@ pub fn write(file: &Tb5File, opts: &TimelineOptions, out: &mut dyn Write) -> Res
     }
     // Nesting: per lane by start, longest first; an interval starting
     // before the one it follows ends is one row deeper.
-    wide.sort_by(|a, b| (a.0, a.1, std::cmp::Reverse(a.2)).cmp(&(b.0, b.1, std::cmp::Reverse(b.2))));
+    wide.sort_by_key(|a| (a.0, a.1, std::cmp::Reverse(a.2)));
     let mut depth_of = Vec::with_capacity(wide.len());
     let mut depth = vec![1usize; lanes.len()];
     let mut open: Vec<u64> = Vec::new();
