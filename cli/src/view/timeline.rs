@@ -62,7 +62,6 @@ pub struct TimelineSummary {
     pub lanes: usize,
 }
 
-const LABEL_W: f64 = 160.0;
 const ROW_H: f64 = 16.0;
 const LANE_GAP: f64 = 6.0;
 const TOP: f64 = 48.0;
@@ -123,6 +122,22 @@ fn tick_step(span: u64, n: u64) -> u64 {
     [1, 2, 5, 10].into_iter().map(|m| m * p).find(|s| *s >= raw).unwrap_or(p * 10)
 }
 
+/// A tick's text: in the unit its step is counted in, with the decimals the step needs.
+fn tick_label(t: u64, step: u64, nanos: bool) -> String {
+    if !nanos {
+        return t.to_string();
+    }
+    let (unit, name) = match step {
+        0..1_000 => (1.0, "ns"),
+        1_000..1_000_000 => (1e3, "µs"),
+        1_000_000..1_000_000_000 => (1e6, "ms"),
+        _ => (1e9, "s"),
+    };
+    let q = step as f64 / unit;
+    let decimals = if q >= 1.0 { 0 } else { (-q.log10()).ceil() as usize };
+    format!("{:.*} {name}", decimals, t as f64 / unit)
+}
+
 /// One pixel column's sum of sub-pixel intervals in a lane.
 #[derive(Default)]
 struct Column {
@@ -180,8 +195,23 @@ pub fn write(file: &Tb5File, opts: &TimelineOptions, out: &mut dyn Write) -> Res
         )));
     }
     let span = (t1 - t0).max(1);
-    let plot_w = f64::from(opts.width.max(200)) - LABEL_W - 20.0;
-    let px = |t: u64| LABEL_W + (t.saturating_sub(t0)) as f64 * plot_w / span as f64;
+    // Lane labels, and room for the longest.
+    let labels: Vec<String> = lanes
+        .keys()
+        .map(|key| match (opts.lanes, key) {
+            (Lanes::Thread, Some(t)) => match st.thread_names.get(&(*t as u32)) {
+                Some(name) => format!("{name} (tid {t})"),
+                None if st.is_mtmc() => format!("tid {t}"),
+                None => format!("context {t}"),
+            },
+            (Lanes::Cpu, Some(c)) => format!("cpu {c}"),
+            (_, None) => "all".to_owned(),
+        })
+        .collect();
+    let longest = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0);
+    let label_w = (longest as f64 * 6.6 + 14.0).clamp(80.0, 360.0);
+    let plot_w = (f64::from(opts.width) - label_w - 20.0).max(100.0);
+    let px = |t: u64| label_w + (t.saturating_sub(t0)) as f64 * plot_w / span as f64;
 
     // Pass 2: intervals a pixel wide or more are kept (their nesting needs
     // them sorted); narrower ones go into their lane's pixel column.
@@ -231,7 +261,7 @@ pub fn write(file: &Tb5File, opts: &TimelineOptions, out: &mut dyn Write) -> Res
         y += *d as f64 * ROW_H + LANE_GAP;
     }
     let height = y + 40.0;
-    let width = f64::from(opts.width.max(200));
+    let width = label_w + plot_w + 20.0;
 
     let io = |e: std::io::Error| CliError::msg(format!("writing the timeline: {e}"));
     let w = &mut *out;
@@ -253,30 +283,21 @@ pub fn write(file: &Tb5File, opts: &TimelineOptions, out: &mut dyn Write) -> Res
         let unit = if st.clock.nanos { "" } else { " (ticks)" };
         writeln!(
             w,
-            r##"<text x="{LABEL_W}" y="38" fill="#555">time from {}{} ({}){unit}; bars narrower than a pixel are summed per pixel</text>"##,
+            r##"<text x="{label_w}" y="38" fill="#555">time from {}{} ({}){unit}; bars narrower than a pixel are summed per pixel</text>"##,
             t0,
             if st.clock.realtime { " ns since the epoch" } else { "" },
             xml(&st.clock.name)
         )?;
         // Lanes: a label and a light band.
-        for (i, key) in lanes.keys().enumerate() {
+        for (i, label) in labels.iter().enumerate() {
             let h = depth[i] as f64 * ROW_H;
-            let label = match (opts.lanes, key) {
-                (Lanes::Thread, Some(t)) => match st.thread_names.get(&(*t as u32)) {
-                    Some(name) => format!("{name} (tid {t})"),
-                    None if st.is_mtmc() => format!("tid {t}"),
-                    None => format!("context {t}"),
-                },
-                (Lanes::Cpu, Some(c)) => format!("cpu {c}"),
-                (_, None) => "all".to_owned(),
-            };
             writeln!(
                 w,
-                r##"<rect x="{LABEL_W}" y="{}" width="{plot_w}" height="{h}" fill="#eeeeee"/><text x="{}" y="{}" text-anchor="end">{}</text>"##,
+                r##"<rect x="{label_w}" y="{}" width="{plot_w}" height="{h}" fill="#eeeeee"/><text x="{}" y="{}" text-anchor="end">{}</text>"##,
                 lane_y[i],
-                LABEL_W - 6.0,
+                label_w - 6.0,
                 lane_y[i] + ROW_H * 0.75,
-                xml(&label)
+                xml(label)
             )?;
         }
         // Summed columns first, under the bars.
@@ -331,8 +352,8 @@ pub fn write(file: &Tb5File, opts: &TimelineOptions, out: &mut dyn Write) -> Res
         let axis_y = y + 4.0;
         writeln!(
             w,
-            r#"<line x1="{LABEL_W}" y1="{axis_y}" x2="{}" y2="{axis_y}" stroke="black"/>"#,
-            LABEL_W + plot_w
+            r#"<line x1="{label_w}" y1="{axis_y}" x2="{}" y2="{axis_y}" stroke="black"/>"#,
+            label_w + plot_w
         )?;
         let step = tick_step(span, 8);
         let mut t = 0u64;
@@ -343,7 +364,7 @@ pub fn write(file: &Tb5File, opts: &TimelineOptions, out: &mut dyn Write) -> Res
                 r#"<line x1="{x:.2}" y1="{axis_y}" x2="{x:.2}" y2="{}" stroke="black"/><text x="{x:.2}" y="{}" text-anchor="middle">{}</text>"#,
                 axis_y + 5.0,
                 axis_y + 18.0,
-                xml(&duration(t, st.clock.nanos))
+                xml(&tick_label(t, step, st.clock.nanos))
             )?;
             t += step;
         }
