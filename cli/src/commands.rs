@@ -621,3 +621,137 @@ pub fn import_perf(
     }
     Ok(())
 }
+
+/// Writes `output` through `f`: standard output for `-`, else atomically
+/// (nothing is left at `output` when `f` fails).
+fn write_view<T>(output: &Path, f: impl FnOnce(&mut dyn Write) -> Result<T, CliError>) -> Result<T, CliError> {
+    if output.as_os_str() == "-" {
+        let stdout = std::io::stdout();
+        let mut lock = stdout.lock();
+        let r = f(&mut lock)?;
+        lock.flush().map_err(written)?;
+        return Ok(r);
+    }
+    let mut result = None;
+    let mut failure = None;
+    let r = crate::atomic::write_atomically(output, |w| match f(w) {
+        Ok(x) => {
+            result = Some(x);
+            Ok(())
+        }
+        Err(e) => {
+            let text = e.to_string();
+            failure = Some(e);
+            Err(std::io::Error::other(text))
+        }
+    });
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    r?;
+    result.ok_or_else(|| CliError::msg(format!("{}: nothing was written", output.display())))
+}
+
+/// `tbrw export flamegraph`: the SVG (or with `--folded` the folded stacks)
+/// to `output` (`-`: standard output); warnings about modules without
+/// symbols on `err`.
+pub fn export_flamegraph(
+    file: &Path,
+    output: &Path,
+    opts: &crate::view::ViewOptions,
+    fopts: &crate::view::flamegraph::FlameOptions,
+    force: bool,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<(), CliError> {
+    check_input(file, "a TB5 file")?;
+    check_output(output, &[file], force)?;
+    let f = open(file)?;
+    let stacks = write_view(output, |w| crate::view::flamegraph::write(&f, opts, fopts, w, err, &mut |_| {}))?;
+    if output.as_os_str() != "-" {
+        writeln!(out, "{}: {stacks} distinct stacks", output.display()).map_err(written)?;
+    }
+    Ok(())
+}
+
+/// `tbrw export pprof`: gzip-compressed profile.proto to `output`.
+pub fn export_pprof(
+    file: &Path,
+    output: &Path,
+    opts: &crate::view::ViewOptions,
+    force: bool,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<(), CliError> {
+    check_input(file, "a TB5 file")?;
+    check_output(output, &[file], force)?;
+    let f = open(file)?;
+    let p = write_view(output, |w| crate::view::pprof::write(&f, opts, w, err, &mut |_| {}))?;
+    if output.as_os_str() != "-" {
+        writeln!(
+            out,
+            "{}: {} samples aggregated into {} stacks, {} locations, {} functions, {} mappings",
+            output.display(),
+            p.sample.iter().map(|s| s.value.first().copied().unwrap_or(0)).sum::<i64>(),
+            p.sample.len(),
+            p.location.len(),
+            p.function.len(),
+            p.mapping.len()
+        )
+        .map_err(written)?;
+    }
+    Ok(())
+}
+
+/// `tbrw export firefox`: the Firefox Profiler's gzip-compressed JSON to `output`.
+pub fn export_firefox(
+    file: &Path,
+    output: &Path,
+    opts: &crate::view::ViewOptions,
+    force: bool,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<(), CliError> {
+    check_input(file, "a TB5 file")?;
+    check_output(output, &[file], force)?;
+    let f = open(file)?;
+    let s = write_view(output, |w| crate::view::firefox::write(&f, opts, w, err, &mut |_| {}))?;
+    if output.as_os_str() != "-" {
+        writeln!(out, "{}: {} threads, {} samples, {} markers", output.display(), s.threads, s.samples, s.markers)
+            .map_err(written)?;
+    }
+    Ok(())
+}
+
+/// `tbrw export timeline`: the SVG timeline of an interval stream to `output`.
+pub fn export_timeline(
+    file: &Path,
+    output: &Path,
+    opts: &crate::view::timeline::TimelineOptions,
+    force: bool,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<(), CliError> {
+    check_input(file, "a TB5 file")?;
+    check_output(output, &[file], force)?;
+    let f = open(file)?;
+    let s = write_view(output, |w| crate::view::timeline::write(&f, opts, w))?;
+    if output.as_os_str() != "-" {
+        writeln!(
+            out,
+            "{}: {} intervals in {} lanes: {} bars, {} more summed into {} one-pixel bars",
+            output.display(),
+            s.intervals,
+            s.lanes,
+            s.bars,
+            s.summed,
+            s.summed_bars
+        )
+        .map_err(written)?;
+    }
+    if s.unended > 0 {
+        writeln!(err, "tbrw: {}: stream {}: {} intervals with no end left out", file.display(), opts.stream, s.unended)
+            .map_err(written)?;
+    }
+    Ok(())
+}

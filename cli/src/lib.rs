@@ -1,6 +1,7 @@
 //! The `tbrw` command line's work, as functions: importing ELF sampler
 //! profiles, MTMC task logs and winIDEA exports, exporting to VTune's CSV
-//! format and back to sampler profiles, and reports. [`commands`] is each
+//! format and back to sampler profiles, to viewers (flame graphs, pprof,
+//! the Firefox Profiler, timelines), and reports. [`commands`] is each
 //! subcommand with its output; `src/main.rs` is the argument parsing and
 //! progress bars around them.
 
@@ -18,6 +19,7 @@ pub mod perf;
 pub mod report;
 pub mod sampler;
 pub mod symbols;
+pub mod view;
 pub mod winidea;
 
 pub use error::CliError;

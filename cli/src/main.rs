@@ -12,6 +12,9 @@ use tbrw_cli::mtmc::MtmcOptions;
 use tbrw_cli::report::{self, By, ReportOptions, Weight};
 use tbrw_cli::sampler::{ImportOptions, Layout, ProfileOptions};
 use tbrw_cli::symbols::SymbolOptions;
+use tbrw_cli::view::flamegraph::FlameOptions;
+use tbrw_cli::view::timeline::{Lanes, TimelineOptions};
+use tbrw_cli::view::ViewOptions;
 use tbrw_cli::winidea::BinVersion;
 use tbrw_cli::CliError;
 
@@ -261,6 +264,104 @@ enum Export {
         #[arg(long, value_enum)]
         layout: Option<Layout>,
     },
+    /// An interactive SVG flame graph of a sample stream (`--folded`: folded-stack text).
+    Flamegraph {
+        #[command(flatten)]
+        view: ViewArgs,
+        /// The frames of each stack, outermost first: a comma list of
+        /// process, thread, module, function, address.
+        #[arg(long, value_enum, value_delimiter = ',', default_value = "process,module,function")]
+        by: Vec<By>,
+        /// Write folded stacks (`frame;frame;... count` lines) instead of the SVG.
+        #[arg(long)]
+        folded: bool,
+        /// The SVG's title (default: the file's name and the stream).
+        #[arg(long)]
+        title: Option<String>,
+    },
+    /// Google's profile.proto (gzip-compressed), for `go tool pprof`, speedscope, Perfetto.
+    Pprof {
+        #[command(flatten)]
+        view: ViewArgs,
+    },
+    /// The Firefox Profiler's processed format (gzip-compressed JSON), for profiler.firefox.com.
+    Firefox {
+        #[command(flatten)]
+        view: ViewArgs,
+    },
+    /// An SVG timeline of an interval stream (MTMC tasks, winIDEA calls).
+    Timeline {
+        /// The TB5 file.
+        file: PathBuf,
+        /// The SVG to write (`-`: standard output).
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Replace OUTPUT if it exists (never an input).
+        #[arg(short, long)]
+        force: bool,
+        /// The stream.
+        #[arg(long, default_value_t = 0)]
+        stream: u32,
+        /// One lane per thread or per CPU.
+        #[arg(long, value_enum, default_value_t = Lanes::Thread)]
+        lanes: Lanes,
+        /// The width in pixels.
+        #[arg(long, default_value_t = 1200)]
+        width: u32,
+        /// Only intervals overlapping A..B (the start field's clock; A.. and ..B allowed).
+        #[arg(long)]
+        time: Option<String>,
+    },
+}
+
+/// The input, output, stream, filters and weight of the sample exports.
+#[derive(clap::Args)]
+struct ViewArgs {
+    /// The TB5 file.
+    file: PathBuf,
+    /// The file to write (`-`: standard output).
+    #[arg(short, long)]
+    output: PathBuf,
+    /// Replace OUTPUT if it exists (never an input).
+    #[arg(short, long)]
+    force: bool,
+    /// The stream.
+    #[arg(long, default_value_t = 0)]
+    stream: u32,
+    /// Only samples of this process id.
+    #[arg(long)]
+    pid: Option<u32>,
+    /// Only samples of this thread id.
+    #[arg(long)]
+    tid: Option<u32>,
+    /// Only samples in modules with this name or path.
+    #[arg(long)]
+    module: Option<String>,
+    /// Only samples with time in A..B (TSC, time stamp or sample index; A.. and ..B allowed).
+    #[arg(long)]
+    time: Option<String>,
+    /// What a sample weighs: 1, a sampler import's cputime, or energy.
+    #[arg(long, value_enum, default_value_t = Weight::Samples)]
+    weight: Weight,
+    #[command(flatten)]
+    symbols: SymbolArgs,
+}
+
+impl ViewArgs {
+    /// The file, the output, `--force` and the options.
+    fn split(self) -> Result<(PathBuf, PathBuf, bool, ViewOptions), CliError> {
+        let time = self.time.map(|t| report::parse_range(&t)).transpose().map_err(CliError::msg)?;
+        let opts = ViewOptions {
+            stream: self.stream,
+            pid: self.pid,
+            tid: self.tid,
+            module: self.module,
+            time,
+            weight: self.weight,
+            symbols: self.symbols.options(),
+        };
+        Ok((self.file, self.output, self.force, opts))
+    }
 }
 
 /// A progress bar on stderr when it is a terminal; hidden otherwise.
@@ -333,6 +434,36 @@ fn run(cli: Cli) -> Result<Outcome, CliError> {
         }
         Command::Export(Export::Sampler { file, output, force, stream, layout }) => {
             export_sampler(&file, stream, &output, layout, force, &mut out)
+        }
+        Command::Export(Export::Flamegraph { view, by, folded, title }) => {
+            let (file, output, force, opts) = view.split()?;
+            let fopts = FlameOptions { by, folded, title };
+            let bar = spinner("exporting");
+            after_bar(&bar, &mut out, |o, e| {
+                commands::export_flamegraph(&file, &output, &opts, &fopts, force, o, e).map(|()| Outcome::Success)
+            })
+        }
+        Command::Export(Export::Pprof { view }) => {
+            let (file, output, force, opts) = view.split()?;
+            let bar = spinner("exporting");
+            after_bar(&bar, &mut out, |o, e| {
+                commands::export_pprof(&file, &output, &opts, force, o, e).map(|()| Outcome::Success)
+            })
+        }
+        Command::Export(Export::Firefox { view }) => {
+            let (file, output, force, opts) = view.split()?;
+            let bar = spinner("exporting");
+            after_bar(&bar, &mut out, |o, e| {
+                commands::export_firefox(&file, &output, &opts, force, o, e).map(|()| Outcome::Success)
+            })
+        }
+        Command::Export(Export::Timeline { file, output, force, stream, lanes, width, time }) => {
+            let time = time.map(|t| report::parse_range(&t)).transpose().map_err(CliError::msg)?;
+            let opts = TimelineOptions { stream, lanes, width, time };
+            let bar = spinner("exporting");
+            after_bar(&bar, &mut out, |o, e| {
+                commands::export_timeline(&file, &output, &opts, force, o, e).map(|()| Outcome::Success)
+            })
         }
     }?;
     out.flush().map_err(|e| CliError::msg(format!("writing the output: {e}")))?;

@@ -111,8 +111,8 @@ impl Totals {
     }
 }
 
-/// One task's figures.
-fn task_figures(t: &Task, name: Option<String>) -> TaskFigures {
+/// One task's figures (also the timeline's hover text, `crate::view::intervals`).
+pub(crate) fn task_figures(t: &Task, name: Option<String>) -> TaskFigures {
     let mut invalid: Vec<String> = invalid_reason(t).into_iter().collect();
     let topdown = match task_sums(t) {
         Ok(s) => s.and_then(|s| s.topdown().ok()).as_ref().map(percent_of),

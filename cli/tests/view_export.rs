@@ -1,0 +1,532 @@
+//! `tbrw export flamegraph|pprof|firefox|timeline` on the shipped sample,
+//! a sampler import, an MTMC import and a winIDEA import: the outputs
+//! decoded back (profile.proto with prost, the Firefox JSON with
+//! serde_json, the SVGs as XML with roxmltree) and checked against the
+//! sample report's counts; the refusals of streams an export cannot show.
+
+#[path = "common/mtmc_writer.rs"]
+mod mtmc_writer;
+
+use std::collections::{BTreeMap, HashSet};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use prost::Message;
+use tbrw_cli::report::{self, By, ReportOptions, Weight};
+use tbrw_cli::view::flamegraph::{self, FlameOptions};
+use tbrw_cli::view::pprof::{self, Profile};
+use tbrw_cli::view::timeline::{self, TimelineOptions};
+use tbrw_cli::view::{firefox, ViewOptions};
+
+/// inferno's SVG has a DOCTYPE.
+const XML: roxmltree::ParsingOptions = roxmltree::ParsingOptions { allow_dtd: true, nodes_limit: u32::MAX };
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn sample() -> PathBuf {
+    root().join("examples/data/sample.tb5")
+}
+
+fn tbrw(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_tbrw")).args(args).output().unwrap()
+}
+
+fn open(p: &Path) -> tbrw::Tb5File {
+    tbrw::Tb5File::open(p).unwrap()
+}
+
+fn gunzip(p: &Path) -> Vec<u8> {
+    let mut v = Vec::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(p).unwrap()).read_to_end(&mut v).unwrap();
+    v
+}
+
+/// The sample report's rows as label -> samples.
+fn report_counts(file: &Path, opts: &ReportOptions) -> (u64, BTreeMap<String, u64>) {
+    let r = report::report(&open(file), opts, &mut |_| {}).unwrap();
+    (r.samples, r.rows.iter().map(|row| (row.key.to_string(), row.samples)).collect())
+}
+
+fn sampler_import(dir: &Path) -> PathBuf {
+    let out = dir.join("current.tb5");
+    let o = tbrw(&[
+        "import",
+        "sampler",
+        root().join("examples/data/sampler/current.prof").to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--volts",
+        "12",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    out
+}
+
+fn mtmc_import(dir: &Path, tasks: u32) -> PathBuf {
+    let mut text = String::new();
+    for i in 0..tasks {
+        let tid = 100 + i % 4;
+        let start = 1_662_113_994_000_000_000 + u64::from(i) * 10_000 + u64::from(i % 7) * 100;
+        let end = start + 2_000 + u64::from(i % 13) * 500;
+        let line = mtmc_writer::Line::plain(
+            tid,
+            start,
+            end,
+            u64::from(i % 3),
+            vec![10 * u64::from(i), 5],
+            vec![10 * u64::from(i) + 7, 9],
+        );
+        text.push_str(&mtmc_writer::v01(&line));
+        text.push('\n');
+    }
+    let log = dir.join(format!("tasks{tasks}.log"));
+    std::fs::write(&log, text).unwrap();
+    let out = dir.join(format!("tasks{tasks}.tb5"));
+    tbrw_cli::mtmc::import_mtmc(&log, &out, &mut |_| {}).unwrap();
+    out
+}
+
+/// main calls CPU_Init, then StaticFunc twice.
+const WINIDEA: &str = "* INFO %TOTAL_TIME%\n5000\n\n* HANDLE(Functions) %HANDLE%,%NAME%,%VALUE%\n\
+00000000,main,\n00000001,\"TestStatic1.c\"#StaticFunc,\n00000002,CPU_Init,\n\n\
+* TIMELINE %HANDLE%,%EVENT%,%VALUE%,%TIME%\n00000000,E,,100\n00000002,E,,150\n00000002,X,,400\n\
+00000001,E,,600\n00000001,X,,1500\n00000001,E,,1700\n00000001,X,,2100\n00000000,X,,4000\n";
+
+fn winidea_import(dir: &Path) -> PathBuf {
+    let text = dir.join("calls.txt");
+    std::fs::write(&text, WINIDEA).unwrap();
+    let out = dir.join("winidea.tb5");
+    let stats = tbrw_cli::winidea::import_winidea(&text, None, None, &out, false).unwrap();
+    assert_eq!(stats.calls, 4);
+    out
+}
+
+fn folded(file: &Path, opts: &ViewOptions, by: Vec<By>) -> Vec<(String, u64)> {
+    let f = FlameOptions { by, folded: true, title: None };
+    flamegraph::folded(&open(file), opts, &f, &mut std::io::sink(), &mut |_| {}).unwrap()
+}
+
+#[test]
+fn folded_stacks_add_up_to_the_module_report_per_module() {
+    let opts = ViewOptions::default();
+    let lines = folded(&sample(), &opts, vec![By::Module]);
+    let (total, _) = report_counts(&sample(), &ReportOptions { by: By::Module, ..ReportOptions::default() });
+    assert_eq!(lines.iter().map(|(_, n)| n).sum::<u64>(), total);
+    // One frame per line here: the module's file name (or unknown module).
+    let r =
+        report::report(&open(&sample()), &ReportOptions { by: By::Module, ..ReportOptions::default() }, &mut |_| {})
+            .unwrap();
+    let mut want: BTreeMap<String, u64> = BTreeMap::new();
+    for row in &r.rows {
+        let label = match &row.key {
+            report::Key::Module { name, path, .. } => name
+                .clone()
+                .or_else(|| path.as_deref().map(|p| p.rsplit('/').next().unwrap().to_owned()))
+                .unwrap_or_else(|| "[unnamed module]".into()),
+            _ => "[unknown module]".into(),
+        };
+        *want.entry(label).or_default() += row.samples;
+    }
+    let got: BTreeMap<String, u64> = lines.into_iter().collect();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn process_frames_and_filters_follow_the_report() {
+    let all = folded(&sample(), &ViewOptions::default(), vec![By::Process, By::Module]);
+    let (_, by_process) = report_counts(&sample(), &ReportOptions { by: By::Process, ..ReportOptions::default() });
+    // The first frame is the process: its sums are the process report's.
+    let mut firsts: BTreeMap<String, u64> = BTreeMap::new();
+    for (stack, n) in &all {
+        *firsts.entry(stack.split(';').next().unwrap().to_owned()).or_default() += n;
+    }
+    let mut want: Vec<u64> = by_process.values().copied().collect();
+    let mut got: Vec<u64> = firsts.values().copied().collect();
+    want.sort_unstable();
+    got.sort_unstable();
+    assert_eq!(got, want);
+    // --pid keeps one process's samples.
+    let r =
+        report::report(&open(&sample()), &ReportOptions { by: By::Process, ..ReportOptions::default() }, &mut |_| {})
+            .unwrap();
+    let (pid, n) = match &r.rows[0].key {
+        report::Key::Process { pid, .. } => (*pid, r.rows[0].samples),
+        k => panic!("{k:?}"),
+    };
+    let only = folded(&sample(), &ViewOptions { pid: Some(pid), ..ViewOptions::default() }, vec![By::Process]);
+    assert_eq!(only.len(), 1);
+    assert_eq!(only[0].1, n);
+    assert!(only[0].0.contains(&format!("(pid {pid})")), "{only:?}");
+}
+
+#[test]
+fn the_svg_is_well_formed_with_a_frame_per_stack_part() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("flame.svg");
+    let o = tbrw(&["export", "flamegraph", sample().to_str().unwrap(), "-o", out.to_str().unwrap(), "--by", "module"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(&out).unwrap();
+    let doc = roxmltree::Document::parse_with_options(&text, XML).unwrap();
+    let titles: Vec<String> =
+        doc.descendants().filter(|n| n.has_tag_name("title")).filter_map(|n| n.text()).map(str::to_owned).collect();
+    let (total, _) = report_counts(&sample(), &ReportOptions { by: By::Module, ..ReportOptions::default() });
+    // inferno's root frame counts every sample, and each module has its frame.
+    assert!(
+        titles.iter().any(|t| t.starts_with(&format!("all ({} samples, 100%)", fmt_thousands(total)))),
+        "{titles:?}"
+    );
+    for (stack, n) in folded(&sample(), &ViewOptions::default(), vec![By::Module]) {
+        assert!(
+            titles.iter().any(|t| t.starts_with(&format!("{stack} ({} samples", fmt_thousands(n)))),
+            "{stack} {n} not in {titles:?}"
+        );
+    }
+    // The widths: the root frame spans the whole graph, a module its share.
+    let rects: Vec<(String, f64)> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("g"))
+        .filter_map(|g| {
+            let t = g.children().find(|c| c.has_tag_name("title"))?.text()?.to_owned();
+            let r = g.children().find(|c| c.has_tag_name("rect"))?;
+            Some((t, r.attribute("width")?.trim_end_matches('%').parse().ok()?))
+        })
+        .collect();
+    let root = rects.iter().find(|(t, _)| t.starts_with("all ")).unwrap().1;
+    for (t, w) in &rects {
+        assert!(*w <= root + 1e-9, "{t} wider than all");
+    }
+    assert!((root - 100.0).abs() < 1.0, "root width {root}");
+}
+
+/// inferno's thousands separators.
+fn fmt_thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut o = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            o.push(',');
+        }
+        o.push(c);
+    }
+    o
+}
+
+#[test]
+fn pprof_decodes_back_field_by_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("p.pb.gz");
+    let o = tbrw(&["export", "pprof", sample().to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let p = Profile::decode(gunzip(&out).as_slice()).unwrap();
+    let s = |i: i64| p.string_table[i as usize].as_str();
+    assert_eq!(s(0), "");
+    assert_eq!((s(p.sample_type[0].r#type), s(p.sample_type[0].unit)), ("samples", "count"));
+    let (total, by_thread) = report_counts(&sample(), &ReportOptions { by: By::Thread, ..ReportOptions::default() });
+    assert_eq!(p.sample.iter().map(|x| x.value[0]).sum::<i64>() as u64, total);
+    // Per tid label, the thread report's counts.
+    let mut per_tid: BTreeMap<i64, u64> = BTreeMap::new();
+    for x in &p.sample {
+        assert_eq!(x.value.len(), p.sample_type.len());
+        let keys: Vec<&str> = x.label.iter().map(|l| s(l.key)).collect();
+        assert_eq!(&keys[..2], ["pid", "tid"]);
+        *per_tid.entry(x.label[1].num).or_default() += x.value[0] as u64;
+        for id in &x.location_id {
+            assert!(*id >= 1 && *id as usize <= p.location.len());
+        }
+    }
+    let mut want: Vec<u64> = by_thread.values().copied().collect();
+    let mut got: Vec<u64> = per_tid.values().copied().collect();
+    want.sort_unstable();
+    got.sort_unstable();
+    assert_eq!(got, want);
+    // Locations: ids in order, one per distinct (mapping, address).
+    let mut seen = HashSet::new();
+    for (i, l) in p.location.iter().enumerate() {
+        assert_eq!(l.id, i as u64 + 1);
+        assert!(seen.insert((l.mapping_id, l.address)), "location {l:?} twice");
+        if l.mapping_id != 0 {
+            let m = &p.mapping[l.mapping_id as usize - 1];
+            assert!(m.memory_start <= l.address && l.address < m.memory_limit, "{l:?} outside {m:?}");
+        }
+    }
+    for (i, m) in p.mapping.iter().enumerate() {
+        assert_eq!(m.id, i as u64 + 1);
+        assert!(m.memory_start < m.memory_limit);
+        assert!(!s(m.filename).is_empty());
+    }
+    // The same bytes from the library.
+    let q = pprof::profile(&open(&sample()), &ViewOptions::default(), &mut std::io::sink(), &mut |_| {}).unwrap();
+    assert_eq!(p, q);
+}
+
+#[test]
+fn pprof_of_a_sampler_import_has_cputime_time_and_opens_in_go_pprof() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = sampler_import(dir.path());
+    let out = dir.path().join("p.pb.gz");
+    let o = tbrw(&[
+        "export",
+        "pprof",
+        file.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--weight",
+        "cputime",
+        "--search-path",
+        "/nonexistent",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let p = Profile::decode(gunzip(&out).as_slice()).unwrap();
+    let s = |i: i64| p.string_table[i as usize].as_str();
+    assert_eq!(p.sample_type.len(), 2);
+    assert_eq!((s(p.sample_type[1].r#type), s(p.sample_type[1].unit)), ("cpu", "nanoseconds"));
+    let (total, _) = report_counts(&file, &ReportOptions::default());
+    assert_eq!(p.sample.iter().map(|x| x.value[0]).sum::<i64>() as u64, total);
+    let r = report::weighted_report(
+        &open(&file),
+        &ReportOptions { by: By::Thread, weight: Weight::Cputime, ..ReportOptions::default() },
+        &mut |_| {},
+    )
+    .unwrap();
+    let want = r.1.unwrap().total;
+    let got: i64 = p.sample.iter().map(|x| x.value[1]).sum();
+    assert!((got as f64 - want).abs() <= p.sample.len() as f64, "{got} vs {want}");
+    // 120 samples a millisecond apart.
+    assert!(p.duration_nanos > 100_000_000 && p.duration_nanos < 130_000_000, "{}", p.duration_nanos);
+    match Command::new("go").args(["tool", "pprof", "-raw"]).arg(&out).output() {
+        Ok(o) if o.status.success() => {
+            let text = String::from_utf8_lossy(&o.stdout);
+            assert!(text.contains("samples/count"), "{text}");
+        }
+        Ok(o) => panic!("go tool pprof refused the profile: {}", String::from_utf8_lossy(&o.stderr)),
+        Err(_) => eprintln!("note: skipped go tool pprof -raw: go is not installed"),
+    }
+}
+
+#[test]
+fn firefox_has_a_thread_per_tb5_thread_with_its_samples() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = sampler_import(dir.path());
+    let out = dir.path().join("f.json.gz");
+    let o = tbrw(&["export", "firefox", file.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&gunzip(&out)).unwrap();
+    assert!(v["meta"]["version"].as_u64().is_some(), "{}", v["meta"]);
+    let threads = v["threads"].as_array().unwrap();
+    let (_, by_thread) = report_counts(&file, &ReportOptions { by: By::Thread, ..ReportOptions::default() });
+    assert_eq!(threads.len(), by_thread.len());
+    let mut got = Vec::new();
+    for t in threads {
+        let samples = &t["samples"];
+        let n = samples["length"].as_u64().unwrap();
+        got.push(n);
+        // Time stamps never go back, stacks point into the stack table.
+        let times: Vec<f64> = match samples.get("time") {
+            Some(a) => a.as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect(),
+            None => {
+                let mut acc = 0.0;
+                samples["timeDeltas"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|x| {
+                        acc += x.as_f64().unwrap();
+                        acc
+                    })
+                    .collect()
+            }
+        };
+        assert_eq!(times.len() as u64, n);
+        assert!(times.windows(2).all(|w| w[0] <= w[1]));
+        let stacks = t["stackTable"]["length"].as_u64().unwrap();
+        for s in samples["stack"].as_array().unwrap() {
+            assert!(s.as_u64().unwrap() < stacks);
+        }
+        assert!(t["tid"].as_str().is_some() || t["tid"].as_u64().is_some());
+    }
+    let mut want: Vec<u64> = by_thread.values().copied().collect();
+    got.sort_unstable();
+    want.sort_unstable();
+    assert_eq!(got, want);
+    // Libraries from the modules.
+    let libs = v["libs"].as_array().unwrap();
+    assert!(libs.iter().any(|l| l["name"] == "fixture-app"), "{libs:?}");
+}
+
+#[test]
+fn mtmc_tasks_become_markers_and_timeline_bars_with_their_figures() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = mtmc_import(dir.path(), 40);
+    let out = dir.path().join("t.svg");
+    let opts = TimelineOptions { width: 40_000, ..TimelineOptions::default() };
+    let mut svg = Vec::new();
+    let s = timeline::write(&open(&file), &opts, &mut svg).unwrap();
+    assert_eq!((s.intervals, s.bars, s.summed, s.lanes), (40, 40, 0, 4));
+    let text = String::from_utf8(svg).unwrap();
+    let doc = roxmltree::Document::parse_with_options(&text, XML).unwrap();
+    let titles: Vec<&str> = doc.descendants().filter(|n| n.has_tag_name("title")).filter_map(|n| n.text()).collect();
+    assert_eq!(titles.len(), 40);
+    // Task 0: 2,000 ns, counter deltas 7 and 4.
+    assert!(
+        titles.iter().any(|t| t.contains("duration: 2.000 µs")
+            && t.contains("counter 0 delta: 7")
+            && t.contains("counter 1 delta: 4")),
+        "{titles:?}"
+    );
+    // The command line writes the same drawing.
+    let o = tbrw(&["export", "timeline", file.to_str().unwrap(), "-o", out.to_str().unwrap(), "--width", "40000"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), text);
+
+    let ff = dir.path().join("t.json.gz");
+    let o = tbrw(&["export", "firefox", file.to_str().unwrap(), "-o", ff.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&gunzip(&ff)).unwrap();
+    let threads = v["threads"].as_array().unwrap();
+    assert_eq!(threads.len(), 4);
+    let markers: u64 = threads.iter().map(|t| t["markers"]["length"].as_u64().unwrap()).sum();
+    assert_eq!(markers, 40);
+    // Task 0 starts the profile and lasts 2 µs.
+    let first = threads
+        .iter()
+        .flat_map(|t| {
+            let m = &t["markers"];
+            let n = m["length"].as_u64().unwrap() as usize;
+            (0..n).map(move |i| (m["startTime"][i].as_f64().unwrap(), m["endTime"][i].as_f64().unwrap()))
+        })
+        .min_by(|a, b| a.0.total_cmp(&b.0))
+        .unwrap();
+    assert_eq!(first.0, 0.0);
+    assert!((first.1 - 0.002).abs() < 1e-9, "task 0 lasts 2 µs: {first:?}");
+}
+
+#[test]
+fn ten_thousand_intervals_are_summed_below_a_pixel() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = mtmc_import(dir.path(), 10_000);
+    let mut svg = Vec::new();
+    let s = timeline::write(&open(&file), &TimelineOptions::default(), &mut svg).unwrap();
+    assert_eq!(s.intervals, 10_000);
+    assert_eq!(s.bars + s.summed, 10_000);
+    // Four lanes of about 1,000 pixels: a bar per pixel at most.
+    assert!(s.summed_bars <= 4 * 1_200, "{s:?}");
+    assert!(svg.len() < 2_000_000, "{} bytes", svg.len());
+    let text = String::from_utf8(svg).unwrap();
+    roxmltree::Document::parse_with_options(&text, XML).unwrap();
+}
+
+#[test]
+fn winidea_calls_nest_in_their_context_lane() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = winidea_import(dir.path());
+    let mut svg = Vec::new();
+    let s = timeline::write(&open(&file), &TimelineOptions::default(), &mut svg).unwrap();
+    assert!(s.intervals > 0 && s.bars > 0, "{s:?}");
+    let text = String::from_utf8(svg).unwrap();
+    let doc = roxmltree::Document::parse_with_options(&text, XML).unwrap();
+    let titles: Vec<&str> = doc.descendants().filter(|n| n.has_tag_name("title")).filter_map(|n| n.text()).collect();
+    assert_eq!(s.intervals, 4);
+    assert!(
+        titles.iter().any(|t| t.starts_with("main") && t.contains("net: ") && t.contains("duration: 3.900 µs")),
+        "{titles:?}"
+    );
+    // A call inside main is drawn a row below it.
+    let ys: HashSet<String> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("rect") && n.parent().is_some_and(|p| p.has_tag_name("g")))
+        .filter_map(|n| n.attribute("y").map(str::to_owned))
+        .collect();
+    assert!(ys.len() >= 2, "no nesting: {ys:?}");
+}
+
+#[test]
+fn exports_that_make_no_sense_say_which_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("x");
+    let o = tbrw(&["export", "timeline", sample().to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(e.contains("sample.tb5: stream 0 has no intervals") && e.contains("export flamegraph"), "{e}");
+    let file = winidea_import(dir.path());
+    for what in ["flamegraph", "pprof"] {
+        let o = tbrw(&["export", what, file.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success());
+        assert!(e.contains("winidea.tb5: stream 0 has no instruction pointer") && e.contains("export timeline"), "{e}");
+        assert!(!out.exists(), "nothing is left behind");
+    }
+    // --weight cputime needs a sampler import.
+    let o = tbrw(&["export", "pprof", sample().to_str().unwrap(), "-o", out.to_str().unwrap(), "--weight", "cputime"]);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no cputime delta field"));
+    assert!(!out.exists());
+}
+
+#[test]
+fn outputs_need_force_and_never_replace_the_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("f.txt");
+    std::fs::write(&out, "old").unwrap();
+    let s = sample();
+    let args = ["export", "flamegraph", s.to_str().unwrap(), "-o", out.to_str().unwrap(), "--folded"];
+    let o = tbrw(&args);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("add --force"));
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "old");
+    let o = tbrw(&[&args[..], &["--force"]].concat());
+    assert!(o.status.success());
+    assert!(std::fs::read_to_string(&out).unwrap().lines().all(|l| l
+        .rsplit_once(' ')
+        .unwrap()
+        .1
+        .parse::<u64>()
+        .is_ok()));
+    let o = tbrw(&["export", "pprof", s.to_str().unwrap(), "-o", s.to_str().unwrap(), "--force"]);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("is the input"));
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+}
+
+#[test]
+fn call_chains_of_a_perf_import_become_deeper_stacks() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("perf.data");
+    let rec = Command::new("perf")
+        .args(["record", "-q", "-g", "-F", "2000", "-o"])
+        .arg(&data)
+        .args(["--", "sh", "-c", "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done"])
+        .output();
+    match rec {
+        Ok(o) if o.status.success() && data.exists() => {}
+        Ok(o) => {
+            eprintln!("note: skipped: perf record failed: {}", String::from_utf8_lossy(&o.stderr));
+            return;
+        }
+        Err(e) => {
+            eprintln!("note: skipped: perf cannot run: {e}");
+            return;
+        }
+    }
+    let file = dir.path().join("perf.tb5");
+    let o = tbrw(&["import", "perf", data.to_str().unwrap(), "-o", file.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let lines = folded(&file, &ViewOptions::default(), vec![By::Module, By::Function]);
+    let (total, _) = report_counts(&file, &ReportOptions { by: By::Module, ..ReportOptions::default() });
+    assert_eq!(lines.iter().map(|(_, n)| n).sum::<u64>(), total);
+    assert!(lines.iter().any(|(s, _)| s.split(';').count() >= 3), "no chain: {lines:?}");
+    let p = pprof::profile(&open(&file), &ViewOptions::default(), &mut std::io::sink(), &mut |_| {}).unwrap();
+    assert!(p.sample.iter().any(|s| s.location_id.len() > 1));
+    assert_eq!(p.sample_type.len(), 2, "samples and perf's periods");
+}
+
+#[test]
+fn firefox_of_the_shipped_sample_counts_every_sample() {
+    let (p, s) =
+        firefox::profile(&open(&sample()), &ViewOptions::default(), &mut std::io::sink(), &mut |_| {}).unwrap();
+    let (total, by_thread) = report_counts(&sample(), &ReportOptions { by: By::Thread, ..ReportOptions::default() });
+    assert_eq!(s.samples, total);
+    assert_eq!(s.threads, by_thread.len());
+    let v = serde_json::to_value(&p).unwrap();
+    let n: u64 = v["threads"].as_array().unwrap().iter().map(|t| t["samples"]["length"].as_u64().unwrap()).sum();
+    assert_eq!(n, total);
+}
