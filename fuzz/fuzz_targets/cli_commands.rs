@@ -1,7 +1,8 @@
 //! Feeds arbitrary bytes, as a TB5 file on disk, to what the command line
 //! and the example programs do with a file that opens: every sample
 //! grouping and the task report of every stream (which bind in memory),
-//! the VTune CSV and sampler exports, `print_tb5` in text and JSON, and
+//! the VTune CSV, sampler and viewer exports (flame graph, folded stacks,
+//! pprof, Firefox, timeline), `print_tb5` in text and JSON, and
 //! last `tbrw bind` (an append). Built with `--cfg fuzzing`, the reader
 //! accepts any stored checksum, so a mutated file reaches all of them with
 //! content `verify` would reject. Errors are expected; a panic, an abort or
@@ -16,6 +17,10 @@ use tbrw_cli::commands;
 use tbrw_cli::csv::{export_vtune_csv, Clock, CsvOptions};
 use tbrw_cli::report::{By, ReportOptions, Weight};
 use tbrw_cli::sampler::export_sampler;
+use tbrw_cli::symbols::SymbolOptions;
+use tbrw_cli::view::flamegraph::FlameOptions;
+use tbrw_cli::view::timeline::TimelineOptions;
+use tbrw_cli::view::ViewOptions;
 use tbrw_examples::print::{print_file, Options, Records};
 
 /// A private folder in memory when the machine has one (the fuzzer writes a file per input).
@@ -55,6 +60,25 @@ fuzz_target!(|data: &[u8]| {
         let prof = dir.join("out.prof");
         let _ = export_sampler(&file, stream, &prof);
         let _ = std::fs::remove_file(&prof);
+        // Module paths in a fuzzed file name anything: symbols are looked for
+        // under an empty root only, and the kernel's nowhere.
+        let symbols = SymbolOptions {
+            symfs: Some(dir.join("no-symbols")),
+            kallsyms: Some(dir.join("no-kallsyms")),
+            ..Default::default()
+        };
+        let view = ViewOptions { stream, symbols, ..Default::default() };
+        let out = dir.join("view.out");
+        let (o, e) = (&mut std::io::sink(), &mut std::io::sink());
+        for folded in [false, true] {
+            let fopts = FlameOptions { folded, ..Default::default() };
+            let _ = commands::export_flamegraph(&file, &out, &view, &fopts, true, o, e);
+        }
+        let _ = commands::export_pprof(&file, &out, &view, true, o, e);
+        let _ = commands::export_firefox(&file, &out, &view, true, o, e);
+        let timeline = TimelineOptions { stream, ..Default::default() };
+        let _ = commands::export_timeline(&file, &out, &timeline, true, o, e);
+        let _ = std::fs::remove_file(&out);
     }
     let csv = dir.join("csv");
     let opts = CsvOptions { hostname: Some("fuzz".into()), stream: None, clock: Some(Clock::Utc) };
