@@ -461,15 +461,17 @@ pub fn import_winidea(
         "statistics check: {} figures agree, {} differ, {} not checked",
         stats.agree,
         stats.differences.len(),
-        stats.unchecked.len()
+        stats.unchecked.iter().map(|u| u.count).sum::<u64>()
     )
     .map_err(written)?;
     for d in &stats.differences {
         writeln!(out, "  line {}: {}: export {}, timeline {}", d.line, d.what, d.export, d.timeline)
             .map_err(written)?;
     }
-    for (line, what) in &stats.unchecked {
-        writeln!(out, "  line {line}: {what}: not computable from a timeline").map_err(written)?;
+    for u in &stats.unchecked {
+        let rows = if u.count == 1 { "1 figure".to_owned() } else { format!("{} figures", u.count) };
+        writeln!(out, "  {}: {rows} (first at line {}) not computable from a timeline", u.figure, u.first_line)
+            .map_err(written)?;
     }
     Ok(if stats.differences.is_empty() { Outcome::Success } else { Outcome::StatisticsDiffer })
 }

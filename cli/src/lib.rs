@@ -14,6 +14,7 @@ pub mod csv;
 pub mod error;
 pub mod fields;
 pub mod imported;
+pub mod lines;
 pub mod mtmc;
 pub mod perf;
 pub mod report;

@@ -107,49 +107,12 @@ pub(super) fn bad(path: &Path, line: u64, col: usize, what: impl std::fmt::Displ
     CliError::msg(format!("{}: line {line}, column {}: {what}", path.display(), col + 1))
 }
 
-/// What [`read_line`] found.
-#[derive(Debug, PartialEq, Eq)]
-pub enum LineRead {
-    /// A line (without its `\n`) is in the buffer.
-    Line,
-    /// The input ended.
-    Eof,
-    /// The line is longer than [`MAX_LINE`]: the buffer holds its first bytes.
-    TooLong,
-}
+pub use crate::lines::LineRead;
 
-/// Reads one line into `buf` (cleared first), holding at most
-/// [`MAX_LINE`] + 1 bytes of it whatever its real length. Returns the
-/// bytes consumed with what was found.
+/// Reads one task line into `buf` (see [`crate::lines::read_bounded`]),
+/// holding at most [`MAX_LINE`] + 1 bytes of it whatever its real length.
 pub fn read_line(r: &mut dyn BufRead, buf: &mut Vec<u8>) -> std::io::Result<(LineRead, u64)> {
-    buf.clear();
-    let mut consumed = 0u64;
-    loop {
-        let chunk = match r.fill_buf() {
-            Ok(c) => c,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        if chunk.is_empty() {
-            let found = if consumed == 0 { LineRead::Eof } else { LineRead::Line };
-            return Ok((found, consumed));
-        }
-        let (take, done) = match chunk.iter().position(|&b| b == b'\n') {
-            Some(i) => (i, true),
-            None => (chunk.len(), false),
-        };
-        let room = MAX_LINE + 1 - buf.len();
-        buf.extend_from_slice(&chunk[..take.min(room)]);
-        let used = if done { take + 1 } else { take };
-        r.consume(used);
-        consumed += used as u64;
-        if buf.len() > MAX_LINE {
-            return Ok((LineRead::TooLong, consumed));
-        }
-        if done {
-            return Ok((LineRead::Line, consumed));
-        }
-    }
+    crate::lines::read_bounded(r, buf, MAX_LINE)
 }
 
 /// A section of the line: its column (0-based) and text.

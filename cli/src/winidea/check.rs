@@ -55,8 +55,28 @@ pub struct CheckResult {
     pub agree: u64,
     /// Figures that differ.
     pub differences: Vec<Difference>,
-    /// Figures a timeline cannot give (T.OUTSIDE...): line and what.
-    pub unchecked: Vec<(u64, String)>,
+    /// Figures a timeline cannot give (T.OUTSIDE...), per figure name in
+    /// the order first met: one entry per name, however many rows have it,
+    /// so memory follows the header's columns, not rows x columns.
+    pub unchecked: Vec<Unchecked>,
+}
+
+/// The figures of one name that a timeline cannot give.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Unchecked {
+    /// The figure's name (the macro without `%`).
+    pub figure: String,
+    /// How many figures of that name were not checked.
+    pub count: u64,
+    /// The line of the first.
+    pub first_line: u64,
+}
+
+impl CheckResult {
+    /// Figures not checked, all names together.
+    pub fn unchecked_count(&self) -> u64 {
+        self.unchecked.iter().map(|u| u.count).sum()
+    }
 }
 
 /// Recomputes every STATISTICS figure from the timeline and lists where
@@ -73,6 +93,7 @@ pub fn check(ex: &Export, tl: &Timeline) -> CheckResult {
     for (k, n) in sorted {
         by_name.entry(n.as_str()).or_insert(*k);
     }
+    let mut unchecked_at: HashMap<&str, usize> = HashMap::new();
     for row in &ex.stats {
         let fig = if row.class.eq_ignore_ascii_case("Data") || matches!(row.handle >> 28, 2..=5) {
             let key = if row.handle >> 28 == 3 || row.handle >> 28 == 5 {
@@ -91,15 +112,19 @@ pub fn check(ex: &Export, tl: &Timeline) -> CheckResult {
         let none = Figures::default();
         let fig = fig.unwrap_or(&none);
         for (name, value) in &row.figures {
-            let what =
-                format!("{:08X}{} {name}", row.handle, row.value.map_or(String::new(), |v| format!(" value {v}")));
             let Some((lo, hi)) = figure(fig, name) else {
-                result.unchecked.push((row.line, what));
+                let i = *unchecked_at.entry(name.as_str()).or_insert_with(|| {
+                    result.unchecked.push(Unchecked { figure: name.clone(), count: 0, first_line: row.line });
+                    result.unchecked.len() - 1
+                });
+                result.unchecked[i].count += 1;
                 continue;
             };
             if (lo..=hi).contains(value) {
                 result.agree += 1;
             } else {
+                let what =
+                    format!("{:08X}{} {name}", row.handle, row.value.map_or(String::new(), |v| format!(" value {v}")));
                 result.differences.push(Difference { line: row.line, what, export: *value, timeline: lo });
             }
         }

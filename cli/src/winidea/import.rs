@@ -36,7 +36,7 @@ pub struct WinIdeaStats {
     /// Statistics figures that differ (with `--check`).
     pub differences: Vec<Difference>,
     /// Statistics figures a timeline cannot give: line and what.
-    pub unchecked: Vec<(u64, String)>,
+    pub unchecked: Vec<super::Unchecked>,
 }
 
 /// Imports a Text1 export (and its `.BIN` timeline, if given) into a new

@@ -18,9 +18,9 @@ pub mod text1;
 pub mod timeline;
 
 pub use bin::{detect_bin, parse_bin, read_bin_file, write_bin, BinVersion, UNKNOWN_CONTEXT};
-pub use check::{check, CheckResult, Difference};
+pub use check::{check, CheckResult, Difference, Unchecked};
 pub use import::{import_winidea, WinIdeaStats};
-pub use text1::{parse_text1, parse_text1_from, Export, StatRow};
+pub use text1::{parse_text1, parse_text1_from, Export, StatRow, MAX_LINE};
 pub use timeline::{build, Call, Figures, Series, Timeline, Write, MAX_TIME_NS};
 
 /// One event of the timeline.

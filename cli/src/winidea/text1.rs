@@ -6,6 +6,7 @@ use std::path::Path;
 
 use super::{Pos, TimelineEvent};
 use crate::error::{excerpt, CliError};
+use crate::lines::LineRead;
 
 /// One STATISTICS row of the export.
 #[derive(Clone, Debug, PartialEq)]
@@ -115,8 +116,13 @@ pub fn parse_text1(text: &str, path: &Path) -> Result<Export, CliError> {
     parse_text1_from(text.as_bytes(), path)
 }
 
+/// The longest Text1 line accepted: a STATISTICS header of tens of
+/// thousands of columns is a few hundred kilobytes; a longer line is
+/// refused before it is held.
+pub const MAX_LINE: usize = 16 << 20;
+
 /// Parses a Text1 export line by line from `input` (the whole file is
-/// never held in memory; the timeline rows are).
+/// never held in memory, nor a line over [`MAX_LINE`]; the timeline rows are).
 pub fn parse_text1_from(input: impl std::io::BufRead, path: &Path) -> Result<Export, CliError> {
     let mut ex = Export::default();
     let mut header: Option<Header> = None;
@@ -124,11 +130,24 @@ pub fn parse_text1_from(input: impl std::io::BufRead, path: &Path) -> Result<Exp
     let mut current_variable: Option<String> = None;
     let mut context_by_name: HashMap<String, u32> = HashMap::new();
     let mut offset = 0u64;
-    for (i, raw) in input.split(b'\n').enumerate() {
-        let lineno = i as u64 + 1;
-        let raw = raw.map_err(|e| CliError::io(path, e))?;
+    let mut input = input;
+    let mut raw = Vec::new();
+    for lineno in 1u64.. {
+        let (found, consumed) =
+            crate::lines::read_bounded(&mut input, &mut raw, MAX_LINE).map_err(|e| CliError::io(path, e))?;
         let line_at = offset;
-        offset += raw.len() as u64 + 1;
+        offset += consumed;
+        match found {
+            LineRead::Eof => break,
+            LineRead::TooLong => {
+                return Err(CliError::msg(format!(
+                    "{}: line {lineno} (byte {line_at}) is longer than {MAX_LINE} bytes, more than any winIDEA export line (docs/IMPORT.md): it begins {}",
+                    path.display(),
+                    excerpt(&String::from_utf8_lossy(&raw[..raw.len().min(200)]))
+                )))
+            }
+            LineRead::Line => {}
+        }
         let line = std::str::from_utf8(&raw).map_err(|e| {
             CliError::msg(format!(
                 "{}: line {lineno} (byte {}): not UTF-8 text",
