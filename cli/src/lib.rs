@@ -1,6 +1,6 @@
 //! The `tbrw` command line's work, as functions: importing ELF sampler
 //! profiles, MTMC task logs and winIDEA exports, exporting to VTune's CSV
-//! format and back to sampler profiles, and reports. [`commands`] is each
+//! format, back to sampler profiles and to Parquet datasets, and reports. [`commands`] is each
 //! subcommand with its output; `src/main.rs` is the argument parsing and
 //! progress bars around them.
 
@@ -14,6 +14,7 @@ pub mod error;
 pub mod fields;
 pub mod imported;
 pub mod mtmc;
+pub mod parquet;
 pub mod perf;
 pub mod report;
 pub mod sampler;

@@ -112,7 +112,7 @@ impl Totals {
 }
 
 /// One task's figures.
-fn task_figures(t: &Task, name: Option<String>) -> TaskFigures {
+pub(crate) fn task_figures(t: &Task, name: Option<String>) -> TaskFigures {
     let mut invalid: Vec<String> = invalid_reason(t).into_iter().collect();
     let topdown = match task_sums(t) {
         Ok(s) => s.and_then(|s| s.topdown().ok()).as_ref().map(percent_of),
