@@ -55,14 +55,14 @@ QUERIES = {
         FROM intervals WHERE backend_bound > $1
         ORDER BY run, record
     """,
-    # The difference between two runs, per module: samples and percent.
+    # The difference between two runs (stream 0), per module: samples and percent.
     "run_diff": """
         WITH per AS (
             SELECT s.run, coalesce(m.name, '[unknown module]') AS module, count(*) AS samples,
                    100.0 * count(*) / sum(count(*)) OVER (PARTITION BY s.run) AS percent
             FROM samples s LEFT JOIN modules m USING (host, run, module_id)
-            WHERE s.run IN ($1, $2) AND s.ip IS NOT NULL
-            GROUP BY ALL)
+            WHERE s.run IN ($1, $2) AND s.stream = 0
+            GROUP BY s.run, module)
         SELECT module, coalesce(a.samples, 0) AS samples_a, coalesce(b.samples, 0) AS samples_b,
                round(coalesce(b.percent, 0) - coalesce(a.percent, 0), 2) AS percent_change
         FROM (SELECT * FROM per WHERE run = $1) a FULL JOIN (SELECT * FROM per WHERE run = $2) b USING (module)
