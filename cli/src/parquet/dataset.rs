@@ -135,7 +135,9 @@ impl Staging {
     /// Creates the staging folder for an export to `dir` (after [`check`]).
     pub fn create(dir: &Path, mode: Mode) -> Result<Staging, CliError> {
         let me = std::process::id();
-        let staging = if mode == Mode::Append && dir.is_dir() {
+        // Appending to a missing or empty folder makes a new dataset (with its marker).
+        let mode = if mode == Mode::Append && !is_dataset(dir) { Mode::New } else { mode };
+        let staging = if mode == Mode::Append {
             // Left-over staging folders of killed exports go first.
             if let Ok(rd) = std::fs::read_dir(dir) {
                 for e in rd.flatten() {
@@ -160,7 +162,6 @@ impl Staging {
             std::fs::remove_dir_all(&staging).map_err(|e| plain_io(&staging, e))?;
         }
         std::fs::create_dir_all(&staging).map_err(|e| plain_io(&staging, e))?;
-        let mode = if mode == Mode::Append && !dir.is_dir() { Mode::New } else { mode };
         Ok(Staging {
             dir: dir.to_path_buf(),
             staging,
