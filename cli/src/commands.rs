@@ -757,3 +757,31 @@ pub fn export_timeline(
     }
     Ok(())
 }
+
+/// `tbrw export parquet`: the runs written on `out` (one line each), the
+/// symbolizer's warnings on `err`.
+pub fn export_parquet(
+    files: &[PathBuf],
+    dir: &Path,
+    opts: &crate::parquet::ParquetOptions,
+    progress: &mut dyn FnMut(u64),
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<(), CliError> {
+    let runs = crate::parquet::export_parquet(files, dir, opts, progress, err)?;
+    for r in &runs {
+        writeln!(
+            out,
+            "{}: host={} run={}: {} samples, {} intervals{} (from {})",
+            dir.display(),
+            r.host,
+            r.run,
+            r.samples,
+            r.intervals,
+            if opts.symbols.is_some() { format!(", {} functions", r.functions) } else { String::new() },
+            r.file.display()
+        )
+        .map_err(written)?;
+    }
+    Ok(())
+}

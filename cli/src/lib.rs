@@ -1,7 +1,7 @@
 //! The `tbrw` command line's work, as functions: importing ELF sampler
 //! profiles, MTMC task logs and winIDEA exports, exporting to VTune's CSV
-//! format and back to sampler profiles, to viewers (flame graphs, pprof,
-//! the Firefox Profiler, timelines), and reports. [`commands`] is each
+//! format, back to sampler profiles, to viewers (flame graphs, pprof,
+//! the Firefox Profiler, timelines) and to Parquet datasets, and reports. [`commands`] is each
 //! subcommand with its output; `src/main.rs` is the argument parsing and
 //! progress bars around them.
 
@@ -16,6 +16,7 @@ pub mod fields;
 pub mod imported;
 pub mod lines;
 pub mod mtmc;
+pub mod parquet;
 pub mod perf;
 pub mod report;
 pub mod sampler;

@@ -9,6 +9,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use tbrw_cli::commands::{self, Outcome};
 use tbrw_cli::csv::{Clock, CsvOptions};
 use tbrw_cli::mtmc::MtmcOptions;
+use tbrw_cli::parquet::{Mode as ParquetMode, ParquetOptions};
 use tbrw_cli::report::{self, By, ReportOptions, Weight};
 use tbrw_cli::sampler::{ImportOptions, Layout, ProfileOptions};
 use tbrw_cli::symbols::SymbolOptions;
@@ -312,6 +313,30 @@ enum Export {
         #[arg(long)]
         time: Option<String>,
     },
+    /// Parquet tables for DuckDB, Spark and the like: one dataset folder for
+    /// many files (partitioned by host and run, docs/PARQUET.md).
+    Parquet {
+        /// The TB5 files (one run each).
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// The dataset folder (created; an existing one needs --force or --append).
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Replace OUTPUT if it is a dataset of this command (never one holding an input).
+        #[arg(short, long, conflicts_with = "append")]
+        force: bool,
+        /// Add the runs to the dataset OUTPUT without rewriting it.
+        #[arg(long)]
+        append: bool,
+        /// The host of every run (default: each file's own host name).
+        #[arg(long)]
+        hostname: Option<String>,
+        /// Symbolize the samples: the functions table and function_id (see the symbol options).
+        #[arg(long)]
+        functions: bool,
+        #[command(flatten)]
+        symbols: SymbolArgs,
+    },
 }
 
 /// The input, output, stream, filters and weight of the sample exports.
@@ -465,6 +490,15 @@ fn run(cli: Cli) -> Result<Outcome, CliError> {
                 commands::export_timeline(&file, &output, &opts, force, o, e).map(|()| Outcome::Success)
             })
         }
+        Command::Export(Export::Parquet { files, output, force, append, hostname, functions, symbols }) => {
+            let mode = match (force, append) {
+                (true, _) => ParquetMode::Force,
+                (_, true) => ParquetMode::Append,
+                _ => ParquetMode::New,
+            };
+            let opts = ParquetOptions { hostname, mode, symbols: functions.then(|| symbols.options()) };
+            export_parquet(&files, &output, &opts, &mut out)
+        }
     }?;
     out.flush().map_err(|e| CliError::msg(format!("writing the output: {e}")))?;
     Ok(outcome)
@@ -581,6 +615,17 @@ fn export_sampler(
     after_bar(&bar, out, |o, _| {
         commands::export_sampler(file, stream, output, layout, force, o).map(|()| Outcome::Success)
     })
+}
+
+fn export_parquet(
+    files: &[PathBuf],
+    dir: &Path,
+    opts: &ParquetOptions,
+    out: &mut dyn Write,
+) -> Result<Outcome, CliError> {
+    let bar = spinner("exporting");
+    let mut set = |n: u64| bar.set_message(format!("exporting: {n} records"));
+    after_bar(&bar, out, |o, e| commands::export_parquet(files, dir, opts, &mut set, o, e).map(|()| Outcome::Success))
 }
 
 /// Runs `f` with buffers for standard output and error, which are written

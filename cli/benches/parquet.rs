@@ -1,0 +1,171 @@
+//! `tbrw export parquet` at scale: `cargo bench -p tbrw-cli --bench parquet`
+//! writes a TB5 file of 10 million samples (ip, pid, tid, a nanosecond
+//! clock; 40 modules in 4 processes), exports it without a stored bind (the
+//! bind is made in memory, as `tbrw report` does) and again after `tbrw
+//! bind`, and prints MB/s of TB5 read, the dataset's size against the TB5
+//! file's, and the export's peak resident memory. Then DuckDB's top-modules
+//! query over the dataset (cli/tests/parquet_queries.py, when python3 can
+//! import duckdb) is timed against `tbrw report --by module` on the TB5
+//! file. Pass a sample count to choose (`-- 2000000`); TBRW_BENCH_DIR
+//! names the scratch folder (default: the current one).
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use tbrw::*;
+use tbrw_cli::imported::{field, write_globals};
+use tbrw_cli::parquet::{export_parquet, Mode, ParquetOptions};
+
+mod support;
+use support::status_kib;
+
+const PROCESSES: u32 = 4;
+const MODULES_PER_PROCESS: u64 = 10;
+const MODULE_LEN: u64 = 0x10_0000;
+
+fn write_tb5(path: &Path, n: u64) {
+    let mut w = Tb5Writer::create(path).unwrap();
+    let os = Os { platform: os_family::LINUX64, name: Some("Linux".into()), ..Default::default() };
+    write_globals(&mut w, &Software { host: None, os: Some(os), application: None }).unwrap();
+    let mut modules = Vec::new();
+    for p in 0..PROCESSES {
+        for m in 0..MODULES_PER_PROCESS {
+            let mut flags = ModuleFlags::LOADED;
+            if m == 0 {
+                flags |= ModuleFlags::FIRST_MODULE_REC_IN_PROCESS;
+            }
+            modules.push(Module {
+                associated_pid: 100 + p,
+                flags,
+                segment_type: processor_mode::BIT64,
+                load_address: 0x7f00_0000_0000 + m * MODULE_LEN,
+                length: MODULE_LEN,
+                unload_tsc: NEVER_UNLOADED,
+                name: Some(format!("lib{m}.so")),
+                path: Some(format!("/usr/lib/lib{m}.so")),
+                ..Default::default()
+            });
+        }
+    }
+    w.write_modules(&modules).unwrap();
+    let mut st = w
+        .stream(0)
+        .unwrap()
+        .info(&StreamInfo { stream_type: stream_type::SAMPLING, ..Default::default() })
+        .unwrap()
+        .data_descriptor(&[
+            field(desc_type::IP, desc_subtype::NONE, 8, "ip"),
+            field(desc_type::PID, desc_subtype::NONE, 4, "pid"),
+            field(desc_type::TID, desc_subtype::NONE, 4, "tid"),
+            field(desc_type::TIME_STAMP, desc_subtype::TS_NANOSECONDS, 8, "time_realtime_ns"),
+        ])
+        .unwrap();
+    st.events(&[Event { id: 0, flags: EventFlags::TBS, name: Some("cpu-clock".into()), ..Default::default() }])
+        .unwrap();
+    let mut data = st.data().unwrap();
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let mut buf = Vec::with_capacity(24 << 16);
+    let mut t = 1_700_000_000_000_000_000u64;
+    for i in 0..n {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        // Skewed towards the first modules, like a real profile.
+        let m = (x % 1024).leading_zeros().saturating_sub(54).min(MODULES_PER_PROCESS as u32 - 1) as u64;
+        let ip = 0x7f00_0000_0000 + m * MODULE_LEN + (x >> 20) % MODULE_LEN;
+        let pid = 100 + (x >> 40) as u32 % PROCESSES;
+        t += 1_000_000 + (x >> 50) % 1000;
+        buf.extend_from_slice(&ip.to_le_bytes());
+        buf.extend_from_slice(&pid.to_le_bytes());
+        buf.extend_from_slice(&(pid * 10 + (x >> 44) as u32 % 8).to_le_bytes());
+        buf.extend_from_slice(&t.to_le_bytes());
+        if buf.len() >= 24 << 16 || i + 1 == n {
+            data.add(&buf).unwrap();
+            buf.clear();
+        }
+    }
+    data.done().unwrap();
+    st.finish().unwrap();
+    w.close().unwrap();
+}
+
+fn folder_bytes(p: &Path) -> u64 {
+    std::fs::read_dir(p).map_or(0, |rd| {
+        rd.flatten()
+            .map(|e| match e.file_type() {
+                Ok(t) if t.is_dir() => folder_bytes(&e.path()),
+                _ => e.metadata().map_or(0, |m| m.len()),
+            })
+            .sum()
+    })
+}
+
+fn timed(c: &mut Command) -> Option<(Duration, String)> {
+    let t = Instant::now();
+    let o = c.output().ok()?;
+    let d = t.elapsed();
+    if !o.status.success() {
+        eprintln!("note: {c:?} failed: {}", String::from_utf8_lossy(&o.stderr));
+        return None;
+    }
+    Some((d, String::from_utf8_lossy(&o.stdout).into_owned()))
+}
+
+fn main() {
+    let n: u64 = std::env::args().skip(1).find_map(|a| a.parse().ok()).unwrap_or(10_000_000);
+    let dir = tempfile::tempdir_in(std::env::var_os("TBRW_BENCH_DIR").unwrap_or_else(|| ".".into())).unwrap();
+    let tb5 = dir.path().join("fleet.tb5");
+    let t = Instant::now();
+    write_tb5(&tb5, n);
+    let tb5_bytes = std::fs::metadata(&tb5).unwrap().len();
+    println!("{n} samples: TB5 file {:.1} MB written in {:.1} s", tb5_bytes as f64 / 1e6, t.elapsed().as_secs_f64());
+    let ds = dir.path().join("ds");
+    for (pass, what) in ["bind made in memory", "stored bind (after tbrw bind)"].iter().enumerate() {
+        if pass == 1 {
+            let mut w = Tb5Writer::append(&tb5).unwrap();
+            w.dobind(0).unwrap();
+            w.close().unwrap();
+        }
+        // Resets the peak-RSS mark (Linux), so the figure is the export's.
+        let _ = std::fs::write("/proc/self/clear_refs", "5");
+        let base = status_kib("VmRSS:");
+        let opts = ParquetOptions { mode: Mode::Force, ..Default::default() };
+        let t = Instant::now();
+        let runs = export_parquet(std::slice::from_ref(&tb5), &ds, &opts, &mut |_| {}, &mut std::io::sink()).unwrap();
+        let s = t.elapsed().as_secs_f64();
+        let peak = status_kib("VmHWM:");
+        let out = folder_bytes(&ds);
+        println!(
+            "export ({what}): {} samples in {s:.2} s = {:.0} MB/s of TB5, {:.2} M samples/s; dataset {:.1} MB = {:.1} % of the TB5 file; peak RSS {} MiB (before {} MiB)",
+            runs[0].samples,
+            tb5_bytes as f64 / 1e6 / s,
+            runs[0].samples as f64 / 1e6 / s,
+            out as f64 / 1e6,
+            out as f64 * 100.0 / tb5_bytes as f64,
+            peak / 1024,
+            base / 1024,
+        );
+    }
+    let tbrw = env!("CARGO_BIN_EXE_tbrw");
+    let report = timed(Command::new(tbrw).arg("report").arg(&tb5).args(["--by", "module"]));
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/parquet_queries.py");
+    let query = timed(Command::new("python3").arg(&script).arg(&ds).arg("top_modules"));
+    let startup = timed(Command::new("python3").args(["-c", "import duckdb; duckdb.connect().execute('select 1')"]));
+    match (report, query, startup) {
+        (Some((r, _)), Some((q, answer)), Some((st, _))) => {
+            println!(
+                "top modules: tbrw report --by module (stored bind) {:.2} s; DuckDB query over the dataset {:.2} s (of which {:.2} s python3 + duckdb start-up); {} rows",
+                r.as_secs_f64(),
+                q.as_secs_f64(),
+                st.as_secs_f64(),
+                answer.matches("], [").count() + 1
+            );
+        }
+        (Some((r, _)), _, _) => println!(
+            "top modules: tbrw report --by module {:.2} s; DuckDB not run (python3 cannot import duckdb)",
+            r.as_secs_f64()
+        ),
+        _ => eprintln!("note: tbrw report failed"),
+    }
+}

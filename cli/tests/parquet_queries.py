@@ -1,0 +1,100 @@
+"""The queries of docs/PARQUET.md, run by DuckDB over a dataset of
+`tbrw export parquet`.
+
+    python3 cli/tests/parquet_queries.py DIR QUERY [ARG...]
+
+prints the answer as one JSON list of rows (lists) on stdout. QUERY is one of
+the names in QUERIES; ARG fills the query's `$1`, `$2`... Exit status 3 when
+the duckdb module cannot be imported (the Rust tests then skip).
+"""
+
+import json
+import sys
+
+try:
+    import duckdb
+except ImportError as e:  # the tests skip with a note
+    print(f"duckdb not importable: {e}", file=sys.stderr)
+    sys.exit(3)
+
+TABLES = ["runs", "samples", "intervals", "modules", "processes", "threads", "events", "functions"]
+
+# The views docs/PARQUET.md creates: every table with its host and run
+# columns from the partition folders, kept as text.
+VIEW = (
+    "CREATE VIEW {t} AS SELECT * FROM read_parquet('{dir}/{t}/*/*/*.parquet', "
+    "hive_partitioning = true, hive_types_autocast = false)"
+)
+
+QUERIES = {
+    # Top modules across hosts and runs.
+    "top_modules": """
+        SELECT coalesce(m.name, '[unknown module]') AS module, count(*) AS samples
+        FROM samples s LEFT JOIN modules m USING (host, run, module_id)
+        WHERE s.ip IS NOT NULL
+        GROUP BY ALL ORDER BY samples DESC, module
+    """,
+    # Samples per module of one run.
+    "modules_of_run": """
+        SELECT coalesce(m.name, '[unknown module]') AS module, count(*) AS samples
+        FROM samples s LEFT JOIN modules m USING (host, run, module_id)
+        WHERE s.run = $1 AND s.stream = 0
+        GROUP BY ALL ORDER BY samples DESC, module
+    """,
+    # A function's share per run over time (buckets of $2 ns).
+    "function_share": """
+        SELECT s.run, (s.time_ns // $2) * $2 AS bucket_ns,
+               count(*) FILTER (WHERE f.name = $1) AS hits, count(*) AS samples,
+               round(100.0 * count(*) FILTER (WHERE f.name = $1) / count(*), 2) AS percent
+        FROM samples s LEFT JOIN functions f USING (host, run, function_id)
+        GROUP BY ALL ORDER BY s.run, bucket_ns
+    """,
+    # Tasks whose backend bound exceeds $1 percent.
+    "backend_bound": """
+        SELECT run, record, tid, core, start_ns, duration_ns, backend_bound
+        FROM intervals WHERE backend_bound > $1
+        ORDER BY run, record
+    """,
+    # The difference between two runs (stream 0), per module: samples and percent.
+    "run_diff": """
+        WITH per AS (
+            SELECT s.run, coalesce(m.name, '[unknown module]') AS module, count(*) AS samples,
+                   100.0 * count(*) / sum(count(*)) OVER (PARTITION BY s.run) AS percent
+            FROM samples s LEFT JOIN modules m USING (host, run, module_id)
+            WHERE s.run IN ($1, $2) AND s.stream = 0
+            GROUP BY s.run, module)
+        SELECT module, coalesce(a.samples, 0) AS samples_a, coalesce(b.samples, 0) AS samples_b,
+               round(coalesce(b.percent, 0) - coalesce(a.percent, 0), 2) AS percent_change
+        FROM (SELECT * FROM per WHERE run = $1) a FULL JOIN (SELECT * FROM per WHERE run = $2) b USING (module)
+        ORDER BY abs(percent_change) DESC, module
+    """,
+    # Calls (or samples) per thread of one run and stream.
+    "threads_of_run": """
+        SELECT tid, count(*) AS n FROM (
+            SELECT run, stream, tid FROM intervals UNION ALL SELECT run, stream, tid FROM samples)
+        WHERE run = $1 AND stream = $2
+        GROUP BY ALL ORDER BY n DESC, tid
+    """,
+    # The runs, one row each.
+    "runs": """
+        SELECT host, run, host_name, import_kind, samples, intervals, source_file
+        FROM runs ORDER BY host, run
+    """,
+}
+
+
+def main():
+    if len(sys.argv) < 3 or sys.argv[2] not in QUERIES:
+        print(f"usage: {sys.argv[0]} DIR {{{'|'.join(QUERIES)}}} [ARG...]", file=sys.stderr)
+        sys.exit(2)
+    folder, name, args = sys.argv[1], sys.argv[2], sys.argv[3:]
+    con = duckdb.connect()
+    for t in TABLES:
+        con.execute(VIEW.format(t=t, dir=folder.replace("'", "''")))
+    params = [int(a) if a.lstrip("-").isdigit() else a for a in args]
+    rows = con.execute(QUERIES[name], params).fetchall()
+    print(json.dumps([list(r) for r in rows], default=str))
+
+
+if __name__ == "__main__":
+    main()
