@@ -23,7 +23,7 @@ const DATA: SectionKind = SectionKind::Bind(BindSection::Data);
 
 impl Engine {
     /// `TBRW_close`: commits what this session wrote (see
-    /// [`Engine::commit_close`] for what is refused first), then binds the
+    /// the write layer's `commit_close` for what is refused first), then binds the
     /// streams of this session `dobind` was asked for (guide 9.3.4: a
     /// finished stream can be bound without a `done_stream`). Their records
     /// are readable only once committed, so the bind is a second atomic
