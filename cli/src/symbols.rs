@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use tbrw::{Module, ModuleFlags, Tb5File};
-use tbrw_symbols::{BuildId, Config, KernelSymbols, Mapping, ModuleId, ModuleSpec, Symbolized, Symbolizer};
+use tbrw_symbols::{BuildId, Config, KernelSymbols, Mapping, ModuleId, ModuleSpec, SymbolRef, Symbolized, Symbolizer};
 
 use crate::error::CliError;
 
@@ -131,6 +131,8 @@ pub struct FileSymbols {
     /// Labels already checked, so that a file mapped in many processes
     /// gets one warning.
     checked: HashSet<String>,
+    /// Per module record, whether its label was checked (no string hash per address).
+    warned: Vec<bool>,
 }
 
 impl FileSymbols {
@@ -148,7 +150,7 @@ impl FileSymbols {
         };
         let sampler_import = is_sampler_import(file);
         let mut symbolizer = Symbolizer::new(config);
-        let modules = modules
+        let modules: Vec<(ModuleId, String)> = modules
             .iter()
             .enumerate()
             .map(|(i, m)| {
@@ -167,25 +169,45 @@ impl FileSymbols {
                 (symbolizer.add_module(spec), label)
             })
             .collect();
-        Ok(FileSymbols { symbolizer, modules, checked: HashSet::new() })
+        let warned = vec![false; modules.len()];
+        Ok(FileSymbols { symbolizer, modules, checked: HashSet::new(), warned })
     }
 
     /// Symbolizes `pc` of module record `module` (`None`: no module covers
     /// it). The first time a module's file is used, a warning goes to `warn`
     /// when it cannot be symbolized (never an error).
     pub fn symbolize(&mut self, module: Option<u64>, pc: u64, warn: &mut dyn Write) -> Arc<Symbolized> {
-        let Some(&(id, ref label)) = module.and_then(|m| self.modules.get(m as usize)) else {
-            return self.symbolizer.unmapped();
-        };
-        if !self.checked.contains(label) {
-            let label = label.clone();
-            if let Err(why) = self.symbolizer.module_info(id) {
-                // A failed write of a warning must not stop the report.
-                let _ = writeln!(warn, "tbrw: warning: {label}: {why}; its samples are reported unresolved");
-            }
-            self.checked.insert(label);
+        match self.module_id(module, warn) {
+            Some(id) => self.symbolizer.symbolize(id, pc),
+            None => self.symbolizer.unmapped(),
         }
-        self.symbolizer.symbolize(id, pc)
+    }
+
+    /// The symbol-table function holding `pc` of module record `module`
+    /// (see [`Symbolizer::function_symbol`]): cheap, for counting many
+    /// addresses per function; `None` where [`FileSymbols::symbolize`] has
+    /// the answer. Warns as `symbolize` does.
+    pub fn function_symbol(&mut self, module: Option<u64>, pc: u64, warn: &mut dyn Write) -> Option<SymbolRef> {
+        let id = self.module_id(module, warn)?;
+        self.symbolizer.function_symbol(id, pc)
+    }
+
+    /// The symbolizer's id of a module record, with the warning the first
+    /// time its file cannot be used.
+    fn module_id(&mut self, module: Option<u64>, warn: &mut dyn Write) -> Option<ModuleId> {
+        let i = usize::try_from(module?).ok()?;
+        let (id, label) = self.modules.get(i)?;
+        if !self.warned[i] {
+            if !self.checked.contains(label) {
+                if let Err(why) = self.symbolizer.module_info(*id) {
+                    // A failed write of a warning must not stop the report.
+                    let _ = writeln!(warn, "tbrw: warning: {label}: {why}; its samples are reported unresolved");
+                }
+                self.checked.insert(label.clone());
+            }
+            self.warned[i] = true;
+        }
+        Some(*id)
     }
 }
 

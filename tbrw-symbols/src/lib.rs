@@ -96,5 +96,5 @@ pub use demangle::demangle;
 pub use elf::{BuildId, ElfKind, Layout, Segment};
 pub use frame::{Frame, SourceLocation, Symbolized, Unknown};
 pub use mapping::Mapping;
-pub use symbolizer::{Config, KernelSymbols, ModuleId, ModuleInfo, ModuleSpec, Symbolizer};
+pub use symbolizer::{Config, KernelSymbols, ModuleId, ModuleInfo, ModuleSpec, SymbolRef, Symbolizer};
 pub use symtab::SymbolSource;

@@ -165,6 +165,13 @@ struct KernelSlot {
     state: Result<(Kallsyms, Arc<Path>), Arc<Symbolized>>,
 }
 
+/// One function symbol of one file (see [`Symbolizer::function_symbol`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SymbolRef {
+    file: u32,
+    index: u32,
+}
+
 /// Turns (module, address) pairs into [`Symbolized`] results.
 ///
 /// Files are found and parsed on the first address of their module, once per
@@ -308,6 +315,25 @@ impl Symbolizer {
         let result = Arc::new(loaded.lookup(&slot.label, vaddr, config));
         self.cache.insert((file, vaddr), result.clone());
         result
+    }
+
+    /// The function symbol holding address `pc` of module `id`, as a
+    /// [`SymbolRef`] (equal for every address of one symbol of one file),
+    /// without building or caching a [`Symbolized`]: what a count per
+    /// function needs for each of many distinct addresses. `None` where
+    /// [`Symbolizer::symbolize`] would find no symbol-table function (the
+    /// kernel, a file that cannot be used, an address outside its segments
+    /// or between symbols); ask `symbolize` for why.
+    ///
+    /// # Panics
+    /// When `id` comes from another symbolizer with more modules.
+    pub fn function_symbol(&mut self, id: ModuleId, pc: u64) -> Option<SymbolRef> {
+        let Slot::User { file, mapping } = self.modules[id.0 as usize] else { return None };
+        let loaded = self.load(file).as_ref().ok()?;
+        let vaddr = mapping.to_vaddr(pc, &loaded.main.layout)?;
+        let (table, _, _) = loaded.symtab.as_ref()?;
+        let (index, _) = table.lookup(vaddr)?;
+        Some(SymbolRef { file, index: u32::try_from(index).ok()? })
     }
 
     fn load(&mut self, file: u32) -> &Result<Loaded, Arc<Symbolized>> {

@@ -6,10 +6,11 @@
 
 use std::collections::HashMap;
 use std::io::Write;
+use std::sync::Arc;
 
 use tbrw::bind::BindView;
 use tbrw::*;
-use tbrw_symbols::Symbolized;
+use tbrw_symbols::{SymbolRef, Symbolized};
 
 use super::{percent, samples, By, Key, Report, ReportOptions, Row};
 use crate::error::CliError;
@@ -157,6 +158,79 @@ pub fn count(
     Ok(Counted { records: data.len(), total, counts, modules, processes, threads })
 }
 
+/// A group's samples, and one of its addresses with its result (what the
+/// group's key is built from).
+type Group = (u64, RawKey, Option<Arc<Symbolized>>);
+
+/// What a sample's group is known by before its [`Key`] is built: per
+/// grouping, the indexes and shared-name pointers the key is made from.
+#[derive(Clone, PartialEq, Eq, Hash)]
+enum PartId {
+    /// A process, thread or module index (`u64::MAX`: none).
+    Index(u64),
+    /// Module name (an id of [`module_name_ids`]), function name (the
+    /// symbolizer's shared string, by address), or the unknown label.
+    Function(usize, usize, Option<String>),
+    /// Source file (shared string, by address), line, function, or the unknown label.
+    Line(usize, Option<u32>, usize, Option<String>),
+    /// Module name, sampled address and the ELF address it became.
+    Address(usize, u64, Option<u64>),
+    /// Module name and a symbol-table function (see [`symbol_part_id`]).
+    Symbol(usize, SymbolRef),
+}
+
+/// Per module record, an id of its file name (equal names, equal ids),
+/// as [`Key::Function`] and [`Key::Address`] group by name.
+fn module_name_ids(modules: &[Module]) -> Vec<usize> {
+    let mut ids: HashMap<Option<String>, usize> = HashMap::new();
+    modules
+        .iter()
+        .map(|m| {
+            let next = ids.len();
+            *ids.entry(module_name(m)).or_insert(next)
+        })
+        .collect()
+}
+
+fn arc_id<T: ?Sized>(a: Option<&Arc<T>>) -> usize {
+    a.map_or(0, |a| Arc::as_ptr(a) as *const u8 as usize)
+}
+
+fn part_id(by: By, k: &RawKey, s: &Symbolized, names: &[usize]) -> PartId {
+    let module_name = k.module.and_then(|m| names.get(m as usize).copied()).unwrap_or(usize::MAX);
+    match by {
+        By::Process => PartId::Index(k.process),
+        By::Thread => PartId::Index(k.thread),
+        By::Function => {
+            PartId::Function(module_name, arc_id(s.function.as_ref()), s.function.is_none().then(|| s.function_label()))
+        }
+        By::Line => {
+            let loc = s.location();
+            PartId::Line(
+                arc_id(loc.map(|l| &l.file)),
+                loc.and_then(|l| l.line),
+                arc_id(s.function.as_ref()),
+                loc.is_none().then(|| s.line_label()),
+            )
+        }
+        By::Address => PartId::Address(module_name, k.pc, s.vaddr),
+        By::Module | By::Auto | By::Event | By::Task | By::Combined => PartId::Index(k.module.unwrap_or(u64::MAX)),
+    }
+}
+
+/// [`part_id`] for an address whose function symbol is known: the function
+/// grouping is by the symbol (every address of it gets the same name).
+fn symbol_part_id(by: By, k: &RawKey, sym: SymbolRef, names: &[usize]) -> PartId {
+    match by {
+        By::Function => {
+            PartId::Symbol(k.module.and_then(|m| names.get(m as usize).copied()).unwrap_or(usize::MAX), sym)
+        }
+        By::Process => PartId::Index(k.process),
+        By::Thread => PartId::Index(k.thread),
+        _ => PartId::Index(k.module.unwrap_or(u64::MAX)),
+    }
+}
+
 /// The file name of a module record, for keys.
 fn module_name(m: &Module) -> Option<String> {
     m.name.clone().or_else(|| m.path.as_deref().map(|p| p.rsplit('/').next().unwrap_or(p).to_owned()))
@@ -236,7 +310,6 @@ pub fn report(
     let mut raw: Vec<(&RawKey, &u64)> = counted.counts.iter().collect();
     // Symbolize in address order: the warnings come out in a stable order.
     raw.sort_by_key(|(k, _)| (k.module, k.pc, k.process, k.thread));
-    let mut groups: HashMap<Key, u64> = HashMap::new();
     let placeholder = Symbolized {
         module: None,
         vaddr: None,
@@ -246,12 +319,41 @@ pub fn report(
         frames: Vec::new(),
         unknown: None,
     };
+    // Distinct addresses are many and groups few: samples are first summed
+    // under a cheap identity of their group (indexes and the symbolizer's
+    // shared name pointers), and a group's key, with its strings, is built
+    // once from one of its addresses. Equal keys of different identities
+    // (two symbols of one name, say) are merged after.
+    let names = module_name_ids(&counted.modules);
+    let mut cheap: HashMap<Vec<PartId>, Group> = HashMap::new();
+    // Grouped by function only (with process, thread, module): an address
+    // whose function the symbol table has needs no per-address result, only
+    // its symbol; the group's result is made once, from its first address.
+    let by_symbol = by.contains(&By::Function) && !by.iter().any(|b| matches!(b, By::Line | By::Address));
     for (k, &n) in raw {
+        if by_symbol {
+            if let Some(sym) = syms.as_mut().and_then(|f| f.function_symbol(k.module, k.pc, warn)) {
+                let id: Vec<PartId> = by.iter().map(|b| symbol_part_id(*b, k, sym, &names)).collect();
+                match cheap.get_mut(&id) {
+                    Some(group) => group.0 += n,
+                    None => {
+                        let s = syms.as_mut().map(|f| f.symbolize(k.module, k.pc, warn));
+                        cheap.insert(id, (n, *k, s));
+                    }
+                }
+                continue;
+            }
+        }
         let s = syms.as_mut().map(|f| f.symbolize(k.module, k.pc, warn));
+        let id: Vec<PartId> = by.iter().map(|b| part_id(*b, k, s.as_deref().unwrap_or(&placeholder), &names)).collect();
+        cheap.entry(id).or_insert_with(|| (0, *k, s)).0 += n;
+    }
+    let mut groups: HashMap<Key, u64> = HashMap::with_capacity(cheap.len());
+    for (n, k, s) in cheap.into_values() {
         let s = s.as_deref().unwrap_or(&placeholder);
         let key = match by {
-            [one] => part(*one, k, s, &counted),
-            many => Key::Combined { parts: many.iter().map(|b| part(*b, k, s, &counted)).collect() },
+            [one] => part(*one, &k, s, &counted),
+            many => Key::Combined { parts: many.iter().map(|b| part(*b, &k, s, &counted)).collect() },
         };
         *groups.entry(key).or_default() += n;
     }
