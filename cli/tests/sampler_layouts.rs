@@ -529,9 +529,44 @@ proptest! {
 #[test]
 fn a_sample_head_running_into_the_maps_is_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
-    let b = include_bytes!("../../fuzz/corpus/profiles/regression-head-into-maps.prof");
-    match import_bytes(b, dir.path(), Default::default()) {
-        Ok((_, st)) => assert!(st.samples > 0, "an import without samples must be an error"),
-        Err(e) => assert!(e.contains("p.prof"), "the error names the file: {e}"),
+    // The second was found in the reader after detection accepted the layout.
+    for b in [
+        &include_bytes!("../../fuzz/corpus/profiles/regression-head-into-maps.prof")[..],
+        &include_bytes!("../../fuzz/corpus/profiles/regression-reader-head-into-maps.prof")[..],
+    ] {
+        match import_bytes(b, dir.path(), Default::default()) {
+            Ok((out, st)) => {
+                assert!(st.samples > 0, "an import without samples must be an error");
+                std::fs::remove_file(out).unwrap();
+            }
+            Err(e) => assert!(e.contains("p.prof"), "the error names the file: {e}"),
+        }
+    }
+}
+
+/// Found by the `import_bin` fuzz target in the reader itself (after a
+/// layout is detected, the samples walked): a head past the maps' start.
+#[test]
+fn the_reader_reports_a_sample_head_running_into_the_maps() {
+    use tbrw_cli::sampler::profile::Opened;
+    use tbrw_cli::sampler::{detect, Next, ProfileReader, SampleHead};
+    let b = include_bytes!("../../fuzz/corpus/profiles/regression-reader-head-into-maps.prof");
+    let path = Path::new("r.prof");
+    let size = Some(b.len() as u64);
+    let opened =
+        Opened { prefix: b.to_vec(), rest: Box::new(std::io::empty()), compressed: false, size, seekable: None };
+    let found = detect(&opened, path, None).expect("a layout fits these bytes");
+    let mut r = ProfileReader::new(&b[..], path, size, &found);
+    let mut s = SampleHead::default();
+    let mut samples = 0;
+    let end = loop {
+        match r.next_sample(&mut s) {
+            Ok(Next::Sample) => samples += 1,
+            other => break other,
+        }
+    };
+    assert!(samples < 10, "{samples}");
+    if let Err(e) = end {
+        assert!(e.to_string().contains("r.prof"), "{e}");
     }
 }

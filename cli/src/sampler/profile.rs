@@ -548,13 +548,14 @@ impl<R: Read> ProfileReader<R> {
                             "sample {} claims {} threads, more than the {} bytes left before the maps",
                             self.read,
                             s.threads,
-                            end - self.offset
+                            // The head itself may have run past the end (into the maps).
+                            end.saturating_sub(self.offset)
                         ),
                     ));
                 }
                 // The data ends inside this sample: nothing of it is kept, so
                 // nothing of it needs reading.
-                let bytes = end - start;
+                let bytes = end.saturating_sub(start);
                 self.offset = end;
                 return Ok(Next::Partial { bytes });
             }
