@@ -11,7 +11,6 @@
 use std::collections::HashMap;
 use std::io::Write;
 
-use tbrw::bind::BindView;
 use tbrw::*;
 
 use super::schema::{TableWriter, V};
@@ -211,15 +210,12 @@ pub fn write_samples(
     let written = field(fields::WRITTEN_VALUE, &[8]);
     let single_event = s.events()?.filter(|e| e.len() == 1).map(|e| i64::from(e[0].id));
     let bindable = legacy.is_some() || (ip.is_some() && pid.is_some());
-    let memory;
-    let view: Option<BindView<'_>> = match s.bind_view()? {
-        Some(v) => Some(v),
-        None if bindable => {
-            memory = bind::bind_in_memory(file, n)?;
-            Some(BindView::Memory(&memory))
-        }
+    let bound = match s.bind_view()? {
+        Some(v) => Some(bind::Bound::Stored(v)),
+        None if bindable => Some(bind::Bound::Made(bind::bind_in_memory(file, n)?)),
         None => None,
     };
+    let view = bound.as_ref().map(bind::Bound::view);
     let module_count = resolved_modules(file)?.len() as u64;
 
     // Time order: the records as they are when they already are in it.

@@ -8,7 +8,6 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::sync::Arc;
 
-use tbrw::bind::BindView;
 use tbrw::*;
 use tbrw_symbols::{SymbolRef, Symbolized};
 
@@ -78,14 +77,8 @@ pub fn count(
             name()
         )));
     }
-    let memory;
-    let view = match s.bind_view()? {
-        Some(v) => v,
-        None => {
-            memory = bind::bind_in_memory(file, n)?;
-            BindView::Memory(&memory)
-        }
-    };
+    let bound = bind::Bound::of(file, n)?;
+    let view = bound.view();
     let modules = samples::resolved_modules(file)?;
     let module_filter = samples::module_filter(&modules, opts.module.as_deref());
     if let (Some(want), Some(f)) = (&opts.module, &module_filter) {

@@ -3,7 +3,6 @@
 
 use std::collections::HashMap;
 
-use tbrw::bind::BindView;
 use tbrw::*;
 
 use super::{percent, By, Key, Report, ReportOptions, Row, Weight, Weights};
@@ -143,15 +142,12 @@ pub fn weighted_report(
         By::Event => bound_filters,
         By::Task | By::Auto | By::Function | By::Line | By::Address | By::Combined => false,
     };
-    let memory;
-    let view: Option<BindView<'_>> = match stored {
-        Some(v) => Some(v),
-        None if needs_bind => {
-            memory = bind::bind_in_memory(file, n)?;
-            Some(BindView::Memory(&memory))
-        }
+    let bound = match stored {
+        Some(v) => Some(bind::Bound::Stored(v)),
+        None if needs_bind => Some(bind::Bound::of(file, n)?),
         None => None,
     };
+    let view = bound.as_ref().map(bind::Bound::view);
     let modules = resolved_modules(file)?;
     let module_filter = module_filter(&modules, opts.module.as_deref());
     if let (Some(want), Some(f)) = (&opts.module, &module_filter) {
@@ -268,20 +264,8 @@ pub fn weighted_report(
     }
 
     if total == 0 && !data.is_empty() {
-        let mut given = Vec::new();
-        if let Some(p) = opts.pid {
-            given.push(format!("--pid {p}"));
-        }
-        if let Some(t) = opts.tid {
-            given.push(format!("--tid {t}"));
-        }
-        if let Some(m) = &opts.module {
-            given.push(format!("--module {m:?}"));
-        }
-        if let Some((lo, hi)) = opts.time {
-            given.push(format!("--time {lo}..{}", if hi == u64::MAX { String::new() } else { hi.to_string() }));
-        }
-        return Err(nothing_matches(file, n, &given.join(" ")));
+        let given = filters_given(opts.pid, opts.tid, opts.module.as_deref(), opts.time);
+        return Err(nothing_matches(file, n, &given));
     }
     if opts.top == Some(0) {
         return Err(nothing_matches(file, n, "--top 0"));
@@ -363,6 +347,30 @@ pub fn weighted_report(
 /// The one error of every filter that leaves no sample (exit status 1).
 pub fn nothing_matches(file: &Tb5File, n: u32, filters: &str) -> CliError {
     CliError::msg(format!("{}: stream {n}: no sample matches {filters}", file.path().display()))
+}
+
+/// The sample filters given, as the command line spells them (what
+/// [`nothing_matches`] names when they leave no sample).
+pub(crate) fn filters_given(
+    pid: Option<u32>,
+    tid: Option<u32>,
+    module: Option<&str>,
+    time: Option<(u64, u64)>,
+) -> String {
+    let mut given = Vec::new();
+    if let Some(p) = pid {
+        given.push(format!("--pid {p}"));
+    }
+    if let Some(t) = tid {
+        given.push(format!("--tid {t}"));
+    }
+    if let Some(m) = module {
+        given.push(format!("--module {m:?}"));
+    }
+    if let Some((lo, hi)) = time {
+        given.push(format!("--time {lo}..{}", if hi == u64::MAX { String::new() } else { hi.to_string() }));
+    }
+    given.join(" ")
 }
 
 /// The file's modules with their strings, in table order.

@@ -13,7 +13,6 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::sync::Arc;
 
-use tbrw::bind::BindView;
 use tbrw::*;
 
 use crate::error::CliError;
@@ -202,14 +201,8 @@ pub fn walk(
     }
     let data = s.data()?.ok_or_else(|| CliError::msg(format!("{}: stream {n} has no data", name())))?;
     check_fields(file, n, &layout, data.record_size() as u64)?;
-    let memory;
-    let view = match s.bind_view()? {
-        Some(v) => v,
-        None => {
-            memory = bind::bind_in_memory(file, n)?;
-            BindView::Memory(&memory)
-        }
-    };
+    let bound = bind::Bound::of(file, n)?;
+    let view = bound.view();
     let modules = samples::resolved_modules(file)?;
     let module_filter = samples::module_filter(&modules, opts.module.as_deref());
     if let (Some(want), Some(f)) = (&opts.module, &module_filter) {
@@ -253,17 +246,11 @@ pub fn walk(
         Some(r) => r.data()?,
         None => None,
     };
-    let chain_memory;
-    let chain_view = match (&chain, &chain_reader) {
-        (Some((m, _)), Some(r)) => Some(match r.bind_view()? {
-            Some(v) => v,
-            None => {
-                chain_memory = bind::bind_in_memory(file, *m)?;
-                BindView::Memory(&chain_memory)
-            }
-        }),
+    let chain_bound = match (&chain, &chain_reader) {
+        (Some((m, _)), Some(_)) => Some(bind::Bound::of(file, *m)?),
         _ => None,
     };
+    let chain_view = chain_bound.as_ref().map(bind::Bound::view);
     let chain_fields = match &chain {
         Some((m, l)) => {
             if let Some(d) = &chain_data {
@@ -379,20 +366,8 @@ pub fn walk(
         progress(i);
     }
     if info.samples == 0 && !data.is_empty() {
-        let mut given = Vec::new();
-        if let Some(p) = opts.pid {
-            given.push(format!("--pid {p}"));
-        }
-        if let Some(t) = opts.tid {
-            given.push(format!("--tid {t}"));
-        }
-        if let Some(m) = &opts.module {
-            given.push(format!("--module {m:?}"));
-        }
-        if let Some((lo, hi)) = opts.time {
-            given.push(format!("--time {lo}..{}", if hi == u64::MAX { String::new() } else { hi.to_string() }));
-        }
-        return Err(samples::nothing_matches(file, n, &given.join(" ")));
+        let given = samples::filters_given(opts.pid, opts.tid, opts.module.as_deref(), opts.time);
+        return Err(samples::nothing_matches(file, n, &given));
     }
     if data.is_empty() {
         return Err(CliError::msg(format!("{}: stream {n} has no records: nothing to {what}", name())));

@@ -33,6 +33,34 @@ pub const MODULE_BIND_SIZE: u32 = std::mem::size_of::<ModuleBind>() as u32;
 /// Size of one `TID_BIND_STRUCT` (`TBRW_get_size_of_tid_bind_entry`).
 pub const TID_BIND_SIZE: u32 = std::mem::size_of::<TidBind>() as u32;
 
+/// The bind of a stream as a reader wants it: the stored one when the file
+/// has it, else one made now in memory (the reports' and exports' rule).
+#[derive(Debug)]
+pub enum Bound<'a> {
+    /// The bind stored in the file.
+    Stored(BindView<'a>),
+    /// Made in memory because the file has none for the stream.
+    Made(MemoryBind),
+}
+
+impl<'a> Bound<'a> {
+    /// The stored bind of stream `stream` of `file`, or one made in memory.
+    pub fn of(file: &'a crate::read::Tb5File, stream: u32) -> Result<Bound<'a>> {
+        Ok(match file.stream(stream)?.bind_view()? {
+            Some(v) => Bound::Stored(v),
+            None => Bound::Made(bind_in_memory(file, stream)?),
+        })
+    }
+
+    /// The bind, to read.
+    pub fn view(&self) -> BindView<'_> {
+        match self {
+            Bound::Stored(v) => *v,
+            Bound::Made(m) => BindView::Memory(m),
+        }
+    }
+}
+
 /// Binds stream `stream` of the file at `path` and stores the result
 /// (an atomic append). A bound stream is left as it is.
 pub fn dobind(path: impl AsRef<Path>, stream: u32) -> Result<()> {
