@@ -50,9 +50,8 @@ enum Command {
     Report {
         /// The TB5 file.
         file: PathBuf,
-        /// The stream.
-        #[arg(long, default_value_t = 0)]
-        stream: u32,
+        #[command(flatten)]
+        filters: FilterArgs,
         /// What to group the samples by (auto: module for samples that can be
         /// bound, task for MTMC task streams, thread for winIDEA calls); a
         /// comma list combines groupings (`--by module,function`). function,
@@ -60,18 +59,6 @@ enum Command {
         /// docs/SYMBOLS.md).
         #[arg(long, value_enum, value_delimiter = ',', default_value = "auto")]
         by: Vec<By>,
-        /// Only samples of this process id.
-        #[arg(long)]
-        pid: Option<u32>,
-        /// Only samples of this thread id.
-        #[arg(long)]
-        tid: Option<u32>,
-        /// Only samples in modules with this name or path.
-        #[arg(long)]
-        module: Option<String>,
-        /// Only samples with time in A..B (TSC, time stamp or sample index; A.. and ..B allowed).
-        #[arg(long)]
-        time: Option<String>,
         /// Only the K largest rows.
         #[arg(long)]
         top: Option<usize>,
@@ -92,21 +79,8 @@ enum Command {
         /// The function (as `report --by function` names it).
         #[arg(long)]
         function: String,
-        /// The stream.
-        #[arg(long, default_value_t = 0)]
-        stream: u32,
-        /// Only samples of this process id.
-        #[arg(long)]
-        pid: Option<u32>,
-        /// Only samples of this thread id.
-        #[arg(long)]
-        tid: Option<u32>,
-        /// Only samples in modules with this name or path.
-        #[arg(long)]
-        module: Option<String>,
-        /// Only samples with time in A..B (TSC, time stamp or sample index; A.. and ..B allowed).
-        #[arg(long)]
-        time: Option<String>,
+        #[command(flatten)]
+        filters: FilterArgs,
         /// JSON instead of text.
         #[arg(long)]
         json: bool,
@@ -339,17 +313,10 @@ enum Export {
     },
 }
 
-/// The input, output, stream, filters and weight of the sample exports.
+/// The stream and the sample filters of the commands that read samples
+/// (`report`, `annotate`, the viewer exports).
 #[derive(clap::Args)]
-struct ViewArgs {
-    /// The TB5 file.
-    file: PathBuf,
-    /// The file to write (`-`: standard output).
-    #[arg(short, long)]
-    output: PathBuf,
-    /// Replace OUTPUT if it exists (never an input).
-    #[arg(short, long)]
-    force: bool,
+struct FilterArgs {
     /// The stream.
     #[arg(long, default_value_t = 0)]
     stream: u32,
@@ -365,6 +332,36 @@ struct ViewArgs {
     /// Only samples with time in A..B (TSC, time stamp or sample index; A.. and ..B allowed).
     #[arg(long)]
     time: Option<String>,
+}
+
+impl FilterArgs {
+    /// The report options these filters make (the rest default).
+    fn options(self) -> Result<ReportOptions, CliError> {
+        let time = self.time.map(|t| report::parse_range(&t)).transpose().map_err(CliError::msg)?;
+        Ok(ReportOptions {
+            stream: self.stream,
+            pid: self.pid,
+            tid: self.tid,
+            module: self.module,
+            time,
+            ..ReportOptions::default()
+        })
+    }
+}
+
+/// The input, output, stream, filters and weight of the sample exports.
+#[derive(clap::Args)]
+struct ViewArgs {
+    /// The TB5 file.
+    file: PathBuf,
+    /// The file to write (`-`: standard output).
+    #[arg(short, long)]
+    output: PathBuf,
+    /// Replace OUTPUT if it exists (never an input).
+    #[arg(short, long)]
+    force: bool,
+    #[command(flatten)]
+    filters: FilterArgs,
     /// What a sample weighs: 1, a sampler import's cputime, or energy.
     #[arg(long, value_enum, default_value_t = Weight::Samples)]
     weight: Weight,
@@ -375,13 +372,13 @@ struct ViewArgs {
 impl ViewArgs {
     /// The file, the output, `--force` and the options.
     fn split(self) -> Result<(PathBuf, PathBuf, bool, ViewOptions), CliError> {
-        let time = self.time.map(|t| report::parse_range(&t)).transpose().map_err(CliError::msg)?;
+        let f = self.filters.options()?;
         let opts = ViewOptions {
-            stream: self.stream,
-            pid: self.pid,
-            tid: self.tid,
-            module: self.module,
-            time,
+            stream: f.stream,
+            pid: f.pid,
+            tid: f.tid,
+            module: f.module,
+            time: f.time,
             weight: self.weight,
             symbols: self.symbols.options(),
         };
@@ -423,19 +420,17 @@ fn run(cli: Cli) -> Result<Outcome, CliError> {
         Command::Info { file } => commands::info(&file, &mut out).map(|()| Outcome::Success),
         Command::Verify { file } => commands::verify(&file, &mut out).map(|()| Outcome::Success),
         Command::Bind { file, stream } => bind(&file, stream, &mut out),
-        Command::Report { file, stream, by, pid, tid, module, time, top, json, weight, symbols } => {
-            let time = time.map(|t| report::parse_range(&t)).transpose().map_err(CliError::msg)?;
+        Command::Report { file, filters, by, top, json, weight, symbols } => {
             let first = by.first().copied().unwrap_or(By::Auto);
-            let opts = ReportOptions { stream, by: first, pid, tid, module, time, top, weight };
+            let opts = ReportOptions { by: first, top, weight, ..filters.options()? };
             if by.len() > 1 || first.symbolic() {
                 report_symbols(&file, &opts, &by, &symbols.options(), json, &mut out)
             } else {
                 report(&file, &opts, json, &mut out)
             }
         }
-        Command::Annotate { file, function, stream, pid, tid, module, time, json, symbols } => {
-            let time = time.map(|t| report::parse_range(&t)).transpose().map_err(CliError::msg)?;
-            let opts = ReportOptions { stream, pid, tid, module, time, ..ReportOptions::default() };
+        Command::Annotate { file, function, filters, json, symbols } => {
+            let opts = filters.options()?;
             let bar = spinner("annotating");
             after_bar(&bar, &mut out, |o, e| {
                 commands::annotate(&file, &opts, &function, &symbols.options(), json, o, e).map(|()| Outcome::Success)
