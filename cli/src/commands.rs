@@ -624,19 +624,29 @@ pub fn import_perf(
     Ok(())
 }
 
-/// Writes `output` through `f`: standard output for `-`, else atomically
-/// (nothing is left at `output` when `f` fails).
-fn write_view<T>(output: &Path, f: impl FnOnce(&mut dyn Write) -> Result<T, CliError>) -> Result<T, CliError> {
+/// The viewer exports' common part: checks `file` and `output` (`--force`,
+/// never the input), opens `file` and writes `output` through `f`:
+/// standard output for `-`, else atomically (nothing is left at `output`
+/// when `f` fails).
+fn write_view<T>(
+    file: &Path,
+    output: &Path,
+    force: bool,
+    f: impl FnOnce(&tbrw::Tb5File, &mut dyn Write) -> Result<T, CliError>,
+) -> Result<T, CliError> {
+    check_input(file, "a TB5 file")?;
+    check_output(output, &[file], force)?;
+    let tb5 = open(file)?;
     if output.as_os_str() == "-" {
         let stdout = std::io::stdout();
         let mut lock = stdout.lock();
-        let r = f(&mut lock)?;
+        let r = f(&tb5, &mut lock)?;
         lock.flush().map_err(written)?;
         return Ok(r);
     }
     let mut result = None;
     let mut failure = None;
-    let r = crate::atomic::write_atomically(output, |w| match f(w) {
+    let r = crate::atomic::write_atomically(output, |w| match f(&tb5, w) {
         Ok(x) => {
             result = Some(x);
             Ok(())
@@ -666,10 +676,8 @@ pub fn export_flamegraph(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<(), CliError> {
-    check_input(file, "a TB5 file")?;
-    check_output(output, &[file], force)?;
-    let f = open(file)?;
-    let stacks = write_view(output, |w| crate::view::flamegraph::write(&f, opts, fopts, w, err, &mut |_| {}))?;
+    let stacks =
+        write_view(file, output, force, |f, w| crate::view::flamegraph::write(f, opts, fopts, w, err, &mut |_| {}))?;
     if output.as_os_str() != "-" {
         writeln!(out, "{}: {stacks} distinct stacks", output.display()).map_err(written)?;
     }
@@ -685,10 +693,7 @@ pub fn export_pprof(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<(), CliError> {
-    check_input(file, "a TB5 file")?;
-    check_output(output, &[file], force)?;
-    let f = open(file)?;
-    let p = write_view(output, |w| crate::view::pprof::write(&f, opts, w, err, &mut |_| {}))?;
+    let p = write_view(file, output, force, |f, w| crate::view::pprof::write(f, opts, w, err, &mut |_| {}))?;
     if output.as_os_str() != "-" {
         writeln!(
             out,
@@ -714,10 +719,7 @@ pub fn export_firefox(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<(), CliError> {
-    check_input(file, "a TB5 file")?;
-    check_output(output, &[file], force)?;
-    let f = open(file)?;
-    let s = write_view(output, |w| crate::view::firefox::write(&f, opts, w, err, &mut |_| {}))?;
+    let s = write_view(file, output, force, |f, w| crate::view::firefox::write(f, opts, w, err, &mut |_| {}))?;
     if output.as_os_str() != "-" {
         writeln!(out, "{}: {} threads, {} samples, {} markers", output.display(), s.threads, s.samples, s.markers)
             .map_err(written)?;
@@ -734,10 +736,7 @@ pub fn export_timeline(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<(), CliError> {
-    check_input(file, "a TB5 file")?;
-    check_output(output, &[file], force)?;
-    let f = open(file)?;
-    let s = write_view(output, |w| crate::view::timeline::write(&f, opts, w))?;
+    let s = write_view(file, output, force, |f, w| crate::view::timeline::write(f, opts, w))?;
     if output.as_os_str() != "-" {
         writeln!(
             out,
