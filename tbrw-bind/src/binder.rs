@@ -72,6 +72,19 @@ pub struct Binder<'m> {
     threads: Vec<Thread>,
     thread_index: IdMap<(u64, u32), u64>,
     last: Option<Last<'m>>,
+    /// The threads seen lately, by a hash of (pid, tid): when threads
+    /// interleave sample by sample, this saves the pid search and the
+    /// table lookups of a switch.
+    recent: Box<[Option<Last<'m>>; RECENT]>,
+}
+
+/// Slots of [`Binder::recent`].
+const RECENT: usize = 1024;
+
+#[inline]
+fn recent_slot(pid: u32, tid: u32) -> usize {
+    let h = (u64::from(pid) << 32 | u64::from(tid)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    (h >> 54) as usize % RECENT
 }
 
 impl<'m> Binder<'m> {
@@ -92,6 +105,7 @@ impl<'m> Binder<'m> {
             threads: Vec::new(),
             thread_index: IdMap::default(),
             last: None,
+            recent: Box::new([None; RECENT]),
         }
     }
 
@@ -134,7 +148,7 @@ impl<'m> Binder<'m> {
             {
                 l
             }
-            _ => self.switch(s, index),
+            _ => self.recall(s, index),
         };
         let module = match last.space.lookup(s, index) {
             Some(m) => m,
@@ -152,7 +166,27 @@ impl<'m> Binder<'m> {
         DataBind { module_index: u64::from(module), pid_index: last.pid_index, tid_index: last.tid_index }
     }
 
-    /// The sample is of another thread or process instance than the last one.
+    /// The sample is of another thread or process instance than the last
+    /// one: the thread as [`Binder::recent`] remembers it, else [`Binder::switch`].
+    #[inline]
+    fn recall(&mut self, s: &Sample, index: u64) -> Last<'m> {
+        let k = recent_slot(s.pid, s.tid);
+        if let Some(l) = self.recent[k] {
+            if l.pid == s.pid
+                && l.tid == s.tid
+                && (l.starts.is_empty() || instance_at(l.starts, s, index) == l.instance)
+            {
+                self.last = Some(l);
+                return l;
+            }
+        }
+        let l = self.switch(s, index);
+        self.recent[k] = Some(l);
+        l
+    }
+
+    /// The thread is not one of the recent ones: find its process instance
+    /// and its thread, adding them to the tables when new.
     #[cold]
     fn switch(&mut self, s: &Sample, index: u64) -> Last<'m> {
         let map = self.map;
@@ -212,67 +246,97 @@ impl<'m> Binder<'m> {
     }
 }
 
-/// Binds `samples` (indices `0..len`) on `threads` threads. The result is
-/// identical to a single [`Binder`] over the whole slice.
-pub fn bind_parallel(map: &ModuleMap, samples: &[Sample], threads: usize) -> (Vec<DataBind>, BindTables) {
-    let threads = threads.clamp(1, samples.len().max(1));
-    let mut data = vec![DataBind::default(); samples.len()];
-    if threads == 1 {
-        let mut b = Binder::new(map);
-        b.bind_into(samples, &mut data);
-        return (data, b.finish());
-    }
-    let chunk = samples.len().div_ceil(threads);
-    let parts: Vec<Binder> = std::thread::scope(|scope| {
-        let handles: Vec<_> = samples
-            .chunks(chunk)
-            .zip(data.chunks_mut(chunk))
-            .enumerate()
-            .map(|(k, (part, out))| {
-                scope.spawn(move || {
-                    let mut b = Binder::starting_at(map, (k * chunk) as u64);
-                    b.bind_into(part, out);
-                    b
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().expect("bind thread panicked")).collect()
-    });
-    // Merge in stream order: each part's new processes and threads, in that
-    // part's order of first appearance, join the global tables unless an
-    // earlier part already has them. Then each part's entries are renumbered
-    // in place, in parallel.
-    let base = map.processes.len();
-    let mut global = Binder::new(map);
-    let mut renumber = Vec::with_capacity(parts.len());
-    for part in &parts {
+impl<'m> Binder<'m> {
+    /// Takes in the work of `part`, a binder that bound the samples right
+    /// after this one's (it started at [`Binder::next_index`], through
+    /// [`Binder::starting_at`]) and wrote their entries to `entries`: the
+    /// processes and threads `part` met first join this binder's tables,
+    /// in `part`'s order of first appearance, unless this one has them
+    /// already, and `entries` are renumbered to this binder's tables. The
+    /// result is what this binder would have produced binding those
+    /// samples itself, which is what lets a stream be bound in parallel.
+    ///
+    /// # Panics
+    /// If `part` did not start where this binder stands, or `entries` is
+    /// not one per sample `part` bound.
+    pub fn absorb(&mut self, part: Binder<'m>, entries: &mut [DataBind]) {
+        let start = part.next_index - entries.len() as u64;
+        assert_eq!(start, self.next_index, "the part must start where this binder stands");
+        let map = self.map;
+        let base = map.processes.len();
         let mut pid_map: Vec<u64> = (0..base as u64).collect();
         for p in &part.processes[base..] {
-            pid_map.push(global.process_of(p.pid, p.instance, map.pid_entry(p.pid)));
+            pid_map.push(self.process_of(p.pid, p.instance, map.pid_entry(p.pid)));
         }
         let mut tid_map = Vec::with_capacity(part.threads.len());
         for t in &part.threads {
             let pid_index = pid_map[t.pid_index as usize];
-            let g = *global.thread_index.entry((pid_index, t.tid)).or_insert_with(|| {
-                global.threads.push(Thread { pid_index, tid: t.tid });
-                global.threads.len() as u64 - 1
+            let g = *self.thread_index.entry((pid_index, t.tid)).or_insert_with(|| {
+                self.threads.push(Thread { pid_index, tid: t.tid });
+                self.threads.len() as u64 - 1
             });
             tid_map.push(g);
         }
+        self.next_index = part.next_index;
+        // `last` names this binder's indices and is checked against every
+        // sample, so it stays usable; the part's would not be.
         let identity = |v: &[u64]| v.iter().enumerate().all(|(i, &g)| g == i as u64);
-        renumber.push((!(identity(&pid_map) && identity(&tid_map))).then_some((pid_map, tid_map)));
-    }
-    std::thread::scope(|scope| {
-        for (out, maps) in data.chunks_mut(chunk).zip(renumber) {
-            if let Some((pid_map, tid_map)) = maps {
-                scope.spawn(move || {
-                    for d in out {
-                        d.pid_index = pid_map[d.pid_index as usize];
-                        d.tid_index = tid_map[d.tid_index as usize];
-                    }
-                });
-            }
+        if identity(&pid_map) && identity(&tid_map) {
+            return;
         }
-    });
-    (data, global.finish())
+        for d in entries {
+            d.pid_index = pid_map[d.pid_index as usize];
+            d.tid_index = tid_map[d.tid_index as usize];
+        }
+    }
+}
+
+/// Binds `samples` (indices `0..len`) on `threads` threads. The result is
+/// identical to a single [`Binder`] over the whole slice.
+pub fn bind_parallel(map: &ModuleMap, samples: &[Sample], threads: usize) -> (Vec<DataBind>, BindTables) {
+    let mut data = vec![DataBind::default(); samples.len()];
+    let mut b = Binder::new(map);
+    b.bind_parallel_into(samples, &mut data, threads);
+    (data, b.finish())
+}
+
+impl<'m> Binder<'m> {
+    /// Binds the next samples of the stream into `out` (one entry per
+    /// sample) on up to `threads` threads: this binder takes the first
+    /// part, fresh binders the others, and [`Binder::absorb`] puts their
+    /// work in order. The result is identical to [`Binder::bind_into`].
+    ///
+    /// # Panics
+    /// If `out` and `samples` differ in length.
+    pub fn bind_parallel_into(&mut self, samples: &[Sample], out: &mut [DataBind], threads: usize) {
+        assert_eq!(samples.len(), out.len(), "one bind entry per sample");
+        let threads = threads.clamp(1, samples.len().max(1));
+        if threads == 1 {
+            return self.bind_into(samples, out);
+        }
+        let chunk = samples.len().div_ceil(threads);
+        let (first, rest) = samples.split_at(chunk);
+        let (first_out, rest_out) = out.split_at_mut(chunk);
+        let map = self.map;
+        let start = self.next_index;
+        let parts: Vec<(Binder<'m>, &mut [DataBind])> = std::thread::scope(|scope| {
+            let handles: Vec<_> = rest
+                .chunks(chunk)
+                .zip(rest_out.chunks_mut(chunk))
+                .enumerate()
+                .map(|(k, (part, out))| {
+                    scope.spawn(move || {
+                        let mut b = Binder::starting_at(map, start + ((k + 1) * chunk) as u64);
+                        b.bind_into(part, out);
+                        (b, out)
+                    })
+                })
+                .collect();
+            self.bind_into(first, first_out);
+            handles.into_iter().map(|h| h.join().expect("bind thread panicked")).collect()
+        });
+        for (part, entries) in parts {
+            self.absorb(part, entries);
+        }
+    }
 }

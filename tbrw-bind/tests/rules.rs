@@ -383,7 +383,7 @@ proptest! {
     #[test]
     fn engine_equals_reference(mods in proptest::collection::vec(arb_module(), 0..24),
                                samples in proptest::collection::vec(arb_sample(), 0..80),
-                               with_tsc in any::<bool>(), threads in 1usize..4) {
+                               with_tsc in any::<bool>(), threads in 1usize..4, step in 1usize..30) {
         // With time stamps, sample k has TSC 10*k + jitter, so TSC and count bases disagree.
         let samples: Vec<Sample> = samples.into_iter().enumerate()
             .map(|(k, s)| Sample { tsc: with_tsc.then_some(k as u64 * 10 + (s.ip % 7)), ..s })
@@ -393,6 +393,13 @@ proptest! {
         let map = ModuleMap::new(&mods);
         let (data, tables) = bind_parallel(&map, &samples, threads);
         prop_assert_eq!(&BindResult { data, tables }, &want);
+        // Chunk by chunk, each chunk in parallel on one continuing binder.
+        let mut b = Binder::new(&map);
+        let mut data = vec![DataBind::default(); samples.len()];
+        for (part, out) in samples.chunks(step).zip(data.chunks_mut(step)) {
+            b.bind_parallel_into(part, out, threads);
+        }
+        prop_assert_eq!(&BindResult { data, tables: b.finish() }, &want);
         prop_assert_eq!(map.unmatched_unloads(), reference::unmatched_unloads(&mods));
     }
 }

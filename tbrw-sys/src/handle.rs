@@ -14,11 +14,11 @@
 //! lifecycle error), so a caller can tell a full disk from a bad file with
 //! `strerror(errno)`. `errno` is per thread, as the handle's calls are.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::os::raw::c_void;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use tb5::codes::*;
@@ -108,6 +108,17 @@ type Shared = Arc<Mutex<Handle>>;
 
 static HANDLES: Mutex<BTreeMap<usize, Shared>> = Mutex::new(BTreeMap::new());
 static NEXT: AtomicUsize = AtomicUsize::new(1);
+/// Counts the handles closed: a thread's [`RECENT`] handle is good while
+/// this has not changed since it was looked up.
+static CLOSED: AtomicU64 = AtomicU64::new(0);
+
+thread_local! {
+    /// The handle this thread used last, with its token and the [`CLOSED`]
+    /// count when it was looked up: a collector calls `TBRW_add_data` once
+    /// per record on one handle, and this spares each call the registry's
+    /// lock and search (what is left is the handle's own lock).
+    static RECENT: RefCell<Option<(usize, u64, Shared)>> = const { RefCell::new(None) };
+}
 
 fn registry() -> std::sync::MutexGuard<'static, BTreeMap<usize, Shared>> {
     // The map is only inserted into and removed from; a panic while it was
@@ -140,7 +151,21 @@ pub(crate) fn unregister(ptr: *mut c_void) -> R<Shared> {
     if ptr.is_null() {
         return Err(Code(TBRW_UNEXPECTED_NULL_PTR));
     }
-    registry().remove(&(ptr as usize)).ok_or(Code(TBRW_BAD_PARAMETER))
+    let removed = {
+        let mut handles = registry();
+        let removed = handles.remove(&(ptr as usize)).ok_or(Code(TBRW_BAD_PARAMETER))?;
+        // Under the registry's lock, so no lookup can see the handle gone
+        // from the registry and the count unchanged.
+        CLOSED.fetch_add(1, Ordering::Release);
+        removed
+    };
+    // This thread lets go of it now; other threads when they next call.
+    RECENT.with(|r| {
+        if let Ok(mut r) = r.try_borrow_mut() {
+            *r = None;
+        }
+    });
+    Ok(removed)
 }
 
 /// The serial number of a token (0 for anything that is not a token).
@@ -180,11 +205,32 @@ impl Drop for Locked {
 
 /// Runs `f` on the handle behind `ptr`, holding its lock.
 pub(crate) fn with<T>(ptr: *mut c_void, f: impl FnOnce(&mut Handle) -> R<T>) -> R<T> {
-    let shared = lookup(ptr)?;
-    // A handle whose lock was poisoned by a panic may be half-updated: refuse it.
-    let mut h = shared.lock().map_err(|_| Code(TBRW_SAM_ERROR))?;
-    let _restore = Locked(LOCKED.with(|l| l.replace(serial_of(ptr))));
-    f(&mut h)
+    fn run<T>(shared: &Shared, ptr: *mut c_void, f: impl FnOnce(&mut Handle) -> R<T>) -> R<T> {
+        // A handle whose lock was poisoned by a panic may be half-updated: refuse it.
+        let mut h = shared.lock().map_err(|_| Code(TBRW_SAM_ERROR))?;
+        let _restore = Locked(LOCKED.with(|l| l.replace(serial_of(ptr))));
+        f(&mut h)
+    }
+    if ptr.is_null() {
+        return Err(Code(TBRW_UNEXPECTED_NULL_PTR));
+    }
+    let closed = CLOSED.load(Ordering::Acquire);
+    RECENT.with(|recent| {
+        // Borrowed, not cloned, for the call: the cached Arc keeps the
+        // handle alive. A nested call (none exists today) would only miss.
+        if let Ok(r) = recent.try_borrow() {
+            if let Some((token, at, shared)) = r.as_ref() {
+                if *token == ptr as usize && *at == closed {
+                    return run(shared, ptr, f);
+                }
+            }
+        }
+        let shared = lookup(ptr)?;
+        if let Ok(mut r) = recent.try_borrow_mut() {
+            *r = Some((ptr as usize, closed, shared.clone()));
+        }
+        run(&shared, ptr, f)
+    })
 }
 
 /// Runs an exported function's body: `Ok` is `TBRW_SUCCESS`, `Err(code)`

@@ -175,9 +175,10 @@ fn damaged_counts_are_refused_before_any_callback() {
     let good = dir.path().join("good.tb5");
     check_program("guide_write_read", &[good.to_str().unwrap(), "1000"]);
     let bytes = std::fs::read(&good).unwrap();
-    // One data bind (24 bytes) for 1000 records.
+    // 24 bytes of packed data binds (its head and a few entries), one
+    // entry by the count, for 1000 records.
     let mut short = bytes.clone();
-    forge(&mut short, 0x0300, |e| {
+    forge(&mut short, 0x0305, |e| {
         e[16..24].copy_from_slice(&24u64.to_le_bytes());
         e[24..32].copy_from_slice(&1u64.to_le_bytes());
     });

@@ -92,7 +92,9 @@ pub mod reader {
     pub use crate::read::{DataSection, LegacySamples, ModuleTable, ProcessTable, SharedBytes, StreamReader, Tb5File};
 }
 
-pub use bind::{BindTables, BindView, DataBind, MemoryBind, ModuleBind, TidBind, UNKNOWN_MODULE};
+pub use bind::{
+    BindTables, BindView, DataBind, MemoryBind, ModuleBind, PackedData, StoredData, TidBind, UNKNOWN_MODULE,
+};
 pub use descriptor::{desc_subtype, desc_type, DescEntry, Field, RecordLayout};
 pub use engine::{access, Engine};
 pub use error::{Error, Location, Result};

@@ -320,3 +320,133 @@ fn a_stream_of_the_session_that_cannot_be_bound_is_refused_before_the_commit() {
     w.close().unwrap();
     assert!(!Tb5File::open(&p).unwrap().stream(0).unwrap().is_bound());
 }
+
+/// A stream of `n` records over 12 processes and 40 threads, modules loaded
+/// and unloaded during the run and a process begun again half-way: enough
+/// records for a bind to use several threads.
+fn busy_content(n: u64) -> Content {
+    let mut c = guide_content(0);
+    c.processes = None;
+    let mut modules = vec![Module {
+        associated_pid: 0,
+        flags: ModuleFlags::GLOBAL_LOAD,
+        load_address: 0xFFFF_8000_0000_0000,
+        length: 0x100_0000,
+        unload_tsc: NEVER_UNLOADED,
+        name: Some("vmlinux".into()),
+        ..Default::default()
+    }];
+    for p in 0..12u32 {
+        for j in 0..30u64 {
+            let mut flags = ModuleFlags::TSC_USED | ModuleFlags::LOADED;
+            if j == 0 {
+                flags |= ModuleFlags::IS_EXE | ModuleFlags::FIRST_MODULE_REC_IN_PROCESS;
+            }
+            modules.push(Module {
+                associated_pid: 100 + p,
+                flags,
+                load_address: 0x1000_0000 + j * 0x10_0000,
+                length: 0x8_0000,
+                event_when: if j % 5 == 4 { n * 100 / 2 } else { 0 },
+                unload_tsc: if j % 7 == 6 { n * 100 / 3 } else { NEVER_UNLOADED },
+                name: Some(format!("m{p}-{j}")),
+                ..Default::default()
+            });
+        }
+    }
+    // Pid 105 begins again half-way (a new exe, first in its process).
+    modules.push(Module {
+        associated_pid: 105,
+        flags: ModuleFlags::TSC_USED
+            | ModuleFlags::LOADED
+            | ModuleFlags::IS_EXE
+            | ModuleFlags::FIRST_MODULE_REC_IN_PROCESS,
+        load_address: 0x1000_0000,
+        length: 0x8_0000,
+        event_when: n * 100 / 2,
+        unload_tsc: NEVER_UNLOADED,
+        name: Some("again".into()),
+        ..Default::default()
+    });
+    c.modules = Some(modules);
+    let mut data = Vec::with_capacity(n as usize * 40);
+    let mut x = 0x2545_F491_4F6C_DD1Du64;
+    for i in 0..n {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let p = (x % 13) as u32; // 12: a pid no module names
+        let mut pc = SampleRecordPc::default();
+        let ip = if x % 11 == 0 { 0xFFFF_8000_0000_1000 } else { 0x1000_0000 + (x >> 20) % 0x200_0000 };
+        pc.set_ia64(ip, 0);
+        pc.pid_rec_index = 100 + p;
+        pc.set_pid_rec_index_raw(true);
+        pc.tid = 1000 + p * 4 + ((x >> 8) % 4) as u32;
+        data.extend_from_slice(&pc.to_bytes());
+        data.extend_from_slice(&(i * 100).to_le_bytes());
+    }
+    c.streams[0].data = Some(data);
+    c
+}
+
+#[test]
+fn a_bind_on_several_threads_equals_the_bind_on_one() {
+    let (_d, p) = file_with(&busy_content(300_000));
+    let f = Tb5File::open(&p).unwrap();
+    let one = bind::bind_in_memory_on(&f, 0, 1).unwrap();
+    assert!(one.tables.processes.len() > 12 && one.tables.threads.len() > 40, "the workload is not busy enough");
+    for threads in [2, 3, 7] {
+        assert_eq!(bind::bind_in_memory_on(&f, 0, threads).unwrap(), one, "{threads} threads");
+    }
+    // The stored (packed) bind reads back as the same binds.
+    drop(f);
+    bind::dobind(&p, 0).unwrap();
+    let f = Tb5File::open(&p).unwrap();
+    f.verify().unwrap();
+    let v = f.stream(0).unwrap().bind_view().unwrap().unwrap();
+    assert_eq!(v.data_section(), Some(BindSection::PackedData));
+    assert_eq!(triples(&v), triples(&BindView::Memory(&one)));
+    let mut part = Vec::new();
+    v.data_binds(123_456, 1000, &mut part);
+    assert_eq!(part[..], one.data[123_456..124_456]);
+    assert_eq!(v.data_bind(299_999), one.data.last().copied());
+}
+
+#[test]
+fn a_stored_bind_takes_a_few_bytes_per_record() {
+    let (_d, p) = file_with(&busy_content(100_000));
+    let before = std::fs::metadata(&p).unwrap().len();
+    bind::dobind(&p, 0).unwrap();
+    let grown = std::fs::metadata(&p).unwrap().len() - before;
+    // 362 modules: 2-byte module indices; 100,000 records: 4-byte thread
+    // indices; plus the tables and a directory.
+    assert!(grown < 100_000 * 6 + 64 * 1024, "the bind added {grown} bytes");
+}
+
+/// A bind stored before binds were packed: 24-byte `DATA_BIND_STRUCT`s
+/// in a bind data section (0x300). Made by this project's writer then
+/// (the fuzz corpus keeps it, fuzz/corpus/README.md).
+const OLD_BOUND: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../fuzz/corpus/tb5/sampler-bound.tb5");
+
+#[test]
+fn a_bind_stored_as_structs_is_still_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("old.tb5");
+    std::fs::copy(OLD_BOUND, &p).unwrap();
+    let f = Tb5File::open(&p).unwrap();
+    f.verify().unwrap();
+    let v = f.stream(0).unwrap().bind_view().unwrap().unwrap();
+    assert_eq!(v.data_section(), Some(BindSection::Data));
+    assert!(v.len() > 0);
+    let old = triples(&v);
+    assert_eq!(old, triples(&BindView::Memory(&bind::bind_in_memory(&f, 0).unwrap())));
+    drop(f);
+    // Bound again, it is stored packed, with the same binds.
+    bind::unbind(&p, 0).unwrap();
+    bind::dobind(&p, 0).unwrap();
+    let f = Tb5File::open(&p).unwrap();
+    f.verify().unwrap();
+    let v = f.stream(0).unwrap().bind_view().unwrap().unwrap();
+    assert_eq!(v.data_section(), Some(BindSection::PackedData));
+    assert_eq!(triples(&v), old);
+}

@@ -168,9 +168,12 @@ fn forged_bind_sections_are_caught() {
     load(bytes.clone()).unwrap();
     type Patch = Box<dyn Fn(&mut [u8], &mut [u8])>;
     let cases: Vec<(&str, u16, Patch, &str)> = vec![
-        ("pid index", 0x0300, Box::new(|_, s| s[8..16].copy_from_slice(&77u64.to_le_bytes())), "out of range"),
-        ("module index", 0x0300, Box::new(|_, s| s[0..8].copy_from_slice(&5u64.to_le_bytes())), "out of range"),
-        ("bind count", 0x0300, Box::new(|e, _| e[24..32].copy_from_slice(&3u64.to_le_bytes())), "does not hold"),
+        // Packed data binds: an 8-byte head (1-byte module and thread
+        // indices here), then (module, thread) per record.
+        ("thread index", 0x0305, Box::new(|_, s| s[9] = 77), "out of range"),
+        ("module index", 0x0305, Box::new(|_, s| s[8] = 5), "out of range"),
+        ("index widths", 0x0305, Box::new(|_, s| s[0] = 3), "index widths"),
+        ("bind count", 0x0305, Box::new(|e, _| e[24..32].copy_from_slice(&3u64.to_le_bytes())), "do not hold"),
         ("bind stream", 0x0301, Box::new(|e, _| e[4..8].copy_from_slice(&9u32.to_le_bytes())), "does not exist"),
         ("module bind", 0x0301, Box::new(|_, s| s[0..8].copy_from_slice(&u64::MAX.to_le_bytes())), "out of range"),
     ];

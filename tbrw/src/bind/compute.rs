@@ -2,7 +2,7 @@
 //! `tbrw-bind` doing the work, and the generated tables turned into TB5
 //! records.
 
-use tbrw_bind::{Binder, DataBind, ModuleKind, ModuleMap, ModuleSpec};
+use tbrw_bind::{Binder, DataBind, ModuleKind, ModuleMap, ModuleSpec, Sample};
 
 use super::decode::Decoder;
 use crate::format::codec;
@@ -14,8 +14,20 @@ use crate::model::section::{SectionRef, StreamSection};
 use crate::model::strings::StringId;
 use crate::read::{BindTables, MemoryBind, Tb5File};
 
-/// Records decoded per step while binding.
-pub(super) const CHUNK_RECORDS: usize = 1 << 16;
+/// Records decoded and bound per step (split over the threads): the
+/// memory a bind takes besides its tables, about 50 bytes per record of a
+/// step, so flat in the size of the stream.
+pub(super) const CHUNK_RECORDS: usize = 1 << 18;
+
+/// Below this many records per thread a step is bound on one thread: a
+/// thread costs more than it saves.
+const MIN_RECORDS_PER_THREAD: usize = 1 << 14;
+
+/// The threads a bind uses: the machine's, at most 8 (past that the
+/// memory bandwidth, not the lookups, limits a bind).
+pub fn bind_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(8))
+}
 
 fn module_spec(m: &Module<StringId>) -> ModuleSpec {
     ModuleSpec {
@@ -38,9 +50,38 @@ fn module_spec(m: &Module<StringId>) -> ModuleSpec {
     }
 }
 
-/// Binds stream `n` of `file`, handing the per-record binds to `sink` in
-/// stream order, chunk by chunk, and returns the tables.
+/// Binds stream `n` of `file` on [`bind_threads`] threads, handing the
+/// per-record binds to `sink` in stream order, chunk by chunk, and returns
+/// the tables.
 pub(crate) fn compute(file: &Tb5File, n: u32, sink: &mut dyn FnMut(&[DataBind]) -> Result<()>) -> Result<BindTables> {
+    compute_on(file, n, bind_threads(), sink)
+}
+
+/// Decodes `records` (whole records of `size` bytes) into `samples` and
+/// binds them into `out`.
+fn decode_and_bind(
+    decoder: &Decoder,
+    binder: &mut Binder<'_>,
+    records: &[u8],
+    size: usize,
+    samples: &mut Vec<Sample>,
+    out: &mut [DataBind],
+) {
+    samples.clear();
+    samples.extend(records.chunks_exact(size).map(|r| decoder.decode(r)));
+    binder.bind_into(samples, out);
+}
+
+/// [`compute`] on `threads` threads. Each step's records are cut into one
+/// part per thread; this thread's binder binds the first, fresh binders
+/// the others, and [`Binder::absorb`] takes their work in stream order, so
+/// the result is the one-thread result whatever the thread count.
+pub(crate) fn compute_on(
+    file: &Tb5File,
+    n: u32,
+    threads: usize,
+    sink: &mut dyn FnMut(&[DataBind]) -> Result<()>,
+) -> Result<BindTables> {
     let s = file.stream(n)?;
     let decoder = Decoder::for_stream(file, &s)?;
     let modules: Vec<Module<StringId>> = match file.modules()? {
@@ -63,13 +104,43 @@ pub(crate) fn compute(file: &Tb5File, n: u32, sink: &mut dyn FnMut(&[DataBind]) 
                 format!("records are {} bytes but the data descriptor defines {:?}", data.record_size(), want),
             ));
         }
-        let mut samples = Vec::with_capacity(CHUNK_RECORDS);
-        let mut out = Vec::with_capacity(CHUNK_RECORDS);
-        for chunk in data.as_bytes().chunks(CHUNK_RECORDS * data.record_size()) {
-            samples.clear();
-            samples.extend(chunk.chunks_exact(data.record_size()).map(|r| decoder.decode(r)));
+        let size = data.record_size();
+        let threads = threads.max(1);
+        let mut samples: Vec<Vec<Sample>> = vec![Vec::new(); threads];
+        let mut out = Vec::new();
+        for chunk in data.as_bytes().chunks(CHUNK_RECORDS * size) {
+            let records = chunk.len() / size;
+            if records == 0 {
+                continue;
+            }
             out.clear();
-            binder.bind(&samples, &mut out);
+            out.resize(records, DataBind::default());
+            let parts = threads.min(records / MIN_RECORDS_PER_THREAD).max(1);
+            let per = records.div_ceil(parts);
+            let (first, rest) = chunk.split_at(per * size);
+            let (first_out, rest_out) = out.split_at_mut(per);
+            let (first_samples, rest_samples) = samples.split_at_mut(1);
+            let (map, decoder, start) = (&map, &decoder, binder.next_index());
+            let done: Vec<(Binder, &mut [DataBind])> = std::thread::scope(|scope| {
+                let handles: Vec<_> = rest
+                    .chunks(per * size)
+                    .zip(rest_out.chunks_mut(per))
+                    .zip(rest_samples.iter_mut())
+                    .enumerate()
+                    .map(|(k, ((records, out), samples))| {
+                        scope.spawn(move || {
+                            let mut b = Binder::starting_at(map, start + ((k + 1) * per) as u64);
+                            decode_and_bind(decoder, &mut b, records, size, samples, out);
+                            (b, out)
+                        })
+                    })
+                    .collect();
+                decode_and_bind(decoder, &mut binder, first, size, &mut first_samples[0], first_out);
+                handles.into_iter().map(|h| h.join().expect("a bind thread panicked")).collect()
+            });
+            for (part, entries) in done {
+                binder.absorb(part, entries);
+            }
             sink(&out)?;
         }
     }
@@ -98,10 +169,16 @@ pub(crate) fn compute(file: &Tb5File, n: u32, sink: &mut dyn FnMut(&[DataBind]) 
     Ok(BindTables { processes, threads, tid_binds: t.tid_binds(), module_binds: t.module_binds })
 }
 
-/// Binds a stream of a file in memory.
+/// Binds a stream of a file in memory (on [`bind_threads`] threads).
 pub fn bind_in_memory(file: &Tb5File, stream: u32) -> Result<MemoryBind> {
+    bind_in_memory_on(file, stream, bind_threads())
+}
+
+/// Binds a stream of a file in memory on `threads` threads; the result
+/// does not depend on the number.
+pub fn bind_in_memory_on(file: &Tb5File, stream: u32, threads: usize) -> Result<MemoryBind> {
     let mut data = Vec::new();
-    let tables = compute(file, stream, &mut |b| {
+    let tables = compute_on(file, stream, threads, &mut |b| {
         data.extend_from_slice(b);
         Ok(())
     })?;

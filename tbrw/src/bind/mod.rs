@@ -17,14 +17,14 @@ use std::path::Path;
 pub use tbrw_bind::{DataBind, ModuleBind, TidBind, UNKNOWN_MODULE};
 
 use crate::model::error::Result;
-pub use crate::read::{BindTables, BindView, MemoryBind};
+pub use crate::read::{BindTables, BindView, MemoryBind, PackedData, StoredData};
 use crate::write::writer::Tb5Writer;
 
 mod compute;
 mod decode;
 mod session;
 
-pub use compute::bind_in_memory;
+pub use compute::{bind_in_memory, bind_in_memory_on, bind_threads};
 
 /// Size of one `DATA_BIND_STRUCT` (`TBRW_get_size_of_data_bind_entry`).
 pub const DATA_BIND_SIZE: u32 = std::mem::size_of::<DataBind>() as u32;

@@ -10,16 +10,16 @@
 use super::compute::{bind_in_memory, compute, encode_tables, CHUNK_RECORDS};
 use super::decode::Plan;
 use crate::format::kind::SectionKind;
-use crate::format::raw::{DataBindRaw, Raw};
+use crate::format::packed_bind::Widths;
 use crate::model::error::{Error, Result};
 use crate::model::section::{BindSection, GlobalSection};
 use crate::read::{BindView, ProcessTable, Tb5File};
 use crate::write::engine::Engine;
 use crate::write::output::{Part, Pending};
-use crate::write::sink::SectionSink;
 use crate::write::writer::Tb5Writer;
 
-const DATA: SectionKind = SectionKind::Bind(BindSection::Data);
+/// Every stored bind has this section (the data binds come in one of two kinds).
+const MODULES: SectionKind = SectionKind::Bind(BindSection::Modules);
 
 impl Engine {
     /// `TBRW_close`: commits what this session wrote (see
@@ -78,13 +78,13 @@ impl Engine {
     }
 
     fn committed_bind_visible(&self, n: u32) -> bool {
-        self.existing().is_some_and(|f| f.bind_entry(n, BindSection::Data).is_some())
-            && !self.output().is_some_and(|o| o.is_removed(DATA, n))
+        self.existing().is_some_and(|f| f.bind_entry(n, BindSection::Modules).is_some())
+            && !self.output().is_some_and(|o| o.is_removed(MODULES, n))
     }
 
     /// Whether this session queued the bind sections of stream `n`.
     fn bind_queued(&self, n: u32) -> bool {
-        self.output().is_some_and(|o| o.has_section(DATA, n))
+        self.output().is_some_and(|o| o.has_section(MODULES, n))
     }
 
     /// `TBRW_is_bound`. A stream written in this session is bound once
@@ -122,23 +122,33 @@ impl Engine {
             return Ok(());
         }
         let (Some(file), Some(out)) = self.existing_and_output() else { unreachable!("checked by is_bound and above") };
-        let mut sink = SectionSink::memory();
+        // The packed entries go straight to their place in the file when
+        // the tail is free (no copy), as a data section's records do.
+        let records = file.stream(n)?.data()?.map_or(0, |d| d.len());
+        let widths = Widths::for_counts(file.modules()?.map_or(0, |m| m.len()), records);
+        let mut sink = out.data_sink(n)?;
         let mut count = 0u64;
-        let mut buf = Vec::with_capacity(CHUNK_RECORDS * DataBindRaw::SIZE);
-        let tables = compute(file, n, &mut |binds| {
-            buf.clear();
-            for d in binds {
-                DataBindRaw { module_index: d.module_index, pid_index: d.pid_index, tid_index: d.tid_index }
-                    .encode_into(&mut buf);
+        let mut buf = Vec::with_capacity(CHUNK_RECORDS * widths.entry_size());
+        let computed = out.write(&mut sink, &widths.head()).and_then(|()| {
+            compute(file, n, &mut |binds| {
+                buf.clear();
+                widths.encode(binds, &mut buf);
+                count += binds.len() as u64;
+                out.write(&mut sink, &buf)
+            })
+        });
+        let tables = match computed {
+            Ok(t) => t,
+            Err(e) => {
+                out.release_tail(n);
+                return Err(e);
             }
-            count += binds.len() as u64;
-            out.write(&mut sink, &buf)
-        })?;
+        };
         let [modules, pids, tids, tid_binds] = encode_tables(&tables);
         let pending =
             |b: BindSection, part: Part, count: usize| Pending::new(SectionKind::Bind(b), n, vec![part], count as u64);
         let (np, nt) = (tables.processes.len(), tables.threads.len());
-        out.submit(pending(BindSection::Data, Part::Sink(sink), count as usize))?;
+        out.finish_data(pending(BindSection::PackedData, Part::Sink(sink), count as usize))?;
         out.submit(pending(BindSection::Modules, Part::Bytes(modules), tables.module_binds.len()))?;
         out.submit(pending(BindSection::Processes, Part::Bytes(pids.clone()), np))?;
         out.submit(pending(BindSection::Threads, Part::Bytes(tids.clone()), nt))?;

@@ -189,12 +189,14 @@ pub(crate) fn dir_entry(dir: &[u8], i: usize) -> DirEntryRaw {
 }
 
 /// Bytes per entry of a bind section.
-pub(crate) fn bind_entry_size(b: BindSection) -> usize {
+pub(crate) fn bind_entry_size(b: BindSection) -> Option<usize> {
     match b {
-        BindSection::Data => DataBindRaw::SIZE,
-        BindSection::Modules | BindSection::TidBinds => PID_INDEX_SIZE,
-        BindSection::Processes => PidRaw::SIZE,
-        BindSection::Threads => TidRaw::SIZE,
+        BindSection::Data => Some(DataBindRaw::SIZE),
+        BindSection::Modules | BindSection::TidBinds => Some(PID_INDEX_SIZE),
+        BindSection::Processes => Some(PidRaw::SIZE),
+        BindSection::Threads => Some(TidRaw::SIZE),
+        // Its entries' size is in its head (format::packed_bind).
+        BindSection::PackedData => None,
     }
 }
 
@@ -226,7 +228,8 @@ pub(crate) fn check_entry_count(e: &DirEntryRaw) -> Result<(), String> {
             ))
         }
         SectionKind::Bind(b) => {
-            let size = bind_entry_size(b) as u64;
+            let Some(size) = bind_entry_size(b) else { return Ok(()) };
+            let size = size as u64;
             if e.count.checked_mul(size) != Some(e.length) {
                 return Err(format!(
                     "{} of {} bytes does not hold {} entries of {size} bytes",

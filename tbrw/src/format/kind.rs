@@ -69,7 +69,8 @@ mod tests {
         assert_eq!(SectionKind::Global(GlobalSection::VersionInfo).code(), 0x0006);
         assert_eq!(SectionKind::Stream(StreamSection::StreamInfo).code(), 0x0104);
         assert_eq!(SectionKind::Bind(BindSection::TidBinds).code(), 0x0304);
-        for unknown in [0x0000, 0x0007, 0x0105, 0x0201, 0x0305, 0xFFFF] {
+        assert_eq!(SectionKind::Bind(BindSection::PackedData).code(), 0x0305);
+        for unknown in [0x0000, 0x0007, 0x0105, 0x0201, 0x0306, 0xFFFF] {
             assert_eq!(SectionKind::from_code(unknown), SectionKind::Unknown(unknown));
         }
     }

@@ -8,4 +8,5 @@ pub(crate) mod codec;
 pub(crate) mod container;
 pub(crate) mod cursor;
 pub(crate) mod kind;
+pub(crate) mod packed_bind;
 pub(crate) mod raw;

@@ -123,7 +123,8 @@ impl StreamSection {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[repr(u32)]
 pub enum BindSection {
-    /// One `DATA_BIND_STRUCT` per data record.
+    /// One `DATA_BIND_STRUCT` per data record (what binds stored before
+    /// [`BindSection::PackedData`] hold; still read).
     Data = 0,
     /// One `MODULE_BIND_STRUCT` per module.
     Modules = 1,
@@ -133,12 +134,22 @@ pub enum BindSection {
     Threads = 3,
     /// One `TID_BIND_STRUCT` per thread.
     TidBinds = 4,
+    /// The module and thread index of each data record, packed in the
+    /// narrowest widths (docs/FORMAT.md): what `dobind` stores. A stored
+    /// bind has this section or [`BindSection::Data`], not both.
+    PackedData = 5,
 }
 
 impl BindSection {
     /// Every bind section, in identifier order.
-    pub const ALL: [BindSection; 5] =
-        [BindSection::Data, BindSection::Modules, BindSection::Processes, BindSection::Threads, BindSection::TidBinds];
+    pub const ALL: [BindSection; 6] = [
+        BindSection::Data,
+        BindSection::Modules,
+        BindSection::Processes,
+        BindSection::Threads,
+        BindSection::TidBinds,
+        BindSection::PackedData,
+    ];
 
     /// A short name for messages.
     pub fn name(self) -> &'static str {
@@ -148,6 +159,7 @@ impl BindSection {
             BindSection::Processes => "bound processes",
             BindSection::Threads => "bound threads",
             BindSection::TidBinds => "thread binds",
+            BindSection::PackedData => "packed data binds",
         }
     }
 

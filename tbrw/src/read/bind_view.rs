@@ -2,12 +2,12 @@
 //! sections stored in the file or over a [`MemoryBind`] computed by the
 //! `bind` layer (which this layer must not import: it only holds the result).
 
-use tbrw_bind::{DataBind, ModuleBind, TidBind};
+use tbrw_bind::{DataBind, ModuleBind, TidBind, UNKNOWN_MODULE};
 
 use super::file::Tb5File;
 use super::stream::DataSection;
 use crate::format::codec;
-use crate::format::container;
+use crate::format::packed_bind::{self, Widths};
 use crate::format::raw::{DataBindRaw, PidRaw, Raw, TidRaw};
 use crate::model::error::{Error, Result};
 use crate::model::process::{Pid, Tid};
@@ -41,8 +41,8 @@ pub struct MemoryBind {
 pub enum BindView<'a> {
     /// Stored in the file: read from the mapping.
     Stored {
-        /// `DATA_BIND_STRUCT`s.
-        data: &'a [u8],
+        /// The per-record binds.
+        data: StoredData<'a>,
         /// `MODULE_BIND_STRUCT`s.
         modules: &'a [u8],
         /// Generated processes (`PidRaw`).
@@ -56,33 +56,79 @@ pub enum BindView<'a> {
     Memory(&'a MemoryBind),
 }
 
+/// The per-record binds of a stored bind.
+#[derive(Clone, Copy, Debug)]
+pub enum StoredData<'a> {
+    /// `DATA_BIND_STRUCT`s, 24 bytes each (the bind data section).
+    Structs(&'a [u8]),
+    /// The packed data binds section's entries (after its head).
+    Packed(PackedData<'a>),
+}
+
+/// The entries of a packed data binds section: module and thread index per
+/// record, the process index being the thread's (docs/FORMAT.md).
+#[derive(Clone, Copy, Debug)]
+pub struct PackedData<'a> {
+    entries: &'a [u8],
+    widths: Widths,
+}
+
+/// Bytes of a module or thread bind entry (a `u64` process index).
+const PID_INDEX_SIZE: usize = 8;
+
 /// The `u64` process index of entry `i` of a module or thread bind section.
 fn pid_index_at(b: &[u8], i: usize) -> Option<u64> {
-    let size = container::bind_entry_size(BindSection::Modules);
+    let size = PID_INDEX_SIZE;
     b.get(i.checked_mul(size)?..)?.get(..size).map(|x| u64::from_le_bytes(x.try_into().unwrap_or_default()))
 }
 
 impl<'a> BindView<'a> {
     pub(crate) fn stored(file: &'a Tb5File, n: u32) -> Result<Option<BindView<'a>>> {
-        let Some(data) = file.bind_bytes(n, BindSection::Data)? else { return Ok(None) };
+        if file.bind_entry(n, BindSection::Modules).is_none() {
+            return Ok(None);
+        }
         let get = |b| file.bind_bytes(n, b).map(Option::unwrap_or_default);
         // Every reader hands these out by the stream's record count and the
         // table sizes: a bind that does not match them is refused here, before
         // any entry is read, rather than read past.
         let records = file.stream(n)?.data()?.map_or(0, |d| d.len());
-        let binds = (data.len() / DataBindRaw::SIZE) as u64;
         let at = |b: BindSection| {
             let e = file.bind_entry(n, b).expect("read above");
             file.loc(e.section, e.raw.offset)
         };
-        if binds != records || data.len() % DataBindRaw::SIZE != 0 {
-            return Err(Error::malformed(
-                at(BindSection::Data),
-                format!("the stored bind holds {binds} data binds for {records} records"),
-            ));
-        }
+        let data = match file.bind_bytes(n, BindSection::PackedData)? {
+            Some(bytes) => {
+                let widths =
+                    Widths::from_head(bytes).map_err(|why| Error::malformed(at(BindSection::PackedData), why))?;
+                let entries = &bytes[packed_bind::HEAD_SIZE..];
+                let count = file.bind_entry(n, BindSection::PackedData).map_or(0, |e| e.raw.count);
+                if count != records || entries.len() as u64 != records.saturating_mul(widths.entry_size() as u64) {
+                    return Err(Error::malformed(
+                        at(BindSection::PackedData),
+                        format!(
+                            "the packed data binds ({count} entries, {} bytes of {}-byte entries) do not hold \
+                             the binds of {records} records",
+                            entries.len(),
+                            widths.entry_size()
+                        ),
+                    ));
+                }
+                StoredData::Packed(PackedData { entries, widths })
+            }
+            None => {
+                let data = get(BindSection::Data)?;
+                let binds = (data.len() / DataBindRaw::SIZE) as u64;
+                if binds != records || data.len() % DataBindRaw::SIZE != 0 {
+                    return Err(Error::malformed(
+                        at(BindSection::Data),
+                        format!("the stored bind holds {binds} data binds for {records} records"),
+                    ));
+                }
+                StoredData::Structs(data)
+            }
+        };
         let (threads, tid_binds) = (get(BindSection::Threads)?, get(BindSection::TidBinds)?);
-        let tid_size = container::bind_entry_size(BindSection::TidBinds);
+        let tid_size = PID_INDEX_SIZE;
         if threads.len() / TidRaw::SIZE != tid_binds.len() / tid_size {
             return Err(Error::malformed(
                 at(BindSection::TidBinds),
@@ -105,8 +151,18 @@ impl<'a> BindView<'a> {
     /// The number of data binds (= records of the stream).
     pub fn len(&self) -> u64 {
         match self {
-            BindView::Stored { data, .. } => (data.len() / DataBindRaw::SIZE) as u64,
+            BindView::Stored { data: StoredData::Structs(data), .. } => (data.len() / DataBindRaw::SIZE) as u64,
+            BindView::Stored { data: StoredData::Packed(p), .. } => (p.entries.len() / p.widths.entry_size()) as u64,
             BindView::Memory(m) => m.data.len() as u64,
+        }
+    }
+
+    /// The section the per-record binds are stored in; `None` in memory.
+    pub fn data_section(&self) -> Option<BindSection> {
+        match self {
+            BindView::Stored { data: StoredData::Structs(_), .. } => Some(BindSection::Data),
+            BindView::Stored { data: StoredData::Packed(_), .. } => Some(BindSection::PackedData),
+            BindView::Memory(_) => None,
         }
     }
 
@@ -119,9 +175,17 @@ impl<'a> BindView<'a> {
     pub fn data_bind(&self, i: u64) -> Option<DataBind> {
         let i = usize::try_from(i).ok()?;
         match self {
-            BindView::Stored { data, .. } => {
+            BindView::Stored { data: StoredData::Structs(data), .. } => {
                 let r = DataBindRaw::decode(data.get(i.checked_mul(DataBindRaw::SIZE)?..)?)?;
                 Some(DataBind { module_index: r.module_index, pid_index: r.pid_index, tid_index: r.tid_index })
+            }
+            BindView::Stored { data: StoredData::Packed(p), tid_binds, .. } => {
+                let w = p.widths;
+                let (module_index, tid_index) = w.decode(p.entries.get(i.checked_mul(w.entry_size())?..)?)?;
+                // A thread index past the table (a damaged file) binds to no process.
+                let pid_index =
+                    usize::try_from(tid_index).ok().and_then(|t| pid_index_at(tid_binds, t)).unwrap_or(u64::MAX);
+                Some(DataBind { module_index, pid_index, tid_index })
             }
             BindView::Memory(m) => m.data.get(i).copied(),
         }
@@ -130,7 +194,14 @@ impl<'a> BindView<'a> {
     /// Appends the binds of records `start..start + max` (or to the end) to `out`.
     pub fn data_binds(&self, start: u64, max: usize, out: &mut Vec<DataBind>) {
         let end = self.len().min(start.saturating_add(max as u64));
-        out.extend((start..end).filter_map(|i| self.data_bind(i)));
+        match self {
+            BindView::Stored { data: StoredData::Packed(p), tid_binds, .. } => {
+                let size = p.widths.entry_size();
+                let (s, e) = (start.min(end) as usize * size, end as usize * size);
+                unpack(p.widths, &p.entries[s..e], tid_binds, out);
+            }
+            _ => out.extend((start..end).filter_map(|i| self.data_bind(i))),
+        }
     }
 
     /// The records of `data` from `start` on, in chunks of at most
@@ -198,9 +269,7 @@ impl<'a> BindView<'a> {
     /// The number of module binds (= modules of the file).
     pub fn module_bind_count(&self) -> u64 {
         match self {
-            BindView::Stored { modules, .. } => {
-                (modules.len() / container::bind_entry_size(BindSection::Modules)) as u64
-            }
+            BindView::Stored { modules, .. } => (modules.len() / PID_INDEX_SIZE) as u64,
             BindView::Memory(m) => m.tables.module_binds.len() as u64,
         }
     }
@@ -224,4 +293,54 @@ impl<'a> BindView<'a> {
             BindView::Memory(m) => m.tables.tid_binds.get(usize::try_from(i).ok()?).copied(),
         }
     }
+}
+
+/// Appends the binds of packed `entries` to `out`: one pass with the
+/// widths fixed at compile time, so each index is one load (this is what
+/// an enumeration of a bound stream runs per record).
+fn unpack(w: Widths, entries: &[u8], tid_binds: &[u8], out: &mut Vec<DataBind>) {
+    fn run<const M: usize, const T: usize>(entries: &[u8], tid_binds: &[u8], out: &mut Vec<DataBind>) {
+        let no_module = if M == 8 { u64::MAX } else { (1u64 << (8 * M)) - 1 };
+        out.reserve(entries.len() / (M + T));
+        for e in entries.chunks_exact(M + T) {
+            let mut m = [0u8; 8];
+            m[..M].copy_from_slice(&e[..M]);
+            let mut t = [0u8; 8];
+            t[..T].copy_from_slice(&e[M..]);
+            let (m, t) = (u64::from_le_bytes(m), u64::from_le_bytes(t));
+            // A thread index past the table (a damaged file) binds to no process.
+            let pid_index = usize::try_from(t).ok().and_then(|t| pid_index_at(tid_binds, t)).unwrap_or(u64::MAX);
+            out.push(DataBind {
+                module_index: if m == no_module { UNKNOWN_MODULE } else { m },
+                pid_index,
+                tid_index: t,
+            });
+        }
+    }
+    macro_rules! by_widths {
+        ($(($m:literal, $t:literal)),*) => {
+            match (w.module, w.thread) {
+                $(($m, $t) => run::<$m, $t>(entries, tid_binds, out),)*
+                _ => unreachable!("Widths::from_head admits 1, 2, 4 and 8 only"),
+            }
+        };
+    }
+    by_widths!(
+        (1, 1),
+        (1, 2),
+        (1, 4),
+        (1, 8),
+        (2, 1),
+        (2, 2),
+        (2, 4),
+        (2, 8),
+        (4, 1),
+        (4, 2),
+        (4, 4),
+        (4, 8),
+        (8, 1),
+        (8, 2),
+        (8, 4),
+        (8, 8)
+    );
 }

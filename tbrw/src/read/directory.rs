@@ -29,7 +29,7 @@ pub(crate) struct Directory {
     pub(crate) entries: Vec<SectionEntry>,
     globals: Slots<6>,
     streams: Vec<Slots<5>>,
-    binds: Vec<Slots<5>>,
+    binds: Vec<Slots<6>>,
     /// In id order, without gaps.
     pub(crate) blocks: Vec<StringBlockLayout>,
     pub(crate) string_count: u64,
@@ -172,9 +172,10 @@ impl Indexing<'_> {
         Ok(())
     }
 
-    /// Gives every bind section its stream: all five or none per stream.
+    /// Gives every bind section its stream. A stream has no bind, or the
+    /// four tables and one of the two data bind sections (24-byte structs or packed).
     fn place_binds(&mut self) -> Result<()> {
-        let mut binds = vec![[None; 5]; self.dir.streams.len()];
+        let mut binds = vec![[None; 6]; self.dir.streams.len()];
         for b in std::mem::take(&mut self.bind_slots) {
             let bad = |what: String| {
                 Error::malformed(
@@ -188,7 +189,7 @@ impl Indexing<'_> {
                 )
             };
             let (stream, name) = (b.stream, b.section.name());
-            let sections: &mut Slots<5> = binds
+            let sections: &mut Slots<6> = binds
                 .get_mut(stream as usize)
                 .ok_or_else(|| bad(format!("{name} for stream {stream}, which does not exist")))?;
             if sections[b.section.index()].replace(b.entry).is_some() {
@@ -196,10 +197,22 @@ impl Indexing<'_> {
             }
         }
         for (n, sections) in binds.iter().enumerate() {
-            if sections.iter().any(Option::is_some) && sections.iter().any(Option::is_none) {
+            let has = |b: BindSection| sections[b.index()].is_some();
+            let tables = [BindSection::Modules, BindSection::Processes, BindSection::Threads, BindSection::TidBinds];
+            let data = usize::from(has(BindSection::Data)) + usize::from(has(BindSection::PackedData));
+            let complete = tables.iter().all(|&b| has(b)) && data == 1;
+            if sections.iter().any(Option::is_some) && !complete {
+                let missing: Vec<&str> = tables.iter().filter(|&&b| !has(b)).map(|b| b.name()).collect();
                 return Err(Error::malformed(
                     self.here(SectionRef::Directory, self.dir_offset),
-                    format!("stream {n} has some bind sections but not all five"),
+                    format!(
+                        "stream {n} has an incomplete bind: {}",
+                        match (missing.is_empty(), data) {
+                            (_, 2) => "both a bind data and a packed data binds section".to_string(),
+                            (true, _) => "no data binds section (bind data or packed data binds)".to_string(),
+                            (false, _) => format!("no {} section", missing.join(", no ")),
+                        }
+                    ),
                 ));
             }
         }

@@ -235,7 +235,7 @@ impl Tb5File {
     pub(crate) fn bind_bytes(&self, stream: u32, b: BindSection) -> Result<Option<&[u8]>> {
         match self.bind_entry(stream, b) {
             None => Ok(None),
-            Some(e) if b == BindSection::Data => Ok(Some(self.raw_bytes(e))),
+            Some(e) if matches!(b, BindSection::Data | BindSection::PackedData) => Ok(Some(self.raw_bytes(e))),
             Some(e) => self.checked_bytes(e).map(Some),
         }
     }

@@ -13,7 +13,7 @@ pub mod summary;
 mod tables;
 mod verify;
 
-pub use bind_view::{BindTables, BindView, MemoryBind};
+pub use bind_view::{BindTables, BindView, MemoryBind, PackedData, StoredData};
 pub use file::{SharedBytes, Tb5File};
 pub use stream::{DataSection, LegacySamples, StreamReader};
 pub use tables::{ModuleTable, ProcessTable};

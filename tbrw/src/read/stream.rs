@@ -116,7 +116,7 @@ impl<'f> StreamReader<'f> {
 
     /// Whether the stream has a stored bind.
     pub fn is_bound(&self) -> bool {
-        self.file.bind_entry(self.index, BindSection::Data).is_some()
+        self.file.bind_entry(self.index, BindSection::Modules).is_some()
     }
 
     /// The stored bind of the stream, if it has one.

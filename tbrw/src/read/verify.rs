@@ -186,8 +186,9 @@ fn check_bind(file: &Tb5File, n: u32) -> Result<()> {
     let records = file.stream(n)?.data()?.map_or(0, |d| d.len());
     let modules = file.modules()?.map_or(0, |m| m.len());
     let (np, nt) = (view.process_count(), view.thread_count());
+    let data_section = view.data_section().unwrap_or(BindSection::Data);
     let counts = [
-        (BindSection::Data, view.len(), records, "data records"),
+        (data_section, view.len(), records, "data records"),
         (BindSection::Modules, view.module_bind_count(), modules, "modules"),
     ];
     for (b, have, want, what) in counts {
@@ -199,7 +200,7 @@ fn check_bind(file: &Tb5File, n: u32) -> Result<()> {
         let d = view.data_bind(i).unwrap_or_default();
         if (d.module_index != UNKNOWN_MODULE && d.module_index >= modules) || d.pid_index >= np || d.tid_index >= nt {
             return Err(Error::malformed(
-                at(BindSection::Data, Some(i)),
+                at(data_section, Some(i)),
                 format!(
                     "bind (module {}, process {}, thread {}) is out of range ({modules} modules, {np} processes, {nt} threads)",
                     d.module_index, d.pid_index, d.tid_index

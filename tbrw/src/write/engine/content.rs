@@ -66,6 +66,64 @@ pub(super) struct DataState {
     /// Set when data of a size the layout does not allow was taken in
     /// (only possible with [`Engine::add_data_from_reader`]).
     pub(super) poisoned: Option<String>,
+    /// The eventIndex values seen so far, noted as the bytes go by (a read
+    /// back of the whole section at its end would cost a second pass over
+    /// gigabytes). `None` when some bytes arrived before the layout was
+    /// known: then they are read back once the section is done.
+    pub(super) events: Option<EventScan>,
+}
+
+/// The eventIndex values of the legacy samples written so far.
+pub(super) struct EventScan {
+    /// eventIndex is bits 20..28 of the u32 at byte 28 of the PC record:
+    /// the high nibble of record byte `lo_at` and the low nibble of `hi_at`.
+    lo_at: usize,
+    hi_at: usize,
+    record_size: usize,
+    /// The low nibble of a record whose `hi_at` byte has not arrived yet.
+    lo: u8,
+    pub(super) used: Box<[bool; 256]>,
+}
+
+impl EventScan {
+    /// A scan for records of `layout`, if they hold a PC record.
+    pub(super) fn for_layout(layout: &RecordLayout) -> Option<EventScan> {
+        let pc = layout.legacy_pc_offset()? as usize;
+        Some(EventScan {
+            lo_at: pc + 30,
+            hi_at: pc + 31,
+            record_size: layout.record_size() as usize,
+            lo: 0,
+            used: Box::new([false; 256]),
+        })
+    }
+
+    /// Notes `bytes`, which start at byte `pos` of a record.
+    #[inline]
+    pub(super) fn note(&mut self, mut pos: usize, mut bytes: &[u8]) {
+        let rs = self.record_size;
+        while !bytes.is_empty() {
+            if pos == 0 && bytes.len() >= rs {
+                let whole = bytes.len() / rs * rs;
+                for r in bytes[..whole].chunks_exact(rs) {
+                    self.used[usize::from((r[self.hi_at] & 0x0F) << 4 | r[self.lo_at] >> 4)] = true;
+                }
+                bytes = &bytes[whole..];
+                continue;
+            }
+            let b = bytes[0];
+            if pos == self.lo_at {
+                self.lo = b >> 4;
+            } else if pos == self.hi_at {
+                self.used[usize::from((b & 0x0F) << 4 | self.lo)] = true;
+            }
+            pos += 1;
+            if pos == rs {
+                pos = 0;
+            }
+            bytes = &bytes[1..];
+        }
+    }
 }
 
 impl GlobalBuilder {
@@ -86,7 +144,20 @@ impl GlobalBuilder {
 
 impl DataState {
     pub(super) fn new(sink: SectionSink) -> DataState {
-        DataState { sink, pos_in_record: 0, poisoned: None }
+        DataState { sink, pos_in_record: 0, poisoned: None, events: None }
+    }
+
+    /// Notes bytes about to be written at byte `pos` of a record: from the
+    /// first byte on when the layout is known then; never once some bytes
+    /// were taken in without it.
+    #[inline]
+    fn note(&mut self, layout: &RecordLayout, pos: u32, bytes: &[u8]) {
+        if self.sink.len() == 0 && self.events.is_none() {
+            self.events = EventScan::for_layout(layout);
+        }
+        if let Some(scan) = self.events.as_mut() {
+            scan.note(pos as usize, bytes);
+        }
     }
 }
 
@@ -402,8 +473,11 @@ impl Engine {
         };
         let rs = u64::from(layout.record_size());
         let d = st.data.as_mut().expect("writing data");
-        let end = (u64::from(d.pos_in_record) + bytes.len() as u64) % rs;
-        if !layout.is_boundary(end as u32) {
+        let reach = u64::from(d.pos_in_record) + bytes.len() as u64;
+        // One whole record per call is the common case: no division, and
+        // a record's end is always a boundary.
+        let end = if reach == rs { 0 } else { reach % rs };
+        if end != 0 && !layout.is_boundary(end as u32) {
             return Err(Error::UnsupportedDataSize {
                 stream: n,
                 what: format!(
@@ -413,6 +487,7 @@ impl Engine {
                 ),
             });
         }
+        d.note(layout, d.pos_in_record, bytes);
         out.write(&mut d.sink, bytes)?;
         d.pos_in_record = end as u32;
         Ok(())
@@ -472,6 +547,10 @@ impl Engine {
                     return Err(Error::io(&path, "read data", e));
                 }
             };
+            if let Some(layout) = layout {
+                let pos = (u64::from(d.pos_in_record) + total) % u64::from(layout.record_size());
+                d.note(layout, pos as u32, &buf[..k]);
+            }
             out.write(&mut d.sink, &buf[..k])?;
             total += k as u64;
         }
@@ -548,27 +627,18 @@ impl Engine {
         let Some(out) = self.out.as_ref() else { return Ok(()) };
         let Some(st) = self.streams.get_mut(&n) else { return Ok(()) };
         let (Some(layout), Some(d)) = (&st.layout, &st.data) else { return Ok(()) };
-        let Some(pc) = layout.legacy_pc_offset() else { return Ok(()) };
-        let rs = layout.record_size() as usize;
-        // eventIndex is bits 20..28 of the u32 at byte 28 of the PC record:
-        // the high nibble of its byte 30 and the low nibble of byte 31.
-        let (lo_at, hi_at) = (pc as usize + 30, pc as usize + 31);
-        let mut used = Box::new([false; 256]);
-        let (mut pos, mut lo) = (0usize, 0u8);
+        if let Some(scan) = d.events.as_ref() {
+            st.events_used = Some(scan.used.clone());
+            return Ok(());
+        }
+        // Some bytes came before the layout: read the section back.
+        let Some(mut scan) = EventScan::for_layout(layout) else { return Ok(()) };
+        let mut pos = 0usize;
         out.read_back(&d.sink, &mut |bytes| {
-            for &b in bytes {
-                if pos == lo_at {
-                    lo = b >> 4;
-                } else if pos == hi_at {
-                    used[((b & 0x0F) << 4 | lo) as usize] = true;
-                }
-                pos += 1;
-                if pos == rs {
-                    pos = 0;
-                }
-            }
+            scan.note(pos, bytes);
+            pos = (pos + bytes.len()) % scan.record_size;
         })?;
-        st.events_used = Some(used);
+        st.events_used = Some(scan.used);
         Ok(())
     }
 }

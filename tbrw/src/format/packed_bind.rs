@@ -1,0 +1,125 @@
+//! The packed data binds section (kind 0x305, docs/FORMAT.md "Bind
+//! sections"): what `dobind` stores per record instead of a 24-byte
+//! `DATA_BIND_STRUCT`.
+//!
+//! An 8-byte head (module index width, thread index width, six zero bytes),
+//! then per record the module index and the thread index, little-endian,
+//! each in its width (1, 2, 4 or 8 bytes). A module index of all ones is
+//! "no module". The process index is not stored: it is the thread's, which
+//! the thread binds section holds. The widths are the narrowest that hold
+//! the file's module count (plus the "no module" value) and the stream's
+//! record count (a stream has at most one thread per record), so both are
+//! known before the first record is bound and the section can be written
+//! straight to its place as the bind goes.
+
+use tbrw_bind::{DataBind, UNKNOWN_MODULE};
+
+/// Bytes of the head.
+pub(crate) const HEAD_SIZE: usize = 8;
+
+/// The index widths of a packed data binds section.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Widths {
+    pub(crate) module: usize,
+    pub(crate) thread: usize,
+}
+
+/// The narrowest of 1, 2, 4, 8 bytes that holds every value below `limit`.
+fn width_below(limit: u64) -> usize {
+    [1usize, 2, 4].into_iter().find(|&w| limit <= 1u64 << (8 * w)).unwrap_or(8)
+}
+
+impl Widths {
+    /// The widths for a stream of `records` records in a file of `modules` modules.
+    pub(crate) fn for_counts(modules: u64, records: u64) -> Widths {
+        // Module indices are below `modules`, and all ones is taken by "no module".
+        Widths { module: width_below(modules.saturating_add(1)), thread: width_below(records) }
+    }
+
+    /// Bytes per record.
+    pub(crate) fn entry_size(self) -> usize {
+        self.module + self.thread
+    }
+
+    /// The head that starts the section.
+    pub(crate) fn head(self) -> [u8; HEAD_SIZE] {
+        let mut h = [0u8; HEAD_SIZE];
+        h[0] = self.module as u8;
+        h[1] = self.thread as u8;
+        h
+    }
+
+    /// The widths a section's head states; what is wrong with it otherwise.
+    pub(crate) fn from_head(bytes: &[u8]) -> Result<Widths, String> {
+        let Some(h) = bytes.get(..HEAD_SIZE) else {
+            return Err(format!("{} bytes is shorter than the {HEAD_SIZE}-byte head", bytes.len()));
+        };
+        let ok = |w: u8| matches!(w, 1 | 2 | 4 | 8);
+        if !ok(h[0]) || !ok(h[1]) || h[2..].iter().any(|&b| b != 0) {
+            return Err(format!("the head {h:02x?} does not state index widths of 1, 2, 4 or 8 bytes"));
+        }
+        Ok(Widths { module: usize::from(h[0]), thread: usize::from(h[1]) })
+    }
+
+    /// Appends the entries of `binds` to `out`.
+    pub(crate) fn encode(self, binds: &[DataBind], out: &mut Vec<u8>) {
+        out.reserve(binds.len() * self.entry_size());
+        for d in binds {
+            // UNKNOWN_MODULE is all ones: cut to the width it is the width's all ones.
+            out.extend_from_slice(&d.module_index.to_le_bytes()[..self.module]);
+            out.extend_from_slice(&d.tid_index.to_le_bytes()[..self.thread]);
+        }
+    }
+
+    /// (module index, thread index) of the entry at the start of `entry`
+    /// (which holds at least [`Widths::entry_size`] bytes).
+    #[inline]
+    pub(crate) fn decode(self, entry: &[u8]) -> Option<(u64, u64)> {
+        let read = |b: &[u8]| {
+            let mut x = [0u8; 8];
+            x[..b.len()].copy_from_slice(b);
+            u64::from_le_bytes(x)
+        };
+        let m = read(entry.get(..self.module)?);
+        let t = read(entry.get(self.module..self.entry_size())?);
+        let all_ones = if self.module == 8 { u64::MAX } else { (1u64 << (8 * self.module)) - 1 };
+        Some((if m == all_ones { UNKNOWN_MODULE } else { m }, t))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn widths_are_the_narrowest_that_hold_the_counts() {
+        assert_eq!(Widths::for_counts(0, 0), Widths { module: 1, thread: 1 });
+        assert_eq!(Widths::for_counts(255, 256), Widths { module: 1, thread: 1 });
+        assert_eq!(Widths::for_counts(256, 257), Widths { module: 2, thread: 2 });
+        assert_eq!(Widths::for_counts(10_000, 10_000_000), Widths { module: 2, thread: 4 });
+        assert_eq!(Widths::for_counts(65_535, 65_536), Widths { module: 2, thread: 2 });
+        assert_eq!(Widths::for_counts(65_536, 1 << 32), Widths { module: 4, thread: 4 });
+        assert_eq!(Widths::for_counts(1 << 32, (1 << 32) + 1), Widths { module: 8, thread: 8 });
+    }
+
+    #[test]
+    fn entries_round_trip_and_the_head_is_checked() {
+        for w in [Widths::for_counts(3, 3), Widths::for_counts(300, 70_000), Widths::for_counts(1 << 40, 1 << 40)] {
+            let binds = [
+                DataBind { module_index: 2, pid_index: 0, tid_index: 1 },
+                DataBind { module_index: UNKNOWN_MODULE, pid_index: 0, tid_index: 2 },
+            ];
+            let mut out = w.head().to_vec();
+            w.encode(&binds, &mut out);
+            assert_eq!(Widths::from_head(&out), Ok(w));
+            let body = &out[HEAD_SIZE..];
+            assert_eq!(body.len(), 2 * w.entry_size());
+            for (i, d) in binds.iter().enumerate() {
+                assert_eq!(w.decode(&body[i * w.entry_size()..]), Some((d.module_index, d.tid_index)));
+            }
+        }
+        assert!(Widths::from_head(&[3, 1, 0, 0, 0, 0, 0, 0]).is_err());
+        assert!(Widths::from_head(&[1, 1, 0, 0, 0, 0, 0, 9]).is_err());
+        assert!(Widths::from_head(&[1, 1]).is_err());
+    }
+}
