@@ -377,7 +377,7 @@ fn busy_content(n: u64) -> Content {
         x ^= x << 17;
         let p = (x % 13) as u32; // 12: a pid no module names
         let mut pc = SampleRecordPc::default();
-        let ip = if x % 11 == 0 { 0xFFFF_8000_0000_1000 } else { 0x1000_0000 + (x >> 20) % 0x200_0000 };
+        let ip = if x.is_multiple_of(11) { 0xFFFF_8000_0000_1000 } else { 0x1000_0000 + (x >> 20) % 0x200_0000 };
         pc.set_ia64(ip, 0);
         pc.pid_rec_index = 100 + p;
         pc.set_pid_rec_index_raw(true);
@@ -437,7 +437,7 @@ fn a_bind_stored_as_structs_is_still_read() {
     f.verify().unwrap();
     let v = f.stream(0).unwrap().bind_view().unwrap().unwrap();
     assert_eq!(v.data_section(), Some(BindSection::Data));
-    assert!(v.len() > 0);
+    assert!(!v.is_empty());
     let old = triples(&v);
     assert_eq!(old, triples(&BindView::Memory(&bind::bind_in_memory(&f, 0).unwrap())));
     drop(f);
