@@ -134,7 +134,7 @@ fn tbrw_module_counts_per_event(file: &Path) -> BTreeMap<String, BTreeMap<String
     let bind = tbrw::bind::bind_in_memory(&f, 0).unwrap();
     let data = s.data().unwrap().unwrap();
     let mut all: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
-    for (rec, b) in data.records().zip(&bind.data) {
+    for (rec, b) in data.records().zip(&bind.to_vec()) {
         let id = u32::from_le_bytes(rec[ev.offset as usize..ev.offset as usize + 4].try_into().unwrap());
         let e = events.iter().find(|e| e.id == id).unwrap();
         let name = f.resolve(e.clone()).unwrap().name.unwrap();

@@ -84,9 +84,9 @@ fn the_sample_is_realistic() {
     f.verify().unwrap();
     assert_eq!(f.stream_count(), 2);
     let m = tbrw::bind::bind_in_memory(&f, 0).unwrap();
-    assert_eq!(m.data.len(), 3000);
+    assert_eq!(m.len(), 3000);
     // 4 processes (the kernel's pid 0, and three), every one with samples in its own modules.
     assert_eq!(m.tables.processes.len(), 4);
-    let known = m.data.iter().filter(|d| d.module_index != tbrw::UNKNOWN_MODULE).count();
+    let known = m.to_vec().iter().filter(|d| d.module_index != tbrw::UNKNOWN_MODULE).count();
     assert!(known > 2800, "{known}");
 }

@@ -88,9 +88,9 @@ fn load(path: &Path) -> Recorded {
     let paths: Vec<String> =
         (0..table.len()).map(|i| file.resolve(table.get(i).unwrap()).unwrap().path.unwrap_or_default()).collect();
     let bind = tbrw::bind::bind_in_memory(&file, 0).unwrap();
-    assert_eq!(bind.data.len(), recs.len());
+    assert_eq!(bind.len(), recs.len() as u64);
     let modules = bind
-        .data
+        .to_vec()
         .iter()
         .map(|b| {
             let m = b.module_index;

@@ -132,7 +132,7 @@ fn binding_agrees_with_the_reference_engine() {
         .map(|s| tbrw_bind::Sample { ip: s.pc.ip(), pid: s.pc.pid_rec_index, tid: s.pc.tid, tsc: s.tsc })
         .collect();
     let want = tbrw_bind::reference::bind(&modules, &samples);
-    assert_eq!(m.data, want.data);
+    assert_eq!(m.to_vec(), want.data);
     assert_eq!(m.tables.module_binds, want.tables.module_binds);
 }
 
@@ -258,7 +258,7 @@ fn a_non_raw_pid_is_resolved_through_the_process_section() {
     let (_d, p) = file_with(&c);
     let f = Tb5File::open(&p).unwrap();
     let m = bind::bind_in_memory(&f, 0).unwrap();
-    assert_eq!(m.data[3].module_index, 3, "bound as pid 200's exe");
+    assert_eq!(m.data_bind(3).unwrap().module_index, 3, "bound as pid 200's exe");
 }
 
 #[test]
@@ -408,8 +408,8 @@ fn a_bind_on_several_threads_equals_the_bind_on_one() {
     assert_eq!(triples(&v), triples(&BindView::Memory(&one)));
     let mut part = Vec::new();
     v.data_binds(123_456, 1000, &mut part);
-    assert_eq!(part[..], one.data[123_456..124_456]);
-    assert_eq!(v.data_bind(299_999), one.data.last().copied());
+    assert_eq!(part[..], one.to_vec()[123_456..124_456]);
+    assert_eq!(v.data_bind(299_999), one.to_vec().last().copied());
 }
 
 #[test]

@@ -6,6 +6,7 @@ use tbrw_bind::{Binder, DataBind, ModuleKind, ModuleMap, ModuleSpec, Sample};
 
 use super::decode::Decoder;
 use crate::format::codec;
+use crate::format::packed_bind::Widths;
 use crate::format::raw::{PidRaw, Raw, TidRaw};
 use crate::model::error::{Error, Location, Result};
 use crate::model::module::{Module, ModuleFlags};
@@ -177,12 +178,19 @@ pub fn bind_in_memory(file: &Tb5File, stream: u32) -> Result<MemoryBind> {
 /// Binds a stream of a file in memory on `threads` threads; the result
 /// does not depend on the number.
 pub fn bind_in_memory_on(file: &Tb5File, stream: u32, threads: usize) -> Result<MemoryBind> {
-    let mut data = Vec::new();
+    let widths = packed_widths(file, stream)?;
+    let mut entries = Vec::new();
     let tables = compute_on(file, stream, threads, &mut |b| {
-        data.extend_from_slice(b);
+        widths.encode(b, &mut entries);
         Ok(())
     })?;
-    Ok(MemoryBind { data, tables })
+    Ok(MemoryBind::from_packed(entries, widths, tables))
+}
+
+/// The index widths of the packed binds of stream `n` (docs/FORMAT.md).
+pub(super) fn packed_widths(file: &Tb5File, n: u32) -> Result<Widths> {
+    let records = file.stream(n)?.data()?.map_or(0, |d| d.len());
+    Ok(Widths::for_counts(file.modules()?.map_or(0, |m| m.len()), records))
 }
 
 /// The encoded tables: module binds, processes, threads, thread binds.

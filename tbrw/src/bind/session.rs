@@ -7,10 +7,9 @@
 //! sections out of the next directory, and a bind of a file opened
 //! read-only is kept in memory.
 
-use super::compute::{bind_in_memory, compute, encode_tables, CHUNK_RECORDS};
+use super::compute::{bind_in_memory, compute, encode_tables, packed_widths, CHUNK_RECORDS};
 use super::decode::Plan;
 use crate::format::kind::SectionKind;
-use crate::format::packed_bind::Widths;
 use crate::model::error::{Error, Result};
 use crate::model::section::{BindSection, GlobalSection};
 use crate::read::{BindView, ProcessTable, Tb5File};
@@ -124,8 +123,7 @@ impl Engine {
         let (Some(file), Some(out)) = self.existing_and_output() else { unreachable!("checked by is_bound and above") };
         // The packed entries go straight to their place in the file when
         // the tail is free (no copy), as a data section's records do.
-        let records = file.stream(n)?.data()?.map_or(0, |d| d.len());
-        let widths = Widths::for_counts(file.modules()?.map_or(0, |m| m.len()), records);
+        let widths = packed_widths(file, n)?;
         let mut sink = out.data_sink(n)?;
         let mut count = 0u64;
         let mut buf = Vec::with_capacity(CHUNK_RECORDS * widths.entry_size());

@@ -28,12 +28,50 @@ pub struct BindTables {
 }
 
 /// A bind computed in memory (a read-only file, or before a commit).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+///
+/// The per-record binds are held packed as the file stores them (module
+/// and thread index in the narrowest widths, docs/FORMAT.md): 6 bytes a
+/// record or less for most files, where `DATA_BIND_STRUCT`s take 24.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MemoryBind {
-    /// One per data record.
-    pub data: Vec<DataBind>,
+    entries: Vec<u8>,
+    widths: Widths,
     /// The tables.
     pub tables: BindTables,
+}
+
+impl MemoryBind {
+    /// A bind of packed `entries` (see [`Widths::encode`]).
+    pub(crate) fn from_packed(entries: Vec<u8>, widths: Widths, tables: BindTables) -> MemoryBind {
+        MemoryBind { entries, widths, tables }
+    }
+
+    /// The number of data binds (= records of the stream).
+    pub fn len(&self) -> u64 {
+        (self.entries.len() / self.widths.entry_size()) as u64
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The bind of record `i`.
+    pub fn data_bind(&self, i: u64) -> Option<DataBind> {
+        BindView::Memory(self).data_bind(i)
+    }
+
+    /// Every record's bind, in record order.
+    pub fn to_vec(&self) -> Vec<DataBind> {
+        let mut out = Vec::new();
+        BindView::Memory(self).data_binds(0, usize::MAX, &mut out);
+        out
+    }
+
+    /// The process index of thread `t` (`u64::MAX` past the table).
+    fn pid_of(&self, t: u64) -> u64 {
+        usize::try_from(t).ok().and_then(|t| self.tables.tid_binds.get(t)).map_or(u64::MAX, |b| b.pid_index)
+    }
 }
 
 /// The bind of a stream, stored in the file or computed in memory.
@@ -153,7 +191,7 @@ impl<'a> BindView<'a> {
         match self {
             BindView::Stored { data: StoredData::Structs(data), .. } => (data.len() / DataBindRaw::SIZE) as u64,
             BindView::Stored { data: StoredData::Packed(p), .. } => (p.entries.len() / p.widths.entry_size()) as u64,
-            BindView::Memory(m) => m.data.len() as u64,
+            BindView::Memory(m) => m.len(),
         }
     }
 
@@ -187,7 +225,11 @@ impl<'a> BindView<'a> {
                     usize::try_from(tid_index).ok().and_then(|t| pid_index_at(tid_binds, t)).unwrap_or(u64::MAX);
                 Some(DataBind { module_index, pid_index, tid_index })
             }
-            BindView::Memory(m) => m.data.get(i).copied(),
+            BindView::Memory(m) => {
+                let w = m.widths;
+                let (module_index, tid_index) = w.decode(m.entries.get(i.checked_mul(w.entry_size())?..)?)?;
+                Some(DataBind { module_index, pid_index: m.pid_of(tid_index), tid_index })
+            }
         }
     }
 
@@ -198,9 +240,19 @@ impl<'a> BindView<'a> {
             BindView::Stored { data: StoredData::Packed(p), tid_binds, .. } => {
                 let size = p.widths.entry_size();
                 let (s, e) = (start.min(end) as usize * size, end as usize * size);
-                unpack(p.widths, &p.entries[s..e], tid_binds, out);
+                // A thread index past the table (a damaged file) binds to no process.
+                let pid_of =
+                    |t: u64| usize::try_from(t).ok().and_then(|t| pid_index_at(tid_binds, t)).unwrap_or(u64::MAX);
+                unpack(p.widths, &p.entries[s..e], pid_of, out);
             }
-            _ => out.extend((start..end).filter_map(|i| self.data_bind(i))),
+            BindView::Memory(m) => {
+                let size = m.widths.entry_size();
+                let (s, e) = (start.min(end) as usize * size, end as usize * size);
+                unpack(m.widths, &m.entries[s..e], |t| m.pid_of(t), out);
+            }
+            BindView::Stored { data: StoredData::Structs(_), .. } => {
+                out.extend((start..end).filter_map(|i| self.data_bind(i)))
+            }
         }
     }
 
@@ -298,8 +350,8 @@ impl<'a> BindView<'a> {
 /// Appends the binds of packed `entries` to `out`: one pass with the
 /// widths fixed at compile time, so each index is one load (this is what
 /// an enumeration of a bound stream runs per record).
-fn unpack(w: Widths, entries: &[u8], tid_binds: &[u8], out: &mut Vec<DataBind>) {
-    fn run<const M: usize, const T: usize>(entries: &[u8], tid_binds: &[u8], out: &mut Vec<DataBind>) {
+fn unpack(w: Widths, entries: &[u8], pid_of: impl Fn(u64) -> u64, out: &mut Vec<DataBind>) {
+    fn run<const M: usize, const T: usize>(entries: &[u8], pid_of: impl Fn(u64) -> u64, out: &mut Vec<DataBind>) {
         let no_module = if M == 8 { u64::MAX } else { (1u64 << (8 * M)) - 1 };
         out.reserve(entries.len() / (M + T));
         for e in entries.chunks_exact(M + T) {
@@ -308,11 +360,9 @@ fn unpack(w: Widths, entries: &[u8], tid_binds: &[u8], out: &mut Vec<DataBind>) 
             let mut t = [0u8; 8];
             t[..T].copy_from_slice(&e[M..]);
             let (m, t) = (u64::from_le_bytes(m), u64::from_le_bytes(t));
-            // A thread index past the table (a damaged file) binds to no process.
-            let pid_index = usize::try_from(t).ok().and_then(|t| pid_index_at(tid_binds, t)).unwrap_or(u64::MAX);
             out.push(DataBind {
                 module_index: if m == no_module { UNKNOWN_MODULE } else { m },
-                pid_index,
+                pid_index: pid_of(t),
                 tid_index: t,
             });
         }
@@ -320,7 +370,7 @@ fn unpack(w: Widths, entries: &[u8], tid_binds: &[u8], out: &mut Vec<DataBind>) 
     macro_rules! by_widths {
         ($(($m:literal, $t:literal)),*) => {
             match (w.module, w.thread) {
-                $(($m, $t) => run::<$m, $t>(entries, tid_binds, out),)*
+                $(($m, $t) => run::<$m, $t>(entries, pid_of, out),)*
                 _ => unreachable!("Widths::from_head admits 1, 2, 4 and 8 only"),
             }
         };
