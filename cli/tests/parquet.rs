@@ -429,3 +429,67 @@ fn write_tb5(path: &Path, prog: &str, base: u64, samples: &[(u64, u64)]) {
     st.finish().unwrap();
     w.close().unwrap();
 }
+
+/// A stream out of time order, larger than the sort's chunk (set small by
+/// its environment variable, so the sorted chunks are spilled and merged):
+/// DuckDB reads the run back in time order, ties in record order, every
+/// record once, with the per-module counts of `tbrw report`.
+#[test]
+fn an_unsorted_stream_larger_than_a_sort_chunk_comes_out_in_time_order() {
+    let t = tempfile::tempdir().unwrap();
+    let base = 0x5600_0000_0000u64;
+    // 5000 records over 1000 distinct times (each five times), in a
+    // scrambled order; one in three outside the module.
+    let n = 5000u64;
+    let samples: Vec<(u64, u64)> = (0..n)
+        .map(|i| {
+            let time = 1_700_000_000_000_000_000 + ((i * 7919) % 1000) * 1_000_000;
+            let pc = if i % 3 == 0 { 0x1000 + i } else { base + (i * 64) % 0x10_0000 };
+            (time, pc)
+        })
+        .collect();
+    let file = t.path().join("shuffled.tb5");
+    write_tb5(&file, "/nonexistent/prog", base, &samples);
+    let ds = t.path().join("ds");
+    let o = Command::new(env!("CARGO_BIN_EXE_tbrw"))
+        .args(["export", "parquet", s(&file), "-o", s(&ds)])
+        .env("TBRW_PARQUET_SORT_RECORDS", "700")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+
+    // Read back with the parquet crate: the stable sort by time of the records.
+    let part = ds.join("samples/host=unknown/run=shuffled/samples.parquet");
+    let times: Vec<i64> = column(&part, "time").into_iter().map(Option::unwrap).collect();
+    let records: Vec<i64> = column(&part, "record").into_iter().map(Option::unwrap).collect();
+    let mut want: Vec<u64> = (0..n).collect();
+    want.sort_by_key(|&k| samples[k as usize].0);
+    assert_eq!(records, want.iter().map(|&k| k as i64).collect::<Vec<_>>());
+    assert_eq!(times, want.iter().map(|&k| samples[k as usize].0 as i64).collect::<Vec<_>>());
+
+    // A bad chunk size is refused before anything is written.
+    let o = Command::new(env!("CARGO_BIN_EXE_tbrw"))
+        .args(["export", "parquet", s(&file), "-o", s(&t.path().join("no"))])
+        .env("TBRW_PARQUET_SORT_RECORDS", "0")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("TBRW_PARQUET_SORT_RECORDS"), "{o:?}");
+    assert!(!t.path().join("no").exists());
+
+    let Some(order) = duckdb(&ds, "time_order", &[]) else { return };
+    assert_eq!(order.len(), 1, "{order:?}");
+    let r = &order[0];
+    assert_eq!((r[0].as_str().unwrap(), r[1].as_u64().unwrap()), ("shuffled", 0));
+    let count = |i: usize| r[i].as_u64().unwrap();
+    assert_eq!(
+        (count(2), count(3), count(4), count(5)),
+        (n, 0, 0, n),
+        "rows, backwards, ties reordered, distinct records"
+    );
+    let rep = report(&[s(&file), "--by", "module"]);
+    assert_eq!(rep["samples"].as_u64().unwrap(), n);
+    let by_module = pairs(&duckdb(&ds, "modules_of_run", &["shuffled"]).unwrap());
+    assert_eq!(by_module, modules(&rep));
+    assert_eq!(by_module.len(), 2, "{by_module:?}");
+}

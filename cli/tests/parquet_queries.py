@@ -25,6 +25,12 @@ VIEW = (
     "CREATE VIEW {t} AS SELECT * FROM read_parquet('{dir}/{t}/*/*/*.parquet', "
     "hive_partitioning = true, hive_types_autocast = false)"
 )
+# The samples with each row's place in its file (file_row_number), to check
+# the order the rows were written in.
+SAMPLE_ROWS = (
+    "CREATE VIEW sample_rows AS SELECT * FROM read_parquet('{dir}/samples/*/*/*.parquet', "
+    "hive_partitioning = true, hive_types_autocast = false, file_row_number = true)"
+)
 
 QUERIES = {
     # Top modules across hosts and runs.
@@ -75,6 +81,21 @@ QUERIES = {
         WHERE run = $1 AND stream = $2
         GROUP BY ALL ORDER BY n DESC, tid
     """,
+    # Per run and stream, in the order of the rows in the file: rows, rows
+    # earlier in time than the one before, rows of the same time as the one
+    # before but an earlier record (a sort that is not stable), distinct records.
+    "time_order": """
+        WITH r AS (
+            SELECT host, run, stream, record, time,
+                   lag(time) OVER w AS prev_time, lag(record) OVER w AS prev_record
+            FROM sample_rows
+            WINDOW w AS (PARTITION BY host, run, stream ORDER BY file_row_number))
+        SELECT run, stream, count(*) AS rows,
+               count(*) FILTER (WHERE time < prev_time) AS backwards,
+               count(*) FILTER (WHERE time = prev_time AND record < prev_record) AS ties_reordered,
+               count(DISTINCT record) AS records
+        FROM r GROUP BY ALL ORDER BY run, stream
+    """,
     # The runs, one row each.
     "runs": """
         SELECT host, run, host_name, import_kind, samples, intervals, source_file
@@ -91,6 +112,7 @@ def main():
     con = duckdb.connect()
     for t in TABLES:
         con.execute(VIEW.format(t=t, dir=folder.replace("'", "''")))
+    con.execute(SAMPLE_ROWS.format(dir=folder.replace("'", "''")))
     params = [int(a) if a.lstrip("-").isdigit() else a for a in args]
     rows = con.execute(QUERIES[name], params).fetchall()
     print(json.dumps([list(r) for r in rows], default=str))
