@@ -96,6 +96,25 @@ QUERIES = {
                count(DISTINCT record) AS records
         FROM r GROUP BY ALL ORDER BY run, stream
     """,
+    # The calls (intervals) of one run and stream, in record order.
+    "calls_of_run": """
+        SELECT record, name, tid, start_ns, end_ns, net_ns, gross_ns
+        FROM intervals WHERE run = $1 AND stream = $2
+        ORDER BY record
+    """,
+    # Calls per name of one run and stream.
+    "calls_by_name": """
+        SELECT name, count(*) AS calls, sum(net_ns) AS net_ns FROM intervals
+        WHERE run = $1 AND stream = $2
+        GROUP BY ALL ORDER BY calls DESC, name
+    """,
+    # Samples per event of one run (stream 0).
+    "events_of_run": """
+        SELECT e.name AS event, count(*) AS samples
+        FROM samples s LEFT JOIN events e USING (host, run, stream, event_id)
+        WHERE s.run = $1 AND s.stream = 0
+        GROUP BY ALL ORDER BY samples DESC, event
+    """,
     # The runs, one row each.
     "runs": """
         SELECT host, run, host_name, import_kind, samples, intervals, source_file
