@@ -1,16 +1,21 @@
 """The queries of docs/PARQUET.md, run by DuckDB over a dataset of
 `tbrw export parquet`.
 
-    python3 cli/tests/parquet_queries.py DIR QUERY [ARG...]
+    python3 cli/tests/parquet_queries.py [--time] DIR QUERY [ARG...]
 
 prints the answer as one JSON list of rows (lists) on stdout. QUERY is one of
 the names in QUERIES; ARG fills the query's `$1`, `$2`... Exit status 3 when
-the duckdb module cannot be imported (the Rust tests then skip).
+the duckdb module cannot be imported (the Rust tests then skip). `--time`
+also prints to stderr the seconds taken by `import duckdb` and by the views,
+query and fetch (the figures of docs/PARQUET.md's "Scale", which leave out
+the interpreter's start).
 """
 
 import json
 import sys
+import time
 
+START = time.perf_counter()
 try:
     import duckdb
 except ImportError as e:  # the tests skip with a note
@@ -124,17 +129,28 @@ QUERIES = {
 
 
 def main():
-    if len(sys.argv) < 3 or sys.argv[2] not in QUERIES:
-        print(f"usage: {sys.argv[0]} DIR {{{'|'.join(QUERIES)}}} [ARG...]", file=sys.stderr)
+    argv = sys.argv[1:]
+    timed = argv[:1] == ["--time"]
+    if timed:
+        argv = argv[1:]
+    if len(argv) < 2 or argv[1] not in QUERIES:
+        print(f"usage: {sys.argv[0]} [--time] DIR {{{'|'.join(QUERIES)}}} [ARG...]", file=sys.stderr)
         sys.exit(2)
-    folder, name, args = sys.argv[1], sys.argv[2], sys.argv[3:]
+    folder, name, args = argv[0], argv[1], argv[2:]
+    imported = time.perf_counter()
     con = duckdb.connect()
     for t in TABLES:
         con.execute(VIEW.format(t=t, dir=folder.replace("'", "''")))
     con.execute(SAMPLE_ROWS.format(dir=folder.replace("'", "''")))
     params = [int(a) if a.lstrip("-").isdigit() else a for a in args]
     rows = con.execute(QUERIES[name], params).fetchall()
+    done = time.perf_counter()
     print(json.dumps([list(r) for r in rows], default=str))
+    if timed:
+        print(
+            f"import duckdb {imported - START:.3f} s; connect, views, query {name} and fetch {done - imported:.3f} s",
+            file=sys.stderr,
+        )
 
 
 if __name__ == "__main__":
