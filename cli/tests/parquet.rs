@@ -468,6 +468,26 @@ fn an_unsorted_stream_larger_than_a_sort_chunk_comes_out_in_time_order() {
     assert_eq!(records, want.iter().map(|&k| k as i64).collect::<Vec<_>>());
     assert_eq!(times, want.iter().map(|&k| samples[k as usize].0 as i64).collect::<Vec<_>>());
 
+    // The spilled chunks were unnamed temporary files: nothing beside the output.
+    let mut names: Vec<String> =
+        std::fs::read_dir(t.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    names.sort();
+    assert_eq!(names, ["ds", "shuffled.tb5"]);
+    // Where no temporary file can be made, the error names the file, the
+    // stream and the folder, and nothing is written.
+    let o = Command::new(env!("CARGO_BIN_EXE_tbrw"))
+        .args(["export", "parquet", s(&file), "-o", s(&t.path().join("no"))])
+        .env("TBRW_PARQUET_SORT_RECORDS", "700")
+        .env("TMPDIR", t.path().join("missing"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("shuffled.tb5: stream 0: sorting its 5000 records by time") && err.contains("missing"),
+        "{err}"
+    );
+    assert!(!t.path().join("no").exists());
     // A bad chunk size is refused before anything is written.
     let o = Command::new(env!("CARGO_BIN_EXE_tbrw"))
         .args(["export", "parquet", s(&file), "-o", s(&t.path().join("no"))])
@@ -476,7 +496,9 @@ fn an_unsorted_stream_larger_than_a_sort_chunk_comes_out_in_time_order() {
         .unwrap();
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("TBRW_PARQUET_SORT_RECORDS"), "{o:?}");
-    assert!(!t.path().join("no").exists());
+    let after: Vec<String> =
+        std::fs::read_dir(t.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    assert_eq!(after.len(), 2, "the failed exports left {after:?}");
 
     let Some(order) = duckdb(&ds, "time_order", &[]) else { return };
     assert_eq!(order.len(), 1, "{order:?}");
