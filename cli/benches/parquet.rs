@@ -3,14 +3,21 @@
 //! clock; 40 modules in 4 processes), exports it without a stored bind (the
 //! bind is made in memory, as `tbrw report` does) and again after `tbrw
 //! bind`, and prints MB/s of TB5 read, the dataset's size against the TB5
-//! file's, and the export's peak resident memory. Then DuckDB's top-modules
-//! query over the dataset (cli/tests/parquet_queries.py, when python3 can
-//! import duckdb) is timed against `tbrw report --by module` on the TB5
-//! file. Pass a sample count to choose (`-- 2000000`); TBRW_BENCH_DIR
-//! names the scratch folder (default: the current one).
+//! file's, and the export's peak resident memory: all of it (VmHWM, which
+//! counts the pages of the mapped TB5 file read so far) and the anonymous
+//! part (RssAnon, polled), the memory the export itself holds. Then the same
+//! samples out of time order (each time up to 1000 s early), bound, go
+//! through the external sort. Then DuckDB's top-modules query over the
+//! dataset (cli/tests/parquet_queries.py, when python3 can import duckdb)
+//! is timed against `tbrw report --by module` on the TB5 file. Pass a
+//! sample count to choose (`-- 2000000`); TBRW_BENCH_DIR names the scratch
+//! folder (default: the current one); `--keep` leaves the TB5 files and
+//! datasets there (`fleet.tb5`, `fleet-unsorted.tb5`, `ds`, `ds-unsorted`)
+//! to measure the command line on.
 
 use std::path::Path;
 use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use tbrw::*;
@@ -24,7 +31,9 @@ const PROCESSES: u32 = 4;
 const MODULES_PER_PROCESS: u64 = 10;
 const MODULE_LEN: u64 = 0x10_0000;
 
-fn write_tb5(path: &Path, n: u64) {
+/// `n` samples; `unsorted`: each stored time up to 1000 s (a million
+/// samples) before its place, so every sort chunk overlaps many others.
+fn write_tb5(path: &Path, n: u64, unsorted: bool) {
     let mut w = Tb5Writer::create(path).unwrap();
     let os = Os { platform: os_family::LINUX64, name: Some("Linux".into()), ..Default::default() };
     write_globals(&mut w, &Software { host: None, os: Some(os), application: None }).unwrap();
@@ -79,7 +88,8 @@ fn write_tb5(path: &Path, n: u64) {
         buf.extend_from_slice(&ip.to_le_bytes());
         buf.extend_from_slice(&pid.to_le_bytes());
         buf.extend_from_slice(&(pid * 10 + (x >> 44) as u32 % 8).to_le_bytes());
-        buf.extend_from_slice(&t.to_le_bytes());
+        let stamp = if unsorted { t - (x >> 8) % 1_000_000_000_000 } else { t };
+        buf.extend_from_slice(&stamp.to_le_bytes());
         if buf.len() >= 24 << 16 || i + 1 == n {
             data.add(&buf).unwrap();
             buf.clear();
@@ -112,41 +122,79 @@ fn timed(c: &mut Command) -> Option<(Duration, String)> {
     Some((d, String::from_utf8_lossy(&o.stdout).into_owned()))
 }
 
-fn main() {
-    let n: u64 = std::env::args().skip(1).find_map(|a| a.parse().ok()).unwrap_or(10_000_000);
-    let dir = tempfile::tempdir_in(std::env::var_os("TBRW_BENCH_DIR").unwrap_or_else(|| ".".into())).unwrap();
-    let tb5 = dir.path().join("fleet.tb5");
+/// Runs `f` and gives its result with the peak of this process's anonymous
+/// resident memory in KiB while it ran (RssAnon, polled every 5 ms).
+fn peak_anon<T>(f: impl FnOnce() -> T) -> (T, u64) {
+    let done = AtomicBool::new(false);
+    std::thread::scope(|sc| {
+        let poll = sc.spawn(|| {
+            let mut peak = 0;
+            while !done.load(Ordering::Relaxed) {
+                peak = peak.max(status_kib("RssAnon:"));
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            peak.max(status_kib("RssAnon:"))
+        });
+        let r = f();
+        done.store(true, Ordering::Relaxed);
+        (r, poll.join().unwrap_or(0))
+    })
+}
+
+/// Exports `tb5` to `ds` (replacing it) and prints the figures.
+fn export(tb5: &Path, ds: &Path, what: &str) {
+    let tb5_bytes = std::fs::metadata(tb5).unwrap().len();
+    // Resets the peak-RSS mark (Linux), so the figure is the export's.
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+    let base = status_kib("VmRSS:");
+    let opts = ParquetOptions { mode: Mode::Force, ..Default::default() };
     let t = Instant::now();
-    write_tb5(&tb5, n);
+    let (runs, anon) = peak_anon(|| {
+        export_parquet(std::slice::from_ref(&tb5.to_path_buf()), ds, &opts, &mut |_| {}, &mut std::io::sink()).unwrap()
+    });
+    let s = t.elapsed().as_secs_f64();
+    let peak = status_kib("VmHWM:");
+    let out = folder_bytes(ds);
+    println!(
+        "export ({what}): {} samples in {s:.2} s = {:.0} MB/s of TB5, {:.2} M samples/s; dataset {:.1} MB = {:.1} % of the TB5 file; peak RSS {} MiB (before {} MiB), peak anonymous {} MiB",
+        runs[0].samples,
+        tb5_bytes as f64 / 1e6 / s,
+        runs[0].samples as f64 / 1e6 / s,
+        out as f64 / 1e6,
+        out as f64 * 100.0 / tb5_bytes as f64,
+        peak / 1024,
+        base / 1024,
+        anon / 1024,
+    );
+}
+
+fn bind(tb5: &Path) {
+    let mut w = Tb5Writer::append(tb5).unwrap();
+    w.dobind(0).unwrap();
+    w.close().unwrap();
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let n: u64 = args.iter().find_map(|a| a.parse().ok()).unwrap_or(10_000_000);
+    let keep = args.iter().any(|a| a == "--keep");
+    let scratch = std::env::var_os("TBRW_BENCH_DIR").unwrap_or_else(|| ".".into());
+    let tmp = tempfile::tempdir_in(&scratch).unwrap();
+    let dir = if keep { Path::new(&scratch) } else { tmp.path() };
+    let tb5 = dir.join("fleet.tb5");
+    let t = Instant::now();
+    write_tb5(&tb5, n, false);
     let tb5_bytes = std::fs::metadata(&tb5).unwrap().len();
     println!("{n} samples: TB5 file {:.1} MB written in {:.1} s", tb5_bytes as f64 / 1e6, t.elapsed().as_secs_f64());
-    let ds = dir.path().join("ds");
-    for (pass, what) in ["bind made in memory", "stored bind (after tbrw bind)"].iter().enumerate() {
-        if pass == 1 {
-            let mut w = Tb5Writer::append(&tb5).unwrap();
-            w.dobind(0).unwrap();
-            w.close().unwrap();
-        }
-        // Resets the peak-RSS mark (Linux), so the figure is the export's.
-        let _ = std::fs::write("/proc/self/clear_refs", "5");
-        let base = status_kib("VmRSS:");
-        let opts = ParquetOptions { mode: Mode::Force, ..Default::default() };
-        let t = Instant::now();
-        let runs = export_parquet(std::slice::from_ref(&tb5), &ds, &opts, &mut |_| {}, &mut std::io::sink()).unwrap();
-        let s = t.elapsed().as_secs_f64();
-        let peak = status_kib("VmHWM:");
-        let out = folder_bytes(&ds);
-        println!(
-            "export ({what}): {} samples in {s:.2} s = {:.0} MB/s of TB5, {:.2} M samples/s; dataset {:.1} MB = {:.1} % of the TB5 file; peak RSS {} MiB (before {} MiB)",
-            runs[0].samples,
-            tb5_bytes as f64 / 1e6 / s,
-            runs[0].samples as f64 / 1e6 / s,
-            out as f64 / 1e6,
-            out as f64 * 100.0 / tb5_bytes as f64,
-            peak / 1024,
-            base / 1024,
-        );
-    }
+    let ds = dir.join("ds");
+    export(&tb5, &ds, "bind made in memory");
+    bind(&tb5);
+    export(&tb5, &ds, "stored bind (after tbrw bind)");
+    let unsorted = dir.join("fleet-unsorted.tb5");
+    write_tb5(&unsorted, n, true);
+    bind(&unsorted);
+    export(&unsorted, &dir.join("ds-unsorted"), "out of time order, stored bind: external sort");
+
     let tbrw = env!("CARGO_BIN_EXE_tbrw");
     let report = timed(Command::new(tbrw).arg("report").arg(&tb5).args(["--by", "module"]));
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/parquet_queries.py");

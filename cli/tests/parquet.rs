@@ -4,7 +4,8 @@
 //! files; the dataset's layout read back with the parquet crate; and the
 //! output rules (`--force`, `--append`, inputs, nothing left on failure).
 //! The DuckDB tests skip with a note when `import duckdb` fails; `.ci/run`
-//! installs it, so CI runs them.
+//! installs it, so CI runs them. The perf import's test records with `perf
+//! record` and skips, with a note, where `cc` or perf cannot run.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -428,4 +429,253 @@ fn write_tb5(path: &Path, prog: &str, base: u64, samples: &[(u64, u64)]) {
     data.done().unwrap();
     st.finish().unwrap();
     w.close().unwrap();
+}
+
+/// A stream out of time order, larger than the sort's chunk (set small by
+/// its environment variable, so the sorted chunks are spilled and merged):
+/// DuckDB reads the run back in time order, ties in record order, every
+/// record once, with the per-module counts of `tbrw report`.
+#[test]
+fn an_unsorted_stream_larger_than_a_sort_chunk_comes_out_in_time_order() {
+    let t = tempfile::tempdir().unwrap();
+    let base = 0x5600_0000_0000u64;
+    // 5000 records over 1000 distinct times (each five times), in a
+    // scrambled order; one in three outside the module.
+    let n = 5000u64;
+    let samples: Vec<(u64, u64)> = (0..n)
+        .map(|i| {
+            let time = 1_700_000_000_000_000_000 + ((i * 7919) % 1000) * 1_000_000;
+            let pc = if i % 3 == 0 { 0x1000 + i } else { base + (i * 64) % 0x10_0000 };
+            (time, pc)
+        })
+        .collect();
+    let file = t.path().join("shuffled.tb5");
+    write_tb5(&file, "/nonexistent/prog", base, &samples);
+    let ds = t.path().join("ds");
+    let o = Command::new(env!("CARGO_BIN_EXE_tbrw"))
+        .args(["export", "parquet", s(&file), "-o", s(&ds)])
+        .env("TBRW_PARQUET_SORT_RECORDS", "700")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+
+    // Read back with the parquet crate: the stable sort by time of the records.
+    let part = ds.join("samples/host=unknown/run=shuffled/samples.parquet");
+    let times: Vec<i64> = column(&part, "time").into_iter().map(Option::unwrap).collect();
+    let records: Vec<i64> = column(&part, "record").into_iter().map(Option::unwrap).collect();
+    let mut want: Vec<u64> = (0..n).collect();
+    want.sort_by_key(|&k| samples[k as usize].0);
+    assert_eq!(records, want.iter().map(|&k| k as i64).collect::<Vec<_>>());
+    assert_eq!(times, want.iter().map(|&k| samples[k as usize].0 as i64).collect::<Vec<_>>());
+
+    // The spilled chunks were unnamed temporary files: nothing beside the output.
+    let mut names: Vec<String> =
+        std::fs::read_dir(t.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    names.sort();
+    assert_eq!(names, ["ds", "shuffled.tb5"]);
+    // Where no temporary file can be made, the error names the file, the
+    // stream and the folder, and nothing is written.
+    let o = Command::new(env!("CARGO_BIN_EXE_tbrw"))
+        .args(["export", "parquet", s(&file), "-o", s(&t.path().join("no"))])
+        .env("TBRW_PARQUET_SORT_RECORDS", "700")
+        .env("TMPDIR", t.path().join("missing"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("shuffled.tb5: stream 0: sorting its 5000 records by time") && err.contains("missing"),
+        "{err}"
+    );
+    assert!(!t.path().join("no").exists());
+    // A bad chunk size is refused before anything is written.
+    let o = Command::new(env!("CARGO_BIN_EXE_tbrw"))
+        .args(["export", "parquet", s(&file), "-o", s(&t.path().join("no"))])
+        .env("TBRW_PARQUET_SORT_RECORDS", "0")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("TBRW_PARQUET_SORT_RECORDS"), "{o:?}");
+    let after: Vec<String> =
+        std::fs::read_dir(t.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    assert_eq!(after.len(), 2, "the failed exports left {after:?}");
+
+    let Some(order) = duckdb(&ds, "time_order", &[]) else { return };
+    assert_eq!(order.len(), 1, "{order:?}");
+    let r = &order[0];
+    assert_eq!((r[0].as_str().unwrap(), r[1].as_u64().unwrap()), ("shuffled", 0));
+    let count = |i: usize| r[i].as_u64().unwrap();
+    assert_eq!(
+        (count(2), count(3), count(4), count(5)),
+        (n, 0, 0, n),
+        "rows, backwards, ties reordered, distinct records"
+    );
+    let rep = report(&[s(&file), "--by", "module"]);
+    assert_eq!(rep["samples"].as_u64().unwrap(), n);
+    let by_module = pairs(&duckdb(&ds, "modules_of_run", &["shuffled"]).unwrap());
+    assert_eq!(by_module, modules(&rep));
+    assert_eq!(by_module.len(), 2, "{by_module:?}");
+}
+
+/// A winIDEA export of calls in three contexts, a function calling another
+/// in every other job, imported: the `intervals` rows are its calls with
+/// the names, start and end, net and gross times they were written with,
+/// and the calls per context (thread) and per function equal `tbrw
+/// report`'s on the same file.
+#[test]
+fn winidea_calls_are_intervals_with_the_reports_counts() {
+    let contexts = ["TSK: a", "TSK: b", "ISR: c"];
+    let mut text = String::from("* INFO %TOTAL_TIME%\n100000\n\n* CONTEXTS %HANDLE%,%NAME%\n");
+    for (i, c) in contexts.iter().enumerate() {
+        text += &format!("{i:#x},{c}\n");
+    }
+    text += "\n* HANDLE(Functions) %NAME%,%HANDLE%\n";
+    for h in 0..4 {
+        text += &format!("fn_{h},{h:08X}\n");
+    }
+    text += "\n* TIMELINE %TIME%,%CONTEXT%,%EVENT%,%HANDLE%,%VALUE%\n";
+    // (name, context, start, end, net, gross), in exit order as the import stores them.
+    let mut calls: Vec<(String, u64, i64, i64, i64, i64)> = Vec::new();
+    let mut t = 1000i64;
+    for i in 0..90u32 {
+        let (c, f) = (i % 3, (i * 5 + i / 3) % 4);
+        let mut ev = |t: i64, e: char, h: u32| text += &format!("{t},{},{e},{h:08X},\n", contexts[c as usize]);
+        let start = t;
+        ev(t, 'E', f);
+        t += 10 + i64::from(i % 7);
+        let mut inner = 0;
+        if i % 2 == 0 {
+            let g = (f + 1) % 4;
+            ev(t, 'S', f);
+            ev(t, 'E', g);
+            let d = 5 + i64::from(i % 4);
+            calls.push((format!("fn_{g}"), u64::from(c), t, t + d, d, d));
+            t += d;
+            ev(t, 'X', g);
+            ev(t, 'R', f);
+            inner = d;
+        }
+        t += 20;
+        ev(t, 'X', f);
+        calls.push((format!("fn_{f}"), u64::from(c), start, t, t - start - inner, t - start));
+        t += 3;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("calls.txt");
+    std::fs::write(&src, text).unwrap();
+    let file = dir.path().join("calls.tb5");
+    ok(&["import", "winidea", s(&src), "-o", s(&file)]);
+    let ds = dir.path().join("ds");
+    ok(&["export", "parquet", s(&file), "-o", s(&ds)]);
+
+    let Some(rows) = duckdb(&ds, "calls_of_run", &["calls", "0"]) else { return };
+    let got: Vec<(String, u64, i64, i64, i64, i64)> = rows
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            assert_eq!(r[0].as_u64(), Some(i as u64), "record order: {r:?}");
+            let n = |j: usize| r[j].as_i64().unwrap();
+            (r[1].as_str().unwrap().to_owned(), r[2].as_u64().unwrap(), n(3), n(4), n(5), n(6))
+        })
+        .collect();
+    assert_eq!(got, calls);
+
+    // Per context, as `tbrw report --stream 0` (by thread) counts them.
+    let by_thread = |r: &Value| -> BTreeMap<u64, u64> {
+        r["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| (x["key"]["tid"].as_u64().unwrap(), x["samples"].as_u64().unwrap()))
+            .collect()
+    };
+    let want = by_thread(&report(&[s(&file), "--stream", "0", "--by", "thread"]));
+    let threads: BTreeMap<u64, u64> = duckdb(&ds, "threads_of_run", &["calls", "0"])
+        .unwrap()
+        .iter()
+        .map(|r| (r[0].as_u64().unwrap(), r[1].as_u64().unwrap()))
+        .collect();
+    assert_eq!(threads, want);
+    assert_eq!(threads.len(), 3);
+    assert_eq!(threads.values().sum::<u64>(), calls.len() as u64);
+    // Per function, as `tbrw report --by event` counts them.
+    let rep = report(&[s(&file), "--stream", "0", "--by", "event"]);
+    let want: BTreeMap<String, u64> = rep["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| (x["key"]["name"].as_str().unwrap().to_owned(), x["samples"].as_u64().unwrap()))
+        .collect();
+    let by_name = duckdb(&ds, "calls_by_name", &["calls", "0"]).unwrap();
+    assert_eq!(pairs(&by_name), want);
+    assert_eq!(want.len(), 4, "{want:?}");
+    for r in &by_name {
+        let name = r[0].as_str().unwrap();
+        let net: i64 = calls.iter().filter(|c| c.0 == name).map(|c| c.4).sum();
+        assert_eq!(r[2].as_i64(), Some(net), "{name}");
+    }
+}
+
+/// `perf record` of a program built here, with two events, imported with
+/// `tbrw import perf`: samples per module and per event equal `tbrw report
+/// --by module` and `--by event`. Skipped, with a note, where `cc` or `perf record` fail.
+#[test]
+fn a_perf_import_counts_per_event_and_module_as_tbrw_report() {
+    let t = tempfile::tempdir().unwrap();
+    let src = t.path().join("spin.c");
+    std::fs::write(
+        &src,
+        "#include <math.h>\n#include <stdlib.h>\nvolatile double sink;\n\
+         int main(void) { double s = 0; for (long i = 0; i < 4000000L; i++) s += sin((double)i);\n\
+         char *p = malloc(1 << 24); for (int r = 0; r < 8; r++) for (int i = 0; i < (1 << 24); i += 64) p[i] += r;\n\
+         sink = s + p[64]; free(p); return 0; }\n",
+    )
+    .unwrap();
+    let prog = t.path().join("spin");
+    let cc = Command::new("cc").args(["-O1", "-o"]).arg(&prog).arg(&src).arg("-lm").output();
+    if !cc.as_ref().is_ok_and(|o| o.status.success()) {
+        eprintln!("note: cc cannot build the test program: test skipped");
+        return;
+    }
+    let data = t.path().join("spin.data");
+    let rec = Command::new("perf")
+        .args(["record", "-F", "2000", "-e", "cpu-clock,task-clock", "-o"])
+        .arg(&data)
+        .arg(&prog)
+        .output();
+    match rec {
+        Ok(o) if o.status.success() && data.exists() => {}
+        Ok(o) => {
+            eprintln!("note: perf record failed ({}): test skipped", String::from_utf8_lossy(&o.stderr).trim());
+            return;
+        }
+        Err(e) => {
+            eprintln!("note: perf cannot run ({e}): test skipped");
+            return;
+        }
+    }
+    let file = t.path().join("spin.tb5");
+    ok(&["import", "perf", s(&data), "-o", s(&file)]);
+    let ds = t.path().join("ds");
+    ok(&["export", "parquet", s(&file), "-o", s(&ds)]);
+
+    // Per module and per event (the report groups by one or the other).
+    let Some(by_module) = duckdb(&ds, "modules_of_run", &["spin"]) else { return };
+    let rep = report(&[s(&file), "--by", "module"]);
+    assert_eq!(pairs(&by_module), modules(&rep));
+    assert!(rep["samples"].as_u64().unwrap() > 20, "too few samples to compare: {rep}");
+    let by_event = report(&[s(&file), "--by", "event"]);
+    let want: BTreeMap<String, u64> = by_event["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| (x["key"]["name"].as_str().unwrap().to_owned(), x["samples"].as_u64().unwrap()))
+        .collect();
+    let got = pairs(&duckdb(&ds, "events_of_run", &["spin"]).unwrap());
+    assert_eq!(got, want);
+    assert_eq!(got.keys().collect::<Vec<_>>(), ["cpu-clock", "task-clock"]);
+    // The run's kind and sample count as the report has them.
+    let runs = duckdb(&ds, "runs", &[]).unwrap();
+    assert_eq!(runs[0][3], "perf");
+    assert_eq!(runs[0][4].as_u64(), rep["samples"].as_u64());
 }

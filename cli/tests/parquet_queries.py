@@ -1,16 +1,21 @@
 """The queries of docs/PARQUET.md, run by DuckDB over a dataset of
 `tbrw export parquet`.
 
-    python3 cli/tests/parquet_queries.py DIR QUERY [ARG...]
+    python3 cli/tests/parquet_queries.py [--time] DIR QUERY [ARG...]
 
 prints the answer as one JSON list of rows (lists) on stdout. QUERY is one of
 the names in QUERIES; ARG fills the query's `$1`, `$2`... Exit status 3 when
-the duckdb module cannot be imported (the Rust tests then skip).
+the duckdb module cannot be imported (the Rust tests then skip). `--time`
+also prints to stderr the seconds taken by `import duckdb` and by the views,
+query and fetch (the figures of docs/PARQUET.md's "Scale", which leave out
+the interpreter's start).
 """
 
 import json
 import sys
+import time
 
+START = time.perf_counter()
 try:
     import duckdb
 except ImportError as e:  # the tests skip with a note
@@ -24,6 +29,12 @@ TABLES = ["runs", "samples", "intervals", "modules", "processes", "threads", "ev
 VIEW = (
     "CREATE VIEW {t} AS SELECT * FROM read_parquet('{dir}/{t}/*/*/*.parquet', "
     "hive_partitioning = true, hive_types_autocast = false)"
+)
+# The samples with each row's place in its file (file_row_number), to check
+# the order the rows were written in.
+SAMPLE_ROWS = (
+    "CREATE VIEW sample_rows AS SELECT * FROM read_parquet('{dir}/samples/*/*/*.parquet', "
+    "hive_partitioning = true, hive_types_autocast = false, file_row_number = true)"
 )
 
 QUERIES = {
@@ -75,6 +86,40 @@ QUERIES = {
         WHERE run = $1 AND stream = $2
         GROUP BY ALL ORDER BY n DESC, tid
     """,
+    # Per run and stream, in the order of the rows in the file: rows, rows
+    # earlier in time than the one before, rows of the same time as the one
+    # before but an earlier record (a sort that is not stable), distinct records.
+    "time_order": """
+        WITH r AS (
+            SELECT host, run, stream, record, time,
+                   lag(time) OVER w AS prev_time, lag(record) OVER w AS prev_record
+            FROM sample_rows
+            WINDOW w AS (PARTITION BY host, run, stream ORDER BY file_row_number))
+        SELECT run, stream, count(*) AS rows,
+               count(*) FILTER (WHERE time < prev_time) AS backwards,
+               count(*) FILTER (WHERE time = prev_time AND record < prev_record) AS ties_reordered,
+               count(DISTINCT record) AS records
+        FROM r GROUP BY ALL ORDER BY run, stream
+    """,
+    # The calls (intervals) of one run and stream, in record order.
+    "calls_of_run": """
+        SELECT record, name, tid, start_ns, end_ns, net_ns, gross_ns
+        FROM intervals WHERE run = $1 AND stream = $2
+        ORDER BY record
+    """,
+    # Calls per name of one run and stream.
+    "calls_by_name": """
+        SELECT name, count(*) AS calls, sum(net_ns) AS net_ns FROM intervals
+        WHERE run = $1 AND stream = $2
+        GROUP BY ALL ORDER BY calls DESC, name
+    """,
+    # Samples per event of one run (stream 0).
+    "events_of_run": """
+        SELECT e.name AS event, count(*) AS samples
+        FROM samples s LEFT JOIN events e USING (host, run, stream, event_id)
+        WHERE s.run = $1 AND s.stream = 0
+        GROUP BY ALL ORDER BY samples DESC, event
+    """,
     # The runs, one row each.
     "runs": """
         SELECT host, run, host_name, import_kind, samples, intervals, source_file
@@ -84,16 +129,28 @@ QUERIES = {
 
 
 def main():
-    if len(sys.argv) < 3 or sys.argv[2] not in QUERIES:
-        print(f"usage: {sys.argv[0]} DIR {{{'|'.join(QUERIES)}}} [ARG...]", file=sys.stderr)
+    argv = sys.argv[1:]
+    timed = argv[:1] == ["--time"]
+    if timed:
+        argv = argv[1:]
+    if len(argv) < 2 or argv[1] not in QUERIES:
+        print(f"usage: {sys.argv[0]} [--time] DIR {{{'|'.join(QUERIES)}}} [ARG...]", file=sys.stderr)
         sys.exit(2)
-    folder, name, args = sys.argv[1], sys.argv[2], sys.argv[3:]
+    folder, name, args = argv[0], argv[1], argv[2:]
+    imported = time.perf_counter()
     con = duckdb.connect()
     for t in TABLES:
         con.execute(VIEW.format(t=t, dir=folder.replace("'", "''")))
+    con.execute(SAMPLE_ROWS.format(dir=folder.replace("'", "''")))
     params = [int(a) if a.lstrip("-").isdigit() else a for a in args]
     rows = con.execute(QUERIES[name], params).fetchall()
+    done = time.perf_counter()
     print(json.dumps([list(r) for r in rows], default=str))
+    if timed:
+        print(
+            f"import duckdb {imported - START:.3f} s; connect, views, query {name} and fetch {done - imported:.3f} s",
+            file=sys.stderr,
+        )
 
 
 if __name__ == "__main__":

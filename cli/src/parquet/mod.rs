@@ -2,12 +2,14 @@
 //! Parquet tables that DuckDB, Spark, Trino or DataFusion read in place,
 //! partitioned hive-style by host and run (`DIR/TABLE/host=H/run=R/TABLE.parquet`).
 //! [`schema`] holds the tables' columns and the batch writer, [`streams`]
-//! turns streams into `samples` and `intervals` rows, [`tables`] writes the
+//! turns streams into `samples` and `intervals` rows ([`sort`] puts the
+//! records of a stream out of time order in it), [`tables`] writes the
 //! small tables, [`dataset`] the folder rules (`--force`, `--append`,
 //! staging, run ids). The schema and example queries: docs/PARQUET.md.
 
 pub mod dataset;
 pub mod schema;
+pub mod sort;
 pub mod streams;
 pub mod tables;
 
@@ -66,15 +68,29 @@ pub fn export_parquet(
         crate::commands::check_input(f, "a TB5 file")?;
     }
     dataset::check(dir, files, opts.mode)?;
+    let sort_chunk = sort_chunk()?;
     // Every file is opened and checked before anything is written.
     let opened: Vec<tbrw::Tb5File> = files.iter().map(|f| crate::commands::open(f)).collect::<Result<_, _>>()?;
     let mut staging = dataset::Staging::create(dir, opts.mode)?;
     let mut runs = Vec::new();
     for (path, file) in files.iter().zip(&opened) {
-        runs.push(export_run(path, file, &mut staging, opts, progress, warn)?);
+        runs.push(export_run(path, file, &mut staging, opts, sort_chunk, progress, warn)?);
     }
     staging.commit()?;
     Ok(runs)
+}
+
+/// Records sorted in memory at a time: [`sort::CHUNK_RECORDS`], or the
+/// positive number in [`sort::CHUNK_VAR`].
+fn sort_chunk() -> Result<usize, CliError> {
+    match std::env::var(sort::CHUNK_VAR) {
+        Err(std::env::VarError::NotPresent) => Ok(sort::CHUNK_RECORDS),
+        Ok(v) => match v.trim().parse::<usize>() {
+            Ok(n) if n > 0 => Ok(n),
+            _ => Err(CliError::msg(format!("{}={v:?}: not a positive number of records", sort::CHUNK_VAR))),
+        },
+        Err(e) => Err(CliError::msg(format!("{}: {e}", sort::CHUNK_VAR))),
+    }
 }
 
 fn export_run(
@@ -82,6 +98,7 @@ fn export_run(
     file: &tbrw::Tb5File,
     staging: &mut dataset::Staging,
     opts: &ParquetOptions,
+    sort_chunk: usize,
     progress: &mut dyn FnMut(u64),
     warn: &mut dyn Write,
 ) -> Result<Run, CliError> {
@@ -109,7 +126,7 @@ fn export_run(
                     }),
                     None => None,
                 };
-                streams::write_samples(file, n, &mut samples, sy.as_mut(), progress)?
+                streams::write_samples(file, n, &mut samples, sy.as_mut(), sort_chunk, progress)?
             }
             Destination::Intervals => streams::write_intervals(file, n, &mut intervals, progress)?,
             Destination::Nothing => continue,

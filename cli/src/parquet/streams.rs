@@ -2,9 +2,9 @@
 //! streams — MTMC tasks, records with a start and an end time stamp — to
 //! `intervals`, every other stream with data to `samples`), the time and
 //! clock of its records, and the two writers: samples in time order (read
-//! in place when the stream already is, else through a sorted index of
-//! 16 bytes per record), with pid, tid and module from the bind (stored, or
-//! made in memory as `tbrw report` does) and the function from the
+//! in place when the stream already is, else through the external sort of
+//! [`super::sort`], in bounded memory), with pid, tid and module from the
+//! bind (stored, or made in memory as `tbrw report` does) and the function from the
 //! symbolizer when asked; intervals in record order, MTMC tasks with the
 //! figures of `tbrw report --by task`.
 
@@ -181,13 +181,15 @@ pub struct Symbols<'a> {
     pub warn: &'a mut dyn Write,
 }
 
-/// Writes stream `n`'s records to `samples`, in time order. `progress`
-/// gets records done.
+/// Writes stream `n`'s records to `samples`, in time order (sorting
+/// `sort_chunk` records at a time in memory when the stream is not in it,
+/// see [`super::sort`]). `progress` gets records done.
 pub fn write_samples(
     file: &Tb5File,
     n: u32,
     out: &mut TableWriter,
     mut symbols: Option<&mut Symbols<'_>>,
+    sort_chunk: usize,
     progress: &mut dyn FnMut(u64),
 ) -> Result<Written, CliError> {
     let s = file.stream(n)?;
@@ -218,86 +220,105 @@ pub fn write_samples(
     let view = bound.as_ref().map(bind::Bound::view);
     let module_count = resolved_modules(file)?.len() as u64;
 
-    // Time order: the records as they are when they already are in it.
+    // Time order: the records as they are when they already are in it (one
+    // pass, binds read in runs), else the keys sorted in bounded memory.
     let len = data.len();
     let time_at = |k: u64| data.record(k).map_or(0, |r| timing.of(r, k).0);
     let sorted = timing.at.is_none() || (1..len).all(|k| time_at(k - 1) <= time_at(k));
-    let order: Option<Vec<(i64, u64)>> = (!sorted).then(|| {
-        let mut v: Vec<(i64, u64)> = (0..len).map(|k| (time_at(k), k)).collect();
-        v.sort_unstable();
-        v
-    });
+    let spill_error = |e: std::io::Error| {
+        CliError::msg(format!(
+            "{}: stream {n}: sorting its {len} records by time in work files of {}: {e}",
+            name(),
+            std::env::temp_dir().display()
+        ))
+    };
+    let mut order =
+        if sorted { None } else { Some(super::sort::time_order(len, sort_chunk, time_at).map_err(spill_error)?) };
 
     let mut w = Written::default();
-    let mut binds = Vec::new();
-    let chunk = 1u64 << 16;
-    let mut i = 0u64;
-    while i < len {
-        let end = (i + chunk).min(len);
-        binds.clear();
-        if let (Some(v), None) = (&view, &order) {
-            v.data_binds(i, (end - i) as usize, &mut binds);
+    let mut row = |k: u64, b: Option<DataBind>| -> Result<(), CliError> {
+        let rec = data.record(k).unwrap_or_default();
+        let (t, t_ns) = timing.of(rec, k);
+        w.saw(t_ns);
+        let pc = legacy.map(|at| rec.get(at..).and_then(SampleRecordPc::from_slice).unwrap_or_default());
+        let bv = view.as_ref();
+        let os_pid = b
+            .and_then(|b| bv.and_then(|v| v.process(b.pid_index)).map(|p| i64::from(p.id)))
+            .or(pid.map(|f| fields::read(rec, &f) as i64));
+        let os_tid = b
+            .and_then(|b| bv.and_then(|v| v.thread(b.tid_index)).map(|p| i64::from(p.id)))
+            .or(tid.map(|f| fields::read(rec, &f) as i64));
+        let module = b.map(|b| b.module_index).filter(|m| *m != UNKNOWN_MODULE);
+        if let Some(m) = module.filter(|m| *m >= module_count) {
+            return Err(CliError::msg(format!(
+                "{}: stream {n}: record {k} is bound to module {m} but the module table has {module_count}",
+                name()
+            )));
         }
-        for j in i..end {
-            let k = order.as_ref().map_or(j, |o| o[j as usize].1);
-            let rec = data.record(k).unwrap_or_default();
-            let (t, t_ns) = timing.of(rec, k);
-            w.saw(t_ns);
-            let pc = legacy.map(|at| rec.get(at..).and_then(SampleRecordPc::from_slice).unwrap_or_default());
-            let b = match (&view, &order) {
-                (Some(_), None) => binds.get((j - i) as usize).copied(),
-                (Some(v), Some(_)) => v.data_bind(k),
-                (None, _) => None,
-            };
-            let bv = view.as_ref();
-            let os_pid = b
-                .and_then(|b| bv.and_then(|v| v.process(b.pid_index)).map(|p| i64::from(p.id)))
-                .or(pid.map(|f| fields::read(rec, &f) as i64));
-            let os_tid = b
-                .and_then(|b| bv.and_then(|v| v.thread(b.tid_index)).map(|p| i64::from(p.id)))
-                .or(tid.map(|f| fields::read(rec, &f) as i64));
-            let module = b.map(|b| b.module_index).filter(|m| *m != UNKNOWN_MODULE);
-            if let Some(m) = module.filter(|m| *m >= module_count) {
-                return Err(CliError::msg(format!(
-                    "{}: stream {n}: record {k} is bound to module {m} but the module table has {module_count}",
-                    name()
-                )));
+        let address = pc.map(|p| p.ip()).or(ip.map(|f| fields::read(rec, &f)));
+        let function = match (&mut symbols, address) {
+            (Some(sy), Some(a)) if b.is_some() => {
+                let found = sy.file.symbolize(module, a, sy.warn);
+                found.function.as_deref().map(|f| sy.functions.id(module, f))
             }
-            let address = pc.map(|p| p.ip()).or(ip.map(|f| fields::read(rec, &f)));
-            let function = match (&mut symbols, address) {
-                (Some(sy), Some(a)) if b.is_some() => {
-                    let found = sy.file.symbolize(module, a, sy.warn);
-                    found.function.as_deref().map(|f| sy.functions.id(module, f))
+            _ => None,
+        };
+        let event_id = match (pc, event) {
+            (Some(p), _) => Some(i64::from(p.event_index())),
+            (None, Some(f)) => Some(fields::read(rec, &f) as i64),
+            (None, None) => single_event,
+        };
+        out.push(&[
+            V::I32(Some(n as i32)),
+            V::I64(Some(k as i64)),
+            V::I64(Some(t)),
+            V::I64(t_ns),
+            V::S(Some(&timing.clock)),
+            V::I64(os_pid),
+            V::I64(os_tid),
+            V::I32(pc.map(|p| i32::from(p.cpu_num())).or(cpu.map(|f| fields::read(rec, &f) as i32))),
+            V::U64(address),
+            V::I32(module.map(|m| m as i32)),
+            V::I32(function),
+            V::I64(event_id),
+            V::I64(cputime.map(|f| fields::read(rec, &f) as i64)),
+            V::F64(value.map(|f| f64::from_bits(fields::read(rec, &f)))),
+            V::I64(period.map(|f| fields::read(rec, &f) as i64)),
+            V::I64(written.map(|f| fields::read(rec, &f) as i64)),
+        ])?;
+        w.rows += 1;
+        Ok(())
+    };
+
+    let chunk = 1u64 << 16;
+    match &mut order {
+        None => {
+            let mut binds = Vec::new();
+            let mut i = 0u64;
+            while i < len {
+                let end = (i + chunk).min(len);
+                binds.clear();
+                if let Some(v) = &view {
+                    v.data_binds(i, (end - i) as usize, &mut binds);
                 }
-                _ => None,
-            };
-            let event_id = match (pc, event) {
-                (Some(p), _) => Some(i64::from(p.event_index())),
-                (None, Some(f)) => Some(fields::read(rec, &f) as i64),
-                (None, None) => single_event,
-            };
-            out.push(&[
-                V::I32(Some(n as i32)),
-                V::I64(Some(k as i64)),
-                V::I64(Some(t)),
-                V::I64(t_ns),
-                V::S(Some(&timing.clock)),
-                V::I64(os_pid),
-                V::I64(os_tid),
-                V::I32(pc.map(|p| i32::from(p.cpu_num())).or(cpu.map(|f| fields::read(rec, &f) as i32))),
-                V::U64(address),
-                V::I32(module.map(|m| m as i32)),
-                V::I32(function),
-                V::I64(event_id),
-                V::I64(cputime.map(|f| fields::read(rec, &f) as i64)),
-                V::F64(value.map(|f| f64::from_bits(fields::read(rec, &f)))),
-                V::I64(period.map(|f| fields::read(rec, &f) as i64)),
-                V::I64(written.map(|f| fields::read(rec, &f) as i64)),
-            ])?;
-            w.rows += 1;
+                for k in i..end {
+                    row(k, view.as_ref().and_then(|_| binds.get((k - i) as usize).copied()))?;
+                }
+                i = end;
+                progress(i);
+            }
         }
-        i = end;
-        progress(i);
+        Some(order) => {
+            let mut done = 0u64;
+            while let Some((_, k)) = order.next_key().map_err(spill_error)? {
+                row(k, view.as_ref().and_then(|v| v.data_bind(k)))?;
+                done += 1;
+                if done.is_multiple_of(chunk) {
+                    progress(done);
+                }
+            }
+            progress(done);
+        }
     }
     Ok(w)
 }
