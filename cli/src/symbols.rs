@@ -183,15 +183,6 @@ impl FileSymbols {
         }
     }
 
-    /// [`FileSymbols::symbolize`] without source lines (see
-    /// [`Symbolizer::symbolize_function`]): enough to name a function.
-    pub fn symbolize_function(&mut self, module: Option<u64>, pc: u64, warn: &mut dyn Write) -> Arc<Symbolized> {
-        match self.module_id(module, warn) {
-            Some(id) => self.symbolizer.symbolize_function(id, pc),
-            None => self.symbolizer.unmapped(),
-        }
-    }
-
     /// The symbol-table function holding `pc` of module record `module`
     /// (see [`Symbolizer::function_symbol`]): cheap, for counting many
     /// addresses per function; `None` where [`FileSymbols::symbolize`] has

@@ -298,21 +298,6 @@ impl Symbolizer {
     /// # Panics
     /// When `id` comes from another symbolizer with more modules.
     pub fn symbolize(&mut self, id: ModuleId, pc: u64) -> Arc<Symbolized> {
-        self.symbolize_with(id, pc, self.config.lines)
-    }
-
-    /// [`Symbolizer::symbolize`] without source lines and inline frames:
-    /// the module, the address and the symbol table's function (or why
-    /// there is none). What a count per function needs to name a function:
-    /// a file's DWARF is not parsed for it.
-    ///
-    /// # Panics
-    /// When `id` comes from another symbolizer with more modules.
-    pub fn symbolize_function(&mut self, id: ModuleId, pc: u64) -> Arc<Symbolized> {
-        self.symbolize_with(id, pc, false)
-    }
-
-    fn symbolize_with(&mut self, id: ModuleId, pc: u64, lines: bool) -> Arc<Symbolized> {
         let (file, mapping) = match self.modules[id.0 as usize] {
             Slot::Kernel => return self.symbolize_kernel(pc),
             Slot::User { file, mapping } => (file, mapping),
@@ -327,11 +312,8 @@ impl Symbolizer {
         if let Some(hit) = self.cache.get(&(file, vaddr)) {
             return hit.clone();
         }
-        let result = Arc::new(loaded.lookup(&slot.label, vaddr, config, lines));
-        // The cache holds what `symbolize` gives; a result without lines is not that.
-        if lines == config.lines {
-            self.cache.insert((file, vaddr), result.clone());
-        }
+        let result = Arc::new(loaded.lookup(&slot.label, vaddr, config));
+        self.cache.insert((file, vaddr), result.clone());
         result
     }
 
@@ -432,14 +414,14 @@ impl Loaded {
         self.debug.iter().chain(std::iter::once(&self.main)).find(|f| f.has_dwarf)
     }
 
-    fn lookup(&mut self, label: &Arc<str>, vaddr: u64, config: &Config, lines: bool) -> Symbolized {
+    fn lookup(&mut self, label: &Arc<str>, vaddr: u64, config: &Config) -> Symbolized {
         let symbol = self.symtab.as_ref().and_then(|(t, _, path)| {
             let (index, offset) = t.lookup(vaddr)?;
             Some((t.name(index, config.demangle), offset, path.clone()))
         });
         let mut frames = Vec::new();
         let mut dwarf_path = None;
-        if lines {
+        if config.lines {
             if self.dwarf.is_none() {
                 let parsed = self.dwarf_file().and_then(|f| Dwarf::load(f).ok().map(|d| (d, f.path.clone())));
                 self.dwarf = Some(parsed);

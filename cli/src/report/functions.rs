@@ -330,8 +330,7 @@ pub fn report(
                 match cheap.get_mut(&id) {
                     Some(group) => group.0 += n,
                     None => {
-                        // Named from the symbol table: no line is asked for, so no DWARF is read.
-                        let s = syms.as_mut().map(|f| f.symbolize_function(k.module, k.pc, warn));
+                        let s = syms.as_mut().map(|f| f.symbolize(k.module, k.pc, warn));
                         cheap.insert(id, (n, *k, s));
                     }
                 }
