@@ -155,6 +155,60 @@ pub fn count(
 /// group's key is built from).
 type Group = (u64, RawKey, Option<Arc<Symbolized>>);
 
+/// The identity of a group of a report by function (and process, thread,
+/// module) whose addresses the symbol table names: the parts `by` does not
+/// ask for are `u64::MAX`. Plain integers, hashed by [`IdHasher`]: this is
+/// looked up once per distinct address, hundreds of thousands of times.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+struct SymbolGroup {
+    name: usize,
+    symbol: Option<SymbolRef>,
+    process: u64,
+    thread: u64,
+    module: u64,
+}
+
+impl SymbolGroup {
+    fn of(by: &[By], k: &RawKey, sym: SymbolRef, names: &[usize]) -> SymbolGroup {
+        let mut g =
+            SymbolGroup { name: usize::MAX, symbol: None, process: u64::MAX, thread: u64::MAX, module: u64::MAX };
+        for b in by {
+            match symbol_part_id(*b, k, sym, names) {
+                PartId::Symbol(name, s) => (g.name, g.symbol) = (name, Some(s)),
+                PartId::Index(i) if *b == By::Process => g.process = i,
+                PartId::Index(i) if *b == By::Thread => g.thread = i,
+                PartId::Index(i) => g.module = i,
+                _ => unreachable!("symbol_part_id gives symbols and indexes"),
+            }
+        }
+        g
+    }
+}
+
+/// A multiply-rotate hasher for keys of small integers (not attacker-chosen).
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl std::hash::Hasher for IdHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    fn write_u32(&mut self, n: u32) {
+        self.write_u64(u64::from(n));
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
 /// What a sample's group is known by before its [`Key`] is built: per
 /// grouping, the indexes and shared-name pointers the key is made from.
 #[derive(Clone, PartialEq, Eq, Hash)]
@@ -323,15 +377,15 @@ pub fn report(
     // whose function the symbol table has needs no per-address result, only
     // its symbol; the group's result is made once, from its first address.
     let by_symbol = by.contains(&By::Function) && !by.iter().any(|b| matches!(b, By::Line | By::Address));
+    let mut symbol_groups: HashMap<SymbolGroup, Group, std::hash::BuildHasherDefault<IdHasher>> = HashMap::default();
     for (k, &n) in raw {
         if by_symbol {
             if let Some(sym) = syms.as_mut().and_then(|f| f.function_symbol(k.module, k.pc, warn)) {
-                let id: Vec<PartId> = by.iter().map(|b| symbol_part_id(*b, k, sym, &names)).collect();
-                match cheap.get_mut(&id) {
+                match symbol_groups.get_mut(&SymbolGroup::of(by, k, sym, &names)) {
                     Some(group) => group.0 += n,
                     None => {
                         let s = syms.as_mut().map(|f| f.symbolize(k.module, k.pc, warn));
-                        cheap.insert(id, (n, *k, s));
+                        symbol_groups.insert(SymbolGroup::of(by, k, sym, &names), (n, *k, s));
                     }
                 }
                 continue;
@@ -342,7 +396,7 @@ pub fn report(
         cheap.entry(id).or_insert_with(|| (0, *k, s)).0 += n;
     }
     let mut groups: HashMap<Key, u64> = HashMap::with_capacity(cheap.len());
-    for (n, k, s) in cheap.into_values() {
+    for (n, k, s) in cheap.into_values().chain(symbol_groups.into_values()) {
         let s = s.as_deref().unwrap_or(&placeholder);
         let key = match by {
             [one] => part(*one, &k, s, &counted),
