@@ -100,15 +100,16 @@ fn no_command_panics(file: &Path, stream: &str) -> String {
 }
 
 #[test]
-fn a_bind_naming_module_1000_of_9_is_an_error() {
+fn a_bind_naming_module_200_of_9_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
     let p = bound_sample(dir.path());
     let mut b = std::fs::read(&p).unwrap();
-    // The first data bind's module_index.
-    forge(&mut b, 0x0300, 0, |s| s[0..8].copy_from_slice(&1000u64.to_le_bytes()));
+    // The first packed data bind's module index (1 byte for 9 modules,
+    // after the section's 8-byte head).
+    forge(&mut b, 0x0305, 0, |s| s[8] = 200);
     std::fs::write(&p, b).unwrap();
     let e = no_command_panics(&p, "0");
-    assert!(e.contains("module 1000") && e.contains("has 9"), "{e}");
+    assert!(e.contains("module 200") && e.contains("has 9"), "{e}");
 }
 
 #[test]
