@@ -178,6 +178,8 @@ fn samples(
     let mut threads: IdMap<u64, (ThreadHandle, u32)> = IdMap::default();
     let mut nodes: IdMap<(u32, u32, u32), u32> = IdMap::default();
     let mut handles: Vec<StackHandle> = Vec::new();
+    // Per thread slot: the nanoseconds of CPU time not yet in a delta.
+    let mut carry: Vec<u64> = Vec::new();
     // Consecutive samples are mostly of the same thread.
     let mut last_thread: Option<(u64, ThreadHandle, u32)> = None;
     let mut t0: Option<u64> = None;
@@ -220,8 +222,20 @@ fn samples(
             parent = node;
         }
         let stack = (parent != u32::MAX).then(|| handles[parent as usize]);
+        // The profile keeps whole microseconds: each thread carries the
+        // nanoseconds a delta leaves over into its next one, so that a
+        // thread's deltas add up to its cputime (truncating each sample's
+        // would lose up to a microsecond per sample).
         let cpu = match (delta_at, &data) {
-            (Some(f), Some(d)) => CpuDelta::from_nanos(d.record(smp.index).map_or(0, |r| fields::read(r, &f))),
+            (Some(f), Some(d)) => {
+                let slot = slot as usize;
+                if carry.len() <= slot {
+                    carry.resize(slot + 1, 0);
+                }
+                let ns = carry[slot].saturating_add(d.record(smp.index).map_or(0, |r| fields::read(r, &f)));
+                carry[slot] = ns % 1000;
+                CpuDelta::from_nanos(ns - ns % 1000)
+            }
             _ => CpuDelta::ZERO,
         };
         p.add_sample(thread, at, stack, cpu, 1);
@@ -293,12 +307,10 @@ fn markers(file: &Tb5File, st: &IntervalStream<'_>) -> Result<(Profile, FirefoxS
         }
         let thread = *threads.entry(iv.tid).or_insert_with(|| {
             let tid = iv.tid.unwrap_or(0);
-            let th = p.add_thread(process, tid, Timestamp::from_nanos_since_reference(0), is_main(tid, pid));
-            let name = match (iv.tid, st.thread_names.get(&tid)) {
-                (_, Some(n)) => format!("{n} (tid {tid})"),
-                (Some(t), None) if st.is_mtmc() => format!("tid {t}"),
-                (Some(t), None) => format!("context {t}"),
-                (None, None) => st.comment.clone(),
+            let th = p.add_thread(process, tid, Timestamp::from_nanos_since_reference(0), is_main(tid, st.pid));
+            let name = match iv.tid {
+                Some(t) => st.lane_name(t),
+                None => st.comment.clone(),
             };
             p.set_thread_name(th, &name);
             p.set_thread_show_markers_in_timeline(th, true);
@@ -314,9 +326,11 @@ fn markers(file: &Tb5File, st: &IntervalStream<'_>) -> Result<(Profile, FirefoxS
     Ok((p, summary))
 }
 
-/// The main thread of a process is the one whose tid is the pid.
-fn is_main(tid: u32, pid: u32) -> bool {
-    tid == pid
+/// The main thread of a process is the one whose tid is the pid. Records
+/// without a pid (a winIDEA import's contexts) have no main thread: the
+/// profiler would show it under the process's name, hiding the context's.
+fn is_main(tid: u32, pid: Option<u32>) -> bool {
+    pid == Some(tid)
 }
 
 /// Writes the profile as gzip-compressed JSON.
