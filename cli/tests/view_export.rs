@@ -724,7 +724,7 @@ fn golden_flame_graph_svg() {
     let s = sample();
     check_golden(
         "sample.flamegraph.svg",
-        &export_stdout(&["flamegraph", s.to_str().unwrap(), "--by", "process,module"], &empty),
+        &export_stdout(&["flamegraph", s.to_str().unwrap(), "--by", "process,thread,module"], &empty),
     );
 }
 
@@ -742,9 +742,11 @@ fn data(p: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(p)
 }
 
-/// The MTMC test log with a migrated task and one that never ends.
+/// The MTMC test log with a migrated task and one that never ends, named
+/// as README's Pictures section names it (outputs name their input file),
+/// so that the golden timeline is the SVG of its picture.
 fn golden_mtmc(dir: &Path) -> PathBuf {
-    let mtmc = dir.join("mtmc.tb5");
+    let mtmc = dir.join("raw.tb5");
     tbrw_cli::mtmc::import_mtmc(&data("mtmc/mtmc_raw_140736934563840"), &mtmc, &mut |_| {}).unwrap();
     mtmc
 }
