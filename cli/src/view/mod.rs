@@ -412,14 +412,72 @@ pub struct StackKey {
     /// The cpu.
     pub cpu: Option<u32>,
     /// The frames, innermost first.
-    pub frames: Box<[Frame]>,
+    pub frames: Frames,
+}
+
+/// A stack's frames, innermost first. Most stacks are one sampled address:
+/// kept inline, a lookup of the stack map compares keys without following
+/// a pointer and a sample allocates nothing. Compared, ordered and hashed
+/// as the slice of frames.
+#[derive(Clone, Debug)]
+pub enum Frames {
+    /// The sampled address alone.
+    One(Frame),
+    /// A call chain.
+    Chain(Box<[Frame]>),
+}
+
+impl From<&[Frame]> for Frames {
+    fn from(f: &[Frame]) -> Frames {
+        match f {
+            [one] => Frames::One(*one),
+            _ => Frames::Chain(f.into()),
+        }
+    }
+}
+
+impl std::ops::Deref for Frames {
+    type Target = [Frame];
+
+    fn deref(&self) -> &[Frame] {
+        match self {
+            Frames::One(f) => std::slice::from_ref(f),
+            Frames::Chain(c) => c,
+        }
+    }
+}
+
+impl PartialEq for Frames {
+    fn eq(&self, other: &Frames) -> bool {
+        **self == **other
+    }
+}
+
+impl Eq for Frames {}
+
+impl std::hash::Hash for Frames {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        (**self).hash(h);
+    }
+}
+
+impl PartialOrd for Frames {
+    fn partial_cmp(&self, other: &Frames) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Frames {
+    fn cmp(&self, other: &Frames) -> std::cmp::Ordering {
+        (**self).cmp(&**other)
+    }
 }
 
 /// Samples aggregated per distinct [`StackKey`].
 #[derive(Clone, Debug, Default)]
 pub struct Stacks {
     /// Per stack.
-    pub stacks: HashMap<StackKey, Totals>,
+    pub stacks: IdMap<StackKey, Totals>,
     /// What the walk learned.
     pub info: WalkInfo,
 }
@@ -443,9 +501,8 @@ pub fn stacks(
     what: &str,
     progress: &mut dyn FnMut(u64),
 ) -> Result<Stacks, CliError> {
-    let mut map: HashMap<StackKey, Totals> = HashMap::new();
-    // The key of the previous sample is reused when the next one has the
-    // same (most consecutive samples do), saving the allocation.
+    // Looked up once per sample: ids hashed with IdHasher, single frames inline.
+    let mut map: IdMap<StackKey, Totals> = IdMap::default();
     let info = walk(file, opts, what, progress, &mut |s| {
         let key = StackKey {
             process: if keep.process { s.process } else { 0 },
