@@ -6,7 +6,8 @@
 //! libraries; an interval stream (MTMC tasks, winIDEA calls) becomes one
 //! thread per thread or context with a marker per interval. The profile
 //! holds a sample per sample (the format is a timeline), interned stacks
-//! and frames: memory grows with the samples by a few bytes each. A
+//! and frames: memory grows with the samples by about 40 bytes each (its
+//! time, stack, CPU delta and weight; docs/EXPORT.md "Large inputs"). A
 //! sample stream is walked twice: the distinct frames first (each module a
 //! library whose symbol table names the addresses its symbols name), then
 //! the samples.
