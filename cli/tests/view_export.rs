@@ -3,6 +3,15 @@
 //! decoded back (profile.proto with prost, the Firefox JSON with
 //! serde_json, the SVGs as XML with roxmltree) and checked against the
 //! sample report's counts; the refusals of streams an export cannot show.
+//!
+//! Golden outputs: the exports of small shipped inputs are compared byte
+//! for byte with the files in `cli/tests/golden/view/` (the pprof profile
+//! as a text dump of its decoded fields, the Firefox profile as its
+//! gunzipped JSON); no file of this machine may name a frame in them (see
+//! [`export_stdout`]). When an output changes on
+//! purpose, rewrite the expected files with
+//! `TBRW_BLESS=1 cargo test -p tbrw-cli --test view_export golden` and
+//! read the diff before committing it.
 
 #[path = "common/mtmc_writer.rs"]
 mod mtmc_writer;
@@ -94,6 +103,22 @@ const WINIDEA: &str = "* INFO %TOTAL_TIME%\n5000\n\n* HANDLE(Functions) %HANDLE%
 00000000,main,\n00000001,\"TestStatic1.c\"#StaticFunc,\n00000002,CPU_Init,\n\n\
 * TIMELINE %HANDLE%,%EVENT%,%VALUE%,%TIME%\n00000000,E,,100\n00000002,E,,150\n00000002,X,,400\n\
 00000001,E,,600\n00000001,X,,1500\n00000001,E,,1700\n00000001,X,,2100\n00000000,X,,4000\n";
+
+/// Two contexts, as winIDEA names them: main calls CPU_Init in one while
+/// StaticFunc runs in the other.
+const WINIDEA_CONTEXTS: &str = "* INFO %TOTAL_TIME%\n5000\n\n* CONTEXTS %NAME%,%HANDLE%\nID_TASK_1MS,0x0\nID_TASK_10MS,0x1\n\n\
+* HANDLE(Functions) %HANDLE%,%NAME%,%VALUE%\n00000000,main,\n00000001,\"TestStatic1.c\"#StaticFunc,\n00000002,CPU_Init,\n\n\
+* TIMELINE %HANDLE%,%EVENT%,%VALUE%,%TIME%,%CONTEXT%\n00000000,E,,100,ID_TASK_1MS\n00000002,E,,150,ID_TASK_1MS\n\
+00000002,X,,400,ID_TASK_1MS\n00000001,E,,600,ID_TASK_10MS\n00000001,X,,1500,ID_TASK_10MS\n00000000,X,,4000,ID_TASK_1MS\n";
+
+fn winidea_contexts_import(dir: &Path) -> PathBuf {
+    let text = dir.join("contexts.txt");
+    std::fs::write(&text, WINIDEA_CONTEXTS).unwrap();
+    let out = dir.join("contexts.tb5");
+    let stats = tbrw_cli::winidea::import_winidea(&text, None, None, &out, false).unwrap();
+    assert_eq!(stats.calls, 3);
+    out
+}
 
 fn winidea_import(dir: &Path) -> PathBuf {
     let text = dir.join("calls.txt");
@@ -529,4 +554,295 @@ fn firefox_of_the_shipped_sample_counts_every_sample() {
     let v = serde_json::to_value(&p).unwrap();
     let n: u64 = v["threads"].as_array().unwrap().iter().map(|t| t["samples"]["length"].as_u64().unwrap()).sum();
     assert_eq!(n, total);
+}
+
+fn golden_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/view")
+}
+
+/// Compares `got` with the golden file `name`, or writes it with `TBRW_BLESS=1`.
+fn check_golden(name: &str, got: &[u8]) {
+    let path = golden_dir().join(name);
+    if std::env::var_os("TBRW_BLESS").is_some() {
+        std::fs::write(&path, got).unwrap();
+        return;
+    }
+    let want = std::fs::read(&path)
+        .unwrap_or_else(|_| panic!("{} is missing: run with TBRW_BLESS=1 (see this file's doc)", path.display()));
+    if want != got {
+        let at = want.iter().zip(got).position(|(a, b)| a != b).unwrap_or(want.len().min(got.len()));
+        let line = want[..at].iter().filter(|&&c| c == b'\n').count() + 1;
+        let around = |v: &[u8]| String::from_utf8_lossy(&v[at.saturating_sub(60)..(at + 60).min(v.len())]).into_owned();
+        panic!(
+            "{} differs from the output at byte {at} (line {line}):\n  expected: {:?}\n  got:      {:?}\n\
+             (rewrite with TBRW_BLESS=1 if the change is intended)",
+            path.display(),
+            around(&want),
+            around(got)
+        );
+    }
+}
+
+/// `tbrw export ARGS... -o -` (standard output), run in the empty directory
+/// `empty` with `--symfs empty` for the sample exports: a module's file is
+/// then looked for under `empty` and at its recorded path, and the
+/// sampler import's modules are recorded as bare file names (`libc.so.6`),
+/// which no directory of this machine resolves. The shipped sample's
+/// modules have absolute paths (`/usr/lib/x86_64-linux-gnu/libc.so.6`)
+/// that this machine's files would name, so its goldens leave out
+/// function frames.
+fn export_stdout(args: &[&str], empty: &Path) -> Vec<u8> {
+    let mut all: Vec<&str> = vec!["export"];
+    all.extend_from_slice(args);
+    all.extend(["-o", "-"]);
+    if args[0] != "timeline" {
+        all.extend(["--symfs", empty.to_str().unwrap()]);
+    }
+    let o = Command::new(env!("CARGO_BIN_EXE_tbrw")).args(&all).current_dir(empty).output().unwrap();
+    assert!(o.status.success(), "{all:?}: {}", String::from_utf8_lossy(&o.stderr));
+    o.stdout
+}
+
+/// A new empty directory in `dir`.
+fn empty_dir(dir: &Path) -> PathBuf {
+    let empty = dir.join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    empty
+}
+
+fn gunzip_bytes(b: &[u8]) -> Vec<u8> {
+    let mut v = Vec::new();
+    flate2::read::GzDecoder::new(b).read_to_end(&mut v).unwrap();
+    v
+}
+
+/// A decoded profile.proto as text: every field, in the proto's order,
+/// strings resolved, one item per line.
+fn pprof_text(p: &Profile) -> String {
+    use std::fmt::Write as _;
+    let s = |i: i64| format!("{:?}", p.string_table.get(i as usize).map_or("<bad string index>", String::as_str));
+    let vt = |v: &pprof::ValueType| format!("{}/{}", s(v.r#type), s(v.unit));
+    let mut o = String::new();
+    let types: Vec<String> = p.sample_type.iter().map(vt).collect();
+    writeln!(o, "sample_type: {}", types.join(", ")).unwrap();
+    writeln!(o, "default_sample_type: {}", s(p.default_sample_type)).unwrap();
+    writeln!(o, "time_nanos: {}", p.time_nanos).unwrap();
+    writeln!(o, "duration_nanos: {}", p.duration_nanos).unwrap();
+    writeln!(o, "period_type: {}", p.period_type.as_ref().map_or("none".into(), vt)).unwrap();
+    writeln!(o, "period: {}", p.period).unwrap();
+    writeln!(o, "drop_frames: {}", s(p.drop_frames)).unwrap();
+    writeln!(o, "keep_frames: {}", s(p.keep_frames)).unwrap();
+    for c in &p.comment {
+        writeln!(o, "comment: {}", s(*c)).unwrap();
+    }
+    writeln!(o, "string_table: {} strings", p.string_table.len()).unwrap();
+    for m in &p.mapping {
+        writeln!(
+            o,
+            "mapping {}: {:#x}..{:#x} file_offset {:#x} filename {} build_id {} functions {} filenames {} lines {} inline {}",
+            m.id,
+            m.memory_start,
+            m.memory_limit,
+            m.file_offset,
+            s(m.filename),
+            s(m.build_id),
+            m.has_functions,
+            m.has_filenames,
+            m.has_line_numbers,
+            m.has_inline_frames
+        )
+        .unwrap();
+    }
+    for l in &p.location {
+        let lines: Vec<String> =
+            l.line.iter().map(|x| format!("function {} line {} column {}", x.function_id, x.line, x.column)).collect();
+        writeln!(
+            o,
+            "location {}: mapping {} address {:#x} folded {} [{}]",
+            l.id,
+            l.mapping_id,
+            l.address,
+            l.is_folded,
+            lines.join("; ")
+        )
+        .unwrap();
+    }
+    for f in &p.function {
+        writeln!(
+            o,
+            "function {}: name {} system_name {} filename {} start_line {}",
+            f.id,
+            s(f.name),
+            s(f.system_name),
+            s(f.filename),
+            f.start_line
+        )
+        .unwrap();
+    }
+    for x in &p.sample {
+        let labels: Vec<String> = x
+            .label
+            .iter()
+            .map(|l| {
+                let unit = if l.num_unit == 0 { String::new() } else { format!(" {}", s(l.num_unit)) };
+                let key = p.string_table.get(l.key as usize).map_or("<bad string index>", String::as_str);
+                if l.str != 0 {
+                    format!("{key}={}", s(l.str))
+                } else {
+                    format!("{key}={}{unit}", l.num)
+                }
+            })
+            .collect();
+        writeln!(o, "sample: locations {:?} values {:?} labels {}", x.location_id, x.value, labels.join(" ")).unwrap();
+    }
+    o
+}
+
+#[test]
+fn golden_folded_stacks() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = empty_dir(dir.path());
+    let s = sample();
+    check_golden(
+        "sample.folded",
+        &export_stdout(&["flamegraph", s.to_str().unwrap(), "--folded", "--by", "process,thread,module"], &empty),
+    );
+    let imported = sampler_import(dir.path());
+    check_golden(
+        "current.folded",
+        &export_stdout(
+            &["flamegraph", imported.to_str().unwrap(), "--folded", "--by", "thread,module,function"],
+            &empty,
+        ),
+    );
+}
+
+#[test]
+fn golden_flame_graph_svg() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = empty_dir(dir.path());
+    let s = sample();
+    check_golden(
+        "sample.flamegraph.svg",
+        &export_stdout(&["flamegraph", s.to_str().unwrap(), "--by", "process,thread,module"], &empty),
+    );
+}
+
+#[test]
+fn golden_pprof_dump() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = empty_dir(dir.path());
+    let imported = sampler_import(dir.path());
+    let bytes = export_stdout(&["pprof", imported.to_str().unwrap(), "--weight", "energy"], &empty);
+    let p = Profile::decode(gunzip_bytes(&bytes).as_slice()).unwrap();
+    check_golden("current.pprof.txt", pprof_text(&p).as_bytes());
+}
+
+fn data(p: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(p)
+}
+
+/// The MTMC test log with a migrated task and one that never ends, named
+/// as README's Pictures section names it (outputs name their input file),
+/// so that the golden timeline is the SVG of its picture.
+fn golden_mtmc(dir: &Path) -> PathBuf {
+    let mtmc = dir.join("raw.tb5");
+    tbrw_cli::mtmc::import_mtmc(&data("mtmc/mtmc_raw_140736934563840"), &mtmc, &mut |_| {}).unwrap();
+    mtmc
+}
+
+#[test]
+fn golden_firefox_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = empty_dir(dir.path());
+    let imported = sampler_import(dir.path());
+    check_golden(
+        "current.firefox.json",
+        &gunzip_bytes(&export_stdout(&["firefox", imported.to_str().unwrap()], &empty)),
+    );
+    let mtmc = golden_mtmc(dir.path());
+    check_golden("mtmc.firefox.json", &gunzip_bytes(&export_stdout(&["firefox", mtmc.to_str().unwrap()], &empty)));
+}
+
+#[test]
+fn golden_timelines() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = empty_dir(dir.path());
+    let mtmc = golden_mtmc(dir.path());
+    check_golden("mtmc.timeline.svg", &export_stdout(&["timeline", mtmc.to_str().unwrap()], &empty));
+    let winidea = winidea_contexts_import(dir.path());
+    check_golden("winidea.timeline.svg", &export_stdout(&["timeline", winidea.to_str().unwrap()], &empty));
+}
+
+#[test]
+fn winidea_lanes_and_hover_text_name_the_context() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = winidea_contexts_import(dir.path());
+    let mut svg = Vec::new();
+    let s = timeline::write(&open(&file), &TimelineOptions { width: 4_000, ..TimelineOptions::default() }, &mut svg)
+        .unwrap();
+    assert_eq!((s.intervals, s.bars, s.lanes), (3, 3, 2));
+    let text = String::from_utf8(svg).unwrap();
+    let doc = roxmltree::Document::parse_with_options(&text, XML).unwrap();
+    let titles: Vec<&str> = doc.descendants().filter(|n| n.has_tag_name("title")).filter_map(|n| n.text()).collect();
+    // Each call's hover text names its context as winIDEA does; none says tid.
+    let of = |name: &str| titles.iter().find(|t| t.starts_with(name)).unwrap_or_else(|| panic!("{name}: {titles:?}"));
+    assert!(of("main\n").contains("\ncontext: ID_TASK_1MS"), "{titles:?}");
+    assert!(of("CPU_Init\n").contains("\ncontext: ID_TASK_1MS"), "{titles:?}");
+    assert!(of("\"TestStatic1.c\"#StaticFunc\n").contains("\ncontext: ID_TASK_10MS"), "{titles:?}");
+    assert!(titles.iter().all(|t| !t.contains("tid")), "{titles:?}");
+    // The lanes are labelled with the context names alone.
+    let labels: Vec<&str> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("text") && n.attribute("text-anchor") == Some("end"))
+        .filter_map(|n| n.text())
+        .collect();
+    assert_eq!(labels, ["ID_TASK_1MS", "ID_TASK_10MS"]);
+    // The Firefox export names its threads the same way, and its markers too.
+    let (p, _) = firefox::profile(&open(&file), &ViewOptions::default(), &mut std::io::sink(), &mut |_| {}).unwrap();
+    let v = serde_json::to_value(&p).unwrap();
+    let mut names: Vec<&str> = v["threads"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    names.sort_unstable();
+    assert_eq!(names, ["ID_TASK_10MS", "ID_TASK_1MS"]);
+    let strings = v["shared"]["stringArray"].to_string() + &v["threads"].to_string();
+    assert!(strings.contains("context ID_TASK_10MS"), "{strings}");
+    // MTMC tasks keep their tid.
+    let mtmc = mtmc_import(dir.path(), 4);
+    let mut svg = Vec::new();
+    timeline::write(&open(&mtmc), &TimelineOptions { width: 40_000, ..TimelineOptions::default() }, &mut svg).unwrap();
+    let text = String::from_utf8(svg).unwrap();
+    assert!(text.contains("\ntid: 100\n") && text.contains(" (tid 100)</text>"), "{text}");
+}
+
+#[test]
+fn firefox_cpu_deltas_add_up_to_each_threads_cputime() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = sampler_import(dir.path());
+    let (p, _) = firefox::profile(&open(&file), &ViewOptions::default(), &mut std::io::sink(), &mut |_| {}).unwrap();
+    let v = serde_json::to_value(&p).unwrap();
+    let r = report::weighted_report(
+        &open(&file),
+        &ReportOptions { by: By::Thread, weight: Weight::Cputime, ..ReportOptions::default() },
+        &mut |_| {},
+    )
+    .unwrap();
+    let want: BTreeMap<String, f64> =
+        r.0.rows
+            .iter()
+            .zip(&r.1.unwrap().rows)
+            .map(|(row, w)| {
+                let tid = match &row.key {
+                    report::Key::Thread { tid, .. } => tid.to_string(),
+                    k => panic!("{k:?}"),
+                };
+                (tid, *w)
+            })
+            .collect();
+    assert_eq!(want.len(), 2);
+    for t in v["threads"].as_array().unwrap() {
+        let micros: u64 = t["samples"]["threadCPUDelta"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).sum();
+        let ns = want[t["tid"].as_str().map_or_else(|| t["tid"].to_string(), str::to_owned).as_str()];
+        // Whole microseconds, the remainder carried: never a microsecond off.
+        assert!((micros as f64 * 1e3 - ns).abs() < 1e3, "tid {}: {micros} µs for {ns} ns", t["tid"]);
+    }
 }

@@ -6,25 +6,26 @@
 //! libraries; an interval stream (MTMC tasks, winIDEA calls) becomes one
 //! thread per thread or context with a marker per interval. The profile
 //! holds a sample per sample (the format is a timeline), interned stacks
-//! and frames: memory grows with the samples by a few bytes each. A
+//! and frames: memory grows with the samples by about 40 bytes each (its
+//! time, stack, CPU delta and weight; docs/EXPORT.md "Large inputs"). A
 //! sample stream is walked twice: the distinct frames first (each module a
 //! library whose symbol table names the addresses its symbols name), then
 //! the samples.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 use std::sync::Arc;
 
 use fxprof_processed_profile::{
     debugid::DebugId, CategoryColor, CategoryHandle, CpuDelta, Frame as FxFrame, FrameFlags, FrameInfo, LibraryHandle,
     LibraryInfo, MarkerFieldFlags, MarkerFieldFormat, MarkerTiming, ProcessHandle, Profile, ReferenceTimestamp,
-    SamplingInterval, StaticSchemaMarker, StaticSchemaMarkerField, StringHandle, Symbol, SymbolTable, ThreadHandle,
-    Timestamp,
+    SamplingInterval, StackHandle, StaticSchemaMarker, StaticSchemaMarkerField, StringHandle, Symbol, SymbolTable,
+    ThreadHandle, Timestamp,
 };
 use tbrw::Tb5File;
 
 use super::intervals::IntervalStream;
-use super::{module_name, walk, Frame, Names, ViewOptions};
+use super::{module_name, walk, Frame, IdMap, Names, ViewOptions};
 use crate::error::CliError;
 use crate::fields;
 
@@ -118,15 +119,19 @@ fn samples(
     // Pass 1: the distinct frames, so that each module becomes a library
     // with a symbol table of its named addresses before any frame is
     // interned (the profile names frames when they are interned).
-    let mut distinct: HashSet<Frame> = HashSet::new();
+    let mut distinct: IdMap<Frame, ()> = IdMap::default();
     walk(file, opts, "a Firefox profile", &mut |_| {}, &mut |smp| {
-        distinct.extend(smp.frames.iter().copied());
+        for f in smp.frames {
+            distinct.insert(*f, ());
+        }
         Ok(())
     })?;
-    let mut ordered: Vec<Frame> = distinct.into_iter().collect();
+    let mut ordered: Vec<Frame> = distinct.into_keys().collect();
     ordered.sort();
-    let mut libs: HashMap<u64, (LibraryHandle, Vec<Symbol>)> = HashMap::new();
-    let mut frame_info: HashMap<Frame, FrameInfo> = HashMap::new();
+    // Ordered by module: the profile gets its mappings in the same order every run.
+    let mut libs: BTreeMap<u64, (LibraryHandle, Vec<Symbol>)> = BTreeMap::new();
+    // Per frame, by its index in `ordered` (the frame's id below).
+    let mut frame_info: Vec<FrameInfo> = Vec::with_capacity(ordered.len());
     for f in &ordered {
         let name = names.function(*f, warn);
         let in_lib = f.module.and_then(|m| modules.get(m as usize).map(|md| (m, md)));
@@ -156,14 +161,28 @@ fn samples(
             }
             None => FxFrame::Label(p.intern_string(&name.map_or_else(|| format!("{:#x}", f.pc), |n| n.to_string()))),
         };
-        frame_info.insert(*f, FrameInfo { frame, category_pair: code.into(), flags: FrameFlags::empty() });
+        frame_info.push(FrameInfo { frame, category_pair: code.into(), flags: FrameFlags::empty() });
     }
+    let frame_id: IdMap<Frame, u32> = ordered.iter().enumerate().map(|(i, f)| (*f, i as u32)).collect();
+    drop(ordered);
     for (lib, symbols) in libs.values_mut() {
         p.set_lib_symbol_table(*lib, Arc::new(SymbolTable::new(std::mem::take(symbols))));
     }
-    // Pass 2: the samples.
-    let mut processes: HashMap<u64, ProcessHandle> = HashMap::new();
-    let mut threads: HashMap<u64, ThreadHandle> = HashMap::new();
+    // Pass 2: the samples. Each distinct (thread, stack) is interned in
+    // the profile once: the profile's own interning hashes every frame of
+    // every sample several times over, which was most of the export's
+    // time. Here a stack is a path of nodes, each (thread, parent node,
+    // frame id) looked up once in an id-hashed map; the node holds the
+    // profile's handle.
+    let mut processes: IdMap<u64, ProcessHandle> = IdMap::default();
+    // Per bind thread index: the profile's thread and its slot (the order it was added in).
+    let mut threads: IdMap<u64, (ThreadHandle, u32)> = IdMap::default();
+    let mut nodes: IdMap<(u32, u32, u32), u32> = IdMap::default();
+    let mut handles: Vec<StackHandle> = Vec::new();
+    // Per thread slot: the nanoseconds of CPU time not yet in a delta.
+    let mut carry: Vec<u64> = Vec::new();
+    // Consecutive samples are mostly of the same thread.
+    let mut last_thread: Option<(u64, ThreadHandle, u32)> = None;
     let mut t0: Option<u64> = None;
     let mut summary = FirefoxSummary::default();
     let info = walk(file, opts, "a Firefox profile", progress, &mut |smp| {
@@ -176,15 +195,48 @@ fn samples(
             }
             None => Timestamp::from_millis_since_reference(smp.index as f64),
         };
-        let process = *processes.entry(smp.process).or_insert_with(|| p.add_process("?", smp.pid, at));
-        let thread = *threads.entry(smp.thread).or_insert_with(|| {
-            let th = p.add_thread(process, smp.tid, at, smp.tid == smp.pid);
-            p.set_thread_name(th, &format!("tid {}", smp.tid));
-            th
-        });
-        let stack = p.intern_stack_frames(thread, smp.frames.iter().rev().filter_map(|f| frame_info.get(f).cloned()));
+        let (thread, slot) = match last_thread {
+            Some((k, h, slot)) if k == smp.thread => (h, slot),
+            _ => {
+                let slot = threads.len() as u32;
+                let (h, slot) = *threads.entry(smp.thread).or_insert_with(|| {
+                    let process = *processes.entry(smp.process).or_insert_with(|| p.add_process("?", smp.pid, at));
+                    let th = p.add_thread(process, smp.tid, at, smp.tid == smp.pid);
+                    p.set_thread_name(th, &format!("tid {}", smp.tid));
+                    (th, slot)
+                });
+                last_thread = Some((smp.thread, h, slot));
+                (h, slot)
+            }
+        };
+        let mut parent = u32::MAX;
+        for f in smp.frames.iter().rev() {
+            // Pass 1 saw every frame; one it did not (none) is left out, as before.
+            let Some(&id) = frame_id.get(f) else { continue };
+            let next = handles.len() as u32;
+            let node = *nodes.entry((slot, parent, id)).or_insert(next);
+            if node == next {
+                let up = (parent != u32::MAX).then(|| handles[parent as usize]);
+                let frame = p.intern_frame(thread, frame_info[id as usize].clone());
+                handles.push(p.intern_stack(thread, up, frame));
+            }
+            parent = node;
+        }
+        let stack = (parent != u32::MAX).then(|| handles[parent as usize]);
+        // The profile keeps whole microseconds: each thread carries the
+        // nanoseconds a delta leaves over into its next one, so that a
+        // thread's deltas add up to its cputime (truncating each sample's
+        // would lose up to a microsecond per sample).
         let cpu = match (delta_at, &data) {
-            (Some(f), Some(d)) => CpuDelta::from_nanos(d.record(smp.index).map_or(0, |r| fields::read(r, &f))),
+            (Some(f), Some(d)) => {
+                let slot = slot as usize;
+                if carry.len() <= slot {
+                    carry.resize(slot + 1, 0);
+                }
+                let ns = carry[slot].saturating_add(d.record(smp.index).map_or(0, |r| fields::read(r, &f)));
+                carry[slot] = ns % 1000;
+                CpuDelta::from_nanos(ns - ns % 1000)
+            }
             _ => CpuDelta::ZERO,
         };
         p.add_sample(thread, at, stack, cpu, 1);
@@ -201,7 +253,7 @@ fn samples(
             p.set_process_name(*h, &format!("{name} ({pid})"));
         }
     }
-    for (k, h) in &threads {
+    for (k, (h, _)) in &threads {
         if let Some((tid, _, Some(name))) = info.threads.get(k) {
             p.set_thread_name(*h, &format!("{name} (tid {tid})"));
         }
@@ -209,8 +261,11 @@ fn samples(
     // The libraries mapped in their process where they were loaded.
     for (m, (lib, _)) in &libs {
         let Some(md) = modules.get(*m as usize) else { continue };
-        let process =
-            processes.iter().find(|(k, _)| info.processes.get(k).is_some_and(|(pid, _)| *pid == md.associated_pid));
+        // The first process (by bind index) with the module's pid, whatever the map's order.
+        let process = processes
+            .iter()
+            .filter(|(k, _)| info.processes.get(k).is_some_and(|(pid, _)| *pid == md.associated_pid))
+            .min_by_key(|(k, _)| **k);
         if let Some((_, &ph)) = process {
             p.add_lib_mapping(ph, *lib, md.load_address, md.load_address.saturating_add(md.length.max(1)), 0);
         }
@@ -253,12 +308,10 @@ fn markers(file: &Tb5File, st: &IntervalStream<'_>) -> Result<(Profile, FirefoxS
         }
         let thread = *threads.entry(iv.tid).or_insert_with(|| {
             let tid = iv.tid.unwrap_or(0);
-            let th = p.add_thread(process, tid, Timestamp::from_nanos_since_reference(0), is_main(tid, pid));
-            let name = match (iv.tid, st.thread_names.get(&tid)) {
-                (_, Some(n)) => format!("{n} (tid {tid})"),
-                (Some(t), None) if st.is_mtmc() => format!("tid {t}"),
-                (Some(t), None) => format!("context {t}"),
-                (None, None) => st.comment.clone(),
+            let th = p.add_thread(process, tid, Timestamp::from_nanos_since_reference(0), is_main(tid, st.pid));
+            let name = match iv.tid {
+                Some(t) => st.lane_name(t),
+                None => st.comment.clone(),
             };
             p.set_thread_name(th, &name);
             p.set_thread_show_markers_in_timeline(th, true);
@@ -274,9 +327,11 @@ fn markers(file: &Tb5File, st: &IntervalStream<'_>) -> Result<(Profile, FirefoxS
     Ok((p, summary))
 }
 
-/// The main thread of a process is the one whose tid is the pid.
-fn is_main(tid: u32, pid: u32) -> bool {
-    tid == pid
+/// The main thread of a process is the one whose tid is the pid. Records
+/// without a pid (a winIDEA import's contexts) have no main thread: the
+/// profiler would show it under the process's name, hiding the context's.
+fn is_main(tid: u32, pid: Option<u32>) -> bool {
+    pid == Some(tid)
 }
 
 /// Writes the profile as gzip-compressed JSON.
@@ -288,8 +343,16 @@ pub fn write(
     progress: &mut dyn FnMut(u64),
 ) -> Result<FirefoxSummary, CliError> {
     let (p, summary) = profile(file, opts, warn, progress)?;
-    let mut gz = flate2::write::GzEncoder::new(out, flate2::Compression::default());
-    serde_json::to_writer(&mut gz, &p).map_err(|e| CliError::msg(format!("writing the profile: {e}")))?;
-    gz.finish().map_err(|e| CliError::msg(format!("writing the profile: {e}")))?;
+    let failed = |e: std::io::Error| CliError::msg(format!("writing the profile: {e}"));
+    // The fastest level: about three times faster than the default on a
+    // profile's JSON, and no larger (its numbers repeat a lot).
+    let gz = flate2::write::GzEncoder::new(out, flate2::Compression::fast());
+    // serde_json writes a few bytes at a time, and each write into the
+    // encoder costs a pass over its 32 KiB output buffer: buffered, the
+    // encoder gets large writes (this was most of a large export's time).
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, gz);
+    serde_json::to_writer(&mut w, &p).map_err(|e| CliError::msg(format!("writing the profile: {e}")))?;
+    let gz = w.into_inner().map_err(|e| failed(e.into_error()))?;
+    gz.finish().map_err(failed)?;
     Ok(summary)
 }

@@ -17,7 +17,7 @@ use crate::mtmc::import::{counters_of, decode, Shape, NAME_BASE, UNNAMED};
 use crate::report::samples;
 
 /// One interval.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Interval {
     /// Its start.
     pub start: u64,
@@ -60,6 +60,10 @@ pub struct IntervalStream<'f> {
     pub clock: super::TimeField,
     /// Thread names from the file's thread table.
     pub thread_names: HashMap<u32, String>,
+    /// What the thread field holds, by its descriptor name: `tid` (MTMC
+    /// tasks, most streams) or `context` (a winIDEA import's contexts,
+    /// which are no OS threads).
+    pub lane_kind: String,
     /// The pid of the records, when they have one.
     pub pid: Option<u32>,
 }
@@ -107,13 +111,19 @@ impl<'f> IntervalStream<'f> {
             Some(pt) => pt.tids().filter_map(|t| string(t.name).map(|x| (t.id, x))).collect(),
             None => HashMap::new(),
         };
+        let tid = find(desc_type::TID, 4);
+        let lane_kind = tid
+            .and_then(|f| descs.get(f.entry))
+            .and_then(|d| string(d.name))
+            .filter(|n| !n.trim().is_empty())
+            .unwrap_or_else(|| "tid".to_owned());
         let pid_f = find(desc_type::PID, 4);
         let pid = pid_f.and_then(|f| data.record(0).map(|r| fields::read(r, &f) as u32));
         Ok(IntervalStream {
             n,
             start: times[0],
             end: times[1],
-            tid: find(desc_type::TID, 4),
+            tid,
             cpu: layout.find(desc_type::PROCESSOR_NUMBER, None).filter(|f| f.size <= 8).copied(),
             event: find(fields::EVENT_ID, 4),
             net: find(fields::CALL_NET, 8),
@@ -123,6 +133,7 @@ impl<'f> IntervalStream<'f> {
             comment,
             clock,
             thread_names,
+            lane_kind,
             pid,
             data,
         })
@@ -150,6 +161,18 @@ impl<'f> IntervalStream<'f> {
         }
     }
 
+    /// What a thread value `t` is, for lane labels and hover text: an OS
+    /// thread as `<name> (tid t)` or `tid t`; a winIDEA context by the name
+    /// the import gave it (`ID_TASK_1MS`, `core 2`), else `context t`.
+    pub fn lane_name(&self, t: u32) -> String {
+        let os_thread = self.lane_kind == "tid";
+        match self.thread_names.get(&t) {
+            Some(name) if os_thread => format!("{name} (tid {t})"),
+            Some(name) => name.clone(),
+            None => format!("{} {t}", self.lane_kind),
+        }
+    }
+
     /// Whether this is an MTMC task stream.
     pub fn is_mtmc(&self) -> bool {
         self.mtmc.is_some()
@@ -168,7 +191,10 @@ impl<'f> IntervalStream<'f> {
             v.push(("duration".to_owned(), "no end".to_owned()));
         }
         if let Some(t) = iv.tid {
-            v.push(("tid".to_owned(), t.to_string()));
+            // A thread by its tid, as the report shows it; anything else
+            // (a winIDEA context) by the name that says which it is.
+            let value = if self.lane_kind == "tid" { t.to_string() } else { self.lane_name(t) };
+            v.push((self.lane_kind.clone(), value));
         }
         if let Some(c) = iv.cpu {
             v.push(("cpu".to_owned(), c.to_string()));

@@ -10,6 +10,7 @@
 //! writer or an output path and never prints.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::io::Write;
 use std::sync::Arc;
 
@@ -278,6 +279,7 @@ pub fn walk(
     };
     let mut frames: Vec<Frame> = Vec::new();
     let mut binds = Vec::new();
+    let mut last_seen: Option<(u64, u64)> = None;
     let chunk = 1 << 16;
     let mut i = 0u64;
     while i < data.len() {
@@ -354,8 +356,13 @@ pub fn walk(
                 period: period_at.map(|f| fields::read(rec, &f)),
                 frames: &frames,
             };
-            info.processes.entry(b.pid_index).or_insert_with(|| (sample.pid, None));
-            info.threads.entry(b.tid_index).or_insert_with(|| (sample.tid, sample.pid, None));
+            // Consecutive samples are mostly of the same thread: the maps
+            // are only looked at when the thread changes.
+            if last_seen != Some((b.pid_index, b.tid_index)) {
+                last_seen = Some((b.pid_index, b.tid_index));
+                info.processes.entry(b.pid_index).or_insert_with(|| (sample.pid, None));
+                info.threads.entry(b.tid_index).or_insert_with(|| (sample.tid, sample.pid, None));
+            }
             if let Some(t) = t {
                 info.time_range = Some(info.time_range.map_or((t, t), |(a, z)| (a.min(t), z.max(t))));
             }
@@ -405,14 +412,72 @@ pub struct StackKey {
     /// The cpu.
     pub cpu: Option<u32>,
     /// The frames, innermost first.
-    pub frames: Box<[Frame]>,
+    pub frames: Frames,
+}
+
+/// A stack's frames, innermost first. Most stacks are one sampled address:
+/// kept inline, a lookup of the stack map compares keys without following
+/// a pointer and a sample allocates nothing. Compared, ordered and hashed
+/// as the slice of frames.
+#[derive(Clone, Debug)]
+pub enum Frames {
+    /// The sampled address alone.
+    One(Frame),
+    /// A call chain.
+    Chain(Box<[Frame]>),
+}
+
+impl From<&[Frame]> for Frames {
+    fn from(f: &[Frame]) -> Frames {
+        match f {
+            [one] => Frames::One(*one),
+            _ => Frames::Chain(f.into()),
+        }
+    }
+}
+
+impl std::ops::Deref for Frames {
+    type Target = [Frame];
+
+    fn deref(&self) -> &[Frame] {
+        match self {
+            Frames::One(f) => std::slice::from_ref(f),
+            Frames::Chain(c) => c,
+        }
+    }
+}
+
+impl PartialEq for Frames {
+    fn eq(&self, other: &Frames) -> bool {
+        **self == **other
+    }
+}
+
+impl Eq for Frames {}
+
+impl std::hash::Hash for Frames {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        (**self).hash(h);
+    }
+}
+
+impl PartialOrd for Frames {
+    fn partial_cmp(&self, other: &Frames) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Frames {
+    fn cmp(&self, other: &Frames) -> std::cmp::Ordering {
+        (**self).cmp(&**other)
+    }
 }
 
 /// Samples aggregated per distinct [`StackKey`].
 #[derive(Clone, Debug, Default)]
 pub struct Stacks {
     /// Per stack.
-    pub stacks: HashMap<StackKey, Totals>,
+    pub stacks: IdMap<StackKey, Totals>,
     /// What the walk learned.
     pub info: WalkInfo,
 }
@@ -436,9 +501,8 @@ pub fn stacks(
     what: &str,
     progress: &mut dyn FnMut(u64),
 ) -> Result<Stacks, CliError> {
-    let mut map: HashMap<StackKey, Totals> = HashMap::new();
-    // The key of the previous sample is reused when the next one has the
-    // same (most consecutive samples do), saving the allocation.
+    // Looked up once per sample: ids hashed with IdHasher, single frames inline.
+    let mut map: IdMap<StackKey, Totals> = IdMap::default();
     let info = walk(file, opts, what, progress, &mut |s| {
         let key = StackKey {
             process: if keep.process { s.process } else { 0 },
@@ -454,6 +518,50 @@ pub fn stacks(
     })?;
     Ok(Stacks { stacks: map, info })
 }
+
+/// A hasher for the small keys looked up once or more per sample (frames,
+/// stack nodes, thread indices): std's SipHash costs more than everything
+/// else a sample needs. A multiply per word, and a final mix so that
+/// addresses that differ only in their high bits (code aligned to 64
+/// bytes) still spread over the table's low-bit buckets. The keys come
+/// from the file being read: a crafted file could make lookups slow, not
+/// wrong.
+#[derive(Clone, Copy, Default)]
+pub struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for c in bytes.chunks(8) {
+            let mut w = [0u8; 8];
+            w[..c.len()].copy_from_slice(c);
+            self.write_u64(u64::from_le_bytes(w));
+        }
+    }
+
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+
+    fn write_u32(&mut self, x: u32) {
+        self.write_u64(u64::from(x));
+    }
+
+    fn write_u8(&mut self, x: u8) {
+        self.write_u64(u64::from(x));
+    }
+
+    fn write_usize(&mut self, x: usize) {
+        self.write_u64(x as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        let h = self.0;
+        (h ^ (h >> 31)).wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (h >> 29)
+    }
+}
+
+/// A hash map keyed by ids, hashed with [`IdHasher`].
+pub type IdMap<K, V> = HashMap<K, V, BuildHasherDefault<IdHasher>>;
 
 /// The file name of a module record.
 pub fn module_name(m: &Module) -> String {

@@ -345,7 +345,11 @@ pub fn profile(
             p.duration_nanos = (z - a) as i64;
         }
     }
-    let comment = format!("{}, stream {}", file.path().display(), opts.stream);
+    // The file's name, not the path it was read from: the same file gives
+    // the same profile wherever it lies.
+    let name =
+        file.path().file_name().map_or_else(|| file.path().display().to_string(), |f| f.to_string_lossy().into());
+    let comment = format!("{name}, stream {}", opts.stream);
     let c = strings.get(&comment);
     p.comment.push(c);
     if let Some(m) = info.chains {

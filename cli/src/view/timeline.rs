@@ -13,7 +13,7 @@ use std::io::Write;
 
 use tbrw::Tb5File;
 
-use super::intervals::{duration, IntervalStream};
+use super::intervals::{duration, Interval, IntervalStream};
 use crate::error::CliError;
 
 /// What a lane is.
@@ -143,7 +143,9 @@ fn tick_label(t: u64, step: u64, nanos: bool) -> String {
 struct Column {
     count: u64,
     busy: u64,
-    names: HashMap<String, u64>,
+    /// Per event id (`None`: the stream's comment names them), how many:
+    /// ids, not names, so that summing an interval allocates nothing.
+    names: HashMap<Option<u32>, u64>,
 }
 
 /// Writes the timeline of `opts.stream`.
@@ -199,11 +201,7 @@ pub fn write(file: &Tb5File, opts: &TimelineOptions, out: &mut dyn Write) -> Res
     let labels: Vec<String> = lanes
         .keys()
         .map(|key| match (opts.lanes, key) {
-            (Lanes::Thread, Some(t)) => match st.thread_names.get(&(*t as u32)) {
-                Some(name) => format!("{name} (tid {t})"),
-                None if st.is_mtmc() => format!("tid {t}"),
-                None => format!("context {t}"),
-            },
+            (Lanes::Thread, Some(t)) => st.lane_name(*t as u32),
             (Lanes::Cpu, Some(c)) => format!("cpu {c}"),
             (_, None) => "all".to_owned(),
         })
@@ -231,7 +229,7 @@ pub fn write(file: &Tb5File, opts: &TimelineOptions, out: &mut dyn Write) -> Res
             let c = columns[lane].entry(x0 as u32).or_default();
             c.count += 1;
             c.busy += iv.end - iv.start;
-            *c.names.entry(st.name(&iv).to_owned()).or_default() += 1;
+            *c.names.entry(iv.event).or_default() += 1;
         }
     }
     // Nesting: per lane by start, longest first; an interval starting
@@ -304,7 +302,13 @@ pub fn write(file: &Tb5File, opts: &TimelineOptions, out: &mut dyn Write) -> Res
         for (lane, cols) in columns.iter().enumerate() {
             let h = depth[lane] as f64 * ROW_H;
             for (x, c) in cols {
-                let name = c.names.iter().max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0))).map_or("", |(n, _)| n.as_str());
+                // The most frequent name; a tie goes to the name first in
+                // alphabetical order, so the drawing is the same every run.
+                let mut by_name: HashMap<&str, u64> = HashMap::new();
+                for (e, n) in &c.names {
+                    *by_name.entry(st.name(&Interval { event: *e, ..Interval::default() })).or_default() += n;
+                }
+                let name = by_name.iter().max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0))).map_or("", |(n, _)| *n);
                 writeln!(
                     w,
                     r#"<rect x="{x}" y="{}" width="1" height="{h}" fill="{}" opacity="0.8"><title>{} intervals narrower than a pixel, busy {}, mostly {}</title></rect>"#,
