@@ -5,6 +5,8 @@
 //! ratio baseline / library (higher is better) for:
 //!
 //! - write: `TBRW_add_data` one record per call vs `fwrite` one per call;
+//!   and against `fwrite` then `fsync`, which is as durable as `TBRW_close`
+//!   (a commit syncs the file before and after its commit slot);
 //! - enumerate: `TBRW_enumerate_data` vs `fread` of the same bytes, both
 //!   summing ip + tsc;
 //! - bind: `TBRW_dobind` (stored on close) + `TBRW_bind_enumerate_data` vs a
@@ -70,6 +72,8 @@ fn workload(exe: &Path, dir: &Path, samples: u64, modules: u32, processes: u32) 
     let wc = phase(exe, &["write-c", f, &n, &m, &p]);
     let wl = phase(exe, &["write-lib", f, &n, &m, &p]);
     row("write", wc, wl);
+    let ws = phase(exe, &["write-c-sync", f, &n, &m, &p]);
+    row("write+sync", ws, wl);
     // Warm the page cache for both readers alike.
     phase(exe, &["read-c", f]);
     phase(exe, &["read-lib", f]);

@@ -3,6 +3,7 @@
  * "<seconds> <samples counted or summed> <peak RSS KiB>".
  *
  *   write-c   FILE N M P   fwrite of the records, one record per call (FILE.raw)
+ *   write-c-sync FILE N M P  the same, then fsync: as durable as TBRW_close
  *   write-lib FILE N M P   the same records through TBRW_add_data, one per call
  *   read-c    FILE         fread of FILE.raw in 1 MiB blocks, summing ip + tsc
  *   read-lib  FILE         TBRW_enumerate_data, summing the same fields
@@ -19,6 +20,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 #include <wchar.h>
 
 #include "tbrw.h"
@@ -90,7 +92,7 @@ static void record_at(TBRW_U64 i, unsigned nproc, unsigned per, Record *r) {
     r->tsc = i;
 }
 
-static void write_c(const char *file, TBRW_U64 n, unsigned m, unsigned nproc) {
+static void write_c(const char *file, TBRW_U64 n, unsigned m, unsigned nproc, int durable) {
     char raw[4096];
     Record r;
     TBRW_U64 i;
@@ -104,6 +106,7 @@ static void write_c(const char *file, TBRW_U64 n, unsigned m, unsigned nproc) {
         record_at(i, nproc, m / nproc, &r);
         if (fwrite(&r, sizeof r, 1, f) != 1) exit(1);
     }
+    if (durable && (fflush(f) != 0 || fsync(fileno(f)) != 0)) exit(1);
     if (fclose(f) != 0) exit(1);
     printf("%.6f %llu %ld\n", now() - t, (unsigned long long)n, peak_kib());
 }
@@ -357,7 +360,9 @@ static void bind_lib(const char *file) {
 
 int main(int argc, char **argv) {
     if (argc == 6 && strcmp(argv[1], "write-c") == 0) {
-        write_c(argv[2], strtoull(argv[3], NULL, 10), (unsigned)atoi(argv[4]), (unsigned)atoi(argv[5]));
+        write_c(argv[2], strtoull(argv[3], NULL, 10), (unsigned)atoi(argv[4]), (unsigned)atoi(argv[5]), 0);
+    } else if (argc == 6 && strcmp(argv[1], "write-c-sync") == 0) {
+        write_c(argv[2], strtoull(argv[3], NULL, 10), (unsigned)atoi(argv[4]), (unsigned)atoi(argv[5]), 1);
     } else if (argc == 6 && strcmp(argv[1], "write-lib") == 0) {
         write_lib(argv[2], strtoull(argv[3], NULL, 10), (unsigned)atoi(argv[4]), (unsigned)atoi(argv[5]));
     } else if (argc == 3 && strcmp(argv[1], "read-c") == 0) {
