@@ -185,6 +185,10 @@ pub struct Symbolizer {
     kernel: Option<(ModuleId, Option<KernelSlot>)>,
     cache: Cache,
     unmapped: Arc<Symbolized>,
+    /// The file and the address range [`Symbolizer::function_symbol`]
+    /// found a symbol for last: counts per function ask for many
+    /// addresses of one function in a row.
+    last_symbol: Option<(u32, std::ops::Range<u64>, u32)>,
 }
 
 impl Symbolizer {
@@ -198,6 +202,7 @@ impl Symbolizer {
             kernel: None,
             cache: Cache::default(),
             unmapped: Arc::new(Symbolized::missing(None, None, Unknown::NoModule)),
+            last_symbol: None,
         }
     }
 
@@ -329,11 +334,22 @@ impl Symbolizer {
     /// When `id` comes from another symbolizer with more modules.
     pub fn function_symbol(&mut self, id: ModuleId, pc: u64) -> Option<SymbolRef> {
         let Slot::User { file, mapping } = self.modules[id.0 as usize] else { return None };
-        let loaded = self.load(file).as_ref().ok()?;
+        // Fields, not `self.load`: `last_symbol` is used beside the file.
+        let config = &self.config;
+        let slot = &mut self.files[file as usize];
+        let loaded =
+            slot.state.get_or_insert_with(|| load(&slot.label, slot.build_id.as_ref(), config)).as_ref().ok()?;
         let vaddr = mapping.to_vaddr(pc, &loaded.main.layout)?;
+        if let Some((f, range, index)) = &self.last_symbol {
+            if *f == file && range.contains(&vaddr) {
+                return Some(SymbolRef { file, index: *index });
+            }
+        }
         let (table, _, _) = loaded.symtab.as_ref()?;
-        let (index, _) = table.lookup(vaddr)?;
-        Some(SymbolRef { file, index: u32::try_from(index).ok()? })
+        let (index, range) = table.lookup_range(vaddr)?;
+        let index = u32::try_from(index).ok()?;
+        self.last_symbol = Some((file, range, index));
+        Some(SymbolRef { file, index })
     }
 
     fn load(&mut self, file: u32) -> &Result<Loaded, Arc<Symbolized>> {

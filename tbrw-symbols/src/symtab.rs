@@ -108,11 +108,20 @@ impl SymbolTable {
 
     /// The symbol covering `vaddr`, as (index, offset from its start).
     pub(crate) fn lookup(&self, vaddr: u64) -> Option<(usize, u64)> {
+        self.lookup_range(vaddr).map(|(i, _)| (i, vaddr - self.syms[i].addr))
+    }
+
+    /// The symbol covering `vaddr` and the addresses around it that
+    /// [`SymbolTable::lookup`] gives the same symbol for: those with the
+    /// same last start at or below them, below the symbol's end, and above
+    /// the end of every later-starting symbol the search passed over.
+    pub(crate) fn lookup_range(&self, vaddr: u64) -> Option<(usize, std::ops::Range<u64>)> {
         let upto = self.syms.partition_point(|s| s.addr <= vaddr);
-        (upto.saturating_sub(OVERLAP_WALK)..upto)
-            .rev()
-            .find(|&i| vaddr < self.syms[i].end)
-            .map(|i| (i, vaddr - self.syms[i].addr))
+        let i = (upto.saturating_sub(OVERLAP_WALK)..upto).rev().find(|&i| vaddr < self.syms[i].end)?;
+        let passed = self.syms[i + 1..upto].iter().map(|s| s.end).max().unwrap_or(0);
+        let lo = self.syms[upto - 1].addr.max(passed);
+        let hi = self.syms.get(upto).map_or(u64::MAX, |s| s.addr).min(self.syms[i].end);
+        Some((i, lo..hi))
     }
 
     /// The (demangled when asked) name of symbol `index`.
@@ -127,5 +136,36 @@ impl SymbolTable {
                 }
             })
             .clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(syms: &[(u64, u64)]) -> SymbolTable {
+        SymbolTable {
+            syms: syms.iter().map(|&(addr, end)| Sym { addr, end, name: "f".into() }).collect(),
+            names: syms.iter().map(|_| OnceLock::new()).collect(),
+        }
+    }
+
+    #[test]
+    fn every_address_of_a_lookup_range_looks_up_to_the_same_symbol() {
+        // Gaps, a symbol nested in another, one overlapping the next, and
+        // one inside a symbol that ended before it.
+        let t = table(&[(10, 20), (20, 60), (25, 30), (40, 45), (50, 70), (80, 81), (90, 200), (100, 101)]);
+        for v in 0..220 {
+            match t.lookup_range(v) {
+                None => assert_eq!(t.lookup(v), None, "{v}"),
+                Some((i, range)) => {
+                    assert!(range.contains(&v), "{v} outside its own range {range:?}");
+                    assert_eq!(t.lookup(v).map(|x| x.0), Some(i), "{v}");
+                    for w in range.start..range.end.min(220) {
+                        assert_eq!(t.lookup(w).map(|x| x.0), Some(i), "{w} in the range of {v}");
+                    }
+                }
+            }
+        }
     }
 }

@@ -356,7 +356,8 @@ pub fn report(
     let mut syms = if symbolic { Some(FileSymbols::with_config(file, &counted.modules, config)?) } else { None };
     let mut raw: Vec<(&RawKey, &u64)> = counted.counts.iter().collect();
     // Symbolize in address order: the warnings come out in a stable order.
-    raw.sort_by_key(|(k, _)| (k.module, k.pc, k.process, k.thread));
+    // The keys are distinct, so an unstable sort gives the one order.
+    raw.sort_unstable_by_key(|(k, _)| (k.module, k.pc, k.process, k.thread));
     let placeholder = Symbolized {
         module: None,
         vaddr: None,
