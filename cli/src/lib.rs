@@ -13,6 +13,7 @@ pub mod commands;
 pub mod csv;
 pub mod error;
 pub mod fields;
+pub mod id_map;
 pub mod imported;
 pub mod lines;
 pub mod mtmc;

@@ -14,6 +14,7 @@ use tbrw_symbols::{SymbolRef, Symbolized};
 use super::{percent, samples, By, Key, Report, ReportOptions, Row};
 use crate::error::CliError;
 use crate::fields::read_le;
+use crate::id_map::IdMap;
 use crate::symbols::{FileSymbols, SymbolOptions};
 
 /// What samples are counted by before symbolizing: the parts a grouping
@@ -157,7 +158,7 @@ type Group = (u64, RawKey, Option<Arc<Symbolized>>);
 
 /// The identity of a group of a report by function (and process, thread,
 /// module) whose addresses the symbol table names: the parts `by` does not
-/// ask for are `u64::MAX`. Plain integers, hashed by [`IdHasher`]: this is
+/// ask for are `u64::MAX`. Plain integers, in an [`IdMap`]: this is
 /// looked up once per distinct address, hundreds of thousands of times.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 struct SymbolGroup {
@@ -182,30 +183,6 @@ impl SymbolGroup {
             }
         }
         g
-    }
-}
-
-/// A multiply-rotate hasher for keys of small integers (not attacker-chosen).
-#[derive(Default)]
-struct IdHasher(u64);
-
-impl std::hash::Hasher for IdHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(u64::from(b));
-        }
-    }
-    fn write_u32(&mut self, n: u32) {
-        self.write_u64(u64::from(n));
-    }
-    fn write_usize(&mut self, n: usize) {
-        self.write_u64(n as u64);
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-    fn finish(&self) -> u64 {
-        self.0
     }
 }
 
@@ -378,7 +355,7 @@ pub fn report(
     // whose function the symbol table has needs no per-address result, only
     // its symbol; the group's result is made once, from its first address.
     let by_symbol = by.contains(&By::Function) && !by.iter().any(|b| matches!(b, By::Line | By::Address));
-    let mut symbol_groups: HashMap<SymbolGroup, Group, std::hash::BuildHasherDefault<IdHasher>> = HashMap::default();
+    let mut symbol_groups: IdMap<SymbolGroup, Group> = IdMap::default();
     for (k, &n) in raw {
         if by_symbol {
             if let Some(sym) = syms.as_mut().and_then(|f| f.function_symbol(k.module, k.pc, warn)) {

@@ -120,6 +120,12 @@ fn pid_index_at(b: &[u8], i: usize) -> Option<u64> {
     b.get(i.checked_mul(size)?..)?.get(..size).map(|x| u64::from_le_bytes(x.try_into().unwrap_or_default()))
 }
 
+/// The process index of thread `t` in a stored thread binds section; a
+/// thread index past the table (a damaged file) binds to no process.
+fn thread_pid(tid_binds: &[u8], t: u64) -> u64 {
+    usize::try_from(t).ok().and_then(|t| pid_index_at(tid_binds, t)).unwrap_or(u64::MAX)
+}
+
 impl<'a> BindView<'a> {
     pub(crate) fn stored(file: &'a Tb5File, n: u32) -> Result<Option<BindView<'a>>> {
         if file.bind_entry(n, BindSection::Modules).is_none() {
@@ -220,10 +226,7 @@ impl<'a> BindView<'a> {
             BindView::Stored { data: StoredData::Packed(p), tid_binds, .. } => {
                 let w = p.widths;
                 let (module_index, tid_index) = w.decode(p.entries.get(i.checked_mul(w.entry_size())?..)?)?;
-                // A thread index past the table (a damaged file) binds to no process.
-                let pid_index =
-                    usize::try_from(tid_index).ok().and_then(|t| pid_index_at(tid_binds, t)).unwrap_or(u64::MAX);
-                Some(DataBind { module_index, pid_index, tid_index })
+                Some(DataBind { module_index, pid_index: thread_pid(tid_binds, tid_index), tid_index })
             }
             BindView::Memory(m) => {
                 let w = m.widths;
@@ -240,10 +243,7 @@ impl<'a> BindView<'a> {
             BindView::Stored { data: StoredData::Packed(p), tid_binds, .. } => {
                 let size = p.widths.entry_size();
                 let (s, e) = (start.min(end) as usize * size, end as usize * size);
-                // A thread index past the table (a damaged file) binds to no process.
-                let pid_of =
-                    |t: u64| usize::try_from(t).ok().and_then(|t| pid_index_at(tid_binds, t)).unwrap_or(u64::MAX);
-                unpack(p.widths, &p.entries[s..e], pid_of, out);
+                unpack(p.widths, &p.entries[s..e], |t| thread_pid(tid_binds, t), out);
             }
             BindView::Memory(m) => {
                 let size = m.widths.entry_size();
