@@ -11,7 +11,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use tbrw::{Module, ModuleFlags, Tb5File};
-use tbrw_symbols::{BuildId, Config, KernelSymbols, Mapping, ModuleId, ModuleSpec, SymbolRef, Symbolized, Symbolizer};
+use tbrw_symbols::{
+    BuildId, Config, FunctionIndex, IndexedSymbol, KernelSymbols, Mapping, ModuleId, ModuleSpec, RecentSymbols,
+    SymbolRef, Symbolized, Symbolizer,
+};
 
 use crate::error::CliError;
 
@@ -194,6 +197,27 @@ impl FileSymbols {
 
     /// The symbolizer's id of a module record, with the warning the first
     /// time its file cannot be used.
+    /// Warns on `warn`, once per module, when `module`'s file cannot be
+    /// symbolized: for samples counted through [`FileSymbols::function_index`].
+    pub fn note_used(&mut self, module: Option<u64>, warn: &mut dyn Write) {
+        self.module_id(module, warn);
+    }
+
+    /// The function-symbol lookups of the module records marked `true` in
+    /// `modules` (found and parsed now, without warnings), for threads
+    /// counting per function; see [`tbrw_symbols::FunctionIndex`].
+    pub fn function_index(&mut self, modules: &[bool]) -> ModuleFunctions {
+        let ids: Vec<ModuleId> = self.modules.iter().map(|(id, _)| *id).collect();
+        let wanted = ids.iter().zip(modules).filter(|(_, &w)| w).map(|(id, _)| *id);
+        ModuleFunctions { index: self.symbolizer.function_index(wanted), ids }
+    }
+
+    /// The name of a symbol [`FileSymbols::function_symbol`] or a
+    /// [`ModuleFunctions`] gave.
+    pub fn symbol_name(&self, symbol: SymbolRef) -> Option<Arc<str>> {
+        self.symbolizer.symbol_name(symbol)
+    }
+
     fn module_id(&mut self, module: Option<u64>, warn: &mut dyn Write) -> Option<ModuleId> {
         let i = usize::try_from(module?).ok()?;
         let (id, label) = self.modules.get(i)?;
@@ -208,6 +232,24 @@ impl FileSymbols {
             self.warned[i] = true;
         }
         Some(*id)
+    }
+}
+
+/// Function-symbol lookups by module record, shared by threads (see
+/// [`FileSymbols::function_index`]).
+pub struct ModuleFunctions {
+    index: FunctionIndex,
+    ids: Vec<ModuleId>,
+}
+
+impl ModuleFunctions {
+    /// The function symbol of address `pc` of module record `module`;
+    /// [`IndexedSymbol::NotIndexed`] for records not asked for.
+    pub fn function_symbol(&self, module: Option<u64>, pc: u64, recent: &mut RecentSymbols) -> IndexedSymbol {
+        match module.and_then(|m| self.ids.get(usize::try_from(m).ok()?)) {
+            Some(&id) => self.index.function_symbol(id, pc, recent),
+            None => IndexedSymbol::NoSymbol,
+        }
     }
 }
 

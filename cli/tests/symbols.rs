@@ -433,3 +433,59 @@ fn checked_against_perf() {
 fn writeln_note(note: &mut String, index: usize, pgoff: u64) {
     note.push_str(&format!("module {index} offset={pgoff:#x}\n"));
 }
+
+/// A report by function counted in 1 to 7 parts (threads) equals the
+/// one-part count, for each grouping a part's counts are merged by:
+/// processes, threads and modules interleaved sample by sample, samples of
+/// no module and of a module without symbols among them.
+#[test]
+fn function_counts_in_parts_equal_one_pass() {
+    use tbrw_cli::report::{functions, By, ReportOptions};
+    use tbrw_cli::symbols::SymbolOptions;
+    let dir = tempfile::tempdir().unwrap();
+    let Some(prog) = build(dir.path()) else { return };
+    let p = s(&prog);
+    let junk = dir.path().join("junk.so");
+    std::fs::write(&junk, b"not an ELF").unwrap();
+    let bases = [0x5600_0000_0000u64, 0x5700_0000_0000, 0x5800_0000_0000];
+    let vaddrs = designed(&prog);
+    let mut samples = Vec::new();
+    for (i, v) in vaddrs.iter().enumerate() {
+        for (pid, base) in (1u32..).zip(bases) {
+            samples.push((pid, if i % 97 == 0 { 0x10 } else { base + v }));
+        }
+        if i % 5 == 0 {
+            samples.push((1, 0x6000_0000_0000 + *v));
+        }
+    }
+    let tb5 = dir.path().join("parts.tb5");
+    let mut modules: Vec<Module> = (1u32..).zip(bases).map(|(pid, b)| module(pid, p, b, 0x5000, true)).collect();
+    modules.push(module(1, s(&junk), 0x6000_0000_0000, 0x5000, false));
+    write_tb5(&tb5, &modules, &samples, None);
+    let file = Tb5File::open(&tb5).unwrap();
+    let opts = SymbolOptions { debug_dirs: Vec::new(), ..Default::default() };
+    let groupings: [&[By]; 5] = [
+        &[By::Function],
+        &[By::Process, By::Function],
+        &[By::Thread, By::Function],
+        &[By::Module, By::Function],
+        &[By::Function, By::Process],
+    ];
+    for by in groupings {
+        let report = |parts| {
+            let mut warn = Vec::new();
+            let r =
+                functions::report_in_parts(&file, &ReportOptions::default(), by, &opts, &mut warn, &mut |_| {}, parts)
+                    .unwrap();
+            let rows: Vec<(String, u64)> = r.rows.iter().map(|r| (format!("{:?}", r.key), r.samples)).collect();
+            (rows, r.samples, String::from_utf8(warn).unwrap())
+        };
+        let one = report(1);
+        assert_eq!(one.1, samples.len() as u64);
+        assert_eq!(one.2.lines().filter(|l| l.contains("junk.so")).count(), 1, "{}", one.2);
+        assert!(one.0.iter().any(|(k, _)| k.contains("spin_a")), "{:?}", one.0);
+        for parts in [2, 3, 7] {
+            assert_eq!(report(parts), one, "{by:?} in {parts} parts");
+        }
+    }
+}

@@ -87,14 +87,18 @@ mod dwarf;
 mod elf;
 mod find;
 mod frame;
+mod function_index;
 mod kallsyms;
 mod mapping;
+mod recent;
 mod symbolizer;
 mod symtab;
 
 pub use demangle::demangle;
 pub use elf::{BuildId, ElfKind, Layout, Segment};
 pub use frame::{Frame, SourceLocation, Symbolized, Unknown};
+pub use function_index::{FunctionIndex, IndexedSymbol};
 pub use mapping::Mapping;
+pub use recent::RecentSymbols;
 pub use symbolizer::{Config, KernelSymbols, ModuleId, ModuleInfo, ModuleSpec, SymbolRef, Symbolizer};
 pub use symtab::SymbolSource;

@@ -11,8 +11,10 @@ use crate::dwarf::Dwarf;
 use crate::elf::{BuildId, ElfFile};
 use crate::find::{locate, Located};
 use crate::frame::{Symbolized, Unknown};
+use crate::function_index::{FunctionIndex, IndexedFile, IndexedModule};
 use crate::kallsyms::Kallsyms;
 use crate::mapping::Mapping;
+use crate::recent::RecentSymbols;
 use crate::symtab::{SymbolSource, SymbolTable};
 
 /// Where kernel symbols come from.
@@ -91,6 +93,12 @@ impl ModuleSpec {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ModuleId(u32);
 
+impl ModuleId {
+    pub(crate) fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
 /// What was found for a module ([`Symbolizer::module_info`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ModuleInfo {
@@ -147,12 +155,15 @@ struct FileSlot {
     label: Arc<str>,
     build_id: Option<BuildId>,
     state: Option<Result<Loaded, Arc<Symbolized>>>,
+    /// The [`SymbolRef`] ordinal of the file's first symbol, given when
+    /// [`Symbolizer::function_symbol`] first finds one of its symbols.
+    first_ordinal: Option<u32>,
 }
 
 struct Loaded {
     main: ElfFile,
     debug: Option<ElfFile>,
-    symtab: Option<(SymbolTable, SymbolSource, Arc<Path>)>,
+    symtab: Option<(Arc<SymbolTable>, SymbolSource, Arc<Path>)>,
     /// Parsed on the first lookup: `None` before, `Some(None)` when there is
     /// no DWARF or it did not parse.
     dwarf: Option<Option<(Dwarf, Arc<Path>)>>,
@@ -167,9 +178,21 @@ struct KernelSlot {
 
 /// One function symbol of one file (see [`Symbolizer::function_symbol`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct SymbolRef {
-    file: u32,
-    index: u32,
+pub struct SymbolRef(u32);
+
+impl SymbolRef {
+    /// The symbol of an [ordinal](SymbolRef::ordinal) (one of this
+    /// symbolizer's, or [`Symbolizer::symbol_name`] gives `None`).
+    pub fn from_ordinal(ordinal: u32) -> SymbolRef {
+        SymbolRef(ordinal)
+    }
+
+    /// A dense number for the symbol: the symbols of the files a
+    /// symbolizer has looked up are numbered from 0, file after file, so
+    /// counts per symbol can be kept in a vector indexed by this.
+    pub fn ordinal(self) -> usize {
+        self.0 as usize
+    }
 }
 
 /// Turns (module, address) pairs into [`Symbolized`] results.
@@ -185,10 +208,14 @@ pub struct Symbolizer {
     kernel: Option<(ModuleId, Option<KernelSlot>)>,
     cache: Cache,
     unmapped: Arc<Symbolized>,
-    /// The file and the address range [`Symbolizer::function_symbol`]
-    /// found a symbol for last: counts per function ask for many
-    /// addresses of one function in a row.
-    last_symbol: Option<(u32, std::ops::Range<u64>, u32)>,
+    /// The symbols [`Symbolizer::function_symbol`] found lately, with the
+    /// address ranges they cover: counts per function ask for addresses
+    /// of a few hot functions over and over.
+    recent: RecentSymbols,
+    /// Symbol ordinals given so far (see [`SymbolRef::ordinal`]).
+    ordinals: u32,
+    /// The files given ordinals, in the order given (so by first ordinal).
+    ordinal_files: Vec<u32>,
 }
 
 impl Symbolizer {
@@ -202,7 +229,9 @@ impl Symbolizer {
             kernel: None,
             cache: Cache::default(),
             unmapped: Arc::new(Symbolized::missing(None, None, Unknown::NoModule)),
-            last_symbol: None,
+            recent: RecentSymbols::default(),
+            ordinals: 0,
+            ordinal_files: Vec::new(),
         }
     }
 
@@ -220,7 +249,7 @@ impl Symbolizer {
             Some(&f) => f,
             None => {
                 let f = self.files.len() as u32;
-                self.files.push(FileSlot { label, build_id: spec.build_id, state: None });
+                self.files.push(FileSlot { label, build_id: spec.build_id, state: None, first_ordinal: None });
                 self.file_index.insert(key, f);
                 f
             }
@@ -334,22 +363,80 @@ impl Symbolizer {
     /// When `id` comes from another symbolizer with more modules.
     pub fn function_symbol(&mut self, id: ModuleId, pc: u64) -> Option<SymbolRef> {
         let Slot::User { file, mapping } = self.modules[id.0 as usize] else { return None };
-        // Fields, not `self.load`: `last_symbol` is used beside the file.
+        // Fields, not `self.load`: `recent` is used beside the file.
         let config = &self.config;
         let slot = &mut self.files[file as usize];
         let loaded =
             slot.state.get_or_insert_with(|| load(&slot.label, slot.build_id.as_ref(), config)).as_ref().ok()?;
         let vaddr = mapping.to_vaddr(pc, &loaded.main.layout)?;
-        if let Some((f, range, index)) = &self.last_symbol {
-            if *f == file && range.contains(&vaddr) {
-                return Some(SymbolRef { file, index: *index });
-            }
+        if let Some(ordinal) = self.recent.get(file, vaddr) {
+            return Some(SymbolRef(ordinal));
         }
         let (table, _, _) = loaded.symtab.as_ref()?;
         let (index, range) = table.lookup_range(vaddr)?;
-        let index = u32::try_from(index).ok()?;
-        self.last_symbol = Some((file, range, index));
-        Some(SymbolRef { file, index })
+        let first = first_ordinal(&mut slot.first_ordinal, &mut self.ordinals, &mut self.ordinal_files, file, table)?;
+        let ordinal = first + u32::try_from(index).ok()?;
+        self.recent.put(file, vaddr, range, ordinal);
+        Some(SymbolRef(ordinal))
+    }
+
+    /// The name of a symbol [`Symbolizer::function_symbol`] (or a
+    /// [`FunctionIndex`] of this symbolizer) gave, demangled when the
+    /// configuration says so.
+    pub fn symbol_name(&self, symbol: SymbolRef) -> Option<Arc<str>> {
+        let ordinal = symbol.0;
+        let at = self.ordinal_files.partition_point(|&f| self.files[f as usize].first_ordinal <= Some(ordinal));
+        let file = &self.files[*self.ordinal_files.get(at.checked_sub(1)?)? as usize];
+        let (table, _, _) = file.state.as_ref()?.as_ref().ok()?.symtab.as_ref()?;
+        let index = (ordinal - file.first_ordinal?) as usize;
+        (index < table.len()).then(|| table.name(index, self.config.demangle))
+    }
+
+    /// Finds and parses the files of `modules` not read yet, and snapshots
+    /// their symbol tables for lookups from several threads. Other
+    /// modules' addresses are [`IndexedSymbol::NotIndexed`] there.
+    ///
+    /// # Panics
+    /// When an id comes from another symbolizer with more modules.
+    pub fn function_index(&mut self, modules: impl IntoIterator<Item = ModuleId>) -> FunctionIndex {
+        let mut index = FunctionIndex {
+            modules: (0..self.modules.len()).map(|_| IndexedModule::NotIndexed).collect(),
+            files: (0..self.files.len()).map(|_| None).collect(),
+        };
+        for id in modules {
+            let Slot::User { file, mapping } = self.modules[id.index()] else {
+                index.modules[id.index()] = IndexedModule::NoSymbols;
+                continue;
+            };
+            let config = &self.config;
+            let slot = &mut self.files[file as usize];
+            let state = slot.state.get_or_insert_with(|| load(&slot.label, slot.build_id.as_ref(), config));
+            let usable = match state.as_ref().ok().and_then(|l| Some((l, l.symtab.as_ref()?))) {
+                Some((loaded, (table, _, _))) => {
+                    match first_ordinal(
+                        &mut slot.first_ordinal,
+                        &mut self.ordinals,
+                        &mut self.ordinal_files,
+                        file,
+                        table,
+                    ) {
+                        Some(first_ordinal) => {
+                            index.files[file as usize].get_or_insert_with(|| IndexedFile {
+                                layout: loaded.main.layout.clone(),
+                                table: table.clone(),
+                                first_ordinal,
+                            });
+                            true
+                        }
+                        None => false,
+                    }
+                }
+                None => false,
+            };
+            index.modules[id.index()] =
+                if usable { IndexedModule::User { file, mapping } } else { IndexedModule::NoSymbols };
+        }
+        index
     }
 
     fn load(&mut self, file: u32) -> &Result<Loaded, Arc<Symbolized>> {
@@ -403,6 +490,25 @@ impl Symbolizer {
     }
 }
 
+/// The first [`SymbolRef`] ordinal of file `file` (whose table is
+/// `table`), giving it the next `table.len()` ordinals if it has none yet;
+/// `None` when they would overflow.
+fn first_ordinal(
+    given: &mut Option<u32>,
+    ordinals: &mut u32,
+    ordinal_files: &mut Vec<u32>,
+    file: u32,
+    table: &SymbolTable,
+) -> Option<u32> {
+    if let Some(first) = *given {
+        return Some(first);
+    }
+    let first = *ordinals;
+    *ordinals = u32::try_from(table.len()).ok().and_then(|n| first.checked_add(n))?;
+    ordinal_files.push(file);
+    Some(*given.insert(first))
+}
+
 /// Finds and parses one file: its symbol table now, its DWARF on first use.
 fn load(label: &Arc<str>, build_id: Option<&BuildId>, config: &Config) -> Result<Loaded, Arc<Symbolized>> {
     let Located { main, debug } =
@@ -417,7 +523,7 @@ fn load(label: &Arc<str>, build_id: Option<&BuildId>, config: &Config) -> Result
         let table = SymbolTable::from_object(&obj, dynamic);
         if table.len() > 0 {
             let source = if dynamic { SymbolSource::Dynsym } else { SymbolSource::Symtab };
-            symtab = Some((table, source, file.path.clone()));
+            symtab = Some((Arc::new(table), source, file.path.clone()));
             break;
         }
     }

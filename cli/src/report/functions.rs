@@ -6,16 +6,17 @@
 
 use std::collections::HashMap;
 use std::io::Write;
+use std::ops::Range;
 use std::sync::Arc;
 
 use tbrw::*;
-use tbrw_symbols::{SymbolRef, Symbolized};
+use tbrw_symbols::{IndexedSymbol, RecentSymbols, SymbolRef, Symbolized};
 
 use super::{percent, samples, By, Key, Report, ReportOptions, Row};
 use crate::error::CliError;
 use crate::fields::read_le;
 use crate::id_map::IdMap;
-use crate::symbols::{FileSymbols, SymbolOptions};
+use crate::symbols::{FileSymbols, ModuleFunctions, SymbolOptions};
 
 /// What samples are counted by before symbolizing: the parts a grouping
 /// does not use are 0.
@@ -38,7 +39,7 @@ pub struct Counted {
     /// Samples that passed the filters.
     pub total: u64,
     /// Samples per key.
-    pub counts: HashMap<RawKey, u64>,
+    pub counts: IdMap<RawKey, u64>,
     /// The file's module table.
     pub modules: Vec<Module>,
     /// The keys of the processes and threads seen, when asked for.
@@ -58,133 +59,366 @@ pub fn count(
     by_thread: bool,
     progress: &mut dyn FnMut(u64),
 ) -> Result<Counted, CliError> {
-    let n = opts.stream;
-    let name = || file.path().display().to_string();
-    let s = file.stream(n)?;
-    let data = s.data()?.ok_or_else(|| CliError::msg(format!("{}: stream {n} has no data", name())))?;
-    let layout = s.layout()?.ok_or_else(|| CliError::msg(format!("{}: stream {n} has no data descriptor", name())))?;
-    let legacy_pc = layout.legacy_pc_offset().map(|x| x as usize);
-    let ip = layout.find(desc_type::IP, None).filter(|f| f.size == 4 || f.size == 8);
-    let pc_of = |rec: &[u8]| -> u64 {
-        match (legacy_pc, ip) {
-            (Some(at), _) => SampleRecordPc::from_slice(&rec[at..]).unwrap_or_default().ip(),
-            (None, Some(f)) => read_le(rec, f.offset as usize, f.size as usize),
-            (None, None) => 0,
-        }
-    };
-    if legacy_pc.is_none() && ip.is_none() {
-        return Err(CliError::msg(format!(
-            "{}: stream {n} has no instruction pointer in its records: nothing to symbolize",
-            name()
-        )));
-    }
-    let bound = bind::Bound::of(file, n)?;
-    let view = bound.view();
     let modules = samples::resolved_modules(file)?;
-    let module_filter = samples::module_filter(&modules, opts.module.as_deref());
-    if let (Some(want), Some(f)) = (&opts.module, &module_filter) {
-        if !f.contains(&true) {
-            return Err(CliError::msg(format!("{}: no module is named {want:?}", name())));
-        }
-    }
-    // The same time field `report --by module` filters on.
-    let time_at = samples::time_field(&layout);
-
-    let mut counts: HashMap<RawKey, u64> = HashMap::new();
-    let mut total = 0u64;
-    let mut binds = Vec::new();
-    let chunk = 1 << 16;
-    let mut i = 0u64;
-    while i < data.len() {
-        let end = (i + chunk).min(data.len());
-        binds.clear();
-        view.data_binds(i, (end - i) as usize, &mut binds);
-        for k in i..end {
-            let rec = data.record(k).unwrap_or_default();
-            if let Some((lo, hi)) = opts.time {
-                let t = time_at.map_or(k, |(at, size)| read_le(rec, at, size));
-                if t < lo || t >= hi {
-                    continue;
-                }
-            }
-            let b = binds.get((k - i) as usize).copied().unwrap_or_default();
-            if opts.pid.is_some_and(|p| view.process(b.pid_index).is_none_or(|x| x.id != p))
-                || opts.tid.is_some_and(|t| view.thread(b.tid_index).is_none_or(|x| x.id != t))
-            {
-                continue;
-            }
-            let module = (b.module_index != UNKNOWN_MODULE).then_some(b.module_index);
-            if let Some(mf) = &module_filter {
-                if !module.is_some_and(|m| mf.get(m as usize).copied().unwrap_or(false)) {
-                    continue;
-                }
-            }
-            let key = RawKey {
-                process: if by_process { b.pid_index } else { 0 },
-                thread: if by_thread { b.tid_index } else { 0 },
-                module,
-                pc: pc_of(rec),
-            };
-            *counts.entry(key).or_default() += 1;
-            total += 1;
-        }
-        i = end;
-        progress(i);
-    }
-
-    let string = |id: StringId| file.string_opt(id).ok().flatten().map(str::to_owned);
-    let mut processes = HashMap::new();
-    let mut threads = HashMap::new();
-    for k in counts.keys() {
-        if by_process {
-            processes.entry(k.process).or_insert_with(|| {
-                let pr = view.process(k.process).unwrap_or_default();
-                Key::Process { index: k.process, pid: pr.id, name: string(pr.name) }
-            });
-        }
-        if by_thread {
-            threads.entry(k.thread).or_insert_with(|| {
-                let th = view.thread(k.thread).unwrap_or_default();
-                Key::Thread { index: Some(k.thread), tid: th.id, pid: Some(th.associated_pid), name: string(th.name) }
-            });
-        }
-    }
-    Ok(Counted { records: data.len(), total, counts, modules, processes, threads })
+    let samples = Samples::new(file, opts, &modules)?;
+    let mut counts: IdMap<RawKey, u64> = IdMap::default();
+    let total = samples.pass(0..samples.records(), progress, |k| {
+        let k = RawKey {
+            process: if by_process { k.process } else { 0 },
+            thread: if by_thread { k.thread } else { 0 },
+            ..k
+        };
+        *counts.entry(k).or_default() += 1;
+    });
+    let (processes, threads) = samples.keys(file, counts.keys(), by_process, by_thread);
+    Ok(Counted { records: samples.records(), total, counts, modules, processes, threads })
 }
 
-/// A group's samples, and one of its addresses with its result (what the
-/// group's key is built from).
-type Group = (u64, RawKey, Option<Arc<Symbolized>>);
+/// The samples of one stream, ready to be passed over (in parts, from
+/// several threads): the bind (stored, or made in memory now) and the
+/// filters.
+struct Samples<'a> {
+    data: DataSection<'a>,
+    bound: bind::Bound<'a>,
+    opts: &'a ReportOptions,
+    legacy_pc: Option<usize>,
+    /// (offset, size) of the instruction pointer of non-legacy records.
+    ip: Option<(usize, usize)>,
+    module_filter: Option<Vec<bool>>,
+    time_at: Option<(usize, usize)>,
+}
 
-/// The identity of a group of a report by function (and process, thread,
-/// module) whose addresses the symbol table names: the parts `by` does not
-/// ask for are `u64::MAX`. Plain integers, in an [`IdMap`]: this is
-/// looked up once per distinct address, hundreds of thousands of times.
+impl<'a> Samples<'a> {
+    /// The samples of `opts.stream` (the file's `modules`). The stream needs
+    /// an instruction pointer and must bind (a stored bind is used, else one
+    /// is made in memory).
+    fn new(file: &'a Tb5File, opts: &'a ReportOptions, modules: &[Module]) -> Result<Samples<'a>, CliError> {
+        let n = opts.stream;
+        let name = || file.path().display().to_string();
+        let s = file.stream(n)?;
+        let data = s.data()?.ok_or_else(|| CliError::msg(format!("{}: stream {n} has no data", name())))?;
+        let layout =
+            s.layout()?.ok_or_else(|| CliError::msg(format!("{}: stream {n} has no data descriptor", name())))?;
+        let legacy_pc = layout.legacy_pc_offset().map(|x| x as usize);
+        let ip = layout
+            .find(desc_type::IP, None)
+            .filter(|f| f.size == 4 || f.size == 8)
+            .map(|f| (f.offset as usize, f.size as usize));
+        if legacy_pc.is_none() && ip.is_none() {
+            return Err(CliError::msg(format!(
+                "{}: stream {n} has no instruction pointer in its records: nothing to symbolize",
+                name()
+            )));
+        }
+        let module_filter = samples::module_filter(modules, opts.module.as_deref());
+        if let (Some(want), Some(f)) = (&opts.module, &module_filter) {
+            if !f.contains(&true) {
+                return Err(CliError::msg(format!("{}: no module is named {want:?}", name())));
+            }
+        }
+        let bound = bind::Bound::of(file, n)?;
+        // The same time field `report --by module` filters on.
+        let time_at = samples::time_field(&layout);
+        Ok(Samples { data, bound, opts, legacy_pc, ip, module_filter, time_at })
+    }
+
+    /// Records in the stream.
+    fn records(&self) -> u64 {
+        self.data.len()
+    }
+
+    /// Per module record, whether any record binds to it (filters aside):
+    /// the modules a pass may ask about.
+    fn modules_bound(&self, modules: usize) -> Vec<bool> {
+        let mut used = vec![false; modules];
+        let view = self.bound.view();
+        let mut binds = Vec::new();
+        let mut i = 0;
+        while i < self.data.len() {
+            let n = (self.data.len() - i).min(1 << 16);
+            binds.clear();
+            view.data_binds(i, n as usize, &mut binds);
+            for b in &binds {
+                if let Some(u) = usize::try_from(b.module_index).ok().and_then(|m| used.get_mut(m)) {
+                    *u = true;
+                }
+            }
+            i += n;
+        }
+        used
+    }
+
+    /// Passes over records `range`: each that passes the filters goes to
+    /// `sample` with its process, thread, module and pc. `progress` gets
+    /// the records done in the range. Returns the samples that passed.
+    fn pass(&self, range: Range<u64>, progress: &mut dyn FnMut(u64), mut sample: impl FnMut(RawKey)) -> u64 {
+        let (opts, view) = (self.opts, self.bound.view());
+        let pc_of = |rec: &[u8]| -> u64 {
+            match (self.legacy_pc, self.ip) {
+                (Some(at), _) => SampleRecordPc::from_slice(&rec[at..]).unwrap_or_default().ip(),
+                (None, Some((at, size))) => read_le(rec, at, size),
+                (None, None) => 0,
+            }
+        };
+        let mut total = 0u64;
+        let mut binds = Vec::new();
+        let chunk = 1 << 16;
+        let mut i = range.start;
+        while i < range.end {
+            let end = (i + chunk).min(range.end);
+            binds.clear();
+            view.data_binds(i, (end - i) as usize, &mut binds);
+            for k in i..end {
+                let rec = self.data.record(k).unwrap_or_default();
+                if let Some((lo, hi)) = opts.time {
+                    let t = self.time_at.map_or(k, |(at, size)| read_le(rec, at, size));
+                    if t < lo || t >= hi {
+                        continue;
+                    }
+                }
+                let b = binds.get((k - i) as usize).copied().unwrap_or_default();
+                if opts.pid.is_some_and(|p| view.process(b.pid_index).is_none_or(|x| x.id != p))
+                    || opts.tid.is_some_and(|t| view.thread(b.tid_index).is_none_or(|x| x.id != t))
+                {
+                    continue;
+                }
+                let module = (b.module_index != UNKNOWN_MODULE).then_some(b.module_index);
+                if let Some(mf) = &self.module_filter {
+                    if !module.is_some_and(|m| mf.get(m as usize).copied().unwrap_or(false)) {
+                        continue;
+                    }
+                }
+                sample(RawKey { process: b.pid_index, thread: b.tid_index, module, pc: pc_of(rec) });
+                total += 1;
+            }
+            progress(end - range.start);
+            i = end;
+        }
+        total
+    }
+
+    /// The [`Key`]s of the processes and threads of `keys` (when asked for).
+    fn keys<'k>(
+        &self,
+        file: &Tb5File,
+        keys: impl Iterator<Item = &'k RawKey>,
+        by_process: bool,
+        by_thread: bool,
+    ) -> (HashMap<u64, Key>, HashMap<u64, Key>) {
+        let view = self.bound.view();
+        let string = |id: StringId| file.string_opt(id).ok().flatten().map(str::to_owned);
+        let mut processes = HashMap::new();
+        let mut threads = HashMap::new();
+        for k in keys {
+            if by_process {
+                processes.entry(k.process).or_insert_with(|| {
+                    let pr = view.process(k.process).unwrap_or_default();
+                    Key::Process { index: k.process, pid: pr.id, name: string(pr.name) }
+                });
+            }
+            if by_thread {
+                threads.entry(k.thread).or_insert_with(|| {
+                    let th = view.thread(k.thread).unwrap_or_default();
+                    Key::Thread {
+                        index: Some(k.thread),
+                        tid: th.id,
+                        pid: Some(th.associated_pid),
+                        name: string(th.name),
+                    }
+                });
+            }
+        }
+        (processes, threads)
+    }
+}
+
+/// What a sample's group by function is, besides its symbol: the parts
+/// `by` asks for (the module's name id for function, the indexes for
+/// process, thread and module; `u64::MAX` for the others).
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
-struct SymbolGroup {
-    name: usize,
-    symbol: Option<SymbolRef>,
+struct Context {
+    name: u64,
     process: u64,
     thread: u64,
     module: u64,
 }
 
-impl SymbolGroup {
-    fn of(by: &[By], k: &RawKey, sym: SymbolRef, names: &[usize]) -> SymbolGroup {
-        let mut g =
-            SymbolGroup { name: usize::MAX, symbol: None, process: u64::MAX, thread: u64::MAX, module: u64::MAX };
+impl Context {
+    fn of(by: &[By], k: &RawKey, names: &[usize]) -> Context {
+        let mut c = Context { name: u64::MAX, process: u64::MAX, thread: u64::MAX, module: u64::MAX };
         for b in by {
-            match symbol_part_id(*b, k, sym, names) {
-                PartId::Symbol(name, s) => (g.name, g.symbol) = (name, Some(s)),
-                PartId::Index(i) if *b == By::Process => g.process = i,
-                PartId::Index(i) if *b == By::Thread => g.thread = i,
-                PartId::Index(i) => g.module = i,
-                _ => unreachable!("symbol_part_id gives symbols and indexes"),
+            match b {
+                By::Function => {
+                    c.name = k.module.and_then(|m| names.get(m as usize)).map_or(u64::MAX, |&n| n as u64);
+                }
+                By::Process => c.process = k.process,
+                By::Thread => c.thread = k.thread,
+                _ => c.module = k.module.unwrap_or(u64::MAX),
             }
         }
-        g
+        c
     }
 }
+
+/// A pass's samples grouped by (function symbol, [`Context`]) (see
+/// [`count_by_symbol`]). Contexts are numbered as they come; each symbol's
+/// first context and its count sit in vectors indexed by the symbol's
+/// ordinal, so the usual sample costs no hashing and touches a few bytes
+/// (most symbols have one context: `--by function` has one per module
+/// name). A symbol's other contexts (other threads, say) go to a map.
+struct SymbolCounts<'c> {
+    by: &'c [By],
+    names: &'c [usize],
+    /// Per context number, one of its samples (pc 0), to build keys from.
+    contexts: Vec<RawKey>,
+    context_number: IdMap<Context, u32>,
+    /// Per module record, its context number when the context depends on
+    /// the module alone (no process or thread in `by`).
+    module_context: Option<Vec<u32>>,
+    /// Per symbol ordinal: its first context (`u32::MAX`: none yet) and
+    /// the samples counted there.
+    first_context: Vec<u32>,
+    first_count: Vec<u64>,
+    /// (symbol ordinal, context number) → samples, for the others.
+    later: IdMap<(u32, u32), u64>,
+    /// Samples with no symbol-table function, per distinct key.
+    rest: IdMap<RawKey, u64>,
+    /// Samples counted.
+    total: u64,
+}
+
+impl<'c> SymbolCounts<'c> {
+    fn new(by: &'c [By], names: &'c [usize], modules: usize) -> SymbolCounts<'c> {
+        let module_only = !by.iter().any(|b| matches!(b, By::Process | By::Thread));
+        SymbolCounts {
+            by,
+            names,
+            contexts: Vec::new(),
+            context_number: IdMap::default(),
+            module_context: module_only.then(|| vec![u32::MAX; modules]),
+            first_context: Vec::new(),
+            first_count: Vec::new(),
+            later: IdMap::default(),
+            rest: IdMap::default(),
+            total: 0,
+        }
+    }
+
+    /// The number of `k`'s context.
+    fn context(&mut self, k: &RawKey) -> u32 {
+        let slot = match (&mut self.module_context, k.module) {
+            (Some(per_module), Some(m)) => per_module.get_mut(m as usize),
+            _ => None,
+        };
+        if let Some(n) = slot.as_deref().copied().filter(|&n| n != u32::MAX) {
+            return n;
+        }
+        let next = self.contexts.len() as u32;
+        let n = *self.context_number.entry(Context::of(self.by, k, self.names)).or_insert(next);
+        if n == next {
+            self.contexts.push(RawKey { pc: 0, ..*k });
+        }
+        if let Some(slot) = slot {
+            *slot = n;
+        }
+        n
+    }
+
+    /// Counts `n` samples of symbol `symbol` in context number `context`.
+    fn add(&mut self, symbol: SymbolRef, context: u32, n: u64) {
+        let o = symbol.ordinal();
+        if o >= self.first_context.len() {
+            self.first_context.resize(o + 1, u32::MAX);
+            self.first_count.resize(o + 1, 0);
+        }
+        if self.first_context[o] == context {
+            self.first_count[o] += n;
+        } else if self.first_context[o] == u32::MAX {
+            self.first_context[o] = context;
+            self.first_count[o] = n;
+        } else {
+            *self.later.entry((o as u32, context)).or_default() += n;
+        }
+    }
+
+    /// Adds the counts of a later part of the stream.
+    fn absorb(&mut self, later: SymbolCounts<'_>) {
+        let renumber: Vec<u32> = later.contexts.iter().map(|k| self.context(k)).collect();
+        for (o, (&c, &n)) in later.first_context.iter().zip(&later.first_count).enumerate() {
+            if c != u32::MAX {
+                self.add(SymbolRef::from_ordinal(o as u32), renumber[c as usize], n);
+            }
+        }
+        for ((o, c), n) in later.later {
+            self.add(SymbolRef::from_ordinal(o), renumber[c as usize], n);
+        }
+        for (k, n) in later.rest {
+            *self.rest.entry(k).or_default() += n;
+        }
+        self.total += later.total;
+    }
+
+    /// Every (symbol, one sample of its context, samples) counted.
+    fn groups(&self) -> impl Iterator<Item = (SymbolRef, RawKey, u64)> + '_ {
+        let first = self.first_context.iter().zip(&self.first_count).enumerate().filter(|(_, (&c, _))| c != u32::MAX);
+        first
+            .map(|(o, (&c, &n))| (SymbolRef::from_ordinal(o as u32), self.contexts[c as usize], n))
+            .chain(self.later.iter().map(|(&(o, c), &n)| (SymbolRef::from_ordinal(o), self.contexts[c as usize], n)))
+    }
+
+    /// The module records of the samples counted (with repeats).
+    fn modules_used(&self) -> impl Iterator<Item = u64> + '_ {
+        self.contexts.iter().chain(self.rest.keys()).filter_map(|k| k.module)
+    }
+}
+
+/// Counts the samples per function symbol and [`Context`] (`by`, with
+/// module name ids `names`, keys masked by `mask`), the stream split in
+/// `parts` contiguous parts on as many threads and the parts' counts added
+/// in stream order. `progress` gets the first part's records done times
+/// the number of parts.
+fn count_by_symbol<'c>(
+    samples: &Samples<'_>,
+    lookups: &ModuleFunctions,
+    (by, names): (&'c [By], &'c [usize]),
+    mask: &(dyn Fn(RawKey) -> RawKey + Sync),
+    parts: usize,
+    progress: &mut dyn FnMut(u64),
+) -> SymbolCounts<'c> {
+    let records = samples.records();
+    let parts = (parts as u64).clamp(1, records.max(1));
+    let range = |p: u64| records * p / parts..records * (p + 1) / parts;
+    let count = |range: Range<u64>, progress: &mut dyn FnMut(u64)| {
+        let mut counts = SymbolCounts::new(by, names, names.len());
+        let mut recent = RecentSymbols::default();
+        counts.total = samples.pass(range, progress, |k| {
+            let k = mask(k);
+            match lookups.function_symbol(k.module, k.pc, &mut recent) {
+                IndexedSymbol::Found(symbol) => {
+                    let c = counts.context(&k);
+                    counts.add(symbol, c, 1);
+                }
+                IndexedSymbol::NoSymbol | IndexedSymbol::NotIndexed => *counts.rest.entry(k).or_default() += 1,
+            }
+        });
+        counts
+    };
+    std::thread::scope(|scope| {
+        let later: Vec<_> = (1..parts).map(|p| scope.spawn(move || count(range(p), &mut |_| {}))).collect();
+        let mut counts = count(range(0), &mut |done| progress(done * parts));
+        for part in later {
+            match part.join() {
+                Ok(part) => counts.absorb(part),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+        counts
+    })
+}
+
+/// A group's samples, and one of its addresses with its result (what the
+/// group's key is built from).
+type Group = (u64, RawKey, Option<Arc<Symbolized>>);
 
 /// What a sample's group is known by before its [`Key`] is built: per
 /// grouping, the indexes and shared-name pointers the key is made from.
@@ -199,8 +433,6 @@ enum PartId {
     Line(usize, Option<u32>, usize, Option<String>),
     /// Module name, sampled address and the ELF address it became.
     Address(usize, u64, Option<u64>),
-    /// Module name and a symbol-table function (see [`symbol_part_id`]).
-    Symbol(usize, SymbolRef),
 }
 
 /// Per module record, an id of its file name (equal names, equal ids),
@@ -242,16 +474,41 @@ fn part_id(by: By, k: &RawKey, s: &Symbolized, names: &[usize]) -> PartId {
     }
 }
 
-/// [`part_id`] for an address whose function symbol is known: the function
-/// grouping is by the symbol (every address of it gets the same name).
-fn symbol_part_id(by: By, k: &RawKey, sym: SymbolRef, names: &[usize]) -> PartId {
-    match by {
-        By::Function => {
-            PartId::Symbol(k.module.and_then(|m| names.get(m as usize).copied()).unwrap_or(usize::MAX), sym)
+/// Sorts rows most samples first, ties in the order of their keys as
+/// printed, then as they came. Reports by function have tens of thousands
+/// of rows: a compact key (samples, the label's first 8 bytes, index) is
+/// sorted, labels are compared whole only where those tie, and the rows
+/// are then moved once, in place.
+fn sort_rows(rows: &mut [Row]) {
+    let printed: Vec<Option<String>> =
+        rows.iter().map(|r| r.key.printed_str().is_none().then(|| r.key.to_string())).collect();
+    let label = |i: usize| rows[i].key.printed_str().or(printed[i].as_deref()).unwrap_or_default();
+    let prefix = |i: usize| {
+        let mut p = [0u8; 8];
+        let l = label(i).as_bytes();
+        p[..l.len().min(8)].copy_from_slice(&l[..l.len().min(8)]);
+        u64::from_be_bytes(p)
+    };
+    let mut order: Vec<(std::cmp::Reverse<u64>, u64, usize)> =
+        (0..rows.len()).map(|i| (std::cmp::Reverse(rows[i].samples), prefix(i), i)).collect();
+    order.sort_unstable();
+    for run in order.chunk_by_mut(|a, b| a.0 == b.0 && a.1 == b.1) {
+        if run.len() > 1 {
+            run.sort_by(|a, b| label(a.2).cmp(label(b.2)).then(a.2.cmp(&b.2)));
         }
-        By::Process => PartId::Index(k.process),
-        By::Thread => PartId::Index(k.thread),
-        _ => PartId::Index(k.module.unwrap_or(u64::MAX)),
+    }
+    // Position j takes the row at want[j]: follow each cycle with swaps.
+    let mut want: Vec<usize> = order.into_iter().map(|o| o.2).collect();
+    drop(printed);
+    for i in 0..want.len() {
+        let mut j = i;
+        while want[j] != i && want[j] != j {
+            let k = want[j];
+            rows.swap(j, k);
+            want[j] = j;
+            j = k;
+        }
+        want[j] = j;
     }
 }
 
@@ -309,6 +566,9 @@ fn part(by: By, k: &RawKey, s: &Symbolized, counted: &Counted) -> Key {
 /// one of function, line or address, or several of any but event and
 /// task). Modules that cannot be symbolized get one warning each on `warn`
 /// and their samples are counted as unknown. `progress` gets records done.
+///
+/// Grouped by function (with process, thread or module), the samples are
+/// counted on the bind's threads, in parts of 64 Ki records or more.
 pub fn report(
     file: &Tb5File,
     opts: &ReportOptions,
@@ -316,6 +576,22 @@ pub fn report(
     symbols: &SymbolOptions,
     warn: &mut dyn Write,
     progress: &mut dyn FnMut(u64),
+) -> Result<Report, CliError> {
+    let records = file.stream(opts.stream)?.data()?.map_or(0, |d| d.len());
+    let parts = tbrw::bind::bind_threads().min(usize::try_from(records.div_ceil(1 << 16)).unwrap_or(usize::MAX));
+    report_in_parts(file, opts, by, symbols, warn, progress, parts)
+}
+
+/// [`report`] with a report by function's samples counted in `parts`
+/// parts on as many threads (the result is the same for any count).
+pub fn report_in_parts(
+    file: &Tb5File,
+    opts: &ReportOptions,
+    by: &[By],
+    symbols: &SymbolOptions,
+    warn: &mut dyn Write,
+    progress: &mut dyn FnMut(u64),
+    parts: usize,
 ) -> Result<Report, CliError> {
     if by.is_empty() {
         return Err(CliError::msg("--by names no grouping"));
@@ -326,11 +602,48 @@ pub fn report(
             b.name()
         )));
     }
-    let counted = count(file, opts, by.contains(&By::Process), by.contains(&By::Thread), progress)?;
+    let (by_process, by_thread) = (by.contains(&By::Process), by.contains(&By::Thread));
     let symbolic = by.iter().any(|b| b.symbolic());
     // Only `--by line` needs DWARF; parsing it is most of a cold lookup's cost.
     let config = tbrw_symbols::Config { lines: by.contains(&By::Line), ..symbols.config() };
-    let mut syms = if symbolic { Some(FileSymbols::with_config(file, &counted.modules, config)?) } else { None };
+    let modules = samples::resolved_modules(file)?;
+    let mut syms = if symbolic { Some(FileSymbols::with_config(file, &modules, config)?) } else { None };
+    let names = module_name_ids(&modules);
+    let samples = Samples::new(file, opts, &modules)?;
+    let mask = |k: RawKey| RawKey {
+        process: if by_process { k.process } else { 0 },
+        thread: if by_thread { k.thread } else { 0 },
+        ..k
+    };
+    // Grouped by function only (with process, thread, module): a sample
+    // whose function the symbol table has is counted straight under its
+    // symbol, with no per-address result; the group's key is made once
+    // after, from the symbol's name. This runs on the bind's threads. The
+    // other samples are counted per distinct address and symbolized after.
+    let by_symbol = by.contains(&By::Function) && !by.iter().any(|b| matches!(b, By::Line | By::Address));
+    let (symbol_groups, counts, total) = match syms.as_mut().filter(|_| by_symbol) {
+        Some(syms) => {
+            let lookups = syms.function_index(&samples.modules_bound(modules.len()));
+            let counted = count_by_symbol(&samples, &lookups, (by, &names), &mask, parts, progress);
+            // One warning per module that cannot be symbolized, in module order.
+            let mut used: Vec<u64> = counted.modules_used().collect();
+            used.sort_unstable();
+            used.dedup();
+            for m in used {
+                syms.note_used(Some(m), warn);
+            }
+            let groups: Vec<(SymbolRef, RawKey, u64)> = counted.groups().collect();
+            (groups, counted.rest, counted.total)
+        }
+        None => {
+            let mut counts: IdMap<RawKey, u64> = IdMap::default();
+            let total = samples.pass(0..samples.records(), progress, |k| *counts.entry(mask(k)).or_default() += 1);
+            (Vec::new(), counts, total)
+        }
+    };
+    let (processes, threads) =
+        samples.keys(file, counts.keys().chain(symbol_groups.iter().map(|(_, k, _)| k)), by_process, by_thread);
+    let counted = Counted { records: samples.records(), total, counts, modules, processes, threads };
     let mut raw: Vec<(&RawKey, &u64)> = counted.counts.iter().collect();
     // Symbolize in address order: the warnings come out in a stable order.
     // The keys are distinct, so an unstable sort gives the one order.
@@ -349,32 +662,15 @@ pub fn report(
     // shared name pointers), and a group's key, with its strings, is built
     // once from one of its addresses. Equal keys of different identities
     // (two symbols of one name, say) are merged after.
-    let names = module_name_ids(&counted.modules);
     let mut cheap: HashMap<Vec<PartId>, Group> = HashMap::new();
-    // Grouped by function only (with process, thread, module): an address
-    // whose function the symbol table has needs no per-address result, only
-    // its symbol; the group's result is made once, from its first address.
-    let by_symbol = by.contains(&By::Function) && !by.iter().any(|b| matches!(b, By::Line | By::Address));
-    let mut symbol_groups: IdMap<SymbolGroup, Group> = IdMap::default();
     for (k, &n) in raw {
-        if by_symbol {
-            if let Some(sym) = syms.as_mut().and_then(|f| f.function_symbol(k.module, k.pc, warn)) {
-                match symbol_groups.get_mut(&SymbolGroup::of(by, k, sym, &names)) {
-                    Some(group) => group.0 += n,
-                    None => {
-                        let s = syms.as_mut().map(|f| f.symbolize(k.module, k.pc, warn));
-                        symbol_groups.insert(SymbolGroup::of(by, k, sym, &names), (n, *k, s));
-                    }
-                }
-                continue;
-            }
-        }
         let s = syms.as_mut().map(|f| f.symbolize(k.module, k.pc, warn));
         let id: Vec<PartId> = by.iter().map(|b| part_id(*b, k, s.as_deref().unwrap_or(&placeholder), &names)).collect();
         cheap.entry(id).or_insert_with(|| (0, *k, s)).0 += n;
     }
-    let mut groups: HashMap<Key, u64> = HashMap::with_capacity(cheap.len());
-    for (n, k, s) in cheap.into_values().chain(symbol_groups.into_values()) {
+    let mut groups: IdMap<Key, u64> = IdMap::default();
+    groups.reserve(cheap.len() + symbol_groups.len());
+    for (n, k, s) in cheap.into_values() {
         let s = s.as_deref().unwrap_or(&placeholder);
         let key = match by {
             [one] => part(*one, &k, s, &counted),
@@ -382,11 +678,29 @@ pub fn report(
         };
         *groups.entry(key).or_default() += n;
     }
+    if let Some(syms) = &syms {
+        for (symbol, k, n) in symbol_groups {
+            let name = syms.symbol_name(symbol);
+            let part = |b: By| match b {
+                By::Function => Key::Function {
+                    module: k.module.and_then(|m| counted.modules.get(m as usize)).and_then(module_name),
+                    name: name.as_deref().map(str::to_owned),
+                    unknown: None,
+                },
+                b => part(b, &k, &placeholder, &counted),
+            };
+            let key = match by {
+                [one] => part(*one),
+                many => Key::Combined { parts: many.iter().map(|b| part(*b)).collect() },
+            };
+            *groups.entry(key).or_default() += n;
+        }
+    }
     let mut rows: Vec<Row> = groups
         .into_iter()
         .map(|(key, samples)| Row { key, samples, percent: percent(samples, counted.total), task: None })
         .collect();
-    rows.sort_by_cached_key(|r| (std::cmp::Reverse(r.samples), r.key.to_string()));
+    sort_rows(&mut rows);
     if let Some(k) = opts.top {
         rows.truncate(k);
     }
@@ -402,4 +716,49 @@ pub fn report(
         rows,
         totals: Vec::new(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn row(key: Key, samples: u64) -> Row {
+        Row { key, samples, percent: 0.0, task: None }
+    }
+
+    proptest! {
+        /// The same order as a stable sort by (most samples, printed key):
+        /// names sharing 8-byte prefixes, NUL bytes, equal names, and keys
+        /// that are not functions.
+        #[test]
+        fn rows_sort_like_a_stable_sort_by_samples_and_label(
+            spec in proptest::collection::vec((0u64..4, 0usize..8, any::<bool>(), 0u8..3), 0..60)
+        ) {
+            let names = ["", "a", "abcdefgh", "abcdefghi", "abcdefgh\0", "abcdefgz", "b\0", "b"];
+            let rows: Vec<Row> = spec
+                .iter()
+                .enumerate()
+                .map(|(i, &(samples, name, function, module))| {
+                    let key = if function {
+                        Key::Function {
+                            module: Some(format!("m{module}")),
+                            name: Some(names[name].to_owned()),
+                            unknown: None,
+                        }
+                    } else {
+                        Key::Process { index: i as u64, pid: name as u32, name: Some(names[name].to_owned()) }
+                    };
+                    row(key, samples)
+                })
+                .collect();
+            let mut want: Vec<(u64, Key)> = rows.iter().map(|r| (r.samples, r.key.clone())).collect();
+            want.sort_by_cached_key(|(n, k)| (std::cmp::Reverse(*n), k.to_string()));
+            let mut got = rows;
+            sort_rows(&mut got);
+            let got: Vec<(u64, Key)> = got.into_iter().map(|r| (r.samples, r.key)).collect();
+            prop_assert_eq!(got, want);
+        }
+    }
 }

@@ -258,6 +258,17 @@ pub enum Key {
     },
 }
 
+impl Key {
+    /// What a key that prints as one string it holds (a function's name or
+    /// why it is unknown) prints, without formatting.
+    pub(crate) fn printed_str(&self) -> Option<&str> {
+        match self {
+            Key::Function { name, unknown, .. } => Some(name.as_deref().or(unknown.as_deref()).unwrap_or("?")),
+            _ => None,
+        }
+    }
+}
+
 impl fmt::Display for Key {
     /// The label of the table.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -285,7 +296,7 @@ impl fmt::Display for Key {
             Key::Task { index, .. } => write!(f, "task {index}"),
             Key::Core { core } => write!(f, "core {core}"),
             Key::Unbound => f.write_str("?"),
-            Key::Function { name, unknown, .. } => f.write_str(name.as_deref().or(unknown.as_deref()).unwrap_or("?")),
+            Key::Function { .. } => f.write_str(self.printed_str().unwrap_or("?")),
             Key::Line { file: None, unknown, .. } => f.write_str(unknown.as_deref().unwrap_or("?")),
             Key::Line { file: Some(file), line, function, .. } => {
                 f.write_str(file)?;

@@ -1,0 +1,72 @@
+//! [`FunctionIndex`]: a read-only snapshot of the symbol tables of some
+//! modules of a [`crate::Symbolizer`], shared by threads that each count a
+//! part of a profile per function. Holds tables and mappings only: no
+//! DWARF, no results, nothing found or parsed after the snapshot.
+
+use std::sync::Arc;
+
+use crate::elf::Layout;
+use crate::mapping::Mapping;
+use crate::recent::RecentSymbols;
+use crate::symbolizer::{ModuleId, SymbolRef};
+use crate::symtab::SymbolTable;
+
+/// What [`FunctionIndex::function_symbol`] says of an address.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IndexedSymbol {
+    /// The function symbol holding the address: the same [`SymbolRef`] as
+    /// [`crate::Symbolizer::function_symbol`] gives.
+    Found(SymbolRef),
+    /// Where `Symbolizer::function_symbol` gives `None`: no symbol-table
+    /// function (ask `Symbolizer::symbolize` why).
+    NoSymbol,
+    /// The module was not in the snapshot: ask the symbolizer.
+    NotIndexed,
+}
+
+pub(crate) struct IndexedFile {
+    pub(crate) layout: Layout,
+    pub(crate) table: Arc<SymbolTable>,
+    pub(crate) first_ordinal: u32,
+}
+
+pub(crate) enum IndexedModule {
+    NotIndexed,
+    /// The kernel, or a file that could not be used or has no symbols.
+    NoSymbols,
+    User {
+        file: u32,
+        mapping: Mapping,
+    },
+}
+
+/// The function-symbol lookups of [`crate::Symbolizer::function_symbol`]
+/// for the modules given to [`crate::Symbolizer::function_index`], without
+/// the symbolizer: it is `Sync`, so several threads can look up at once,
+/// each with its own [`RecentSymbols`].
+pub struct FunctionIndex {
+    pub(crate) modules: Vec<IndexedModule>,
+    /// Per file number of the symbolizer; `None` for files not indexed.
+    pub(crate) files: Vec<Option<IndexedFile>>,
+}
+
+impl FunctionIndex {
+    /// The function symbol holding address `pc` of module `id`.
+    pub fn function_symbol(&self, id: ModuleId, pc: u64, recent: &mut RecentSymbols) -> IndexedSymbol {
+        let (file, mapping) = match self.modules.get(id.index()) {
+            Some(IndexedModule::User { file, mapping }) => (*file, mapping),
+            Some(IndexedModule::NoSymbols) => return IndexedSymbol::NoSymbol,
+            Some(IndexedModule::NotIndexed) | None => return IndexedSymbol::NotIndexed,
+        };
+        let Some(Some(f)) = self.files.get(file as usize) else { return IndexedSymbol::NoSymbol };
+        let Some(vaddr) = mapping.to_vaddr(pc, &f.layout) else { return IndexedSymbol::NoSymbol };
+        if let Some(ordinal) = recent.get(file, vaddr) {
+            return IndexedSymbol::Found(SymbolRef::from_ordinal(ordinal));
+        }
+        let Some((index, range)) = f.table.lookup_range(vaddr) else { return IndexedSymbol::NoSymbol };
+        // The table's length fitted in the ordinals when the file got its first.
+        let ordinal = f.first_ordinal + index as u32;
+        recent.put(file, vaddr, range, ordinal);
+        IndexedSymbol::Found(SymbolRef::from_ordinal(ordinal))
+    }
+}
