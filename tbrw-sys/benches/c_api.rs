@@ -69,9 +69,17 @@ fn workload(exe: &Path, dir: &Path, samples: u64, modules: u32, processes: u32) 
             base.0 / lib.0
         );
     };
+    // Each write starts with no dirty pages of an earlier one left to
+    // write out: they would slow whichever came next.
+    let clean = || {
+        let _ = Command::new("sync").status();
+    };
+    clean();
     let wc = phase(exe, &["write-c", f, &n, &m, &p]);
+    clean();
     let wl = phase(exe, &["write-lib", f, &n, &m, &p]);
     row("write", wc, wl);
+    clean();
     let ws = phase(exe, &["write-c-sync", f, &n, &m, &p]);
     row("write+sync", ws, wl);
     // Warm the page cache for both readers alike.
