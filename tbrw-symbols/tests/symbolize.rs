@@ -10,7 +10,8 @@ use std::sync::Arc;
 
 use common::{build, build_id, have, is_exec, loads, run, symbol, CALL_LINE, INNER_LINE};
 use tbrw_symbols::{
-    BuildId, Config, KernelSymbols, Mapping, ModuleSpec, SymbolSource, Symbolized, Symbolizer, Unknown,
+    BuildId, Config, IndexedSymbol, KernelSymbols, Mapping, ModuleSpec, RecentSymbols, SymbolRef, SymbolSource,
+    Symbolized, Symbolizer, Unknown,
 };
 
 const PAGE: u64 = 4096;
@@ -423,4 +424,46 @@ fn this_process() {
     // Cached: the same result object.
     assert!(Arc::ptr_eq(&s, &sym.symbolize(id, pc)));
     assert_eq!(sym.cached(), 1);
+}
+
+/// `function_symbol`, a `FunctionIndex` snapshot (from another thread) and
+/// `symbol_name` agree on every address of a PIE and a shared library
+/// mapped in two modules each, and name the functions `symbolize` names.
+#[test]
+fn function_index_agrees_with_the_symbolizer() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(pie) = build(dir.path(), "pie", &["-fPIE", "-pie"]) else { return };
+    let Some(lib) = build(dir.path(), "lib.so", &["-shared", "-fPIC"]) else { return };
+    let mut s = Symbolizer::new(config());
+    let mut ids = Vec::new();
+    for (i, path) in [&pie, &lib, &pie, &lib].into_iter().enumerate() {
+        let base = 0x7f00_0000_0000 + i as u64 * 0x100_0000;
+        ids.push((s.add_module(ModuleSpec::new(path.to_str().unwrap(), Mapping::LoadBase { load_base: base })), base));
+    }
+    let (work, size) = symbol(&pie, "work");
+    let pcs: Vec<(usize, u64)> = (0..ids.len()).flat_map(|m| (0..size + 64).map(move |o| (m, work - 32 + o))).collect();
+    let direct: Vec<Option<SymbolRef>> = pcs.iter().map(|&(m, v)| s.function_symbol(ids[m].0, ids[m].1 + v)).collect();
+    assert!(direct.iter().any(Option::is_some));
+    let index = s.function_index(ids.iter().map(|(id, _)| *id).take(3));
+    let indexed: Vec<IndexedSymbol> = std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                let mut recent = RecentSymbols::default();
+                pcs.iter().map(|&(m, v)| index.function_symbol(ids[m].0, ids[m].1 + v, &mut recent)).collect()
+            })
+            .join()
+            .unwrap()
+    });
+    for (((m, v), d), i) in pcs.iter().zip(&direct).zip(&indexed) {
+        let want = match (m, d) {
+            (3, _) => IndexedSymbol::NotIndexed,
+            (_, Some(d)) => IndexedSymbol::Found(*d),
+            (_, None) => IndexedSymbol::NoSymbol,
+        };
+        assert_eq!(*i, want, "module {m}, vaddr {v:#x}");
+        let named = s.symbolize(ids[*m].0, ids[*m].1 + v).function.clone();
+        assert_eq!(d.and_then(|d| s.symbol_name(d)), named, "module {m}, vaddr {v:#x}");
+    }
+    // The same file in two modules: the same symbols.
+    assert_eq!(direct[..pcs.len() / 4], direct[pcs.len() / 2..3 * pcs.len() / 4]);
 }
