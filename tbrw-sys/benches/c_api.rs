@@ -69,17 +69,23 @@ fn workload(exe: &Path, dir: &Path, samples: u64, modules: u32, processes: u32) 
             base.0 / lib.0
         );
     };
-    // Each write starts with no dirty pages of an earlier one left to
-    // write out: they would slow whichever came next.
-    let clean = || {
+    // Each write makes a new file, with no dirty pages of an earlier one
+    // left to write out and no earlier file to replace: freeing the pages
+    // of a replaced 500 MB file, some still being written out, costs the
+    // next writer as much as its own write.
+    let clean = |tb5: bool| {
+        if tb5 {
+            let _ = std::fs::remove_file(&file);
+        }
+        let _ = std::fs::remove_file(format!("{f}.raw"));
         let _ = Command::new("sync").status();
     };
-    clean();
+    clean(true);
     let wc = phase(exe, &["write-c", f, &n, &m, &p]);
-    clean();
+    clean(true);
     let wl = phase(exe, &["write-lib", f, &n, &m, &p]);
     row("write", wc, wl);
-    clean();
+    clean(false);
     let ws = phase(exe, &["write-c-sync", f, &n, &m, &p]);
     row("write+sync", ws, wl);
     // Warm the page cache for both readers alike.
