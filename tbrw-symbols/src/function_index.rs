@@ -9,7 +9,7 @@ use crate::elf::Layout;
 use crate::mapping::Mapping;
 use crate::recent::RecentSymbols;
 use crate::symbolizer::{ModuleId, SymbolRef};
-use crate::symtab::SymbolTable;
+use crate::symtab::{Jump, SymbolTable};
 
 /// What [`FunctionIndex::function_symbol`] says of an address.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,8 +27,14 @@ pub enum IndexedSymbol {
 pub(crate) struct IndexedFile {
     pub(crate) layout: Layout,
     pub(crate) table: Arc<SymbolTable>,
+    /// For tables whose span has at most [`JUMP_GRANULES`] granules.
+    pub(crate) jump: Option<Jump>,
     pub(crate) first_ordinal: u32,
 }
+
+/// Files whose code spans more (128 MiB) are searched through the recent
+/// ranges and the binary search: their jump table would take 16 MiB.
+pub(crate) const JUMP_GRANULES: u64 = 1 << 22;
 
 pub(crate) enum IndexedModule {
     NotIndexed,
@@ -60,6 +66,13 @@ impl FunctionIndex {
         };
         let Some(Some(f)) = self.files.get(file as usize) else { return IndexedSymbol::NoSymbol };
         let Some(vaddr) = mapping.to_vaddr(pc, &f.layout) else { return IndexedSymbol::NoSymbol };
+        if let Some(jump) = &f.jump {
+            // A step or two from the granule's entry: no cache needed.
+            return match f.table.lookup_range_jump(jump, vaddr) {
+                Some((index, _)) => IndexedSymbol::Found(SymbolRef::from_ordinal(f.first_ordinal + index as u32)),
+                None => IndexedSymbol::NoSymbol,
+            };
+        }
         if let Some(ordinal) = recent.get(file, vaddr) {
             return IndexedSymbol::Found(SymbolRef::from_ordinal(ordinal));
         }

@@ -11,7 +11,7 @@ use crate::dwarf::Dwarf;
 use crate::elf::{BuildId, ElfFile};
 use crate::find::{locate, Located};
 use crate::frame::{Symbolized, Unknown};
-use crate::function_index::{FunctionIndex, IndexedFile, IndexedModule};
+use crate::function_index::{FunctionIndex, IndexedFile, IndexedModule, JUMP_GRANULES};
 use crate::kallsyms::Kallsyms;
 use crate::mapping::Mapping;
 use crate::recent::RecentSymbols;
@@ -424,6 +424,7 @@ impl Symbolizer {
                             index.files[file as usize].get_or_insert_with(|| IndexedFile {
                                 layout: loaded.main.layout.clone(),
                                 table: table.clone(),
+                                jump: table.jump(JUMP_GRANULES),
                                 first_ordinal,
                             });
                             true

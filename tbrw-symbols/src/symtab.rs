@@ -31,6 +31,18 @@ pub(crate) struct SymbolTable {
     names: Vec<OnceLock<Arc<str>>>,
 }
 
+/// Bytes of code per entry of a [`Jump`] table.
+const JUMP_GRANULE: u64 = 32;
+
+/// Per 32-byte granule of a symbol table's address span, how many symbols
+/// start at or below the granule's first byte: a lookup starts there and
+/// steps over the few symbols that start inside the granule, instead of
+/// searching the whole table (a chain of cache misses on large tables).
+pub(crate) struct Jump {
+    base: u64,
+    upto: Vec<u32>,
+}
+
 /// How far back a lookup walks past a sized symbol that does not cover the
 /// address, to find an enclosing one (nested or overlapping symbols, as in
 /// hand-written assembly). Bounded so a lookup stays O(log n).
@@ -118,12 +130,51 @@ impl SymbolTable {
     /// same last start at or below them, below the symbol's end, and above
     /// the end of every later-starting symbol the search passed over.
     pub(crate) fn lookup_range(&self, vaddr: u64) -> Option<(usize, std::ops::Range<u64>)> {
-        let upto = self.starts.partition_point(|&s| s <= vaddr);
+        self.lookup_range_from(vaddr, self.starts.partition_point(|&s| s <= vaddr))
+    }
+
+    /// [`SymbolTable::lookup_range`] given `upto`, the number of symbols
+    /// starting at or below `vaddr`.
+    fn lookup_range_from(&self, vaddr: u64, upto: usize) -> Option<(usize, std::ops::Range<u64>)> {
         let i = (upto.saturating_sub(OVERLAP_WALK)..upto).rev().find(|&i| vaddr < self.ends[i])?;
         let passed = self.ends[i + 1..upto].iter().copied().max().unwrap_or(0);
         let lo = self.starts[upto - 1].max(passed);
         let hi = self.starts.get(upto).copied().unwrap_or(u64::MAX).min(self.ends[i]);
         Some((i, lo..hi))
+    }
+
+    /// A [`Jump`] table over the table's address span, when that span has
+    /// at most `max_granules` granules.
+    pub(crate) fn jump(&self, max_granules: u64) -> Option<Jump> {
+        let base = *self.starts.first()? & !(JUMP_GRANULE - 1);
+        let end = self.ends.iter().copied().max()?;
+        let granules = (end - base).div_ceil(JUMP_GRANULE);
+        if granules > max_granules {
+            return None;
+        }
+        let mut upto = Vec::with_capacity(granules as usize);
+        let mut i = 0usize;
+        for g in 0..granules {
+            let at = base + g * JUMP_GRANULE;
+            while i < self.starts.len() && self.starts[i] <= at {
+                i += 1;
+            }
+            upto.push(u32::try_from(i).ok()?);
+        }
+        Some(Jump { base, upto })
+    }
+
+    /// [`SymbolTable::lookup_range`] through `jump` (made by this table's
+    /// [`SymbolTable::jump`]): the binary search becomes a step or two
+    /// from the granule's first symbol.
+    pub(crate) fn lookup_range_jump(&self, jump: &Jump, vaddr: u64) -> Option<(usize, std::ops::Range<u64>)> {
+        let g = vaddr.checked_sub(jump.base)? / JUMP_GRANULE;
+        let Some(&first) = jump.upto.get(usize::try_from(g).ok()?) else { return self.lookup_range(vaddr) };
+        let mut upto = first as usize;
+        while upto < self.starts.len() && self.starts[upto] <= vaddr {
+            upto += 1;
+        }
+        self.lookup_range_from(vaddr, upto)
     }
 
     /// The (demangled when asked) name of symbol `index`.
@@ -171,5 +222,16 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_jump_table_finds_what_the_search_finds() {
+        let t = table(&[(10, 20), (20, 60), (25, 30), (40, 45), (50, 70), (80, 81), (90, 200), (100, 101), (130, 131)]);
+        let jump = t.jump(1 << 20).unwrap();
+        for v in 0..300 {
+            assert_eq!(t.lookup_range_jump(&jump, v), t.lookup_range(v), "{v}");
+        }
+        assert!(t.jump(2).is_none(), "a span over the limit has no table");
+        assert!(table(&[]).jump(1 << 20).is_none());
     }
 }
