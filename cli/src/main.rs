@@ -87,6 +87,14 @@ enum Command {
         #[command(flatten)]
         symbols: SymbolArgs,
     },
+    /// Stores the functions the samples hit in the TB5 file, so that reports by
+    /// function still name them where the modules' files are missing.
+    Symbolize {
+        /// The TB5 file (changed in place, as `tbrw bind` does).
+        file: PathBuf,
+        #[command(flatten)]
+        symbols: SymbolArgs,
+    },
     /// Imports another collector's data into a new TB5 file.
     #[command(subcommand)]
     Import(Import),
@@ -434,6 +442,12 @@ fn run(cli: Cli) -> Result<Outcome, CliError> {
             let bar = spinner("annotating");
             after_bar(&bar, &mut out, |o, e| {
                 commands::annotate(&file, &opts, &function, &symbols.options(), json, o, e).map(|()| Outcome::Success)
+            })
+        }
+        Command::Symbolize { file, symbols } => {
+            let bar = spinner("symbolizing");
+            after_bar(&bar, &mut out, |o, e| {
+                tbrw_cli::symbolize::command(&file, &symbols.options(), o, e).map(|()| Outcome::Success)
             })
         }
         Command::Import(Import::Sampler { profile, output, force, pid, hostname, layout, volts }) => import_sampler(

@@ -129,6 +129,9 @@ pub fn mapping_rule(module: &Module, note: Option<&ModuleNote>, sampler_import: 
 /// The symbolizer for one TB5 file's module table, with the warnings it owes.
 pub struct FileSymbols {
     symbolizer: Symbolizer,
+    /// Why the file's stored symbols could not be used, said with the
+    /// first warning there is room for.
+    stored_problem: Option<String>,
     /// Per module record: its symbolizer id and the label to warn with.
     modules: Vec<(ModuleId, String)>,
     /// Labels already checked, so that a file mapped in many processes
@@ -173,7 +176,19 @@ impl FileSymbols {
             })
             .collect();
         let warned = vec![false; modules.len()];
-        Ok(FileSymbols { symbolizer, modules, checked: HashSet::new(), warned })
+        // Symbols `tbrw symbolize` stored stand in for files missing here.
+        let stored_problem = match file.stored_symbols() {
+            Ok(None) => None,
+            Ok(Some(bytes)) => match tbrw_symbols::stored::decode(bytes) {
+                Ok(files) => {
+                    symbolizer.add_stored(files);
+                    None
+                }
+                Err(why) => Some(format!("{}: stored symbols: {why}", file.path().display())),
+            },
+            Err(e) => Some(e.to_string()),
+        };
+        Ok(FileSymbols { symbolizer, stored_problem, modules, checked: HashSet::new(), warned })
     }
 
     /// Symbolizes `pc` of module record `module` (`None`: no module covers
@@ -212,6 +227,12 @@ impl FileSymbols {
         ModuleFunctions { index: self.symbolizer.function_index(wanted), ids }
     }
 
+    /// What `tbrw symbolize` stores for `symbols` (see
+    /// [`Symbolizer::stored_files`]).
+    pub fn stored_files(&self, symbols: impl IntoIterator<Item = SymbolRef>) -> Vec<tbrw_symbols::stored::StoredFile> {
+        self.symbolizer.stored_files(symbols)
+    }
+
     /// The name of a symbol [`FileSymbols::function_symbol`] or a
     /// [`ModuleFunctions`] gave.
     pub fn symbol_name(&self, symbol: SymbolRef) -> Option<Arc<str>> {
@@ -219,6 +240,9 @@ impl FileSymbols {
     }
 
     fn module_id(&mut self, module: Option<u64>, warn: &mut dyn Write) -> Option<ModuleId> {
+        if let Some(why) = self.stored_problem.take() {
+            let _ = writeln!(warn, "tbrw: warning: {why}; they are not used");
+        }
         let i = usize::try_from(module?).ok()?;
         let (id, label) = self.modules.get(i)?;
         if !self.warned[i] {

@@ -489,3 +489,46 @@ fn function_counts_in_parts_equal_one_pass() {
         }
     }
 }
+
+/// `tbrw symbolize` stores the functions the samples hit: with the program
+/// gone, reports by function still name them (and say lines are unknown);
+/// stored symbols that cannot be read are a warning, not a failure.
+#[test]
+fn symbolize_stores_names_that_outlive_the_binary() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(built) = build(dir.path()) else { return };
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let prog = bin.join("prog");
+    std::fs::copy(&built, &prog).unwrap();
+    let base = 0x5600_0000_0000u64;
+    let mut samples: Vec<(u32, u64)> = designed(&prog).iter().map(|v| (1, base + v)).collect();
+    samples.push((1, 0x10));
+    let tb5 = dir.path().join("s.tb5");
+    write_tb5(&tb5, &[module(1, s(&prog), base, 0x5000, true)], &samples, None);
+    let before = json(&["report", s(&tb5), "--by", "function", "--json"]).0;
+
+    let (out, err) = ok(&["symbolize", s(&tb5)]);
+    assert_eq!(err, "");
+    assert!(out.contains("stored 2 functions of 1 files, naming 1000 of 1001 samples"), "{out}");
+    ok(&["verify", s(&tb5)]);
+    std::fs::remove_file(&prog).unwrap();
+    let (after, err) = json(&["report", s(&tb5), "--by", "function", "--json"]);
+    assert_eq!(err, "", "no warning: the stored symbols stand in for the program");
+    assert_eq!(rows(&after), rows(&before));
+    let (lines, _) = json(&["report", s(&tb5), "--by", "line", "--json"]);
+    let spin_a = rows(&lines).into_iter().find(|(k, _)| k["function"] == "spin_a").expect("spin_a by line");
+    assert_eq!(spin_a.1, 750);
+    assert!(spin_a.0["file"].is_null(), "{:?}", spin_a.0);
+    // Symbolized again without the program: the stored names are kept.
+    ok(&["symbolize", s(&tb5)]);
+    assert_eq!(rows(&json(&["report", s(&tb5), "--by", "function", "--json"]).0), rows(&before));
+
+    // Unreadable stored symbols: one warning, the report still prints.
+    let mut w = Tb5Writer::append(&tb5).unwrap();
+    w.store_symbols(b"not stored symbols").unwrap();
+    w.close().unwrap();
+    let (v, err) = json(&["report", s(&tb5), "--by", "function", "--json"]);
+    assert!(err.contains("stored symbols: line 1") && err.contains("file not found"), "{err}");
+    assert!(rows(&v).iter().all(|(k, _)| k["name"].is_null()), "{v}");
+}

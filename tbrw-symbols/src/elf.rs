@@ -175,6 +175,20 @@ pub(crate) struct ElfFile {
 }
 
 impl ElfFile {
+    /// A file known only from symbols stored with a profile: its layout,
+    /// no bytes. Its path says so.
+    pub(crate) fn stored(label: &str, layout: Layout, build_id: Option<BuildId>) -> ElfFile {
+        ElfFile {
+            path: Arc::from(Path::new(&format!("{label} (stored symbols)"))),
+            bytes: Bytes::owned(Vec::new()),
+            build_id,
+            debuglink: None,
+            layout,
+            has_dwarf: false,
+            has_symtab: true,
+        }
+    }
+
     /// Opens, maps and checks `path`.
     pub(crate) fn open(path: &Path) -> Result<ElfFile, OpenError> {
         let meta = match std::fs::metadata(path) {

@@ -91,6 +91,7 @@ mod function_index;
 mod kallsyms;
 mod mapping;
 mod recent;
+pub mod stored;
 mod symbolizer;
 mod symtab;
 

@@ -15,6 +15,7 @@ use crate::function_index::{FunctionIndex, IndexedFile, IndexedModule, JUMP_GRAN
 use crate::kallsyms::Kallsyms;
 use crate::mapping::Mapping;
 use crate::recent::RecentSymbols;
+use crate::stored::{StoredFile, StoredSymbol};
 use crate::symtab::{SymbolSource, SymbolTable};
 
 /// Where kernel symbols come from.
@@ -216,7 +217,13 @@ pub struct Symbolizer {
     ordinals: u32,
     /// The files given ordinals, in the order given (so by first ordinal).
     ordinal_files: Vec<u32>,
+    /// Symbols stored with the profile, standing in for files that cannot
+    /// be used here ([`Symbolizer::add_stored`]).
+    stored: StoredFiles,
 }
+
+/// Stored symbols by the (label, build id) a module spec names a file by.
+type StoredFiles = HashMap<(String, Option<BuildId>), StoredFile>;
 
 impl Symbolizer {
     /// A symbolizer with no modules yet.
@@ -232,6 +239,7 @@ impl Symbolizer {
             recent: RecentSymbols::default(),
             ordinals: 0,
             ordinal_files: Vec::new(),
+            stored: HashMap::new(),
         }
     }
 
@@ -337,8 +345,9 @@ impl Symbolizer {
             Slot::User { file, mapping } => (file, mapping),
         };
         let config = &self.config;
+        let stored = &self.stored;
         let slot = &mut self.files[file as usize];
-        let loaded = match slot.state.get_or_insert_with(|| load(&slot.label, slot.build_id.as_ref(), config)) {
+        let loaded = match slot.state.get_or_insert_with(|| load(&slot.label, slot.build_id.as_ref(), config, stored)) {
             Ok(l) => l,
             Err(failed) => return failed.clone(),
         };
@@ -365,9 +374,13 @@ impl Symbolizer {
         let Slot::User { file, mapping } = self.modules[id.0 as usize] else { return None };
         // Fields, not `self.load`: `recent` is used beside the file.
         let config = &self.config;
+        let stored = &self.stored;
         let slot = &mut self.files[file as usize];
-        let loaded =
-            slot.state.get_or_insert_with(|| load(&slot.label, slot.build_id.as_ref(), config)).as_ref().ok()?;
+        let loaded = slot
+            .state
+            .get_or_insert_with(|| load(&slot.label, slot.build_id.as_ref(), config, stored))
+            .as_ref()
+            .ok()?;
         let vaddr = mapping.to_vaddr(pc, &loaded.main.layout)?;
         if let Some(ordinal) = self.recent.get(file, vaddr) {
             return Some(SymbolRef(ordinal));
@@ -378,6 +391,49 @@ impl Symbolizer {
         let ordinal = first + u32::try_from(index).ok()?;
         self.recent.put(file, vaddr, range, ordinal);
         Some(SymbolRef(ordinal))
+    }
+
+    /// Symbols stored with the profile (`tbrw symbolize`): each stands in
+    /// for the file of its label and build id when that file cannot be
+    /// found or used here. Give them before the first lookup.
+    pub fn add_stored(&mut self, files: impl IntoIterator<Item = StoredFile>) {
+        for f in files {
+            self.stored.insert((f.label.clone(), f.build_id.clone()), f);
+        }
+    }
+
+    /// What [`Symbolizer::add_stored`] takes back for `symbols` (ones this
+    /// symbolizer gave): per file, its label and build id as the modules
+    /// named it, its layout, and those symbols, files and symbols in the
+    /// order first given.
+    pub fn stored_files(&self, symbols: impl IntoIterator<Item = SymbolRef>) -> Vec<StoredFile> {
+        let mut wanted: Vec<u32> = symbols.into_iter().map(|s| s.0).collect();
+        wanted.sort_unstable();
+        wanted.dedup();
+        let mut out: Vec<StoredFile> = Vec::new();
+        let mut current = None;
+        for ordinal in wanted {
+            let at = self.ordinal_files.partition_point(|&f| self.files[f as usize].first_ordinal <= Some(ordinal));
+            let Some(&file) = at.checked_sub(1).and_then(|i| self.ordinal_files.get(i)) else { continue };
+            let slot = &self.files[file as usize];
+            let Some(Ok(loaded)) = &slot.state else { continue };
+            let Some((table, _, _)) = &loaded.symtab else { continue };
+            let Some(first) = slot.first_ordinal else { continue };
+            let Some((start, end, name)) = table.entry((ordinal - first) as usize) else { continue };
+            if current != Some(file) {
+                current = Some(file);
+                out.push(StoredFile {
+                    label: slot.label.to_string(),
+                    build_id: slot.build_id.clone(),
+                    layout: loaded.main.layout.clone(),
+                    symbols: Vec::new(),
+                });
+            }
+            if let Some(f) = out.last_mut() {
+                f.symbols.push(StoredSymbol { start, end, name: name.to_owned() });
+            }
+        }
+        out
     }
 
     /// The name of a symbol [`Symbolizer::function_symbol`] (or a
@@ -394,7 +450,7 @@ impl Symbolizer {
 
     /// Finds and parses the files of `modules` not read yet, and snapshots
     /// their symbol tables for lookups from several threads. Other
-    /// modules' addresses are [`IndexedSymbol::NotIndexed`] there.
+    /// modules' addresses are [`crate::IndexedSymbol::NotIndexed`] there.
     ///
     /// # Panics
     /// When an id comes from another symbolizer with more modules.
@@ -409,8 +465,9 @@ impl Symbolizer {
                 continue;
             };
             let config = &self.config;
+            let stored = &self.stored;
             let slot = &mut self.files[file as usize];
-            let state = slot.state.get_or_insert_with(|| load(&slot.label, slot.build_id.as_ref(), config));
+            let state = slot.state.get_or_insert_with(|| load(&slot.label, slot.build_id.as_ref(), config, stored));
             let usable = match state.as_ref().ok().and_then(|l| Some((l, l.symtab.as_ref()?))) {
                 Some((loaded, (table, _, _))) => {
                     match first_ordinal(
@@ -442,8 +499,9 @@ impl Symbolizer {
 
     fn load(&mut self, file: u32) -> &Result<Loaded, Arc<Symbolized>> {
         let config = &self.config;
+        let stored = &self.stored;
         let slot = &mut self.files[file as usize];
-        slot.state.get_or_insert_with(|| load(&slot.label, slot.build_id.as_ref(), config))
+        slot.state.get_or_insert_with(|| load(&slot.label, slot.build_id.as_ref(), config, stored))
     }
 
     fn load_kernel(&mut self) -> &KernelSlot {
@@ -511,9 +569,21 @@ fn first_ordinal(
 }
 
 /// Finds and parses one file: its symbol table now, its DWARF on first use.
-fn load(label: &Arc<str>, build_id: Option<&BuildId>, config: &Config) -> Result<Loaded, Arc<Symbolized>> {
-    let Located { main, debug } =
-        locate(label, build_id, config).map_err(|why| Arc::new(Symbolized::missing(Some(label.clone()), None, why)))?;
+fn load(
+    label: &Arc<str>,
+    build_id: Option<&BuildId>,
+    config: &Config,
+    stored: &StoredFiles,
+) -> Result<Loaded, Arc<Symbolized>> {
+    let Located { main, debug } = match locate(label, build_id, config) {
+        Ok(found) => found,
+        // The file cannot be used here: the symbols stored with the profile
+        // for this (label, build id) stand in for it.
+        Err(why) => match stored.get(&(label.to_string(), build_id.cloned())) {
+            Some(f) => return Ok(Loaded::stored(label, f)),
+            None => return Err(Arc::new(Symbolized::missing(Some(label.clone()), None, why))),
+        },
+    };
     // The fullest table first: a debug file's `.symtab`, the file's own, and
     // only then the exported `.dynsym` of a stripped file.
     let mut symtab = None;
@@ -533,6 +603,16 @@ fn load(label: &Arc<str>, build_id: Option<&BuildId>, config: &Config) -> Result
 }
 
 impl Loaded {
+    /// A file known from its stored symbols only (no DWARF).
+    fn stored(label: &Arc<str>, f: &StoredFile) -> Loaded {
+        let main = ElfFile::stored(label, f.layout.clone(), f.build_id.clone());
+        let path = main.path.clone();
+        let table = SymbolTable::from_stored(&f.symbols);
+        let outside = Arc::new(Symbolized::missing(Some(label.clone()), None, Unknown::OutsideSegments));
+        let symtab = (table.len() > 0).then(|| (Arc::new(table), SymbolSource::Stored, path));
+        Loaded { main, debug: None, symtab, dwarf: Some(None), outside }
+    }
+
     fn dwarf_file(&self) -> Option<&ElfFile> {
         self.debug.iter().chain(std::iter::once(&self.main)).find(|f| f.has_dwarf)
     }

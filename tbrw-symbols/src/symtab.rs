@@ -15,6 +15,9 @@ pub enum SymbolSource {
     Symtab,
     /// `.dynsym` (exported functions only: a stripped file).
     Dynsym,
+    /// The symbols stored with the profile (`tbrw symbolize`): the file
+    /// itself could not be used.
+    Stored,
 }
 
 /// Function symbols of one file, sorted by address, one per address. The
@@ -113,6 +116,25 @@ impl SymbolTable {
         }
         let names = (0..starts.len()).map(|_| OnceLock::new()).collect();
         SymbolTable { starts, ends, raw_names, names }
+    }
+
+    /// Function symbols stored with a profile ([`crate::stored`]), kept
+    /// as [`SymbolTable::from_object`] keeps a file's.
+    pub(crate) fn from_stored(symbols: &[crate::stored::StoredSymbol]) -> SymbolTable {
+        let mut sorted: Vec<&crate::stored::StoredSymbol> = symbols.iter().filter(|s| s.end > s.start).collect();
+        sorted.sort_by_key(|s| s.start);
+        sorted.dedup_by_key(|s| s.start);
+        SymbolTable {
+            starts: sorted.iter().map(|s| s.start).collect(),
+            ends: sorted.iter().map(|s| s.end).collect(),
+            raw_names: sorted.iter().map(|s| s.name.as_str().into()).collect(),
+            names: sorted.iter().map(|_| OnceLock::new()).collect(),
+        }
+    }
+
+    /// Symbol `index`: its start, end and name as the table spells it.
+    pub(crate) fn entry(&self, index: usize) -> Option<(u64, u64, &str)> {
+        Some((*self.starts.get(index)?, self.ends[index], &self.raw_names[index]))
     }
 
     /// Number of function symbols kept.

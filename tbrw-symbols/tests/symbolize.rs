@@ -467,3 +467,49 @@ fn function_index_agrees_with_the_symbolizer() {
     // The same file in two modules: the same symbols.
     assert_eq!(direct[..pcs.len() / 4], direct[pcs.len() / 2..3 * pcs.len() / 4]);
 }
+
+/// Symbols stored from a symbolizer that had the file name the same
+/// functions once the file is gone, and not when the file is there.
+#[test]
+fn stored_symbols_stand_in_for_a_missing_file() {
+    use tbrw_symbols::stored::{decode, encode};
+    let dir = tempfile::tempdir().unwrap();
+    let Some(pie) = build(dir.path(), "pie", &["-fPIE", "-pie"]) else { return };
+    let (work, size) = symbol(&pie, "work");
+    let (helper, _) = symbol(&pie, "helper");
+    let base = 0x7f00_0000_0000u64;
+    let spec = || ModuleSpec::new(pie.to_str().unwrap(), Mapping::LoadBase { load_base: base });
+    let mut s = Symbolizer::new(config());
+    let id = s.add_module(spec());
+    let pcs = [base + work, base + work + size - 1, base + helper];
+    let hit: Vec<SymbolRef> = pcs.iter().filter_map(|&pc| s.function_symbol(id, pc)).collect();
+    assert_eq!(hit.len(), 3);
+    let stored = decode(&encode(&s.stored_files(hit.iter().copied()))).unwrap();
+    assert_eq!(stored.len(), 1);
+    assert_eq!(stored[0].symbols.len(), 2, "work and helper, once each");
+
+    // The file is there: it is used (with its lines), not the stored symbols.
+    let mut there = Symbolizer::new(config());
+    there.add_stored(stored.clone());
+    let id = there.add_module(spec());
+    assert_eq!(there.module_info(id).unwrap().symbols, Some(SymbolSource::Symtab));
+    assert!(there.symbolize(id, base + work).file().is_some());
+
+    std::fs::remove_file(&pie).unwrap();
+    let mut gone = Symbolizer::new(config());
+    gone.add_stored(stored);
+    let id = gone.add_module(spec());
+    let info = gone.module_info(id).unwrap();
+    assert_eq!(info.symbols, Some(SymbolSource::Stored));
+    assert!(!info.dwarf);
+    for (pc, want, offset) in [(pcs[0], "work", 0), (pcs[1], "work", size - 1), (pcs[2], "helper", 0)] {
+        let r = gone.symbolize(id, pc);
+        assert_eq!(r.function.as_deref(), Some(want), "{r}");
+        assert_eq!(r.offset, Some(offset));
+        assert_eq!(r.file(), None, "no lines without the file");
+    }
+    // Without stored symbols the missing file is reported as such.
+    let mut none = Symbolizer::new(config());
+    let id = none.add_module(spec());
+    assert!(matches!(none.module_info(id), Err(Unknown::NotFound { .. })), "{:?}", none.module_info(id));
+}

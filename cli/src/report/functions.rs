@@ -582,6 +582,33 @@ pub fn report(
     report_in_parts(file, opts, by, symbols, warn, progress, parts)
 }
 
+/// The function symbols the samples of `stream` hit (the file's
+/// `modules`, looked up in `syms`; warnings on `warn`), counted on the
+/// bind's threads, with (samples, samples in those functions): what
+/// `tbrw symbolize` stores.
+pub fn symbols_hit(
+    file: &Tb5File,
+    stream: u32,
+    modules: &[Module],
+    syms: &mut FileSymbols,
+    warn: &mut dyn Write,
+) -> Result<(Vec<SymbolRef>, u64, u64), CliError> {
+    let opts = ReportOptions { stream, ..ReportOptions::default() };
+    let samples = Samples::new(file, &opts, modules)?;
+    let lookups = syms.function_index(&samples.modules_bound(modules.len()));
+    let names = module_name_ids(modules);
+    let parts = tbrw::bind::bind_threads().min(usize::try_from(samples.records().div_ceil(1 << 16)).unwrap_or(1));
+    let counted = count_by_symbol(&samples, &lookups, (&[By::Function], &names), &|k| k, parts, &mut |_| {});
+    let mut used: Vec<u64> = counted.modules_used().collect();
+    used.sort_unstable();
+    used.dedup();
+    for m in used {
+        syms.note_used(Some(m), warn);
+    }
+    let named = counted.total - counted.rest.values().sum::<u64>();
+    Ok((counted.groups().map(|(s, _, _)| s).collect(), counted.total, named))
+}
+
 /// [`report`] with a report by function's samples counted in `parts`
 /// parts on as many threads (the result is the same for any count).
 pub fn report_in_parts(

@@ -3,7 +3,8 @@
 //! The numbers (docs/FORMAT.md, "Directory"): global sections are
 //! `0x0001 + TBRW_SECTION_IDENTIFIER`, stream sections
 //! `0x0100 + TBRW_STREAM_SECTION_IDENTIFIER`, string blocks `0x0200`, bind
-//! sections `0x0300 + BindSection`. Only this file does that arithmetic.
+//! sections `0x0300 + BindSection`, the stored symbols `0x0400` (this
+//! project's: `tbrw symbolize`). Only this file does that arithmetic.
 
 use crate::model::section::{BindSection, GlobalSection, StreamSection};
 
@@ -11,6 +12,7 @@ const GLOBAL_BASE: u16 = 0x0001;
 const STREAM_BASE: u16 = 0x0100;
 const STRING_BLOCK: u16 = 0x0200;
 const BIND_BASE: u16 = 0x0300;
+const STORED_SYMBOLS: u16 = 0x0400;
 
 /// What a directory entry holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -19,6 +21,8 @@ pub(crate) enum SectionKind {
     Stream(StreamSection),
     StringBlock,
     Bind(BindSection),
+    /// The symbols `tbrw symbolize` stored (one per file, no stream).
+    StoredSymbols,
     /// A kind from a newer writer: skipped by readers.
     Unknown(u16),
 }
@@ -31,6 +35,7 @@ impl SectionKind {
             SectionKind::Stream(s) => STREAM_BASE + s as u16,
             SectionKind::StringBlock => STRING_BLOCK,
             SectionKind::Bind(b) => BIND_BASE + b as u16,
+            SectionKind::StoredSymbols => STORED_SYMBOLS,
             SectionKind::Unknown(k) => k,
         }
     }
@@ -45,6 +50,8 @@ impl SectionKind {
             SectionKind::Stream(*s)
         } else if code == STRING_BLOCK {
             SectionKind::StringBlock
+        } else if code == STORED_SYMBOLS {
+            SectionKind::StoredSymbols
         } else if let Some(b) = BindSection::ALL.get(nth(BIND_BASE)) {
             SectionKind::Bind(*b)
         } else {
@@ -62,6 +69,7 @@ mod tests {
         let mut all: Vec<SectionKind> = GlobalSection::ALL.into_iter().map(SectionKind::Global).collect();
         all.extend(StreamSection::ALL.map(SectionKind::Stream));
         all.push(SectionKind::StringBlock);
+        all.push(SectionKind::StoredSymbols);
         all.extend(BindSection::ALL.map(SectionKind::Bind));
         for k in all {
             assert_eq!(SectionKind::from_code(k.code()), k);
@@ -70,7 +78,8 @@ mod tests {
         assert_eq!(SectionKind::Stream(StreamSection::StreamInfo).code(), 0x0104);
         assert_eq!(SectionKind::Bind(BindSection::TidBinds).code(), 0x0304);
         assert_eq!(SectionKind::Bind(BindSection::PackedData).code(), 0x0305);
-        for unknown in [0x0000, 0x0007, 0x0105, 0x0201, 0x0306, 0xFFFF] {
+        assert_eq!(SectionKind::StoredSymbols.code(), 0x0400);
+        for unknown in [0x0000, 0x0007, 0x0105, 0x0201, 0x0306, 0x0401, 0xFFFF] {
             assert_eq!(SectionKind::from_code(unknown), SectionKind::Unknown(unknown));
         }
     }

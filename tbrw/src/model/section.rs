@@ -185,6 +185,8 @@ pub enum SectionRef {
     WholeStream(u32),
     /// A bind section of a stream.
     Bind(u32, BindSection),
+    /// The symbols `tbrw symbolize` stored.
+    StoredSymbols,
     /// A section kind this library does not know (from a newer writer).
     Unknown(u16),
 }
@@ -199,6 +201,7 @@ impl fmt::Display for SectionRef {
             SectionRef::Stream(n, s) => write!(f, "stream {n} {}", s.c_name()),
             SectionRef::WholeStream(n) => write!(f, "stream {n}"),
             SectionRef::Bind(n, b) => write!(f, "stream {n} {}", b.name()),
+            SectionRef::StoredSymbols => f.write_str("stored symbols"),
             SectionRef::Unknown(k) => write!(f, "unknown section kind {k:#x}"),
         }
     }

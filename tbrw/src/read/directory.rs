@@ -30,6 +30,7 @@ pub(crate) struct Directory {
     globals: Slots<6>,
     streams: Vec<Slots<5>>,
     binds: Vec<Slots<6>>,
+    stored_symbols: Option<usize>,
     /// In id order, without gaps.
     pub(crate) blocks: Vec<StringBlockLayout>,
     pub(crate) string_count: u64,
@@ -64,6 +65,7 @@ impl Directory {
                 globals: [None; 6],
                 streams: Vec::new(),
                 binds: Vec::new(),
+                stored_symbols: None,
                 blocks: Vec::new(),
                 string_count: 0,
             },
@@ -92,6 +94,10 @@ impl Directory {
 
     pub(crate) fn bind_entry(&self, stream: u32, b: BindSection) -> Option<&SectionEntry> {
         self.binds.get(stream as usize).and_then(|x| x[b.index()]).map(|i| &self.entries[i])
+    }
+
+    pub(crate) fn stored_symbols(&self) -> Option<&SectionEntry> {
+        self.stored_symbols.map(|i| &self.entries[i])
     }
 }
 
@@ -149,6 +155,12 @@ impl Indexing<'_> {
                 container::check_entry_count(&e).map_err(bad)?;
                 self.bind_slots.push(BindSlot { stream: e.stream, section: b, entry: n, at });
                 SectionRef::Bind(e.stream, b)
+            }
+            SectionKind::StoredSymbols => {
+                if self.dir.stored_symbols.replace(n).is_some() {
+                    return Err(bad("the stored symbols appear twice".into()));
+                }
+                SectionRef::StoredSymbols
             }
             // Kinds from newer writers are skipped: the header's
             // min_reader_version says when skipping would be wrong.

@@ -265,6 +265,12 @@ impl Tb5File {
         self.global(GlobalSection::UserDefinedGlobal).map(|e| self.checked_bytes(e)).transpose()
     }
 
+    /// The symbols `tbrw symbolize` stored (opaque bytes here; the
+    /// symbolizer reads them), checksum checked.
+    pub fn stored_symbols(&self) -> Result<Option<&[u8]>> {
+        self.dir.stored_symbols().map(|e| self.checked_bytes(e)).transpose()
+    }
+
     /// The module section.
     pub fn modules(&self) -> Result<Option<ModuleTable<'_>>> {
         let Some(e) = self.global(GlobalSection::Module) else { return Ok(None) };

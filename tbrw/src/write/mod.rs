@@ -14,5 +14,6 @@ pub mod engine;
 mod interner;
 pub(crate) mod output;
 pub(crate) mod sink;
+mod stored_symbols;
 pub mod work_file;
 pub mod writer;
