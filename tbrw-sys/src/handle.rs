@@ -205,10 +205,21 @@ impl Drop for Locked {
 
 /// Runs `f` on the handle behind `ptr`, holding its lock.
 pub(crate) fn with<T>(ptr: *mut c_void, f: impl FnOnce(&mut Handle) -> R<T>) -> R<T> {
-    fn run<T>(shared: &Shared, ptr: *mut c_void, f: impl FnOnce(&mut Handle) -> R<T>) -> R<T> {
+    with_handle(ptr, true, f)
+}
+
+/// [`with`] for calls that convert no strings (`TBRW_add_data`, once per
+/// record): the handle is not noted in [`LOCKED`], two thread-local
+/// accesses fewer (each a `__tls_get_addr` call in a shared library).
+pub(crate) fn with_no_strings<T>(ptr: *mut c_void, f: impl FnOnce(&mut Handle) -> R<T>) -> R<T> {
+    with_handle(ptr, false, f)
+}
+
+fn with_handle<T>(ptr: *mut c_void, strings: bool, f: impl FnOnce(&mut Handle) -> R<T>) -> R<T> {
+    fn run<T>(shared: &Shared, ptr: *mut c_void, strings: bool, f: impl FnOnce(&mut Handle) -> R<T>) -> R<T> {
         // A handle whose lock was poisoned by a panic may be half-updated: refuse it.
         let mut h = shared.lock().map_err(|_| Code(TBRW_SAM_ERROR))?;
-        let _restore = Locked(LOCKED.with(|l| l.replace(serial_of(ptr))));
+        let _restore = strings.then(|| Locked(LOCKED.with(|l| l.replace(serial_of(ptr)))));
         f(&mut h)
     }
     if ptr.is_null() {
@@ -221,7 +232,7 @@ pub(crate) fn with<T>(ptr: *mut c_void, f: impl FnOnce(&mut Handle) -> R<T>) -> 
         if let Ok(r) = recent.try_borrow() {
             if let Some((token, at, shared)) = r.as_ref() {
                 if *token == ptr as usize && *at == closed {
-                    return run(shared, ptr, f);
+                    return run(shared, ptr, strings, f);
                 }
             }
         }
@@ -229,7 +240,7 @@ pub(crate) fn with<T>(ptr: *mut c_void, f: impl FnOnce(&mut Handle) -> R<T>) -> 
         if let Ok(mut r) = recent.try_borrow_mut() {
             *r = Some((ptr as usize, closed, shared.clone()));
         }
-        run(&shared, ptr, f)
+        run(&shared, ptr, strings, f)
     })
 }
 

@@ -8,7 +8,7 @@ use tb5::{SectionRef, StreamSection};
 
 use super::{enumerate, file_of, path_arg, raw_slice, Chunk, Extent, Records, DATA_BYTES_PER_CALLBACK};
 use crate::ctypes::*;
-use crate::handle::{boundary, non_null, with, Code, Handle, R};
+use crate::handle::{boundary, non_null, with, with_no_strings, Code, Handle, R};
 
 /// `TBRW_add_data`: a record, several, or a piece of one ending at a
 /// descriptor field boundary (`TBRW_UNSUPPORTED_DATA_SIZE` otherwise).
@@ -22,7 +22,7 @@ pub unsafe extern "C" fn TBRW_add_data(
     boundary(|| {
         non_null(data_entry)?;
         let data = raw_slice(data_entry, size_of_data_entry)?;
-        with(ptr, |h| Ok(h.engine.add_data(stream, data)?))
+        with_no_strings(ptr, |h| Ok(h.engine.add_data(stream, data)?))
     })
 }
 

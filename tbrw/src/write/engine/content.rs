@@ -102,6 +102,11 @@ impl EventScan {
     #[inline]
     pub(super) fn note(&mut self, mut pos: usize, mut bytes: &[u8]) {
         let rs = self.record_size;
+        // One whole record per call is the common case: no division.
+        if pos == 0 && bytes.len() == rs {
+            self.used[usize::from((bytes[self.hi_at] & 0x0F) << 4 | bytes[self.lo_at] >> 4)] = true;
+            return;
+        }
         while !bytes.is_empty() {
             if pos == 0 && bytes.len() >= rs {
                 let whole = bytes.len() / rs * rs;
