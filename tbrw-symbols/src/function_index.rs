@@ -32,8 +32,11 @@ pub(crate) struct IndexedFile {
     pub(crate) first_ordinal: u32,
 }
 
-/// Files whose code spans more (128 MiB) are searched through the recent
-/// ranges and the binary search: their jump table would take 16 MiB.
+/// Files whose code spans more (128 MiB), or more than 64 granules a
+/// symbol (2 KiB of code per function: sparse tables, crafted ones among
+/// them, would cost memory out of proportion to the file), are searched
+/// through the recent ranges and the binary search: a jump table takes 4
+/// bytes a granule.
 pub(crate) const JUMP_GRANULES: u64 = 1 << 22;
 
 pub(crate) enum IndexedModule {

@@ -205,4 +205,56 @@ mod tests {
         let text = format!("{MAGIC}\nfile\t-\tweird\t1\tx\n");
         assert!(decode(text.as_bytes()).unwrap_err().starts_with("line 2: unknown file kind"));
     }
+
+    fn file() -> impl proptest::strategy::Strategy<Value = StoredFile> {
+        use proptest::prelude::*;
+        let segment = (any::<u64>(), any::<u64>(), any::<u64>(), any::<u64>(), any::<u64>(), any::<bool>()).prop_map(
+            |(vaddr, memsz, offset, filesz, align, executable)| Segment {
+                vaddr,
+                memsz,
+                offset,
+                filesz,
+                align,
+                executable,
+            },
+        );
+        let symbol = (any::<u64>(), any::<u64>(), "[^\t\r\n]{1,12}").prop_map(|(a, b, name)| StoredSymbol {
+            start: a.min(b),
+            end: a.max(b),
+            name,
+        });
+        (
+            "[^\t\r\n]{0,12}",
+            proptest::option::of(proptest::collection::vec(any::<u8>(), 1..8)),
+            0..3u8,
+            any::<bool>(),
+            proptest::collection::vec(segment, 0..3),
+            proptest::collection::vec(symbol, 0..4),
+        )
+            .prop_map(|(label, id, kind, offsets_known, segments, symbols)| StoredFile {
+                label,
+                build_id: id.map(BuildId),
+                layout: Layout {
+                    kind: [ElfKind::Executable, ElfKind::Dynamic, ElfKind::Other][usize::from(kind)],
+                    segments,
+                    offsets_known,
+                },
+                symbols,
+            })
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_files_round_trip(files in proptest::collection::vec(file(), 0..4)) {
+            proptest::prop_assert_eq!(decode(&encode(&files)).unwrap(), files);
+        }
+
+        #[test]
+        fn any_bytes_decode_or_fail_cleanly(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..200)) {
+            let mut text = format!("{MAGIC}\n").into_bytes();
+            text.extend(&bytes);
+            let _ = decode(&bytes);
+            let _ = decode(&text);
+        }
+    }
 }

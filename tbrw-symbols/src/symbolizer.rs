@@ -481,7 +481,7 @@ impl Symbolizer {
                             index.files[file as usize].get_or_insert_with(|| IndexedFile {
                                 layout: loaded.main.layout.clone(),
                                 table: table.clone(),
-                                jump: table.jump(JUMP_GRANULES),
+                                jump: table.jump(JUMP_GRANULES.min(64 * table.len() as u64 + 4096)),
                                 first_ordinal,
                             });
                             true
