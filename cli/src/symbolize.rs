@@ -39,6 +39,7 @@ pub fn symbolize(path: &Path, opts: &SymbolOptions, warn: &mut dyn Write) -> Res
     let file = open(path)?;
     let modules = samples::resolved_modules(&file)?;
     let mut syms = FileSymbols::new(&file, &modules, opts)?;
+    syms.set_unusable_note("none of its functions is stored");
     let mut done = Stored::default();
     let mut hit = Vec::new();
     for n in 0..file.stream_count() {

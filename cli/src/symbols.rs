@@ -132,6 +132,8 @@ pub struct FileSymbols {
     /// Why the file's stored symbols could not be used, said with the
     /// first warning there is room for.
     stored_problem: Option<String>,
+    /// What a module whose file cannot be used means for the caller.
+    unusable: &'static str,
     /// Per module record: its symbolizer id and the label to warn with.
     modules: Vec<(ModuleId, String)>,
     /// Labels already checked, so that a file mapped in many processes
@@ -188,7 +190,8 @@ impl FileSymbols {
             },
             Err(e) => Some(e.to_string()),
         };
-        Ok(FileSymbols { symbolizer, stored_problem, modules, checked: HashSet::new(), warned })
+        let unusable = "its samples are reported unresolved";
+        Ok(FileSymbols { symbolizer, stored_problem, unusable, modules, checked: HashSet::new(), warned })
     }
 
     /// Symbolizes `pc` of module record `module` (`None`: no module covers
@@ -212,6 +215,12 @@ impl FileSymbols {
 
     /// The symbolizer's id of a module record, with the warning the first
     /// time its file cannot be used.
+    /// What the one warning per module whose file cannot be used says it
+    /// means (default: "its samples are reported unresolved").
+    pub fn set_unusable_note(&mut self, note: &'static str) {
+        self.unusable = note;
+    }
+
     /// Warns on `warn`, once per module, when `module`'s file cannot be
     /// symbolized: for samples counted through [`FileSymbols::function_index`].
     pub fn note_used(&mut self, module: Option<u64>, warn: &mut dyn Write) {
@@ -249,7 +258,7 @@ impl FileSymbols {
             if !self.checked.contains(label) {
                 if let Err(why) = self.symbolizer.module_info(*id) {
                     // A failed write of a warning must not stop the report.
-                    let _ = writeln!(warn, "tbrw: warning: {label}: {why}; its samples are reported unresolved");
+                    let _ = writeln!(warn, "tbrw: warning: {label}: {why}; {}", self.unusable);
                 }
                 self.checked.insert(label.clone());
             }
