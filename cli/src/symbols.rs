@@ -204,15 +204,6 @@ impl FileSymbols {
         }
     }
 
-    /// The symbol-table function holding `pc` of module record `module`
-    /// (see [`Symbolizer::function_symbol`]): cheap, for counting many
-    /// addresses per function; `None` where [`FileSymbols::symbolize`] has
-    /// the answer. Warns as `symbolize` does.
-    pub fn function_symbol(&mut self, module: Option<u64>, pc: u64, warn: &mut dyn Write) -> Option<SymbolRef> {
-        let id = self.module_id(module, warn)?;
-        self.symbolizer.function_symbol(id, pc)
-    }
-
     /// The symbolizer's id of a module record, with the warning the first
     /// time its file cannot be used.
     /// What the one warning per module whose file cannot be used says it

@@ -474,9 +474,16 @@ fn function_counts_in_parts_equal_one_pass() {
     for by in groupings {
         let report = |parts| {
             let mut warn = Vec::new();
-            let r =
-                functions::report_in_parts(&file, &ReportOptions::default(), by, &opts, &mut warn, &mut |_| {}, parts)
-                    .unwrap();
+            let r = functions::report_in_parts(
+                &file,
+                &ReportOptions::default(),
+                by,
+                &opts,
+                &mut warn,
+                &mut |_| {},
+                Some(parts),
+            )
+            .unwrap();
             let rows: Vec<(String, u64)> = r.rows.iter().map(|r| (format!("{:?}", r.key), r.samples)).collect();
             (rows, r.samples, String::from_utf8(warn).unwrap())
         };

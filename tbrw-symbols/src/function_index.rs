@@ -76,13 +76,9 @@ impl FunctionIndex {
                 None => IndexedSymbol::NoSymbol,
             };
         }
-        if let Some(ordinal) = recent.get(file, vaddr) {
-            return IndexedSymbol::Found(SymbolRef::from_ordinal(ordinal));
+        match recent.symbol(file, &f.table, f.first_ordinal, vaddr) {
+            Some(ordinal) => IndexedSymbol::Found(SymbolRef::from_ordinal(ordinal)),
+            None => IndexedSymbol::NoSymbol,
         }
-        let Some((index, range)) = f.table.lookup_range(vaddr) else { return IndexedSymbol::NoSymbol };
-        // The table's length fitted in the ordinals when the file got its first.
-        let ordinal = f.first_ordinal + index as u32;
-        recent.put(file, vaddr, range, ordinal);
-        IndexedSymbol::Found(SymbolRef::from_ordinal(ordinal))
     }
 }

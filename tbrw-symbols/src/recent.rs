@@ -4,6 +4,8 @@
 
 use std::ops::Range;
 
+use crate::symtab::SymbolTable;
+
 /// Slots of the cache: a power of two. Profiles spend most samples in a few
 /// hundred functions; 4,096 slots of 24 bytes stay in a core's L2.
 const SLOTS: usize = 16384;
@@ -42,16 +44,30 @@ impl RecentSymbols {
         (h.wrapping_mul(0xff51_afd7_ed55_8ccd) >> (64 - SLOTS.trailing_zeros())) as usize
     }
 
+    /// The ordinal of the symbol holding `vaddr` in file `file`, whose
+    /// table is `table` and whose symbols' ordinals start at `first`:
+    /// remembered, else searched and remembered.
+    pub(crate) fn symbol(&mut self, file: u32, table: &SymbolTable, first: u32, vaddr: u64) -> Option<u32> {
+        if let Some(ordinal) = self.get(file, vaddr) {
+            return Some(ordinal);
+        }
+        let (index, range) = table.lookup_range(vaddr)?;
+        // The table's length fitted in the ordinals when the file got its first.
+        let ordinal = first + index as u32;
+        self.put(file, vaddr, range, ordinal);
+        Some(ordinal)
+    }
+
     /// The symbol (its [`crate::SymbolRef`] ordinal) of file `file`
     /// remembered for `vaddr`.
-    pub(crate) fn get(&self, file: u32, vaddr: u64) -> Option<u32> {
+    fn get(&self, file: u32, vaddr: u64) -> Option<u32> {
         let s = self.slots[Self::slot(file, vaddr)];
         (s.file == file && s.range.0 <= vaddr && vaddr < s.range.1).then_some(s.symbol)
     }
 
     /// Remembers that every address of `range` of file `file` (which holds
     /// `vaddr`) has symbol `symbol`.
-    pub(crate) fn put(&mut self, file: u32, vaddr: u64, range: Range<u64>, symbol: u32) {
+    fn put(&mut self, file: u32, vaddr: u64, range: Range<u64>, symbol: u32) {
         self.slots[Self::slot(file, vaddr)] = Slot { range: (range.start, range.end), file, symbol };
     }
 }

@@ -382,15 +382,9 @@ impl Symbolizer {
             .as_ref()
             .ok()?;
         let vaddr = mapping.to_vaddr(pc, &loaded.main.layout)?;
-        if let Some(ordinal) = self.recent.get(file, vaddr) {
-            return Some(SymbolRef(ordinal));
-        }
         let (table, _, _) = loaded.symtab.as_ref()?;
-        let (index, range) = table.lookup_range(vaddr)?;
         let first = first_ordinal(&mut slot.first_ordinal, &mut self.ordinals, &mut self.ordinal_files, file, table)?;
-        let ordinal = first + u32::try_from(index).ok()?;
-        self.recent.put(file, vaddr, range, ordinal);
-        Some(SymbolRef(ordinal))
+        self.recent.symbol(file, table, first, vaddr).map(SymbolRef)
     }
 
     /// Symbols stored with the profile (`tbrw symbolize`): each stands in
@@ -413,13 +407,11 @@ impl Symbolizer {
         let mut out: Vec<StoredFile> = Vec::new();
         let mut current = None;
         for ordinal in wanted {
-            let at = self.ordinal_files.partition_point(|&f| self.files[f as usize].first_ordinal <= Some(ordinal));
-            let Some(&file) = at.checked_sub(1).and_then(|i| self.ordinal_files.get(i)) else { continue };
+            let Some((file, loaded, index)) = self.symbol_at(ordinal) else { continue };
+            let Some((start, end, name)) = loaded.symtab.as_ref().and_then(|(t, _, _)| t.entry(index)) else {
+                continue;
+            };
             let slot = &self.files[file as usize];
-            let Some(Ok(loaded)) = &slot.state else { continue };
-            let Some((table, _, _)) = &loaded.symtab else { continue };
-            let Some(first) = slot.first_ordinal else { continue };
-            let Some((start, end, name)) = table.entry((ordinal - first) as usize) else { continue };
             if current != Some(file) {
                 current = Some(file);
                 out.push(StoredFile {
@@ -440,12 +432,18 @@ impl Symbolizer {
     /// [`FunctionIndex`] of this symbolizer) gave, demangled when the
     /// configuration says so.
     pub fn symbol_name(&self, symbol: SymbolRef) -> Option<Arc<str>> {
-        let ordinal = symbol.0;
-        let at = self.ordinal_files.partition_point(|&f| self.files[f as usize].first_ordinal <= Some(ordinal));
-        let file = &self.files[*self.ordinal_files.get(at.checked_sub(1)?)? as usize];
-        let (table, _, _) = file.state.as_ref()?.as_ref().ok()?.symtab.as_ref()?;
-        let index = (ordinal - file.first_ordinal?) as usize;
+        let (_, loaded, index) = self.symbol_at(symbol.0)?;
+        let (table, _, _) = loaded.symtab.as_ref()?;
         (index < table.len()).then(|| table.name(index, self.config.demangle))
+    }
+
+    /// The file number, loaded file and table index of symbol `ordinal`.
+    fn symbol_at(&self, ordinal: u32) -> Option<(u32, &Loaded, usize)> {
+        let at = self.ordinal_files.partition_point(|&f| self.files[f as usize].first_ordinal <= Some(ordinal));
+        let file = *self.ordinal_files.get(at.checked_sub(1)?)?;
+        let slot = &self.files[file as usize];
+        let loaded = slot.state.as_ref()?.as_ref().ok()?;
+        Some((file, loaded, (ordinal - slot.first_ordinal?) as usize))
     }
 
     /// Finds and parses the files of `modules` not read yet, and snapshots

@@ -1,8 +1,11 @@
 //! Sample counts per function, source line or address, alone or combined
 //! with process, thread and module (`--by module,function`), through the
-//! symbolizer ([`crate::symbols`]). Samples are first counted per distinct
-//! (process, thread, module, pc), so each address is symbolized once
-//! however many samples hit it. [`count`] is also what `tbrw annotate` reads.
+//! symbolizer ([`crate::symbols`]). Grouped by function (with process,
+//! thread or module), samples are counted straight under their function
+//! symbol, on the bind's threads; otherwise, and for samples no symbol
+//! names, they are first counted per distinct (process, thread, module,
+//! pc), so each address is symbolized once however many samples hit it.
+//! [`count`] is also what `tbrw annotate` reads.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -30,6 +33,17 @@ pub struct RawKey {
     pub module: Option<u64>,
     /// The sampled address.
     pub pc: u64,
+}
+
+impl RawKey {
+    /// The key with process and thread set to 0 where they are not kept.
+    fn masked(self, by_process: bool, by_thread: bool) -> RawKey {
+        RawKey {
+            process: if by_process { self.process } else { 0 },
+            thread: if by_thread { self.thread } else { 0 },
+            ..self
+        }
+    }
 }
 
 /// A stream's samples that passed the filters, counted per [`RawKey`].
@@ -61,15 +75,7 @@ pub fn count(
 ) -> Result<Counted, CliError> {
     let modules = samples::resolved_modules(file)?;
     let samples = Samples::new(file, opts, &modules)?;
-    let mut counts: IdMap<RawKey, u64> = IdMap::default();
-    let total = samples.pass(0..samples.records(), progress, |k| {
-        let k = RawKey {
-            process: if by_process { k.process } else { 0 },
-            thread: if by_thread { k.thread } else { 0 },
-            ..k
-        };
-        *counts.entry(k).or_default() += 1;
-    });
+    let (counts, total) = samples.count_raw(by_process, by_thread, progress);
     let (processes, threads) = samples.keys(file, counts.keys(), by_process, by_thread);
     Ok(Counted { records: samples.records(), total, counts, modules, processes, threads })
 }
@@ -125,6 +131,22 @@ impl<'a> Samples<'a> {
     /// Records in the stream.
     fn records(&self) -> u64 {
         self.data.len()
+    }
+
+    /// The threads a pass by function symbol is split over: the bind's,
+    /// one per 64 Ki records at most.
+    fn parts(&self) -> usize {
+        tbrw::bind::bind_threads().min(usize::try_from(self.records().div_ceil(1 << 16)).unwrap_or(usize::MAX))
+    }
+
+    /// The samples that pass the filters per [`RawKey`] (process and thread
+    /// kept when asked), and their number.
+    fn count_raw(&self, by_process: bool, by_thread: bool, progress: &mut dyn FnMut(u64)) -> (IdMap<RawKey, u64>, u64) {
+        let mut counts: IdMap<RawKey, u64> = IdMap::default();
+        let total = self.pass(0..self.records(), progress, |k| {
+            *counts.entry(k.masked(by_process, by_thread)).or_default() += 1;
+        });
+        (counts, total)
     }
 
     /// Per module record, whether any record binds to it (filters aside):
@@ -366,9 +388,15 @@ impl<'c> SymbolCounts<'c> {
             .chain(self.later.iter().map(|(&(o, c), &n)| (SymbolRef::from_ordinal(o), self.contexts[c as usize], n)))
     }
 
-    /// The module records of the samples counted (with repeats).
-    fn modules_used(&self) -> impl Iterator<Item = u64> + '_ {
-        self.contexts.iter().chain(self.rest.keys()).filter_map(|k| k.module)
+    /// One warning on `warn` per module of the samples counted whose file
+    /// cannot be symbolized, in module order.
+    fn warn_unusable(&self, syms: &mut FileSymbols, warn: &mut dyn Write) {
+        let mut used: Vec<u64> = self.contexts.iter().chain(self.rest.keys()).filter_map(|k| k.module).collect();
+        used.sort_unstable();
+        used.dedup();
+        for m in used {
+            syms.note_used(Some(m), warn);
+        }
     }
 }
 
@@ -577,9 +605,7 @@ pub fn report(
     warn: &mut dyn Write,
     progress: &mut dyn FnMut(u64),
 ) -> Result<Report, CliError> {
-    let records = file.stream(opts.stream)?.data()?.map_or(0, |d| d.len());
-    let parts = tbrw::bind::bind_threads().min(usize::try_from(records.div_ceil(1 << 16)).unwrap_or(usize::MAX));
-    report_in_parts(file, opts, by, symbols, warn, progress, parts)
+    report_in_parts(file, opts, by, symbols, warn, progress, None)
 }
 
 /// The function symbols the samples of `stream` hit (the file's
@@ -597,20 +623,15 @@ pub fn symbols_hit(
     let samples = Samples::new(file, &opts, modules)?;
     let lookups = syms.function_index(&samples.modules_bound(modules.len()));
     let names = module_name_ids(modules);
-    let parts = tbrw::bind::bind_threads().min(usize::try_from(samples.records().div_ceil(1 << 16)).unwrap_or(1));
-    let counted = count_by_symbol(&samples, &lookups, (&[By::Function], &names), &|k| k, parts, &mut |_| {});
-    let mut used: Vec<u64> = counted.modules_used().collect();
-    used.sort_unstable();
-    used.dedup();
-    for m in used {
-        syms.note_used(Some(m), warn);
-    }
+    let counted = count_by_symbol(&samples, &lookups, (&[By::Function], &names), &|k| k, samples.parts(), &mut |_| {});
+    counted.warn_unusable(syms, warn);
     let named = counted.total - counted.rest.values().sum::<u64>();
     Ok((counted.groups().map(|(s, _, _)| s).collect(), counted.total, named))
 }
 
 /// [`report`] with a report by function's samples counted in `parts`
-/// parts on as many threads (the result is the same for any count).
+/// parts on as many threads (the result is the same for any count;
+/// `None`: as [`report`] does).
 pub fn report_in_parts(
     file: &Tb5File,
     opts: &ReportOptions,
@@ -618,7 +639,7 @@ pub fn report_in_parts(
     symbols: &SymbolOptions,
     warn: &mut dyn Write,
     progress: &mut dyn FnMut(u64),
-    parts: usize,
+    parts: Option<usize>,
 ) -> Result<Report, CliError> {
     if by.is_empty() {
         return Err(CliError::msg("--by names no grouping"));
@@ -637,11 +658,7 @@ pub fn report_in_parts(
     let mut syms = if symbolic { Some(FileSymbols::with_config(file, &modules, config)?) } else { None };
     let names = module_name_ids(&modules);
     let samples = Samples::new(file, opts, &modules)?;
-    let mask = |k: RawKey| RawKey {
-        process: if by_process { k.process } else { 0 },
-        thread: if by_thread { k.thread } else { 0 },
-        ..k
-    };
+    let mask = |k: RawKey| k.masked(by_process, by_thread);
     // Grouped by function only (with process, thread, module): a sample
     // whose function the symbol table has is counted straight under its
     // symbol, with no per-address result; the group's key is made once
@@ -651,20 +668,14 @@ pub fn report_in_parts(
     let (symbol_groups, counts, total) = match syms.as_mut().filter(|_| by_symbol) {
         Some(syms) => {
             let lookups = syms.function_index(&samples.modules_bound(modules.len()));
+            let parts = parts.unwrap_or_else(|| samples.parts());
             let counted = count_by_symbol(&samples, &lookups, (by, &names), &mask, parts, progress);
-            // One warning per module that cannot be symbolized, in module order.
-            let mut used: Vec<u64> = counted.modules_used().collect();
-            used.sort_unstable();
-            used.dedup();
-            for m in used {
-                syms.note_used(Some(m), warn);
-            }
+            counted.warn_unusable(syms, warn);
             let groups: Vec<(SymbolRef, RawKey, u64)> = counted.groups().collect();
             (groups, counted.rest, counted.total)
         }
         None => {
-            let mut counts: IdMap<RawKey, u64> = IdMap::default();
-            let total = samples.pass(0..samples.records(), progress, |k| *counts.entry(mask(k)).or_default() += 1);
+            let (counts, total) = samples.count_raw(by_process, by_thread, progress);
             (Vec::new(), counts, total)
         }
     };
