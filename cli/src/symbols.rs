@@ -233,8 +233,7 @@ impl FileSymbols {
         self.symbolizer.stored_files(symbols)
     }
 
-    /// The name of a symbol [`FileSymbols::function_symbol`] or a
-    /// [`ModuleFunctions`] gave.
+    /// The name of a symbol a [`ModuleFunctions`] gave.
     pub fn symbol_name(&self, symbol: SymbolRef) -> Option<Arc<str>> {
         self.symbolizer.symbol_name(symbol)
     }
