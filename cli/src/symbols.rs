@@ -12,8 +12,8 @@ use std::sync::Arc;
 
 use tbrw::{Module, ModuleFlags, Tb5File};
 use tbrw_symbols::{
-    BuildId, Config, FunctionIndex, IndexedSymbol, KernelSymbols, Mapping, ModuleId, ModuleSpec, RecentSymbols,
-    SymbolRef, Symbolized, Symbolizer,
+    BuildId, Config, FunctionIndex, IndexedSymbol, KernelSymbols, Mapping, ModuleId, ModuleIndex, ModuleSpec,
+    RecentSymbols, SymbolRef, Symbolized, Symbolizer,
 };
 
 use crate::error::CliError;
@@ -273,6 +273,13 @@ impl ModuleFunctions {
             Some(&id) => self.index.function_symbol(id, pc, recent),
             None => IndexedSymbol::NoSymbol,
         }
+    }
+
+    /// The lookups of module record `module` (`None`: a record not in the
+    /// file, whose addresses have no symbol).
+    pub fn module(&self, module: u64) -> Option<ModuleIndex<'_>> {
+        let id = *self.ids.get(usize::try_from(module).ok()?)?;
+        Some(self.index.module(id))
     }
 }
 

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use crate::elf::Layout;
-use crate::mapping::Mapping;
+use crate::mapping::{CodeSpan, Mapping};
 use crate::recent::RecentSymbols;
 use crate::symbolizer::{ModuleId, SymbolRef};
 use crate::symtab::{Jump, SymbolTable};
@@ -46,6 +46,8 @@ pub(crate) enum IndexedModule {
     User {
         file: u32,
         mapping: Mapping,
+        /// Where `mapping` is one shift (the code segment): most samples.
+        code: Option<CodeSpan>,
     },
 }
 
@@ -62,17 +64,53 @@ pub struct FunctionIndex {
 impl FunctionIndex {
     /// The function symbol holding address `pc` of module `id`.
     pub fn function_symbol(&self, id: ModuleId, pc: u64, recent: &mut RecentSymbols) -> IndexedSymbol {
-        let (file, mapping) = match self.modules.get(id.index()) {
-            Some(IndexedModule::User { file, mapping }) => (*file, mapping),
-            Some(IndexedModule::NoSymbols) => return IndexedSymbol::NoSymbol,
-            Some(IndexedModule::NotIndexed) | None => return IndexedSymbol::NotIndexed,
+        self.module(id).function_symbol(pc, recent)
+    }
+
+    /// The lookups of module `id`, found once for a run of its samples.
+    pub fn module(&self, id: ModuleId) -> ModuleIndex<'_> {
+        ModuleIndex(match self.modules.get(id.index()) {
+            Some(&IndexedModule::User { file, ref mapping, code }) => match self.files.get(file as usize) {
+                Some(Some(f)) => Lookup::User { file, f, mapping, code },
+                _ => Lookup::NoSymbol,
+            },
+            Some(IndexedModule::NoSymbols) => Lookup::NoSymbol,
+            Some(IndexedModule::NotIndexed) | None => Lookup::NotIndexed,
+        })
+    }
+}
+
+/// The function-symbol lookups of one module of a [`FunctionIndex`]
+/// ([`FunctionIndex::module`]): a caller with samples grouped by module
+/// finds the module's file and mapping once, and its lookups stay in one
+/// file's tables.
+#[derive(Clone, Copy)]
+pub struct ModuleIndex<'a>(Lookup<'a>);
+
+#[derive(Clone, Copy)]
+enum Lookup<'a> {
+    User { file: u32, f: &'a IndexedFile, mapping: &'a Mapping, code: Option<CodeSpan> },
+    NoSymbol,
+    NotIndexed,
+}
+
+impl ModuleIndex<'_> {
+    /// The function symbol holding address `pc` of the module: what
+    /// [`FunctionIndex::function_symbol`] gives.
+    #[inline]
+    pub fn function_symbol(&self, pc: u64, recent: &mut RecentSymbols) -> IndexedSymbol {
+        let (file, f, mapping, code) = match self.0 {
+            Lookup::User { file, f, mapping, code } => (file, f, mapping, code),
+            Lookup::NoSymbol => return IndexedSymbol::NoSymbol,
+            Lookup::NotIndexed => return IndexedSymbol::NotIndexed,
         };
-        let Some(Some(f)) = self.files.get(file as usize) else { return IndexedSymbol::NoSymbol };
-        let Some(vaddr) = mapping.to_vaddr(pc, &f.layout) else { return IndexedSymbol::NoSymbol };
+        let Some(vaddr) = code.and_then(|c| c.vaddr(pc)).or_else(|| mapping.to_vaddr(pc, &f.layout)) else {
+            return IndexedSymbol::NoSymbol;
+        };
         if let Some(jump) = &f.jump {
-            // A step or two from the granule's entry: no cache needed.
-            return match f.table.lookup_range_jump(jump, vaddr) {
-                Some((index, _)) => IndexedSymbol::Found(SymbolRef::from_ordinal(f.first_ordinal + index as u32)),
+            // One entry, or a step or two from it: no cache needed.
+            return match f.table.lookup_jump(jump, vaddr) {
+                Some(index) => IndexedSymbol::Found(SymbolRef::from_ordinal(f.first_ordinal + index as u32)),
                 None => IndexedSymbol::NoSymbol,
             };
         }

@@ -98,7 +98,7 @@ mod symtab;
 pub use demangle::demangle;
 pub use elf::{BuildId, ElfKind, Layout, Segment};
 pub use frame::{Frame, SourceLocation, Symbolized, Unknown};
-pub use function_index::{FunctionIndex, IndexedSymbol};
+pub use function_index::{FunctionIndex, IndexedSymbol, ModuleIndex};
 pub use mapping::Mapping;
 pub use recent::RecentSymbols;
 pub use symbolizer::{Config, KernelSymbols, ModuleId, ModuleInfo, ModuleSpec, SymbolRef, Symbolizer};

@@ -77,6 +77,78 @@ impl Mapping {
     }
 }
 
+/// A run of sampled addresses that [`Mapping::to_vaddr`] moves by one
+/// shift: the code segment of a mapped module. A lookup inside it is a
+/// subtraction and one compare, where `to_vaddr` searches the segments.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct CodeSpan {
+    /// The first sampled address of the run.
+    pc: u64,
+    /// Its length in bytes (at least 1).
+    len: u64,
+    /// The ELF virtual address of `pc`.
+    vaddr: u64,
+}
+
+impl CodeSpan {
+    /// The ELF virtual address of `pc`, when `pc` is in the run: what
+    /// [`Mapping::to_vaddr`] gives there.
+    #[inline]
+    pub(crate) fn vaddr(&self, pc: u64) -> Option<u64> {
+        let off = pc.wrapping_sub(self.pc);
+        (off < self.len).then(|| self.vaddr + off)
+    }
+}
+
+impl Mapping {
+    /// The run of sampled addresses that this mapping sends into the first
+    /// executable segment of `layout` by one shift (`None` when there is
+    /// no such segment, or the arithmetic would overflow). Every address in
+    /// it gets the same answer from [`CodeSpan::vaddr`] as from
+    /// [`Mapping::to_vaddr`]; addresses outside it take `to_vaddr`.
+    pub(crate) fn code_span(&self, layout: &Layout) -> Option<CodeSpan> {
+        let seg = layout.segments.iter().find(|s| s.executable)?;
+        // vaddr = page(seg) + pc − map_start for pc ≥ map_start, kept to
+        // the segment's memory image (which `Layout::contains` accepts).
+        let shifted = |map_start: u64, page: u64| {
+            Some(CodeSpan {
+                pc: map_start.checked_add(seg.vaddr.checked_sub(page)?)?,
+                len: seg.memsz,
+                vaddr: seg.vaddr,
+            })
+        };
+        let span = match *self {
+            Mapping::ExecSegment { map_start } => shifted(map_start, seg.vaddr & !(PAGE - 1))?,
+            Mapping::FileOffset { map_start, .. } if !layout.offsets_known => {
+                return Mapping::ExecSegment { map_start }.code_span(layout);
+            }
+            Mapping::FileOffset { map_start, pgoff } => {
+                // Offsets in this segment's file range resolve to it (the
+                // executable segments are tried first, in order), at or above
+                // `pgoff` (pc ≥ map_start), within its memory image.
+                let lo = seg.offset.max(pgoff);
+                let hi = seg.offset.checked_add(seg.filesz.min(seg.memsz))?;
+                CodeSpan {
+                    pc: map_start.checked_add(lo.checked_sub(pgoff)?)?,
+                    len: hi.checked_sub(lo)?,
+                    vaddr: seg.vaddr.checked_add(lo - seg.offset)?,
+                }
+            }
+            Mapping::LoadBase { .. } if layout.kind == ElfKind::Executable => {
+                CodeSpan { pc: seg.vaddr, len: seg.memsz, vaddr: seg.vaddr }
+            }
+            Mapping::LoadBase { load_base } => {
+                let lowest = layout.segments.iter().map(|s| s.vaddr).min()?;
+                shifted(load_base, lowest & !(PAGE - 1))?
+            }
+        };
+        // Both ends must stay in range for the shift to hold throughout.
+        span.pc.checked_add(span.len)?;
+        span.vaddr.checked_add(span.len)?;
+        (span.len > 0).then_some(span)
+    }
+}
+
 /// The segment of a pc at `file_offset` in a map of file offset `pgoff`:
 /// the one whose file range holds `file_offset` (executable ones first, as
 /// samples hit code), else the one holding `pgoff`, else one whose first page
@@ -187,5 +259,63 @@ mod tests {
         };
         assert_eq!(m.to_vaddr(0x40_1010, &exec), Some(0x40_1010), "ET_EXEC ignores the base");
         assert_eq!(m.to_vaddr(0x7f00_0000_9000, &pie()), None, "past every segment");
+    }
+
+    fn any_segment() -> impl proptest::strategy::Strategy<Value = Segment> {
+        use proptest::prelude::*;
+        // Small values, so mappings, segments and samples meet often; a
+        // few huge ones, for the overflow checks.
+        let at = prop_oneof![4 => 0u64..0x6000, 1 => (u64::MAX - 0x6000)..=u64::MAX];
+        (at.clone(), at, 0u64..0x3000, 0u64..0x3000, prop_oneof![Just(0x1000u64), Just(0), Just(3)], any::<bool>())
+            .prop_map(|(vaddr, offset, memsz, filesz, align, executable)| Segment {
+                vaddr,
+                memsz,
+                offset,
+                filesz,
+                align,
+                executable,
+            })
+    }
+
+    proptest::proptest! {
+        /// Inside a code span, the shift gives what `to_vaddr` gives, for
+        /// every kind of mapping and file; a span exists for the usual ones.
+        #[test]
+        fn a_code_span_agrees_with_to_vaddr(
+            segments in proptest::collection::vec(any_segment(), 0..4),
+            kind in 0u8..3,
+            offsets_known: bool,
+            (variant, start, pgoff) in (0u8..3, 0u64..0x8000, 0u64..0x6000),
+            probes in proptest::collection::vec(0u64..0x10000, 1..40),
+        ) {
+            let kind = [ElfKind::Executable, ElfKind::Dynamic, ElfKind::Other][kind as usize];
+            let layout = Layout { kind, segments, offsets_known };
+            let m = match variant {
+                0 => Mapping::ExecSegment { map_start: start },
+                1 => Mapping::FileOffset { map_start: start, pgoff },
+                _ => Mapping::LoadBase { load_base: start },
+            };
+            if let Some(span) = m.code_span(&layout) {
+                let ends = [span.pc, span.pc + span.len - 1, span.pc.wrapping_sub(1), span.pc + span.len];
+                for pc in probes.iter().map(|p| span.pc.wrapping_add(p % (span.len + 2)).wrapping_sub(1)).chain(ends) {
+                    if let Some(v) = span.vaddr(pc) {
+                        proptest::prop_assert_eq!(m.to_vaddr(pc, &layout), Some(v), "pc {:#x} in {:?}", pc, span);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn code_spans_of_the_usual_mappings() {
+        let pie = pie();
+        let span = Mapping::ExecSegment { map_start: 0x5555_5555_5000 }.code_span(&pie).unwrap();
+        assert_eq!((span.vaddr(0x5555_5555_5000), span.vaddr(0x5555_5555_51b5)), (Some(0x1000), None));
+        let span = Mapping::FileOffset { map_start: 0x7f00_0000_1000, pgoff: 0x1000 }.code_span(&pie).unwrap();
+        assert_eq!(span.vaddr(0x7f00_0000_1139), Some(0x1139));
+        let span = Mapping::LoadBase { load_base: 0x7f00_0000_0000 }.code_span(&pie).unwrap();
+        assert_eq!((span.vaddr(0x7f00_0000_1139), span.vaddr(0x7f00_0000_0fff)), (Some(0x1139), None));
+        let data_only = Layout { segments: vec![seg(0, 0, 0x628, false)], ..pie };
+        assert_eq!(Mapping::LoadBase { load_base: 0 }.code_span(&data_only), None);
     }
 }

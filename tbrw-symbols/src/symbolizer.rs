@@ -466,31 +466,26 @@ impl Symbolizer {
             let stored = &self.stored;
             let slot = &mut self.files[file as usize];
             let state = slot.state.get_or_insert_with(|| load(&slot.label, slot.build_id.as_ref(), config, stored));
+            // The code span of a usable module (`None`: not usable).
             let usable = match state.as_ref().ok().and_then(|l| Some((l, l.symtab.as_ref()?))) {
                 Some((loaded, (table, _, _))) => {
-                    match first_ordinal(
-                        &mut slot.first_ordinal,
-                        &mut self.ordinals,
-                        &mut self.ordinal_files,
-                        file,
-                        table,
-                    ) {
-                        Some(first_ordinal) => {
+                    first_ordinal(&mut slot.first_ordinal, &mut self.ordinals, &mut self.ordinal_files, file, table)
+                        .map(|first_ordinal| {
                             index.files[file as usize].get_or_insert_with(|| IndexedFile {
                                 layout: loaded.main.layout.clone(),
                                 table: table.clone(),
                                 jump: table.jump(JUMP_GRANULES.min(64 * table.len() as u64 + 4096)),
                                 first_ordinal,
                             });
-                            true
-                        }
-                        None => false,
-                    }
+                            mapping.code_span(&loaded.main.layout)
+                        })
                 }
-                None => false,
+                None => None,
             };
-            index.modules[id.index()] =
-                if usable { IndexedModule::User { file, mapping } } else { IndexedModule::NoSymbols };
+            index.modules[id.index()] = match usable {
+                Some(code) => IndexedModule::User { file, mapping, code },
+                None => IndexedModule::NoSymbols,
+            };
         }
         index
     }

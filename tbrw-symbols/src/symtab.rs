@@ -37,14 +37,21 @@ pub(crate) struct SymbolTable {
 /// Bytes of code per entry of a [`Jump`] table.
 const JUMP_GRANULE: u64 = 32;
 
-/// Per 32-byte granule of a symbol table's address span, how many symbols
-/// start at or below the granule's first byte: a lookup starts there and
-/// steps over the few symbols that start inside the granule, instead of
-/// searching the whole table (a chain of cache misses on large tables).
+/// Per 32-byte granule of a symbol table's address span, one entry: the
+/// symbol every address of the granule looks up to, when one symbol covers
+/// it whole and none starts inside it (flagged [`JUMP_RESOLVED`]: one
+/// load, the usual case for functions longer than a few granules); else
+/// how many symbols start at or below the granule's first byte, where a
+/// lookup starts and steps over the few symbols that start inside the
+/// granule. Either way no search of the whole table (a chain of cache
+/// misses on large tables).
 pub(crate) struct Jump {
     base: u64,
-    upto: Vec<u32>,
+    entries: Vec<u32>,
 }
+
+/// The flag of a [`Jump`] entry that names the granule's symbol.
+const JUMP_RESOLVED: u32 = 1 << 31;
 
 /// How far back a lookup walks past a sized symbol that does not cover the
 /// address, to find an enclosing one (nested or overlapping symbols, as in
@@ -174,29 +181,48 @@ impl SymbolTable {
         if granules > max_granules {
             return None;
         }
-        let mut upto = Vec::with_capacity(granules as usize);
+        if self.starts.len() >= JUMP_RESOLVED as usize {
+            return None;
+        }
+        let mut entries = Vec::with_capacity(granules as usize);
         let mut i = 0usize;
         for g in 0..granules {
             let at = base + g * JUMP_GRANULE;
             while i < self.starts.len() && self.starts[i] <= at {
                 i += 1;
             }
-            upto.push(u32::try_from(i).ok()?);
+            // Every address of the granule has `i` symbols at or below it
+            // and is below the last one's end: [`SymbolTable::lookup_jump`]'s
+            // first answer, for the whole granule.
+            let last = JUMP_GRANULE - 1;
+            let whole = i > 0 && self.starts.get(i).is_none_or(|&s| s > at + last) && self.ends[i - 1] > at + last;
+            entries.push(if whole { (i - 1) as u32 | JUMP_RESOLVED } else { i as u32 });
         }
-        Some(Jump { base, upto })
+        Some(Jump { base, entries })
     }
 
-    /// [`SymbolTable::lookup_range`] through `jump` (made by this table's
-    /// [`SymbolTable::jump`]): the binary search becomes a step or two
-    /// from the granule's first symbol.
-    pub(crate) fn lookup_range_jump(&self, jump: &Jump, vaddr: u64) -> Option<(usize, std::ops::Range<u64>)> {
+    /// The index [`SymbolTable::lookup`] gives, through `jump` (made by
+    /// this table's [`SymbolTable::jump`]): a step or two from the
+    /// granule's first symbol instead of a binary search, and no walk back
+    /// when the last symbol starting at or below `vaddr` covers it (the
+    /// walk's first step).
+    #[inline]
+    pub(crate) fn lookup_jump(&self, jump: &Jump, vaddr: u64) -> Option<usize> {
         let g = vaddr.checked_sub(jump.base)? / JUMP_GRANULE;
-        let Some(&first) = jump.upto.get(usize::try_from(g).ok()?) else { return self.lookup_range(vaddr) };
-        let mut upto = first as usize;
-        while upto < self.starts.len() && self.starts[upto] <= vaddr {
+        let Some(&entry) = usize::try_from(g).ok().and_then(|g| jump.entries.get(g)) else {
+            return self.lookup_range(vaddr).map(|(i, _)| i);
+        };
+        if entry & JUMP_RESOLVED != 0 {
+            return Some((entry & !JUMP_RESOLVED) as usize);
+        }
+        let mut upto = entry as usize;
+        while self.starts.get(upto).is_some_and(|&s| s <= vaddr) {
             upto += 1;
         }
-        self.lookup_range_from(vaddr, upto)
+        match upto.checked_sub(1) {
+            Some(last) if vaddr < self.ends[last] => Some(last),
+            _ => self.lookup_range_from(vaddr, upto).map(|(i, _)| i),
+        }
     }
 
     /// The (demangled when asked) name of symbol `index`.
@@ -251,9 +277,24 @@ mod tests {
         let t = table(&[(10, 20), (20, 60), (25, 30), (40, 45), (50, 70), (80, 81), (90, 200), (100, 101), (130, 131)]);
         let jump = t.jump(1 << 20).unwrap();
         for v in 0..300 {
-            assert_eq!(t.lookup_range_jump(&jump, v), t.lookup_range(v), "{v}");
+            assert_eq!(t.lookup_jump(&jump, v), t.lookup(v).map(|x| x.0), "{v}");
         }
         assert!(t.jump(2).is_none(), "a span over the limit has no table");
         assert!(table(&[]).jump(1 << 20).is_none());
+    }
+
+    proptest::proptest! {
+        /// Any table (gaps, nesting, overlaps, empty symbols), every address
+        /// around it: the jump table gives the search's symbol.
+        #[test]
+        fn a_jump_lookup_equals_the_search(mut syms in proptest::collection::vec((0u64..400, 0u64..120), 1..40)) {
+            syms.sort_unstable_by_key(|s| s.0);
+            syms.dedup_by_key(|s| s.0);
+            let t = table(&syms.iter().map(|&(start, len)| (start, start + len)).collect::<Vec<_>>());
+            let jump = t.jump(1 << 20).unwrap();
+            for v in 0..600 {
+                proptest::prop_assert_eq!(t.lookup_jump(&jump, v), t.lookup(v).map(|x| x.0), "{}", v);
+            }
+        }
     }
 }

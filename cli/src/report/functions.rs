@@ -380,12 +380,79 @@ impl<'c> SymbolCounts<'c> {
         self.total += later.total;
     }
 
-    /// Every (symbol, one sample of its context, samples) counted.
-    fn groups(&self) -> impl Iterator<Item = (SymbolRef, RawKey, u64)> + '_ {
+    /// Every (symbol, one sample of its context, samples) counted, by
+    /// symbol, then process, thread and module: the same order whatever
+    /// order the samples were counted in.
+    fn groups(&self) -> Vec<(SymbolRef, RawKey, u64)> {
         let first = self.first_context.iter().zip(&self.first_count).enumerate().filter(|(_, (&c, _))| c != u32::MAX);
-        first
+        let mut groups: Vec<(SymbolRef, RawKey, u64)> = first
             .map(|(o, (&c, &n))| (SymbolRef::from_ordinal(o as u32), self.contexts[c as usize], n))
             .chain(self.later.iter().map(|(&(o, c), &n)| (SymbolRef::from_ordinal(o), self.contexts[c as usize], n)))
+            .collect();
+        // Without later contexts the first ones are in symbol order already.
+        if !self.later.is_empty() {
+            groups.sort_unstable_by_key(|(s, k, _)| (s.ordinal(), k.process, k.thread, k.module));
+        }
+        groups
+    }
+
+    /// Counts a batch of samples module by module (see [`Batch`]).
+    fn count_batch(&mut self, batch: &mut Batch, lookups: &ModuleFunctions, recent: &mut RecentSymbols) {
+        let Batch { keys, per_module, touched, sorted } = batch;
+        // A counting sort by module record: sizes, then places.
+        for k in keys.iter() {
+            match k.module.and_then(|m| per_module.get_mut(usize::try_from(m).ok()?)) {
+                Some(n) => {
+                    if *n == 0 {
+                        touched.push(k.module.unwrap_or_default());
+                    }
+                    *n += 1;
+                }
+                None => *self.rest.entry(*k).or_default() += 1,
+            }
+        }
+        let mut at = 0;
+        for &m in touched.iter() {
+            let n = std::mem::replace(&mut per_module[m as usize], at);
+            at += n;
+        }
+        sorted.clear();
+        sorted.resize(at as usize, RawKey::default());
+        for k in keys.iter() {
+            if let Some(place) = k.module.and_then(|m| per_module.get_mut(usize::try_from(m).ok()?)) {
+                sorted[*place as usize] = *k;
+                *place += 1;
+            }
+        }
+        let mut start = 0;
+        for &m in touched.iter() {
+            let end = std::mem::take(&mut per_module[m as usize]) as usize;
+            let bucket = &sorted[start..end];
+            start = end;
+            let Some(module) = lookups.module(m) else {
+                for k in bucket {
+                    *self.rest.entry(*k).or_default() += 1;
+                }
+                continue;
+            };
+            // Without process or thread in the grouping, the module alone
+            // makes the context.
+            let fixed = self.module_context.is_some().then(|| self.context(&bucket[0]));
+            for k in bucket {
+                match module.function_symbol(k.pc, recent) {
+                    IndexedSymbol::Found(symbol) => {
+                        let c = match fixed {
+                            Some(c) => c,
+                            None => self.context(k),
+                        };
+                        self.add(symbol, c, 1);
+                    }
+                    IndexedSymbol::NoSymbol | IndexedSymbol::NotIndexed => *self.rest.entry(*k).or_default() += 1,
+                }
+            }
+        }
+        touched.clear();
+        keys.clear();
     }
 
     /// One warning on `warn` per module of the samples counted whose file
@@ -400,16 +467,38 @@ impl<'c> SymbolCounts<'c> {
     }
 }
 
+/// Samples a thread gathers before counting them module by module: the
+/// symbol tables of tens of modules do not fit a core's cache together,
+/// one module's do, so each lookup then hits the cache.
+const BATCH: usize = 1 << 14;
+
+/// A thread's batch of samples and the room to sort it by module record.
+struct Batch {
+    keys: Vec<RawKey>,
+    /// Per module record: its samples in the batch while sizing, then where
+    /// its next one goes; 0 between batches.
+    per_module: Vec<u32>,
+    /// The module records with samples in the batch, as first seen.
+    touched: Vec<u64>,
+    sorted: Vec<RawKey>,
+}
+
+impl Batch {
+    fn new(modules: usize) -> Batch {
+        Batch { keys: Vec::with_capacity(BATCH), per_module: vec![0; modules], touched: Vec::new(), sorted: Vec::new() }
+    }
+}
+
 /// Counts the samples per function symbol and [`Context`] (`by`, with
-/// module name ids `names`, keys masked by `mask`), the stream split in
-/// `parts` contiguous parts on as many threads and the parts' counts added
-/// in stream order. `progress` gets the first part's records done times
-/// the number of parts.
+/// module name ids `names`, keys kept by process and thread as `keep`
+/// says), the stream split in `parts` contiguous parts on as many threads
+/// and the parts' counts added in stream order. `progress` gets the first
+/// part's records done times the number of parts.
 fn count_by_symbol<'c>(
     samples: &Samples<'_>,
     lookups: &ModuleFunctions,
     (by, names): (&'c [By], &'c [usize]),
-    mask: &(dyn Fn(RawKey) -> RawKey + Sync),
+    (by_process, by_thread): (bool, bool),
     parts: usize,
     progress: &mut dyn FnMut(u64),
 ) -> SymbolCounts<'c> {
@@ -419,16 +508,15 @@ fn count_by_symbol<'c>(
     let count = |range: Range<u64>, progress: &mut dyn FnMut(u64)| {
         let mut counts = SymbolCounts::new(by, names, names.len());
         let mut recent = RecentSymbols::default();
-        counts.total = samples.pass(range, progress, |k| {
-            let k = mask(k);
-            match lookups.function_symbol(k.module, k.pc, &mut recent) {
-                IndexedSymbol::Found(symbol) => {
-                    let c = counts.context(&k);
-                    counts.add(symbol, c, 1);
-                }
-                IndexedSymbol::NoSymbol | IndexedSymbol::NotIndexed => *counts.rest.entry(k).or_default() += 1,
+        let mut batch = Batch::new(names.len());
+        let total = samples.pass(range, progress, |k| {
+            batch.keys.push(k.masked(by_process, by_thread));
+            if batch.keys.len() == BATCH {
+                counts.count_batch(&mut batch, lookups, &mut recent);
             }
         });
+        counts.count_batch(&mut batch, lookups, &mut recent);
+        counts.total = total;
         counts
     };
     std::thread::scope(|scope| {
@@ -623,10 +711,11 @@ pub fn symbols_hit(
     let samples = Samples::new(file, &opts, modules)?;
     let lookups = syms.function_index(&samples.modules_bound(modules.len()));
     let names = module_name_ids(modules);
-    let counted = count_by_symbol(&samples, &lookups, (&[By::Function], &names), &|k| k, samples.parts(), &mut |_| {});
+    let counted =
+        count_by_symbol(&samples, &lookups, (&[By::Function], &names), (true, true), samples.parts(), &mut |_| {});
     counted.warn_unusable(syms, warn);
     let named = counted.total - counted.rest.values().sum::<u64>();
-    Ok((counted.groups().map(|(s, _, _)| s).collect(), counted.total, named))
+    Ok((counted.groups().into_iter().map(|(s, _, _)| s).collect(), counted.total, named))
 }
 
 /// [`report`] with a report by function's samples counted in `parts`
@@ -658,7 +747,6 @@ pub fn report_in_parts(
     let mut syms = if symbolic { Some(FileSymbols::with_config(file, &modules, config)?) } else { None };
     let names = module_name_ids(&modules);
     let samples = Samples::new(file, opts, &modules)?;
-    let mask = |k: RawKey| k.masked(by_process, by_thread);
     // Grouped by function only (with process, thread, module): a sample
     // whose function the symbol table has is counted straight under its
     // symbol, with no per-address result; the group's key is made once
@@ -669,10 +757,9 @@ pub fn report_in_parts(
         Some(syms) => {
             let lookups = syms.function_index(&samples.modules_bound(modules.len()));
             let parts = parts.unwrap_or_else(|| samples.parts());
-            let counted = count_by_symbol(&samples, &lookups, (by, &names), &mask, parts, progress);
+            let counted = count_by_symbol(&samples, &lookups, (by, &names), (by_process, by_thread), parts, progress);
             counted.warn_unusable(syms, warn);
-            let groups: Vec<(SymbolRef, RawKey, u64)> = counted.groups().collect();
-            (groups, counted.rest, counted.total)
+            (counted.groups(), counted.rest, counted.total)
         }
         None => {
             let (counts, total) = samples.count_raw(by_process, by_thread, progress);
