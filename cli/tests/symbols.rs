@@ -472,11 +472,11 @@ fn function_counts_in_parts_equal_one_pass() {
         &[By::Function, By::Process],
     ];
     for by in groupings {
-        let report = |parts| {
+        let report_top = |parts, top| {
             let mut warn = Vec::new();
             let r = functions::report_in_parts(
                 &file,
-                &ReportOptions::default(),
+                &ReportOptions { top, ..ReportOptions::default() },
                 by,
                 &opts,
                 &mut warn,
@@ -487,12 +487,19 @@ fn function_counts_in_parts_equal_one_pass() {
             let rows: Vec<(String, u64)> = r.rows.iter().map(|r| (format!("{:?}", r.key), r.samples)).collect();
             (rows, r.samples, String::from_utf8(warn).unwrap())
         };
+        let report = |parts| report_top(parts, None);
         let one = report(1);
         assert_eq!(one.1, samples.len() as u64);
         assert_eq!(one.2.lines().filter(|l| l.contains("junk.so")).count(), 1, "{}", one.2);
         assert!(one.0.iter().any(|(k, _)| k.contains("spin_a")), "{:?}", one.0);
         for parts in [2, 3, 7] {
             assert_eq!(report(parts), one, "{by:?} in {parts} parts");
+        }
+        // The first rows, whether all rows are made or only those.
+        for top in [1, 3, one.0.len() + 1] {
+            let first = report_top(2, Some(top));
+            assert_eq!(first.0, one.0[..top.min(one.0.len())], "{by:?} top {top}");
+            assert_eq!(first.1, one.1);
         }
     }
 }

@@ -176,7 +176,7 @@ pub fn task_report(file: &Tb5File, stream: u32, top: Option<usize>) -> Result<Re
                 key: Key::Task { index: i as u64, tid: t.tid, core: t.begin_info[1], start_ns: t.start },
                 samples: 1,
                 percent: percent(1, total),
-                task: Some(task_figures(t, name)),
+                task: Some(Box::new(task_figures(t, name))),
             }
         })
         .collect();
@@ -207,8 +207,12 @@ pub fn task_report(file: &Tb5File, stream: u32, top: Option<usize>) -> Result<Re
         threads.iter().find(|th| th.id == tid).and_then(|th| file.string_opt(th.name).ok().flatten().map(str::to_owned))
     };
     let pid = tasks.first().map(|d| d.pid).filter(|&p| p != 0);
-    let total_row =
-        |key: Key, t: &Totals| Row { key, samples: t.tasks, percent: percent(t.tasks, total), task: Some(t.figures()) };
+    let total_row = |key: Key, t: &Totals| Row {
+        key,
+        samples: t.tasks,
+        percent: percent(t.tasks, total),
+        task: Some(Box::new(t.figures())),
+    };
     let totals = by_thread
         .iter()
         .map(|(tid, t)| total_row(Key::Thread { index: None, tid: *tid, pid, name: name_of(*tid) }, t))

@@ -7,7 +7,8 @@
 //! pc), so each address is symbolized once however many samples hit it.
 //! [`count`] is also what `tbrw annotate` reads.
 
-use std::collections::HashMap;
+use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::ops::Range;
 use std::sync::Arc;
@@ -380,18 +381,22 @@ impl<'c> SymbolCounts<'c> {
         self.total += later.total;
     }
 
-    /// Every (symbol, one sample of its context, samples) counted, by
-    /// symbol, then process, thread and module: the same order whatever
-    /// order the samples were counted in.
-    fn groups(&self) -> Vec<(SymbolRef, RawKey, u64)> {
+    /// Every (symbol, context number, samples) counted, by symbol, then
+    /// the context's process, thread and module: the same order whatever
+    /// order the samples were counted in. [`SymbolCounts::contexts`] has a
+    /// sample of each context.
+    fn groups(&self) -> Vec<(SymbolRef, u32, u64)> {
         let first = self.first_context.iter().zip(&self.first_count).enumerate().filter(|(_, (&c, _))| c != u32::MAX);
-        let mut groups: Vec<(SymbolRef, RawKey, u64)> = first
-            .map(|(o, (&c, &n))| (SymbolRef::from_ordinal(o as u32), self.contexts[c as usize], n))
-            .chain(self.later.iter().map(|(&(o, c), &n)| (SymbolRef::from_ordinal(o), self.contexts[c as usize], n)))
+        let mut groups: Vec<(SymbolRef, u32, u64)> = first
+            .map(|(o, (&c, &n))| (SymbolRef::from_ordinal(o as u32), c, n))
+            .chain(self.later.iter().map(|(&(o, c), &n)| (SymbolRef::from_ordinal(o), c, n)))
             .collect();
         // Without later contexts the first ones are in symbol order already.
         if !self.later.is_empty() {
-            groups.sort_unstable_by_key(|(s, k, _)| (s.ordinal(), k.process, k.thread, k.module));
+            groups.sort_unstable_by_key(|&(s, c, _)| {
+                let k = &self.contexts[c as usize];
+                (s.ordinal(), k.process, k.thread, k.module)
+            });
         }
         groups
     }
@@ -590,15 +595,16 @@ fn part_id(by: By, k: &RawKey, s: &Symbolized, names: &[usize]) -> PartId {
     }
 }
 
-/// Sorts rows most samples first, ties in the order of their keys as
-/// printed, then as they came. Reports by function have tens of thousands
-/// of rows: a compact key (samples, the label's first 8 bytes, index) is
-/// sorted, labels are compared whole only where those tie, and the rows
-/// are then moved once, in place.
-fn sort_rows(rows: &mut [Row]) {
-    let printed: Vec<Option<String>> =
-        rows.iter().map(|r| r.key.printed_str().is_none().then(|| r.key.to_string())).collect();
-    let label = |i: usize| rows[i].key.printed_str().or(printed[i].as_deref()).unwrap_or_default();
+/// The order of `n` rows most samples first, ties in the order of their
+/// labels (as printed), then as they came. Reports by function have tens
+/// of thousands of rows: a compact key (samples, the label's first 8
+/// bytes, index) is sorted, and labels are compared whole only where those
+/// tie.
+fn order_by_samples_and_label<'l>(
+    n: usize,
+    samples: impl Fn(usize) -> u64,
+    label: impl Fn(usize) -> &'l str,
+) -> Vec<usize> {
     let prefix = |i: usize| {
         let mut p = [0u8; 8];
         let l = label(i).as_bytes();
@@ -606,16 +612,33 @@ fn sort_rows(rows: &mut [Row]) {
         u64::from_be_bytes(p)
     };
     let mut order: Vec<(std::cmp::Reverse<u64>, u64, usize)> =
-        (0..rows.len()).map(|i| (std::cmp::Reverse(rows[i].samples), prefix(i), i)).collect();
+        (0..n).map(|i| (std::cmp::Reverse(samples(i)), prefix(i), i)).collect();
     order.sort_unstable();
     for run in order.chunk_by_mut(|a, b| a.0 == b.0 && a.1 == b.1) {
         if run.len() > 1 {
             run.sort_by(|a, b| label(a.2).cmp(label(b.2)).then(a.2.cmp(&b.2)));
         }
     }
-    // Position j takes the row at want[j]: follow each cycle with swaps.
-    let mut want: Vec<usize> = order.into_iter().map(|o| o.2).collect();
+    order.into_iter().map(|o| o.2).collect()
+}
+
+/// What a row's key prints as, to order rows by.
+fn label(key: &Key) -> Cow<'_, str> {
+    key.printed_str().map_or_else(|| Cow::Owned(key.to_string()), Cow::Borrowed)
+}
+
+/// Sorts rows as [`order_by_samples_and_label`] orders them, moving each
+/// row once, in place.
+fn sort_rows(rows: &mut [Row]) {
+    let printed: Vec<Option<String>> =
+        rows.iter().map(|r| r.key.printed_str().is_none().then(|| r.key.to_string())).collect();
+    let mut want = order_by_samples_and_label(
+        rows.len(),
+        |i| rows[i].samples,
+        |i| rows[i].key.printed_str().or(printed[i].as_deref()).unwrap_or_default(),
+    );
     drop(printed);
+    // Position j takes the row at want[j]: follow each cycle with swaps.
     for i in 0..want.len() {
         let mut j = i;
         while want[j] != i && want[j] != j {
@@ -625,6 +648,108 @@ fn sort_rows(rows: &mut [Row]) {
             j = k;
         }
         want[j] = j;
+    }
+}
+
+/// Two lists of rows, each sorted as [`sort_rows`] sorts, as one: on a
+/// tie a row of `first` comes first.
+fn merge_sorted(first: Vec<Row>, second: Vec<Row>) -> Vec<Row> {
+    let mut out = Vec::with_capacity(first.len() + second.len());
+    let mut second = second.into_iter().peekable();
+    for row in first {
+        let at = (std::cmp::Reverse(row.samples), label(&row.key));
+        while let Some(r) = second.next_if(|r| (std::cmp::Reverse(r.samples), label(&r.key)) < at) {
+            out.push(r);
+        }
+        out.push(row);
+    }
+    out.extend(second);
+    out
+}
+
+/// The module and name of a key's function part, if it has one.
+fn function_part(key: &Key) -> Option<(&Option<String>, &Option<String>)> {
+    match key {
+        Key::Function { module, name, .. } => Some((module, name)),
+        Key::Combined { parts } => parts.iter().find_map(function_part),
+        _ => None,
+    }
+}
+
+/// The key parts of one context of [`SymbolCounts`]: its module's name (a
+/// function key's module) and, for combined groupings, every part, the
+/// function's without its name.
+struct ContextKey {
+    module: Option<String>,
+    parts: Vec<Key>,
+}
+
+fn symbol_contexts(by: &[By], contexts: &[RawKey], counted: &Counted, placeholder: &Symbolized) -> Vec<ContextKey> {
+    contexts
+        .iter()
+        .map(|k| {
+            let module = k.module.and_then(|m| counted.modules.get(m as usize)).and_then(module_name);
+            let parts = match by {
+                [_] => Vec::new(),
+                many => many
+                    .iter()
+                    .map(|b| match b {
+                        By::Function => Key::Function { module: module.clone(), name: None, unknown: None },
+                        b => part(*b, k, placeholder, counted),
+                    })
+                    .collect(),
+            };
+            ContextKey { module, parts }
+        })
+        .collect()
+}
+
+/// The rows of the samples counted under function symbols (`groups`, in
+/// the contexts `contexts`), and whether they are sorted. Groups of one key
+/// (two symbols of one name in one context) are merged on (context, name)
+/// before any key is made. By function alone, where the name is the
+/// label, the rows are ordered on those ids and only the first `top` are
+/// made.
+fn symbol_rows(
+    syms: &FileSymbols,
+    by: &[By],
+    groups: &[(SymbolRef, u32, u64)],
+    contexts: &[ContextKey],
+    total: u64,
+    top: Option<usize>,
+) -> (Vec<Row>, bool) {
+    let names: Vec<Option<Arc<str>>> = groups.iter().map(|g| syms.symbol_name(g.0)).collect();
+    let mut at: IdMap<(u32, Option<&str>), usize> = IdMap::default();
+    at.reserve(groups.len());
+    let mut merged: Vec<(u32, Option<&str>, u64)> = Vec::with_capacity(groups.len());
+    for (&(_, c, n), name) in groups.iter().zip(&names) {
+        let i = *at.entry((c, name.as_deref())).or_insert(merged.len());
+        if i == merged.len() {
+            merged.push((c, name.as_deref(), 0));
+        }
+        merged[i].2 += n;
+    }
+    let row = |&(c, name, samples): &(u32, Option<&str>, u64)| {
+        let ctx = &contexts[c as usize];
+        let function = Key::Function { module: ctx.module.clone(), name: name.map(str::to_owned), unknown: None };
+        let key = match by {
+            [_] => function,
+            _ => Key::Combined {
+                parts: ctx
+                    .parts
+                    .iter()
+                    .map(|p| if matches!(p, Key::Function { .. }) { function.clone() } else { p.clone() })
+                    .collect(),
+            },
+        };
+        Row { key, samples, percent: percent(samples, total), task: None }
+    };
+    if let [By::Function] = by {
+        let order = order_by_samples_and_label(merged.len(), |i| merged[i].2, |i| merged[i].1.unwrap_or("?"));
+        let n = top.map_or(order.len(), |t| t.min(order.len()));
+        (order[..n].iter().map(|&i| row(&merged[i])).collect(), true)
+    } else {
+        (merged.iter().map(row).collect(), false)
     }
 }
 
@@ -753,21 +878,20 @@ pub fn report_in_parts(
     // after, from the symbol's name. This runs on the bind's threads. The
     // other samples are counted per distinct address and symbolized after.
     let by_symbol = by.contains(&By::Function) && !by.iter().any(|b| matches!(b, By::Line | By::Address));
-    let (symbol_groups, counts, total) = match syms.as_mut().filter(|_| by_symbol) {
+    let (symbol_groups, contexts, counts, total) = match syms.as_mut().filter(|_| by_symbol) {
         Some(syms) => {
             let lookups = syms.function_index(&samples.modules_bound(modules.len()));
             let parts = parts.unwrap_or_else(|| samples.parts());
             let counted = count_by_symbol(&samples, &lookups, (by, &names), (by_process, by_thread), parts, progress);
             counted.warn_unusable(syms, warn);
-            (counted.groups(), counted.rest, counted.total)
+            (counted.groups(), counted.contexts, counted.rest, counted.total)
         }
         None => {
             let (counts, total) = samples.count_raw(by_process, by_thread, progress);
-            (Vec::new(), counts, total)
+            (Vec::new(), Vec::new(), counts, total)
         }
     };
-    let (processes, threads) =
-        samples.keys(file, counts.keys().chain(symbol_groups.iter().map(|(_, k, _)| k)), by_process, by_thread);
+    let (processes, threads) = samples.keys(file, counts.keys().chain(&contexts), by_process, by_thread);
     let counted = Counted { records: samples.records(), total, counts, modules, processes, threads };
     let mut raw: Vec<(&RawKey, &u64)> = counted.counts.iter().collect();
     // Symbolize in address order: the warnings come out in a stable order.
@@ -794,7 +918,7 @@ pub fn report_in_parts(
         cheap.entry(id).or_insert_with(|| (0, *k, s)).0 += n;
     }
     let mut groups: IdMap<Key, u64> = IdMap::default();
-    groups.reserve(cheap.len() + symbol_groups.len());
+    groups.reserve(cheap.len());
     for (n, k, s) in cheap.into_values() {
         let s = s.as_deref().unwrap_or(&placeholder);
         let key = match by {
@@ -803,29 +927,48 @@ pub fn report_in_parts(
         };
         *groups.entry(key).or_default() += n;
     }
-    if let Some(syms) = &syms {
-        for (symbol, k, n) in symbol_groups {
-            let name = syms.symbol_name(symbol);
-            let part = |b: By| match b {
-                By::Function => Key::Function {
-                    module: k.module.and_then(|m| counted.modules.get(m as usize)).and_then(module_name),
-                    name: name.as_deref().map(str::to_owned),
-                    unknown: None,
-                },
-                b => part(b, &k, &placeholder, &counted),
-            };
-            let key = match by {
-                [one] => part(*one),
-                many => Key::Combined { parts: many.iter().map(|b| part(*b)).collect() },
-            };
-            *groups.entry(key).or_default() += n;
+    let row = |(key, samples): (Key, u64)| Row { key, samples, percent: percent(samples, counted.total), task: None };
+    let mut rows: Vec<Row> = groups.into_iter().map(row).collect();
+    let named = match &syms {
+        Some(syms) if !symbol_groups.is_empty() => {
+            let contexts = symbol_contexts(by, &contexts, &counted, &placeholder);
+            // A key of the per-address groups that names a function of a
+            // module the symbol groups have could be one of theirs (a
+            // kernel module named like a user one, say): then every key
+            // is merged through a map.
+            let modules: HashSet<&Option<String>> = contexts.iter().map(|c| &c.module).collect();
+            let apart =
+                !rows.iter().any(|r| function_part(&r.key).is_some_and(|(m, n)| n.is_some() && modules.contains(m)));
+            let top = opts.top.filter(|_| apart);
+            Some((symbol_rows(syms, by, &symbol_groups, &contexts, counted.total, top), apart))
         }
-    }
-    let mut rows: Vec<Row> = groups
-        .into_iter()
-        .map(|(key, samples)| Row { key, samples, percent: percent(samples, counted.total), task: None })
-        .collect();
-    sort_rows(&mut rows);
+        _ => None,
+    };
+    rows = match named {
+        // Both ordered: merged in order, a per-address row first on a tie.
+        Some(((named, true), true)) => {
+            sort_rows(&mut rows);
+            merge_sorted(rows, named)
+        }
+        Some(((named, false), true)) => {
+            rows.extend(named);
+            sort_rows(&mut rows);
+            rows
+        }
+        Some(((named, _), false)) => {
+            let mut all: IdMap<Key, u64> = IdMap::default();
+            for r in rows.into_iter().chain(named) {
+                *all.entry(r.key).or_default() += r.samples;
+            }
+            let mut rows: Vec<Row> = all.into_iter().map(row).collect();
+            sort_rows(&mut rows);
+            rows
+        }
+        None => {
+            sort_rows(&mut rows);
+            rows
+        }
+    };
     if let Some(k) = opts.top {
         rows.truncate(k);
     }
@@ -880,10 +1023,19 @@ mod tests {
                 .collect();
             let mut want: Vec<(u64, Key)> = rows.iter().map(|r| (r.samples, r.key.clone())).collect();
             want.sort_by_cached_key(|(n, k)| (std::cmp::Reverse(*n), k.to_string()));
-            let mut got = rows;
+            let mut got = rows.clone();
             sort_rows(&mut got);
             let got: Vec<(u64, Key)> = got.into_iter().map(|r| (r.samples, r.key)).collect();
             prop_assert_eq!(got, want);
+            // Two sorted lists merge into what sorting both together gives.
+            for split in [0, rows.len() / 3, rows.len()] {
+                let (mut first, mut second) = (rows[..split].to_vec(), rows[split..].to_vec());
+                sort_rows(&mut first);
+                sort_rows(&mut second);
+                let mut all = rows.clone();
+                sort_rows(&mut all);
+                prop_assert_eq!(merge_sorted(first, second), all);
+            }
         }
     }
 }

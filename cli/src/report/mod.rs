@@ -444,9 +444,11 @@ pub struct Row {
     pub samples: u64,
     /// Percent of the report's samples.
     pub percent: f64,
-    /// Task reports only: duration, counter deltas, topdown.
+    /// Task reports only: duration, counter deltas, topdown (boxed: the
+    /// figures are four times a row's other fields, and reports by
+    /// function have tens of thousands of rows to sort).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub task: Option<TaskFigures>,
+    pub task: Option<Box<TaskFigures>>,
 }
 
 /// A report: what `tbrw report --json` writes, one shape for every `--by`.
