@@ -453,6 +453,8 @@ impl Symbolizer {
     /// # Panics
     /// When an id comes from another symbolizer with more modules.
     pub fn function_index(&mut self, modules: impl IntoIterator<Item = ModuleId>) -> FunctionIndex {
+        let modules: Vec<ModuleId> = modules.into_iter().collect();
+        self.load_all(&modules);
         let mut index = FunctionIndex {
             modules: (0..self.modules.len()).map(|_| IndexedModule::NotIndexed).collect(),
             files: (0..self.files.len()).map(|_| None).collect(),
@@ -488,6 +490,50 @@ impl Symbolizer {
             };
         }
         index
+    }
+
+    /// Finds and parses the files of `modules` not read yet, on up to 8
+    /// threads: reading tens of symbol tables is most of what a first report
+    /// by function costs beyond counting.
+    fn load_all(&mut self, modules: &[ModuleId]) {
+        let mut todo: Vec<u32> = modules
+            .iter()
+            .filter_map(|id| match self.modules.get(id.index())? {
+                Slot::User { file, .. } if self.files[*file as usize].state.is_none() => Some(*file),
+                _ => None,
+            })
+            .collect();
+        todo.sort_unstable();
+        todo.dedup();
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8).min(todo.len());
+        if threads < 2 {
+            return;
+        }
+        let jobs: Vec<(u32, Arc<str>, Option<BuildId>)> = todo
+            .iter()
+            .map(|&f| (f, self.files[f as usize].label.clone(), self.files[f as usize].build_id.clone()))
+            .collect();
+        let (config, stored, jobs) = (&self.config, &self.stored, &jobs);
+        let loaded: Vec<(u32, Result<Loaded, Arc<Symbolized>>)> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..threads)
+                .map(|t| {
+                    scope.spawn(move || {
+                        jobs.iter()
+                            .skip(t)
+                            .step_by(threads)
+                            .map(|(f, label, build_id)| (*f, load(label, build_id.as_ref(), config, stored)))
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+                .collect()
+        });
+        for (f, state) in loaded {
+            self.files[f as usize].state = Some(state);
+        }
     }
 
     fn load(&mut self, file: u32) -> &Result<Loaded, Arc<Symbolized>> {
