@@ -6,7 +6,8 @@
 //! bind's (the bind is part of the report: the rest is what symbolizing
 //! costs), the time of a count per distinct address (what `--by line` and
 //! `--by address` do first), and the symbolizer's time for every sample
-//! one by one (no counting first, DWARF on and off).
+//! one by one (no counting first, DWARF on and off), and what grouping by
+//! function costs beyond `report --by module` on the same samples.
 //! `cargo bench -p tbrw-cli --bench symbols`.
 
 use std::fmt::Write as _;
@@ -119,13 +120,18 @@ fn main() {
     let count_s = t.elapsed().as_secs_f64();
     let distinct = counted.counts.len();
     drop(counted);
-    // The bind and the report alternate, best of 5 each: this machine's
-    // speed drifts, and the ratio is what counts.
-    let (mut best, mut bind_best, mut rows) = (f64::MAX, f64::MAX, 0);
+    // The bind, the report by module and the report by function
+    // alternate, best of 5 each: this machine's speed drifts, and the
+    // ratios are what count.
+    let (mut best, mut bind_best, mut module_best, mut rows) = (f64::MAX, f64::MAX, f64::MAX, 0);
     for _ in 0..5 {
         let t = Instant::now();
         drop(bind::bind_in_memory(&file, 0).unwrap());
         bind_best = bind_best.min(t.elapsed().as_secs_f64());
+        let t = Instant::now();
+        let by_module = ReportOptions { by: By::Module, ..ReportOptions::default() };
+        drop(tbrw_cli::report::samples::report(&file, &by_module, &mut |_| {}).unwrap());
+        module_best = module_best.min(t.elapsed().as_secs_f64());
         let t = Instant::now();
         let r = functions::report(
             &file,
@@ -146,6 +152,14 @@ fn main() {
          ({distinct} distinct addresses) and grouping by function: {symbolize_s:.3} s; symbolizing / bind = {:.2} \
          (a count per distinct address alone, as --by line and --by address do first: {count_s:.3} s)",
         symbolize_s / bind_s
+    );
+    // What grouping by function costs beyond grouping by module (both bind
+    // in memory, filter and count the same samples): the symbols alone.
+    let beyond = best - module_best;
+    println!(
+        "report --by module (best of 5): {module_best:.3} s; by function beyond by module: {beyond:.3} s; \
+         that / bind = {:.2}",
+        beyond / bind_s
     );
     for lines in [true, false] {
         let mut syms = FileSymbols::new(&file, &modules, &opts).unwrap();
