@@ -1,13 +1,12 @@
 //! Sample counts of a stream per process, thread, module or event, with
 //! filters, from a stored bind or one made in memory.
 
-use std::collections::HashMap;
-
 use tbrw::*;
 
 use super::{percent, By, Key, Report, ReportOptions, Row, Weight, Weights};
 use crate::error::CliError;
 use crate::fields::{self, read_le};
+use crate::id_map::IdMap;
 
 /// The sample groupings that work for stream `n`, in the order `--by auto`
 /// prefers them: module and process need records that can be bound (a
@@ -183,9 +182,16 @@ pub fn weighted_report(
             )))
         }
     };
-    let mut weights: HashMap<Option<u64>, f64> = HashMap::new();
+    // Module, process and thread indexes are below their tables' sizes.
+    let dense = match (by, &view) {
+        (By::Module, _) => modules.len(),
+        (By::Process, Some(v)) => usize::try_from(v.process_count()).unwrap_or(0),
+        (By::Thread, Some(v)) if !direct_tid => usize::try_from(v.thread_count()).unwrap_or(0),
+        _ => 0,
+    };
+    let mut weights: Tally<f64> = Tally::new(if weigh.is_some() { dense } else { 0 });
     let mut total_weight = 0f64;
-    let mut counts: HashMap<Option<u64>, u64> = HashMap::new();
+    let mut counts: Tally<u64> = Tally::new(dense);
     let mut total = 0u64;
     let mut binds = Vec::new();
     let chunk = 1 << 16;
@@ -250,12 +256,12 @@ pub fn weighted_report(
                 }),
                 By::Task | By::Auto | By::Function | By::Line | By::Address | By::Combined => None,
             };
-            *counts.entry(key).or_default() += 1;
+            counts.add(key, 1);
             total += 1;
             if let Some((d, power)) = weigh {
                 let delta = read_le(rec, d, 8) as f64;
                 let x = power.map_or(delta, |p| f64::from_bits(read_le(rec, p, 8)) * delta * 1e-9);
-                *weights.entry(key).or_default() += x;
+                weights.add(key, x);
                 total_weight += x;
             }
         }
@@ -306,8 +312,8 @@ pub fn weighted_report(
             (_, None) | (By::Task | By::Auto | By::Function | By::Line | By::Address | By::Combined, _) => Key::Unbound,
         }
     };
-    let mut counted: Vec<(Option<u64>, u64)> = counts.into_iter().collect();
-    let weight_of = |k: &Option<u64>| weights.get(k).copied().unwrap_or(0.0);
+    let mut counted: Vec<(Option<u64>, u64)> = counts.counted();
+    let weight_of = |k: &Option<u64>| weights.get(*k);
     counted.sort_by(|a, b| {
         weight_of(&b.0)
             .total_cmp(&weight_of(&a.0))
@@ -342,6 +348,51 @@ pub fn weighted_report(
         totals: Vec::new(),
     };
     Ok((r, sums))
+}
+
+/// Sums per counting key, added to once per record: in a vector for the
+/// indexes below its size (modules, processes, threads), in a map for the
+/// others; either way no SipHash per record.
+struct Tally<T> {
+    dense: Vec<T>,
+    none: T,
+    other: IdMap<u64, T>,
+}
+
+impl<T: Copy + Default + PartialEq + std::ops::AddAssign> Tally<T> {
+    fn new(dense: usize) -> Tally<T> {
+        Tally { dense: vec![T::default(); dense], none: T::default(), other: IdMap::default() }
+    }
+
+    #[inline]
+    fn add(&mut self, key: Option<u64>, x: T) {
+        let Some(k) = key else {
+            self.none += x;
+            return;
+        };
+        match usize::try_from(k).ok().and_then(|i| self.dense.get_mut(i)) {
+            Some(sum) => *sum += x,
+            None => *self.other.entry(k).or_default() += x,
+        }
+    }
+
+    fn get(&self, key: Option<u64>) -> T {
+        match key {
+            None => self.none,
+            Some(k) => match usize::try_from(k).ok().and_then(|i| self.dense.get(i)) {
+                Some(&sum) => sum,
+                None => self.other.get(&k).copied().unwrap_or_default(),
+            },
+        }
+    }
+
+    /// The keys added to (a sum other than zero: counts) and their sums.
+    fn counted(self) -> Vec<(Option<u64>, T)> {
+        let zero = T::default();
+        let dense = self.dense.into_iter().enumerate().filter(|&(_, n)| n != zero).map(|(i, n)| (Some(i as u64), n));
+        let none = (self.none != zero).then_some((None, self.none));
+        dense.chain(self.other.into_iter().map(|(k, n)| (Some(k), n))).chain(none).collect()
+    }
 }
 
 /// The one error of every filter that leaves no sample (exit status 1).
@@ -398,5 +449,36 @@ pub(crate) fn time_field(layout: &RecordLayout) -> Option<(usize, usize)> {
             .find(desc_type::TIME_STAMP, None)
             .filter(|f| f.size == 4 || f.size == 8)
             .map(|f| (f.offset as usize, f.size as usize)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use proptest::prelude::*;
+
+    use super::Tally;
+
+    proptest! {
+        /// Against a map of every key: the same sums, each key once, keys
+        /// below, at and past the dense part and none.
+        #[test]
+        fn a_tally_sums_as_a_map_does(dense in 0usize..6, adds in proptest::collection::vec((proptest::option::of(0u64..10), 1u64..5), 0..60)) {
+            let mut tally = Tally::new(dense);
+            let mut want: HashMap<Option<u64>, u64> = HashMap::new();
+            for &(k, x) in &adds {
+                tally.add(k, x);
+                *want.entry(k).or_default() += x;
+            }
+            for k in (0..12).map(Some).chain([None]) {
+                prop_assert_eq!(tally.get(k), want.get(&k).copied().unwrap_or(0));
+            }
+            let mut got = tally.counted();
+            got.sort_unstable();
+            let mut want: Vec<(Option<u64>, u64)> = want.into_iter().collect();
+            want.sort_unstable();
+            prop_assert_eq!(got, want);
+        }
     }
 }
