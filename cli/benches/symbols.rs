@@ -1,13 +1,15 @@
 //! Symbolizing 1 M samples over 20 modules against binding them: a C
 //! library of 2,000 functions built with `cc -g -O1`, copied under 20
-//! names (each found and parsed on its own), 1 M samples with a
-//! profile-like skew written to a TB5 file through the C-API layout (load
-//! bases). Prints `report --by function`'s time against the in-memory
-//! bind's (the bind is part of the report: the rest is what symbolizing
-//! costs), the time of a count per distinct address (what `--by line` and
-//! `--by address` do first), and the symbolizer's time for every sample
-//! one by one (no counting first, DWARF on and off), and what grouping by
-//! function costs beyond `report --by module` on the same samples.
+//! names (each found and parsed on its own), samples with a profile-like
+//! skew written to a TB5 file through the C-API layout (load bases).
+//! Prints, for 1 M and then 10 M samples, `report --by function`'s time
+//! against the in-memory bind's (the bind is part of the report: the rest
+//! is what symbolizing costs), what grouping by function costs beyond
+//! `report --by module`, and the time of a count per distinct address
+//! (what `--by line` and `--by address` do first); from the two runs, the
+//! cost per sample of symbolizing and of binding, and what symbolizing
+//! pays once (the files, a row per function); last, the symbolizer's time
+//! for every sample one by one (no counting first, DWARF on and off).
 //! `cargo bench -p tbrw-cli --bench symbols`.
 
 use std::fmt::Write as _;
@@ -23,6 +25,8 @@ use tbrw_cli::symbols::{FileSymbols, SymbolOptions};
 const MODULES: u64 = 20;
 const FUNCTIONS: usize = 2000;
 const SAMPLES: u64 = 1_000_000;
+/// The second run's samples: the same functions, ten times the samples.
+const MORE_SAMPLES: u64 = 10_000_000;
 
 fn main() {
     let dir = tempfile::tempdir().unwrap();
@@ -45,7 +49,6 @@ fn main() {
         .filter(|s| s.kind() == object::SymbolKind::Text && s.size() > 0)
         .map(|s| (s.address(), s.size()))
         .collect();
-    let base = |m: u64| 0x7f00_0000_0000 + m * 0x100_0000;
     let modules: Vec<Module> = (0..MODULES)
         .map(|m| {
             let path = dir.path().join(format!("libbench{m}.so"));
@@ -66,6 +69,26 @@ fn main() {
             }
         })
         .collect();
+    let opts = SymbolOptions { debug_dirs: Vec::new(), ..Default::default() };
+    let small = run(dir.path(), &funcs, &modules, SAMPLES, &opts);
+    let large = run(dir.path(), &funcs, &modules, MORE_SAMPLES, &opts);
+    // Two runs of one set of functions: (time at 10 M − time at 1 M) / 9 M
+    // is the cost per sample, the rest (reading the files, making a row
+    // per function) is paid once.
+    let per_sample = |a: f64, b: f64| (b - a) / (MORE_SAMPLES - SAMPLES) as f64;
+    let (sym_ns, bind_ns) = (per_sample(small.0, large.0) * 1e9, per_sample(small.1, large.1) * 1e9);
+    println!(
+        "per sample: symbolizing and grouping {sym_ns:.1} ns, binding {bind_ns:.1} ns (ratio {:.2}); paid once by \
+         symbolizing (20 files, ~40 k rows): {:.3} s",
+        sym_ns / bind_ns,
+        small.0 - sym_ns * 1e-9 * SAMPLES as f64
+    );
+    symbolize_each(&file_of(dir.path(), SAMPLES), &modules, &opts, &samples(&funcs, SAMPLES), small.1);
+}
+
+/// The pcs of `n` samples over the modules (16-byte records: pc, pid 1,
+/// tid 1).
+fn samples(funcs: &[(u64, u64)], n: u64) -> Vec<u8> {
     // xorshift; a skew like a profile's: most samples in few functions.
     let mut x = 0x9e37_79b9_7f4a_7c15u64;
     let mut next = || {
@@ -74,8 +97,8 @@ fn main() {
         x ^= x << 17;
         x
     };
-    let mut bytes = Vec::with_capacity(SAMPLES as usize * 16);
-    for _ in 0..SAMPLES {
+    let mut bytes = Vec::with_capacity(n as usize * 16);
+    for _ in 0..n {
         let m = next() % MODULES;
         let r = next();
         let f = if r % 4 == 0 { (r >> 8) as usize % funcs.len() } else { (r >> 8) as usize % 40 };
@@ -85,11 +108,22 @@ fn main() {
         bytes.extend_from_slice(&1u32.to_le_bytes());
         bytes.extend_from_slice(&1u32.to_le_bytes());
     }
-    let tb5 = dir.path().join("bench.tb5");
+    bytes
+}
+
+fn file_of(dir: &std::path::Path, n: u64) -> std::path::PathBuf {
+    dir.join(format!("bench{n}.tb5"))
+}
+
+/// Writes `n` samples to a file and prints the reports' and the bind's
+/// best times; returns (report − bind, bind) in seconds.
+fn run(dir: &std::path::Path, funcs: &[(u64, u64)], modules: &[Module], n: u64, opts: &SymbolOptions) -> (f64, f64) {
+    let bytes = samples(funcs, n);
+    let tb5 = file_of(dir, n);
     let mut w = Tb5Writer::create(&tb5).unwrap();
     let os = Os { platform: os_family::LINUX64, name: Some("Linux".into()), ..Default::default() };
     write_globals(&mut w, &Software { host: None, os: Some(os), application: None }).unwrap();
-    w.write_modules(&modules).unwrap();
+    w.write_modules(modules).unwrap();
     let mut st = w
         .stream(0)
         .unwrap()
@@ -108,8 +142,8 @@ fn main() {
     st.finish().unwrap();
     w.close().unwrap();
 
+    drop(bytes);
     let file = Tb5File::open(&tb5).unwrap();
-    let opts = SymbolOptions { debug_dirs: Vec::new(), ..Default::default() };
     // What `tbrw report --by function` costs beyond the bind: one pass that
     // binds (in memory: the file has no stored bind), filters and counts
     // each sample under its function symbol, then one result per function
@@ -148,7 +182,7 @@ fn main() {
     let bind_s = bind_best;
     let symbolize_s = best - bind_s;
     println!(
-        "report --by function (best of 5): {best:.3} s, {rows} rows = the bind ({bind_s:.3} s) + symbolizing {SAMPLES} samples \
+        "{n} samples: report --by function (best of 5): {best:.3} s, {rows} rows = the bind ({bind_s:.3} s) + symbolizing \
          ({distinct} distinct addresses) and grouping by function: {symbolize_s:.3} s; symbolizing / bind = {:.2} \
          (a count per distinct address alone, as --by line and --by address do first: {count_s:.3} s)",
         symbolize_s / bind_s
@@ -157,14 +191,21 @@ fn main() {
     // in memory, filter and count the same samples): the symbols alone.
     let beyond = best - module_best;
     println!(
-        "report --by module (best of 5): {module_best:.3} s; by function beyond by module: {beyond:.3} s; \
+        "{n} samples: report --by module (best of 5): {module_best:.3} s; by function beyond by module: {beyond:.3} s; \
          that / bind = {:.2}",
         beyond / bind_s
     );
+    (symbolize_s, bind_s)
+}
+
+/// The symbolizer's time for every sample of `bytes` one by one (no
+/// counting first), DWARF on and off, against the bind's `bind_s`.
+fn symbolize_each(tb5: &std::path::Path, modules: &[Module], opts: &SymbolOptions, bytes: &[u8], bind_s: f64) {
+    let file = Tb5File::open(tb5).unwrap();
     for lines in [true, false] {
-        let mut syms = FileSymbols::new(&file, &modules, &opts).unwrap();
+        let mut syms = FileSymbols::new(&file, modules, opts).unwrap();
         if !lines {
-            syms = FileSymbols::with_config(&file, &modules, tbrw_symbols::Config { lines: false, ..opts.config() })
+            syms = FileSymbols::with_config(&file, modules, tbrw_symbols::Config { lines: false, ..opts.config() })
                 .unwrap();
         }
         let t = Instant::now();
@@ -182,4 +223,9 @@ fn main() {
             s / bind_s
         );
     }
+}
+
+/// Where module `m` is loaded.
+fn base(m: u64) -> u64 {
+    0x7f00_0000_0000 + m * 0x100_0000
 }
