@@ -78,8 +78,8 @@ pub fn annotate(
 ) -> Result<Vec<Annotation>, CliError> {
     let counted = count(file, opts, false, false, progress)?;
     let mut syms = FileSymbols::new(file, &counted.modules, symbols)?;
-    let mut raw: Vec<_> = counted.counts.iter().collect();
-    raw.sort_by_key(|(k, _)| (k.module, k.pc));
+    // In address order already (see `Counted::counts`).
+    let raw = counted.counts.iter().map(|(k, n)| (k, n));
     // Per module label: lines, addresses, samples.
     type Lines = BTreeMap<(String, u32), u64>;
     type Addresses = BTreeMap<(Option<u64>, u64), (String, u64)>;

@@ -37,6 +37,11 @@ pub struct RawKey {
 }
 
 impl RawKey {
+    /// The order of [`Counted::counts`]: by address.
+    fn address_order(&self) -> (Option<u64>, u64, u64, u64) {
+        (self.module, self.pc, self.process, self.thread)
+    }
+
     /// The key with process and thread set to 0 where they are not kept.
     fn masked(self, by_process: bool, by_thread: bool) -> RawKey {
         RawKey {
@@ -53,8 +58,9 @@ pub struct Counted {
     pub records: u64,
     /// Samples that passed the filters.
     pub total: u64,
-    /// Samples per key.
-    pub counts: IdMap<RawKey, u64>,
+    /// Samples per key, each key once, by module record, pc, process and
+    /// thread.
+    pub counts: Vec<(RawKey, u64)>,
     /// The file's module table.
     pub modules: Vec<Module>,
     /// The keys of the processes and threads seen, when asked for.
@@ -77,7 +83,7 @@ pub fn count(
     let modules = samples::resolved_modules(file)?;
     let samples = Samples::new(file, opts, &modules)?;
     let (counts, total) = samples.count_raw(by_process, by_thread, progress);
-    let (processes, threads) = samples.keys(file, counts.keys(), by_process, by_thread);
+    let (processes, threads) = samples.keys(file, counts.iter().map(|(k, _)| k), by_process, by_thread);
     Ok(Counted { records: samples.records(), total, counts, modules, processes, threads })
 }
 
@@ -141,13 +147,40 @@ impl<'a> Samples<'a> {
     }
 
     /// The samples that pass the filters per [`RawKey`] (process and thread
-    /// kept when asked), and their number.
-    fn count_raw(&self, by_process: bool, by_thread: bool, progress: &mut dyn FnMut(u64)) -> (IdMap<RawKey, u64>, u64) {
-        let mut counts: IdMap<RawKey, u64> = IdMap::default();
-        let total = self.pass(0..self.records(), progress, |k| {
-            *counts.entry(k.masked(by_process, by_thread)).or_default() += 1;
-        });
-        (counts, total)
+    /// kept when asked), in address order, and their number. Distinct
+    /// addresses can be millions, and a hash lookup per sample in a table
+    /// that size is a cache miss each: each part of the stream (on the
+    /// bind's threads) sorts its samples a batch at a time and counts runs,
+    /// and the sorted counts are merged.
+    fn count_raw(&self, by_process: bool, by_thread: bool, progress: &mut dyn FnMut(u64)) -> (Vec<(RawKey, u64)>, u64) {
+        let records = self.records();
+        let parts = self.parts().max(1) as u64;
+        let range = |p: u64| records * p / parts..records * (p + 1) / parts;
+        let count = |range: Range<u64>, progress: &mut dyn FnMut(u64)| {
+            let mut counts = Vec::new();
+            let mut batch = Vec::new();
+            let total = self.pass(range, progress, |k| {
+                batch.push(k.masked(by_process, by_thread));
+                if batch.len() == RAW_BATCH {
+                    counts = merge_counts(std::mem::take(&mut counts), runs(&mut batch));
+                }
+            });
+            (merge_counts(counts, runs(&mut batch)), total)
+        };
+        std::thread::scope(|scope| {
+            let later: Vec<_> = (1..parts).map(|p| scope.spawn(move || count(range(p), &mut |_| {}))).collect();
+            let (mut counts, mut total) = count(range(0), &mut |done| progress(done * parts));
+            for part in later {
+                match part.join() {
+                    Ok((c, t)) => {
+                        counts = merge_counts(counts, c);
+                        total += t;
+                    }
+                    Err(panic) => std::panic::resume_unwind(panic),
+                }
+            }
+            (counts, total)
+        })
     }
 
     /// Per module record, whether any record binds to it (filters aside):
@@ -253,6 +286,53 @@ impl<'a> Samples<'a> {
         }
         (processes, threads)
     }
+}
+
+/// Samples a part of a count per address sorts at a time (32 bytes each).
+const RAW_BATCH: usize = 1 << 18;
+
+/// The keys of `batch` in address order with their number of samples;
+/// `batch` is left empty.
+fn runs(batch: &mut Vec<RawKey>) -> Vec<(RawKey, u64)> {
+    batch.sort_unstable_by_key(RawKey::address_order);
+    let mut runs: Vec<(RawKey, u64)> = Vec::new();
+    for k in batch.drain(..) {
+        match runs.last_mut() {
+            Some((last, n)) if *last == k => *n += 1,
+            _ => runs.push((k, 1)),
+        }
+    }
+    runs
+}
+
+/// Two lists of counts in address order (each key once) as one.
+fn merge_counts(a: Vec<(RawKey, u64)>, b: Vec<(RawKey, u64)>) -> Vec<(RawKey, u64)> {
+    if a.is_empty() {
+        return b;
+    }
+    if b.is_empty() {
+        return a;
+    }
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut a, mut b) = (a.into_iter().peekable(), b.into_iter().peekable());
+    loop {
+        let next = match (a.peek(), b.peek()) {
+            (Some(x), Some(y)) => match x.0.address_order().cmp(&y.0.address_order()) {
+                std::cmp::Ordering::Less => a.next(),
+                std::cmp::Ordering::Greater => b.next(),
+                std::cmp::Ordering::Equal => {
+                    let (k, n) = a.next().unwrap_or_default();
+                    let m = b.next().map_or(0, |y| y.1);
+                    Some((k, n + m))
+                }
+            },
+            (Some(_), None) => a.next(),
+            (None, Some(_)) => b.next(),
+            (None, None) => break,
+        };
+        out.extend(next);
+    }
+    out
 }
 
 /// What a sample's group by function is, besides its symbol: the parts
@@ -884,19 +964,21 @@ pub fn report_in_parts(
             let parts = parts.unwrap_or_else(|| samples.parts());
             let counted = count_by_symbol(&samples, &lookups, (by, &names), (by_process, by_thread), parts, progress);
             counted.warn_unusable(syms, warn);
-            (counted.groups(), counted.contexts, counted.rest, counted.total)
+            let groups = counted.groups();
+            let mut rest: Vec<(RawKey, u64)> = counted.rest.into_iter().collect();
+            rest.sort_unstable_by_key(|(k, _)| k.address_order());
+            (groups, counted.contexts, rest, counted.total)
         }
         None => {
             let (counts, total) = samples.count_raw(by_process, by_thread, progress);
             (Vec::new(), Vec::new(), counts, total)
         }
     };
-    let (processes, threads) = samples.keys(file, counts.keys().chain(&contexts), by_process, by_thread);
+    let (processes, threads) =
+        samples.keys(file, counts.iter().map(|(k, _)| k).chain(&contexts), by_process, by_thread);
     let counted = Counted { records: samples.records(), total, counts, modules, processes, threads };
-    let mut raw: Vec<(&RawKey, &u64)> = counted.counts.iter().collect();
-    // Symbolize in address order: the warnings come out in a stable order.
-    // The keys are distinct, so an unstable sort gives the one order.
-    raw.sort_unstable_by_key(|(k, _)| (k.module, k.pc, k.process, k.thread));
+    // Symbolized in address order: the warnings come out in a stable order.
+    let raw = counted.counts.iter();
     let placeholder = Symbolized {
         module: None,
         vaddr: None,
@@ -912,7 +994,8 @@ pub fn report_in_parts(
     // once from one of its addresses. Equal keys of different identities
     // (two symbols of one name, say) are merged after.
     let mut cheap: HashMap<Vec<PartId>, Group> = HashMap::new();
-    for (k, &n) in raw {
+    for (k, n) in raw {
+        let n = *n;
         let s = syms.as_mut().map(|f| f.symbolize(k.module, k.pc, warn));
         let id: Vec<PartId> = by.iter().map(|b| part_id(*b, k, s.as_deref().unwrap_or(&placeholder), &names)).collect();
         cheap.entry(id).or_insert_with(|| (0, *k, s)).0 += n;
@@ -997,6 +1080,30 @@ mod tests {
     }
 
     proptest! {
+        /// Batches counted in runs and merged in any grouping give each key
+        /// once, in address order, with as many samples as a map counts.
+        #[test]
+        fn runs_merged_count_as_a_map_does(
+            keys in proptest::collection::vec((0u64..3, 0u64..2, proptest::option::of(0u64..3), 0u64..5), 0..80),
+            cuts in proptest::collection::vec(0usize..80, 0..6),
+        ) {
+            let keys: Vec<RawKey> =
+                keys.iter().map(|&(process, thread, module, pc)| RawKey { process, thread, module, pc }).collect();
+            let mut want: HashMap<RawKey, u64> = HashMap::new();
+            for k in &keys {
+                *want.entry(*k).or_default() += 1;
+            }
+            let mut want: Vec<(RawKey, u64)> = want.into_iter().collect();
+            want.sort_unstable_by_key(|(k, _)| k.address_order());
+            let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(keys.len())).chain([0, keys.len()]).collect();
+            cuts.sort_unstable();
+            let mut got = Vec::new();
+            for w in cuts.windows(2) {
+                got = merge_counts(got, runs(&mut keys[w[0]..w[1]].to_vec()));
+            }
+            prop_assert_eq!(got, want);
+        }
+
         /// The same order as a stable sort by (most samples, printed key):
         /// names sharing 8-byte prefixes, NUL bytes, equal names, and keys
         /// that are not functions.
