@@ -171,7 +171,7 @@ fn run(dir: &std::path::Path, funcs: &[(u64, u64)], modules: &[Module], n: u64, 
             &file,
             &ReportOptions::default(),
             &[By::Function],
-            &opts,
+            opts,
             &mut std::io::sink(),
             &mut |_| {},
         )
