@@ -12,7 +12,9 @@ use serde::{Deserialize, Serialize};
 
 pub mod samples;
 
+mod by_symbol;
 pub mod functions;
+mod rows;
 
 pub use samples::{groupings, report, weighted_report};
 

@@ -1,0 +1,391 @@
+//! Counting samples straight under their function symbol (reports by
+//! function, alone or with process, thread or module, and what `tbrw
+//! symbolize` stores): [`count_by_symbol`] on the bind's threads, module by
+//! module, into [`SymbolCounts`]; then the rows of those counts
+//! ([`symbol_rows`]). Holds no per-address counting and no symbolizing of
+//! addresses: that is [`super::functions`].
+
+use std::io::Write;
+use std::ops::Range;
+use std::sync::Arc;
+
+use tbrw_symbols::{IndexedSymbol, RecentSymbols, SymbolRef, Symbolized};
+
+use super::functions::{module_name, part, Counted, RawKey, Samples};
+use super::rows::order_by_samples_and_label;
+use super::{percent, By, Key, Row};
+use crate::id_map::IdMap;
+use crate::symbols::{FileSymbols, ModuleFunctions};
+
+/// What a sample's group by function is, besides its symbol: the parts
+/// `by` asks for (the module's name id for function, the indexes for
+/// process, thread and module; `u64::MAX` for the others).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+struct Context {
+    name: u64,
+    process: u64,
+    thread: u64,
+    module: u64,
+}
+
+impl Context {
+    fn of(by: &[By], k: &RawKey, names: &[usize]) -> Context {
+        let mut c = Context { name: u64::MAX, process: u64::MAX, thread: u64::MAX, module: u64::MAX };
+        for b in by {
+            match b {
+                By::Function => {
+                    c.name = k.module.and_then(|m| names.get(m as usize)).map_or(u64::MAX, |&n| n as u64);
+                }
+                By::Process => c.process = k.process,
+                By::Thread => c.thread = k.thread,
+                _ => c.module = k.module.unwrap_or(u64::MAX),
+            }
+        }
+        c
+    }
+}
+
+/// A pass's samples grouped by (function symbol, [`Context`]) (see
+/// [`count_by_symbol`]). Contexts are numbered as they come; each symbol's
+/// first context and its count sit in vectors indexed by the symbol's
+/// ordinal, so the usual sample costs no hashing and touches a few bytes
+/// (most symbols have one context: `--by function` has one per module
+/// name). A symbol's other contexts (other threads, say) go to a map.
+pub(super) struct SymbolCounts<'c> {
+    by: &'c [By],
+    names: &'c [usize],
+    /// Per context number, one of its samples (pc 0), to build keys from.
+    pub(super) contexts: Vec<RawKey>,
+    context_number: IdMap<Context, u32>,
+    /// Per module record, its context number when the context depends on
+    /// the module alone (no process or thread in `by`).
+    module_context: Option<Vec<u32>>,
+    /// Per symbol ordinal: its first context (`u32::MAX`: none yet) and
+    /// the samples counted there.
+    first_context: Vec<u32>,
+    first_count: Vec<u64>,
+    /// (symbol ordinal, context number) → samples, for the others.
+    later: IdMap<(u32, u32), u64>,
+    /// Samples with no symbol-table function, per distinct key.
+    pub(super) rest: IdMap<RawKey, u64>,
+    /// Samples counted.
+    pub(super) total: u64,
+}
+
+impl<'c> SymbolCounts<'c> {
+    fn new(by: &'c [By], names: &'c [usize], modules: usize) -> SymbolCounts<'c> {
+        let module_only = !by.iter().any(|b| matches!(b, By::Process | By::Thread));
+        SymbolCounts {
+            by,
+            names,
+            contexts: Vec::new(),
+            context_number: IdMap::default(),
+            module_context: module_only.then(|| vec![u32::MAX; modules]),
+            first_context: Vec::new(),
+            first_count: Vec::new(),
+            later: IdMap::default(),
+            rest: IdMap::default(),
+            total: 0,
+        }
+    }
+
+    /// The number of `k`'s context.
+    fn context(&mut self, k: &RawKey) -> u32 {
+        let slot = match (&mut self.module_context, k.module) {
+            (Some(per_module), Some(m)) => per_module.get_mut(m as usize),
+            _ => None,
+        };
+        if let Some(n) = slot.as_deref().copied().filter(|&n| n != u32::MAX) {
+            return n;
+        }
+        let next = self.contexts.len() as u32;
+        let n = *self.context_number.entry(Context::of(self.by, k, self.names)).or_insert(next);
+        if n == next {
+            self.contexts.push(RawKey { pc: 0, ..*k });
+        }
+        if let Some(slot) = slot {
+            *slot = n;
+        }
+        n
+    }
+
+    /// Counts `n` samples of symbol `symbol` in context number `context`.
+    fn add(&mut self, symbol: SymbolRef, context: u32, n: u64) {
+        let o = symbol.ordinal();
+        if o >= self.first_context.len() {
+            self.first_context.resize(o + 1, u32::MAX);
+            self.first_count.resize(o + 1, 0);
+        }
+        if self.first_context[o] == context {
+            self.first_count[o] += n;
+        } else if self.first_context[o] == u32::MAX {
+            self.first_context[o] = context;
+            self.first_count[o] = n;
+        } else {
+            *self.later.entry((o as u32, context)).or_default() += n;
+        }
+    }
+
+    /// Adds the counts of a later part of the stream.
+    fn absorb(&mut self, later: SymbolCounts<'_>) {
+        let renumber: Vec<u32> = later.contexts.iter().map(|k| self.context(k)).collect();
+        for (o, (&c, &n)) in later.first_context.iter().zip(&later.first_count).enumerate() {
+            if c != u32::MAX {
+                self.add(SymbolRef::from_ordinal(o as u32), renumber[c as usize], n);
+            }
+        }
+        for ((o, c), n) in later.later {
+            self.add(SymbolRef::from_ordinal(o), renumber[c as usize], n);
+        }
+        for (k, n) in later.rest {
+            *self.rest.entry(k).or_default() += n;
+        }
+        self.total += later.total;
+    }
+
+    /// Every (symbol, context number, samples) counted, by symbol, then
+    /// the context's process, thread and module: the same order whatever
+    /// order the samples were counted in. [`SymbolCounts::contexts`] has a
+    /// sample of each context.
+    pub(super) fn groups(&self) -> Vec<(SymbolRef, u32, u64)> {
+        let first = self.first_context.iter().zip(&self.first_count).enumerate().filter(|(_, (&c, _))| c != u32::MAX);
+        let mut groups: Vec<(SymbolRef, u32, u64)> = first
+            .map(|(o, (&c, &n))| (SymbolRef::from_ordinal(o as u32), c, n))
+            .chain(self.later.iter().map(|(&(o, c), &n)| (SymbolRef::from_ordinal(o), c, n)))
+            .collect();
+        // Without later contexts the first ones are in symbol order already.
+        if !self.later.is_empty() {
+            groups.sort_unstable_by_key(|&(s, c, _)| {
+                let k = &self.contexts[c as usize];
+                (s.ordinal(), k.process, k.thread, k.module)
+            });
+        }
+        groups
+    }
+
+    /// Counts a batch of samples module by module (see [`Batch`]).
+    fn count_batch(&mut self, batch: &mut Batch, lookups: &ModuleFunctions, recent: &mut RecentSymbols) {
+        let Batch { keys, per_module, touched, sorted } = batch;
+        // A counting sort by module record: sizes, then places.
+        for k in keys.iter() {
+            match k.module.and_then(|m| per_module.get_mut(usize::try_from(m).ok()?)) {
+                Some(n) => {
+                    if *n == 0 {
+                        touched.push(k.module.unwrap_or_default());
+                    }
+                    *n += 1;
+                }
+                None => *self.rest.entry(*k).or_default() += 1,
+            }
+        }
+        let mut at = 0;
+        for &m in touched.iter() {
+            let n = std::mem::replace(&mut per_module[m as usize], at);
+            at += n;
+        }
+        sorted.clear();
+        sorted.resize(at as usize, RawKey::default());
+        for k in keys.iter() {
+            if let Some(place) = k.module.and_then(|m| per_module.get_mut(usize::try_from(m).ok()?)) {
+                sorted[*place as usize] = *k;
+                *place += 1;
+            }
+        }
+        let mut start = 0;
+        for &m in touched.iter() {
+            let end = std::mem::take(&mut per_module[m as usize]) as usize;
+            let bucket = &sorted[start..end];
+            start = end;
+            let Some(module) = lookups.module(m) else {
+                for k in bucket {
+                    *self.rest.entry(*k).or_default() += 1;
+                }
+                continue;
+            };
+            // Without process or thread in the grouping, the module alone
+            // makes the context.
+            let fixed = self.module_context.is_some().then(|| self.context(&bucket[0]));
+            for k in bucket {
+                match module.function_symbol(k.pc, recent) {
+                    IndexedSymbol::Found(symbol) => {
+                        let c = match fixed {
+                            Some(c) => c,
+                            None => self.context(k),
+                        };
+                        self.add(symbol, c, 1);
+                    }
+                    IndexedSymbol::NoSymbol | IndexedSymbol::NotIndexed => *self.rest.entry(*k).or_default() += 1,
+                }
+            }
+        }
+        touched.clear();
+        keys.clear();
+    }
+
+    /// One warning on `warn` per module of the samples counted whose file
+    /// cannot be symbolized, in module order.
+    pub(super) fn warn_unusable(&self, syms: &mut FileSymbols, warn: &mut dyn Write) {
+        let mut used: Vec<u64> = self.contexts.iter().chain(self.rest.keys()).filter_map(|k| k.module).collect();
+        used.sort_unstable();
+        used.dedup();
+        for m in used {
+            syms.note_used(Some(m), warn);
+        }
+    }
+}
+
+/// Samples a thread gathers before counting them module by module: the
+/// symbol tables of tens of modules do not fit a core's cache together,
+/// one module's do, so each lookup then hits the cache.
+const BATCH: usize = 1 << 14;
+
+/// A thread's batch of samples and the room to sort it by module record.
+struct Batch {
+    keys: Vec<RawKey>,
+    /// Per module record: its samples in the batch while sizing, then where
+    /// its next one goes; 0 between batches.
+    per_module: Vec<u32>,
+    /// The module records with samples in the batch, as first seen.
+    touched: Vec<u64>,
+    sorted: Vec<RawKey>,
+}
+
+impl Batch {
+    fn new(modules: usize) -> Batch {
+        Batch { keys: Vec::with_capacity(BATCH), per_module: vec![0; modules], touched: Vec::new(), sorted: Vec::new() }
+    }
+}
+
+/// Counts the samples per function symbol and [`Context`] (`by`, with
+/// module name ids `names`, keys kept by process and thread as `keep`
+/// says), the stream split in `parts` contiguous parts on as many threads
+/// and the parts' counts added in stream order. `progress` gets the first
+/// part's records done times the number of parts.
+pub(super) fn count_by_symbol<'c>(
+    samples: &Samples<'_>,
+    lookups: &ModuleFunctions,
+    (by, names): (&'c [By], &'c [usize]),
+    (by_process, by_thread): (bool, bool),
+    parts: usize,
+    progress: &mut dyn FnMut(u64),
+) -> SymbolCounts<'c> {
+    let records = samples.records();
+    let parts = (parts as u64).clamp(1, records.max(1));
+    let range = |p: u64| records * p / parts..records * (p + 1) / parts;
+    let count = |range: Range<u64>, progress: &mut dyn FnMut(u64)| {
+        let mut counts = SymbolCounts::new(by, names, names.len());
+        let mut recent = RecentSymbols::default();
+        let mut batch = Batch::new(names.len());
+        let total = samples.pass(range, progress, |k| {
+            batch.keys.push(k.masked(by_process, by_thread));
+            if batch.keys.len() == BATCH {
+                counts.count_batch(&mut batch, lookups, &mut recent);
+            }
+        });
+        counts.count_batch(&mut batch, lookups, &mut recent);
+        counts.total = total;
+        counts
+    };
+    std::thread::scope(|scope| {
+        let later: Vec<_> = (1..parts).map(|p| scope.spawn(move || count(range(p), &mut |_| {}))).collect();
+        let mut counts = count(range(0), &mut |done| progress(done * parts));
+        for part in later {
+            match part.join() {
+                Ok(part) => counts.absorb(part),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+        counts
+    })
+}
+
+/// The module and name of a key's function part, if it has one.
+pub(super) fn function_part(key: &Key) -> Option<(&Option<String>, &Option<String>)> {
+    match key {
+        Key::Function { module, name, .. } => Some((module, name)),
+        Key::Combined { parts } => parts.iter().find_map(function_part),
+        _ => None,
+    }
+}
+
+/// The key parts of one context of [`SymbolCounts`]: its module's name (a
+/// function key's module) and, for combined groupings, every part, the
+/// function's without its name.
+pub(super) struct ContextKey {
+    pub(super) module: Option<String>,
+    parts: Vec<Key>,
+}
+
+pub(super) fn symbol_contexts(
+    by: &[By],
+    contexts: &[RawKey],
+    counted: &Counted,
+    placeholder: &Symbolized,
+) -> Vec<ContextKey> {
+    contexts
+        .iter()
+        .map(|k| {
+            let module = k.module.and_then(|m| counted.modules.get(m as usize)).and_then(module_name);
+            let parts = match by {
+                [_] => Vec::new(),
+                many => many
+                    .iter()
+                    .map(|b| match b {
+                        By::Function => Key::Function { module: module.clone(), name: None, unknown: None },
+                        b => part(*b, k, placeholder, counted),
+                    })
+                    .collect(),
+            };
+            ContextKey { module, parts }
+        })
+        .collect()
+}
+
+/// The rows of the samples counted under function symbols (`groups`, in
+/// the contexts `contexts`), and whether they are sorted. Groups of one key
+/// (two symbols of one name in one context) are merged on (context, name)
+/// before any key is made. By function alone, where the name is the
+/// label, the rows are ordered on those ids and only the first `top` are
+/// made.
+pub(super) fn symbol_rows(
+    syms: &FileSymbols,
+    by: &[By],
+    groups: &[(SymbolRef, u32, u64)],
+    contexts: &[ContextKey],
+    total: u64,
+    top: Option<usize>,
+) -> (Vec<Row>, bool) {
+    let names: Vec<Option<Arc<str>>> = groups.iter().map(|g| syms.symbol_name(g.0)).collect();
+    let mut at: IdMap<(u32, Option<&str>), usize> = IdMap::default();
+    at.reserve(groups.len());
+    let mut merged: Vec<(u32, Option<&str>, u64)> = Vec::with_capacity(groups.len());
+    for (&(_, c, n), name) in groups.iter().zip(&names) {
+        let i = *at.entry((c, name.as_deref())).or_insert(merged.len());
+        if i == merged.len() {
+            merged.push((c, name.as_deref(), 0));
+        }
+        merged[i].2 += n;
+    }
+    let row = |&(c, name, samples): &(u32, Option<&str>, u64)| {
+        let ctx = &contexts[c as usize];
+        let function = Key::Function { module: ctx.module.clone(), name: name.map(str::to_owned), unknown: None };
+        let key = match by {
+            [_] => function,
+            _ => Key::Combined {
+                parts: ctx
+                    .parts
+                    .iter()
+                    .map(|p| if matches!(p, Key::Function { .. }) { function.clone() } else { p.clone() })
+                    .collect(),
+            },
+        };
+        Row { key, samples, percent: percent(samples, total), task: None }
+    };
+    if let [By::Function] = by {
+        let order = order_by_samples_and_label(merged.len(), |i| merged[i].2, |i| merged[i].1.unwrap_or("?"));
+        let n = top.map_or(order.len(), |t| t.min(order.len()));
+        (order[..n].iter().map(|&i| row(&merged[i])).collect(), true)
+    } else {
+        (merged.iter().map(row).collect(), false)
+    }
+}
