@@ -296,6 +296,20 @@ const RAW_BATCH: usize = 1 << 18;
 /// The keys of `batch` in address order with their number of samples;
 /// `batch` is left empty.
 fn runs(batch: &mut Vec<RawKey>) -> Vec<(RawKey, u64)> {
+    // Without process and thread (the usual report), (module, pc) packs in
+    // 16 bytes in the same order: half the bytes to sort, one compare.
+    if batch.iter().all(|k| k.process == 0 && k.thread == 0 && k.module != Some(u64::MAX)) {
+        let mut packed: Vec<u128> =
+            batch.drain(..).map(|k| u128::from(k.module.map_or(0, |m| m + 1)) << 64 | u128::from(k.pc)).collect();
+        packed.sort_unstable();
+        let mut runs: Vec<(RawKey, u64)> = Vec::new();
+        for chunk in packed.chunk_by(|a, b| a == b) {
+            let (m, pc) = ((chunk[0] >> 64) as u64, chunk[0] as u64);
+            let key = RawKey { process: 0, thread: 0, module: m.checked_sub(1), pc };
+            runs.push((key, chunk.len() as u64));
+        }
+        return runs;
+    }
     batch.sort_unstable_by_key(RawKey::address_order);
     let mut runs: Vec<(RawKey, u64)> = Vec::new();
     for k in batch.drain(..) {
@@ -642,11 +656,15 @@ mod tests {
         /// once, in address order, with as many samples as a map counts.
         #[test]
         fn runs_merged_count_as_a_map_does(
-            keys in proptest::collection::vec((0u64..3, 0u64..2, proptest::option::of(0u64..3), 0u64..5), 0..80),
+            keys in proptest::collection::vec((0u64..3, 0u64..2, proptest::option::of(prop_oneof![0u64..3, Just(u64::MAX - 1)]), prop_oneof![0u64..5, Just(u64::MAX)]), 0..80),
             cuts in proptest::collection::vec(0usize..80, 0..6),
         ) {
-            let keys: Vec<RawKey> =
-                keys.iter().map(|&(process, thread, module, pc)| RawKey { process, thread, module, pc }).collect();
+            // Half the cases without process and thread: the packed sort.
+            let masked = cuts.len() % 2 == 0;
+            let keys: Vec<RawKey> = keys
+                .iter()
+                .map(|&(process, thread, module, pc)| RawKey { process, thread, module, pc }.masked(!masked, !masked))
+                .collect();
             let mut want: HashMap<RawKey, u64> = HashMap::new();
             for k in &keys {
                 *want.entry(*k).or_default() += 1;
