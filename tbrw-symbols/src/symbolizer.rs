@@ -505,7 +505,10 @@ impl Symbolizer {
             .collect();
         todo.sort_unstable();
         todo.dedup();
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8).min(todo.len());
+        // Asked once per process: on Linux the answer reads cgroup files.
+        static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+        let cores = *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+        let threads = cores.min(8).min(todo.len());
         if threads < 2 {
             return;
         }

@@ -28,10 +28,34 @@ pub(crate) struct SymbolTable {
     /// Exclusive ends: `start + st_size`, or for a size-0 symbol the next
     /// symbol's start or the end of its section, whichever comes first.
     ends: Vec<u64>,
-    raw_names: Vec<Box<str>>,
+    raw_names: NameList,
     /// Demangled names, made on first use and shared by every address of the
     /// function (so reports can group by pointer-equal names).
     names: Vec<OnceLock<Arc<str>>>,
+}
+
+/// The names of a table as one text and where each ends: one allocation a
+/// table instead of one a name (a report reads and drops the tables of
+/// every module it names, tens of thousands of names).
+#[derive(Default)]
+struct NameList {
+    text: String,
+    ends: Vec<usize>,
+}
+
+impl NameList {
+    fn push(&mut self, name: &str) {
+        self.text.push_str(name);
+        self.ends.push(self.text.len());
+    }
+
+    fn get(&self, index: usize) -> Option<&str> {
+        let start = match index.checked_sub(1) {
+            Some(before) => *self.ends.get(before)?,
+            None => 0,
+        };
+        self.text.get(start..*self.ends.get(index)?)
+    }
 }
 
 /// Bytes of code per entry of a [`Jump`] table.
@@ -73,8 +97,9 @@ impl SymbolTable {
             }
             v
         };
-        // (addr, size, rank, name, section end); rank orders duplicates.
-        let mut raw: Vec<(u64, u64, u8, &str, u64)> = Vec::new();
+        // (addr, rank, leading underscores, name, size, section end): the
+        // sort's order, a total one (rank orders duplicates).
+        let mut raw: Vec<(u64, u8, usize, &str, u64, u64)> = Vec::new();
         let symbols = if dynamic { obj.dynamic_symbols() } else { obj.symbols() };
         for sym in symbols {
             if !sym.is_definition() || !matches!(sym.kind(), SymbolKind::Text | SymbolKind::Unknown) {
@@ -94,23 +119,19 @@ impl SymbolTable {
                 } else {
                     2
                 };
-            raw.push((sym.address(), sym.size(), rank, name, sec_end));
+            let underscores = name.bytes().take_while(|&c| c == b'_').count();
+            raw.push((sym.address(), rank, underscores, name, sym.size(), sec_end));
         }
         // Several names often share an address (aliases, weak/global pairs):
         // keep the sized, most global, least underscored one, like perf.
-        raw.sort_by(|a, b| {
-            let underscores = |n: &str| n.bytes().take_while(|&c| c == b'_').count();
-            a.0.cmp(&b.0)
-                .then(a.2.cmp(&b.2))
-                .then(underscores(a.3).cmp(&underscores(b.3)))
-                .then(a.3.len().cmp(&b.3.len()))
-                .then(a.3.cmp(b.3))
+        raw.sort_unstable_by(|a, b| {
+            (a.0, a.1, a.2, a.3.len(), a.3, a.4, a.5).cmp(&(b.0, b.1, b.2, b.3.len(), b.3, b.4, b.5))
         });
         raw.dedup_by_key(|r| r.0);
         let mut starts = Vec::with_capacity(raw.len());
         let mut ends = Vec::with_capacity(raw.len());
-        let mut raw_names = Vec::with_capacity(raw.len());
-        for (i, &(addr, size, _, name, sec_end)) in raw.iter().enumerate() {
+        let mut raw_names = NameList::default();
+        for (i, &(addr, _, _, name, size, sec_end)) in raw.iter().enumerate() {
             let end = if size > 0 {
                 addr.saturating_add(size)
             } else {
@@ -119,7 +140,7 @@ impl SymbolTable {
             };
             starts.push(addr);
             ends.push(end);
-            raw_names.push(name.into());
+            raw_names.push(name);
         }
         let names = (0..starts.len()).map(|_| OnceLock::new()).collect();
         SymbolTable { starts, ends, raw_names, names }
@@ -134,14 +155,20 @@ impl SymbolTable {
         SymbolTable {
             starts: sorted.iter().map(|s| s.start).collect(),
             ends: sorted.iter().map(|s| s.end).collect(),
-            raw_names: sorted.iter().map(|s| s.name.as_str().into()).collect(),
+            raw_names: {
+                let mut names = NameList::default();
+                for s in &sorted {
+                    names.push(&s.name);
+                }
+                names
+            },
             names: sorted.iter().map(|_| OnceLock::new()).collect(),
         }
     }
 
     /// Symbol `index`: its start, end and name as the table spells it.
     pub(crate) fn entry(&self, index: usize) -> Option<(u64, u64, &str)> {
-        Some((*self.starts.get(index)?, self.ends[index], &self.raw_names[index]))
+        Some((*self.starts.get(index)?, self.ends[index], self.raw_names.get(index)?))
     }
 
     /// Number of function symbols kept.
@@ -229,7 +256,7 @@ impl SymbolTable {
     pub(crate) fn name(&self, index: usize, demangle_names: bool) -> Arc<str> {
         self.names[index]
             .get_or_init(|| {
-                let raw = &*self.raw_names[index];
+                let raw = self.raw_names.get(index).unwrap_or_default();
                 if demangle_names {
                     Arc::from(demangle(raw))
                 } else {
@@ -248,7 +275,13 @@ mod tests {
         SymbolTable {
             starts: syms.iter().map(|s| s.0).collect(),
             ends: syms.iter().map(|s| s.1).collect(),
-            raw_names: syms.iter().map(|_| "f".into()).collect(),
+            raw_names: {
+                let mut names = NameList::default();
+                for _ in syms {
+                    names.push("f");
+                }
+                names
+            },
             names: syms.iter().map(|_| OnceLock::new()).collect(),
         }
     }

@@ -25,9 +25,12 @@ pub(super) const CHUNK_RECORDS: usize = 1 << 18;
 const MIN_RECORDS_PER_THREAD: usize = 1 << 14;
 
 /// The threads a bind uses: the machine's, at most 8 (past that the
-/// memory bandwidth, not the lookups, limits a bind).
+/// memory bandwidth, not the lookups, limits a bind). Asked once per
+/// process: on Linux the answer reads cgroup files, and a report asks
+/// several times.
 pub fn bind_threads() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get().min(8))
+    static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *THREADS.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get().min(8)))
 }
 
 fn module_spec(m: &Module<StringId>) -> ModuleSpec {
