@@ -12,8 +12,8 @@ use std::sync::Arc;
 
 use tbrw::{Module, ModuleFlags, Tb5File};
 use tbrw_symbols::{
-    BuildId, Config, FunctionIndex, IndexedSymbol, KernelSymbols, Mapping, ModuleId, ModuleIndex, ModuleSpec,
-    RecentSymbols, SymbolRef, Symbolized, Symbolizer,
+    BuildId, Config, FunctionIndex, KernelSymbols, Mapping, ModuleId, ModuleIndex, ModuleSpec, SymbolRef, Symbolized,
+    Symbolizer,
 };
 
 use crate::error::CliError;
@@ -266,15 +266,6 @@ pub struct ModuleFunctions {
 }
 
 impl ModuleFunctions {
-    /// The function symbol of address `pc` of module record `module`;
-    /// [`IndexedSymbol::NotIndexed`] for records not asked for.
-    pub fn function_symbol(&self, module: Option<u64>, pc: u64, recent: &mut RecentSymbols) -> IndexedSymbol {
-        match module.and_then(|m| self.ids.get(usize::try_from(m).ok()?)) {
-            Some(&id) => self.index.function_symbol(id, pc, recent),
-            None => IndexedSymbol::NoSymbol,
-        }
-    }
-
     /// The lookups of module record `module` (`None`: a record not in the
     /// file, whose addresses have no symbol).
     pub fn module(&self, module: u64) -> Option<ModuleIndex<'_>> {

@@ -202,16 +202,10 @@ impl<'c> SymbolCounts<'c> {
                 }
                 continue;
             };
-            // Without process or thread in the grouping, the module alone
-            // makes the context.
-            let fixed = self.module_context.is_some().then(|| self.context(&bucket[0]));
             for k in bucket {
                 match module.function_symbol(k.pc, recent) {
                     IndexedSymbol::Found(symbol) => {
-                        let c = match fixed {
-                            Some(c) => c,
-                            None => self.context(k),
-                        };
+                        let c = self.context(k);
                         self.add(symbol, c, 1);
                     }
                     IndexedSymbol::NoSymbol | IndexedSymbol::NotIndexed => *self.rest.entry(*k).or_default() += 1,
@@ -257,10 +251,10 @@ impl Batch {
 }
 
 /// Counts the samples per function symbol and [`Context`] (`by`, with
-/// module name ids `names`, keys kept by process and thread as `keep`
-/// says), the stream split in `parts` contiguous parts on as many threads
-/// and the parts' counts added in stream order. `progress` gets the first
-/// part's records done times the number of parts.
+/// module name ids `names`, keys keeping process and thread as
+/// `by_process` and `by_thread` say), the stream split in `parts`
+/// contiguous parts on as many threads ([`Samples::in_parts`]) and the
+/// parts' counts added in stream order.
 pub(super) fn count_by_symbol<'c>(
     samples: &Samples<'_>,
     lookups: &ModuleFunctions,
@@ -269,9 +263,6 @@ pub(super) fn count_by_symbol<'c>(
     parts: usize,
     progress: &mut dyn FnMut(u64),
 ) -> SymbolCounts<'c> {
-    let records = samples.records();
-    let parts = (parts as u64).clamp(1, records.max(1));
-    let range = |p: u64| records * p / parts..records * (p + 1) / parts;
     let count = |range: Range<u64>, progress: &mut dyn FnMut(u64)| {
         let mut counts = SymbolCounts::new(by, names, names.len());
         let mut recent = RecentSymbols::default();
@@ -286,15 +277,8 @@ pub(super) fn count_by_symbol<'c>(
         counts.total = total;
         counts
     };
-    std::thread::scope(|scope| {
-        let later: Vec<_> = (1..parts).map(|p| scope.spawn(move || count(range(p), &mut |_| {}))).collect();
-        let mut counts = count(range(0), &mut |done| progress(done * parts));
-        for part in later {
-            match part.join() {
-                Ok(part) => counts.absorb(part),
-                Err(panic) => std::panic::resume_unwind(panic),
-            }
-        }
+    samples.in_parts(parts, progress, count, |mut counts, later| {
+        counts.absorb(later);
         counts
     })
 }

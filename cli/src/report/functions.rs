@@ -155,9 +155,6 @@ impl<'a> Samples<'a> {
     /// bind's threads) sorts its samples a batch at a time and counts runs,
     /// and the sorted counts are merged.
     fn count_raw(&self, by_process: bool, by_thread: bool, progress: &mut dyn FnMut(u64)) -> (Vec<(RawKey, u64)>, u64) {
-        let records = self.records();
-        let parts = self.parts().max(1) as u64;
-        let range = |p: u64| records * p / parts..records * (p + 1) / parts;
         let count = |range: Range<u64>, progress: &mut dyn FnMut(u64)| {
             let mut counts = Vec::new();
             let mut batch = Vec::new();
@@ -169,19 +166,35 @@ impl<'a> Samples<'a> {
             });
             (merge_counts(counts, runs(&mut batch)), total)
         };
+        self.in_parts(self.parts(), progress, count, |(a, n), (b, m)| (merge_counts(a, b), n + m))
+    }
+
+    /// Runs `count` over `parts` contiguous parts of the records, the first
+    /// on this thread and each other on its own, and folds the later
+    /// parts' results into the first's in stream order with `merge`.
+    /// `progress` gets the first part's records done times the number of
+    /// parts.
+    pub(super) fn in_parts<T: Send>(
+        &self,
+        parts: usize,
+        progress: &mut dyn FnMut(u64),
+        count: impl Fn(Range<u64>, &mut dyn FnMut(u64)) -> T + Sync,
+        mut merge: impl FnMut(T, T) -> T,
+    ) -> T {
+        let records = self.records();
+        let parts = (parts as u64).clamp(1, records.max(1));
+        let range = |p: u64| records * p / parts..records * (p + 1) / parts;
+        let count = &count;
         std::thread::scope(|scope| {
             let later: Vec<_> = (1..parts).map(|p| scope.spawn(move || count(range(p), &mut |_| {}))).collect();
-            let (mut counts, mut total) = count(range(0), &mut |done| progress(done * parts));
+            let mut all = count(range(0), &mut |done| progress(done * parts));
             for part in later {
                 match part.join() {
-                    Ok((c, t)) => {
-                        counts = merge_counts(counts, c);
-                        total += t;
-                    }
+                    Ok(part) => all = merge(all, part),
                     Err(panic) => std::panic::resume_unwind(panic),
                 }
             }
-            (counts, total)
+            all
         })
     }
 
@@ -553,8 +566,6 @@ pub fn report_in_parts(
     let (processes, threads) =
         samples.keys(file, counts.iter().map(|(k, _)| k).chain(&contexts), by_process, by_thread);
     let counted = Counted { records: samples.records(), total, counts, modules, processes, threads };
-    // Symbolized in address order: the warnings come out in a stable order.
-    let raw = counted.counts.iter();
     let placeholder = Symbolized {
         module: None,
         vaddr: None,
@@ -569,12 +580,13 @@ pub fn report_in_parts(
     // shared name pointers), and a group's key, with its strings, is built
     // once from one of its addresses. Equal keys of different identities
     // (two symbols of one name, say) are merged after.
+    // Symbolized in address order: the warnings come out in a stable order.
     let mut cheap: HashMap<Vec<PartId>, Group> = HashMap::new();
-    for (k, n) in raw {
-        let n = *n;
+    for &(k, n) in &counted.counts {
         let s = syms.as_mut().map(|f| f.symbolize(k.module, k.pc, warn));
-        let id: Vec<PartId> = by.iter().map(|b| part_id(*b, k, s.as_deref().unwrap_or(&placeholder), &names)).collect();
-        cheap.entry(id).or_insert_with(|| (0, *k, s)).0 += n;
+        let id: Vec<PartId> =
+            by.iter().map(|b| part_id(*b, &k, s.as_deref().unwrap_or(&placeholder), &names)).collect();
+        cheap.entry(id).or_insert_with(|| (0, k, s)).0 += n;
     }
     let mut groups: IdMap<Key, u64> = IdMap::default();
     groups.reserve(cheap.len());
