@@ -234,7 +234,7 @@ impl FileSymbols {
     }
 
     /// The name of a symbol a [`ModuleFunctions`] gave.
-    pub fn symbol_name(&self, symbol: SymbolRef) -> Option<Arc<str>> {
+    pub fn symbol_name(&self, symbol: SymbolRef) -> Option<&str> {
         self.symbolizer.symbol_name(symbol)
     }
 

@@ -26,9 +26,16 @@ pub fn demangle(name: &str) -> Cow<'_, str> {
     Cow::Borrowed(name)
 }
 
+/// Whether [`demangle`] may change `name`: `false` only for names no
+/// demangler here accepts (Rust legacy `_ZN`/`ZN`/`__ZN`, Rust v0 `_R`/`R`/
+/// `__R`, Itanium `_Z`), so that callers can skip it for most C names.
+pub(crate) fn may_be_mangled(name: &str) -> bool {
+    ["_Z", "ZN", "__Z", "_R", "R", "__R"].iter().any(|p| name.starts_with(p))
+}
+
 #[cfg(test)]
 mod tests {
-    use super::demangle;
+    use super::{demangle, may_be_mangled};
 
     #[test]
     fn rust_legacy_and_v0() {
@@ -52,5 +59,24 @@ mod tests {
         assert_eq!(demangle("main"), "main");
         assert_eq!(demangle("_Zgarbage"), "_Zgarbage");
         assert_eq!(demangle(""), "");
+    }
+
+    proptest::proptest! {
+        /// A name [`may_be_mangled`] rules out comes back from [`demangle`]
+        /// as it is (names spelled from the prefixes' letters too).
+        #[test]
+        fn names_ruled_out_are_not_demangled(name in "[_ZRNv0-9a-zA-Z@.$]{0,24}") {
+            if !may_be_mangled(&name) {
+                proptest::prop_assert!(matches!(demangle(&name), std::borrow::Cow::Borrowed(_)), "{}", name);
+            }
+        }
+    }
+
+    #[test]
+    fn mangled_names_are_not_ruled_out() {
+        for n in ["_ZN4core3fmt5write17h0123456789abcdefE", "_RNvCs1234_7mycrate3foo", "_ZN3foo3barEv@@LIB_1.0"] {
+            assert!(may_be_mangled(n), "{n}");
+        }
+        assert!(!may_be_mangled("memcpy@GLIBC_2.2.5"));
     }
 }

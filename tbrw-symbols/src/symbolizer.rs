@@ -430,11 +430,13 @@ impl Symbolizer {
 
     /// The name of a symbol [`Symbolizer::function_symbol`] (or a
     /// [`FunctionIndex`] of this symbolizer) gave, demangled when the
-    /// configuration says so.
-    pub fn symbol_name(&self, symbol: SymbolRef) -> Option<Arc<str>> {
+    /// configuration says so. Borrowed from the symbol table: a report by
+    /// function names tens of thousands of symbols once each, and most
+    /// names (C's) are their own demangled form.
+    pub fn symbol_name(&self, symbol: SymbolRef) -> Option<&str> {
         let (_, loaded, index) = self.symbol_at(symbol.0)?;
         let (table, _, _) = loaded.symtab.as_ref()?;
-        (index < table.len()).then(|| table.name(index, self.config.demangle))
+        (index < table.len()).then(|| table.name_str(index, self.config.demangle))
     }
 
     /// The file number, loaded file and table index of symbol `ordinal`.

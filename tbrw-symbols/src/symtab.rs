@@ -5,7 +5,7 @@ use std::sync::{Arc, OnceLock};
 
 use object::{Object, ObjectSection, ObjectSymbol, SymbolKind};
 
-use crate::demangle::demangle;
+use crate::demangle::{demangle, may_be_mangled};
 use crate::elf::is_code;
 
 /// Which ELF table the function names come from.
@@ -249,6 +249,18 @@ impl SymbolTable {
         match upto.checked_sub(1) {
             Some(last) if vaddr < self.ends[last] => Some(last),
             _ => self.lookup_range_from(vaddr, upto).map(|(i, _)| i),
+        }
+    }
+
+    /// The (demangled when asked) name of symbol `index`, as
+    /// [`SymbolTable::name`] gives it, without making a shared copy of a
+    /// name that demangling leaves as it is.
+    pub(crate) fn name_str(&self, index: usize, demangle_names: bool) -> &str {
+        let raw = self.raw_names.get(index).unwrap_or_default();
+        if demangle_names && may_be_mangled(raw) {
+            self.names[index].get_or_init(|| Arc::from(demangle(raw)))
+        } else {
+            raw
         }
     }
 

@@ -462,7 +462,7 @@ fn function_index_agrees_with_the_symbolizer() {
         };
         assert_eq!(*i, want, "module {m}, vaddr {v:#x}");
         let named = s.symbolize(ids[*m].0, ids[*m].1 + v).function.clone();
-        assert_eq!(d.and_then(|d| s.symbol_name(d)), named, "module {m}, vaddr {v:#x}");
+        assert_eq!(d.and_then(|d| s.symbol_name(d)), named.as_deref(), "module {m}, vaddr {v:#x}");
     }
     // The same file in two modules: the same symbols.
     assert_eq!(direct[..pcs.len() / 4], direct[pcs.len() / 2..3 * pcs.len() / 4]);

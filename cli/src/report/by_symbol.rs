@@ -7,7 +7,6 @@
 
 use std::io::Write;
 use std::ops::Range;
-use std::sync::Arc;
 
 use tbrw_symbols::{IndexedSymbol, RecentSymbols, SymbolRef, Symbolized};
 
@@ -163,20 +162,23 @@ impl<'c> SymbolCounts<'c> {
         groups
     }
 
+    /// Counts a sample of a module record past the batch's, or of none.
+    fn add_rest(&mut self, k: RawKey) {
+        *self.rest.entry(k).or_default() += 1;
+    }
+
     /// Counts a batch of samples module by module (see [`Batch`]).
     fn count_batch(&mut self, batch: &mut Batch, lookups: &ModuleFunctions, recent: &mut RecentSymbols) {
-        let Batch { keys, per_module, touched, sorted } = batch;
-        // A counting sort by module record: sizes, then places.
-        for k in keys.iter() {
-            match k.module.and_then(|m| per_module.get_mut(usize::try_from(m).ok()?)) {
-                Some(n) => {
-                    if *n == 0 {
-                        touched.push(k.module.unwrap_or_default());
-                    }
-                    *n += 1;
-                }
-                None => *self.rest.entry(*k).or_default() += 1,
+        let Batch { modules, pcs, keys, per_module, touched, sorted } = batch;
+        // A counting sort by module record: sizes, then places. Places, not
+        // samples, are sorted: each module's run then reads its addresses in
+        // stream order.
+        for &m in modules.iter() {
+            let n = &mut per_module[m as usize];
+            if *n == 0 {
+                touched.push(m);
             }
+            *n += 1;
         }
         let mut at = 0;
         for &m in touched.iter() {
@@ -184,35 +186,47 @@ impl<'c> SymbolCounts<'c> {
             at += n;
         }
         sorted.clear();
-        sorted.resize(at as usize, RawKey::default());
-        for k in keys.iter() {
-            if let Some(place) = k.module.and_then(|m| per_module.get_mut(usize::try_from(m).ok()?)) {
-                sorted[*place as usize] = *k;
-                *place += 1;
-            }
+        sorted.resize(at as usize, 0);
+        for (i, &m) in modules.iter().enumerate() {
+            let place = &mut per_module[m as usize];
+            sorted[*place as usize] = i as u32;
+            *place += 1;
         }
         let mut start = 0;
         for &m in touched.iter() {
             let end = std::mem::take(&mut per_module[m as usize]) as usize;
-            let bucket = &sorted[start..end];
+            let run = &sorted[start..end];
             start = end;
-            let Some(module) = lookups.module(m) else {
-                for k in bucket {
-                    *self.rest.entry(*k).or_default() += 1;
+            // The key of sample `i`: the batch keeps whole keys only when
+            // they carry a process or thread.
+            let key = |i: u32| match keys.get(i as usize) {
+                Some(k) => *k,
+                None => RawKey { module: Some(u64::from(m)), pc: pcs[i as usize], ..RawKey::default() },
+            };
+            let Some(module) = lookups.module(u64::from(m)) else {
+                for &i in run {
+                    self.add_rest(key(i));
                 }
                 continue;
             };
-            for k in bucket {
-                match module.function_symbol(k.pc, recent) {
+            // Without keys, every sample of the run has the run's context.
+            let mut run_context = None;
+            for &i in run {
+                match module.function_symbol(pcs[i as usize], recent) {
                     IndexedSymbol::Found(symbol) => {
-                        let c = self.context(k);
+                        let c = match keys.is_empty() {
+                            true => *run_context.get_or_insert_with(|| self.context(&key(i))),
+                            false => self.context(&key(i)),
+                        };
                         self.add(symbol, c, 1);
                     }
-                    IndexedSymbol::NoSymbol | IndexedSymbol::NotIndexed => *self.rest.entry(*k).or_default() += 1,
+                    IndexedSymbol::NoSymbol | IndexedSymbol::NotIndexed => self.add_rest(key(i)),
                 }
             }
         }
         touched.clear();
+        modules.clear();
+        pcs.clear();
         keys.clear();
     }
 
@@ -233,20 +247,49 @@ impl<'c> SymbolCounts<'c> {
 /// one module's do, so each lookup then hits the cache.
 const BATCH: usize = 1 << 14;
 
-/// A thread's batch of samples and the room to sort it by module record.
+/// A thread's batch of samples of module records, kept compact (12 bytes
+/// a sample when keys carry no process or thread: a batch and the tables
+/// of the module being counted then share a core's cache), and the room to
+/// sort it by module record.
 struct Batch {
+    /// Per sample: its module record and address.
+    modules: Vec<u32>,
+    pcs: Vec<u64>,
+    /// Per sample, its whole key, when keys keep a process or thread; else
+    /// empty (a key is its module and address).
     keys: Vec<RawKey>,
     /// Per module record: its samples in the batch while sizing, then where
     /// its next one goes; 0 between batches.
     per_module: Vec<u32>,
     /// The module records with samples in the batch, as first seen.
-    touched: Vec<u64>,
-    sorted: Vec<RawKey>,
+    touched: Vec<u32>,
+    /// Indexes of samples, grouped by module record.
+    sorted: Vec<u32>,
 }
 
 impl Batch {
     fn new(modules: usize) -> Batch {
-        Batch { keys: Vec::with_capacity(BATCH), per_module: vec![0; modules], touched: Vec::new(), sorted: Vec::new() }
+        Batch {
+            modules: Vec::with_capacity(BATCH),
+            pcs: Vec::with_capacity(BATCH),
+            keys: Vec::new(),
+            per_module: vec![0; modules],
+            touched: Vec::new(),
+            sorted: Vec::new(),
+        }
+    }
+
+    /// Adds a sample of a module record this batch counts (below
+    /// `per_module`'s length) and returns whether the batch is full; a
+    /// sample of another record, or of none, is the caller's.
+    fn push(&mut self, k: RawKey, keep_key: bool) -> Option<bool> {
+        let m = k.module.and_then(|m| u32::try_from(m).ok()).filter(|&m| (m as usize) < self.per_module.len())?;
+        self.modules.push(m);
+        self.pcs.push(k.pc);
+        if keep_key {
+            self.keys.push(k);
+        }
+        Some(self.modules.len() == BATCH)
     }
 }
 
@@ -267,10 +310,13 @@ pub(super) fn count_by_symbol<'c>(
         let mut counts = SymbolCounts::new(by, names, names.len());
         let mut recent = RecentSymbols::default();
         let mut batch = Batch::new(names.len());
+        let keep_keys = by_process || by_thread;
         let total = samples.pass(range, progress, |k| {
-            batch.keys.push(k.masked(by_process, by_thread));
-            if batch.keys.len() == BATCH {
-                counts.count_batch(&mut batch, lookups, &mut recent);
+            let k = k.masked(by_process, by_thread);
+            match batch.push(k, keep_keys) {
+                Some(true) => counts.count_batch(&mut batch, lookups, &mut recent),
+                Some(false) => {}
+                None => counts.add_rest(k),
             }
         });
         counts.count_batch(&mut batch, lookups, &mut recent);
@@ -339,14 +385,14 @@ pub(super) fn symbol_rows(
     total: u64,
     top: Option<usize>,
 ) -> (Vec<Row>, bool) {
-    let names: Vec<Option<Arc<str>>> = groups.iter().map(|g| syms.symbol_name(g.0)).collect();
+    let names: Vec<Option<&str>> = groups.iter().map(|g| syms.symbol_name(g.0)).collect();
     let mut at: IdMap<(u32, Option<&str>), usize> = IdMap::default();
     at.reserve(groups.len());
     let mut merged: Vec<(u32, Option<&str>, u64)> = Vec::with_capacity(groups.len());
     for (&(_, c, n), name) in groups.iter().zip(&names) {
-        let i = *at.entry((c, name.as_deref())).or_insert(merged.len());
+        let i = *at.entry((c, *name)).or_insert(merged.len());
         if i == merged.len() {
-            merged.push((c, name.as_deref(), 0));
+            merged.push((c, *name, 0));
         }
         merged[i].2 += n;
     }
