@@ -77,6 +77,16 @@ pub(crate) struct Jump {
 /// The flag of a [`Jump`] entry that names the granule's symbol.
 const JUMP_RESOLVED: u32 = 1 << 31;
 
+/// The flag of a [`Jump`] entry for a granule split in two by the start
+/// of one symbol: the symbol before the split (low [`SPLIT_INDEX_BITS`]
+/// bits) covers the granule up to it, the next symbol from it to the
+/// granule's end; the split's offset in the granule sits above the index.
+/// Functions of a few granules, packed back to back, make most of these.
+const JUMP_SPLIT: u32 = 1 << 30;
+
+/// Bits of a split entry's symbol index; the 5 above hold the split.
+const SPLIT_INDEX_BITS: u32 = 25;
+
 /// How far back a lookup walks past a sized symbol that does not cover the
 /// address, to find an enclosing one (nested or overlapping symbols, as in
 /// hand-written assembly). Bounded so a lookup stays O(log n).
@@ -208,7 +218,7 @@ impl SymbolTable {
         if granules > max_granules {
             return None;
         }
-        if self.starts.len() >= JUMP_RESOLVED as usize {
+        if self.starts.len() >= JUMP_SPLIT as usize {
             return None;
         }
         let mut entries = Vec::with_capacity(granules as usize);
@@ -223,7 +233,23 @@ impl SymbolTable {
             // first answer, for the whole granule.
             let last = JUMP_GRANULE - 1;
             let whole = i > 0 && self.starts.get(i).is_none_or(|&s| s > at + last) && self.ends[i - 1] > at + last;
-            entries.push(if whole { (i - 1) as u32 | JUMP_RESOLVED } else { i as u32 });
+            // Or: one symbol starts inside, the one before covers up to it and
+            // it covers the rest: below the split the last symbol at or below
+            // an address is `i - 1` and covers it, from it on `i` does.
+            let split = !whole
+                && i > 0
+                && i < 1 << SPLIT_INDEX_BITS
+                && self.starts.get(i).is_some_and(|&s| s <= at + last && self.ends[i - 1] >= s)
+                && self.starts.get(i + 1).is_none_or(|&s| s > at + last)
+                && self.ends[i] > at + last;
+            entries.push(if whole {
+                (i - 1) as u32 | JUMP_RESOLVED
+            } else if split {
+                let offset = (self.starts[i] - at) as u32;
+                (i - 1) as u32 | offset << SPLIT_INDEX_BITS | JUMP_SPLIT
+            } else {
+                i as u32
+            });
         }
         Some(Jump { base, entries })
     }
@@ -241,6 +267,11 @@ impl SymbolTable {
         };
         if entry & JUMP_RESOLVED != 0 {
             return Some((entry & !JUMP_RESOLVED) as usize);
+        }
+        if entry & JUMP_SPLIT != 0 {
+            let index = (entry & ((1 << SPLIT_INDEX_BITS) - 1)) as usize;
+            let split = u64::from((entry & !JUMP_SPLIT) >> SPLIT_INDEX_BITS);
+            return Some(index + usize::from(vaddr % JUMP_GRANULE >= split));
         }
         let mut upto = entry as usize;
         while self.starts.get(upto).is_some_and(|&s| s <= vaddr) {

@@ -63,12 +63,43 @@ impl Widths {
 
     /// Appends the entries of `binds` to `out`.
     pub(crate) fn encode(self, binds: &[DataBind], out: &mut Vec<u8>) {
-        out.reserve(binds.len() * self.entry_size());
-        for d in binds {
-            // UNKNOWN_MODULE is all ones: cut to the width it is the width's all ones.
-            out.extend_from_slice(&d.module_index.to_le_bytes()[..self.module]);
-            out.extend_from_slice(&d.tid_index.to_le_bytes()[..self.thread]);
+        // One loop per pair of widths, so that each entry is two stores of
+        // known sizes rather than two copies of a size read at run time.
+        fn run<const M: usize, const T: usize>(binds: &[DataBind], out: &mut Vec<u8>) {
+            let start = out.len();
+            out.resize(start + binds.len() * (M + T), 0);
+            for (e, d) in out[start..].chunks_exact_mut(M + T).zip(binds) {
+                // UNKNOWN_MODULE is all ones: cut to the width it is the width's all ones.
+                e[..M].copy_from_slice(&d.module_index.to_le_bytes()[..M]);
+                e[M..].copy_from_slice(&d.tid_index.to_le_bytes()[..T]);
+            }
         }
+        macro_rules! by_widths {
+            ($(($m:literal, $t:literal)),*) => {
+                match (self.module, self.thread) {
+                    $(($m, $t) => run::<$m, $t>(binds, out),)*
+                    (m, t) => unreachable!("index widths are 1, 2, 4 or 8 bytes, not {m} and {t}"),
+                }
+            };
+        }
+        by_widths!(
+            (1, 1),
+            (1, 2),
+            (1, 4),
+            (1, 8),
+            (2, 1),
+            (2, 2),
+            (2, 4),
+            (2, 8),
+            (4, 1),
+            (4, 2),
+            (4, 4),
+            (4, 8),
+            (8, 1),
+            (8, 2),
+            (8, 4),
+            (8, 8)
+        );
     }
 
     /// (module index, thread index) of the entry at the start of `entry`

@@ -285,9 +285,16 @@ impl Field {
         let size = usize::try_from(self.size).ok().filter(|s| *s <= 8)?;
         let at = usize::try_from(self.offset).ok()?;
         let bytes = record.get(at..at.checked_add(size)?)?;
-        let mut b = [0u8; 8];
-        b[..size].copy_from_slice(bytes);
-        Some(u64::from_le_bytes(b))
+        // The usual widths as one load each, not a copy of `size` bytes.
+        Some(match size {
+            8 => u64::from_le_bytes(bytes.try_into().ok()?),
+            4 => u64::from(u32::from_le_bytes(bytes.try_into().ok()?)),
+            _ => {
+                let mut b = [0u8; 8];
+                b[..size].copy_from_slice(bytes);
+                u64::from_le_bytes(b)
+            }
+        })
     }
 }
 
