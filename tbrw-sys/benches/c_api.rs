@@ -4,9 +4,10 @@
 //! C baseline on the same samples, then prints time, peak memory and the
 //! ratio baseline / library (higher is better) for:
 //!
-//! - write: `TBRW_add_data` one record per call vs `fwrite` one per call;
-//!   and against `fwrite` then `fsync`, which is as durable as `TBRW_close`
-//!   (a commit syncs the file before and after its commit slot);
+//! - write: `TBRW_add_data` one record per call vs `fwrite` one per call
+//!   (neither waits for the disk: the library's default durability); and,
+//!   with `TBRW_DURABLE=1` (a commit syncs the file before and after its
+//!   commit slot), against `fwrite` then `fsync`;
 //! - enumerate: `TBRW_enumerate_data` vs `fread` of the same bytes, both
 //!   summing ip + tsc;
 //! - bind: `TBRW_dobind` (stored on close) + `TBRW_bind_enumerate_data` vs a
@@ -46,7 +47,17 @@ fn build() -> PathBuf {
 
 /// One phase: (seconds, its count, peak RSS in KiB).
 fn phase(exe: &Path, args: &[&str]) -> (f64, u64, u64) {
-    let out = Command::new(exe).args(args).output().expect("run the benchmark");
+    phase_with(exe, args, false)
+}
+
+/// One phase, with the library's commits synced (`TBRW_DURABLE=1`) or not.
+fn phase_with(exe: &Path, args: &[&str], durable: bool) -> (f64, u64, u64) {
+    let mut cmd = Command::new(exe);
+    cmd.args(args).env_remove("TBRW_DURABLE");
+    if durable {
+        cmd.env("TBRW_DURABLE", "1");
+    }
+    let out = cmd.output().expect("run the benchmark");
     assert!(out.status.success(), "{args:?} failed:\n{}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8(out.stdout).unwrap();
     let f: Vec<&str> = text.split_whitespace().collect();
@@ -85,9 +96,11 @@ fn workload(exe: &Path, dir: &Path, samples: u64, modules: u32, processes: u32) 
     clean(true);
     let wl = phase(exe, &["write-lib", f, &n, &m, &p]);
     row("write", wc, wl);
+    clean(true);
+    let wd = phase_with(exe, &["write-lib", f, &n, &m, &p], true);
     clean(false);
     let ws = phase(exe, &["write-c-sync", f, &n, &m, &p]);
-    row("write+sync", ws, wl);
+    row("write+sync", ws, wd);
     // Warm the page cache for both readers alike.
     phase(exe, &["read-c", f]);
     phase(exe, &["read-lib", f]);

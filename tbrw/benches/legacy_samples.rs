@@ -7,7 +7,7 @@
 //! legacy_samples -- 50000000`. Set TBRW_BENCH_DIR to choose the disk.
 //!
 //! Figures:
-//! - write: the whole create → add → close path, including the final fsync,
+//! - write: the whole create → add → close path, synced (`Durability::Synced`: the final fsync included),
 //!   against `dd if=/dev/zero bs=1M conv=fsync` of the same size on the
 //!   same disk;
 //! - read: iterating over every record from the page cache, raw and
@@ -45,7 +45,7 @@ fn fill(start: u64, buf: &mut [u8]) {
 fn write(path: &Path, samples: u64, guide_style: bool) -> (f64, u64) {
     let _ = std::fs::write("/proc/self/clear_refs", "5");
     let t = Instant::now();
-    let mut w = Tb5Writer::create(path).unwrap();
+    let mut w = Tb5Writer::create_with(path, Durability::Synced).unwrap();
     w.write_version_info(&VersionInfo {
         sampling_driver_version: UNKNOWN_DRIVER_VERSION,
         bind_version: 0,

@@ -109,6 +109,7 @@ pub use software::{os_family, Application, Host, Os, Software};
 pub use stream::{stream_type, FileTime, StreamInfo};
 pub use strings::{MapStrings, StringId, Text};
 pub use version::{VersionInfo, MIN_SAMPLE_FILE_VERSION, UNKNOWN_DRIVER_VERSION};
+pub use write::Durability;
 pub use writer::{legacy_descriptor, DataSectionWriter, SectionWriter, StreamWriter, Tb5Writer};
 
 #[cfg(doctest)]

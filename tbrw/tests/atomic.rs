@@ -258,3 +258,29 @@ fn a_dead_writers_work_file_is_removed_by_the_next_new_file() {
     Tb5Writer::create(&p).unwrap().close().unwrap();
     assert_eq!(names(dir.path()), [".s.tb5.keep.me", "s.tb5"]);
 }
+
+/// Both durability settings write the same bytes, new file and append
+/// alike, and leave only the target behind: they differ in waiting, not
+/// in content or in the order of the commit.
+#[test]
+fn both_durabilities_write_the_same_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let content = guide_content(3000);
+    let mut more = guide_content(1).streams[1..].to_vec();
+    more.truncate(1);
+    let mut files = Vec::new();
+    for (name, durability) in [("ordered.tb5", Durability::Ordered), ("synced.tb5", Durability::Synced)] {
+        let path = dir.path().join(name);
+        let mut w = Tb5Writer::create_with(&path, durability).unwrap();
+        write_globals(&mut w, &content).unwrap();
+        write_streams(&mut w, &content.streams).unwrap();
+        w.close().unwrap();
+        let mut w = Tb5Writer::append_with(&path, durability).unwrap();
+        write_streams(&mut w, &more).unwrap();
+        w.close().unwrap();
+        files.push(std::fs::read(&path).unwrap());
+    }
+    assert!(files[0] == files[1], "the two settings wrote different bytes");
+    assert_eq!(names(dir.path()), ["ordered.tb5", "synced.tb5"]);
+    Tb5File::open(dir.path().join("ordered.tb5")).unwrap().verify().unwrap();
+}

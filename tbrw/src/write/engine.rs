@@ -16,6 +16,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
+use super::durability::Durability;
 use super::interner::StringInterner;
 use super::output::Output;
 use super::sink::SectionSink;
@@ -85,8 +86,14 @@ impl std::fmt::Debug for Engine {
 }
 
 impl Engine {
-    /// Opens `path` with `TBRW_FILE_*` flags (see [`access`]).
+    /// Opens `path` with `TBRW_FILE_*` flags (see [`access`]); commits
+    /// wait as [`Durability::from_env`] says.
     pub fn open(path: impl AsRef<Path>, mode: u32) -> Result<Engine> {
+        Engine::open_with(path, mode, Durability::from_env())
+    }
+
+    /// [`Engine::open`] with commits that wait as `durability` says.
+    pub fn open_with(path: impl AsRef<Path>, mode: u32, durability: Durability) -> Result<Engine> {
         let path = path.as_ref().to_owned();
         let known = access::READ | access::WRITE | access::CREATE_ALWAYS;
         if mode == 0 || mode & !known != 0 {
@@ -95,9 +102,9 @@ impl Engine {
         let create = mode & access::CREATE_ALWAYS != 0;
         let write = create || mode & access::WRITE != 0;
         let (existing, out) = if create {
-            (None, Some(Output::create(&path)?))
+            (None, Some(Output::create(&path, durability)?))
         } else if write {
-            let (out, existing) = Output::append(&path)?;
+            let (out, existing) = Output::append(&path, durability)?;
             (Some(existing), Some(out))
         } else {
             (Some(Tb5File::open(&path)?), None)

@@ -1,7 +1,7 @@
 //! Writing: the lifecycle engine (its rules in `engine`, the content of
 //! open sections in `engine::content`), the output with its placement,
 //! queue, commit and cleanup (`output`, the only code that touches the
-//! output file), the section sinks, the work file a new output is built in
+//! output file), what a commit waits for (`durability`), the section sinks, the work file a new output is built in
 //! (`work_file`, also used by the command line), the string interner and the typestate
 //! facade (`writer`).
 //!
@@ -10,6 +10,7 @@
 
 #[cfg(test)]
 mod crash_tests;
+mod durability;
 pub mod engine;
 mod interner;
 pub(crate) mod output;
@@ -17,3 +18,5 @@ pub(crate) mod sink;
 mod stored_symbols;
 pub mod work_file;
 pub mod writer;
+
+pub use durability::Durability;

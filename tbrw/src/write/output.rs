@@ -22,6 +22,7 @@ use std::fs::{File, OpenOptions};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
+use super::durability::Durability;
 use super::sink::SectionSink;
 use super::work_file::{self, WorkFile};
 use crate::format::container::{self, NO_STREAM};
@@ -79,6 +80,8 @@ pub(crate) fn process_thread_section(pids: Part, tids: Part, np: u64, nt: u64) -
 
 /// The output file of a writing session (see the module doc).
 pub(crate) struct Output {
+    /// Whether commits `fsync` (see [`Durability`]).
+    durability: Durability,
     file: File,
     /// The work file of a new file (put at `path` on commit); `None` when appending.
     temp: Option<WorkFile>,
@@ -129,7 +132,7 @@ impl Output {
     /// A new file, built in a work file for `path`. The path is checked
     /// first (see [`work_file::check_target`]), and a file it would replace
     /// is locked against other writers until this one is done.
-    pub(crate) fn create(path: &Path) -> Result<Output> {
+    pub(crate) fn create(path: &Path, durability: Durability) -> Result<Output> {
         let open_err = |source| Error::FileOpen { path: path.to_owned(), source };
         work_file::check_target(path).map_err(open_err)?;
         let replaced = match File::open(path) {
@@ -145,7 +148,7 @@ impl Output {
         let temp = WorkFile::create(path).map_err(open_err)?;
         let file = temp.file().try_clone().map_err(|e| Error::io(path, "open", e))?;
         file.write_all_at(&container::new_header(), 0).map_err(|e| Error::io(path, "write", e))?;
-        let mut out = Output::new(file, Some(temp), path, folder_of(path), container::HEADER_SIZE);
+        let mut out = Output::new(file, Some(temp), path, folder_of(path), container::HEADER_SIZE, durability);
         out._replaced = replaced;
         Ok(out)
     }
@@ -153,7 +156,7 @@ impl Output {
     /// An append to the file at `path`: locks it for this writer and returns
     /// it with its committed content. Bytes past the committed end (what a
     /// killed append left) are cut off here.
-    pub(crate) fn append(path: &Path) -> Result<(Output, Tb5File)> {
+    pub(crate) fn append(path: &Path, durability: Durability) -> Result<(Output, Tb5File)> {
         let open_err = |source| Error::FileOpen { path: path.to_owned(), source };
         work_file::check_existing(path).map_err(open_err)?;
         let file = OpenOptions::new().read(true).write(true).open(path).map_err(open_err)?;
@@ -161,11 +164,12 @@ impl Output {
         let existing = Tb5File::open(path)?;
         let end = existing.committed_end();
         file.set_len(end).map_err(|e| Error::io(path, "truncate", e))?;
-        Ok((Output::new(file, None, path, folder_of(path), end), existing))
+        Ok((Output::new(file, None, path, folder_of(path), end, durability), existing))
     }
 
-    fn new(file: File, temp: Option<WorkFile>, path: &Path, dir: PathBuf, end: u64) -> Output {
+    fn new(file: File, temp: Option<WorkFile>, path: &Path, dir: PathBuf, end: u64, durability: Durability) -> Output {
         Output {
+            durability,
             file,
             temp,
             _replaced: None,
@@ -201,7 +205,7 @@ impl Output {
         let start = container::align(self.end);
         self.zero_pad(self.end, start)?;
         self.end = start;
-        Ok(SectionSink::direct(start))
+        Ok(SectionSink::direct(start, self.durability.syncs()))
     }
 
     /// Gives up the tail if `stream` holds it: nothing was placed after its
@@ -342,9 +346,12 @@ impl Output {
         self.end = dir_offset + dir.len() as u64;
         // Bytes of a discarded data section may lie past the directory.
         self.file.set_len(self.end).map_err(|e| Error::io(&path, "truncate", e))?;
-        // The directory and everything before it must be durable before the
-        // slot that points at them is written: that order is the commit.
-        self.file.sync_all().map_err(|e| Error::io(&path, "fsync", e))?;
+        // The directory and everything before it must be written (durable,
+        // when asked) before the slot that points at them: that order is the
+        // commit.
+        if self.durability.syncs() {
+            self.file.sync_all().map_err(|e| Error::io(&path, "fsync", e))?;
+        }
         let (generation, slot) = match existing {
             Some(e) => (e.generation() + 1, 1 - e.active_slot()),
             None => (1, 0),
@@ -356,9 +363,12 @@ impl Output {
             return hook(&self.file, container::SLOT_OFFSET[slot], &s);
         }
         self.file.write_all_at(&s, container::SLOT_OFFSET[slot]).map_err(|e| Error::io(&path, "write", e))?;
-        self.file.sync_all().map_err(|e| Error::io(&path, "fsync", e))?;
+        if self.durability.syncs() {
+            self.file.sync_all().map_err(|e| Error::io(&path, "fsync", e))?;
+        }
         if let Some(temp) = self.temp.take() {
-            temp.persist().map_err(|e| Error::io(&path, "put into place", e))?;
+            let placed = if self.durability.syncs() { temp.persist() } else { temp.put_in_place() };
+            placed.map_err(|e| Error::io(&path, "put into place", e))?;
         }
         Ok(())
     }
@@ -369,7 +379,7 @@ impl Output {
     pub(crate) fn into_append(self) -> Result<(Output, Tb5File)> {
         let existing = Tb5File::open(&self.path)?;
         let end = existing.committed_end();
-        Ok((Output::new(self.file, None, &self.path, self.dir, end), existing))
+        Ok((Output::new(self.file, None, &self.path, self.dir, end, self.durability), existing))
     }
 
     /// Drops everything this session wrote: an append cuts the file back to

@@ -38,6 +38,9 @@ pub(crate) struct SectionSink {
     flushed: u64,
     /// Bytes of a direct sink whose write-out to disk has been started.
     written_back: u64,
+    /// Whether a direct sink starts the write-out as it goes (the commit
+    /// will `fsync`: see [`super::Durability`]).
+    write_back: bool,
 }
 
 /// A direct sink starts the kernel writing its bytes to disk every this
@@ -62,13 +65,14 @@ fn start_writeback(file: &File, offset: u64, len: u64) {
 }
 
 impl SectionSink {
-    pub(crate) fn direct(start: u64) -> Self {
+    pub(crate) fn direct(start: u64, write_back: bool) -> Self {
         SectionSink {
             dest: Dest::Direct { start },
             buf: Vec::new(),
             hasher: crc32fast::Hasher::new(),
             flushed: 0,
             written_back: 0,
+            write_back,
         }
     }
 
@@ -79,6 +83,7 @@ impl SectionSink {
             hasher: crc32fast::Hasher::new(),
             flushed: 0,
             written_back: 0,
+            write_back: false,
         }
     }
 
@@ -129,7 +134,7 @@ impl SectionSink {
             Dest::Direct { start } => {
                 out.write_all_at(&self.buf, *start + self.flushed).map_err(|e| Error::io(path, "write", e))?;
                 let done = self.flushed + self.buf.len() as u64;
-                if done - self.written_back >= WRITEBACK {
+                if self.write_back && done - self.written_back >= WRITEBACK {
                     start_writeback(out, *start + self.written_back, done - self.written_back);
                     self.written_back = done;
                 }
@@ -226,7 +231,7 @@ mod tests {
     fn direct_sink_writes_in_place() {
         let dir = tempfile::tempdir().unwrap();
         let out = tempfile::tempfile_in(dir.path()).unwrap();
-        let mut s = SectionSink::direct(8);
+        let mut s = SectionSink::direct(8, true);
         let data: Vec<u8> = (0..(CHUNK * 2 + 5)).map(|i| i as u8).collect();
         s.write(&data, &out, dir.path(), dir.path()).unwrap();
         let (len, crc) = s.finish_direct(&out, dir.path()).unwrap();

@@ -116,7 +116,16 @@ impl WorkFile {
 
     /// Puts the file at its target path, replacing what was there, and
     /// makes the new name durable. The caller syncs the content first.
-    pub fn persist(mut self) -> io::Result<()> {
+    pub fn persist(self) -> io::Result<()> {
+        let target = self.target.clone();
+        self.put_in_place()?;
+        File::open(folder_of(&target))?.sync_all()
+    }
+
+    /// Puts the file at its target path, replacing what was there
+    /// atomically, without waiting for the disk (see
+    /// [`crate::write::Durability::Ordered`]).
+    pub fn put_in_place(mut self) -> io::Result<()> {
         match self.named.take() {
             Some(name) => {
                 if let Err(e) = fs::rename(&name, &self.target) {
@@ -148,7 +157,7 @@ impl WorkFile {
                 Err(e) => return Err(e),
             },
         }
-        File::open(folder_of(&self.target))?.sync_all()
+        Ok(())
     }
 }
 

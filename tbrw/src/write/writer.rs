@@ -37,6 +37,7 @@ use std::io::Read;
 use std::marker::PhantomData;
 use std::path::Path;
 
+use super::durability::Durability;
 use super::engine::{access, Engine};
 use crate::model::descriptor::{desc_subtype, desc_type, DescEntry, RecordLayout, LEGACY_PC_SIZE, LEGACY_TSC_SIZE};
 use crate::model::error::Result;
@@ -103,15 +104,26 @@ pub struct Tb5Writer {
 
 impl Tb5Writer {
     /// Starts a new file at `path` (any file there is replaced on close).
+    /// Close waits as [`Durability::from_env`] says.
     pub fn create(path: impl AsRef<Path>) -> Result<Tb5Writer> {
-        Ok(Tb5Writer { engine: Engine::open(path, access::CREATE_ALWAYS | access::WRITE)? })
+        Tb5Writer::create_with(path, Durability::from_env())
+    }
+
+    /// [`Tb5Writer::create`], with a close that waits as `durability` says.
+    pub fn create_with(path: impl AsRef<Path>, durability: Durability) -> Result<Tb5Writer> {
+        Ok(Tb5Writer { engine: Engine::open_with(path, access::CREATE_ALWAYS | access::WRITE, durability)? })
     }
 
     /// Opens an existing file to add sections and streams it does not have.
     /// Existing bytes are never rewritten; the append becomes visible
-    /// atomically on close.
+    /// atomically on close, which waits as [`Durability::from_env`] says.
     pub fn append(path: impl AsRef<Path>) -> Result<Tb5Writer> {
-        Ok(Tb5Writer { engine: Engine::open(path, access::READ | access::WRITE)? })
+        Tb5Writer::append_with(path, Durability::from_env())
+    }
+
+    /// [`Tb5Writer::append`], with a close that waits as `durability` says.
+    pub fn append_with(path: impl AsRef<Path>, durability: Durability) -> Result<Tb5Writer> {
+        Ok(Tb5Writer { engine: Engine::open_with(path, access::READ | access::WRITE, durability)? })
     }
 
     pub(crate) fn engine_mut(&mut self) -> &mut Engine {
