@@ -268,6 +268,7 @@ pub struct ModuleFunctions {
 impl ModuleFunctions {
     /// The lookups of module record `module` (`None`: a record not in the
     /// file, whose addresses have no symbol).
+    #[inline]
     pub fn module(&self, module: u64) -> Option<ModuleIndex<'_>> {
         let id = *self.ids.get(usize::try_from(module).ok()?)?;
         Some(self.index.module(id))

@@ -68,6 +68,7 @@ impl FunctionIndex {
     }
 
     /// The lookups of module `id`, found once for a run of its samples.
+    #[inline]
     pub fn module(&self, id: ModuleId) -> ModuleIndex<'_> {
         ModuleIndex(match self.modules.get(id.index()) {
             Some(&IndexedModule::User { file, ref mapping, code }) => match self.files.get(file as usize) {
