@@ -255,11 +255,13 @@ impl<'m> Binder<'m> {
     /// already, and `entries` are renumbered to this binder's tables. The
     /// result is what this binder would have produced binding those
     /// samples itself, which is what lets a stream be bound in parallel.
+    /// Returns whether any entry changed (else `entries` are as `part`
+    /// wrote them, and what was made of them stands).
     ///
     /// # Panics
     /// If `part` did not start where this binder stands, or `entries` is
     /// not one per sample `part` bound.
-    pub fn absorb(&mut self, part: Binder<'m>, entries: &mut [DataBind]) {
+    pub fn absorb(&mut self, part: Binder<'m>, entries: &mut [DataBind]) -> bool {
         let start = part.next_index - entries.len() as u64;
         assert_eq!(start, self.next_index, "the part must start where this binder stands");
         let map = self.map;
@@ -282,12 +284,13 @@ impl<'m> Binder<'m> {
         // sample, so it stays usable; the part's would not be.
         let identity = |v: &[u64]| v.iter().enumerate().all(|(i, &g)| g == i as u64);
         if identity(&pid_map) && identity(&tid_map) {
-            return;
+            return false;
         }
         for d in entries {
             d.pid_index = pid_map[d.pid_index as usize];
             d.tid_index = tid_map[d.tid_index as usize];
         }
+        true
     }
 }
 

@@ -55,36 +55,47 @@ fn module_spec(m: &Module<StringId>) -> ModuleSpec {
 }
 
 /// Binds stream `n` of `file` on [`bind_threads`] threads, handing the
-/// per-record binds to `sink` in stream order, chunk by chunk, and returns
-/// the tables.
-pub(crate) fn compute(file: &Tb5File, n: u32, sink: &mut dyn FnMut(&[DataBind]) -> Result<()>) -> Result<BindTables> {
-    compute_on(file, n, bind_threads(), sink)
+/// per-record binds, packed in `widths`, to `sink` in stream order, chunk
+/// by chunk, and returns the tables.
+pub(crate) fn compute(
+    file: &Tb5File,
+    n: u32,
+    widths: Widths,
+    sink: &mut dyn FnMut(&[u8]) -> Result<()>,
+) -> Result<BindTables> {
+    compute_on(file, n, bind_threads(), widths, sink)
 }
 
-/// Decodes `records` (whole records of `size` bytes) into `samples` and
-/// binds them into `out`.
+/// Decodes `records` (whole records of `size` bytes) into `samples`, binds
+/// them into `out` and packs those binds in `widths` into `packed`.
 fn decode_and_bind(
     decoder: &Decoder,
     binder: &mut Binder<'_>,
-    records: &[u8],
-    size: usize,
+    (records, size): (&[u8], usize),
     samples: &mut Vec<Sample>,
     out: &mut [DataBind],
+    (widths, packed): (Widths, &mut Vec<u8>),
 ) {
     samples.clear();
     samples.extend(records.chunks_exact(size).map(|r| decoder.decode(r)));
     binder.bind_into(samples, out);
+    packed.clear();
+    widths.encode(out, packed);
 }
 
 /// [`compute`] on `threads` threads. Each step's records are cut into one
 /// part per thread; this thread's binder binds the first, fresh binders
 /// the others, and [`Binder::absorb`] takes their work in stream order, so
-/// the result is the one-thread result whatever the thread count.
+/// the result is the one-thread result whatever the thread count. Each
+/// part is packed on its own thread, and packed again here only when
+/// absorbing it renumbered its processes or threads (a part that met
+/// processes or threads the earlier parts had not).
 pub(crate) fn compute_on(
     file: &Tb5File,
     n: u32,
     threads: usize,
-    sink: &mut dyn FnMut(&[DataBind]) -> Result<()>,
+    widths: Widths,
+    sink: &mut dyn FnMut(&[u8]) -> Result<()>,
 ) -> Result<BindTables> {
     let s = file.stream(n)?;
     let decoder = Decoder::for_stream(file, &s)?;
@@ -111,41 +122,58 @@ pub(crate) fn compute_on(
         let size = data.record_size();
         let threads = threads.max(1);
         let mut samples: Vec<Vec<Sample>> = vec![Vec::new(); threads];
+        let mut packed: Vec<Vec<u8>> = vec![Vec::new(); threads];
+        // Every entry of a step is written by its bind: the buffer grows,
+        // it is not cleared.
         let mut out = Vec::new();
         for chunk in data.as_bytes().chunks(CHUNK_RECORDS * size) {
             let records = chunk.len() / size;
             if records == 0 {
                 continue;
             }
-            out.clear();
-            out.resize(records, DataBind::default());
+            if out.len() < records {
+                out.resize(records, DataBind::default());
+            }
+            let out = &mut out[..records];
             let parts = threads.min(records / MIN_RECORDS_PER_THREAD).max(1);
             let per = records.div_ceil(parts);
             let (first, rest) = chunk.split_at(per * size);
             let (first_out, rest_out) = out.split_at_mut(per);
             let (first_samples, rest_samples) = samples.split_at_mut(1);
+            let (first_packed, rest_packed) = packed.split_at_mut(1);
             let (map, decoder, start) = (&map, &decoder, binder.next_index());
-            let done: Vec<(Binder, &mut [DataBind])> = std::thread::scope(|scope| {
+            let done: Vec<(Binder, &mut [DataBind], &mut Vec<u8>)> = std::thread::scope(|scope| {
                 let handles: Vec<_> = rest
                     .chunks(per * size)
                     .zip(rest_out.chunks_mut(per))
-                    .zip(rest_samples.iter_mut())
+                    .zip(rest_samples.iter_mut().zip(rest_packed.iter_mut()))
                     .enumerate()
-                    .map(|(k, ((records, out), samples))| {
+                    .map(|(k, ((records, out), (samples, packed)))| {
                         scope.spawn(move || {
                             let mut b = Binder::starting_at(map, start + ((k + 1) * per) as u64);
-                            decode_and_bind(decoder, &mut b, records, size, samples, out);
-                            (b, out)
+                            decode_and_bind(decoder, &mut b, (records, size), samples, out, (widths, packed));
+                            (b, out, packed)
                         })
                     })
                     .collect();
-                decode_and_bind(decoder, &mut binder, first, size, &mut first_samples[0], first_out);
+                decode_and_bind(
+                    decoder,
+                    &mut binder,
+                    (first, size),
+                    &mut first_samples[0],
+                    first_out,
+                    (widths, &mut first_packed[0]),
+                );
                 handles.into_iter().map(|h| h.join().expect("a bind thread panicked")).collect()
             });
-            for (part, entries) in done {
-                binder.absorb(part, entries);
+            sink(&first_packed[0])?;
+            for (part, entries, packed) in done {
+                if binder.absorb(part, entries) {
+                    packed.clear();
+                    widths.encode(entries, packed);
+                }
+                sink(packed)?;
             }
-            sink(&out)?;
         }
     }
     let t = binder.finish();
@@ -182,9 +210,11 @@ pub fn bind_in_memory(file: &Tb5File, stream: u32) -> Result<MemoryBind> {
 /// does not depend on the number.
 pub fn bind_in_memory_on(file: &Tb5File, stream: u32, threads: usize) -> Result<MemoryBind> {
     let widths = packed_widths(file, stream)?;
-    let mut entries = Vec::new();
-    let tables = compute_on(file, stream, threads, &mut |b| {
-        widths.encode(b, &mut entries);
+    let records = file.stream(stream)?.data()?.map_or(0, |d| d.len());
+    // Reserved once: the packed binds are a few bytes a record, known ahead.
+    let mut entries = Vec::with_capacity(usize::try_from(records).unwrap_or(0).saturating_mul(widths.entry_size()));
+    let tables = compute_on(file, stream, threads, widths, &mut |packed| {
+        entries.extend_from_slice(packed);
         Ok(())
     })?;
     Ok(MemoryBind::from_packed(entries, widths, tables))

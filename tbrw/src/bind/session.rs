@@ -7,7 +7,7 @@
 //! sections out of the next directory, and a bind of a file opened
 //! read-only is kept in memory.
 
-use super::compute::{bind_in_memory, compute, encode_tables, packed_widths, CHUNK_RECORDS};
+use super::compute::{bind_in_memory, compute, encode_tables, packed_widths};
 use super::decode::Plan;
 use crate::format::kind::SectionKind;
 use crate::model::error::{Error, Result};
@@ -126,13 +126,10 @@ impl Engine {
         let widths = packed_widths(file, n)?;
         let mut sink = out.data_sink(n)?;
         let mut count = 0u64;
-        let mut buf = Vec::with_capacity(CHUNK_RECORDS * widths.entry_size());
         let computed = out.write(&mut sink, &widths.head()).and_then(|()| {
-            compute(file, n, &mut |binds| {
-                buf.clear();
-                widths.encode(binds, &mut buf);
-                count += binds.len() as u64;
-                out.write(&mut sink, &buf)
+            compute(file, n, widths, &mut |packed| {
+                count += (packed.len() / widths.entry_size()) as u64;
+                out.write(&mut sink, packed)
             })
         });
         let tables = match computed {
