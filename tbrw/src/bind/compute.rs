@@ -18,7 +18,7 @@ use crate::read::{BindTables, MemoryBind, Tb5File};
 /// Records decoded and bound per step (split over the threads): the
 /// memory a bind takes besides its tables, about 50 bytes per record of a
 /// step, so flat in the size of the stream.
-pub(super) const CHUNK_RECORDS: usize = 1 << 18;
+const CHUNK_RECORDS: usize = 1 << 18;
 
 /// Below this many records per thread a step is bound on one thread: a
 /// thread costs more than it saves.
