@@ -18,9 +18,10 @@
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Durability {
     /// No `fsync`: the kernel writes the pages out in its own time. After a
-    /// power loss within that time (seconds), the file may be refused as
-    /// corrupt: its commit slot and checksums say which bytes did not reach
-    /// the disk; an append's earlier commit is still read.
+    /// power loss within that time (seconds), the newest commit may not
+    /// match what reached the disk: the slot's and directory's checksums are
+    /// checked on open, a section's when it is read, and a data section's
+    /// by [`crate::Tb5File::verify`].
     #[default]
     Ordered,
     /// The commit `fsync`s the file before and after writing its slot, and
