@@ -12,7 +12,8 @@
 /// What differs is a crash of the whole system (power loss) soon after.
 ///
 /// The default is [`Durability::Ordered`], what `fwrite`-based writers
-/// such as Intel's library and `perf record` give; [`Durability::from_env`]
+/// and `perf record` (no `fsync`, `fdatasync` or `sync_file_range`: traced
+/// with `strace`) give; [`Durability::from_env`]
 /// reads `TBRW_DURABLE=1` to choose [`Durability::Synced`] for programs
 /// that cannot pass a setting (the C library, the command line).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
