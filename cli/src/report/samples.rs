@@ -189,85 +189,128 @@ pub fn weighted_report(
         (By::Thread, Some(v)) if !direct_tid => usize::try_from(v.thread_count()).unwrap_or(0),
         _ => 0,
     };
-    let mut weights: Tally<f64> = Tally::new(if weigh.is_some() { dense } else { 0 });
-    let mut total_weight = 0f64;
-    let mut counts: Tally<u64> = Tally::new(dense);
-    let mut total = 0u64;
-    let mut binds = Vec::new();
-    let chunk = 1 << 16;
-    let mut i = 0u64;
-    while i < data.len() {
-        let end = (i + chunk).min(data.len());
-        binds.clear();
-        if let Some(v) = &view {
-            v.data_binds(i, (end - i) as usize, &mut binds);
+    // One part of the records counted: (counts, weights, records counted,
+    // their weight). The first error in the part's order, if any.
+    let count_part = |range: std::ops::Range<u64>,
+                      progress: &mut dyn FnMut(u64)|
+     -> Result<(Tally<u64>, Tally<f64>, u64, f64), CliError> {
+        let mut weights: Tally<f64> = Tally::new(if weigh.is_some() { dense } else { 0 });
+        let mut total_weight = 0f64;
+        let mut counts: Tally<u64> = Tally::new(dense);
+        let mut total = 0u64;
+        let mut binds = Vec::new();
+        let chunk = 1 << 16;
+        let mut i = range.start;
+        while i < range.end {
+            let end = (i + chunk).min(range.end);
+            binds.clear();
+            if let Some(v) = &view {
+                v.data_binds(i, (end - i) as usize, &mut binds);
+            }
+            for k in i..end {
+                let rec = data.record(k).unwrap_or_default();
+                if let Some((lo, hi)) = opts.time {
+                    let t = time_at.map_or(k, |(at, size)| read_le(rec, at, size));
+                    if t < lo || t >= hi {
+                        continue;
+                    }
+                }
+                let bind = binds.get((k - i) as usize).copied();
+                let direct = tid_field.filter(|_| direct_tid).map(|at| read_le(rec, at, 4) as u32);
+                if let (Some(want), Some(t)) = (opts.tid, direct) {
+                    if t != want {
+                        continue;
+                    }
+                }
+                if let Some(b) = bind {
+                    if let Some(p) = opts.pid {
+                        if view.as_ref().and_then(|v| v.process(b.pid_index)).is_none_or(|x| x.id != p) {
+                            continue;
+                        }
+                    }
+                    if let Some(t) = opts.tid {
+                        if view.as_ref().and_then(|v| v.thread(b.tid_index)).is_none_or(|x| x.id != t) {
+                            continue;
+                        }
+                    }
+                    if b.module_index != UNKNOWN_MODULE && b.module_index >= modules.len() as u64 {
+                        return Err(CliError::msg(format!(
+                            "{}: stream {n}: record {k} is bound to module {} but the module table has {}",
+                            file.path().display(),
+                            b.module_index,
+                            modules.len()
+                        )));
+                    }
+                    if let Some(mf) = &module_filter {
+                        if b.module_index == UNKNOWN_MODULE || !mf[b.module_index as usize] {
+                            continue;
+                        }
+                    }
+                }
+                let key = match by {
+                    By::Process => bind.map(|b| b.pid_index),
+                    By::Thread => direct.map(u64::from).or(bind.map(|b| b.tid_index)),
+                    By::Module => bind.and_then(|b| (b.module_index != UNKNOWN_MODULE).then_some(b.module_index)),
+                    By::Event => Some(match (pc_at, event_id_at) {
+                        (Some(pc), _) => {
+                            let pc_rec = rec.get(pc..).and_then(SampleRecordPc::from_slice).unwrap_or_default();
+                            u64::from(pc_rec.event_index())
+                        }
+                        (None, Some(at)) => read_le(rec, at, 4),
+                        (None, None) => u64::from(events[0].id),
+                    }),
+                    By::Task | By::Auto | By::Function | By::Line | By::Address | By::Combined => None,
+                };
+                counts.add(key, 1);
+                total += 1;
+                if let Some((d, power)) = weigh {
+                    let delta = read_le(rec, d, 8) as f64;
+                    let x = power.map_or(delta, |p| f64::from_bits(read_le(rec, p, 8)) * delta * 1e-9);
+                    weights.add(key, x);
+                    total_weight += x;
+                }
+            }
+            i = end;
+            progress(i - range.start);
         }
-        for k in i..end {
-            let rec = data.record(k).unwrap_or_default();
-            if let Some((lo, hi)) = opts.time {
-                let t = time_at.map_or(k, |(at, size)| read_le(rec, at, size));
-                if t < lo || t >= hi {
-                    continue;
-                }
-            }
-            let bind = binds.get((k - i) as usize).copied();
-            let direct = tid_field.filter(|_| direct_tid).map(|at| read_le(rec, at, 4) as u32);
-            if let (Some(want), Some(t)) = (opts.tid, direct) {
-                if t != want {
-                    continue;
-                }
-            }
-            if let Some(b) = bind {
-                if let Some(p) = opts.pid {
-                    if view.as_ref().and_then(|v| v.process(b.pid_index)).is_none_or(|x| x.id != p) {
-                        continue;
-                    }
-                }
-                if let Some(t) = opts.tid {
-                    if view.as_ref().and_then(|v| v.thread(b.tid_index)).is_none_or(|x| x.id != t) {
-                        continue;
-                    }
-                }
-                if b.module_index != UNKNOWN_MODULE && b.module_index >= modules.len() as u64 {
-                    return Err(CliError::msg(format!(
-                        "{}: stream {n}: record {k} is bound to module {} but the module table has {}",
-                        file.path().display(),
-                        b.module_index,
-                        modules.len()
-                    )));
-                }
-                if let Some(mf) = &module_filter {
-                    if b.module_index == UNKNOWN_MODULE || !mf[b.module_index as usize] {
-                        continue;
-                    }
-                }
-            }
-            let key = match by {
-                By::Process => bind.map(|b| b.pid_index),
-                By::Thread => direct.map(u64::from).or(bind.map(|b| b.tid_index)),
-                By::Module => bind.and_then(|b| (b.module_index != UNKNOWN_MODULE).then_some(b.module_index)),
-                By::Event => Some(match (pc_at, event_id_at) {
-                    (Some(pc), _) => {
-                        let pc_rec = rec.get(pc..).and_then(SampleRecordPc::from_slice).unwrap_or_default();
-                        u64::from(pc_rec.event_index())
-                    }
-                    (None, Some(at)) => read_le(rec, at, 4),
-                    (None, None) => u64::from(events[0].id),
-                }),
-                By::Task | By::Auto | By::Function | By::Line | By::Address | By::Combined => None,
-            };
-            counts.add(key, 1);
-            total += 1;
-            if let Some((d, power)) = weigh {
-                let delta = read_le(rec, d, 8) as f64;
-                let x = power.map_or(delta, |p| f64::from_bits(read_le(rec, p, 8)) * delta * 1e-9);
-                weights.add(key, x);
-                total_weight += x;
-            }
-        }
-        i = end;
-        progress(i);
+        Ok((counts, weights, total, total_weight))
+    };
+    // Counts are integers: the parts' sums add up to the one-pass sums
+    // whatever the split, so the records are counted in contiguous parts on
+    // the bind's threads. Weights are floating-point sums, whose last bits
+    // depend on the order of the additions: those are made in one pass, so
+    // that a report does not depend on the machine's core count.
+    let parts = match weigh {
+        None => tbrw::bind::bind_threads().min(usize::try_from(data.len().div_ceil(1 << 16)).unwrap_or(usize::MAX)),
+        Some(_) => 1,
     }
+    .max(1);
+    let (counts, weights, total, total_weight) = {
+        let records = data.len();
+        let range = |p: usize| records * p as u64 / parts as u64..records * (p as u64 + 1) / parts as u64;
+        let count_part = &count_part;
+        std::thread::scope(|scope| {
+            let later: Vec<_> = (1..parts).map(|p| scope.spawn(move || count_part(range(p), &mut |_| {}))).collect();
+            let first = count_part(range(0), &mut |done| progress(done * parts as u64));
+            let mut all = first;
+            for part in later {
+                let part = match part.join() {
+                    Ok(part) => part,
+                    Err(panic) => std::panic::resume_unwind(panic),
+                };
+                // The first error in stream order.
+                all = match (all, part) {
+                    (Ok((mut c, mut w, n, x)), Ok((c2, w2, n2, x2))) => {
+                        c.absorb(c2);
+                        w.absorb(w2);
+                        Ok((c, w, n + n2, x + x2))
+                    }
+                    (Err(e), _) | (Ok(_), Err(e)) => Err(e),
+                };
+            }
+            all
+        })?
+    };
 
     if total == 0 && !data.is_empty() {
         let given = filters_given(opts.pid, opts.tid, opts.module.as_deref(), opts.time);
@@ -386,6 +429,17 @@ impl<T: Copy + Default + PartialEq + std::ops::AddAssign> Tally<T> {
         }
     }
 
+    /// Adds the sums of `later` (a later part of the same records).
+    fn absorb(&mut self, later: Tally<T>) {
+        for (sum, x) in self.dense.iter_mut().zip(later.dense) {
+            *sum += x;
+        }
+        self.none += later.none;
+        for (k, x) in later.other {
+            *self.other.entry(k).or_default() += x;
+        }
+    }
+
     /// The keys added to (a sum other than zero: counts) and their sums.
     fn counted(self) -> Vec<(Option<u64>, T)> {
         let zero = T::default();
@@ -462,15 +516,25 @@ mod tests {
 
     proptest! {
         /// Against a map of every key: the same sums, each key once, keys
-        /// below, at and past the dense part and none.
+        /// below, at and past the dense part and none, counted in one part
+        /// or two.
         #[test]
-        fn a_tally_sums_as_a_map_does(dense in 0usize..6, adds in proptest::collection::vec((proptest::option::of(0u64..10), 1u64..5), 0..60)) {
+        fn a_tally_sums_as_a_map_does(
+            dense in 0usize..6,
+            adds in proptest::collection::vec((proptest::option::of(0u64..10), 1u64..5), 0..60),
+            cut in 0usize..61,
+        ) {
+            // Two parts, the second absorbed into the first: as a report
+            // counted on several threads sums.
+            let cut = cut.min(adds.len());
             let mut tally = Tally::new(dense);
+            let mut later = Tally::new(dense);
             let mut want: HashMap<Option<u64>, u64> = HashMap::new();
-            for &(k, x) in &adds {
-                tally.add(k, x);
+            for (i, &(k, x)) in adds.iter().enumerate() {
+                if i < cut { tally.add(k, x) } else { later.add(k, x) }
                 *want.entry(k).or_default() += x;
             }
+            tally.absorb(later);
             for k in (0..12).map(Some).chain([None]) {
                 prop_assert_eq!(tally.get(k), want.get(&k).copied().unwrap_or(0));
             }
