@@ -61,31 +61,31 @@ impl NameList {
 /// Bytes of code per entry of a [`Jump`] table.
 const JUMP_GRANULE: u64 = 32;
 
-/// Per 32-byte granule of a symbol table's address span, one entry: the
-/// symbol every address of the granule looks up to, when one symbol covers
-/// it whole and none starts inside it (flagged [`JUMP_RESOLVED`]: one
-/// load, the usual case for functions longer than a few granules); else
-/// how many symbols start at or below the granule's first byte, where a
-/// lookup starts and steps over the few symbols that start inside the
-/// granule. Either way no search of the whole table (a chain of cache
-/// misses on large tables).
+/// Per 32-byte granule of a symbol table's address span, one 4-byte entry.
+/// A *resolved* entry ([`JUMP_RESOLVED`]) answers every address of the
+/// granule with one load and a compare: a symbol index and a split offset,
+/// the symbol covering the granule below the split and the next one from
+/// it on. One symbol covering the granule whole, none starting inside it
+/// (functions longer than a few granules), has the split past the granule;
+/// a granule one symbol's start splits in two (the symbol before covers up
+/// to it, that symbol covers the rest: small functions packed back to
+/// back) has it at that start. Any other granule's entry is how many
+/// symbols start at or below its first byte, where a lookup starts and
+/// steps over the few symbols that start inside it. Either way no search of
+/// the whole table (a chain of cache misses on large tables), and the two
+/// resolved kinds take the same path, with no branch between them.
 pub(crate) struct Jump {
     base: u64,
     entries: Vec<u32>,
 }
 
-/// The flag of a [`Jump`] entry that names the granule's symbol.
+/// The flag of a resolved [`Jump`] entry: the low [`RESOLVED_INDEX_BITS`]
+/// bits are a symbol index, the 6 above the split's offset in the granule
+/// (up to 32: past it).
 const JUMP_RESOLVED: u32 = 1 << 31;
 
-/// The flag of a [`Jump`] entry for a granule split in two by the start
-/// of one symbol: the symbol before the split (low [`SPLIT_INDEX_BITS`]
-/// bits) covers the granule up to it, the next symbol from it to the
-/// granule's end; the split's offset in the granule sits above the index.
-/// Functions of a few granules, packed back to back, make most of these.
-const JUMP_SPLIT: u32 = 1 << 30;
-
-/// Bits of a split entry's symbol index; the 5 above hold the split.
-const SPLIT_INDEX_BITS: u32 = 25;
+/// Bits of a resolved entry's symbol index.
+const RESOLVED_INDEX_BITS: u32 = 25;
 
 /// How far back a lookup walks past a sized symbol that does not cover the
 /// address, to find an enclosing one (nested or overlapping symbols, as in
@@ -218,7 +218,7 @@ impl SymbolTable {
         if granules > max_granules {
             return None;
         }
-        if self.starts.len() >= JUMP_SPLIT as usize {
+        if self.starts.len() >= JUMP_RESOLVED as usize {
             return None;
         }
         let mut entries = Vec::with_capacity(granules as usize);
@@ -238,17 +238,19 @@ impl SymbolTable {
             // an address is `i - 1` and covers it, from it on `i` does.
             let split = !whole
                 && i > 0
-                && i < 1 << SPLIT_INDEX_BITS
                 && self.starts.get(i).is_some_and(|&s| s <= at + last && self.ends[i - 1] >= s)
                 && self.starts.get(i + 1).is_none_or(|&s| s > at + last)
                 && self.ends[i] > at + last;
-            entries.push(if whole {
-                (i - 1) as u32 | JUMP_RESOLVED
-            } else if split {
-                let offset = (self.starts[i] - at) as u32;
-                (i - 1) as u32 | offset << SPLIT_INDEX_BITS | JUMP_SPLIT
-            } else {
-                i as u32
+            let offset = match (whole, split) {
+                (true, _) => Some(JUMP_GRANULE as u32),
+                (_, true) => Some((self.starts[i] - at) as u32),
+                _ => None,
+            };
+            entries.push(match offset {
+                Some(offset) if i - 1 < 1 << RESOLVED_INDEX_BITS => {
+                    (i - 1) as u32 | offset << RESOLVED_INDEX_BITS | JUMP_RESOLVED
+                }
+                _ => i as u32,
             });
         }
         Some(Jump { base, entries })
@@ -266,11 +268,8 @@ impl SymbolTable {
             return self.lookup_range(vaddr).map(|(i, _)| i);
         };
         if entry & JUMP_RESOLVED != 0 {
-            return Some((entry & !JUMP_RESOLVED) as usize);
-        }
-        if entry & JUMP_SPLIT != 0 {
-            let index = (entry & ((1 << SPLIT_INDEX_BITS) - 1)) as usize;
-            let split = u64::from((entry & !JUMP_SPLIT) >> SPLIT_INDEX_BITS);
+            let index = (entry & ((1 << RESOLVED_INDEX_BITS) - 1)) as usize;
+            let split = u64::from((entry & !JUMP_RESOLVED) >> RESOLVED_INDEX_BITS);
             return Some(index + usize::from(vaddr % JUMP_GRANULE >= split));
         }
         let mut upto = entry as usize;
