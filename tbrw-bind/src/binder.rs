@@ -76,7 +76,16 @@ pub struct Binder<'m> {
     /// interleave sample by sample, this saves the pid search and the
     /// table lookups of a switch.
     recent: Box<[Option<Last<'m>>; RECENT]>,
+    /// How many processes and threads the tables held when this binder
+    /// started: a part's binder ([`Binder::fork_at`]) shares those indexes
+    /// with the binder that absorbs it.
+    inherited: (usize, usize),
 }
+
+/// A part's binder starts from a copy of the tables ([`Binder::fork_at`])
+/// up to this many threads, else from the modules' table alone: the copy
+/// saves renumbering every part's entries, but costs a copy per part.
+const FORK_THREADS: usize = 1 << 16;
 
 /// Slots of [`Binder::recent`].
 const RECENT: usize = 1024;
@@ -106,6 +115,31 @@ impl<'m> Binder<'m> {
             thread_index: IdMap::default(),
             last: None,
             recent: Box::new([None; RECENT]),
+            inherited: (map.processes.len(), 0),
+        }
+    }
+
+    /// A binder for the part of the stream from sample `first_index` on,
+    /// to be [absorbed](Binder::absorb) by this one after this one's own
+    /// samples: it starts from a copy of this binder's tables (up to a
+    /// limit, else from the modules' table), so that the processes and
+    /// threads both know keep their indexes and, when the part meets no
+    /// new one, absorbing it renumbers nothing.
+    pub fn fork_at(&self, first_index: u64) -> Self {
+        if self.threads.len() > FORK_THREADS {
+            return Binder::starting_at(self.map, first_index);
+        }
+        Binder {
+            map: self.map,
+            next_index: first_index,
+            processes: self.processes.clone(),
+            instance_process: self.instance_process.clone(),
+            other_process: self.other_process.clone(),
+            threads: self.threads.clone(),
+            thread_index: self.thread_index.clone(),
+            last: None,
+            recent: Box::new([None; RECENT]),
+            inherited: (self.processes.len(), self.threads.len()),
         }
     }
 
@@ -249,7 +283,8 @@ impl<'m> Binder<'m> {
 impl<'m> Binder<'m> {
     /// Takes in the work of `part`, a binder that bound the samples right
     /// after this one's (it started at [`Binder::next_index`], through
-    /// [`Binder::starting_at`]) and wrote their entries to `entries`: the
+    /// [`Binder::starting_at`] or this binder's [`Binder::fork_at`]) and
+    /// wrote their entries to `entries`: the
     /// processes and threads `part` met first join this binder's tables,
     /// in `part`'s order of first appearance, unless this one has them
     /// already, and `entries` are renumbered to this binder's tables. The
@@ -265,13 +300,15 @@ impl<'m> Binder<'m> {
         let start = part.next_index - entries.len() as u64;
         assert_eq!(start, self.next_index, "the part must start where this binder stands");
         let map = self.map;
-        let base = map.processes.len();
+        // The part's first processes and threads are this binder's, with
+        // the same indexes (its tables only grow); the others are matched.
+        let (base, known) = part.inherited;
         let mut pid_map: Vec<u64> = (0..base as u64).collect();
         for p in &part.processes[base..] {
             pid_map.push(self.process_of(p.pid, p.instance, map.pid_entry(p.pid)));
         }
-        let mut tid_map = Vec::with_capacity(part.threads.len());
-        for t in &part.threads {
+        let mut tid_map: Vec<u64> = (0..known as u64).collect();
+        for t in &part.threads[known..] {
             let pid_index = pid_map[t.pid_index as usize];
             let g = *self.thread_index.entry((pid_index, t.tid)).or_insert_with(|| {
                 self.threads.push(Thread { pid_index, tid: t.tid });
@@ -306,8 +343,9 @@ pub fn bind_parallel(map: &ModuleMap, samples: &[Sample], threads: usize) -> (Ve
 impl<'m> Binder<'m> {
     /// Binds the next samples of the stream into `out` (one entry per
     /// sample) on up to `threads` threads: this binder takes the first
-    /// part, fresh binders the others, and [`Binder::absorb`] puts their
-    /// work in order. The result is identical to [`Binder::bind_into`].
+    /// part, its forks ([`Binder::fork_at`]) the others, and
+    /// [`Binder::absorb`] puts their work in order. The result is identical
+    /// to [`Binder::bind_into`].
     ///
     /// # Panics
     /// If `out` and `samples` differ in length.
@@ -320,16 +358,16 @@ impl<'m> Binder<'m> {
         let chunk = samples.len().div_ceil(threads);
         let (first, rest) = samples.split_at(chunk);
         let (first_out, rest_out) = out.split_at_mut(chunk);
-        let map = self.map;
         let start = self.next_index;
+        let forks: Vec<Binder<'m>> =
+            (1..=rest.len().div_ceil(chunk)).map(|k| self.fork_at(start + (k * chunk) as u64)).collect();
         let parts: Vec<(Binder<'m>, &mut [DataBind])> = std::thread::scope(|scope| {
             let handles: Vec<_> = rest
                 .chunks(chunk)
                 .zip(rest_out.chunks_mut(chunk))
-                .enumerate()
-                .map(|(k, (part, out))| {
+                .zip(forks)
+                .map(|((part, out), mut b)| {
                     scope.spawn(move || {
-                        let mut b = Binder::starting_at(map, start + ((k + 1) * chunk) as u64);
                         b.bind_into(part, out);
                         (b, out)
                     })

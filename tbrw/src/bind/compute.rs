@@ -84,8 +84,8 @@ fn decode_and_bind(
 }
 
 /// [`compute`] on `threads` threads. Each step's records are cut into one
-/// part per thread; this thread's binder binds the first, fresh binders
-/// the others, and [`Binder::absorb`] takes their work in stream order, so
+/// part per thread; this thread's binder binds the first, its forks
+/// ([`Binder::fork_at`]: its tables so far) the others, and [`Binder::absorb`] takes their work in stream order, so
 /// the result is the one-thread result whatever the thread count. Each
 /// part is packed on its own thread, and packed again here only when
 /// absorbing it renumbered its processes or threads (a part that met
@@ -141,16 +141,16 @@ pub(crate) fn compute_on(
             let (first_out, rest_out) = out.split_at_mut(per);
             let (first_samples, rest_samples) = samples.split_at_mut(1);
             let (first_packed, rest_packed) = packed.split_at_mut(1);
-            let (map, decoder, start) = (&map, &decoder, binder.next_index());
+            let (decoder, start) = (&decoder, binder.next_index());
+            let forks: Vec<Binder> = (1..parts).map(|k| binder.fork_at(start + (k * per) as u64)).collect();
             let done: Vec<(Binder, &mut [DataBind], &mut Vec<u8>)> = std::thread::scope(|scope| {
                 let handles: Vec<_> = rest
                     .chunks(per * size)
                     .zip(rest_out.chunks_mut(per))
                     .zip(rest_samples.iter_mut().zip(rest_packed.iter_mut()))
-                    .enumerate()
-                    .map(|(k, ((records, out), (samples, packed)))| {
+                    .zip(forks)
+                    .map(|(((records, out), (samples, packed)), mut b)| {
                         scope.spawn(move || {
-                            let mut b = Binder::starting_at(map, start + ((k + 1) * per) as u64);
                             decode_and_bind(decoder, &mut b, (records, size), samples, out, (widths, packed));
                             (b, out, packed)
                         })
