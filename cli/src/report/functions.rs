@@ -145,7 +145,7 @@ impl<'a> Samples<'a> {
     /// The threads a pass by function symbol is split over: the bind's,
     /// one per 64 Ki records at most.
     pub(super) fn parts(&self) -> usize {
-        tbrw::bind::bind_threads().min(usize::try_from(self.records().div_ceil(1 << 16)).unwrap_or(usize::MAX))
+        samples::parts_for(self.records())
     }
 
     /// The samples that pass the filters per [`RawKey`] (process and thread
@@ -169,33 +169,15 @@ impl<'a> Samples<'a> {
         self.in_parts(self.parts(), progress, count, |(a, n), (b, m)| (merge_counts(a, b), n + m))
     }
 
-    /// Runs `count` over `parts` contiguous parts of the records, the first
-    /// on this thread and each other on its own, and folds the later
-    /// parts' results into the first's in stream order with `merge`.
-    /// `progress` gets the first part's records done times the number of
-    /// parts.
+    /// [`samples::in_parts`] over the stream's records.
     pub(super) fn in_parts<T: Send>(
         &self,
         parts: usize,
         progress: &mut dyn FnMut(u64),
         count: impl Fn(Range<u64>, &mut dyn FnMut(u64)) -> T + Sync,
-        mut merge: impl FnMut(T, T) -> T,
+        merge: impl FnMut(T, T) -> T,
     ) -> T {
-        let records = self.records();
-        let parts = (parts as u64).clamp(1, records.max(1));
-        let range = |p: u64| records * p / parts..records * (p + 1) / parts;
-        let count = &count;
-        std::thread::scope(|scope| {
-            let later: Vec<_> = (1..parts).map(|p| scope.spawn(move || count(range(p), &mut |_| {}))).collect();
-            let mut all = count(range(0), &mut |done| progress(done * parts));
-            for part in later {
-                match part.join() {
-                    Ok(part) => all = merge(all, part),
-                    Err(panic) => std::panic::resume_unwind(panic),
-                }
-            }
-            all
-        })
+        samples::in_parts(self.records(), parts, progress, count, merge)
     }
 
     /// Per module record, whether any record binds to it (filters aside):

@@ -280,37 +280,18 @@ pub fn weighted_report(
     // the bind's threads. Weights are floating-point sums, whose last bits
     // depend on the order of the additions: those are made in one pass, so
     // that a report does not depend on the machine's core count.
-    let parts = match weigh {
-        None => tbrw::bind::bind_threads().min(usize::try_from(data.len().div_ceil(1 << 16)).unwrap_or(usize::MAX)),
-        Some(_) => 1,
-    }
-    .max(1);
-    let (counts, weights, total, total_weight) = {
-        let records = data.len();
-        let range = |p: usize| records * p as u64 / parts as u64..records * (p as u64 + 1) / parts as u64;
-        let count_part = &count_part;
-        std::thread::scope(|scope| {
-            let later: Vec<_> = (1..parts).map(|p| scope.spawn(move || count_part(range(p), &mut |_| {}))).collect();
-            let first = count_part(range(0), &mut |done| progress(done * parts as u64));
-            let mut all = first;
-            for part in later {
-                let part = match part.join() {
-                    Ok(part) => part,
-                    Err(panic) => std::panic::resume_unwind(panic),
-                };
-                // The first error in stream order.
-                all = match (all, part) {
-                    (Ok((mut c, mut w, n, x)), Ok((c2, w2, n2, x2))) => {
-                        c.absorb(c2);
-                        w.absorb(w2);
-                        Ok((c, w, n + n2, x + x2))
-                    }
-                    (Err(e), _) | (Ok(_), Err(e)) => Err(e),
-                };
+    let parts = if weigh.is_none() { parts_for(data.len()) } else { 1 };
+    let (counts, weights, total, total_weight) = in_parts(data.len(), parts, progress, count_part, |all, part| {
+        // The first error in stream order.
+        match (all, part) {
+            (Ok((mut c, mut w, n, x)), Ok((c2, w2, n2, x2))) => {
+                c.absorb(c2);
+                w.absorb(w2);
+                Ok((c, w, n + n2, x + x2))
             }
-            all
-        })?
-    };
+            (Err(e), _) | (Ok(_), Err(e)) => Err(e),
+        }
+    })?;
 
     if total == 0 && !data.is_empty() {
         let given = filters_given(opts.pid, opts.tid, opts.module.as_deref(), opts.time);
@@ -391,6 +372,40 @@ pub fn weighted_report(
         totals: Vec::new(),
     };
     Ok((r, sums))
+}
+
+/// The parts a pass over `records` records is split into: the bind's
+/// threads, one per 64 Ki records at most.
+pub(super) fn parts_for(records: u64) -> usize {
+    tbrw::bind::bind_threads().min(usize::try_from(records.div_ceil(1 << 16)).unwrap_or(usize::MAX)).max(1)
+}
+
+/// Runs `count` over `parts` contiguous parts of records `0..records`, the
+/// first on this thread and each other on its own, and folds the later
+/// parts' results into the first's in stream order with `merge`.
+/// `progress` gets the first part's records done times the number of
+/// parts.
+pub(super) fn in_parts<T: Send>(
+    records: u64,
+    parts: usize,
+    progress: &mut dyn FnMut(u64),
+    count: impl Fn(std::ops::Range<u64>, &mut dyn FnMut(u64)) -> T + Sync,
+    mut merge: impl FnMut(T, T) -> T,
+) -> T {
+    let parts = (parts as u64).clamp(1, records.max(1));
+    let range = |p: u64| records * p / parts..records * (p + 1) / parts;
+    let count = &count;
+    std::thread::scope(|scope| {
+        let later: Vec<_> = (1..parts).map(|p| scope.spawn(move || count(range(p), &mut |_| {}))).collect();
+        let mut all = count(range(0), &mut |done| progress(done * parts));
+        for part in later {
+            match part.join() {
+                Ok(part) => all = merge(all, part),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+        all
+    })
 }
 
 /// Sums per counting key, added to once per record: in a vector for the

@@ -85,8 +85,9 @@ fn decode_and_bind(
 
 /// [`compute`] on `threads` threads. Each step's records are cut into one
 /// part per thread; this thread's binder binds the first, its forks
-/// ([`Binder::fork_at`]: its tables so far) the others, and [`Binder::absorb`] takes their work in stream order, so
-/// the result is the one-thread result whatever the thread count. Each
+/// ([`Binder::fork_at`]: its tables so far) the others, and
+/// [`Binder::absorb`] takes their work in stream order, so the result is
+/// the one-thread result whatever the thread count. Each
 /// part is packed on its own thread, and packed again here only when
 /// absorbing it renumbered its processes or threads (a part that met
 /// processes or threads the earlier parts had not).

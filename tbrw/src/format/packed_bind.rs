@@ -17,6 +17,35 @@ use tbrw_bind::{DataBind, UNKNOWN_MODULE};
 /// Bytes of the head.
 pub(crate) const HEAD_SIZE: usize = 8;
 
+/// `$run::<M, T>($args)` with `M` and `T` the module and thread index
+/// widths of `$widths` as constants: the loops over packed entries are
+/// written once, generic over the widths, and monomorphised for each of
+/// the 16 pairs, so that each index is one load or store of a known size.
+macro_rules! with_widths {
+    ($widths:expr, $run:ident($($arg:expr),*)) => {
+        match ($widths.module, $widths.thread) {
+            (1, 1) => $run::<1, 1>($($arg),*),
+            (1, 2) => $run::<1, 2>($($arg),*),
+            (1, 4) => $run::<1, 4>($($arg),*),
+            (1, 8) => $run::<1, 8>($($arg),*),
+            (2, 1) => $run::<2, 1>($($arg),*),
+            (2, 2) => $run::<2, 2>($($arg),*),
+            (2, 4) => $run::<2, 4>($($arg),*),
+            (2, 8) => $run::<2, 8>($($arg),*),
+            (4, 1) => $run::<4, 1>($($arg),*),
+            (4, 2) => $run::<4, 2>($($arg),*),
+            (4, 4) => $run::<4, 4>($($arg),*),
+            (4, 8) => $run::<4, 8>($($arg),*),
+            (8, 1) => $run::<8, 1>($($arg),*),
+            (8, 2) => $run::<8, 2>($($arg),*),
+            (8, 4) => $run::<8, 4>($($arg),*),
+            (8, 8) => $run::<8, 8>($($arg),*),
+            (m, t) => unreachable!("Widths are made with 1, 2, 4 or 8 bytes only, not {m} and {t}"),
+        }
+    };
+}
+pub(crate) use with_widths;
+
 /// The index widths of a packed data binds section.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Widths {
@@ -74,32 +103,7 @@ impl Widths {
                 e[M..].copy_from_slice(&d.tid_index.to_le_bytes()[..T]);
             }
         }
-        macro_rules! by_widths {
-            ($(($m:literal, $t:literal)),*) => {
-                match (self.module, self.thread) {
-                    $(($m, $t) => run::<$m, $t>(binds, out),)*
-                    (m, t) => unreachable!("index widths are 1, 2, 4 or 8 bytes, not {m} and {t}"),
-                }
-            };
-        }
-        by_widths!(
-            (1, 1),
-            (1, 2),
-            (1, 4),
-            (1, 8),
-            (2, 1),
-            (2, 2),
-            (2, 4),
-            (2, 8),
-            (4, 1),
-            (4, 2),
-            (4, 4),
-            (4, 8),
-            (8, 1),
-            (8, 2),
-            (8, 4),
-            (8, 8)
-        );
+        with_widths!(self, run(binds, out))
     }
 
     /// (module index, thread index) of the entry at the start of `entry`

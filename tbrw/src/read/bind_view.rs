@@ -367,30 +367,5 @@ fn unpack(w: Widths, entries: &[u8], pid_of: impl Fn(u64) -> u64, out: &mut Vec<
             });
         }
     }
-    macro_rules! by_widths {
-        ($(($m:literal, $t:literal)),*) => {
-            match (w.module, w.thread) {
-                $(($m, $t) => run::<$m, $t>(entries, pid_of, out),)*
-                _ => unreachable!("Widths::from_head admits 1, 2, 4 and 8 only"),
-            }
-        };
-    }
-    by_widths!(
-        (1, 1),
-        (1, 2),
-        (1, 4),
-        (1, 8),
-        (2, 1),
-        (2, 2),
-        (2, 4),
-        (2, 8),
-        (4, 1),
-        (4, 2),
-        (4, 4),
-        (4, 8),
-        (8, 1),
-        (8, 2),
-        (8, 4),
-        (8, 8)
-    );
+    packed_bind::with_widths!(w, run(entries, pid_of, out))
 }
