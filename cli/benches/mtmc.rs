@@ -43,7 +43,7 @@ fn main() {
     let bytes = std::fs::metadata(&log).unwrap().len();
     let out = dir.path().join("tasks.tb5");
     let t = Instant::now();
-    let stats = tbrw_cli::mtmc::import_mtmc(&log, &out, &mut |_| {}).unwrap();
+    let stats = tbrw_import::mtmc::import_mtmc(&log, &out, &mut |_| {}).unwrap();
     let s = t.elapsed().as_secs_f64();
     println!(
         "{} lines ({} MB) imported in {s:.2} s: {:.2} M lines/s, {:.0} MB/s; TB5 file {} MB",

@@ -21,8 +21,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use tbrw::*;
-use tbrw_cli::imported::{field, write_globals};
-use tbrw_cli::parquet::{export_parquet, Mode, ParquetOptions};
+use tbrw_export::parquet::{export_run, RunSource};
+use tbrw_import::globals::{field, write_globals};
 
 mod support;
 use support::status_kib;
@@ -141,25 +141,40 @@ fn peak_anon<T>(f: impl FnOnce() -> T) -> (T, u64) {
     })
 }
 
+/// The dataset's files, on disk.
+struct DiskFolder(std::path::PathBuf);
+
+impl tbrw_export::Folder for DiskFolder {
+    fn create(&mut self, name: &str) -> std::io::Result<Box<dyn std::io::Write + Send>> {
+        let p = self.0.join(name);
+        std::fs::create_dir_all(p.parent().unwrap_or(&self.0))?;
+        Ok(Box::new(std::io::BufWriter::new(std::fs::File::create(p)?)))
+    }
+}
+
 /// Exports `tb5` to `ds` (replacing it) and prints the figures.
 fn export(tb5: &Path, ds: &Path, what: &str) {
     let tb5_bytes = std::fs::metadata(tb5).unwrap().len();
     // Resets the peak-RSS mark (Linux), so the figure is the export's.
     let _ = std::fs::write("/proc/self/clear_refs", "5");
     let base = status_kib("VmRSS:");
-    let opts = ParquetOptions { mode: Mode::Force, ..Default::default() };
+    let _ = std::fs::remove_dir_all(ds);
     let t = Instant::now();
-    let (runs, anon) = peak_anon(|| {
-        export_parquet(std::slice::from_ref(&tb5.to_path_buf()), ds, &opts, &mut |_| {}, &mut std::io::sink()).unwrap()
+    let (rows, anon) = peak_anon(|| {
+        let file = Tb5File::open(tb5).unwrap();
+        let name = tb5.display().to_string();
+        let source =
+            RunSource { source_file: &name, source_bytes: tb5_bytes, host_name: None, host: "bench", run: "r" };
+        export_run(&file, &source, &mut DiskFolder(ds.to_path_buf()), None, &mut |_| {}, &mut std::io::sink()).unwrap()
     });
     let s = t.elapsed().as_secs_f64();
     let peak = status_kib("VmHWM:");
     let out = folder_bytes(ds);
     println!(
         "export ({what}): {} samples in {s:.2} s = {:.0} MB/s of TB5, {:.2} M samples/s; dataset {:.1} MB = {:.1} % of the TB5 file; peak RSS {} MiB (before {} MiB), peak anonymous {} MiB",
-        runs[0].samples,
+        rows.samples,
         tb5_bytes as f64 / 1e6 / s,
-        runs[0].samples as f64 / 1e6 / s,
+        rows.samples as f64 / 1e6 / s,
         out as f64 / 1e6,
         out as f64 * 100.0 / tb5_bytes as f64,
         peak / 1024,

@@ -22,9 +22,9 @@ use std::time::Instant;
 
 use object::{Object, ObjectSymbol};
 use tbrw::*;
-use tbrw_cli::imported::{field, write_globals};
-use tbrw_cli::report::{functions, By, ReportOptions};
-use tbrw_cli::symbols::{FileSymbols, SymbolOptions};
+use tbrw_import::globals::{field, write_globals};
+use tbrw_query::file_symbols::{FileSymbols, SymbolOptions};
+use tbrw_query::report::{functions, By, ReportOptions};
 
 const MODULES: u64 = 20;
 const FUNCTIONS: usize = 2000;
@@ -180,7 +180,7 @@ fn run(dir: &std::path::Path, funcs: &[(u64, u64)], modules: &[Module], n: u64, 
         bind_best = bind_best.min(t.elapsed().as_secs_f64());
         let t = Instant::now();
         let by_module = ReportOptions { by: By::Module, ..ReportOptions::default() };
-        drop(tbrw_cli::report::samples::report(&file, &by_module, &mut |_| {}).unwrap());
+        drop(tbrw_query::report::samples::report(&file, &by_module, &mut |_| {}).unwrap());
         module_best = module_best.min(t.elapsed().as_secs_f64());
         let t = Instant::now();
         let r = functions::report(

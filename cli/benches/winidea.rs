@@ -7,7 +7,7 @@
 use std::io::{BufWriter, Write};
 use std::time::Instant;
 
-use tbrw_cli::winidea::{self, BinVersion, Pos, TimelineEvent};
+use tbrw_import::winidea::{self, BinVersion, Pos, TimelineEvent};
 
 mod support;
 use support::status_kib;

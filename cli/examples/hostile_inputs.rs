@@ -20,7 +20,7 @@ use std::fmt::Write as _;
 use std::io::Write;
 use std::path::Path;
 
-use tbrw_cli::sampler::profile::{
+use tbrw_import::elf_profile::profile::{
     write_profile, Format, FullSample, Layout, Magic, ProfileHeader, ThreadSample, VmMap,
 };
 

@@ -10,7 +10,7 @@
 
 use std::io::{BufWriter, Write};
 
-use tbrw_cli::winidea::{import_winidea, write_bin, BinVersion, Pos, TimelineEvent};
+use tbrw_import::winidea::{import_winidea, write_bin, BinVersion, Pos, TimelineEvent};
 
 const CONTEXTS: u32 = 4;
 const FUNCTIONS: u32 = 16;

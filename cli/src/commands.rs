@@ -7,13 +7,17 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::annotate;
-use crate::csv::{self, CsvOptions};
+use tbrw_export::vtune_csv::{self as csv, CsvOptions};
+use tbrw_import::elf_profile::{self as sampler, ImportOptions, Layout, ProfileOptions};
+use tbrw_import::{mtmc, winidea};
+use tbrw_query::annotate;
+use tbrw_query::file_symbols::SymbolOptions;
+use tbrw_query::report::{self, By, ReportOptions};
+
+pub use crate::dataset::Mode as ParquetMode;
 use crate::error::CliError;
-use crate::report::{self, By, ReportOptions};
-use crate::sampler::{self, ImportOptions, Layout, ProfileOptions};
-use crate::symbols::SymbolOptions;
-use crate::{mtmc, winidea};
+pub use crate::output::open;
+use crate::output::{check_input, check_output, check_output_folder, stdin_path, write_atomically, written};
 
 /// How a command that completed ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -23,129 +27,6 @@ pub enum Outcome {
     /// `import winidea --check`: the file was written, but statistics differ
     /// from the timeline's (exit status 3).
     StatisticsDiffer,
-}
-
-fn written(e: std::io::Error) -> CliError {
-    CliError::msg(format!("writing the output: {e}"))
-}
-
-/// The word for an I/O error on a path, without the errno noise.
-fn plain(e: &std::io::Error) -> String {
-    use std::io::ErrorKind as K;
-    match e.kind() {
-        K::NotFound => "no such file or folder".to_owned(),
-        K::PermissionDenied => "permission denied".to_owned(),
-        K::NotADirectory => "a part of the path before the last '/' is a file, not a folder".to_owned(),
-        K::IsADirectory => "is a folder".to_owned(),
-        _ => e.to_string(),
-    }
-}
-
-/// Checks an input path before any work: it must be a file that can be
-/// read (`what` says which kind, for the message). `-` (standard input)
-/// passes.
-pub fn check_input(path: &Path, what: &str) -> Result<(), CliError> {
-    if path.as_os_str() == "-" {
-        return Ok(());
-    }
-    match std::fs::metadata(path) {
-        Ok(m) if m.is_dir() => Err(CliError::msg(format!("{}: is a folder, not {what}", path.display()))),
-        Ok(_) => std::fs::File::open(path)
-            .map(drop)
-            .map_err(|e| CliError::msg(format!("{}: cannot be read: {}", path.display(), plain(&e)))),
-        Err(e) => Err(CliError::msg(format!("{}: {}", path.display(), plain(&e)))),
-    }
-}
-
-/// Opens a TB5 file, with [`check_input`]'s messages for bad paths.
-pub fn open(file: &Path) -> Result<tbrw::Tb5File, CliError> {
-    check_input(file, "a TB5 file")?;
-    Ok(tbrw::Tb5File::open(file)?)
-}
-
-/// The same file (device and inode: hard and symbolic links included).
-fn same_file(a: &std::fs::Metadata, b: &Path) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    std::fs::metadata(b).is_ok_and(|m| m.dev() == a.dev() && m.ino() == a.ino())
-}
-
-/// Checks an output file path before any work: not a folder, in a folder
-/// that exists and can be written, never one of `inputs` (not even with
-/// `force`), and not an existing file unless `force`. `-` (standard
-/// output) passes.
-pub fn check_output(path: &Path, inputs: &[&Path], force: bool) -> Result<(), CliError> {
-    let p = path.display();
-    if path.as_os_str() == "-" {
-        return Ok(());
-    }
-    if path.as_os_str().as_encoded_bytes().ends_with(b"/") {
-        return Err(CliError::msg(format!("{p}: ends with '/', which names a folder: give a file name to write")));
-    }
-    if let Ok(m) = std::fs::symlink_metadata(path).and_then(|_| std::fs::metadata(path)) {
-        if m.is_dir() {
-            return Err(CliError::msg(format!("{p}: is a folder: give a file name to write")));
-        }
-        if let Some(i) = inputs.iter().find(|i| i.as_os_str() != "-" && same_file(&m, i)) {
-            return Err(CliError::msg(format!(
-                "{p}: is the input {}: give another output name (not even --force replaces an input)",
-                i.display()
-            )));
-        }
-        if !force {
-            return Err(CliError::msg(format!("{p}: exists: add --force (-f) to replace it")));
-        }
-    }
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    match std::fs::metadata(dir) {
-        Ok(m) if m.is_dir() => {}
-        Ok(_) => return Err(CliError::msg(format!("{p}: {} is not a folder", dir.display()))),
-        Err(e) => return Err(CliError::msg(format!("{p}: folder {}: {}", dir.display(), plain(&e)))),
-    }
-    // An unnamed file, gone when closed: proves the folder can be written
-    // without leaving anything there.
-    tempfile::tempfile_in(dir)
-        .map(drop)
-        .map_err(|e| CliError::msg(format!("{p}: cannot write in folder {}: {}", dir.display(), plain(&e))))
-}
-
-/// Checks the folder of `export vtune-csv` before any work: a folder or
-/// nothing yet (created then), not a file; one that holds CSV files of an
-/// export (`*-hostname-*.csv`) needs `force`.
-pub fn check_output_folder(dir: &Path, force: bool) -> Result<(), CliError> {
-    let p = dir.display();
-    match std::fs::metadata(dir) {
-        Ok(m) if !m.is_dir() => {
-            Err(CliError::msg(format!("{p}: is a file, not a folder: -o names the folder to write in")))
-        }
-        Ok(_) => {
-            let rd = std::fs::read_dir(dir).map_err(|e| CliError::msg(format!("{p}: {}", plain(&e))))?;
-            let exported = rd.flatten().any(|e| {
-                let n = e.file_name();
-                let n = n.to_string_lossy();
-                n.ends_with(".csv") && n.contains("-hostname-")
-            });
-            if exported && !force {
-                return Err(CliError::msg(format!(
-                    "{p}: holds exported CSV files already: add --force (-f) to replace them"
-                )));
-            }
-            Ok(())
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(CliError::msg(format!("{p}: {}", plain(&e)))),
-    }
-}
-
-/// Standard input as a path the importers can open (`-` on the command line).
-fn stdin_path(p: &Path) -> &Path {
-    if p.as_os_str() == "-" {
-        Path::new("/dev/stdin")
-    } else {
-        p
-    }
 }
 
 /// `tbrw info`: sections and streams.
@@ -220,9 +101,9 @@ pub fn report(
     };
     let (r, weights) = if by == By::Task {
         if opts.top == Some(0) {
-            return Err(report::samples::nothing_matches(&f, opts.stream, "--top 0"));
+            return Err(report::samples::nothing_matches(&f, opts.stream, "--top 0").into());
         }
-        (mtmc::task_report(&f, opts.stream, opts.top)?, None)
+        (tbrw_query::tasks::task_report(&f, opts.stream, opts.top)?, None)
     } else {
         let records = s.data()?.map_or(0, |d| d.len());
         let opts = ReportOptions { by, ..opts.clone() };
@@ -234,7 +115,7 @@ pub fn report(
     }
     match (json, by) {
         (true, _) => report::write_json(&r, out),
-        (false, By::Task) => mtmc::write_task_text(&r, out),
+        (false, By::Task) => tbrw_query::tasks::write_task_text(&r, out),
         (false, _) => report::write_table(&r, out),
     }
     .map_err(written)
@@ -495,7 +376,9 @@ pub fn export_vtune_csv(
         created = Some(p.to_path_buf());
         d = p.parent();
     }
-    let r = match csv::export_vtune_csv(file, dir, opts) {
+    let f = open(file)?;
+    let r = crate::output::DirFolder::new(dir).and_then(|mut folder| Ok(csv::export_vtune_csv(&f, &mut folder, opts)?));
+    let r = match r {
         Ok(r) => r,
         Err(e) => {
             if let Some(c) = created {
@@ -505,7 +388,7 @@ pub fn export_vtune_csv(
         }
     };
     for p in &r.files {
-        writeln!(out, "{}", p.display()).map_err(written)?;
+        writeln!(out, "{}", dir.join(p).display()).map_err(written)?;
     }
     for (n, why) in &r.skipped {
         writeln!(err, "tbrw: {}: stream {n} not exported: {why}", file.display()).map_err(written)?;
@@ -534,10 +417,9 @@ pub fn export_sampler(
     force: bool,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
-    check_input(file, "a TB5 file")?;
-    check_output(output, &[file], force)?;
     report::samples::stream(&open(file)?, stream)?;
-    let n = sampler::export_profile(file, stream, output, layout)?;
+    let n =
+        write_view(file, output, force, |f, w| Ok(tbrw_export::elf_profile::export_profile(f, stream, layout, w)?))?;
     if output.as_os_str() != "-" {
         writeln!(out, "{}: {n} samples", output.display()).map_err(written)?;
     }
@@ -600,7 +482,7 @@ pub fn import_perf(
 ) -> Result<(), CliError> {
     check_input(data, "a perf.data file")?;
     check_output(output, &[data], force)?;
-    let stats = crate::perf::import_perf(data, output, progress)?;
+    let stats = tbrw_import::perf::import_perf(data, output, progress)?;
     writeln!(
         out,
         "{}: {} samples of {} events, {} modules, {} call-chain frames",
@@ -646,7 +528,7 @@ fn write_view<T>(
     }
     let mut result = None;
     let mut failure = None;
-    let r = crate::atomic::write_atomically(output, |w| match f(&tb5, w) {
+    let r = write_atomically(output, |w| match f(&tb5, w) {
         Ok(x) => {
             result = Some(x);
             Ok(())
@@ -670,14 +552,15 @@ fn write_view<T>(
 pub fn export_flamegraph(
     file: &Path,
     output: &Path,
-    opts: &crate::view::ViewOptions,
-    fopts: &crate::view::flamegraph::FlameOptions,
+    opts: &tbrw_query::walk::ViewOptions,
+    fopts: &tbrw_export::flamegraph::FlameOptions,
     force: bool,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<(), CliError> {
-    let stacks =
-        write_view(file, output, force, |f, w| crate::view::flamegraph::write(f, opts, fopts, w, err, &mut |_| {}))?;
+    let stacks = write_view(file, output, force, |f, w| {
+        Ok(tbrw_export::flamegraph::write(f, opts, fopts, w, err, &mut |_| {})?)
+    })?;
     if output.as_os_str() != "-" {
         writeln!(out, "{}: {stacks} distinct stacks", output.display()).map_err(written)?;
     }
@@ -688,12 +571,12 @@ pub fn export_flamegraph(
 pub fn export_pprof(
     file: &Path,
     output: &Path,
-    opts: &crate::view::ViewOptions,
+    opts: &tbrw_query::walk::ViewOptions,
     force: bool,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<(), CliError> {
-    let p = write_view(file, output, force, |f, w| crate::view::pprof::write(f, opts, w, err, &mut |_| {}))?;
+    let p = write_view(file, output, force, |f, w| Ok(tbrw_export::pprof::write(f, opts, w, err, &mut |_| {})?))?;
     if output.as_os_str() != "-" {
         writeln!(
             out,
@@ -714,12 +597,12 @@ pub fn export_pprof(
 pub fn export_firefox(
     file: &Path,
     output: &Path,
-    opts: &crate::view::ViewOptions,
+    opts: &tbrw_query::walk::ViewOptions,
     force: bool,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<(), CliError> {
-    let s = write_view(file, output, force, |f, w| crate::view::firefox::write(f, opts, w, err, &mut |_| {}))?;
+    let s = write_view(file, output, force, |f, w| Ok(tbrw_export::firefox::write(f, opts, w, err, &mut |_| {})?))?;
     if output.as_os_str() != "-" {
         writeln!(out, "{}: {} threads, {} samples, {} markers", output.display(), s.threads, s.samples, s.markers)
             .map_err(written)?;
@@ -731,12 +614,12 @@ pub fn export_firefox(
 pub fn export_timeline(
     file: &Path,
     output: &Path,
-    opts: &crate::view::timeline::TimelineOptions,
+    opts: &tbrw_export::timeline::TimelineOptions,
     force: bool,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<(), CliError> {
-    let s = write_view(file, output, force, |f, w| crate::view::timeline::write(f, opts, w))?;
+    let s = write_view(file, output, force, |f, w| Ok(tbrw_export::timeline::write(f, opts, w)?))?;
     if output.as_os_str() != "-" {
         writeln!(
             out,
@@ -757,17 +640,28 @@ pub fn export_timeline(
     Ok(())
 }
 
+/// What `tbrw export parquet` is told besides its paths.
+#[derive(Clone, Debug, Default)]
+pub struct ParquetOptions {
+    /// The host of every run (default: each file's own host name).
+    pub hostname: Option<String>,
+    /// New folder, `--force` or `--append`.
+    pub mode: ParquetMode,
+    /// Symbolize samples (the `functions` table and `function_id`), with these options.
+    pub symbols: Option<SymbolOptions>,
+}
+
 /// `tbrw export parquet`: the runs written on `out` (one line each), the
 /// symbolizer's warnings on `err`.
 pub fn export_parquet(
     files: &[PathBuf],
     dir: &Path,
-    opts: &crate::parquet::ParquetOptions,
+    opts: &ParquetOptions,
     progress: &mut dyn FnMut(u64),
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<(), CliError> {
-    let runs = crate::parquet::export_parquet(files, dir, opts, progress, err)?;
+    let runs = crate::dataset::export_parquet(files, dir, opts, progress, err)?;
     for r in &runs {
         writeln!(
             out,

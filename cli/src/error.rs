@@ -1,18 +1,21 @@
-//! The error of the command line: one message, naming file and place.
+//! The error of the command line: one message, naming file and place. The
+//! libraries' typed errors are shown as they phrase them.
 
 use std::fmt;
 use std::path::Path;
-
-use crate::sampler::ProfileError;
 
 /// Anything that stops a command.
 #[derive(Debug)]
 pub enum CliError {
     /// From the TB5 library.
     Tb5(tbrw::Error),
-    /// A sampler profile that cannot be read.
-    Profile(ProfileError),
-    /// Anything else, already phrased.
+    /// From an importer.
+    Import(tbrw_import::ImportError),
+    /// From a report or the sample walk.
+    Query(tbrw_query::QueryError),
+    /// From an export.
+    Export(tbrw_export::ExportError),
+    /// Anything else, already phrased (a path, an option).
     Msg(String),
 }
 
@@ -32,7 +35,9 @@ impl fmt::Display for CliError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             CliError::Tb5(e) => e.fmt(f),
-            CliError::Profile(e) => e.fmt(f),
+            CliError::Import(e) => e.fmt(f),
+            CliError::Query(e) => e.fmt(f),
+            CliError::Export(e) => e.fmt(f),
             CliError::Msg(m) => f.write_str(m),
         }
     }
@@ -46,39 +51,26 @@ impl From<tbrw::Error> for CliError {
     }
 }
 
-impl From<ProfileError> for CliError {
-    fn from(e: ProfileError) -> Self {
-        CliError::Profile(e)
+impl From<tbrw_import::ImportError> for CliError {
+    fn from(e: tbrw_import::ImportError) -> Self {
+        CliError::Import(e)
     }
 }
 
-/// The longest piece of offending input an error message quotes.
-pub const EXCERPT_CHARS: usize = 80;
-
-/// `text` as an error message quotes it: whole when short, otherwise its
-/// first [`EXCERPT_CHARS`] characters and its length, so a 100 MB line never
-/// becomes a 100 MB message.
-pub fn excerpt(text: &str) -> String {
-    let mut chars = text.char_indices();
-    match chars.nth(EXCERPT_CHARS) {
-        None => format!("{text:?}"),
-        Some((cut, _)) => format!("{:?}... ({} bytes)", &text[..cut], text.len()),
+impl From<tbrw_import::elf_profile::ProfileError> for CliError {
+    fn from(e: tbrw_import::elf_profile::ProfileError) -> Self {
+        CliError::Import(e.into())
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+impl From<tbrw_query::QueryError> for CliError {
+    fn from(e: tbrw_query::QueryError) -> Self {
+        CliError::Query(e)
+    }
+}
 
-    #[test]
-    fn excerpt_keeps_short_text_and_cuts_long_text() {
-        assert_eq!(excerpt("12,ab"), "\"12,ab\"");
-        let long = "7".repeat(100_000_000 / 1000);
-        let e = excerpt(&long);
-        assert!(e.len() < EXCERPT_CHARS + 40, "{e}");
-        assert!(e.ends_with("... (100000 bytes)"), "{e}");
-        // A cut never splits a character.
-        let wide = "é".repeat(200);
-        assert!(excerpt(&wide).starts_with("\"éé"));
+impl From<tbrw_export::ExportError> for CliError {
+    fn from(e: tbrw_export::ExportError) -> Self {
+        CliError::Export(e)
     }
 }

@@ -4,20 +4,39 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use tbrw_cli::commands::{self, Outcome};
-use tbrw_cli::csv::{Clock, CsvOptions};
-use tbrw_cli::mtmc::MtmcOptions;
-use tbrw_cli::parquet::{Mode as ParquetMode, ParquetOptions};
-use tbrw_cli::report::{self, By, ReportOptions, Weight};
-use tbrw_cli::sampler::{ImportOptions, Layout, ProfileOptions};
-use tbrw_cli::symbols::SymbolOptions;
-use tbrw_cli::view::flamegraph::FlameOptions;
-use tbrw_cli::view::timeline::{Lanes, TimelineOptions};
-use tbrw_cli::view::ViewOptions;
-use tbrw_cli::winidea::BinVersion;
-use tbrw_cli::CliError;
+use tbrw_export::flamegraph::FlameOptions;
+use tbrw_export::timeline::{Lanes, TimelineOptions};
+use tbrw_export::vtune_csv::{Clock, CsvOptions};
+use tbrw_import::elf_profile::{ImportOptions, Layout, ProfileOptions};
+use tbrw_import::mtmc::MtmcOptions;
+use tbrw_import::winidea::BinVersion;
+use tbrw_query::file_symbols::SymbolOptions;
+use tbrw_query::report::{self, By, ReportOptions, Weight};
+use tbrw_query::walk::{ViewOptions, LEVELS};
+
+use crate::commands::{Outcome, ParquetMode, ParquetOptions};
+use crate::error::CliError;
+
+mod commands;
+mod dataset;
+mod error;
+mod output;
+mod symbolize;
+
+/// A value parser taking the names of `$t::ALL` (`$t::name`), so that
+/// `--help` lists exactly what is accepted.
+macro_rules! named {
+    ($t:ty) => {
+        named!($t, <$t>::ALL)
+    };
+    ($t:ty, $all:expr) => {
+        PossibleValuesParser::new($all.map(|v| v.name()))
+            .map(|s| <$t>::from_name(&s).expect("clap accepts only the listed names"))
+    };
+}
 
 #[derive(Parser)]
 #[command(name = "tbrw", version, about = "Inspect, verify, bind, report on, import into and export from TB5 files")]
@@ -57,7 +76,7 @@ enum Command {
         /// comma list combines groupings (`--by module,function`). function,
         /// line and address read the modules' symbols (see --symfs and
         /// docs/SYMBOLS.md).
-        #[arg(long, value_enum, value_delimiter = ',', default_value = "auto")]
+        #[arg(long, value_parser = named!(By), value_delimiter = ',', default_value = "auto")]
         by: Vec<By>,
         /// Only the K largest rows.
         #[arg(long)]
@@ -66,7 +85,7 @@ enum Command {
         #[arg(long)]
         json: bool,
         /// What the percentages weigh: samples, a sampler import's cputime, or energy.
-        #[arg(long, value_enum, default_value_t = Weight::Samples)]
+        #[arg(long, value_parser = named!(Weight), default_value = "samples")]
         weight: Weight,
         #[command(flatten)]
         symbols: SymbolArgs,
@@ -152,7 +171,7 @@ enum Import {
         #[arg(long)]
         hostname: Option<String>,
         /// The writer's layout, when the bytes fit more than one (default: detected).
-        #[arg(long, value_enum)]
+        #[arg(long, value_parser = named!(Layout))]
         layout: Option<Layout>,
         /// The voltage of a current profile: records get power = current x volts.
         #[arg(long)]
@@ -192,7 +211,7 @@ enum Import {
         #[arg(long)]
         bin: Option<PathBuf>,
         /// The `.BIN` layout (default: detected, see docs/IMPORT.md).
-        #[arg(long, value_enum)]
+        #[arg(long, value_parser = named!(BinVersion))]
         bin_version: Option<BinVersion>,
         /// The TB5 file to write.
         #[arg(short, long)]
@@ -227,7 +246,7 @@ enum Export {
         stream: Option<u32>,
         /// The clock of nanosecond time stamps whose name does not say which
         /// one they are (e.g. a winIDEA import's session time).
-        #[arg(long, value_enum)]
+        #[arg(long, value_parser = named!(Clock))]
         clock: Option<Clock>,
     },
     /// An ELF sampler profile, from a stream with the fields an import makes (`-o -`: standard output).
@@ -244,7 +263,7 @@ enum Export {
         #[arg(long, default_value_t = 0)]
         stream: u32,
         /// The layout to write (default: the one the stream was imported from, else head).
-        #[arg(long, value_enum)]
+        #[arg(long, value_parser = named!(Layout))]
         layout: Option<Layout>,
     },
     /// An interactive SVG flame graph of a sample stream (`--folded`: folded-stack text).
@@ -253,7 +272,7 @@ enum Export {
         view: ViewArgs,
         /// The frames of each stack, outermost first: a comma list of
         /// process, thread, module, function, address.
-        #[arg(long, value_enum, value_delimiter = ',', default_value = "process,module,function")]
+        #[arg(long, value_parser = named!(By, LEVELS), value_delimiter = ',', default_value = "process,module,function")]
         by: Vec<By>,
         /// Write folded stacks (`frame;frame;... count` lines) instead of the SVG.
         #[arg(long)]
@@ -286,7 +305,7 @@ enum Export {
         #[arg(long, default_value_t = 0)]
         stream: u32,
         /// One lane per thread or per CPU.
-        #[arg(long, value_enum, default_value_t = Lanes::Thread)]
+        #[arg(long, value_parser = named!(Lanes), default_value = "thread")]
         lanes: Lanes,
         /// The width in pixels.
         #[arg(long, default_value_t = 1200)]
@@ -371,7 +390,7 @@ struct ViewArgs {
     #[command(flatten)]
     filters: FilterArgs,
     /// What a sample weighs: 1, a sampler import's cputime, or energy.
-    #[arg(long, value_enum, default_value_t = Weight::Samples)]
+    #[arg(long, value_parser = named!(Weight), default_value = "samples")]
     weight: Weight,
     #[command(flatten)]
     symbols: SymbolArgs,
@@ -447,7 +466,7 @@ fn run(cli: Cli) -> Result<Outcome, CliError> {
         Command::Symbolize { file, symbols } => {
             let bar = spinner("symbolizing");
             after_bar(&bar, &mut out, |o, e| {
-                tbrw_cli::symbolize::command(&file, &symbols.options(), o, e).map(|()| Outcome::Success)
+                symbolize::command(&file, &symbols.options(), o, e).map(|()| Outcome::Success)
             })
         }
         Command::Import(Import::Sampler { profile, output, force, pid, hostname, layout, volts }) => import_sampler(

@@ -12,8 +12,8 @@ use tbrw::desc_type;
 
 use crate::commands::open;
 use crate::error::CliError;
-use crate::report::{functions, samples};
-use crate::symbols::{FileSymbols, SymbolOptions};
+use tbrw_query::file_symbols::{FileSymbols, SymbolOptions};
+use tbrw_query::report::{functions, samples};
 
 /// What [`symbolize`] stored.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -11,12 +11,14 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::check_vtune_csv;
+use common::export_vtune_csv;
 use mtmc_writer::{v01, v2023, Line};
 use proptest::prelude::*;
 use tbrw::*;
-use tbrw_cli::csv::{export_vtune_csv, CsvOptions};
-use tbrw_cli::mtmc::{self, import_mtmc, topdown, Layout, MtmcOptions, PidSource, Shape};
-use tbrw_cli::report::Report;
+use tbrw_export::vtune_csv::CsvOptions;
+use tbrw_import::mtmc::{self, import_mtmc, Layout, MtmcOptions, PidSource, Shape};
+use tbrw_query::report::Report;
+use tbrw_query::tasks::{self as tasks, topdown};
 
 /// The example line of the MTMC document, as it is (11 in the number-of-events field: 8 readings and 3 topdown events).
 const EXAMPLE: &str = "1107138,1602152192,1662113994732217088,1662113994733739014,1107181,1241265920,1662113994732206443,3786_3411785758808611119_140737493906307_18412794_13836746939049903115_140737493909085,11_12_0,1731201101_3690717719_1463852088_10519267_10356736_3476234_356044729_6979630,11_12_0,1734269057_3691050936_1466446788_13052429_12885932_5936761_358428561_6987354,";
@@ -37,12 +39,12 @@ fn import(text: &str, dir: &Path) -> Result<(PathBuf, mtmc::MtmcStats), String> 
 }
 
 fn report(out: &Path) -> Report {
-    mtmc::task_report(&Tb5File::open(out).unwrap(), 0, None).unwrap()
+    tasks::task_report(&Tb5File::open(out).unwrap(), 0, None).unwrap()
 }
 
 fn report_text(out: &Path) -> String {
     let mut text = Vec::new();
-    mtmc::write_task_text(&report(out), &mut text).unwrap();
+    tasks::write_task_text(&report(out), &mut text).unwrap();
     String::from_utf8(text).unwrap()
 }
 
@@ -151,9 +153,9 @@ fn topdown_on_hand_computed_cases() {
     assert!((l2[6] - 0.25).abs() < 1e-12 && (l2[7] - 0.25).abs() < 1e-12, "memory and core bound halve the backend");
     assert!((l2[3] - 0.1).abs() < 1e-12, "machine clears = bad speculation - branch mispredicts");
     // No slots, or counters that went back (reset between begin and end): none.
-    assert_eq!(topdown(&[500, 0, 0, 500, 0, 0]), Err(mtmc::NoTopdown::NoSlots));
-    assert_eq!(topdown(&[600, 0, 0, 500, 0, 0]), Err(mtmc::NoTopdown::Reset));
-    assert_eq!(topdown(&[0, 0, 9, 500, metrics([255, 0, 0, 0, 0, 0, 0, 0]), 3]), Err(mtmc::NoTopdown::Reset));
+    assert_eq!(topdown(&[500, 0, 0, 500, 0, 0]), Err(tasks::NoTopdown::NoSlots));
+    assert_eq!(topdown(&[600, 0, 0, 500, 0, 0]), Err(tasks::NoTopdown::Reset));
+    assert_eq!(topdown(&[0, 0, 9, 500, metrics([255, 0, 0, 0, 0, 0, 0, 0]), 3]), Err(tasks::NoTopdown::Reset));
 }
 
 /// Tasks of every shape the tests use: two CPUs, sign-extended readings.
@@ -287,7 +289,7 @@ fn task_report_text_and_binary_agree() {
         lines[1],
         "task 0: tid=10 cpu=0 numa=0 start=1700000000123456789 duration_ns=500 counter_deltas=[1000,150]"
     );
-    let top = mtmc::task_report(&Tb5File::open(&out).unwrap(), 0, Some(1)).unwrap();
+    let top = tasks::task_report(&Tb5File::open(&out).unwrap(), 0, Some(1)).unwrap();
     assert_eq!(top.rows.len(), 1);
     assert_eq!(top.rows[0].task.as_ref().unwrap().duration_ns, Some(700));
     let o = Command::new(env!("CARGO_BIN_EXE_tbrw"))

@@ -16,7 +16,7 @@ use arrow_array::types::{Int32Type, Int64Type};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use serde_json::Value;
 use tbrw::*;
-use tbrw_cli::imported::{field, write_globals};
+use tbrw_import::globals::{field, write_globals};
 
 const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
 

@@ -6,10 +6,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::Value;
-use tbrw_cli::commands;
-use tbrw_cli::report::{By, Report, ReportOptions};
-use tbrw_cli::sampler::{import_sampler, write_header, write_sample, Header, ImportOptions};
-use tbrw_cli::sampler::{Magic, Sample, ThreadSample, VmMap};
+use tbrw_import::elf_profile::{import_sampler, write_header, write_sample, Header, ImportOptions};
+use tbrw_import::elf_profile::{Magic, Sample, ThreadSample, VmMap};
+use tbrw_query::report::{By, Report, ReportOptions};
 
 fn sample() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/data/sample.tb5")
@@ -92,7 +91,13 @@ fn the_library_writes_what_the_binary_prints() {
         let mut out = Vec::new();
         let opts = ReportOptions { by: By::Event, ..Default::default() };
         let mut seen = 0;
-        commands::report(&file, &opts, json, &mut |done, _| seen = done, &mut out).unwrap();
+        let f = tbrw::Tb5File::open(&file).unwrap();
+        let r = tbrw_query::report::report(&f, &opts, &mut |done| seen = done).unwrap();
+        if json {
+            tbrw_query::report::write_json(&r, &mut out).unwrap();
+        } else {
+            tbrw_query::report::write_table(&r, &mut out).unwrap();
+        }
         assert_eq!(seen, 3000);
         let args: &[&str] = if json { &["--by", "event", "--json"] } else { &["--by", "event"] };
         assert_eq!(out, run(&file, args));
@@ -104,7 +109,7 @@ fn the_task_report_has_the_same_shape() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("tasks.tb5");
     let log = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/mtmc/doc_example.log");
-    tbrw_cli::mtmc::import_mtmc(&log, &out, &mut |_| {}).unwrap();
+    tbrw_import::mtmc::import_mtmc(&log, &out, &mut |_| {}).unwrap();
     let v = json(&out, &["--by", "task", "--json"]);
     check_top_level(&v, "task", 1);
     assert_eq!(v["samples"], 1);

@@ -5,11 +5,11 @@ mod common;
 
 use common::*;
 use tbrw::*;
-use tbrw_cli::report::{report, By, Key, ReportOptions};
-use tbrw_cli::sampler::Magic;
-use tbrw_cli::sampler::{export_sampler, import_sampler, ImportOptions};
+use tbrw_import::elf_profile::Magic;
+use tbrw_import::elf_profile::{import_sampler, ImportOptions};
+use tbrw_query::report::{report, By, Key, ReportOptions};
 
-fn import(bytes: &[u8], dir: &std::path::Path) -> (std::path::PathBuf, tbrw_cli::sampler::ImportStats) {
+fn import(bytes: &[u8], dir: &std::path::Path) -> (std::path::PathBuf, tbrw_import::elf_profile::ImportStats) {
     let input = dir.join("prof.bin");
     std::fs::write(&input, bytes).unwrap();
     let out = dir.join("prof.tb5");
@@ -113,7 +113,7 @@ fn every_magic_types_the_value_and_export_gives_the_profile_back() {
         assert_eq!(layout.record_size(), 56, "interpolated time, sample, pc, pid, tid, cputime, its delta, value");
         assert!(layout.find(t, None).is_some(), "{magic:?}");
         let back = dir.path().join("back.bin");
-        assert_eq!(export_sampler(&out, 0, &back).unwrap(), 200);
+        assert_eq!(export_profile(&out, 0, &back, None).unwrap(), 200);
         assert!(std::fs::read(&back).unwrap() == bytes, "{magic:?}: the round trip changed the profile");
     }
 }

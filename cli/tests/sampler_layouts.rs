@@ -9,14 +9,13 @@ mod common;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use common::{bzip2, check_vtune_csv, Rng};
+use common::export_vtune_csv;
+use common::{bzip2, check_vtune_csv, export_profile, Rng};
 use proptest::prelude::*;
 use tbrw::*;
-use tbrw_cli::csv::{export_vtune_csv, Clock, CsvOptions};
-use tbrw_cli::report::{report, weighted_report, By, Key, ReportOptions, Weight};
-use tbrw_cli::sampler::{
-    export_profile, import_profile, ImportOptions, ImportStats, Layout, ProfileOptions, TimeSource,
-};
+use tbrw_export::vtune_csv::{Clock, CsvOptions};
+use tbrw_import::elf_profile::{import_profile, ImportOptions, ImportStats, Layout, ProfileOptions, TimeSource};
+use tbrw_query::report::{report, weighted_report, By, Key, ReportOptions, Weight};
 
 #[derive(Clone, Debug)]
 struct Thread {
@@ -193,7 +192,7 @@ fn records(path: &Path) -> Vec<(u64, u32, u64, u64)> {
     let tid = at(desc_type::TID, None).unwrap();
     let pc = at(desc_type::IP, None).unwrap();
     let cpu = at(0x4000, None);
-    let rd = |r: &[u8], (o, n): (usize, usize)| tbrw_cli::fields::read_le(r, o, n);
+    let rd = |r: &[u8], (o, n): (usize, usize)| tbrw_import::fields::read_le(r, o, n);
     s.data()
         .unwrap()
         .map(|d| d.records().map(|r| (rd(r, idx), rd(r, tid) as u32, rd(r, pc), cpu.map_or(0, |c| rd(r, c)))).collect())
@@ -226,7 +225,7 @@ fn every_layout_byte_order_and_killed_run_imports_and_counts_like_a_naive_reader
                 Tb5File::open(&out).unwrap().verify().unwrap();
                 let f = st.format.unwrap();
                 assert_eq!(
-                    (f.layout, f.endian == tbrw_cli::sampler::Endian::Big, st.killed),
+                    (f.layout, f.endian == tbrw_import::elf_profile::Endian::Big, st.killed),
                     (layout, be, killed),
                     "{what}"
                 );
@@ -320,7 +319,7 @@ fn current_profiles_export_to_vtune_csv_in_utc_and_interpolated_ones_say_why_not
     // The first record is sample 1 (sample 0 has no threads), at its CLOCK_REALTIME microseconds.
     let first = text.lines().nth(1).unwrap().split(',').next().unwrap();
     let t1 = spec(Layout::Head, false, false, 50, 9).samples[1].time_us;
-    assert_eq!(first, tbrw_cli::csv::utc_text(t1 * 1000));
+    assert_eq!(first, tbrw_export::vtune_csv::utc_text(t1 * 1000));
 
     let d = tempfile::tempdir().unwrap();
     let (seed, _) =
@@ -460,7 +459,7 @@ fn arb_spec() -> impl Strategy<Value = Spec> {
         // Any thread ids Linux can give, any pcs, any cputimes.
         for x in &mut s.samples {
             for t in &mut x.threads {
-                t.tid = 1 + rng.below(u64::from(tbrw_cli::sampler::profile::MAX_TID)) as u32;
+                t.tid = 1 + rng.below(u64::from(tbrw_import::elf_profile::profile::MAX_TID)) as u32;
                 t.pc = rng.next();
                 t.cputime = rng.next() >> 4;
             }
@@ -548,8 +547,8 @@ fn a_sample_head_running_into_the_maps_is_a_clear_error() {
 /// layout is detected, the samples walked): a head past the maps' start.
 #[test]
 fn the_reader_reports_a_sample_head_running_into_the_maps() {
-    use tbrw_cli::sampler::profile::Opened;
-    use tbrw_cli::sampler::{detect, Next, ProfileReader, SampleHead};
+    use tbrw_import::elf_profile::profile::Opened;
+    use tbrw_import::elf_profile::{detect, Next, ProfileReader, SampleHead};
     let b = include_bytes!("../../fuzz/corpus/profiles/regression-reader-head-into-maps.prof");
     let path = Path::new("r.prof");
     let size = Some(b.len() as u64);

@@ -9,10 +9,10 @@ use std::process::{Command, Output};
 
 use object::{Object, ObjectSegment, ObjectSymbol};
 use tbrw::*;
-use tbrw_cli::imported::{field, write_globals};
-use tbrw_cli::sampler::{
+use tbrw_import::elf_profile::{
     import_sampler, write_header, write_sample, Header, ImportOptions, Magic, Sample, ThreadSample, VmMap,
 };
+use tbrw_import::globals::{field, write_globals};
 
 /// Two functions; `spin_a` on lines 3-8, `spin_b` on lines 9-14.
 const SOURCE: &str = "volatile double sink;
@@ -440,8 +440,8 @@ fn writeln_note(note: &mut String, index: usize, pgoff: u64) {
 /// no module and of a module without symbols among them.
 #[test]
 fn function_counts_in_parts_equal_one_pass() {
-    use tbrw_cli::report::{functions, By, ReportOptions};
-    use tbrw_cli::symbols::SymbolOptions;
+    use tbrw_query::file_symbols::SymbolOptions;
+    use tbrw_query::report::{functions, By, ReportOptions};
     let dir = tempfile::tempdir().unwrap();
     let Some(prog) = build(dir.path()) else { return };
     let p = s(&prog);

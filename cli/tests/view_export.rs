@@ -22,11 +22,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use prost::Message;
-use tbrw_cli::report::{self, By, ReportOptions, Weight};
-use tbrw_cli::view::flamegraph::{self, FlameOptions};
-use tbrw_cli::view::pprof::{self, Profile};
-use tbrw_cli::view::timeline::{self, TimelineOptions};
-use tbrw_cli::view::{firefox, ViewOptions};
+use tbrw_export::firefox;
+use tbrw_export::flamegraph::{self, FlameOptions};
+use tbrw_export::pprof::{self, Profile};
+use tbrw_export::timeline::{self, TimelineOptions};
+use tbrw_query::report::{self, By, ReportOptions, Weight};
+use tbrw_query::walk::ViewOptions;
 
 /// inferno's SVG has a DOCTYPE.
 const XML: roxmltree::ParsingOptions = roxmltree::ParsingOptions { allow_dtd: true, nodes_limit: u32::MAX };
@@ -94,7 +95,7 @@ fn mtmc_import(dir: &Path, tasks: u32) -> PathBuf {
     let log = dir.join(format!("tasks{tasks}.log"));
     std::fs::write(&log, text).unwrap();
     let out = dir.join(format!("tasks{tasks}.tb5"));
-    tbrw_cli::mtmc::import_mtmc(&log, &out, &mut |_| {}).unwrap();
+    tbrw_import::mtmc::import_mtmc(&log, &out, &mut |_| {}).unwrap();
     out
 }
 
@@ -115,7 +116,7 @@ fn winidea_contexts_import(dir: &Path) -> PathBuf {
     let text = dir.join("contexts.txt");
     std::fs::write(&text, WINIDEA_CONTEXTS).unwrap();
     let out = dir.join("contexts.tb5");
-    let stats = tbrw_cli::winidea::import_winidea(&text, None, None, &out, false).unwrap();
+    let stats = tbrw_import::winidea::import_winidea(&text, None, None, &out, false).unwrap();
     assert_eq!(stats.calls, 3);
     out
 }
@@ -124,7 +125,7 @@ fn winidea_import(dir: &Path) -> PathBuf {
     let text = dir.join("calls.txt");
     std::fs::write(&text, WINIDEA).unwrap();
     let out = dir.join("winidea.tb5");
-    let stats = tbrw_cli::winidea::import_winidea(&text, None, None, &out, false).unwrap();
+    let stats = tbrw_import::winidea::import_winidea(&text, None, None, &out, false).unwrap();
     assert_eq!(stats.calls, 4);
     out
 }
@@ -747,7 +748,7 @@ fn data(p: &str) -> PathBuf {
 /// so that the golden timeline is the SVG of its picture.
 fn golden_mtmc(dir: &Path) -> PathBuf {
     let mtmc = dir.join("raw.tb5");
-    tbrw_cli::mtmc::import_mtmc(&data("mtmc/mtmc_raw_140736934563840"), &mtmc, &mut |_| {}).unwrap();
+    tbrw_import::mtmc::import_mtmc(&data("mtmc/mtmc_raw_140736934563840"), &mtmc, &mut |_| {}).unwrap();
     mtmc
 }
 

@@ -5,11 +5,12 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
+use common::export_vtune_csv;
 use common::*;
 use tbrw::*;
-use tbrw_cli::csv::{export_vtune_csv, CsvOptions};
-use tbrw_cli::sampler::Magic;
-use tbrw_cli::sampler::{import_sampler, ImportOptions};
+use tbrw_export::vtune_csv::CsvOptions;
+use tbrw_import::elf_profile::Magic;
+use tbrw_import::elf_profile::{import_sampler, ImportOptions};
 
 fn sample() -> PathBuf {
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/data/sample.tb5"))
@@ -36,7 +37,7 @@ fn base_file(path: &Path, streams: &[(StreamInfo, Vec<DescEntry>, Vec<u8>)]) {
     w.close().unwrap();
 }
 
-use tbrw_cli::imported::field as e;
+use tbrw_import::globals::field as e;
 
 #[test]
 fn legacy_samples_become_cumulative_event_counts() {
@@ -182,7 +183,7 @@ fn a_missing_host_name_is_an_error() {
 
 #[test]
 fn utc_is_date_and_time_text_with_every_nanosecond() {
-    use tbrw_cli::csv::utc_text;
+    use tbrw_export::vtune_csv::utc_text;
     assert_eq!(utc_text(0), "1970-01-01 00:00:00.000000000");
     assert_eq!(utc_text(1_662_113_994_732_217_088), "2022-09-02 10:19:54.732217088");
     assert_eq!(utc_text(951_782_400_000_000_001), "2000-02-29 00:00:00.000000001", "a leap day of a 400-year");
@@ -237,11 +238,11 @@ fn the_checker_refuses_integer_utc_and_counts_that_decrease() {
 
 #[test]
 fn a_winidea_import_with_clock_utc_passes_the_checker() {
-    use tbrw_cli::csv::Clock;
+    use tbrw_export::vtune_csv::Clock;
     let dir = tempfile::tempdir().unwrap();
     let txt = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/winidea/doc_completed.txt"));
     let out = dir.path().join("w.tb5");
-    tbrw_cli::winidea::import_winidea(&txt, None, None, &out, false).unwrap();
+    tbrw_import::winidea::import_winidea(&txt, None, None, &out, false).unwrap();
     let r = export_vtune_csv(
         &out,
         &dir.path().join("csv"),

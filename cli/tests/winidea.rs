@@ -9,10 +9,11 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use common::export_vtune_csv;
 use common::{check_vtune_csv, Rng};
 use tbrw::*;
-use tbrw_cli::csv::{export_vtune_csv, Clock, CsvOptions};
-use tbrw_cli::winidea::{self, import_winidea, BinVersion, Pos, TimelineEvent};
+use tbrw_export::vtune_csv::{Clock, CsvOptions};
+use tbrw_import::winidea::{self, import_winidea, BinVersion, Pos, TimelineEvent};
 
 fn data(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/winidea").join(name)

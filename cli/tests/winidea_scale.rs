@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
-use tbrw_cli::winidea::import_winidea;
+use tbrw_import::winidea::import_winidea;
 
 /// A loose bound: the quadratic versions took 40+ s on these inputs.
 const LIMIT: Duration = Duration::from_secs(20);
@@ -80,7 +80,7 @@ fn a_sparse_bin_claiming_gigabytes_reserves_only_what_was_read() {
     f.write_all(&first).unwrap();
     f.set_len(24 << 30).unwrap();
     drop(f);
-    let version = Some(tbrw_cli::winidea::BinVersion::V1_1);
+    let version = Some(tbrw_import::winidea::BinVersion::V1_1);
     let e = import_winidea(&p, Some(&bin), version, &dir.path().join("o.tb5"), false).unwrap_err().to_string();
     assert!(e.contains("byte 4: event type 9"), "{e}");
 }
@@ -90,7 +90,7 @@ fn a_line_longer_than_any_export_line_is_refused_without_being_held() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("long.txt");
     let mut t = String::from("* INFO %");
-    t.push_str(&"T".repeat(tbrw_cli::winidea::MAX_LINE + 10));
+    t.push_str(&"T".repeat(tbrw_import::winidea::MAX_LINE + 10));
     t.push_str("%\n100\n");
     std::fs::write(&p, t).unwrap();
     let e = import_winidea(&p, None, None, &dir.path().join("o.tb5"), false).unwrap_err().to_string();

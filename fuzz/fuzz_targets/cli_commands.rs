@@ -14,13 +14,13 @@ use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
 use tbrw_cli::commands;
-use tbrw_cli::csv::{export_vtune_csv, Clock, CsvOptions};
-use tbrw_cli::report::{By, ReportOptions, Weight};
-use tbrw_cli::sampler::export_sampler;
-use tbrw_cli::symbols::SymbolOptions;
-use tbrw_cli::view::flamegraph::FlameOptions;
-use tbrw_cli::view::timeline::TimelineOptions;
-use tbrw_cli::view::ViewOptions;
+use tbrw_export::vtune_csv::{export_vtune_csv, Clock, CsvOptions};
+use tbrw_query::report::{By, ReportOptions, Weight};
+use tbrw_import::elf_profile::export_sampler;
+use tbrw_query::file_symbols::SymbolOptions;
+use tbrw_export::flamegraph::FlameOptions;
+use tbrw_export::timeline::TimelineOptions;
+use tbrw_query::walk::ViewOptions;
 use tbrw_examples::print::{print_file, Options, Records};
 
 /// A private folder in memory when the machine has one (the fuzzer writes a file per input).

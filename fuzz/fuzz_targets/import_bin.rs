@@ -7,9 +7,9 @@
 use std::path::Path;
 
 use libfuzzer_sys::fuzz_target;
-use tbrw_cli::sampler::profile::Opened;
-use tbrw_cli::sampler::{detect, Next, ProfileReader, SampleHead};
-use tbrw_cli::winidea::{self, BinVersion};
+use tbrw_import::elf_profile::profile::Opened;
+use tbrw_import::elf_profile::{detect, Next, ProfileReader, SampleHead};
+use tbrw_import::winidea::{self, BinVersion};
 
 fuzz_target!(|data: &[u8]| {
     let path = Path::new("fuzz.BIN");

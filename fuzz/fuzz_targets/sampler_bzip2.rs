@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
-use tbrw_cli::sampler::{import_sampler, ImportOptions};
+use tbrw_import::elf_profile::{import_sampler, ImportOptions};
 
 fn scratch() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();

@@ -22,14 +22,15 @@ use std::io;
 use std::path::Path;
 
 use tbrw::*;
+use tbrw_import::module_notes::{self, ModuleNote};
 
 use crate::pmu::Kind;
 use crate::tracer::{History, Outcome, ThreadSample, Tracer};
 
-/// The user-defined descriptor types: the command line's registry
-/// (`tbrw_cli::fields`), so its reports and exports read what is written here.
+/// The user-defined descriptor types: the project's registry
+/// (`tbrw_import::fields`), so reports and exports read what is written here.
 pub mod field_type {
-    pub use tbrw_cli::fields::{CPUTIME, CURRENT, CUSTOM_VALUE as CUSTOM, VOLTAGE};
+    pub use tbrw_import::fields::{CPUTIME, CURRENT, CUSTOM_VALUE as CUSTOM, VOLTAGE};
 }
 
 /// The name of the time stamp field: it says which clock it is, as the
@@ -241,14 +242,12 @@ pub fn modules(h: &History) -> Vec<Module> {
 }
 
 /// `TBRW_MODULE` has no field for a mapping's file offset, which a
-/// symbolizer needs: the user-defined global section lists it, one line
-/// per module (`module <index> offset=0x<hex>`).
+/// symbolizer needs: the user-defined global section holds the module
+/// notes (`tbrw_import::module_notes`), one line per module.
 pub fn module_offsets(h: &History) -> String {
-    let mut s = String::from("sampler module file offsets\n");
-    for (i, m) in h.modules.iter().enumerate() {
-        s.push_str(&format!("module {i} offset={:#x}\n", m.offset));
-    }
-    s
+    let notes: Vec<ModuleNote> =
+        h.modules.iter().map(|m| ModuleNote { offset: Some(m.offset), build_id: None }).collect();
+    module_notes::encode(notes.iter().enumerate().map(|(i, n)| (i as u64, n)))
 }
 
 #[cfg(test)]

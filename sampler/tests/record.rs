@@ -145,9 +145,10 @@ fn one_thread_spinning_in_a_known_function() {
     assert!(info.command_line.unwrap().ends_with("/spin"));
 
     // The command line reads it: a report, and the VTune CSV export.
-    let csv = dir.path().join("csv");
-    let rep = tbrw_cli::csv::export_vtune_csv(&out_file, &csv, &Default::default()).unwrap();
-    let text = std::fs::read_to_string(&rep.files[0]).unwrap();
+    let mut folder = tbrw_export::MemoryFolder::new();
+    let f = tbrw::Tb5File::open(&out_file).unwrap();
+    let rep = tbrw_export::vtune_csv::export_vtune_csv(&f, &mut folder, &Default::default()).unwrap();
+    let text = String::from_utf8(folder.files()[&rep.files[0]].clone()).unwrap();
     assert!(text.lines().next().unwrap().contains("CLOCK_MONOTONIC_RAW"), "{text:.200}");
 }
 
@@ -310,29 +311,33 @@ fn own_profile_format() {
     };
     assert_eq!(out.status.code(), Some(3));
     let bytes = std::fs::read(&out_file).unwrap();
-    let h = sampler::profile::Header::from_bytes(&bytes).unwrap();
-    assert_eq!((h.magic, h.pmu_size), (0, 8));
-    assert!(h.samples > 5 && h.maps >= 2 && h.wall_us > 250_000, "{h:?}");
+    // The header, read by hand: u32 magic, u64 wall µs, u64 latency µs,
+    // u64 samples, u32 PMU-data size, u32 maps.
+    let u32_at = |i: usize| u32::from_le_bytes(bytes[i..i + 4].try_into().unwrap());
+    let u64_at = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().unwrap());
+    let (magic, wall_us, samples, pmu_size, maps) = (u32_at(0), u64_at(4), u64_at(20), u32_at(28), u32_at(32));
+    assert_eq!((magic, pmu_size), (0, 8));
+    assert!(samples > 5 && maps >= 2 && wall_us > 250_000, "{samples} {maps} {wall_us}");
     // Walk the samples: each has a time, the value, one thread.
-    let mut at = sampler::profile::HEADER_SIZE;
+    let mut at = 36;
     let mut threads = 0;
-    for _ in 0..h.samples {
+    for _ in 0..samples {
         let value = f64::from_le_bytes(bytes[at + 8..at + 16].try_into().unwrap());
         assert_eq!(value, sampler::pmu::DUMMY_VALUE);
         let n = u32::from_le_bytes(bytes[at + 16..at + 20].try_into().unwrap()) as usize;
         threads += n as u64;
         at += 20 + n * 20;
     }
-    assert_eq!(bytes.len() - at, h.maps as usize * (16 + sampler::profile::LABEL_SIZE));
+    assert_eq!(bytes.len() - at, maps as usize * (16 + 256));
     assert_eq!(&bytes[at + 16..at + 21], b"spin\0", "the executable is the first map");
 
     // The command line's importer reads it back: the current writer's
     // layout, every sample, one record per thread sample.
     let tb5 = dir.path().join("run.tb5");
-    let opts = tbrw_cli::sampler::ImportOptions { pid: None, hostname: Some("box".into()) };
-    let st = tbrw_cli::sampler::import_sampler(&out_file, &tb5, &opts, &mut |_| {}).unwrap();
-    assert_eq!(st.format.map(|f| f.layout), Some(tbrw_cli::sampler::Layout::Head));
-    assert_eq!((st.samples, st.records), (h.samples, threads));
+    let opts = tbrw_import::elf_profile::ImportOptions { pid: None, hostname: Some("box".into()) };
+    let st = tbrw_import::elf_profile::import_sampler(&out_file, &tb5, &opts, &mut |_| {}).unwrap();
+    assert_eq!(st.format.map(|f| f.layout), Some(tbrw_import::elf_profile::Layout::Head));
+    assert_eq!((st.samples, st.records), (samples, threads));
     assert!(!st.killed);
 }
 

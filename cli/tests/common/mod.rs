@@ -5,7 +5,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use tbrw_cli::sampler::{write_header, write_sample, Header, Magic, Sample, ThreadSample, VmMap};
+use tbrw_import::elf_profile::{write_header, write_sample, Header, Magic, Sample, ThreadSample, VmMap};
 
 pub struct Rng(pub u64);
 impl Rng {
@@ -218,4 +218,60 @@ pub fn check_vtune_csv(path: &Path) -> usize {
         rows += 1;
     }
     rows
+}
+
+/// What [`export_vtune_csv`] wrote: the library's report with the files as paths.
+#[derive(Debug)]
+pub struct CsvExported {
+    /// The files written, in `dir`.
+    pub files: Vec<std::path::PathBuf>,
+    /// Streams not exported, with the reason.
+    pub skipped: Vec<(u32, String)>,
+    /// Interval records left out, per stream.
+    pub unended: Vec<(u32, u64)>,
+    /// Counter readings left out, per stream.
+    pub decreasing: Vec<(u32, u64)>,
+}
+
+/// The files of an export written into a folder on disk.
+struct DiskFolder(std::path::PathBuf);
+
+impl tbrw_export::Folder for DiskFolder {
+    fn create(&mut self, name: &str) -> std::io::Result<Box<dyn Write + Send>> {
+        let p = self.0.join(name);
+        std::fs::create_dir_all(p.parent().unwrap())?;
+        Ok(Box::new(std::fs::File::create(p)?))
+    }
+}
+
+/// `tbrw_export::vtune_csv::export_vtune_csv` of the TB5 file `file` into
+/// the folder `dir` (created), as `tbrw export vtune-csv` does it.
+pub fn export_vtune_csv(
+    file: &Path,
+    dir: &Path,
+    opts: &tbrw_export::vtune_csv::CsvOptions,
+) -> Result<CsvExported, tbrw_export::ExportError> {
+    let f = tbrw::Tb5File::open(file)?;
+    let r = tbrw_export::vtune_csv::export_vtune_csv(&f, &mut DiskFolder(dir.to_path_buf()), opts)?;
+    Ok(CsvExported {
+        files: r.files.iter().map(|n| dir.join(n)).collect(),
+        skipped: r.skipped,
+        unended: r.unended,
+        decreasing: r.decreasing,
+    })
+}
+
+/// `tbrw_export::elf_profile::export_profile` of stream `stream` of the TB5
+/// file `file` into the file `out`; the samples written.
+pub fn export_profile(
+    file: &Path,
+    stream: u32,
+    out: &Path,
+    layout: Option<tbrw_import::elf_profile::Layout>,
+) -> Result<u64, tbrw_export::ExportError> {
+    let f = tbrw::Tb5File::open(file)?;
+    let mut bytes = Vec::new();
+    let n = tbrw_export::elf_profile::export_profile(&f, stream, layout, &mut bytes)?;
+    std::fs::write(out, bytes).map_err(|e| tbrw_export::ExportError::write("profile", e))?;
+    Ok(n)
 }

@@ -1,0 +1,165 @@
+//! `tbrw export flamegraph`: a sample stream as folded stacks (one line per
+//! distinct stack, `frame;frame;... count`) and as an interactive SVG flame
+//! graph drawn by `inferno`. Frames, outermost first, follow `--by`:
+//! process, thread, then per frame of the call chain (the sampled address
+//! alone without one) a module frame where the chain enters another module,
+//! the function when the module's symbols name it, the address when asked.
+
+use std::collections::HashMap;
+use std::io::Write;
+
+use tbrw::Tb5File;
+
+use crate::error::ExportError;
+use tbrw_query::report::{samples::by_list, By, Weight};
+use tbrw_query::walk::{clean, module_name, stacks, Keep, Names, ViewOptions, LEVELS};
+
+/// The flame graph's options beyond the filters.
+#[derive(Clone, Debug)]
+pub struct FlameOptions {
+    /// The frames each stack gets, outermost first: process, thread, module,
+    /// function, address.
+    pub by: Vec<By>,
+    /// Folded-stack text instead of the SVG.
+    pub folded: bool,
+    /// The SVG's title (default: the file and stream).
+    pub title: Option<String>,
+}
+
+impl Default for FlameOptions {
+    fn default() -> Self {
+        FlameOptions { by: vec![By::Process, By::Module, By::Function], folded: false, title: None }
+    }
+}
+
+/// The folded stacks of the stream: (stack, count) sorted by stack. The
+/// count is the samples, the cputime in ns, or the energy in µJ (`--weight`).
+pub fn folded(
+    file: &Tb5File,
+    opts: &ViewOptions,
+    fopts: &FlameOptions,
+    warn: &mut dyn Write,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Vec<(String, u64)>, ExportError> {
+    if fopts.by.is_empty() {
+        return Err(ExportError::msg("--by names no frame: give some of process, thread, module, function, address"));
+    }
+    if let Some(b) = fopts.by.iter().find(|b| !LEVELS.contains(b)) {
+        return Err(ExportError::msg(format!(
+            "--by {} is not a flame graph frame: the frames are {}",
+            b.name(),
+            by_list(&LEVELS)
+        )));
+    }
+    let has = |b: By| fopts.by.contains(&b);
+    let keep = Keep { process: has(By::Process), thread: has(By::Thread), cpu: false };
+    let st = stacks(file, opts, keep, "a flame graph", progress)?;
+    let mut names = Names::new(file, &st.info.modules, has(By::Function).then_some(&opts.symbols))?;
+    let module_label = |m: Option<u64>| match m.and_then(|m| st.info.modules.get(m as usize)) {
+        Some(md) => clean(&module_name(md)),
+        None => "[unknown module]".to_owned(),
+    };
+    let mut out: HashMap<String, u64> = HashMap::new();
+    let mut keys: Vec<_> = st.stacks.iter().collect();
+    // Symbolize in a stable order: warnings come out the same every time.
+    keys.sort_by(|a, b| a.0.cmp(b.0));
+    for (key, totals) in keys {
+        let mut parts: Vec<String> = Vec::new();
+        for b in &fopts.by {
+            match b {
+                By::Process => {
+                    let (pid, name) = st.info.processes.get(&key.process).cloned().unwrap_or((0, None));
+                    parts.push(clean(&format!("{} (pid {pid})", name.as_deref().unwrap_or("?"))));
+                }
+                By::Thread => {
+                    let (tid, _, name) = st.info.threads.get(&key.thread).cloned().unwrap_or((0, 0, None));
+                    parts.push(clean(&match name {
+                        Some(n) => format!("{n} (tid {tid})"),
+                        None => format!("tid {tid}"),
+                    }));
+                }
+                _ => {}
+            }
+        }
+        let chained = key.frames.len() > 1;
+        let mut previous: Option<Option<u64>> = None;
+        for f in key.frames.iter().rev() {
+            if has(By::Module) && previous != Some(f.module) {
+                parts.push(module_label(f.module));
+            }
+            previous = Some(f.module);
+            let mut named = false;
+            if has(By::Function) {
+                if let Some(func) = names.function(*f, warn) {
+                    parts.push(clean(&func));
+                    named = true;
+                }
+            }
+            if has(By::Address) || (chained && !named && has(By::Function)) {
+                parts.push(format!("{:#x}", f.pc));
+            }
+        }
+        if parts.is_empty() {
+            parts.push("all".to_owned());
+        }
+        let count = match opts.weight {
+            Weight::Samples => totals.samples,
+            Weight::Cputime => totals.weight.round() as u64,
+            Weight::Energy => (totals.weight * 1e6).round() as u64,
+        };
+        if count > 0 {
+            *out.entry(parts.join(";")).or_default() += count;
+        }
+    }
+    let mut v: Vec<(String, u64)> = out.into_iter().collect();
+    v.sort();
+    Ok(v)
+}
+
+/// What the flame graph's counts are.
+pub fn count_name(w: Weight) -> &'static str {
+    match w {
+        Weight::Samples => "samples",
+        Weight::Cputime => "ns",
+        Weight::Energy => "µJ",
+    }
+}
+
+/// Writes the stream's flame graph, or its folded stacks with `fopts.folded`.
+/// Returns the number of distinct stacks.
+pub fn write(
+    file: &Tb5File,
+    opts: &ViewOptions,
+    fopts: &FlameOptions,
+    out: &mut dyn Write,
+    warn: &mut dyn Write,
+    progress: &mut dyn FnMut(u64),
+) -> Result<usize, ExportError> {
+    let lines = folded(file, opts, fopts, warn, progress)?;
+    let io = |e: std::io::Error| ExportError::msg(format!("writing the flame graph: {e}"));
+    if lines.is_empty() {
+        return Err(ExportError::msg(format!(
+            "{}: stream {}: every sample weighs 0 with --weight {}: nothing to draw",
+            file.path().display(),
+            opts.stream,
+            opts.weight.name()
+        )));
+    }
+    if fopts.folded {
+        for (stack, n) in &lines {
+            writeln!(out, "{stack} {n}").map_err(io)?;
+        }
+        return Ok(lines.len());
+    }
+    let text: Vec<String> = lines.iter().map(|(s, n)| format!("{s} {n}")).collect();
+    let mut o = inferno::flamegraph::Options::default();
+    o.title = fopts.title.clone().unwrap_or_else(|| {
+        let name =
+            file.path().file_name().map_or_else(|| file.path().display().to_string(), |f| f.to_string_lossy().into());
+        format!("{name}, stream {}", opts.stream)
+    });
+    o.count_name = count_name(opts.weight).to_owned();
+    o.deterministic = true;
+    inferno::flamegraph::from_lines(&mut o, text.iter().map(String::as_str), out).map_err(io)?;
+    Ok(lines.len())
+}

@@ -1,0 +1,421 @@
+//! A run's streams as rows: which table each stream goes to (interval
+//! streams — MTMC tasks, records with a start and an end time stamp — to
+//! `intervals`, every other stream with data to `samples`), the time and
+//! clock of its records, and the two writers: samples in time order (read
+//! in place when the stream already is, else through the external sort of
+//! [`super::sort`], in bounded memory), with pid, tid and module from the
+//! bind (stored, or made in memory as `tbrw report` does) and the function from the
+//! symbolizer when asked; intervals in record order, MTMC tasks with the
+//! figures of `tbrw report --by task`.
+
+use std::collections::HashMap;
+use std::io::Write;
+
+use tbrw::*;
+
+use super::schema::{TableWriter, V};
+use crate::error::ExportError;
+use crate::vtune_csv::clock_of;
+use tbrw_import::fields::{self, read_le};
+use tbrw_import::mtmc;
+use tbrw_query::file_symbols::FileSymbols;
+use tbrw_query::report::samples::{resolved_modules, time_field};
+
+/// Where a stream goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Destination {
+    /// Records with one time: `samples`.
+    Samples,
+    /// Records with a start and an end: `intervals`.
+    Intervals,
+    /// No descriptor or no data: nowhere.
+    Nothing,
+}
+
+/// The table stream `n` goes to.
+pub fn destination(file: &Tb5File, n: u32) -> Result<Destination, ExportError> {
+    let s = file.stream(n)?;
+    let (Some(layout), Some(data)) = (s.layout()?, s.data()?) else { return Ok(Destination::Nothing) };
+    if data.is_empty() {
+        return Ok(Destination::Nothing);
+    }
+    if mtmc::counters_of(&s.descriptor()?.unwrap_or_default(), file).is_some() {
+        return Ok(Destination::Intervals);
+    }
+    Ok(if interval_fields(&layout).is_some() { Destination::Intervals } else { Destination::Samples })
+}
+
+/// The start and end fields of an interval record: the first two 4- or
+/// 8-byte time stamps, of the same subtype (not a legacy sample's TSC).
+fn interval_fields(layout: &RecordLayout) -> Option<(Field, Field)> {
+    if layout.legacy_pc_offset().is_some() {
+        return None;
+    }
+    let mut t = layout.fields().iter().filter(|f| f.desc_type == desc_type::TIME_STAMP && (f.size == 4 || f.size == 8));
+    let (a, b) = (t.next()?, t.next()?);
+    (a.subtype == b.subtype).then_some((*a, *b))
+}
+
+/// How a stream's records are timed.
+#[derive(Clone, Debug)]
+pub struct Timing {
+    /// (offset, size) of the time field; `None`: the record index is the time.
+    pub at: Option<(usize, usize)>,
+    /// The clock's name (docs/PARQUET.md lists them).
+    pub clock: String,
+    /// Nanoseconds per unit of the field, when it is a time in ns or ms.
+    pub ns_per_unit: Option<i64>,
+}
+
+impl Timing {
+    /// The time of record `k`, and in nanoseconds when the clock has them.
+    pub fn of(&self, rec: &[u8], k: u64) -> (i64, Option<i64>) {
+        let t = self.at.map_or(k, |(at, size)| read_le(rec, at, size)) as i64;
+        (t, self.ns_per_unit.map(|m| t.saturating_mul(m)))
+    }
+}
+
+/// The timing of time field `f` (named `name`).
+fn timing_of(f: &Field, name: &str) -> Timing {
+    let at = Some((f.offset as usize, f.size as usize));
+    let (clock, ns) = match f.subtype {
+        desc_subtype::TSC | desc_subtype::TS_CPU_CYCLES => ("RDTSC".to_owned(), None),
+        desc_subtype::TS_NANOSECONDS => {
+            (clock_of(f, name).map_or_else(|_| name.to_owned(), |c| c.suffix().to_owned()), Some(1))
+        }
+        desc_subtype::TS_MILLISECONDS => (format!("{name} (ms)"), Some(1_000_000)),
+        desc_subtype::TS_SAMPLE_COUNT => ("sample_count".to_owned(), None),
+        st => (format!("{name} (subtype {st})"), None),
+    };
+    Timing { at, clock, ns_per_unit: ns }
+}
+
+/// The timing of stream `s`'s records: the field `tbrw report --time`
+/// filters on.
+pub fn timing(file: &Tb5File, s: &StreamReader<'_>, layout: &RecordLayout) -> Result<Timing, ExportError> {
+    let descs = s.descriptor()?.unwrap_or_default();
+    let name_of = |f: &Field| {
+        descs.get(f.entry).and_then(|d| file.string_opt(d.name).ok().flatten()).unwrap_or("time").to_owned()
+    };
+    if let (Some(_), Some(t)) = (layout.legacy_pc_offset(), layout.tsc_offset()) {
+        return Ok(Timing { at: Some((t as usize, 8)), clock: "RDTSC".into(), ns_per_unit: None });
+    }
+    let Some((at, size)) = time_field(layout) else {
+        return Ok(Timing { at: None, clock: "record_index".into(), ns_per_unit: None });
+    };
+    let f = layout
+        .fields()
+        .iter()
+        .find(|f| f.desc_type == desc_type::TIME_STAMP && f.offset as usize == at && f.size as usize == size)
+        .copied();
+    Ok(f.map_or(Timing { at: Some((at, size)), clock: "time".into(), ns_per_unit: None }, |f| {
+        timing_of(&f, &name_of(&f))
+    }))
+}
+
+/// Checks that every field of stream `n` lies inside its records, so that
+/// no read below goes past one.
+fn check_fields(file: &Tb5File, n: u32, layout: &RecordLayout, record_size: usize) -> Result<(), ExportError> {
+    for f in layout.fields() {
+        if f.offset as usize + f.size as usize > record_size {
+            return Err(ExportError::msg(format!(
+                "{}: stream {n}: descriptor entry {} ({}) at byte {} with {} bytes lies past the end of the {record_size}-byte records",
+                file.path().display(),
+                f.entry,
+                fields::name(f.desc_type).unwrap_or("a field"),
+                f.offset,
+                f.size
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Functions found by the symbolizer, numbered as they are first met.
+#[derive(Default)]
+pub struct Functions {
+    ids: HashMap<(Option<u64>, String), i32>,
+    /// (function id, module id, name), in id order.
+    pub rows: Vec<(i32, Option<i32>, String)>,
+}
+
+impl Functions {
+    fn id(&mut self, module: Option<u64>, name: &str) -> i32 {
+        if let Some(id) = self.ids.get(&(module, name.to_owned())) {
+            return *id;
+        }
+        let id = self.rows.len() as i32;
+        self.ids.insert((module, name.to_owned()), id);
+        self.rows.push((id, module.map(|m| m as i32), name.to_owned()));
+        id
+    }
+}
+
+/// What writing a stream gave.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Written {
+    /// Rows written.
+    pub rows: u64,
+    /// The first and last time in nanoseconds, when the clock has them.
+    pub first_ns: Option<i64>,
+    /// See `first_ns`.
+    pub last_ns: Option<i64>,
+}
+
+impl Written {
+    fn saw(&mut self, ns: Option<i64>) {
+        if let Some(t) = ns {
+            self.first_ns = Some(self.first_ns.map_or(t, |f| f.min(t)));
+            self.last_ns = Some(self.last_ns.map_or(t, |l| l.max(t)));
+        }
+    }
+}
+
+/// The symbolizer and what it found, when functions are asked for.
+pub struct Symbols<'a> {
+    /// The file's symbolizer.
+    pub file: FileSymbols,
+    /// Functions numbered so far.
+    pub functions: &'a mut Functions,
+    /// Where its warnings go.
+    pub warn: &'a mut dyn Write,
+}
+
+/// Writes stream `n`'s records to `samples`, in time order (sorting
+/// `sort_chunk` records at a time in memory when the stream is not in it,
+/// see [`super::sort`]). `progress` gets records done.
+pub fn write_samples(
+    file: &Tb5File,
+    n: u32,
+    out: &mut TableWriter,
+    mut symbols: Option<&mut Symbols<'_>>,
+    sort_chunk: usize,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Written, ExportError> {
+    let s = file.stream(n)?;
+    let name = || file.path().display().to_string();
+    let (Some(layout), Some(data)) = (s.layout()?, s.data()?) else { return Ok(Written::default()) };
+    check_fields(file, n, &layout, data.record_size())?;
+    let timing = timing(file, &s, &layout)?;
+    let legacy = layout.legacy_pc_offset().map(|x| x as usize);
+    let field = |t: u16, sizes: &[u32]| layout.find(t, None).filter(|f| sizes.contains(&f.size)).copied();
+    let ip = field(desc_type::IP, &[4, 8]);
+    let pid = field(desc_type::PID, &[4]);
+    let tid = field(desc_type::TID, &[4]);
+    let cpu = field(desc_type::PROCESSOR_NUMBER, &[1, 2, 4]);
+    let event = field(fields::EVENT_ID, &[4]);
+    let cputime = field(fields::CPUTIME_DELTA, &[8]);
+    let value = [fields::CURRENT, fields::VOLTAGE, fields::CUSTOM_VALUE, desc_type::POWER]
+        .into_iter()
+        .find_map(|t| field(t, &[8]));
+    let period = field(fields::PERIOD, &[8]);
+    let written = field(fields::WRITTEN_VALUE, &[8]);
+    let single_event = s.events()?.filter(|e| e.len() == 1).map(|e| i64::from(e[0].id));
+    let bindable = legacy.is_some() || (ip.is_some() && pid.is_some());
+    let bound = match s.bind_view()? {
+        Some(v) => Some(bind::Bound::Stored(v)),
+        None if bindable => Some(bind::Bound::Made(bind::bind_in_memory(file, n)?)),
+        None => None,
+    };
+    let view = bound.as_ref().map(bind::Bound::view);
+    let module_count = resolved_modules(file)?.len() as u64;
+
+    // Time order: the records as they are when they already are in it (one
+    // pass, binds read in runs), else the keys sorted in bounded memory.
+    let len = data.len();
+    let time_at = |k: u64| data.record(k).map_or(0, |r| timing.of(r, k).0);
+    let sorted = timing.at.is_none() || (1..len).all(|k| time_at(k - 1) <= time_at(k));
+    let spill_error = |e: std::io::Error| {
+        ExportError::msg(format!(
+            "{}: stream {n}: sorting its {len} records by time in work files of {}: {e}",
+            name(),
+            std::env::temp_dir().display()
+        ))
+    };
+    let mut order =
+        if sorted { None } else { Some(super::sort::time_order(len, sort_chunk, time_at).map_err(spill_error)?) };
+
+    let mut w = Written::default();
+    let mut row = |k: u64, b: Option<DataBind>| -> Result<(), ExportError> {
+        let rec = data.record(k).unwrap_or_default();
+        let (t, t_ns) = timing.of(rec, k);
+        w.saw(t_ns);
+        let pc = legacy.map(|at| rec.get(at..).and_then(SampleRecordPc::from_slice).unwrap_or_default());
+        let bv = view.as_ref();
+        let os_pid = b
+            .and_then(|b| bv.and_then(|v| v.process(b.pid_index)).map(|p| i64::from(p.id)))
+            .or(pid.map(|f| fields::read(rec, &f) as i64));
+        let os_tid = b
+            .and_then(|b| bv.and_then(|v| v.thread(b.tid_index)).map(|p| i64::from(p.id)))
+            .or(tid.map(|f| fields::read(rec, &f) as i64));
+        let module = b.map(|b| b.module_index).filter(|m| *m != UNKNOWN_MODULE);
+        if let Some(m) = module.filter(|m| *m >= module_count) {
+            return Err(ExportError::msg(format!(
+                "{}: stream {n}: record {k} is bound to module {m} but the module table has {module_count}",
+                name()
+            )));
+        }
+        let address = pc.map(|p| p.ip()).or(ip.map(|f| fields::read(rec, &f)));
+        let function = match (&mut symbols, address) {
+            (Some(sy), Some(a)) if b.is_some() => {
+                let found = sy.file.symbolize(module, a, sy.warn);
+                found.function.as_deref().map(|f| sy.functions.id(module, f))
+            }
+            _ => None,
+        };
+        let event_id = match (pc, event) {
+            (Some(p), _) => Some(i64::from(p.event_index())),
+            (None, Some(f)) => Some(fields::read(rec, &f) as i64),
+            (None, None) => single_event,
+        };
+        out.push(&[
+            V::I32(Some(n as i32)),
+            V::I64(Some(k as i64)),
+            V::I64(Some(t)),
+            V::I64(t_ns),
+            V::S(Some(&timing.clock)),
+            V::I64(os_pid),
+            V::I64(os_tid),
+            V::I32(pc.map(|p| i32::from(p.cpu_num())).or(cpu.map(|f| fields::read(rec, &f) as i32))),
+            V::U64(address),
+            V::I32(module.map(|m| m as i32)),
+            V::I32(function),
+            V::I64(event_id),
+            V::I64(cputime.map(|f| fields::read(rec, &f) as i64)),
+            V::F64(value.map(|f| f64::from_bits(fields::read(rec, &f)))),
+            V::I64(period.map(|f| fields::read(rec, &f) as i64)),
+            V::I64(written.map(|f| fields::read(rec, &f) as i64)),
+        ])?;
+        w.rows += 1;
+        Ok(())
+    };
+
+    let chunk = 1u64 << 16;
+    match &mut order {
+        None => {
+            let mut binds = Vec::new();
+            let mut i = 0u64;
+            while i < len {
+                let end = (i + chunk).min(len);
+                binds.clear();
+                if let Some(v) = &view {
+                    v.data_binds(i, (end - i) as usize, &mut binds);
+                }
+                for k in i..end {
+                    row(k, view.as_ref().and_then(|_| binds.get((k - i) as usize).copied()))?;
+                }
+                i = end;
+                progress(i);
+            }
+        }
+        Some(order) => {
+            let mut done = 0u64;
+            while let Some((_, k)) = order.next_key().map_err(spill_error)? {
+                row(k, view.as_ref().and_then(|v| v.data_bind(k)))?;
+                done += 1;
+                if done.is_multiple_of(chunk) {
+                    progress(done);
+                }
+            }
+            progress(done);
+        }
+    }
+    Ok(w)
+}
+
+/// Writes stream `n`'s records to `intervals`, in record order.
+pub fn write_intervals(
+    file: &Tb5File,
+    n: u32,
+    out: &mut TableWriter,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Written, ExportError> {
+    let s = file.stream(n)?;
+    let (Some(layout), Some(data)) = (s.layout()?, s.data()?) else { return Ok(Written::default()) };
+    check_fields(file, n, &layout, data.record_size())?;
+    let descs = s.descriptor()?.unwrap_or_default();
+    let events = s.events()?.unwrap_or_default();
+    let names: HashMap<u32, String> =
+        events.iter().filter_map(|e| file.string_opt(e.name).ok().flatten().map(|s| (e.id, s.to_owned()))).collect();
+    let shape = mtmc::counters_of(&descs, file);
+    let name_of = |f: &Field| {
+        descs.get(f.entry).and_then(|d| file.string_opt(d.name).ok().flatten()).unwrap_or("time").to_owned()
+    };
+    let (start_f, end_f) = interval_fields(&layout).ok_or_else(|| {
+        ExportError::msg(format!("{}: stream {n} has no start and end time stamps", file.path().display()))
+    })?;
+    let timing = timing_of(&start_f, &name_of(&start_f));
+    let field = |t: u16, sizes: &[u32]| layout.find(t, None).filter(|f| sizes.contains(&f.size)).copied();
+    let (pid, tid, event) = (field(desc_type::PID, &[4]), field(desc_type::TID, &[4]), field(fields::EVENT_ID, &[4]));
+    let cpu = field(desc_type::PROCESSOR_NUMBER, &[1, 2, 4, 8]);
+    let (net, gross) = (field(fields::CALL_NET, &[8]), field(fields::CALL_GROSS, &[8]));
+    let mut w = Written::default();
+    for (k, rec) in data.records().enumerate() {
+        let start = fields::read(rec, &start_f) as i64;
+        let end_raw = fields::read(rec, &end_f) as i64;
+        let ns = |t: i64| timing.ns_per_unit.map(|m| t.saturating_mul(m));
+        let event_id = event.map(|f| fields::read(rec, &f) as u32);
+        let mut figures = None;
+        let mut task_core = None;
+        let end = match shape {
+            Some(sh) => {
+                let d = mtmc::decode(rec, sh);
+                task_core = Some(d.task.begin_info[1] as i32);
+                let f = tbrw_query::tasks::report::task_figures(&d.task, None);
+                let end = (d.task.end != 0).then_some(end_raw);
+                figures = Some(f);
+                end
+            }
+            None => Some(end_raw),
+        };
+        w.saw(ns(start));
+        w.saw(end.and_then(ns));
+        let name = event_id.and_then(|e| names.get(&e)).map(String::as_str);
+        let fig = figures.as_ref();
+        let td = fig.and_then(|f| f.topdown.as_ref());
+        let l2 = td.and_then(|t| t.level2.as_ref());
+        let invalid = fig.filter(|f| !f.invalid.is_empty()).map(|f| f.invalid.join("; "));
+        out.push(&[
+            V::I32(Some(n as i32)),
+            V::I64(Some(k as i64)),
+            V::I64(Some(start)),
+            V::I64(end),
+            V::I64(ns(start)),
+            V::I64(end.and_then(ns)),
+            V::S(Some(&timing.clock)),
+            V::I64(match fig {
+                Some(f) => f.duration_ns.map(|d| d as i64),
+                None => end.filter(|e| *e >= start).and_then(|e| ns(e - start)),
+            }),
+            V::S(name.filter(|n| shape.is_none() || *n != mtmc::import::UNNAMED)),
+            V::I64(event_id.map(i64::from)),
+            V::I64(pid.map(|f| fields::read(rec, &f) as i64)),
+            V::I64(tid.map(|f| fields::read(rec, &f) as i64)),
+            V::I32(task_core.or(cpu.map(|f| fields::read(rec, &f) as i32))),
+            V::I32(fig.and_then(|f| f.cpu_end).map(|c| c as i32)),
+            V::I64(net.map(|f| fields::read(rec, &f) as i64)),
+            V::I64(gross.map(|f| fields::read(rec, &f) as i64)),
+            V::L(fig.and_then(|f| f.counter_deltas.as_deref())),
+            V::I64(td.map(|t| t.slots as i64)),
+            V::F64(td.map(|t| t.retiring)),
+            V::F64(td.map(|t| t.bad_speculation)),
+            V::F64(td.map(|t| t.frontend_bound)),
+            V::F64(td.map(|t| t.backend_bound)),
+            V::F64(l2.map(|l| l.heavy_operations)),
+            V::F64(l2.map(|l| l.light_operations)),
+            V::F64(l2.map(|l| l.branch_mispredicts)),
+            V::F64(l2.map(|l| l.machine_clears)),
+            V::F64(l2.map(|l| l.fetch_latency)),
+            V::F64(l2.map(|l| l.fetch_bandwidth)),
+            V::F64(l2.map(|l| l.memory_bound)),
+            V::F64(l2.map(|l| l.core_bound)),
+            V::S(invalid.as_deref()),
+        ])?;
+        w.rows += 1;
+        if k % (1 << 16) == 0 {
+            progress(k as u64);
+        }
+    }
+    progress(data.len());
+    Ok(w)
+}

@@ -1,0 +1,398 @@
+//! `tbrw export timeline`: an interval stream (MTMC tasks, winIDEA calls)
+//! as an SVG written by hand: one lane per thread (or per CPU), one bar per
+//! interval coloured by its name, nested intervals one row below the one
+//! they are in, a time axis, and a `<title>` per bar that viewers show on
+//! hover (duration, counter deltas, topdown). Intervals narrower than a
+//! pixel are not drawn one by one: each lane's pixel column sums them into
+//! one bar (count, busy time, most frequent name), so that the drawing has
+//! at most a bar per pixel for them however many there are. Two passes over
+//! the records: the time range and lanes, then the bars.
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::Write;
+
+use tbrw::Tb5File;
+
+use crate::error::ExportError;
+use tbrw_query::intervals::{duration, Interval, IntervalStream};
+
+/// What a lane is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Lanes {
+    /// One lane per thread (winIDEA: per context).
+    #[default]
+    Thread,
+    /// One lane per CPU (the CPU an interval began on).
+    Cpu,
+}
+
+impl Lanes {
+    /// Both kinds.
+    pub const ALL: [Lanes; 2] = [Lanes::Thread, Lanes::Cpu];
+
+    /// The name `--lanes` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Lanes::Thread => "thread",
+            Lanes::Cpu => "cpu",
+        }
+    }
+
+    /// From [`Lanes::name`].
+    pub fn from_name(s: &str) -> Option<Lanes> {
+        Lanes::ALL.into_iter().find(|l| l.name() == s)
+    }
+}
+
+/// The timeline's options.
+#[derive(Clone, Debug)]
+pub struct TimelineOptions {
+    /// The stream.
+    pub stream: u32,
+    /// What a lane is.
+    pub lanes: Lanes,
+    /// The drawing's width in pixels (the time axis gets all but the lane labels).
+    pub width: u32,
+    /// Only intervals that overlap `start..end` (the start field's clock).
+    pub time: Option<(u64, u64)>,
+}
+
+impl Default for TimelineOptions {
+    fn default() -> Self {
+        TimelineOptions { stream: 0, lanes: Lanes::Thread, width: 1200, time: None }
+    }
+}
+
+/// What the drawing holds, for the command's summary and the tests.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TimelineSummary {
+    /// Intervals drawn (one by one or summed).
+    pub intervals: u64,
+    /// Bars of one interval each.
+    pub bars: u64,
+    /// Bars summing intervals narrower than a pixel.
+    pub summed_bars: u64,
+    /// Intervals summed into them.
+    pub summed: u64,
+    /// Intervals left out because they never end.
+    pub unended: u64,
+    /// Lanes.
+    pub lanes: usize,
+}
+
+const ROW_H: f64 = 16.0;
+const LANE_GAP: f64 = 6.0;
+const TOP: f64 = 48.0;
+/// Nesting rows a lane gets at most; deeper intervals share the last.
+const MAX_DEPTH: usize = 8;
+
+/// A colour for a name: its hash as a hue, so the same name always gets it.
+pub fn colour(name: &str) -> String {
+    // FNV-1a: stable across runs and platforms.
+    let mut h: u32 = 0x811c_9dc5;
+    for b in name.bytes() {
+        h ^= u32::from(b);
+        h = h.wrapping_mul(0x0100_0193);
+    }
+    let hue = f64::from(h % 360);
+    let sat = f64::from(55 + (h >> 9) % 25) / 100.0;
+    let light = f64::from(50 + (h >> 17) % 15) / 100.0;
+    // HSL to RGB (hex, which every SVG renderer reads).
+    let c = (1.0 - (2.0 * light - 1.0).abs()) * sat;
+    let x = c * (1.0 - ((hue / 60.0) % 2.0 - 1.0).abs());
+    let (r, g, b) = match (hue / 60.0) as u32 {
+        0 => (c, x, 0.0),
+        1 => (x, c, 0.0),
+        2 => (0.0, c, x),
+        3 => (0.0, x, c),
+        4 => (x, 0.0, c),
+        _ => (c, 0.0, x),
+    };
+    let m = light - c / 2.0;
+    let to = |v: f64| ((v + m) * 255.0).round().clamp(0.0, 255.0) as u8;
+    format!("#{:02x}{:02x}{:02x}", to(r), to(g), to(b))
+}
+
+/// Text for XML: `&`, `<`, `>`, quotes escaped, control characters dropped.
+pub fn xml(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&apos;"),
+            c if c.is_control() => o.push(' '),
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+/// A "nice" tick step (1, 2 or 5 times a power of ten) for about `n` ticks over `span`.
+fn tick_step(span: u64, n: u64) -> u64 {
+    let raw = (span / n.max(1)).max(1);
+    let mut p = 1u64;
+    while p.saturating_mul(10) <= raw {
+        p *= 10;
+    }
+    [1, 2, 5, 10].into_iter().map(|m| m * p).find(|s| *s >= raw).unwrap_or(p * 10)
+}
+
+/// A tick's text: in the unit its step is counted in, with the decimals the step needs.
+fn tick_label(t: u64, step: u64, nanos: bool) -> String {
+    if !nanos {
+        return t.to_string();
+    }
+    let (unit, name) = match step {
+        0..1_000 => (1.0, "ns"),
+        1_000..1_000_000 => (1e3, "µs"),
+        1_000_000..1_000_000_000 => (1e6, "ms"),
+        _ => (1e9, "s"),
+    };
+    let q = step as f64 / unit;
+    let decimals = if q >= 1.0 { 0 } else { (-q.log10()).ceil() as usize };
+    format!("{:.*} {name}", decimals, t as f64 / unit)
+}
+
+/// One pixel column's sum of sub-pixel intervals in a lane.
+#[derive(Default)]
+struct Column {
+    count: u64,
+    busy: u64,
+    /// Per event id (`None`: the stream's comment names them), how many:
+    /// ids, not names, so that summing an interval allocates nothing.
+    names: HashMap<Option<u32>, u64>,
+}
+
+/// Writes the timeline of `opts.stream`.
+pub fn write(file: &Tb5File, opts: &TimelineOptions, out: &mut dyn Write) -> Result<TimelineSummary, ExportError> {
+    let st = IntervalStream::open(file, opts.stream, "a timeline")?;
+    let n = st.data.len();
+    let lane_of = |k: u64| -> Option<u64> {
+        let iv = st.interval(k);
+        match opts.lanes {
+            Lanes::Thread => iv.tid.map(u64::from),
+            Lanes::Cpu => iv.cpu,
+        }
+    };
+    if opts.lanes == Lanes::Cpu && n > 0 && st.interval(0).cpu.is_none() {
+        return Err(ExportError::msg(format!(
+            "{}: stream {}: its intervals have no CPU field: --lanes cpu does not work here, --lanes thread does",
+            file.path().display(),
+            opts.stream
+        )));
+    }
+    let keep = |k: u64| -> bool {
+        let iv = st.interval(k);
+        iv.ended() && opts.time.is_none_or(|(lo, hi)| iv.end > lo && iv.start < hi)
+    };
+    // Pass 1: the time range and the lanes.
+    let mut summary = TimelineSummary::default();
+    let mut lanes: BTreeMap<Option<u64>, usize> = BTreeMap::new();
+    let (mut t0, mut t1) = (u64::MAX, 0u64);
+    for k in 0..n {
+        let iv = st.interval(k);
+        if !iv.ended() {
+            summary.unended += 1;
+            continue;
+        }
+        if !keep(k) {
+            continue;
+        }
+        t0 = t0.min(iv.start);
+        t1 = t1.max(iv.end);
+        lanes.entry(lane_of(k)).or_insert(0);
+        summary.intervals += 1;
+    }
+    if summary.intervals == 0 {
+        let why = if opts.time.is_some() { "in the --time range" } else { "that ends" };
+        return Err(ExportError::msg(format!(
+            "{}: stream {}: no interval {why}: nothing to draw",
+            file.path().display(),
+            opts.stream
+        )));
+    }
+    let span = (t1 - t0).max(1);
+    // Lane labels, and room for the longest.
+    let labels: Vec<String> = lanes
+        .keys()
+        .map(|key| match (opts.lanes, key) {
+            (Lanes::Thread, Some(t)) => st.lane_name(*t as u32),
+            (Lanes::Cpu, Some(c)) => format!("cpu {c}"),
+            (_, None) => "all".to_owned(),
+        })
+        .collect();
+    let longest = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0);
+    let label_w = (longest as f64 * 6.6 + 14.0).clamp(80.0, 360.0);
+    let plot_w = (f64::from(opts.width) - label_w - 20.0).max(100.0);
+    let px = |t: u64| label_w + (t.saturating_sub(t0)) as f64 * plot_w / span as f64;
+
+    // Pass 2: intervals a pixel wide or more are kept (their nesting needs
+    // them sorted); narrower ones go into their lane's pixel column.
+    let lane_index: HashMap<Option<u64>, usize> = lanes.keys().enumerate().map(|(i, k)| (*k, i)).collect();
+    let mut wide: Vec<(usize, u64, u64, u64)> = Vec::new();
+    let mut columns: Vec<BTreeMap<u32, Column>> = (0..lanes.len()).map(|_| BTreeMap::new()).collect();
+    for k in 0..n {
+        if !keep(k) {
+            continue;
+        }
+        let iv = st.interval(k);
+        let lane = lane_index[&lane_of(k)];
+        let (x0, x1) = (px(iv.start), px(iv.end));
+        if x1 - x0 >= 1.0 {
+            wide.push((lane, iv.start, iv.end, k));
+        } else {
+            let c = columns[lane].entry(x0 as u32).or_default();
+            c.count += 1;
+            c.busy += iv.end - iv.start;
+            *c.names.entry(iv.event).or_default() += 1;
+        }
+    }
+    // Nesting: per lane by start, longest first; an interval starting
+    // before the one it follows ends is one row deeper.
+    wide.sort_by_key(|a| (a.0, a.1, std::cmp::Reverse(a.2)));
+    let mut depth_of = Vec::with_capacity(wide.len());
+    let mut depth = vec![1usize; lanes.len()];
+    let mut open: Vec<u64> = Vec::new();
+    let mut current = usize::MAX;
+    for &(lane, start, end, _) in &wide {
+        if lane != current {
+            open.clear();
+            current = lane;
+        }
+        while open.last().is_some_and(|&e| e <= start) {
+            open.pop();
+        }
+        let d = open.len().min(MAX_DEPTH - 1);
+        open.push(end);
+        depth[lane] = depth[lane].max(d + 1);
+        depth_of.push(d);
+    }
+    let mut lane_y = Vec::with_capacity(lanes.len());
+    let mut y = TOP;
+    for d in &depth {
+        lane_y.push(y);
+        y += *d as f64 * ROW_H + LANE_GAP;
+    }
+    let height = y + 40.0;
+    let width = label_w + plot_w + 20.0;
+
+    let io = |e: std::io::Error| ExportError::msg(format!("writing the timeline: {e}"));
+    let w = &mut *out;
+    let title = format!(
+        "{}, stream {} ({}): {} intervals",
+        file.path().file_name().map_or_else(|| file.path().display().to_string(), |f| f.to_string_lossy().into()),
+        opts.stream,
+        st.comment,
+        summary.intervals
+    );
+    (|| -> std::io::Result<()> {
+        writeln!(w, r#"<?xml version="1.0" encoding="UTF-8"?>"#)?;
+        writeln!(
+            w,
+            r#"<svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="{width}" height="{height}" viewBox="0 0 {width} {height}" font-family="Verdana, sans-serif" font-size="11">"#
+        )?;
+        writeln!(w, r##"<rect x="0" y="0" width="{width}" height="{height}" fill="#fafafa"/>"##)?;
+        writeln!(w, r#"<text x="{}" y="20" font-size="15" text-anchor="middle">{}</text>"#, width / 2.0, xml(&title))?;
+        let unit = if st.clock.nanos { "" } else { " (ticks)" };
+        writeln!(
+            w,
+            r##"<text x="{label_w}" y="38" fill="#555">time from {}{} ({}){unit}; bars narrower than a pixel are summed per pixel</text>"##,
+            t0,
+            if st.clock.realtime { " ns since the epoch" } else { "" },
+            xml(&st.clock.name)
+        )?;
+        // Lanes: a label and a light band.
+        for (i, label) in labels.iter().enumerate() {
+            let h = depth[i] as f64 * ROW_H;
+            writeln!(
+                w,
+                r##"<rect x="{label_w}" y="{}" width="{plot_w}" height="{h}" fill="#eeeeee"/><text x="{}" y="{}" text-anchor="end">{}</text>"##,
+                lane_y[i],
+                label_w - 6.0,
+                lane_y[i] + ROW_H * 0.75,
+                xml(label)
+            )?;
+        }
+        // Summed columns first, under the bars.
+        for (lane, cols) in columns.iter().enumerate() {
+            let h = depth[lane] as f64 * ROW_H;
+            for (x, c) in cols {
+                // The most frequent name; a tie goes to the name first in
+                // alphabetical order, so the drawing is the same every run.
+                let mut by_name: HashMap<&str, u64> = HashMap::new();
+                for (e, n) in &c.names {
+                    *by_name.entry(st.name(&Interval { event: *e, ..Interval::default() })).or_default() += n;
+                }
+                let name = by_name.iter().max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0))).map_or("", |(n, _)| *n);
+                writeln!(
+                    w,
+                    r#"<rect x="{x}" y="{}" width="1" height="{h}" fill="{}" opacity="0.8"><title>{} intervals narrower than a pixel, busy {}, mostly {}</title></rect>"#,
+                    lane_y[lane],
+                    colour(name),
+                    c.count,
+                    duration(c.busy, st.clock.nanos),
+                    xml(name)
+                )?;
+                summary.summed_bars += 1;
+                summary.summed += c.count;
+            }
+        }
+        for (&(lane, start, end, k), &d) in wide.iter().zip(&depth_of) {
+            let iv = st.interval(k);
+            let name = st.name(&iv);
+            let (x0, x1) = (px(start), px(end));
+            let yy = lane_y[lane] + d as f64 * ROW_H;
+            write!(
+                w,
+                r#"<g><rect x="{x0:.2}" y="{yy}" width="{:.2}" height="{}" fill="{}" stroke="white" stroke-width="0.5"/><title>{}"#,
+                x1 - x0,
+                ROW_H - 1.0,
+                colour(name),
+                xml(name)
+            )?;
+            for (label, value) in st.figures(k) {
+                write!(w, "\n{}: {}", xml(&label), xml(&value))?;
+            }
+            write!(w, "</title>")?;
+            // A label when the bar has room for a few characters.
+            let room = ((x1 - x0 - 4.0) / 6.5) as usize;
+            if room >= 3 {
+                let text: String = if name.chars().count() <= room {
+                    name.to_owned()
+                } else {
+                    name.chars().take(room.saturating_sub(1)).chain(['…']).collect()
+                };
+                write!(w, r#"<text x="{:.2}" y="{}" font-size="10">{}</text>"#, x0 + 2.0, yy + ROW_H - 4.5, xml(&text))?;
+            }
+            writeln!(w, "</g>")?;
+            summary.bars += 1;
+        }
+        // The time axis.
+        let axis_y = y + 4.0;
+        writeln!(
+            w,
+            r#"<line x1="{label_w}" y1="{axis_y}" x2="{}" y2="{axis_y}" stroke="black"/>"#,
+            label_w + plot_w
+        )?;
+        let step = tick_step(span, 8);
+        let mut t = 0u64;
+        while t <= span {
+            let x = px(t0 + t);
+            writeln!(
+                w,
+                r#"<line x1="{x:.2}" y1="{axis_y}" x2="{x:.2}" y2="{}" stroke="black"/><text x="{x:.2}" y="{}" text-anchor="middle">{}</text>"#,
+                axis_y + 5.0,
+                axis_y + 18.0,
+                xml(&tick_label(t, step, st.clock.nanos))
+            )?;
+            t += step;
+        }
+        writeln!(w, "</svg>")
+    })()
+    .map_err(io)?;
+    summary.lanes = lanes.len();
+    Ok(summary)
+}

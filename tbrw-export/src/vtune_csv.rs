@@ -1,0 +1,569 @@
+//! `tbrw export vtune-csv`: streams to VTune's "CSV file with external
+//! data" (one table per file, file name `<user>-hostname-<host>.csv`).
+//! What becomes which column, and how the clock is chosen: docs/EXPORT.md.
+
+use std::collections::HashMap;
+
+use tbrw::*;
+
+use crate::error::ExportError;
+use crate::folder::Folder;
+use tbrw_import::excerpt;
+use tbrw_import::fields::{self, read};
+
+/// The clock of a time stamp column (its suffix).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Clock {
+    /// UTC wall-clock time (column suffix `UTC`).
+    Utc,
+    /// Linux CLOCK_MONOTONIC_RAW (suffix `CLOCK_MONOTONIC_RAW`).
+    MonotonicRaw,
+    /// The time stamp counter (suffix `RDTSC`).
+    Rdtsc,
+    /// Windows QueryPerformanceCounter (suffix `QPC`).
+    Qpc,
+}
+
+impl Clock {
+    /// Every clock.
+    pub const ALL: [Clock; 4] = [Clock::Utc, Clock::MonotonicRaw, Clock::Rdtsc, Clock::Qpc];
+
+    /// The name `--clock` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Clock::Utc => "utc",
+            Clock::MonotonicRaw => "monotonic-raw",
+            Clock::Rdtsc => "rdtsc",
+            Clock::Qpc => "qpc",
+        }
+    }
+
+    /// From [`Clock::name`].
+    pub fn from_name(s: &str) -> Option<Clock> {
+        Clock::ALL.into_iter().find(|c| c.name() == s)
+    }
+
+    /// The column suffix.
+    pub fn suffix(self) -> &'static str {
+        match self {
+            Clock::Utc => "UTC",
+            Clock::MonotonicRaw => "CLOCK_MONOTONIC_RAW",
+            Clock::Rdtsc => "RDTSC",
+            Clock::Qpc => "QPC",
+        }
+    }
+}
+
+/// `ns` nanoseconds since the Unix epoch as the date-and-time text VTune
+/// reads in a `.UTC` column, `YYYY-MM-DD HH:MM:SS.fffffffff` (the nine
+/// fraction digits a nanosecond time stamp has).
+pub fn utc_text(ns: u64) -> String {
+    let secs = ns / 1_000_000_000;
+    let (y, m, d) = civil_from_days(secs / 86_400);
+    let s = secs % 86_400;
+    format!("{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}.{:09}", s / 3600, s / 60 % 60, s % 60, ns % 1_000_000_000)
+}
+
+/// Year, month, day of a day count since 1970-01-01 (proleptic Gregorian):
+/// days are counted in 400-year eras of 146097 days from 0000-03-01, so
+/// that the leap day is the last day of each year of the count.
+fn civil_from_days(days: u64) -> (u64, u64, u64) {
+    let z = days + 719_468;
+    let era = z / 146_097;
+    let doe = z % 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    (yoe + era * 400 + u64::from(m <= 2), m, d)
+}
+
+impl Clock {
+    /// A time stamp of this clock as its cell: UTC as date-and-time text,
+    /// the counters (RDTSC, QPC, CLOCK_MONOTONIC_RAW) as integers.
+    pub fn cell(self, v: u64) -> String {
+        match self {
+            Clock::Utc => utc_text(v),
+            _ => v.to_string(),
+        }
+    }
+}
+
+/// The clock of a time-stamp field, or why it has none usable.
+pub fn clock_of(f: &Field, name: &str) -> std::result::Result<Clock, String> {
+    let quoted = excerpt(name);
+    let lower = name.to_ascii_lowercase();
+    match f.subtype {
+        desc_subtype::TSC | desc_subtype::TS_CPU_CYCLES => Ok(Clock::Rdtsc),
+        desc_subtype::TS_NANOSECONDS => {
+            if lower.contains("utc") || lower.contains("realtime") {
+                Ok(Clock::Utc)
+            } else if lower.contains("monotonic") {
+                Ok(Clock::MonotonicRaw)
+            } else if lower.contains("qpc") {
+                Ok(Clock::Qpc)
+            } else {
+                Err(format!(
+                    "its nanosecond time stamp {quoted} does not say which clock it is (its name should contain utc, realtime, monotonic or qpc)"
+                ))
+            }
+        }
+        desc_subtype::TS_SAMPLE_COUNT => Err(format!("its time stamp {quoted} is a sample count, not a clock")),
+        desc_subtype::TS_MILLISECONDS => Err(format!("its time stamp {quoted} is in milliseconds of an unnamed clock")),
+        st => Err(format!("its time stamp {quoted} (subtype {st}) is not a clock VTune knows")),
+    }
+}
+
+/// How a field becomes a counter column.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Count,
+    Inst,
+}
+
+fn counter_kind(t: u16) -> Option<(Kind, bool)> {
+    // (kind, value is an f64)
+    match t {
+        fields::CPUTIME => Some((Kind::Count, false)),
+        desc_type::PMD | desc_type::PMD_PHYSICAL => Some((Kind::Count, false)),
+        fields::CURRENT | fields::VOLTAGE | fields::CUSTOM_VALUE | desc_type::POWER => Some((Kind::Inst, true)),
+        _ => None,
+    }
+}
+
+fn sanitize(s: &str) -> String {
+    s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '.' { c } else { '_' }).collect()
+}
+
+/// Ends a header line with the `pid` and `tid` columns of the id fields
+/// present (`[pid, tid]`).
+fn id_header(out: &mut dyn std::io::Write, ids: [Option<Field>; 2]) -> std::io::Result<()> {
+    for (name, f) in ["pid", "tid"].into_iter().zip(ids) {
+        if f.is_some() {
+            write!(out, ",{name}")?;
+        }
+    }
+    writeln!(out)
+}
+
+/// Ends a row with the values of the id fields present.
+fn id_cells(out: &mut dyn std::io::Write, rec: &[u8], ids: [Option<Field>; 2]) -> std::io::Result<()> {
+    for f in ids.into_iter().flatten() {
+        write!(out, ",{}", read(rec, &f))?;
+    }
+    writeln!(out)
+}
+
+/// Options of the export.
+#[derive(Clone, Debug, Default)]
+pub struct CsvOptions {
+    /// The host name for the file names (default: the software section's).
+    pub hostname: Option<String>,
+    /// Only this stream (default: every stream that can be exported).
+    pub stream: Option<u32>,
+    /// The clock of nanosecond time stamps whose field name does not say
+    /// which clock they are on (a winIDEA import's session time, say).
+    pub clock: Option<Clock>,
+}
+
+/// What the export wrote, and which streams it left out and why.
+#[derive(Clone, Debug, Default)]
+pub struct CsvReport {
+    /// The files written, by name.
+    pub files: Vec<String>,
+    /// Streams not exported, with the reason.
+    pub skipped: Vec<(u32, String)>,
+    /// Interval records left out because they end before they start (an
+    /// MTMC task with no end has end time 0), per stream.
+    pub unended: Vec<(u32, u64)>,
+    /// Counter readings left out of the per-CPU counter tables because they
+    /// were lower than the CPU's reading before (a `.COUNT` column must not
+    /// decrease), per stream.
+    pub decreasing: Vec<(u32, u64)>,
+}
+
+/// Exports the streams of `f` to CSV files in `dir`.
+pub fn export_vtune_csv(
+    f: &Tb5File,
+    dir: &mut dyn Folder,
+    opts: &CsvOptions,
+) -> std::result::Result<CsvReport, ExportError> {
+    f.verify()?;
+    let file = f.path();
+    let streams: Vec<u32> = match opts.stream {
+        Some(n) => {
+            tbrw_query::report::samples::stream(f, n)?;
+            vec![n]
+        }
+        None => (0..f.stream_count()).collect(),
+    };
+    // Every option the export lacks is named at once, before anything is
+    // created on disk.
+    let mut missing = Vec::new();
+    let host = match &opts.hostname {
+        Some(h) => Some(h.clone()),
+        None => f.software()?.and_then(|s| s.host).and_then(|h| f.string_opt(h.name).ok().flatten().map(str::to_owned)),
+    };
+    if host.is_none() {
+        missing.push("--hostname H (the file records no host name)".to_owned());
+    }
+    let clockless: Vec<(u32, String)> =
+        streams.iter().filter_map(|&n| needs_clock(f, n, opts).ok().flatten().map(|why| (n, why))).collect();
+    if !clockless.is_empty() && clockless.len() == streams.len() {
+        let why: Vec<String> = clockless.iter().map(|(n, why)| format!("stream {n}: {why}")).collect();
+        missing.push(format!("--clock C ({})", why.join("; ")));
+    }
+    if !missing.is_empty() {
+        return Err(ExportError::msg(format!("{}: give {}", file.display(), missing.join(" and "))));
+    }
+    let host = host.unwrap_or_default();
+    if host.is_empty() || host.contains('/') || host.contains(char::is_whitespace) {
+        return Err(ExportError::msg(format!("host name {} cannot be part of a file name", excerpt(&host))));
+    }
+    let mut report = CsvReport::default();
+    for n in streams {
+        let mut extra = Vec::new();
+        match export_stream(f, n, dir, &host, opts, &mut extra, &mut report)? {
+            Ok(path) => {
+                report.files.push(path);
+                report.files.extend(extra);
+            }
+            Err(why) => report.skipped.push((n, why)),
+        }
+    }
+    if opts.stream.is_some() && !report.skipped.is_empty() {
+        let (n, why) = &report.skipped[0];
+        return Err(ExportError::msg(format!("{}: stream {n} cannot be exported: {why}", file.display())));
+    }
+    if report.files.is_empty() {
+        let reasons: Vec<String> = report.skipped.iter().map(|(n, w)| format!("stream {n}: {w}")).collect();
+        return Err(ExportError::msg(format!(
+            "{}: no stream can be exported ({})",
+            file.display(),
+            reasons.join("; ")
+        )));
+    }
+    Ok(report)
+}
+
+/// Whether stream `n`'s time stamps are nanoseconds of a clock their name
+/// does not give and `--clock` is not there to say.
+fn needs_clock(f: &Tb5File, n: u32, opts: &CsvOptions) -> std::result::Result<Option<String>, ExportError> {
+    let s = f.stream(n)?;
+    let Some(layout) = s.layout()? else { return Ok(None) };
+    if opts.clock.is_some() || (layout.legacy_pc_offset().is_some() && layout.tsc_offset().is_some()) {
+        return Ok(None);
+    }
+    let descs = s.descriptor()?.unwrap_or_default();
+    let Some(t) =
+        layout.fields().iter().find(|fl| fl.desc_type == desc_type::TIME_STAMP && (fl.size == 8 || fl.size == 4))
+    else {
+        return Ok(None);
+    };
+    let name = descs.get(t.entry).and_then(|d| f.string_opt(d.name).ok().flatten()).unwrap_or("");
+    if t.subtype != desc_subtype::TS_NANOSECONDS {
+        return Ok(None);
+    }
+    Ok(clock_of(t, name).err())
+}
+
+/// Writes the file `name` of `dir` with `write`, buffered.
+fn write_file(
+    dir: &mut dyn Folder,
+    name: &str,
+    write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> std::result::Result<(), ExportError> {
+    let io = |e| ExportError::write(name, e);
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, dir.create(name).map_err(io)?);
+    write(&mut out).and_then(|()| std::io::Write::flush(&mut out)).map_err(io)
+}
+
+/// Exports one stream: `Ok(Ok(name))`, or `Ok(Err(why))` when the stream
+/// has nothing VTune can take (no clock, no values).
+fn export_stream(
+    f: &Tb5File,
+    n: u32,
+    dir: &mut dyn Folder,
+    host: &str,
+    opts: &CsvOptions,
+    extra: &mut Vec<String>,
+    report: &mut CsvReport,
+) -> std::result::Result<std::result::Result<String, String>, ExportError> {
+    let s = f.stream(n)?;
+    let Some(layout) = s.layout()? else { return Ok(Err("it has no data descriptor".into())) };
+    let Some(data) = s.data()? else { return Ok(Err("it has no data".into())) };
+    let descs = s.descriptor()?.unwrap_or_default();
+    let name_of = |fl: &Field| -> String {
+        descs
+            .get(fl.entry)
+            .and_then(|d| f.string_opt(d.name).ok().flatten())
+            .map_or_else(|| fields::name(fl.desc_type).unwrap_or("field").to_owned(), str::to_owned)
+    };
+    let stream_clock = |fl: &Field, name: &str| -> std::result::Result<Clock, String> {
+        match (clock_of(fl, name), opts.clock) {
+            (Err(_), Some(c)) if fl.subtype == desc_subtype::TS_NANOSECONDS => Ok(c),
+            (Err(why), None) if fl.subtype == desc_subtype::TS_NANOSECONDS => {
+                Err(format!("{why}; or say which with --clock"))
+            }
+            (r, _) => r,
+        }
+    };
+    let events = s.events()?.unwrap_or_default();
+    // Sanitized once here, not per row.
+    let event_names: HashMap<u32, String> =
+        events.iter().map(|e| (e.id, sanitize(f.string_opt(e.name).ok().flatten().unwrap_or("event")))).collect();
+    let event_name = |id: u32| -> std::borrow::Cow<'_, str> {
+        event_names.get(&id).map_or_else(|| format!("event_{id:08X}").into(), |n| n.as_str().into())
+    };
+    let event_id = layout.find(fields::EVENT_ID, None).filter(|fl| fl.size == 4).copied();
+    let comment = s.info()?.and_then(|i| f.string_opt(i.comment).ok().flatten().map(str::to_owned));
+    let user = format!("{}-s{n}", sanitize(comment.as_deref().unwrap_or("stream")));
+    let path = format!("{user}-hostname-{host}.csv");
+
+    let legacy = layout.legacy_pc_offset();
+    let times: Vec<&Field> = layout
+        .fields()
+        .iter()
+        .filter(|fl| fl.desc_type == desc_type::TIME_STAMP && (fl.size == 8 || fl.size == 4))
+        .collect();
+    let time = match (legacy, layout.tsc_offset()) {
+        (Some(_), Some(t)) => Some((t, 8u32, Clock::Rdtsc)),
+        _ => match times.first() {
+            None => return Ok(Err("its records have no time stamp".into())),
+            Some(fl) => match stream_clock(fl, &name_of(fl)) {
+                Ok(c) => Some((fl.offset, fl.size, c)),
+                Err(why) => return Ok(Err(why)),
+            },
+        },
+    };
+    let (t_at, t_size, clock) = time.expect("set above");
+    let time = |r: &[u8]| fields::read_le(r, t_at as usize, t_size as usize);
+    let pid = layout.find(desc_type::PID, None).filter(|fl| fl.size <= 8).copied();
+    let tid = layout.find(desc_type::TID, None).filter(|fl| fl.size <= 8).copied();
+    let both = [pid, tid];
+    let tid_only = [None, tid];
+
+    // Interval streams: a second time stamp on the same clock is the end.
+    if legacy.is_none() && times.len() >= 2 && stream_clock(times[1], &name_of(times[1])) == Ok(clock) {
+        let end = *times[1];
+        let name = sanitize(comment.as_deref().unwrap_or("interval"));
+        let mut unended = 0u64;
+        write_file(dir, &path, |out| {
+            write!(out, "name,start_tsc.{},end_tsc", clock.suffix())?;
+            id_header(out, both)?;
+            for r in data.records() {
+                let (start, stop) = (time(r), read(r, &end));
+                if stop < start {
+                    unended += 1;
+                    continue;
+                }
+                // Named after the record's event when it has one, else the stream.
+                let label = event_id.map_or(name.as_str().into(), |fl| event_name(read(r, &fl) as u32));
+                write!(out, "{},{},{}", label, clock.cell(start), clock.cell(stop))?;
+                id_cells(out, r, both)?;
+            }
+            Ok(())
+        })?;
+        if unended > 0 {
+            report.unended.push((n, unended));
+        }
+        let base = sanitize(comment.as_deref().unwrap_or("stream"));
+        let (files, decreasing) =
+            per_cpu_counters(&layout, &data, &name_of, (time, end), clock, dir, &format!("{base}-s{n}"), host)?;
+        extra.extend(files);
+        if decreasing > 0 {
+            report.decreasing.push((n, decreasing));
+        }
+        return Ok(Ok(path));
+    }
+
+    // Discrete streams.
+    if let Some(pc) = legacy {
+        // Legacy samples: one cumulative column per event, counting sav per sample.
+        if events.is_empty() {
+            return Ok(Err("its legacy samples have no events to count".into()));
+        }
+        let column: HashMap<u32, usize> = events.iter().enumerate().map(|(i, e)| (e.id, i)).collect();
+        let names: Vec<String> =
+            events.iter().map(|e| sanitize(f.string_opt(e.name).ok().flatten().unwrap_or("event"))).collect();
+        let savs: Vec<u64> = events.iter().map(|e| e.sav.max(1)).collect();
+        write_file(dir, &path, |out| {
+            write!(out, "tsc.{}", clock.suffix())?;
+            for nm in &names {
+                write!(out, ",{nm}.COUNT")?;
+            }
+            writeln!(out, ",pid,tid")?;
+            let mut totals = vec![0u64; names.len()];
+            for r in data.records() {
+                let rec = SampleRecordPc::from_slice(&r[pc as usize..]).unwrap_or_default();
+                if let Some(&c) = column.get(&u32::from(rec.event_index())) {
+                    totals[c] += savs[c];
+                }
+                write!(out, "{}", clock.cell(time(r)))?;
+                for t in &totals {
+                    write!(out, ",{t}")?;
+                }
+                let pid = if rec.pid_rec_index_raw() { rec.pid_rec_index.to_string() } else { String::new() };
+                writeln!(out, ",{pid},{}", rec.tid)?;
+            }
+            Ok(())
+        })?;
+        return Ok(Ok(path));
+    }
+    // Values written to variables (winIDEA data): one file per variable,
+    // because each row holds one variable's new value.
+    let value = layout.find(fields::WRITTEN_VALUE, None).filter(|fl| fl.size == 8).copied();
+    if let (Some(id), Some(value)) = (event_id, value) {
+        // (variable, record) pairs, so each file is written from one sorted run.
+        let mut order: Vec<(u32, u64)> =
+            data.records().enumerate().map(|(i, r)| (read(r, &id) as u32, i as u64)).collect();
+        order.sort_unstable();
+        if order.is_empty() {
+            return Ok(Err("it has no values".into()));
+        }
+        let base = sanitize(comment.as_deref().unwrap_or("stream"));
+        let mut paths = Vec::new();
+        for run in order.chunk_by(|a, b| a.0 == b.0) {
+            let v = run[0].0;
+            let var = event_name(v);
+            let p = format!("{base}-s{n}-{var}-hostname-{host}.csv");
+            write_file(dir, &p, |out| {
+                write!(out, "tsc.{},{var}.INST", clock.suffix())?;
+                id_header(out, tid_only)?;
+                for &(_, i) in run {
+                    let r = data.record(i).unwrap_or_default();
+                    write!(out, "{},{}", clock.cell(time(r)), read(r, &value))?;
+                    id_cells(out, r, tid_only)?;
+                }
+                Ok(())
+            })?;
+            paths.push(p);
+        }
+        let first = paths.remove(0);
+        extra.extend(paths);
+        return Ok(Ok(first));
+    }
+    let counters: Vec<(Field, Kind, bool, String)> = layout
+        .fields()
+        .iter()
+        .filter_map(|fl| {
+            counter_kind(fl.desc_type)
+                .filter(|_| fl.size == 8 || fl.size == 4)
+                .map(|(k, float)| (*fl, k, float && fl.size == 8, sanitize(&name_of(fl))))
+        })
+        .collect();
+    if counters.is_empty() {
+        return Ok(Err(
+            "its records have no counter or instantaneous value (docs/EXPORT.md lists the field types)".into()
+        ));
+    }
+    write_file(dir, &path, |out| {
+        write!(out, "tsc.{}", clock.suffix())?;
+        for (_, kind, _, nm) in &counters {
+            write!(out, ",{nm}.{}", if *kind == Kind::Count { "COUNT" } else { "INST" })?;
+        }
+        id_header(out, both)?;
+        for r in data.records() {
+            write!(out, "{}", clock.cell(time(r)))?;
+            for (fl, _, float, _) in &counters {
+                let v = read(r, fl);
+                if *float {
+                    // A value that is not a finite number has no CSV form: the cell stays empty.
+                    let x = f64::from_bits(v);
+                    if x.is_finite() {
+                        write!(out, ",{x}")?;
+                    } else {
+                        write!(out, ",")?;
+                    }
+                } else {
+                    write!(out, ",{v}")?;
+                }
+            }
+            id_cells(out, r, both)?;
+        }
+        Ok(())
+    })?;
+    Ok(Ok(path))
+}
+
+/// Counter readings taken at each interval's begin and end (MTMC tasks) as
+/// one discrete table per CPU, `<base>-cpu<C>-counters-hostname-<host>.csv`:
+/// the counters count everything on a CPU and are never reset, so a CPU's
+/// readings in time order are cumulative, while one column mixing CPUs, or
+/// bound to the task's thread, would not be. A reading is on the CPU the
+/// record's first (begin) or second (end) processor-number field names;
+/// without both fields nothing is written. A reading lower than the CPU's
+/// reading before it is left out (counted) so that no column decreases.
+/// Returns the files written and the readings left out.
+#[allow(clippy::too_many_arguments)]
+fn per_cpu_counters(
+    layout: &RecordLayout,
+    data: &DataSection<'_>,
+    name_of: &dyn Fn(&Field) -> String,
+    (time, end): (impl Fn(&[u8]) -> u64, Field),
+    clock: Clock,
+    dir: &mut dyn Folder,
+    base: &str,
+    host: &str,
+) -> std::result::Result<(Vec<String>, u64), ExportError> {
+    let pick = |which: fn(u16) -> Option<usize>| -> Vec<Field> {
+        let mut v: Vec<Field> =
+            layout.fields().iter().filter(|fl| which(fl.desc_type).is_some() && fl.size == 8).copied().collect();
+        v.sort_by_key(|fl| which(fl.desc_type));
+        v
+    };
+    let begins = pick(fields::counter_begin);
+    let ends = pick(fields::counter_end);
+    let cpus: Vec<Field> = layout
+        .fields()
+        .iter()
+        .filter(|fl| fl.desc_type == desc_type::PROCESSOR_NUMBER && fl.size <= 8)
+        .copied()
+        .collect();
+    if begins.is_empty() || begins.len() != ends.len() || cpus.len() < 2 {
+        return Ok((Vec::new(), 0));
+    }
+    let names: Vec<String> = begins.iter().map(|fl| sanitize(name_of(fl).trim_end_matches("_begin"))).collect();
+    // (cpu, time, record, at end): sorted, each CPU's readings are one run in time order.
+    let mut rows: Vec<(u64, u64, u64, bool)> = Vec::with_capacity(data.len() as usize * 2);
+    for (i, r) in data.records().enumerate() {
+        let (start, stop) = (time(r), read(r, &end));
+        rows.push((read(r, &cpus[0]), start, i as u64, false));
+        if stop >= start {
+            rows.push((read(r, &cpus[1]), stop, i as u64, true));
+        }
+    }
+    rows.sort_unstable();
+    let mut files = Vec::new();
+    let mut dropped = 0;
+    for run in rows.chunk_by(|a, b| a.0 == b.0) {
+        let p = format!("{base}-cpu{}-counters-hostname-{host}.csv", run[0].0);
+        write_file(dir, &p, |out| {
+            write!(out, "tsc.{}", clock.suffix())?;
+            for nm in &names {
+                write!(out, ",{nm}.COUNT")?;
+            }
+            writeln!(out)?;
+            let mut last: Option<Vec<i64>> = None;
+            for &(_, t, i, at_end) in run {
+                let r = data.record(i).unwrap_or_default();
+                // Sign-extended readings: as signed integers.
+                let v: Vec<i64> = (if at_end { &ends } else { &begins }).iter().map(|fl| read(r, fl) as i64).collect();
+                if last.as_ref().is_some_and(|l| l.iter().zip(&v).any(|(a, b)| b < a)) {
+                    dropped += 1;
+                    continue;
+                }
+                write!(out, "{}", clock.cell(t))?;
+                for x in &v {
+                    write!(out, ",{x}")?;
+                }
+                writeln!(out)?;
+                last = Some(v);
+            }
+            Ok(())
+        })?;
+        files.push(p);
+    }
+    Ok((files, dropped))
+}

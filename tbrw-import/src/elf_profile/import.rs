@@ -1,0 +1,595 @@
+//! Sampler profiles to TB5 (`tbrw import sampler`) and back (`tbrw export
+//! sampler`). The mapping, units and time stamps are in docs/IMPORT.md;
+//! the way back in docs/EXPORT.md.
+//!
+//! Import streams: a sample's records go to the data section when the
+//! sample is whole (so a killed run keeps exactly its whole samples), one
+//! sample bigger than [`PENDING_BYTES`] waits in a temporary file, and maps
+//! go one by one to the module section. Memory does not depend on any
+//! count the profile claims.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{Cursor, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use tbrw::*;
+
+use super::profile::{
+    self, Detected, Endian, Format, Layout, Magic, Next, ProfileHeader, ProfileReader, SampleHead, ThreadSample,
+    Threads, VmMap,
+};
+use crate::error::ImportError;
+use crate::fields;
+use crate::globals::{field, write_globals};
+use crate::module_notes::{hex, unhex};
+
+/// The pid the profile's process gets when `--pid` is not given.
+pub const DEFAULT_PID: u32 = 1;
+
+/// Bytes of records held in memory before they go to the data section
+/// (or, for one sample alone, to a temporary file).
+pub const PENDING_BYTES: usize = 1 << 20;
+
+/// Samples without threads whose time and PMU data are kept (for the
+/// byte-identical way back); the current writer makes one, the first.
+pub const MAX_EMPTY_KEPT: usize = 1 << 16;
+
+/// The `segment_name` of every imported module: its load address is the
+/// start of the ELF's executable `PT_LOAD` segment, not the ELF's base.
+pub const SEGMENT_NAME: &str = "PT_LOAD r-x";
+
+fn value_field(magic: Magic) -> (u16, &'static str) {
+    match magic {
+        Magic::Custom => (fields::CUSTOM_VALUE, "custom"),
+        Magic::Current => (fields::CURRENT, "current"),
+        Magic::Voltage => (fields::VOLTAGE, "voltage"),
+        Magic::Power => (desc_type::POWER, "power"),
+    }
+}
+
+/// The magic of a record field type: the PMU value field each magic writes.
+pub fn magic_of(t: u16) -> Option<Magic> {
+    Some(match t {
+        fields::CUSTOM_VALUE => Magic::Custom,
+        fields::CURRENT => Magic::Current,
+        fields::VOLTAGE => Magic::Voltage,
+        desc_type::POWER => Magic::Power,
+        _ => return None,
+    })
+}
+
+/// How the records of an import get their nanosecond time stamp.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimeSource {
+    /// The current writer's per-sample CLOCK_REALTIME (UTC).
+    Realtime,
+    /// Sample i at i × wall time / announced samples, from the run's start.
+    Interpolated,
+    /// Neither (a killed seed-era run: no wall time, no sample count).
+    None,
+}
+
+impl TimeSource {
+    fn name(self) -> &'static str {
+        match self {
+            TimeSource::Realtime => "realtime",
+            TimeSource::Interpolated => "interpolated",
+            TimeSource::None => "none",
+        }
+    }
+}
+
+/// Name of the time field of a [`TimeSource::Realtime`] import.
+pub const TIME_UTC: &str = "time_realtime_utc";
+/// Name of the time field of a [`TimeSource::Interpolated`] import: it
+/// names no clock, because none would be true.
+pub const TIME_INTERPOLATED: &str = "time_since_run_start_interpolated";
+
+/// Which fields a record has (they depend on the profile).
+#[derive(Clone, Copy, Debug)]
+struct Shape {
+    time: TimeSource,
+    cputime: bool,
+    magic: Magic,
+    pmu_size: u32,
+    power: bool,
+}
+
+impl Shape {
+    fn descriptor(&self) -> Vec<DescEntry> {
+        let mut d = Vec::new();
+        match self.time {
+            TimeSource::Realtime => d.push(field(desc_type::TIME_STAMP, desc_subtype::TS_NANOSECONDS, 8, TIME_UTC)),
+            TimeSource::Interpolated => {
+                d.push(field(desc_type::TIME_STAMP, desc_subtype::TS_NANOSECONDS, 8, TIME_INTERPOLATED))
+            }
+            TimeSource::None => {}
+        }
+        d.push(field(desc_type::TIME_STAMP, desc_subtype::TS_SAMPLE_COUNT, 8, "sample"));
+        d.push(field(desc_type::IP, desc_subtype::NONE, 8, "pc"));
+        d.push(field(desc_type::PID, desc_subtype::NONE, 4, "pid"));
+        d.push(field(desc_type::TID, desc_subtype::NONE, 4, "tid"));
+        if self.cputime {
+            d.push(field(fields::CPUTIME, desc_subtype::NONE, 8, "cputime_ns"));
+            d.push(field(fields::CPUTIME_DELTA, desc_subtype::NONE, 8, "cputime_delta_ns"));
+        }
+        if self.pmu_size == 8 {
+            let (vt, vn) = value_field(self.magic);
+            d.push(field(vt, desc_subtype::NONE, 8, vn));
+        } else if self.pmu_size > 0 {
+            d.push(field(fields::PMU_DATA, desc_subtype::NONE, self.pmu_size, "pmu_data"));
+        }
+        if self.power {
+            d.push(field(desc_type::POWER, desc_subtype::NONE, 8, "power_w"));
+        }
+        d
+    }
+}
+
+/// The descriptor of a stream imported from a current-writer profile
+/// with an 8-byte PMU value (the most complete record).
+pub fn descriptor(magic: Magic) -> Vec<DescEntry> {
+    Shape { time: TimeSource::Realtime, cputime: true, magic, pmu_size: 8, power: false }.descriptor()
+}
+
+/// Options of the import.
+#[derive(Clone, Debug, Default)]
+pub struct ImportOptions {
+    /// The process id the profile's process gets ([`DEFAULT_PID`] if `None`).
+    pub pid: Option<u32>,
+    /// The host name to record (the profile has none).
+    pub hostname: Option<String>,
+}
+
+/// How to read the profile itself.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ProfileOptions {
+    /// The layout, when the bytes fit more than one (`--layout`).
+    pub layout: Option<Layout>,
+    /// The voltage a current profile was measured at (`--volts`): each
+    /// record then gets its power, current × volts.
+    pub volts: Option<f64>,
+}
+
+/// What an import did.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ImportStats {
+    /// Whether the profile was bzip2-compressed.
+    pub compressed: bool,
+    /// Layout, byte order and PMU-data size.
+    pub format: Option<Format>,
+    /// Other layouts the bytes fit too (`--layout` chose).
+    pub also: Vec<Layout>,
+    /// The header was all zeros: the sampler was killed, and header and maps are missing.
+    pub killed: bool,
+    /// Samples the header announced (0 for a killed run).
+    pub announced: u64,
+    /// Whole samples imported (with or without threads).
+    pub samples: u64,
+    /// Samples without threads (kept in the stream's user-defined section).
+    pub empty: u64,
+    /// Records written (one per thread of each sample).
+    pub records: u64,
+    /// VM maps (modules) written.
+    pub maps: u64,
+    /// Samples announced but missing (a cut run), including a partial one.
+    pub dropped: u64,
+    /// Bytes of a partial last sample that were dropped.
+    pub partial_bytes: u64,
+    /// Bytes of (decompressed) profile read.
+    pub bytes: u64,
+    /// How records got their time.
+    pub time: Option<TimeSource>,
+}
+
+/// A sample without threads, kept for the way back.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Empty {
+    /// The sample's index.
+    pub index: u64,
+    /// Its time, µs.
+    pub time_us: u64,
+    /// Its PMU data.
+    pub pmu: Vec<u8>,
+}
+
+/// What the import records in the stream's user-defined section, as one
+/// line of `key=value` words, then one `empty=` line per sample without
+/// threads, then a note for symbolizers.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Meta {
+    /// The profile's layout, byte order and PMU-data size.
+    pub format: Format,
+    /// Its header.
+    pub header: ProfileHeader,
+    /// Whole samples imported.
+    pub samples: u64,
+    /// Samples announced but not there.
+    pub dropped: u64,
+    /// How records got their time.
+    pub time: TimeSource,
+    /// `--volts`, when given.
+    pub volts: Option<f64>,
+    /// Samples without threads (kept for the way back).
+    pub empties: Vec<Empty>,
+    /// Samples without threads past [`MAX_EMPTY_KEPT`].
+    pub empties_lost: u64,
+}
+
+impl Meta {
+    /// The section's text.
+    pub fn text(&self) -> String {
+        let h = &self.header;
+        let mut s = format!(
+            "sampler layout={} endian={} pmu_size={} magic={} wall_us={} latency_us={} samples_announced={} maps={} killed={} samples={} dropped={} time={} volts={} empties_not_kept={}\n",
+            self.format.layout.name(),
+            self.format.endian.name(),
+            self.format.pmu_size,
+            h.magic.value(),
+            h.wall_us,
+            h.latency_us,
+            h.samples,
+            h.maps,
+            u8::from(h.killed),
+            self.samples,
+            self.dropped,
+            self.time.name(),
+            self.volts.map_or_else(|| "-".to_owned(), |v| v.to_string()),
+            self.empties_lost,
+        );
+        for e in &self.empties {
+            s.push_str(&format!("empty={},{},{}\n", e.index, e.time_us, hex(&e.pmu)));
+        }
+        s.push_str(
+            "# modules: load_address is the start of the executable PT_LOAD segment and length is the map size + 1 \
+             (the sampler's ends are inclusive); ELF virtual address = pc - load_address + p_vaddr of that segment\n",
+        );
+        s
+    }
+
+    /// A stream's user-defined section read back (`None`: not an import's).
+    pub fn parse(text: &str) -> Option<Meta> {
+        let mut lines = text.lines();
+        let first = lines.next()?.strip_prefix("sampler ")?;
+        let kv: HashMap<&str, &str> = first.split_whitespace().filter_map(|w| w.split_once('=')).collect();
+        let num = |k: &str| kv.get(k).and_then(|v| v.parse::<u64>().ok());
+        let layout = Layout::from_name(kv.get("layout")?)?;
+        let format = Format {
+            layout,
+            endian: Endian::from_name(kv.get("endian")?)?,
+            pmu_size: u32::try_from(num("pmu_size")?).ok()?,
+        };
+        let header = ProfileHeader {
+            magic: Magic::from_value(u32::try_from(num("magic")?).ok()?)?,
+            wall_us: num("wall_us")?,
+            latency_us: num("latency_us")?,
+            samples: num("samples_announced")?,
+            maps: num("maps")?,
+            killed: num("killed")? == 1,
+        };
+        let empties = lines
+            .filter_map(|l| l.strip_prefix("empty="))
+            .map(|e| {
+                let mut p = e.split(',');
+                Some(Empty { index: p.next()?.parse().ok()?, time_us: p.next()?.parse().ok()?, pmu: unhex(p.next()?)? })
+            })
+            .collect::<Option<Vec<_>>>()?;
+        Some(Meta {
+            format,
+            header,
+            samples: num("samples")?,
+            dropped: num("dropped").unwrap_or(0),
+            time: TimeSource::None,
+            volts: kv.get("volts").and_then(|v| v.parse().ok()),
+            empties,
+            empties_lost: num("empties_not_kept").unwrap_or(0),
+        })
+    }
+}
+
+/// Records of whole samples, and of the sample being read, on their way
+/// to the data section.
+struct Pending {
+    buf: Vec<u8>,
+    /// Where the open sample's records start in `buf`.
+    open_at: usize,
+    /// The open sample's earlier records, when it alone outgrew `buf`.
+    spill: Option<File>,
+    dir: PathBuf,
+}
+
+impl Pending {
+    fn push(&mut self, rec: &[u8], data: &mut DataSectionWriter<'_>) -> Result<(), ImportError> {
+        self.buf.extend_from_slice(rec);
+        if self.buf.len() >= PENDING_BYTES {
+            if self.open_at > 0 {
+                data.add(&self.buf[..self.open_at])?;
+                self.buf.drain(..self.open_at);
+                self.open_at = 0;
+            }
+            if self.buf.len() >= PENDING_BYTES {
+                let f = match &mut self.spill {
+                    Some(f) => f,
+                    None => self
+                        .spill
+                        .insert(tempfile::tempfile_in(&self.dir).map_err(|e| ImportError::io(&self.dir.display(), e))?),
+                };
+                f.write_all(&self.buf).map_err(|e| ImportError::io(&self.dir.display(), e))?;
+                self.buf.clear();
+            }
+        }
+        Ok(())
+    }
+
+    /// The open sample is whole.
+    fn close_sample(&mut self, data: &mut DataSectionWriter<'_>) -> Result<(), ImportError> {
+        if let Some(mut f) = self.spill.take() {
+            f.write_all(&self.buf)
+                .and_then(|()| f.seek(SeekFrom::Start(0)))
+                .map_err(|e| ImportError::io(&self.dir.display(), e))?;
+            data.add_from_reader(&mut f)?;
+            self.buf.clear();
+        }
+        self.open_at = self.buf.len();
+        if self.buf.len() >= PENDING_BYTES {
+            data.add(&self.buf)?;
+            self.buf.clear();
+            self.open_at = 0;
+        }
+        Ok(())
+    }
+
+    /// The open sample is cut: none of it is kept.
+    fn drop_sample(&mut self) {
+        self.buf.truncate(self.open_at);
+        self.spill = None;
+    }
+}
+
+fn module_of(m: &VmMap, pid: u32, first: bool, exe: bool) -> Module {
+    let mut flags = ModuleFlags::LOADED;
+    if exe {
+        flags |= ModuleFlags::IS_EXE;
+    }
+    if first {
+        flags |= ModuleFlags::FIRST_MODULE_REC_IN_PROCESS;
+    }
+    let label = (!m.label.is_empty()).then(|| m.label.clone());
+    Module {
+        associated_pid: pid,
+        flags,
+        segment_type: processor_mode::BIT64,
+        load_address: m.address,
+        // Inclusive end, as the sampler's tools take it; never past the address space.
+        length: m.size.saturating_add(1).min(u64::MAX - m.address),
+        unload_tsc: NEVER_UNLOADED,
+        name: label.as_deref().map(|l| l.rsplit('/').next().unwrap_or(l).to_owned()),
+        path: label,
+        segment_name: Some(SEGMENT_NAME.to_owned()),
+        ..Default::default()
+    }
+}
+
+/// Reads every map the header announces into the module section.
+fn write_maps<R: Read>(w: &mut Tb5Writer, profile: &mut ProfileReader<R>, pid: u32) -> Result<u64, ImportError> {
+    let mut s = w.modules()?;
+    let mut exe: Option<String> = None;
+    let mut n = 0u64;
+    while let Some(m) = profile.next_map()? {
+        // The first map is the target executable.
+        let label = exe.get_or_insert_with(|| m.label.clone());
+        let is_exe = *label == m.label;
+        s.add_module(&module_of(&m, pid, n == 0, is_exe))?;
+        n += 1;
+    }
+    s.done()?;
+    Ok(n)
+}
+
+/// Imports the profile at `input` (`-`: standard input) into a new TB5 file
+/// at `output`, detecting its layout. `progress` is called with the bytes
+/// read so far.
+pub fn import_sampler(
+    input: &Path,
+    output: &Path,
+    opts: &ImportOptions,
+    progress: &mut dyn FnMut(u64),
+) -> Result<ImportStats, ImportError> {
+    import_profile(input, output, opts, &ProfileOptions::default(), progress)
+}
+
+/// [`import_sampler`] with the choices about the profile itself.
+pub fn import_profile(
+    input: &Path,
+    output: &Path,
+    opts: &ImportOptions,
+    popts: &ProfileOptions,
+    progress: &mut dyn FnMut(u64),
+) -> Result<ImportStats, ImportError> {
+    let opened = profile::open(input)?;
+    let detected: Detected = profile::detect(&opened, input, popts.layout)?;
+    let (format, header) = (detected.format, detected.header);
+    if let Some(v) = popts.volts {
+        if header.magic != Magic::Current || header.killed {
+            return Err(ImportError::msg(format!(
+                "{}: --volts is for current profiles (magic 1); this one's PMU values are {}",
+                input.display(),
+                if header.killed { "of an unknown kind (the header is missing)" } else { header.magic.name() }
+            )));
+        }
+        if !v.is_finite() {
+            return Err(ImportError::msg(format!("--volts {v} is not a voltage")));
+        }
+    }
+    let size = opened.size;
+    let mut chained = Cursor::new(opened.prefix).chain(opened.rest);
+    std::io::copy(&mut (&mut chained).take(format.layout.header_size()), &mut std::io::sink())
+        .map_err(|e| ImportError::io(input.display(), e))?;
+    let mut profile = ProfileReader::new(chained, input, size, &detected);
+    let pid = opts.pid.unwrap_or(DEFAULT_PID);
+    let time = if format.layout.timed() {
+        TimeSource::Realtime
+    } else if header.samples > 0 && !header.killed {
+        TimeSource::Interpolated
+    } else {
+        TimeSource::None
+    };
+    let shape = Shape {
+        time,
+        cputime: format.layout.has_cputime(),
+        magic: header.magic,
+        pmu_size: format.pmu_size,
+        power: popts.volts.is_some(),
+    };
+    let mut stats = ImportStats {
+        compressed: opened.compressed,
+        format: Some(format),
+        also: detected.also.iter().map(|f| f.layout).collect(),
+        killed: header.killed,
+        announced: header.samples,
+        time: Some(time),
+        ..Default::default()
+    };
+
+    let mut w = Tb5Writer::create(output)?;
+    // What the profile does not say is left unknown: no nodes, no OS version.
+    write_globals(
+        &mut w,
+        &Software {
+            host: Some(Host { reserved: 0, ip_address: None, name: opts.hostname.clone() }),
+            os: Some(Os { platform: os_family::LINUX64, name: Some("Linux".into()), ..Default::default() }),
+            application: None,
+        },
+    )?;
+    if !format.layout.maps_at_end() {
+        stats.maps = write_maps(&mut w, &mut profile, pid)?;
+    }
+
+    let value_name = if header.killed { "pmu (kind unknown)" } else { value_field(header.magic).1 };
+    let mut stream = w
+        .stream(0)?
+        .info(&StreamInfo {
+            stream_type: stream_type::SAMPLING,
+            command_line: Some(format!("sampler profile {}", input.display())),
+            comment: Some(format!("sampler profile ({value_name})")),
+            ..Default::default()
+        })?
+        .data_descriptor(&shape.descriptor())?;
+    stream.events(&[Event { id: 0, flags: EventFlags::TBS, name: Some(value_name.into()), ..Default::default() }])?;
+    let mut data = stream.data()?;
+    let dir = output.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_owned();
+    let mut pending = Pending { buf: Vec::with_capacity(PENDING_BYTES + 4096), open_at: 0, spill: None, dir };
+    let mut head = SampleHead::default();
+    let mut block: Vec<ThreadSample> = Vec::new();
+    let mut last_cputime: HashMap<u32, u64> = HashMap::new();
+    let mut empties = Vec::new();
+    let mut empties_lost = 0u64;
+    let mut rec = Vec::with_capacity(128);
+    let mut last_progress = 0u64;
+    loop {
+        match profile.next_sample(&mut head)? {
+            Next::Sample => {}
+            Next::End => break,
+            Next::Partial { bytes } => {
+                stats.partial_bytes = bytes;
+                break;
+            }
+        }
+        let index = stats.samples;
+        let time_ns = match time {
+            TimeSource::Realtime => head.time_us.unwrap_or(0).saturating_mul(1000),
+            TimeSource::Interpolated => {
+                (u128::from(index) * u128::from(header.wall_us) * 1000 / u128::from(header.samples)) as u64
+            }
+            TimeSource::None => 0,
+        };
+        if head.threads == 0 {
+            if empties.len() < MAX_EMPTY_KEPT {
+                empties.push(Empty { index, time_us: head.time_us.unwrap_or(0), pmu: head.pmu.clone() });
+            } else {
+                empties_lost += 1;
+            }
+            stats.empty += 1;
+            stats.samples += 1;
+            continue;
+        }
+        let value = head.value();
+        let cut = loop {
+            let r = profile.threads(&mut block)?;
+            for t in &block {
+                rec.clear();
+                if time != TimeSource::None {
+                    rec.extend_from_slice(&time_ns.to_le_bytes());
+                }
+                rec.extend_from_slice(&index.to_le_bytes());
+                rec.extend_from_slice(&t.pc.to_le_bytes());
+                rec.extend_from_slice(&pid.to_le_bytes());
+                rec.extend_from_slice(&t.tid.to_le_bytes());
+                if shape.cputime {
+                    // A thread's first sample costs nothing; a counter that goes
+                    // back (a reused tid) restarts rather than wrapping around.
+                    let prev = last_cputime.insert(t.tid, t.cputime).unwrap_or(t.cputime);
+                    rec.extend_from_slice(&t.cputime.to_le_bytes());
+                    rec.extend_from_slice(&t.cputime.saturating_sub(prev).to_le_bytes());
+                }
+                rec.extend_from_slice(&head.pmu);
+                if let (Some(v), Some(i)) = (popts.volts, value) {
+                    rec.extend_from_slice(&(i * v).to_le_bytes());
+                }
+                pending.push(&rec, &mut data)?;
+            }
+            match r {
+                Threads::More => {}
+                Threads::Done => break None,
+                Threads::Cut { bytes } => break Some(bytes),
+            }
+        };
+        if let Some(bytes) = cut {
+            pending.drop_sample();
+            stats.partial_bytes = bytes;
+            break;
+        }
+        pending.close_sample(&mut data)?;
+        stats.records += u64::from(head.threads);
+        stats.samples += 1;
+        if profile.offset() - last_progress >= 1 << 20 {
+            last_progress = profile.offset();
+            progress(last_progress);
+        }
+    }
+    if stats.samples == 0 && stats.partial_bytes > 0 {
+        // Never an empty stream from a profile that holds (part of) a sample.
+        return Err(ImportError::msg(format!(
+            "{}: no whole sample: the profile ends inside its first sample, {} bytes into it",
+            input.display(),
+            stats.partial_bytes
+        )));
+    }
+    pending.drop_sample();
+    data.add(&pending.buf)?;
+    data.done()?;
+    stats.dropped = header.samples.saturating_sub(stats.samples);
+    if stats.partial_bytes > 0 && stats.dropped == 0 {
+        stats.dropped = 1;
+    }
+    let meta = Meta {
+        format,
+        header,
+        samples: stats.samples,
+        dropped: stats.dropped,
+        time,
+        volts: popts.volts,
+        empties,
+        empties_lost,
+    };
+    stream.user_defined(meta.text().as_bytes())?;
+    stream.finish()?;
+    if format.layout.maps_at_end() {
+        stats.maps = write_maps(&mut w, &mut profile, pid)?;
+    }
+    stats.bytes = profile.offset();
+    w.close()?;
+    progress(stats.bytes);
+    Ok(stats)
+}

@@ -1,0 +1,135 @@
+//! The one error type of the importers: which input, where in it (line and
+//! column, record, byte offset), and what is wrong there. Imports no
+//! importer.
+
+use std::fmt;
+
+use crate::elf_profile::ProfileError;
+
+/// Where in an input a problem lies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Place {
+    /// The input as a whole (it is empty, say).
+    Whole,
+    /// A line of a text input (from 1), and the column (from 1) when known.
+    Line {
+        /// The line.
+        line: u64,
+        /// The column.
+        column: Option<u64>,
+    },
+    /// A record of a binary input (from 0) at a byte offset.
+    Record {
+        /// The record's index.
+        index: u64,
+        /// The byte offset of its start.
+        offset: u64,
+    },
+    /// A byte offset of a binary input.
+    Offset(u64),
+}
+
+impl fmt::Display for Place {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Place::Whole => Ok(()),
+            Place::Line { line, column: None } => write!(f, "line {line}: "),
+            Place::Line { line, column: Some(c) } => write!(f, "line {line}, column {c}: "),
+            Place::Record { index, offset } => write!(f, "record {index} at byte offset {offset}: "),
+            Place::Offset(o) => write!(f, "byte offset {o}: "),
+        }
+    }
+}
+
+/// Why an import stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    /// The input is not what the importer reads, or is damaged at `place`.
+    #[error("{input}: {place}{what}")]
+    Invalid {
+        /// The input's name, as the caller gave it.
+        input: String,
+        /// Where.
+        place: Place,
+        /// What is wrong, in a sentence.
+        what: String,
+    },
+    /// Reading the input (or a temporary file next to it) failed.
+    #[error("{input}: {source}")]
+    Io {
+        /// The input's name.
+        input: String,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// An option that cannot be used with this input (`--volts 0`, say).
+    #[error("{0}")]
+    Option(String),
+    /// An ELF-sampler profile that cannot be read.
+    #[error(transparent)]
+    Profile(#[from] ProfileError),
+    /// Writing the TB5 file (or reading one back) failed.
+    #[error(transparent)]
+    Tb5(#[from] tbrw::Error),
+    /// Anything else, already phrased (being replaced by the variants above).
+    #[error("{0}")]
+    Message(String),
+}
+
+impl ImportError {
+    /// A problem at `place` of `input`.
+    pub fn invalid(input: impl fmt::Display, place: Place, what: impl Into<String>) -> ImportError {
+        ImportError::Invalid { input: input.to_string(), place, what: what.into() }
+    }
+
+    /// An error already phrased.
+    pub fn msg(m: impl Into<String>) -> ImportError {
+        ImportError::Message(m.into())
+    }
+
+    /// An I/O error on `input`.
+    pub fn io(input: impl fmt::Display, source: std::io::Error) -> ImportError {
+        ImportError::Io { input: input.to_string(), source }
+    }
+}
+
+/// The longest piece of offending input an error message quotes.
+pub const EXCERPT_CHARS: usize = 80;
+
+/// `text` as an error message quotes it: whole when short, otherwise its
+/// first [`EXCERPT_CHARS`] characters and its length, so a 100 MB line never
+/// becomes a 100 MB message.
+pub fn excerpt(text: &str) -> String {
+    let mut chars = text.char_indices();
+    match chars.nth(EXCERPT_CHARS) {
+        None => format!("{text:?}"),
+        Some((cut, _)) => format!("{:?}... ({} bytes)", &text[..cut], text.len()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn excerpt_keeps_short_text_and_cuts_long_text() {
+        assert_eq!(excerpt("12,ab"), "\"12,ab\"");
+        let long = "7".repeat(100_000_000 / 1000);
+        let e = excerpt(&long);
+        assert!(e.len() < EXCERPT_CHARS + 40, "{e}");
+        assert!(e.ends_with("... (100000 bytes)"), "{e}");
+        // A cut never splits a character.
+        let wide = "é".repeat(200);
+        assert!(excerpt(&wide).starts_with("\"éé"));
+    }
+
+    #[test]
+    fn places_read_as_the_messages_say_them() {
+        let e = ImportError::invalid("a.log", Place::Line { line: 3, column: Some(7) }, "not a number");
+        assert_eq!(e.to_string(), "a.log: line 3, column 7: not a number");
+        let e = ImportError::invalid("p.data", Place::Record { index: 0, offset: 4000 }, "too short");
+        assert_eq!(e.to_string(), "p.data: record 0 at byte offset 4000: too short");
+        assert_eq!(ImportError::invalid("x", Place::Whole, "empty").to_string(), "x: empty");
+    }
+}

@@ -1,0 +1,476 @@
+//! The TB5 stream of an MTMC import (one record per task, the counters and
+//! the task names as events, the tasks' threads in the thread table, the
+//! process named after the log), and its records read back. The log is
+//! read twice: once to check every line and collect what must precede the
+//! records (task names, the record shape), once to write them; memory is
+//! a constant plus what the output holds.
+
+use std::collections::HashMap;
+use std::io::BufReader;
+use std::path::Path;
+
+use tbrw::*;
+
+use super::log::{bad, parse_line, read_line, Extra, Layout, LineRead, Task, MAX_LINE};
+use crate::error::{excerpt, ImportError};
+use crate::fields::{self, read_le};
+use crate::globals::{field, write_globals};
+
+/// How many counters and constants each record of a stream holds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Shape {
+    /// Counter readings at each end.
+    pub counters: usize,
+    /// Constants (2023 layout).
+    pub constants: usize,
+}
+
+/// Record flag: the line had topdown readings in section `[7]`.
+pub const FLAG_TOPDOWN: u64 = 1;
+/// Record flag: the line had the 2023 layout (integer prefix, name,
+/// configuration index and constants are meaningful).
+pub const FLAG_2023: u64 = 2;
+/// The event id of the first task name; counters are events 0..n.
+pub const NAME_BASE: u32 = 0x1_0000;
+/// The name of tasks whose line gives none (v0.1, or an empty user prefix).
+pub const UNNAMED: &str = "mtmc_task";
+
+/// The record layout of an MTMC stream.
+pub fn descriptor(shape: Shape) -> Vec<DescEntry> {
+    let ns = desc_subtype::TS_NANOSECONDS;
+    let mut v = vec![
+        field(desc_type::PID, 0, 4, "pid"),
+        field(desc_type::TID, 0, 4, "tid"),
+        field(fields::PTHREAD, 0, 4, "pthread_id"),
+        field(fields::PARENT_TID, 0, 4, "parent_tid"),
+        field(fields::PARENT_PTHREAD, 0, 4, "parent_pthread_id"),
+        field(fields::EVENT_ID, 0, 4, "name_event_id"),
+        field(fields::MTMC_FLAGS, 0, 8, "mtmc_flags"),
+        field(desc_type::TIME_STAMP, ns, 8, "start_realtime_ns"),
+        field(desc_type::TIME_STAMP, ns, 8, "end_realtime_ns"),
+        field(desc_type::TIME_STAMP, ns, 8, "scheduled_realtime_ns"),
+        field(desc_type::PROCESSOR_NUMBER, 0, 8, "cpu_begin"),
+        field(fields::NUMA_NODE_BEGIN, 0, 8, "numa_node_begin"),
+        field(fields::EVENTS_BEGIN, 0, 8, "events_begin"),
+        field(desc_type::PROCESSOR_NUMBER, 0, 8, "cpu_end"),
+        field(fields::NUMA_NODE_END, 0, 8, "numa_node_end"),
+        field(fields::EVENTS_END, 0, 8, "events_end"),
+        field(fields::TOPDOWN_SLOTS_BEGIN, 0, 8, "topdown_slots_begin"),
+        field(fields::TOPDOWN_METRICS_BEGIN, 0, 8, "topdown_metrics_begin"),
+        field(fields::TOPDOWN_UOP_DROP_BEGIN, 0, 8, "topdown_uop_drop_begin"),
+        field(fields::TOPDOWN_SLOTS_END, 0, 8, "topdown_slots_end"),
+        field(fields::TOPDOWN_METRICS_END, 0, 8, "topdown_metrics_end"),
+        field(fields::TOPDOWN_UOP_DROP_END, 0, 8, "topdown_uop_drop_end"),
+        field(fields::INT_PREFIX, 0, 8, "int_prefix"),
+        field(fields::CONFIG_INDEX, 0, 8, "config_index"),
+    ];
+    for i in 0..shape.constants {
+        v.push(field(fields::CONSTANT + i as u16, 0, 8, format!("constant{i}")));
+    }
+    for i in 0..shape.counters {
+        v.push(field(fields::COUNTER_BEGIN + i as u16, 0, 8, format!("counter{i}_begin")));
+    }
+    for i in 0..shape.counters {
+        v.push(field(fields::COUNTER_END + i as u16, 0, 8, format!("counter{i}_end")));
+    }
+    v
+}
+
+/// Entries of the descriptor before the constants.
+const FIXED_ENTRIES: usize = 24;
+/// Bytes of the record before the constants.
+const FIXED_BYTES: usize = 6 * 4 + 18 * 8;
+
+/// Bytes per record.
+pub fn record_size(shape: Shape) -> usize {
+    FIXED_BYTES + 8 * shape.constants + 16 * shape.counters
+}
+
+/// One record read back: the task (its `extra.prefix` left empty: the
+/// name is the record's event), the process id and the name's event id.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Decoded {
+    /// The task.
+    pub task: Task,
+    /// The process id of the record.
+    pub pid: u32,
+    /// The event id naming the task.
+    pub event: u32,
+}
+
+fn encode(t: &Task, pid: u32, event: u32, out: &mut Vec<u8>) {
+    let mut flags = 0;
+    if t.topdown.is_some() {
+        flags |= FLAG_TOPDOWN;
+    }
+    if t.extra.is_some() {
+        flags |= FLAG_2023;
+    }
+    for v in [pid, t.tid, t.pthread, t.parent_tid, t.parent_pthread, event] {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    let ex = t.extra.as_ref();
+    let fixed = [flags, t.start, t.end, t.scheduled]
+        .into_iter()
+        .chain([t.begin_info[1], t.begin_info[2], t.begin_info[0], t.end_info[1], t.end_info[2], t.end_info[0]])
+        .chain(t.topdown.unwrap_or_default())
+        .chain([ex.map_or(0, |e| e.int_prefix as u64), ex.map_or(0, |e| e.config as u64)])
+        .chain(ex.map(|e| e.constants.iter().map(|c| c.to_bits()).collect::<Vec<_>>()).unwrap_or_default())
+        .chain(t.begin.iter().copied())
+        .chain(t.end_counters.iter().copied());
+    for v in fixed {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+}
+
+/// Decodes a record of a stream of this shape.
+pub fn decode(r: &[u8], shape: Shape) -> Decoded {
+    let u32_at = |o: usize| read_le(r, o, 4) as u32;
+    let at = |k: usize| read_le(r, 24 + 8 * k, 8);
+    let flags = at(0);
+    let n = shape.counters;
+    let c = shape.constants;
+    let task = Task {
+        tid: u32_at(4),
+        pthread: u32_at(8),
+        start: at(1),
+        end: at(2),
+        parent_tid: u32_at(12),
+        parent_pthread: u32_at(16),
+        scheduled: at(3),
+        topdown: (flags & FLAG_TOPDOWN != 0).then(|| [at(10), at(11), at(12), at(13), at(14), at(15)]),
+        begin_info: [at(6), at(4), at(5)],
+        end_info: [at(9), at(7), at(8)],
+        extra: (flags & FLAG_2023 != 0).then(|| Extra {
+            int_prefix: at(16) as i64,
+            prefix: String::new(),
+            config: at(17) as i64,
+            constants: (0..c).map(|i| f64::from_bits(at(18 + i))).collect(),
+        }),
+        begin: (0..n).map(|i| at(18 + c + i)).collect(),
+        end_counters: (0..n).map(|i| at(18 + c + n + i)).collect(),
+    };
+    Decoded { task, pid: u32_at(0), event: u32_at(20) }
+}
+
+/// Options of an MTMC import.
+#[derive(Clone, Debug, Default)]
+pub struct MtmcOptions {
+    /// The process id; default: from a log named `mtmc_raw_<address>`.
+    pub pid: Option<u32>,
+}
+
+/// What an MTMC import did.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MtmcStats {
+    /// Tasks imported.
+    pub tasks: u64,
+    /// Counters per task.
+    pub counters: usize,
+    /// Constants per task (2023 layout).
+    pub constants: usize,
+    /// The layout of the lines (`None` only for an empty log, which is an error).
+    pub layout: Option<Layout>,
+    /// Whether the lines carry topdown readings.
+    pub topdown: bool,
+    /// Blank lines skipped.
+    pub blank_lines: u64,
+    /// The first line whose number-of-events field [8.0] differs from the
+    /// readings it implies (readings, plus 3 with v0.1 topdown): (line, field value, expected).
+    pub events_field_mismatch: Option<(u64, u64, u64)>,
+    /// Distinct threads (task and parent tids; a parent tid of 0 is none).
+    pub threads: usize,
+    /// Distinct task names.
+    pub names: usize,
+    /// Tasks with no end (end time 0).
+    pub unended: u64,
+    /// Tasks that ended on another CPU than they began on (no counter deltas).
+    pub migrated: u64,
+    /// The process id given to the tasks, and where it came from.
+    pub pid: Option<(u32, PidSource)>,
+}
+
+/// Where the process id of an import came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PidSource {
+    /// `--pid`.
+    Option,
+    /// The log's name `mtmc_raw_<address>`: the address's low 32 bits.
+    FileName,
+}
+
+/// The address of a log named `mtmc_raw_<address>` (the profiler writes
+/// the decimal address of its profiler object, a signed 64-bit integer).
+pub fn address_of(path: &Path) -> Option<i64> {
+    let name = path.file_name()?.to_str()?;
+    let digits = name.strip_prefix("mtmc_raw_")?;
+    let unsigned = digits.strip_prefix('-').unwrap_or(digits);
+    if unsigned.is_empty() || !unsigned.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+/// Imports an MTMC raw log into a new TB5 file (pid from the file name).
+pub fn import_mtmc(input: &Path, output: &Path, progress: &mut dyn FnMut(u64)) -> Result<MtmcStats, ImportError> {
+    import_mtmc_with(input, output, &MtmcOptions::default(), progress)
+}
+
+/// Reads the log's tasks in order, with their line numbers; blank lines are counted in `blank`.
+struct Lines<'a> {
+    input: &'a Path,
+    reader: BufReader<std::fs::File>,
+    buf: Vec<u8>,
+    line: u64,
+    bytes: u64,
+    blank: u64,
+}
+
+impl<'a> Lines<'a> {
+    fn open(input: &'a Path) -> Result<Self, ImportError> {
+        let f = std::fs::File::open(input).map_err(|e| ImportError::io(input.display(), e))?;
+        Ok(Lines {
+            input,
+            reader: BufReader::with_capacity(1 << 20, f),
+            buf: Vec::with_capacity(4096),
+            line: 0,
+            bytes: 0,
+            blank: 0,
+        })
+    }
+
+    fn next_task(&mut self) -> Result<Option<(u64, Task)>, ImportError> {
+        loop {
+            let (found, n) =
+                read_line(&mut self.reader, &mut self.buf).map_err(|e| ImportError::io(self.input.display(), e))?;
+            self.bytes += n;
+            self.line += 1;
+            match found {
+                LineRead::Eof => return Ok(None),
+                LineRead::TooLong => {
+                    let text = String::from_utf8_lossy(&self.buf[..self.buf.len().min(200)]);
+                    return Err(bad(
+                        self.input,
+                        self.line,
+                        MAX_LINE,
+                        format!(
+                            "the line is longer than {MAX_LINE} bytes, the longest a task line can be (docs/IMPORT.md): it begins {}",
+                            excerpt(&text)
+                        ),
+                    ));
+                }
+                LineRead::Line => {}
+            }
+            let text = std::str::from_utf8(&self.buf)
+                .map_err(|e| bad(self.input, self.line, e.valid_up_to(), "the line is not UTF-8"))?;
+            let text = text.trim_end_matches('\r');
+            if text.trim().is_empty() {
+                self.blank += 1;
+                continue;
+            }
+            return parse_line(text, self.input, self.line).map(|t| Some((self.line, t)));
+        }
+    }
+}
+
+/// What the first pass learns: everything that precedes the records.
+#[derive(Default)]
+struct Survey {
+    shape: Shape,
+    layout: Option<Layout>,
+    names: HashMap<String, u32>,
+    name_order: Vec<String>,
+    threads: Vec<(u32, u32)>,
+    seen: HashMap<u32, ()>,
+}
+
+impl Survey {
+    fn name_of(t: &Task) -> &str {
+        match &t.extra {
+            Some(e) if !e.prefix.is_empty() => &e.prefix,
+            _ => UNNAMED,
+        }
+    }
+
+    /// Checks a task against the lines before it and notes its threads and name.
+    fn take(&mut self, lineno: u64, t: &Task, stats: &mut MtmcStats, input: &Path) -> Result<(), ImportError> {
+        let shape = Shape { counters: t.begin.len(), constants: t.extra.as_ref().map_or(0, |e| e.constants.len()) };
+        match self.layout {
+            None => {
+                self.layout = Some(t.layout());
+                self.shape = shape;
+            }
+            Some(l) if l != t.layout() => {
+                return Err(bad(
+                    input,
+                    lineno,
+                    0,
+                    format!("a {:?} line where the lines before have the {l:?} layout", t.layout()),
+                ));
+            }
+            Some(_) => {}
+        }
+        if shape.counters != self.shape.counters {
+            return Err(bad(
+                input,
+                lineno,
+                0,
+                format!("{} counter readings where the lines before have {}", shape.counters, self.shape.counters),
+            ));
+        }
+        if shape.constants != self.shape.constants {
+            return Err(bad(
+                input,
+                lineno,
+                0,
+                format!("{} constants where the lines before have {}", shape.constants, self.shape.constants),
+            ));
+        }
+        let expected = t.announced_readings();
+        if stats.events_field_mismatch.is_none() && (t.begin_info[0] != expected || t.end_info[0] != expected) {
+            stats.events_field_mismatch = Some((lineno, t.begin_info[0], expected));
+        }
+        for (tid, p) in [(t.tid, t.pthread), (t.parent_tid, t.parent_pthread)] {
+            if tid != 0 && self.seen.insert(tid, ()).is_none() {
+                self.threads.push((tid, p));
+            }
+        }
+        let name = Self::name_of(t);
+        if !self.names.contains_key(name) {
+            self.names.insert(name.to_owned(), NAME_BASE + self.name_order.len() as u32);
+            self.name_order.push(name.to_owned());
+        }
+        stats.tasks += 1;
+        stats.topdown |= t.topdown.is_some();
+        stats.unended += u64::from(t.end == 0);
+        stats.migrated += u64::from(t.end != 0 && t.begin_info[1] != t.end_info[1]);
+        Ok(())
+    }
+}
+
+/// Imports an MTMC raw log into a new TB5 file. Every line is checked
+/// before the output is created; nothing is left at `output` on error.
+pub fn import_mtmc_with(
+    input: &Path,
+    output: &Path,
+    opts: &MtmcOptions,
+    progress: &mut dyn FnMut(u64),
+) -> Result<MtmcStats, ImportError> {
+    let meta = std::fs::metadata(input).map_err(|e| ImportError::io(input.display(), e))?;
+    if meta.is_dir() {
+        return Err(ImportError::msg(format!("{}: is a directory, not a task log", input.display())));
+    }
+    let mut stats = MtmcStats::default();
+    let mut survey = Survey::default();
+    let mut lines = Lines::open(input)?;
+    while let Some((lineno, t)) = lines.next_task()? {
+        survey.take(lineno, &t, &mut stats, input)?;
+        if lineno % 65536 == 0 {
+            progress(lines.bytes / 2);
+        }
+    }
+    if stats.tasks == 0 {
+        return Err(ImportError::msg(format!("{}: line 1, column 1: the log holds no task", input.display())));
+    }
+    stats.blank_lines = lines.blank;
+    let first_pass = lines.bytes;
+    stats.counters = survey.shape.counters;
+    stats.constants = survey.shape.constants;
+    stats.layout = survey.layout;
+    stats.threads = survey.threads.len();
+    stats.names = survey.name_order.len();
+    stats.pid = match (opts.pid, address_of(input)) {
+        (Some(p), _) => Some((p, PidSource::Option)),
+        // The profiler names its log after its object's address; the
+        // post-processing takes that for the process: its low 32 bits fit a TB5 pid.
+        (None, Some(a)) => Some((a as u64 as u32, PidSource::FileName)),
+        (None, None) => None,
+    };
+    let pid = stats.pid.map_or(0, |(p, _)| p);
+    let shape = survey.shape;
+
+    // The writer replaces `output` only when it closes.
+    let mut write = || -> Result<(), ImportError> {
+        let mut w = Tb5Writer::create(output)?;
+        write_globals(
+            &mut w,
+            &Software {
+                os: Some(Os { platform: os_family::LINUX64, name: Some("Linux".into()), ..Default::default() }),
+                ..Default::default()
+            },
+        )?;
+        w.write_modules(&[])?;
+        let mut s = w
+            .stream(0)?
+            .info(&StreamInfo {
+                stream_type: stream_type::CUSTOM,
+                comment: Some("mtmc tasks".into()),
+                command_line: Some(format!("mtmc log {}", input.display())),
+                ..Default::default()
+            })?
+            .data_descriptor(&descriptor(shape))?;
+        let events: Vec<Event> = (0..shape.counters)
+            .map(|i| Event { id: i as u32, name: Some(format!("counter{i}")), ..Default::default() })
+            .chain(survey.name_order.iter().enumerate().map(|(k, n)| Event {
+                id: NAME_BASE + k as u32,
+                name: Some(n.clone()),
+                ..Default::default()
+            }))
+            .collect();
+        s.events(&events)?;
+        {
+            let mut data = s.data()?;
+            let mut batch = Vec::with_capacity(1 << 20);
+            let mut lines = Lines::open(input)?;
+            while let Some((_, t)) = lines.next_task()? {
+                let event = survey.names.get(Survey::name_of(&t)).copied().unwrap_or(NAME_BASE);
+                encode(&t, pid, event, &mut batch);
+                if batch.len() >= 1 << 20 {
+                    data.add(&batch)?;
+                    batch.clear();
+                    progress((first_pass + lines.bytes) / 2);
+                }
+            }
+            data.add(&batch)?;
+            data.done()?;
+        }
+        s.finish()?;
+        let mut pt = w.process_threads()?;
+        if let Some((p, _)) = stats.pid {
+            let name = input.file_name().map(|n| n.to_string_lossy().into_owned());
+            pt.add_process(&Pid { id: p, name, ..Default::default() })?;
+        }
+        for (tid, p) in &survey.threads {
+            pt.add_thread(&Tid {
+                associated_pid: pid,
+                id: *tid,
+                name: Some(format!("pthread {p:#x}")),
+                ..Default::default()
+            })?;
+        }
+        pt.done()?;
+        w.close()?;
+        Ok(())
+    };
+    write()?;
+    progress(first_pass);
+    Ok(stats)
+}
+
+/// The shape of an MTMC stream, or `None` when the descriptor is not one.
+pub fn counters_of(descs: &[DescEntry<StringId>], file: &Tb5File) -> Option<Shape> {
+    if descs.len() < FIXED_ENTRIES {
+        return None;
+    }
+    let constants = descs.iter().filter(|d| fields::constant(d.desc_type).is_some()).count();
+    let counters = descs.iter().filter(|d| fields::counter_begin(d.desc_type).is_some()).count();
+    let shape = Shape { counters, constants };
+    let want = descriptor(shape);
+    let same = want.len() == descs.len()
+        && want.iter().zip(descs).all(|(w, d)| {
+            w.desc_type == d.desc_type
+                && w.data_size == d.data_size
+                && file.string_opt(d.name).ok().flatten() == w.name.as_deref()
+        });
+    same.then_some(shape)
+}

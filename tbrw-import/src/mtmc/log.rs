@@ -1,0 +1,297 @@
+//! One line of the log, in either layout the profiler writes (v0.1 and the
+//! 2023 one), checked and parsed into a [`Task`]; and the bounded line
+//! reader the import uses. Sections are taken from the line one at a time
+//! (never split into a vector of unknown length), and a line or a field
+//! longer than its documented limit is rejected as soon as it is seen, so
+//! memory stays bounded whatever the input. Imports nothing of the TB5
+//! writer.
+
+use std::io::BufRead;
+use std::path::Path;
+
+use crate::error::{excerpt, ImportError};
+use crate::fields::{MAX_CONSTANTS, MAX_COUNTERS};
+
+/// The longest line the import reads, in bytes (docs/IMPORT.md): 256
+/// counters at both ends, the 1023-byte user prefix and 16 constants fit
+/// with room to spare.
+pub const MAX_LINE: usize = 64 * 1024;
+/// The longest number field, in characters (a u64 has 20 digits; a
+/// constant may be a float such as `1.84467e+13`).
+pub const MAX_NUMBER: usize = 32;
+/// The longest user prefix string, in bytes (the profiler's buffer is 1024
+/// bytes with its terminating NUL).
+pub const MAX_PREFIX: usize = 1023;
+/// Sections of a line at most (the 2023 layout's 16, and a stray trailing comma).
+const MAX_SECTIONS: usize = 17;
+
+/// Which layout a line has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layout {
+    /// The documented one (v0.1): twelve sections, a trailing comma; `[7]`
+    /// holds the topdown readings when topdown is on, else is empty.
+    V01,
+    /// The profiler since 2023: `[7]` always six zeros, `[9]`/`[11]` every
+    /// reading, then an integer prefix, the user prefix, the configuration
+    /// index and `_`-separated constants, no trailing comma.
+    V2023,
+}
+
+/// What only the 2023 layout has.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Extra {
+    /// `[12]`: the integer prefix (signed).
+    pub int_prefix: i64,
+    /// `[13]`: the user prefix string (the task's name; may be empty).
+    pub prefix: String,
+    /// `[14]`: the configuration (multiplexing group) index.
+    pub config: i64,
+    /// `[15]`: the constants the configuration asked for (TSC frequency in
+    /// Hz, duration in ms, ...; -1 for one the profiler did not know).
+    pub constants: Vec<f64>,
+}
+
+/// One task of the log.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Task {
+    /// `[0]` kernel thread id.
+    pub tid: u32,
+    /// `[1]` pthread id (32-bit).
+    pub pthread: u32,
+    /// `[2]` start, ns CLOCK_REALTIME.
+    pub start: u64,
+    /// `[3]` end, ns CLOCK_REALTIME; 0 for a task that never ended.
+    pub end: u64,
+    /// `[4]` parent's kernel thread id (0: no parent recorded).
+    pub parent_tid: u32,
+    /// `[5]` parent's pthread id.
+    pub parent_pthread: u32,
+    /// `[6]` when the task was scheduled, ns CLOCK_REALTIME.
+    pub scheduled: u64,
+    /// `[7.0]`-`[7.5]`: slots, PERF_METRICS, INT_MISC.UOP_DROPPING at begin,
+    /// then the same at end (raw 48-bit values, reset at each task start).
+    /// `None` when topdown was off (`[7]` empty) or the line has six zeros.
+    pub topdown: Option<[u64; 6]>,
+    /// `[8.0]`-`[8.2]`: number of events read (topdown ones included), CPU
+    /// number and NUMA node (RDTSCP's TSC_AUX >> 12) at begin.
+    pub begin_info: [u64; 3],
+    /// `[9.*]`: counter readings at begin (sign-extended, never reset).
+    pub begin: Vec<u64>,
+    /// `[10.0]`-`[10.2]`: as `[8]`, at end.
+    pub end_info: [u64; 3],
+    /// `[11.*]`: counter readings at end.
+    pub end_counters: Vec<u64>,
+    /// The 2023 layout's sections `[12]`-`[15]`.
+    pub extra: Option<Extra>,
+}
+
+impl Task {
+    /// The layout the task's line had.
+    pub fn layout(&self) -> Layout {
+        if self.extra.is_some() {
+            Layout::V2023
+        } else {
+            Layout::V01
+        }
+    }
+
+    /// The readings the number-of-events field `[8.0]` should announce:
+    /// it counts the three topdown events too when the v0.1 layout carries them.
+    pub fn announced_readings(&self) -> u64 {
+        let topdown = if self.layout() == Layout::V01 && self.topdown.is_some() { 3 } else { 0 };
+        self.begin.len() as u64 + topdown
+    }
+}
+
+pub(super) fn bad(path: &Path, line: u64, col: usize, what: impl std::fmt::Display) -> ImportError {
+    ImportError::msg(format!("{}: line {line}, column {}: {what}", path.display(), col + 1))
+}
+
+pub use crate::lines::LineRead;
+
+/// Reads one task line into `buf` (see [`crate::lines::read_bounded`]),
+/// holding at most [`MAX_LINE`] + 1 bytes of it whatever its real length.
+pub fn read_line(r: &mut dyn BufRead, buf: &mut Vec<u8>) -> std::io::Result<(LineRead, u64)> {
+    crate::lines::read_bounded(r, buf, MAX_LINE)
+}
+
+/// A section of the line: its column (0-based) and text.
+type Section<'a> = (usize, &'a str);
+
+/// Parses one line (`line` is its 1-based number, for errors).
+pub fn parse_line(text: &str, path: &Path, line: u64) -> Result<Task, ImportError> {
+    let err = |col: usize, what: String| bad(path, line, col, what);
+    if text.len() > MAX_LINE {
+        return Err(err(0, format!("the line is longer than {MAX_LINE} bytes: {}", excerpt(text))));
+    }
+    let mut sections: [Section<'_>; MAX_SECTIONS] = [(0, ""); MAX_SECTIONS];
+    let mut count = 0;
+    let mut col = 0;
+    for s in text.split(',') {
+        if count == MAX_SECTIONS {
+            return Err(err(
+                col,
+                format!(
+                    "more than {MAX_SECTIONS} comma-separated sections (a task line has 12, or 16): {}",
+                    excerpt(text)
+                ),
+            ));
+        }
+        sections[count] = (col, s);
+        count += 1;
+        col += s.len() + 1;
+    }
+    let trailing_empty = sections[count - 1].1.trim().is_empty();
+    // v0.1 ends every line with a comma; the 2023 layout ends with its
+    // constants (possibly none). Without PMU events [9] and [11] are absent.
+    let (layout, events) = match (count, trailing_empty) {
+        (13, true) | (12, _) => (Layout::V01, true),
+        (11, true) | (10, _) => (Layout::V01, false),
+        (16, _) => (Layout::V2023, true),
+        (14, _) => (Layout::V2023, false),
+        _ => {
+            return Err(err(
+                0,
+                format!(
+                    "{count} comma-separated sections where a task line has 12 (10 without counter readings), or 16 (14) in the 2023 layout: {}",
+                    excerpt(text)
+                ),
+            ))
+        }
+    };
+    let num = |(col, s): Section<'_>, what: &str| -> Result<u64, ImportError> {
+        let t = s.trim();
+        if t.len() > MAX_NUMBER {
+            return Err(err(
+                col,
+                format!("{what} is {} characters long, more than a number has: {}", t.len(), excerpt(t)),
+            ));
+        }
+        t.parse::<u64>().map_err(|_| err(col, format!("{what} {} is not an unsigned integer", excerpt(t))))
+    };
+    let signed = |(col, s): Section<'_>, what: &str| -> Result<i64, ImportError> {
+        let t = s.trim();
+        if t.len() > MAX_NUMBER {
+            return Err(err(
+                col,
+                format!("{what} is {} characters long, more than a number has: {}", t.len(), excerpt(t)),
+            ));
+        }
+        t.parse::<i64>().map_err(|_| err(col, format!("{what} {} is not an integer", excerpt(t))))
+    };
+    // `_`-separated values, at most `max` of them (checked before the next is parsed).
+    let subs = |(col, s): Section<'_>, max: usize, what: &str| -> Result<Vec<u64>, ImportError> {
+        let mut v = Vec::new();
+        if s.trim().is_empty() {
+            return Ok(v);
+        }
+        let mut c = col;
+        for p in s.split('_') {
+            if v.len() == max {
+                return Err(err(c, format!("{what} has more than {max} '_'-separated values")));
+            }
+            v.push(num((c, p), what)?);
+            c += p.len() + 1;
+        }
+        Ok(v)
+    };
+    let u32_of = |sec: Section<'_>, what: &str| -> Result<u32, ImportError> {
+        let v = num(sec, what)?;
+        u32::try_from(v).map_err(|_| err(sec.0, format!("{what} {v} does not fit 32 bits")))
+    };
+    let fixed = |sec: Section<'_>, n: usize, what: &str| -> Result<Vec<u64>, ImportError> {
+        let v = subs(sec, n + 1, what)?;
+        if v.len() != n {
+            return Err(err(sec.0, format!("{what} has {} '_'-separated values where {n} are expected", v.len())));
+        }
+        Ok(v)
+    };
+    let topdown = if sections[7].1.trim().is_empty() {
+        None
+    } else {
+        let td = fixed(sections[7], 6, "topdown section [7]")?;
+        let td = [td[0], td[1], td[2], td[3], td[4], td[5]];
+        (td != [0; 6]).then_some(td)
+    };
+    let bi = fixed(sections[8], 3, "begin information [8]")?;
+    // Without events the sections after [8] move up by one ([9] is absent).
+    let (begin, end_at) =
+        if events { (subs(sections[9], MAX_COUNTERS, "begin counter reading [9]")?, 10) } else { (Vec::new(), 9) };
+    let ei = fixed(sections[end_at], 3, "end information [10]")?;
+    let (end_counters, next) = if events {
+        (subs(sections[end_at + 1], MAX_COUNTERS, "end counter reading [11]")?, end_at + 2)
+    } else {
+        (Vec::new(), end_at + 1)
+    };
+    let extra = match layout {
+        Layout::V01 => None,
+        Layout::V2023 => {
+            let (pcol, prefix) = sections[next + 1];
+            if prefix.len() > MAX_PREFIX {
+                return Err(err(
+                    pcol,
+                    format!(
+                        "the user prefix is {} bytes long, more than {MAX_PREFIX}: {}",
+                        prefix.len(),
+                        excerpt(prefix)
+                    ),
+                ));
+            }
+            let (ccol, consts) = sections[next + 3];
+            let mut constants = Vec::new();
+            if !consts.trim().is_empty() {
+                let mut c = ccol;
+                for p in consts.split('_') {
+                    if constants.len() == MAX_CONSTANTS {
+                        return Err(err(c, format!("more than {MAX_CONSTANTS} constants [15]")));
+                    }
+                    let t = p.trim();
+                    if t.len() > MAX_NUMBER {
+                        return Err(err(c, format!("constant [15] is {} characters long: {}", t.len(), excerpt(t))));
+                    }
+                    let x = t
+                        .parse::<f64>()
+                        .ok()
+                        .filter(|x| x.is_finite())
+                        .ok_or_else(|| err(c, format!("constant [15] {} is not a finite number", excerpt(t))))?;
+                    constants.push(x);
+                    c += p.len() + 1;
+                }
+            }
+            Some(Extra {
+                int_prefix: signed(sections[next], "integer prefix [12]")?,
+                prefix: prefix.to_owned(),
+                config: signed(sections[next + 2], "configuration index [14]")?,
+                constants,
+            })
+        }
+    };
+    let t = Task {
+        tid: u32_of(sections[0], "task tid [0]")?,
+        pthread: u32_of(sections[1], "task pthread id [1]")?,
+        start: num(sections[2], "start time [2]")?,
+        end: num(sections[3], "end time [3]")?,
+        parent_tid: u32_of(sections[4], "parent tid [4]")?,
+        parent_pthread: u32_of(sections[5], "parent pthread id [5]")?,
+        scheduled: num(sections[6], "scheduled time [6]")?,
+        topdown,
+        begin_info: [bi[0], bi[1], bi[2]],
+        begin,
+        end_info: [ei[0], ei[1], ei[2]],
+        end_counters,
+        extra,
+    };
+    if t.end != 0 && t.end < t.start {
+        return Err(err(sections[3].0, format!("the task ends ({}) before it starts ({})", t.end, t.start)));
+    }
+    if events && t.begin.is_empty() {
+        return Err(err(sections[9].0, "the begin counter readings [9] are empty".into()));
+    }
+    if t.begin.len() != t.end_counters.len() {
+        return Err(err(
+            sections[end_at + usize::from(events)].0,
+            format!("{} counter readings at the end but {} at the beginning", t.end_counters.len(), t.begin.len()),
+        ));
+    }
+    Ok(t)
+}

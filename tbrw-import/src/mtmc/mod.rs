@@ -1,0 +1,20 @@
+//! MTMC temporal profiler raw task logs: [`log`] parses a line (either
+//! layout the profiler writes) into a [`Task`], [`import`] writes `tbrw
+//! import mtmc LOG -o OUT.tb5` (and reads the records back); the task
+//! report is `tbrw_query::tasks`. Mapping, layouts, limits and arithmetic: docs/IMPORT.md.
+//!
+//! A v0.1 line is `[0],[1],...,[11],` with `_`-separated sub-sections: task
+//! and parent thread ids, start/end/scheduled times (ns, CLOCK_REALTIME),
+//! topdown slots/metrics/dropped uops at begin and end, then per end
+//! (begin, end): the number of events, CPU and NUMA node, and the counter
+//! readings. The 2023 layout adds an integer prefix, a name, a
+//! configuration index and constants.
+
+pub mod import;
+pub mod log;
+
+pub use import::{
+    address_of, counters_of, decode, descriptor, import_mtmc, import_mtmc_with, record_size, Decoded, MtmcOptions,
+    MtmcStats, PidSource, Shape,
+};
+pub use log::{parse_line, Extra, Layout, Task, MAX_LINE};

@@ -1,0 +1,349 @@
+//! The import loop: perf's records read in time order, samples encoded
+//! straight into stream 0's data section in batches (call-chain frames
+//! into a temporary file that becomes stream 1), side-band records
+//! collected into [`Tables`], and the global sections written last.
+//!
+//! Stream 0 record (little-endian): `ip` u64, `pid` u32, `tid` u32, time
+//! u64 (ns, field named after perf's clock), `period` u64, `cpu` u32, and
+//! `event_id` u32 when the recording has several events. Stream 1 (only
+//! when samples carry call chains): one record per frame, `ip` u64, `pid`
+//! u32, `tid` u32, time u64, sample index u64, depth u32.
+
+use std::cell::Cell;
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::Path;
+use std::rc::Rc;
+
+use linux_perf_data::{AttributeDescription, PerfFile, PerfFileReader, PerfFileRecord, PerfRecordIter};
+use linux_perf_event_reader::{CpuMode, EventRecord, Mmap2FileId, PerfClock, PerfEventType, SamplingPolicy};
+use tbrw::*;
+
+use super::map::{MmapEvent, Tables};
+use super::read::{self, Counting};
+use crate::error::ImportError;
+use crate::fields;
+use crate::globals::{field, write_globals};
+
+/// Bytes per call-chain frame record of stream 1.
+pub const CALLCHAIN_RECORD_SIZE: usize = 36;
+
+/// perf marks context switches inside a chain with values from here up.
+const PERF_CONTEXT_MAX: u64 = 0xffff_ffff_ffff_f001;
+
+/// What an import did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ImportStats {
+    /// Samples written to stream 0.
+    pub samples: u64,
+    /// Call-chain frames written to stream 1.
+    pub frames: u64,
+    /// Modules written.
+    pub modules: u64,
+    /// Events (perf attributes).
+    pub events: u64,
+    /// Records of types the importer does not use, skipped.
+    pub skipped: u64,
+    /// Samples perf reported lost (LOST records).
+    pub lost: u64,
+    /// Bytes read.
+    pub bytes: u64,
+}
+
+/// The name of the time stamp field: perf's clock, so that `tbrw export
+/// vtune-csv` finds the clock VTune should use.
+pub fn clock_name(clock: &PerfClock) -> String {
+    use linux_perf_event_reader::ClockId;
+    match clock {
+        // perf's default clock is the kernel's local clock: nanoseconds
+        // since boot, never set back, i.e. a monotonic clock.
+        PerfClock::Default => "time_perf_clock_monotonic".into(),
+        PerfClock::ClockId(ClockId::Monotonic) => "time_CLOCK_MONOTONIC".into(),
+        PerfClock::ClockId(ClockId::MonotonicRaw) => "time_CLOCK_MONOTONIC_RAW".into(),
+        PerfClock::ClockId(ClockId::Realtime) => "time_CLOCK_REALTIME".into(),
+        PerfClock::ClockId(c) => format!("time_clock_{c:?}"),
+    }
+}
+
+fn event_of(i: usize, a: &AttributeDescription) -> Event {
+    let sav = match a.attr.sampling_policy {
+        SamplingPolicy::Period(p) => p.get(),
+        SamplingPolicy::Frequency(f) => f,
+        SamplingPolicy::NoSampling => 0,
+    };
+    let flags = match a.attr.type_ {
+        PerfEventType::Software(_) => EventFlags::TBS,
+        _ => EventFlags::EBS,
+    };
+    Event {
+        id: i as u32,
+        flags,
+        sav,
+        name: Some(a.name.clone().unwrap_or_else(|| format!("event{i}"))),
+        ..Default::default()
+    }
+}
+
+/// Stream 0's descriptor.
+pub fn descriptor(clock: &str, several_events: bool) -> Vec<DescEntry> {
+    let mut d = vec![
+        field(desc_type::IP, desc_subtype::NONE, 8, "ip"),
+        field(desc_type::PID, desc_subtype::NONE, 4, "pid"),
+        field(desc_type::TID, desc_subtype::NONE, 4, "tid"),
+        field(desc_type::TIME_STAMP, desc_subtype::TS_NANOSECONDS, 8, clock),
+        field(fields::PERIOD, desc_subtype::NONE, 8, "period"),
+        field(desc_type::PROCESSOR_NUMBER, desc_subtype::NONE, 4, "cpu"),
+    ];
+    if several_events {
+        d.push(field(fields::EVENT_ID, desc_subtype::NONE, 4, "event_id"));
+    }
+    d
+}
+
+/// Stream 1's descriptor (call-chain frames).
+pub fn callchain_descriptor(clock: &str) -> Vec<DescEntry> {
+    vec![
+        field(desc_type::IP, desc_subtype::NONE, 8, "ip"),
+        field(desc_type::PID, desc_subtype::NONE, 4, "pid"),
+        field(desc_type::TID, desc_subtype::NONE, 4, "tid"),
+        field(desc_type::TIME_STAMP, desc_subtype::TS_NANOSECONDS, 8, clock),
+        field(fields::CALLCHAIN_SAMPLE, desc_subtype::NONE, 8, "sample"),
+        field(fields::CALLCHAIN_DEPTH, desc_subtype::NONE, 4, "depth"),
+    ]
+}
+
+/// Imports the perf.data at `input` (`-`: standard input, pipe mode) into
+/// a new TB5 file at `output`; `progress` gets the bytes read so far.
+/// Nothing is left at `output` on error.
+pub fn import_perf(input: &Path, output: &Path, progress: &mut dyn FnMut(u64)) -> Result<ImportStats, ImportError> {
+    let pos = Rc::new(Cell::new(0u64));
+    let pipe = input.as_os_str() == "-";
+    let fail = |e: linux_perf_data::Error, pos: &Rc<Cell<u64>>| read::read_error(input, &e, pos.get(), pipe);
+    if pipe {
+        let r = Counting::new(std::io::stdin().lock(), pos.clone());
+        let PerfFileReader { mut perf_file, mut record_iter } =
+            PerfFileReader::parse_pipe(r).map_err(|e| fail(e, &pos))?;
+        convert(input, output, &mut perf_file, &mut record_iter, &pos, pipe, progress)
+    } else {
+        let r = read::open_file(input, pos.clone())?;
+        let PerfFileReader { mut perf_file, mut record_iter } =
+            PerfFileReader::parse_file(r).map_err(|e| fail(e, &pos))?;
+        convert(input, output, &mut perf_file, &mut record_iter, &pos, pipe, progress)
+    }
+}
+
+fn text(r: Result<Option<&str>, linux_perf_data::Error>) -> Option<String> {
+    r.ok().flatten().map(str::to_owned)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn convert<R: Read>(
+    input: &Path,
+    output: &Path,
+    perf: &mut PerfFile,
+    iter: &mut PerfRecordIter<R>,
+    pos: &Rc<Cell<u64>>,
+    pipe: bool,
+    progress: &mut dyn FnMut(u64),
+) -> Result<ImportStats, ImportError> {
+    let attrs: Vec<AttributeDescription> = perf.event_attributes().to_vec();
+    let several = attrs.len() > 1;
+    let events: Vec<Event> = attrs.iter().enumerate().map(|(i, a)| event_of(i, a)).collect();
+    let clock = clock_name(&attrs.first().map(|a| a.attr.clock).unwrap_or(PerfClock::Default));
+    let hostname = text(perf.hostname());
+    let release = text(perf.os_release());
+    let cpu = text(perf.cpu_desc());
+    let cpus = perf.nr_cpus().ok().flatten();
+    let cmdline = perf.cmdline().ok().flatten().map(|v| v.join(" "));
+    let mut tables = Tables::default();
+    if let Ok(ids) = perf.build_ids() {
+        for info in ids.values() {
+            tables
+                .header_build_ids
+                .insert(String::from_utf8_lossy(&info.path).into_owned(), super::map::hex(&info.build_id));
+        }
+    }
+    let mut stats = ImportStats { events: attrs.len() as u64, ..Default::default() };
+
+    let mut w = Tb5Writer::create(output)?;
+    write_globals(
+        &mut w,
+        &Software {
+            host: Some(Host { reserved: 0, ip_address: None, name: hostname }),
+            os: Some(Os {
+                platform: os_family::LINUX64,
+                name: Some("Linux".into()),
+                name_extra: release,
+                ..Default::default()
+            }),
+            application: None,
+        },
+    )?;
+    let comment = format!(
+        "perf.data {}{}{}",
+        input.display(),
+        cpu.map(|c| format!("; cpu {c}")).unwrap_or_default(),
+        cpus.map(|n| format!("; {} cpus online of {}", n.nr_cpus_online, n.nr_cpus_available)).unwrap_or_default()
+    );
+    let mut stream = w
+        .stream(0)?
+        .info(&StreamInfo {
+            stream_type: stream_type::SAMPLING,
+            command_line: cmdline.clone(),
+            comment: Some(comment),
+            ..Default::default()
+        })?
+        .data_descriptor(&descriptor(&clock, several))?;
+    stream.events(&events)?;
+    let rec_size = if several { 40 } else { 36 };
+    let mut chains = tempfile::tempfile().map_err(|e| ImportError::io(output.display(), e))?;
+    let mut chain_buf: Vec<u8> = Vec::with_capacity(1 << 20);
+    let mut data = stream.data()?;
+    let mut batch: Vec<u8> = Vec::with_capacity(1 << 20);
+    let chain_err = |e: std::io::Error| ImportError::msg(format!("{}: a temporary file: {e}", output.display()));
+    loop {
+        let record = match iter.next_record(perf) {
+            Ok(Some(r)) => r,
+            Ok(None) => break,
+            Err(e) => return Err(read::read_error(input, &e, pos.get(), pipe)),
+        };
+        let (attr_index, raw) = match record {
+            PerfFileRecord::EventRecord { attr_index, record } => (attr_index, record),
+            PerfFileRecord::UserRecord(_) => {
+                stats.skipped += 1;
+                continue;
+            }
+        };
+        let parsed = raw.parse().map_err(|e| {
+            ImportError::msg(format!("{}: a {:?} record that cannot be parsed: {e}", input.display(), raw.record_type))
+        })?;
+        let time = || raw.timestamp().unwrap_or(0);
+        match parsed {
+            EventRecord::Sample(s) => {
+                let (pid, tid, t) = (s.pid.unwrap_or(0) as u32, s.tid.unwrap_or(0) as u32, s.timestamp.unwrap_or(0));
+                let start = batch.len();
+                batch.extend_from_slice(&s.ip.unwrap_or(0).to_le_bytes());
+                batch.extend_from_slice(&pid.to_le_bytes());
+                batch.extend_from_slice(&tid.to_le_bytes());
+                batch.extend_from_slice(&t.to_le_bytes());
+                batch.extend_from_slice(&s.period.unwrap_or(1).to_le_bytes());
+                batch.extend_from_slice(&s.cpu.unwrap_or(0).to_le_bytes());
+                if several {
+                    batch.extend_from_slice(&(attr_index as u32).to_le_bytes());
+                }
+                debug_assert_eq!(batch.len() - start, rec_size);
+                if let Some(chain) = s.callchain {
+                    let mut depth = 0u32;
+                    for k in 0..chain.len() {
+                        let ip = chain.get(k).unwrap_or(0);
+                        if ip >= PERF_CONTEXT_MAX {
+                            continue;
+                        }
+                        chain_buf.extend_from_slice(&ip.to_le_bytes());
+                        chain_buf.extend_from_slice(&pid.to_le_bytes());
+                        chain_buf.extend_from_slice(&tid.to_le_bytes());
+                        chain_buf.extend_from_slice(&t.to_le_bytes());
+                        chain_buf.extend_from_slice(&stats.samples.to_le_bytes());
+                        chain_buf.extend_from_slice(&depth.to_le_bytes());
+                        depth += 1;
+                        stats.frames += 1;
+                    }
+                    if chain_buf.len() >= 1 << 20 {
+                        chains.write_all(&chain_buf).map_err(chain_err)?;
+                        chain_buf.clear();
+                    }
+                }
+                stats.samples += 1;
+                if batch.len() >= (1 << 20) - 64 {
+                    data.add(&batch)?;
+                    batch.clear();
+                    progress(pos.get());
+                }
+            }
+            EventRecord::Mmap(m) => tables.mmap(&MmapEvent {
+                pid: m.pid,
+                address: m.address,
+                length: m.length,
+                pgoff: m.page_offset,
+                path: &String::from_utf8_lossy(&m.path.as_slice()),
+                kernel: m.cpu_mode == CpuMode::Kernel,
+                executable: m.is_executable,
+                time: time(),
+                build_id: None,
+            }),
+            EventRecord::Mmap2(m) => {
+                let build_id = match &m.file_id {
+                    Mmap2FileId::BuildId(b) => Some(b.as_slice()),
+                    Mmap2FileId::InodeAndVersion(_) => None,
+                };
+                tables.mmap(&MmapEvent {
+                    pid: m.pid,
+                    address: m.address,
+                    length: m.length,
+                    pgoff: m.page_offset,
+                    path: &String::from_utf8_lossy(&m.path.as_slice()),
+                    kernel: m.cpu_mode == CpuMode::Kernel,
+                    // PROT_EXEC
+                    executable: m.protection & 4 != 0,
+                    time: time(),
+                    build_id,
+                })
+            }
+            EventRecord::Comm(c) => {
+                tables.comm(c.pid, c.tid, &String::from_utf8_lossy(&c.name.as_slice()), c.is_execve, time())
+            }
+            EventRecord::Fork(f) => tables.fork(f.pid, f.ppid, f.tid, f.timestamp),
+            EventRecord::Exit(f) => tables.exit(f.pid, f.tid, f.timestamp),
+            EventRecord::Lost(l) => stats.lost += l.count,
+            _ => stats.skipped += 1,
+        }
+    }
+    data.add(&batch)?;
+    data.done()?;
+    stats.bytes = pos.get();
+    stream.user_defined(
+        format!(
+            "perf samples={} frames={} lost={} skipped_records={} clock={clock}\n",
+            stats.samples, stats.frames, stats.lost, stats.skipped
+        )
+        .as_bytes(),
+    )?;
+    stream.finish()?;
+
+    if stats.frames > 0 {
+        chains.write_all(&chain_buf).map_err(chain_err)?;
+        chains.seek(SeekFrom::Start(0)).map_err(chain_err)?;
+        let mut s1 = w
+            .stream(1)?
+            .info(&StreamInfo {
+                stream_type: stream_type::SAMPLING,
+                command_line: cmdline,
+                comment: Some("perf call chains: one record per frame, innermost first".into()),
+                ..Default::default()
+            })?
+            .data_descriptor(&callchain_descriptor(&clock))?;
+        s1.events(&events)?;
+        let mut d1 = s1.data()?;
+        let mut buf = vec![0u8; CALLCHAIN_RECORD_SIZE * (1 << 15)];
+        let mut left = stats.frames as usize * CALLCHAIN_RECORD_SIZE;
+        while left > 0 {
+            let n = left.min(buf.len());
+            chains.read_exact(&mut buf[..n]).map_err(chain_err)?;
+            d1.add(&buf[..n])?;
+            left -= n;
+        }
+        d1.done()?;
+        s1.finish()?;
+    }
+
+    let modules: Vec<Module> = tables.modules.iter().map(|m| m.module.clone()).collect();
+    stats.modules = modules.len() as u64;
+    w.write_modules(&modules)?;
+    w.write_process_threads(&tables.pids, &tables.tids)?;
+    let notes = tables.module_notes();
+    if !notes.is_empty() {
+        w.write_user_defined_global(notes.as_bytes())?;
+    }
+    w.close()?;
+    progress(stats.bytes);
+    Ok(stats)
+}

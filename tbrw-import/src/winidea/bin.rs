@@ -1,0 +1,183 @@
+//! The TimelineBinary `.BIN` file: 24-byte entries (handle, flags word,
+//! value, time), layouts 1.0 and 1.1, read in pieces and written for tests.
+
+use std::path::Path;
+
+use super::{Pos, TimelineEvent};
+use crate::error::ImportError;
+
+/// The context of `.BIN` events whose core is unknown (all of a 1.0 file).
+pub const UNKNOWN_CONTEXT: u32 = 0xFF;
+
+/// The `.BIN` layout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinVersion {
+    /// Event type in bits 24-27 of the second word; no core index.
+    V1_0,
+    /// Event type in bits 0-3, core index in bits 4-11.
+    V1_1,
+}
+
+impl BinVersion {
+    /// Both layouts.
+    pub const ALL: [BinVersion; 2] = [BinVersion::V1_0, BinVersion::V1_1];
+
+    /// From [`BinVersion::name`].
+    pub fn from_name(s: &str) -> Option<BinVersion> {
+        BinVersion::ALL.into_iter().find(|v| v.name() == s)
+    }
+
+    /// `1.0` or `1.1`.
+    pub fn name(self) -> &'static str {
+        match self {
+            BinVersion::V1_0 => "1.0",
+            BinVersion::V1_1 => "1.1",
+        }
+    }
+}
+
+/// Detects the layout: a flags word with any bit above 0xFFF set can only
+/// be 1.0 (1.1 uses bits 0-11). A file of only exit events reads the same
+/// either way.
+pub fn detect_bin(bytes: &[u8]) -> BinVersion {
+    let above =
+        bytes.chunks_exact(24).any(|e| u32::from_le_bytes(e[4..8].try_into().unwrap_or_default()) & !0xFFF != 0);
+    if above {
+        BinVersion::V1_0
+    } else {
+        BinVersion::V1_1
+    }
+}
+
+/// Reads a `.BIN` timeline.
+pub fn parse_bin(bytes: &[u8], version: BinVersion, path: &Path) -> Result<Vec<TimelineEvent>, ImportError> {
+    whole_entries(bytes.len() as u64, path)?;
+    bytes.chunks_exact(ENTRY).enumerate().map(|(i, e)| parse_entry(e, (i * ENTRY) as u64, version, path)).collect()
+}
+
+/// Bytes per `.BIN` entry.
+const ENTRY: usize = 24;
+
+fn whole_entries(len: u64, path: &Path) -> Result<(), ImportError> {
+    let left = len % ENTRY as u64;
+    if left != 0 {
+        return Err(ImportError::msg(format!(
+            "{}: byte {}: {len} bytes is not a whole number of 24-byte entries ({left} bytes left over)",
+            path.display(),
+            len - left,
+        )));
+    }
+    Ok(())
+}
+
+/// Decodes the entry at byte `at` (`e` is its 24 bytes).
+fn parse_entry(e: &[u8], at: u64, version: BinVersion, path: &Path) -> Result<TimelineEvent, ImportError> {
+    let word_at = |o: usize| u32::from_le_bytes(e[o..o + 4].try_into().unwrap_or_default());
+    let (handle, word) = (word_at(0), word_at(4));
+    let value = u64::from_le_bytes(e[8..16].try_into().unwrap_or_default());
+    let time = i64::from_le_bytes(e[16..24].try_into().unwrap_or_default());
+    if version == BinVersion::V1_1 && word & !0xFFF != 0 {
+        return Err(ImportError::msg(format!(
+            "{}: byte {}: flags {word:#010x} set bits outside the version 1.1 masks (a version 1.0 file? --bin-version 1.0)",
+            path.display(),
+            at + 4
+        )));
+    }
+    let (ty, core) = match version {
+        BinVersion::V1_1 => (word & 0xF, (word & 0xFF0) >> 4),
+        BinVersion::V1_0 => ((word >> 24) & 0xF, UNKNOWN_CONTEXT),
+    };
+    let kind = match ty {
+        3 => b'E',
+        2 => b'R',
+        1 => b'S',
+        0 => b'X',
+        4 => b'W',
+        t => {
+            return Err(ImportError::msg(format!(
+                "{}: byte {}: event type {t} is not one the format defines (0-4)",
+                path.display(),
+                at + 4
+            )))
+        }
+    };
+    Ok(TimelineEvent { handle, kind, value, time, context: core, at: Pos::Byte(at) })
+}
+
+/// Called with each piece of a file and its offset; `false` stops.
+type PieceFn<'a> = dyn FnMut(&[u8], u64) -> Result<bool, ImportError> + 'a;
+
+/// Reads a `.BIN` file in 1 MiB pieces (no copy of the whole file in
+/// memory), detecting the layout first with a pass of its own when
+/// `version` is `None`. Events are appended to `out`.
+pub fn read_bin_file(
+    path: &Path,
+    version: Option<BinVersion>,
+    out: &mut Vec<TimelineEvent>,
+) -> Result<BinVersion, ImportError> {
+    use std::io::{Read, Seek};
+    let mut f = std::fs::File::open(path).map_err(|e| ImportError::io(path.display(), e))?;
+    let len = f.metadata().map_err(|e| ImportError::io(path.display(), e))?.len();
+    whole_entries(len, path)?;
+    let mut buf = vec![0u8; ENTRY * 43_690];
+    let mut pieces = |f: &mut std::fs::File, each: &mut PieceFn<'_>| -> Result<(), ImportError> {
+        f.rewind().map_err(|e| ImportError::io(path.display(), e))?;
+        let mut at = 0u64;
+        while at < len {
+            let n = ((len - at) as usize).min(buf.len());
+            f.read_exact(&mut buf[..n]).map_err(|e| ImportError::io(path.display(), e))?;
+            if !each(&buf[..n], at)? {
+                break;
+            }
+            at += n as u64;
+        }
+        Ok(())
+    };
+    let version = match version {
+        Some(v) => v,
+        None => {
+            let mut v = BinVersion::V1_1;
+            pieces(&mut f, &mut |chunk, _| {
+                if detect_bin(chunk) == BinVersion::V1_0 {
+                    v = BinVersion::V1_0;
+                    return Ok(false);
+                }
+                Ok(true)
+            })?;
+            v
+        }
+    };
+    // The size the file claims is not trusted for a reservation (a sparse
+    // file can claim terabytes): the vector grows by what was read.
+    pieces(&mut f, &mut |chunk, at| {
+        out.reserve(chunk.len() / ENTRY);
+        for (i, e) in chunk.chunks_exact(ENTRY).enumerate() {
+            out.push(parse_entry(e, at + (i * ENTRY) as u64, version, path)?);
+        }
+        Ok(true)
+    })?;
+    Ok(version)
+}
+
+/// Writes a `.BIN` timeline (for tests and tools): 24-byte entries.
+pub fn write_bin(events: &[TimelineEvent], version: BinVersion) -> Vec<u8> {
+    let mut out = Vec::with_capacity(events.len() * 24);
+    for e in events {
+        let ty: u32 = match e.kind {
+            b'E' => 3,
+            b'R' => 2,
+            b'S' => 1,
+            b'X' => 0,
+            _ => 4,
+        };
+        let word = match version {
+            BinVersion::V1_1 => ty | ((e.context & 0xFF) << 4),
+            BinVersion::V1_0 => ty << 24,
+        };
+        out.extend_from_slice(&e.handle.to_le_bytes());
+        out.extend_from_slice(&word.to_le_bytes());
+        out.extend_from_slice(&e.value.to_le_bytes());
+        out.extend_from_slice(&e.time.to_le_bytes());
+    }
+    out
+}

@@ -1,0 +1,194 @@
+//! The TB5 file of a winIDEA import: stream 0 the calls, stream 1 the data
+//! writes, the contexts as the thread table.
+
+use std::path::Path;
+
+use tbrw::*;
+
+use super::bin::{read_bin_file, BinVersion, UNKNOWN_CONTEXT};
+use super::check::{check, Difference};
+use super::text1::parse_text1_from;
+use super::timeline::build;
+use crate::error::ImportError;
+use crate::fields;
+use crate::globals::{field, write_globals};
+
+/// What a winIDEA import did.
+#[derive(Clone, Debug, Default)]
+pub struct WinIdeaStats {
+    /// Timeline events read (Text1 and `.BIN`).
+    pub events: u64,
+    /// Calls written.
+    pub calls: u64,
+    /// Data writes written.
+    pub writes: u64,
+    /// Calls under way when the trace begins (not written).
+    pub started_before: u64,
+    /// Calls still open at the end (not written).
+    pub unfinished: u64,
+    /// Session time of the stored time stamps' zero (the earliest event's
+    /// time when that is negative, else 0).
+    pub time_origin_ns: i64,
+    /// The `.BIN` version read, if any.
+    pub bin_version: Option<BinVersion>,
+    /// Statistics figures that agree (with `--check`).
+    pub agree: u64,
+    /// Statistics figures that differ (with `--check`).
+    pub differences: Vec<Difference>,
+    /// Statistics figures a timeline cannot give: line and what.
+    pub unchecked: Vec<super::Unchecked>,
+}
+
+/// Imports a Text1 export (and its `.BIN` timeline, if given) into a new
+/// TB5 file; with `with_check`, the export's STATISTICS are compared with
+/// the timeline's figures too (the figures are built either way, the
+/// comparison only when asked).
+pub fn import_winidea(
+    text: &Path,
+    bin: Option<&Path>,
+    version: Option<BinVersion>,
+    output: &Path,
+    with_check: bool,
+) -> Result<WinIdeaStats, ImportError> {
+    let meta = std::fs::metadata(text).map_err(|e| ImportError::io(text.display(), e))?;
+    if meta.is_dir() {
+        return Err(ImportError::msg(format!("{}: is a directory, not an export", text.display())));
+    }
+    let file = std::fs::File::open(text).map_err(|e| ImportError::io(text.display(), e))?;
+    let mut ex = parse_text1_from(std::io::BufReader::with_capacity(1 << 20, file), text)?;
+    let mut stats = WinIdeaStats::default();
+    let mut events = std::mem::take(&mut ex.timeline);
+    if let Some(b) = bin {
+        let had = events.len();
+        stats.bin_version = Some(read_bin_file(b, version, &mut events)?);
+        if had > 0 {
+            // Both a TIMELINE section and a .BIN: one time order (stable, so
+            // equal times keep the text's events first).
+            events.sort_by_key(|e| e.time);
+        }
+    }
+    stats.events = events.len() as u64;
+    let tl = build(&ex, &events, bin.unwrap_or(text), ex.total_time)?;
+    stats.started_before = tl.started_before;
+    stats.unfinished = tl.unfinished;
+    if with_check {
+        let checked = check(&ex, &tl);
+        stats.agree = checked.agree;
+        stats.differences = checked.differences;
+        stats.unchecked = checked.unchecked;
+    }
+
+    // TB5 time stamps are unsigned; winIDEA's are signed (pre-trigger events
+    // are negative), so a timeline that starts before 0 is shifted to start
+    // at 0 and the shift is recorded in the streams' user-defined data.
+    let origin = events.iter().map(|e| e.time).min().unwrap_or(0).min(0);
+    let stamp = |t: i64| -> u64 { t.wrapping_sub(origin) as u64 };
+    stats.time_origin_ns = origin;
+
+    let mut w = Tb5Writer::create(output)?;
+    write_globals(
+        &mut w,
+        &Software {
+            os: Some(Os { name: Some("embedded target (winIDEA)".into()), platform: 0x100, ..Default::default() }),
+            ..Default::default()
+        },
+    )?;
+    w.write_modules(&[])?;
+    let name_events = |filter: &dyn Fn(u32) -> bool| -> Vec<Event> {
+        ex.order
+            .iter()
+            .filter(|h| filter(**h))
+            .map(|h| Event { id: *h, name: Some(ex.names[h].clone()), ..Default::default() })
+            .collect()
+    };
+    let ns = desc_subtype::TS_NANOSECONDS;
+    // Stream 0: calls of functions and lines.
+    let mut s = w
+        .stream(0)?
+        .info(&StreamInfo {
+            stream_type: stream_type::CUSTOM,
+            comment: Some("winidea calls".into()),
+            command_line: Some(format!("winidea export {}", text.display())),
+            ..Default::default()
+        })?
+        .data_descriptor(&[
+            field(desc_type::TIME_STAMP, ns, 8, "start_session_ns"),
+            field(desc_type::TIME_STAMP, ns, 8, "end_session_ns"),
+            field(fields::CALL_NET, 0, 8, "net_ns"),
+            field(fields::CALL_GROSS, 0, 8, "gross_ns"),
+            field(fields::EVENT_ID, 0, 4, "handle"),
+            field(desc_type::TID, 0, 4, "context"),
+        ])?;
+    s.events(&name_events(&|h| h >> 28 <= 1))?;
+    {
+        let mut data = s.data()?;
+        let mut buf = Vec::with_capacity(tl.calls.len() * 40);
+        for c in &tl.calls {
+            buf.extend_from_slice(&stamp(c.start).to_le_bytes());
+            buf.extend_from_slice(&stamp(c.end).to_le_bytes());
+            buf.extend_from_slice(&c.net.to_le_bytes());
+            buf.extend_from_slice(&c.gross.to_le_bytes());
+            buf.extend_from_slice(&c.handle.to_le_bytes());
+            buf.extend_from_slice(&c.context.to_le_bytes());
+        }
+        data.add(&buf)?;
+        data.done()?;
+    }
+    let contexts: Vec<String> = {
+        let mut v: Vec<(&u32, &String)> = ex.contexts.iter().collect();
+        v.sort();
+        v.into_iter().map(|(k, n)| format!("{k:#x}={n}")).collect()
+    };
+    s.user_defined(format!("time_origin_ns {origin}\ncontexts {}\n", contexts.join(";")).as_bytes())?;
+    s.finish()?;
+    // Stream 1: data writes.
+    let mut s = w
+        .stream(1)?
+        .info(&StreamInfo {
+            stream_type: stream_type::CUSTOM,
+            comment: Some("winidea data".into()),
+            ..Default::default()
+        })?
+        .data_descriptor(&[
+            field(desc_type::TIME_STAMP, ns, 8, "time_session_ns"),
+            field(fields::WRITTEN_VALUE, 0, 8, "value"),
+            field(fields::EVENT_ID, 0, 4, "handle"),
+            field(desc_type::TID, 0, 4, "context"),
+        ])?;
+    s.events(&name_events(&|h| matches!(h >> 28, 2 | 4)))?;
+    {
+        let mut data = s.data()?;
+        let mut buf = Vec::with_capacity(tl.writes.len() * 24);
+        for wr in &tl.writes {
+            buf.extend_from_slice(&stamp(wr.time).to_le_bytes());
+            buf.extend_from_slice(&wr.value.to_le_bytes());
+            buf.extend_from_slice(&wr.handle.to_le_bytes());
+            buf.extend_from_slice(&wr.context.to_le_bytes());
+        }
+        data.add(&buf)?;
+        data.done()?;
+    }
+    s.user_defined(format!("time_origin_ns {origin}\n").as_bytes())?;
+    s.finish()?;
+    // Contexts are the target's threads of execution: the thread table
+    // names them, so the context field is an ST_TID.
+    let mut seen: Vec<u32> = tl.calls.iter().map(|c| c.context).chain(tl.writes.iter().map(|w| w.context)).collect();
+    seen.extend(ex.contexts.keys());
+    seen.sort_unstable();
+    seen.dedup();
+    let mut pt = w.process_threads()?;
+    for id in seen {
+        let name = match ex.contexts.get(&id) {
+            Some(n) => n.clone(),
+            None if id == UNKNOWN_CONTEXT => "unknown context".to_owned(),
+            None if bin.is_some() => format!("core {id}"),
+            None => format!("context {id:#x}"),
+        };
+        pt.add_thread(&Tid { associated_pid: 0, id, name: Some(name), ..Default::default() })?;
+    }
+    pt.done()?;
+    w.close()?;
+    stats.calls = tl.calls.len() as u64;
+    stats.writes = tl.writes.len() as u64;
+    Ok(stats)
+}

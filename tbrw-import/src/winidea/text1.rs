@@ -1,0 +1,301 @@
+//! The Text1 export: section headers with `%MACRO%` columns, and the rows
+//! of its INFO, CONTEXTS, HANDLE, STATISTICS and TIMELINE sections.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use super::{Pos, TimelineEvent};
+use crate::error::{excerpt, ImportError};
+use crate::lines::LineRead;
+
+/// One STATISTICS row of the export.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StatRow {
+    /// `Functions` or `Data`.
+    pub class: String,
+    /// The CONTEXT(...) of the section, if any.
+    pub context: Option<String>,
+    /// The handle.
+    pub handle: u32,
+    /// The value column (line number, state value), if any.
+    pub value: Option<u64>,
+    /// Every numeric column by macro name (COUNT, T.NET, ...).
+    pub figures: Vec<(String, i64)>,
+    /// The line.
+    pub line: u64,
+}
+
+/// A parsed Text1 export.
+#[derive(Clone, Debug, Default)]
+pub struct Export {
+    /// INFO TOTAL_TIME.
+    pub total_time: Option<i64>,
+    /// Context handle to name.
+    pub contexts: HashMap<u32, String>,
+    /// Area handle to display name (functions; lines as `function:line: source`; variables).
+    pub names: HashMap<u32, String>,
+    /// Handles in the order the HANDLE sections list them.
+    pub order: Vec<u32>,
+    /// STATISTICS rows.
+    pub stats: Vec<StatRow>,
+    /// TIMELINE rows.
+    pub timeline: Vec<TimelineEvent>,
+}
+
+fn hex(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let s = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")).unwrap_or(s);
+    if s.is_empty() {
+        return None;
+    }
+    u64::from_str_radix(s, 16).ok()
+}
+
+/// Splits a row on commas outside double quotes.
+fn split_row(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut quoted = false;
+    for c in line.chars() {
+        match c {
+            '"' => {
+                quoted = !quoted;
+                cur.push(c);
+            }
+            ',' if !quoted => out.push(std::mem::take(&mut cur)),
+            c => cur.push(c),
+        }
+    }
+    out.push(cur);
+    out
+}
+
+/// A section header: `* NAME(ARG) [CONTEXT(ctx)] %A%,%B%,...`.
+struct Header {
+    name: String,
+    arg: Option<String>,
+    context: Option<String>,
+    columns: Vec<String>,
+    /// Column index by macro name (the first of a repeated name), so that a
+    /// row with thousands of columns finds each in constant time.
+    index: HashMap<String, usize>,
+}
+
+fn parse_header(line: &str) -> Option<Header> {
+    let rest = line.strip_prefix('*')?.trim_start();
+    let macros_at = rest.find('%').unwrap_or(rest.len());
+    let (head, macros) = rest.split_at(macros_at);
+    let head = head.trim();
+    let (word, after) = match head.find(|c: char| c == '(' || c.is_whitespace()) {
+        Some(i) => head.split_at(i),
+        None => (head, ""),
+    };
+    let mut arg = None;
+    let mut context = None;
+    let mut after = after.trim();
+    if let Some(a) = after.strip_prefix('(') {
+        let close = a.find(')')?;
+        arg = Some(a[..close].to_owned());
+        after = a[close + 1..].trim();
+    }
+    if let Some(c) = after.strip_prefix("CONTEXT(") {
+        let close = c.rfind(')')?;
+        context = Some(c[..close].to_owned());
+    }
+    let columns = macros.split(',').map(|m| m.trim().trim_matches('%').to_owned()).filter(|m| !m.is_empty()).collect();
+    let columns: Vec<String> = columns;
+    let mut index = HashMap::with_capacity(columns.len());
+    for (i, c) in columns.iter().enumerate() {
+        index.entry(c.clone()).or_insert(i);
+    }
+    Some(Header { name: word.to_owned(), arg, context, columns, index })
+}
+
+/// Parses a Text1 export.
+pub fn parse_text1(text: &str, path: &Path) -> Result<Export, ImportError> {
+    parse_text1_from(text.as_bytes(), path)
+}
+
+/// The longest Text1 line accepted: a STATISTICS header of tens of
+/// thousands of columns is a few hundred kilobytes; a longer line is
+/// refused before it is held.
+pub const MAX_LINE: usize = 16 << 20;
+
+/// Parses a Text1 export line by line from `input` (the whole file is
+/// never held in memory, nor a line over [`MAX_LINE`]; the timeline rows are).
+pub fn parse_text1_from(input: impl std::io::BufRead, path: &Path) -> Result<Export, ImportError> {
+    let mut ex = Export::default();
+    let mut header: Option<Header> = None;
+    let mut current_function: Option<String> = None;
+    let mut current_variable: Option<String> = None;
+    let mut context_by_name: HashMap<String, u32> = HashMap::new();
+    let mut offset = 0u64;
+    let mut input = input;
+    let mut raw = Vec::new();
+    for lineno in 1u64.. {
+        let (found, consumed) = crate::lines::read_bounded(&mut input, &mut raw, MAX_LINE)
+            .map_err(|e| ImportError::io(path.display(), e))?;
+        let line_at = offset;
+        offset += consumed;
+        match found {
+            LineRead::Eof => break,
+            LineRead::TooLong => {
+                return Err(ImportError::msg(format!(
+                    "{}: line {lineno} (byte {line_at}) is longer than {MAX_LINE} bytes, more than any winIDEA export line (docs/IMPORT.md): it begins {}",
+                    path.display(),
+                    excerpt(&String::from_utf8_lossy(&raw[..raw.len().min(200)]))
+                )))
+            }
+            LineRead::Line => {}
+        }
+        let line = std::str::from_utf8(&raw).map_err(|e| {
+            ImportError::msg(format!(
+                "{}: line {lineno} (byte {}): not UTF-8 text",
+                path.display(),
+                line_at + e.valid_up_to() as u64
+            ))
+        })?;
+        let line = line.trim_end_matches('\r');
+        let bad = |what: String| ImportError::msg(format!("{}: line {lineno}: {what}", path.display()));
+        if line.trim().is_empty() {
+            continue;
+        }
+        if line.starts_with('*') {
+            let h = parse_header(line).ok_or_else(|| bad(format!("malformed section header {}", excerpt(line))))?;
+            if h.columns.is_empty() {
+                return Err(bad(format!("section header {} names no %MACRO% columns", excerpt(line))));
+            }
+            header = Some(h);
+            continue;
+        }
+        let Some(h) = &header else { return Err(bad("data before the first section header".into())) };
+        let mut cells = split_row(line.trim_start());
+        let name_col = h.index.get("NAME").copied();
+        if cells.len() > h.columns.len() {
+            // A NAME with commas (a source line): the surplus belongs to it.
+            let Some(nc) = name_col else {
+                return Err(bad(format!("{} fields where the header has {} columns", cells.len(), h.columns.len())));
+            };
+            let surplus = cells.len() - h.columns.len();
+            let merged = cells[nc..=nc + surplus].join(",");
+            cells.splice(nc..=nc + surplus, [merged]);
+        }
+        if cells.len() < h.columns.len() {
+            return Err(bad(format!(
+                "{} fields where the header has {} columns ({})",
+                cells.len(),
+                h.columns.len(),
+                excerpt(&h.columns.join(","))
+            )));
+        }
+        let get = |m: &str| h.index.get(m).map(|&i| cells[i].trim());
+        let num_at = |m: &str, v: Option<&str>| -> Result<Option<i64>, ImportError> {
+            match v {
+                None | Some("") => Ok(None),
+                Some(v) => v.parse::<i64>().map(Some).map_err(|_| bad(format!("%{m}% {} is not a number", excerpt(v)))),
+            }
+        };
+        let num = |m: &str| num_at(m, get(m));
+        let handle = |m: &str| -> Result<u32, ImportError> {
+            let v = get(m).ok_or_else(|| bad(format!("no %{m}% column")))?;
+            hex(v)
+                .and_then(|x| u32::try_from(x).ok())
+                .ok_or_else(|| bad(format!("%{m}% {} is not a 32-bit hexadecimal handle", excerpt(v))))
+        };
+        match (h.name.as_str(), h.arg.as_deref()) {
+            ("INFO", _) => ex.total_time = num("TOTAL_TIME")?,
+            ("CONTEXTS", _) => {
+                let name = get("NAME").unwrap_or("").to_owned();
+                let hd = handle("HANDLE")?;
+                context_by_name.insert(name.clone(), hd);
+                ex.contexts.insert(hd, name);
+            }
+            ("HANDLE", Some(_)) => {
+                let hd = handle("HANDLE")?;
+                let name = get("NAME").unwrap_or("").to_owned();
+                let value = get("VALUE").and_then(|v| v.parse::<u64>().ok().or_else(|| hex(v)));
+                let display = match hd >> 28 {
+                    0 => {
+                        current_function = Some(name.clone());
+                        name
+                    }
+                    1 => format!(
+                        "{}:{}: {}",
+                        current_function.as_deref().unwrap_or("?"),
+                        value.map_or(String::new(), |v| v.to_string()),
+                        name
+                    ),
+                    2 | 4 => {
+                        current_variable = Some(name.clone());
+                        name
+                    }
+                    3 | 5 => current_variable.clone().unwrap_or_default(),
+                    n => {
+                        return Err(bad(format!("handle {hd:08X} has area type {n}, not one the format defines (0-5)")))
+                    }
+                };
+                if !ex.names.contains_key(&hd) {
+                    ex.order.push(hd);
+                }
+                ex.names.entry(hd).or_insert(display);
+            }
+            ("STATISTICS", class) => {
+                let hd = handle("HANDLE")?;
+                let value = get("VALUE")
+                    .filter(|v| !v.is_empty())
+                    .map(|v| {
+                        v.parse::<u64>()
+                            .ok()
+                            .or_else(|| hex(v))
+                            .ok_or_else(|| bad(format!("%VALUE% {} is not a number", excerpt(v))))
+                    })
+                    .transpose()?;
+                let mut figures = Vec::new();
+                for (i, c) in h.columns.iter().enumerate() {
+                    // A repeated column name counts once, as its first column.
+                    if (c == "COUNT" || c.starts_with("T.")) && h.index.get(c) == Some(&i) {
+                        if let Some(v) = num_at(c, Some(cells[i].trim()))? {
+                            figures.push((c.clone(), v));
+                        }
+                    }
+                }
+                ex.stats.push(StatRow {
+                    class: class.unwrap_or("").to_owned(),
+                    context: h.context.clone(),
+                    handle: hd,
+                    value,
+                    figures,
+                    line: lineno,
+                });
+            }
+            ("TIMELINE", _) => {
+                let hd = handle("HANDLE")?;
+                let ev = get("EVENT").ok_or_else(|| bad("no %EVENT% column".into()))?;
+                let kind = match ev {
+                    "E" | "S" | "R" | "X" | "W" => ev.as_bytes()[0],
+                    other => return Err(bad(format!("event {} is not E, S, R, X or W", excerpt(other)))),
+                };
+                let value = match get("VALUE") {
+                    None | Some("") => 0,
+                    Some(v) => hex(v).ok_or_else(|| bad(format!("%VALUE% {} is not hexadecimal", excerpt(v))))?,
+                };
+                let time = num("TIME")?.ok_or_else(|| bad("no time".into()))?;
+                let context = match get("CONTEXT") {
+                    None | Some("") => 0,
+                    Some(c) => match context_by_name.get(c) {
+                        Some(k) => *k,
+                        None => hex(c)
+                            .and_then(|x| u32::try_from(x).ok())
+                            .ok_or_else(|| bad(format!("unknown context {}", excerpt(c))))?,
+                    },
+                };
+                ex.timeline.push(TimelineEvent { handle: hd, kind, value, time, context, at: Pos::Line(lineno) });
+            }
+            ("HANDLE", None) => {
+                return Err(bad("a HANDLE section needs its class: HANDLE(Functions) or HANDLE(Data)".into()))
+            }
+            (other, _) => return Err(bad(format!("unknown section {}", excerpt(other)))),
+        }
+    }
+    Ok(ex)
+}

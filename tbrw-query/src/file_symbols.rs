@@ -1,0 +1,303 @@
+//! A TB5 file's modules handed to the symbolizer (`tbrw-symbols`): the
+//! command line's symbol options, which [`Mapping`] each module record gets
+//! (the rule, [`mapping_rule`], is documented in docs/SYMBOLS.md, "In the
+//! reports"), and one warning per module file that cannot be symbolized.
+//! Reports (`crate::report::functions`) and `tbrw annotate` go through it;
+//! it imports no report.
+
+use std::collections::{HashMap, HashSet};
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use tbrw::{Module, ModuleFlags, Tb5File};
+use tbrw_symbols::{
+    BuildId, Config, FunctionIndex, KernelSymbols, Mapping, ModuleId, ModuleIndex, ModuleSpec, SymbolRef, Symbolized,
+    Symbolizer,
+};
+
+use crate::error::QueryError;
+
+/// Where to look for the modules' files and debug information
+/// (`--symfs`, `--debug-dir`, `--search-path`, `--kallsyms`).
+#[derive(Clone, Debug, Default)]
+pub struct SymbolOptions {
+    /// A root prefixed to every module path, like perf's `--symfs`.
+    pub symfs: Option<PathBuf>,
+    /// Directories of separate debug files, searched before `/usr/lib/debug`.
+    pub debug_dirs: Vec<PathBuf>,
+    /// Directories searched for a module by its file name.
+    pub search_paths: Vec<PathBuf>,
+    /// A kallsyms file saved from the profiled machine (default: this
+    /// machine's `/proc/kallsyms`).
+    pub kallsyms: Option<PathBuf>,
+}
+
+impl SymbolOptions {
+    /// The symbolizer's configuration: the given debug directories, then
+    /// `/usr/lib/debug` as gdb and perf search it.
+    pub fn config(&self) -> Config {
+        let mut debug_dirs = self.debug_dirs.clone();
+        debug_dirs.extend(Config::default().debug_dirs);
+        Config {
+            symfs: self.symfs.clone(),
+            debug_dirs,
+            search_paths: self.search_paths.clone(),
+            kernel: self.kallsyms.clone().map_or(KernelSymbols::Proc, KernelSymbols::File),
+            ..Config::default()
+        }
+    }
+}
+
+/// What a collector recorded about a module beyond `TBRW_MODULE`, in the
+/// user-defined global section: one line `module <index> offset=0x<hex>`
+/// per module (the `sampler` collector; a perf conversion does the same),
+/// optionally followed by ` build_id=<hex>`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ModuleNote {
+    /// The file offset mapped at the module's load address (`pgoff`).
+    pub offset: Option<u64>,
+    /// The build id of the file that was mapped.
+    pub build_id: Option<BuildId>,
+}
+
+/// The [`ModuleNote`]s of a user-defined global section, by module index.
+/// Lines of other shapes are not about modules and are passed over.
+pub fn module_notes(text: &str) -> HashMap<u64, ModuleNote> {
+    let mut notes = HashMap::new();
+    for line in text.lines() {
+        let mut words = line.split_whitespace();
+        let (Some("module"), Some(index)) = (words.next(), words.next()) else { continue };
+        let Ok(index) = index.parse::<u64>() else { continue };
+        let mut note = ModuleNote::default();
+        for kv in words {
+            match kv.split_once('=') {
+                Some(("offset", v)) => note.offset = v.strip_prefix("0x").and_then(|h| u64::from_str_radix(h, 16).ok()),
+                Some(("build_id", v)) => note.build_id = BuildId::from_hex(v),
+                _ => {}
+            }
+        }
+        if note != ModuleNote::default() {
+            notes.insert(index, note);
+        }
+    }
+    notes
+}
+
+/// Whether the file is a `tbrw import sampler` result: a stream whose
+/// user-defined section is the import's `sampler layout=… magic=…` line (or
+/// the `sampler magic=…` line of imports made before the layouts were told
+/// apart).
+pub fn is_sampler_import(file: &Tb5File) -> bool {
+    (0..file.stream_count()).any(|n| {
+        file.stream(n)
+            .and_then(|s| s.user_defined())
+            .is_ok_and(|u| u.is_some_and(|b| b.starts_with(b"sampler magic=") || b.starts_with(b"sampler layout=")))
+    })
+}
+
+/// How a module record's load address is read, and why.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MappingRule {
+    /// `TBRW_MODULE_GLOBAL_LOAD`: a kernel module, absolute addresses looked up in kallsyms.
+    Kernel,
+    /// A file offset is recorded for it ([`ModuleNote::offset`]): the load
+    /// address is where that offset was mapped.
+    FileOffset(u64),
+    /// A sampler import: the load address is a VM map's start, which the
+    /// ELF sampler records at the executable segment.
+    ExecSegment,
+    /// Anything else (modules written through the C API): the load address
+    /// is the load base.
+    LoadBase,
+}
+
+/// The rule for one module record, first match wins: kernel flag, a recorded
+/// file offset, a sampler import, else the load base.
+pub fn mapping_rule(module: &Module, note: Option<&ModuleNote>, sampler_import: bool) -> MappingRule {
+    if module.flags.contains(ModuleFlags::GLOBAL_LOAD) {
+        MappingRule::Kernel
+    } else if let Some(pgoff) = note.and_then(|n| n.offset) {
+        MappingRule::FileOffset(pgoff)
+    } else if sampler_import {
+        MappingRule::ExecSegment
+    } else {
+        MappingRule::LoadBase
+    }
+}
+
+/// The symbolizer for one TB5 file's module table, with the warnings it owes.
+pub struct FileSymbols {
+    symbolizer: Symbolizer,
+    /// Why the file's stored symbols could not be used, said with the
+    /// first warning there is room for.
+    stored_problem: Option<String>,
+    /// What a module whose file cannot be used means for the caller.
+    unusable: &'static str,
+    /// Per module record: its symbolizer id and the label to warn with.
+    modules: Vec<(ModuleId, String)>,
+    /// Labels already checked, so that a file mapped in many processes
+    /// gets one warning.
+    checked: HashSet<String>,
+    /// Per module record, whether its label was checked (no string hash per address).
+    warned: Vec<bool>,
+}
+
+impl FileSymbols {
+    /// Registers every module of `modules` (the file's module table, in order).
+    /// Nothing is read until a sample of a module is symbolized.
+    pub fn new(file: &Tb5File, modules: &[Module], opts: &SymbolOptions) -> Result<FileSymbols, QueryError> {
+        FileSymbols::with_config(file, modules, opts.config())
+    }
+
+    /// The same with a symbolizer configuration of the caller's (DWARF off, say).
+    pub fn with_config(file: &Tb5File, modules: &[Module], config: Config) -> Result<FileSymbols, QueryError> {
+        let notes = match file.user_defined_global()? {
+            Some(b) => module_notes(&String::from_utf8_lossy(b)),
+            None => HashMap::new(),
+        };
+        let sampler_import = is_sampler_import(file);
+        let mut symbolizer = Symbolizer::new(config);
+        let modules: Vec<(ModuleId, String)> = modules
+            .iter()
+            .enumerate()
+            .map(|(i, m)| {
+                let note = notes.get(&(i as u64));
+                let label = m.path.clone().or_else(|| m.name.clone()).unwrap_or_else(|| format!("[module {i}]"));
+                let mapping = match mapping_rule(m, note, sampler_import) {
+                    MappingRule::Kernel => return (symbolizer.kernel(), "[kernel]".to_owned()),
+                    MappingRule::FileOffset(pgoff) => Mapping::FileOffset { map_start: m.load_address, pgoff },
+                    MappingRule::ExecSegment => Mapping::ExecSegment { map_start: m.load_address },
+                    MappingRule::LoadBase => Mapping::LoadBase { load_base: m.load_address },
+                };
+                let mut spec = ModuleSpec::new(label.clone(), mapping);
+                if let Some(id) = note.and_then(|n| n.build_id.clone()) {
+                    spec = spec.with_build_id(id);
+                }
+                (symbolizer.add_module(spec), label)
+            })
+            .collect();
+        let warned = vec![false; modules.len()];
+        // Symbols `tbrw symbolize` stored stand in for files missing here.
+        let stored_problem = match file.stored_symbols() {
+            Ok(None) => None,
+            Ok(Some(bytes)) => match tbrw_symbols::stored::decode(bytes) {
+                Ok(files) => {
+                    symbolizer.add_stored(files);
+                    None
+                }
+                Err(why) => Some(format!("{}: stored symbols: {why}", file.path().display())),
+            },
+            Err(e) => Some(e.to_string()),
+        };
+        let unusable = "its samples are reported unresolved";
+        Ok(FileSymbols { symbolizer, stored_problem, unusable, modules, checked: HashSet::new(), warned })
+    }
+
+    /// Symbolizes `pc` of module record `module` (`None`: no module covers
+    /// it). The first time a module's file is used, a warning goes to `warn`
+    /// when it cannot be symbolized (never an error).
+    pub fn symbolize(&mut self, module: Option<u64>, pc: u64, warn: &mut dyn Write) -> Arc<Symbolized> {
+        match self.module_id(module, warn) {
+            Some(id) => self.symbolizer.symbolize(id, pc),
+            None => self.symbolizer.unmapped(),
+        }
+    }
+
+    /// The symbolizer's id of a module record, with the warning the first
+    /// time its file cannot be used.
+    /// What the one warning per module whose file cannot be used says it
+    /// means (default: "its samples are reported unresolved").
+    pub fn set_unusable_note(&mut self, note: &'static str) {
+        self.unusable = note;
+    }
+
+    /// Warns on `warn`, once per module, when `module`'s file cannot be
+    /// symbolized: for samples counted through [`FileSymbols::function_index`].
+    pub fn note_used(&mut self, module: Option<u64>, warn: &mut dyn Write) {
+        self.module_id(module, warn);
+    }
+
+    /// The function-symbol lookups of the module records marked `true` in
+    /// `modules` (found and parsed now, without warnings), for threads
+    /// counting per function; see [`tbrw_symbols::FunctionIndex`].
+    pub fn function_index(&mut self, modules: &[bool]) -> ModuleFunctions {
+        let ids: Vec<ModuleId> = self.modules.iter().map(|(id, _)| *id).collect();
+        let wanted = ids.iter().zip(modules).filter(|(_, &w)| w).map(|(id, _)| *id);
+        ModuleFunctions { index: self.symbolizer.function_index(wanted), ids }
+    }
+
+    /// What `tbrw symbolize` stores for `symbols` (see
+    /// [`Symbolizer::stored_files`]).
+    pub fn stored_files(&self, symbols: impl IntoIterator<Item = SymbolRef>) -> Vec<tbrw_symbols::stored::StoredFile> {
+        self.symbolizer.stored_files(symbols)
+    }
+
+    /// The name of a symbol a [`ModuleFunctions`] gave.
+    pub fn symbol_name(&self, symbol: SymbolRef) -> Option<&str> {
+        self.symbolizer.symbol_name(symbol)
+    }
+
+    fn module_id(&mut self, module: Option<u64>, warn: &mut dyn Write) -> Option<ModuleId> {
+        if let Some(why) = self.stored_problem.take() {
+            let _ = writeln!(warn, "tbrw: warning: {why}; they are not used");
+        }
+        let i = usize::try_from(module?).ok()?;
+        let (id, label) = self.modules.get(i)?;
+        if !self.warned[i] {
+            if !self.checked.contains(label) {
+                if let Err(why) = self.symbolizer.module_info(*id) {
+                    // A failed write of a warning must not stop the report.
+                    let _ = writeln!(warn, "tbrw: warning: {label}: {why}; {}", self.unusable);
+                }
+                self.checked.insert(label.clone());
+            }
+            self.warned[i] = true;
+        }
+        Some(*id)
+    }
+}
+
+/// Function-symbol lookups by module record, shared by threads (see
+/// [`FileSymbols::function_index`]).
+pub struct ModuleFunctions {
+    index: FunctionIndex,
+    ids: Vec<ModuleId>,
+}
+
+impl ModuleFunctions {
+    /// The lookups of module record `module` (`None`: a record not in the
+    /// file, whose addresses have no symbol).
+    #[inline]
+    pub fn module(&self, module: u64) -> Option<ModuleIndex<'_>> {
+        let id = *self.ids.get(usize::try_from(module).ok()?)?;
+        Some(self.index.module(id))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn notes_of_the_sampler_and_of_a_perf_conversion() {
+        let n = module_notes(
+            "sampler module file offsets\nmodule 0 offset=0x1000\nmodule 2 offset=0x0 build_id=0a0b\nmodule x offset=0x1\n",
+        );
+        assert_eq!(n.len(), 2);
+        assert_eq!(n[&0], ModuleNote { offset: Some(0x1000), build_id: None });
+        assert_eq!(n[&2].offset, Some(0));
+        assert_eq!(n[&2].build_id, BuildId::from_hex("0a0b"));
+    }
+
+    #[test]
+    fn rule_order() {
+        let user = Module::default();
+        let kernel = Module { flags: ModuleFlags::GLOBAL_LOAD, ..Module::default() };
+        let note = ModuleNote { offset: Some(0x2000), build_id: None };
+        assert_eq!(mapping_rule(&kernel, Some(&note), true), MappingRule::Kernel);
+        assert_eq!(mapping_rule(&user, Some(&note), true), MappingRule::FileOffset(0x2000));
+        assert_eq!(mapping_rule(&user, None, true), MappingRule::ExecSegment);
+        assert_eq!(mapping_rule(&user, Some(&ModuleNote::default()), false), MappingRule::LoadBase);
+    }
+}
