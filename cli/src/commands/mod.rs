@@ -8,8 +8,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use tbrw_export::vtune_csv::{self as csv, CsvOptions};
-use tbrw_import::elf_profile::{self as sampler, ImportOptions, Layout, ProfileOptions};
-use tbrw_import::{mtmc, winidea};
+use tbrw_import::elf_profile::Layout;
+use tbrw_import::mtmc;
 use tbrw_query::annotate;
 use tbrw_query::file_symbols::SymbolOptions;
 use tbrw_query::report::{self, By, ReportOptions};
@@ -17,7 +17,11 @@ use tbrw_query::report::{self, By, ReportOptions};
 pub use crate::dataset::Mode as ParquetMode;
 use crate::error::CliError;
 pub use crate::output::open;
-use crate::output::{check_input, check_output, check_output_folder, stdin_path, write_atomically, written};
+use crate::output::{check_input, check_output, check_output_folder, write_atomically, written};
+
+mod import;
+
+pub use import::{import_mtmc, import_perf, import_sampler, import_winidea, SamplerArgs, WinIdeaArgs};
 
 /// How a command that completed ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -119,242 +123,6 @@ pub fn report(
         (false, _) => report::write_table(&r, out),
     }
     .map_err(written)
-}
-
-/// What `tbrw import sampler` is told besides its paths.
-#[derive(Clone, Copy, Debug)]
-pub struct SamplerArgs<'a> {
-    /// The stream's pid and host.
-    pub opts: &'a ImportOptions,
-    /// The layout and voltage.
-    pub profile: &'a ProfileOptions,
-    /// Replace an existing output (`--force`).
-    pub force: bool,
-}
-
-/// `tbrw import sampler`. `progress` gets (decompressed) bytes read.
-pub fn import_sampler(
-    profile: &Path,
-    output: &Path,
-    args: SamplerArgs<'_>,
-    progress: &mut dyn FnMut(u64),
-    out: &mut dyn Write,
-    err: &mut dyn Write,
-) -> Result<(), CliError> {
-    let SamplerArgs { opts, profile: popts, force } = args;
-    check_input(profile, "a sampler profile")?;
-    check_output(output, &[profile], force)?;
-    let stats = sampler::import_profile(profile, output, opts, popts, progress)?;
-    let layout = stats.format.map_or("?", |f| f.layout.name());
-    writeln!(
-        out,
-        "{}: {} samples, {} records, {} VM maps ({layout} layout, {} times{}{})",
-        output.display(),
-        stats.samples,
-        stats.records,
-        stats.maps,
-        match stats.time {
-            Some(sampler::TimeSource::Realtime) => "CLOCK_REALTIME",
-            Some(sampler::TimeSource::Interpolated) => "interpolated",
-            _ => "no",
-        },
-        if stats.format.is_some_and(|f| f.endian == sampler::Endian::Big) { ", big-endian" } else { "" },
-        if stats.compressed { ", from bzip2" } else { "" }
-    )
-    .map_err(written)?;
-    if !stats.also.is_empty() {
-        let also: Vec<&str> = stats.also.iter().map(|l| l.name()).collect();
-        writeln!(
-            err,
-            "tbrw: {}: the bytes fit the {} layout too; read as {layout} as --layout says",
-            profile.display(),
-            also.join(", ")
-        )
-        .map_err(written)?;
-    }
-    let partial = if stats.partial_bytes > 0 {
-        format!(" (a partial sample of {} bytes dropped)", stats.partial_bytes)
-    } else {
-        String::new()
-    };
-    if stats.killed {
-        writeln!(
-            err,
-            "tbrw: {}: the run was cut short (the sampler was killed): the header and the VM maps are missing, so no module can be known and the PMU value's kind is unknown; {} whole samples kept{partial}",
-            profile.display(),
-            stats.samples,
-        )
-        .map_err(written)?;
-    } else if stats.dropped > 0 {
-        writeln!(
-            err,
-            "tbrw: {}: the profile announces {} samples but holds {} whole ones: {} dropped{partial}",
-            profile.display(),
-            stats.announced,
-            stats.samples,
-            stats.dropped,
-        )
-        .map_err(written)?;
-    }
-    Ok(())
-}
-
-/// `tbrw import mtmc`. `progress` gets bytes read.
-pub fn import_mtmc(
-    log: &Path,
-    output: &Path,
-    opts: &mtmc::MtmcOptions,
-    force: bool,
-    progress: &mut dyn FnMut(u64),
-    out: &mut dyn Write,
-    err: &mut dyn Write,
-) -> Result<(), CliError> {
-    check_input(log, "an MTMC task log")?;
-    check_output(output, &[log], force)?;
-    // The import reads its log twice (checked whole before the output is
-    // created, then written): standard input is spooled to an unnamed
-    // temporary file first, which goes away with the process.
-    let spooled;
-    let stats = if log.as_os_str() == "-" {
-        let mut tmp =
-            tempfile::tempfile().map_err(|e| CliError::msg(format!("standard input: a temporary file: {e}")))?;
-        std::io::copy(&mut std::io::stdin().lock(), &mut tmp)
-            .map_err(|e| CliError::msg(format!("standard input: {e}")))?;
-        spooled = tmp;
-        let path = PathBuf::from(format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&spooled)));
-        mtmc::import_mtmc_with(&path, output, opts, progress)?
-    } else {
-        mtmc::import_mtmc_with(log, output, opts, progress)?
-    };
-    let layout = match stats.layout {
-        Some(mtmc::Layout::V2023) => "2023 layout",
-        _ => "v0.1 layout",
-    };
-    let pid = match stats.pid {
-        Some((p, mtmc::PidSource::Option)) => format!("pid {p}"),
-        Some((p, mtmc::PidSource::FileName)) => format!("pid {p} (from the log's name)"),
-        None => "no pid (give one with --pid)".to_owned(),
-    };
-    writeln!(
-        out,
-        "{}: {} tasks, {} counters{}, {} threads, {layout}, {pid}",
-        output.display(),
-        stats.tasks,
-        stats.counters,
-        if stats.topdown { " and topdown" } else { "" },
-        stats.threads
-    )
-    .map_err(written)?;
-    if stats.unended > 0 || stats.migrated > 0 {
-        writeln!(
-            err,
-            "tbrw: {}: {} tasks have no end and {} ended on another CPU than they began on: they have no counter deltas",
-            log.display(),
-            stats.unended,
-            stats.migrated
-        )
-        .map_err(written)?;
-    }
-    if let Some((line, given, expected)) = stats.events_field_mismatch {
-        writeln!(
-            err,
-            "tbrw: {}: line {line}: the number-of-events field says {given} where the readings present imply {expected}; kept as given (further lines not reported)",
-            log.display()
-        )
-        .map_err(written)?;
-    }
-    Ok(())
-}
-
-/// What `import winidea` is given besides the export and the output.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct WinIdeaArgs<'a> {
-    /// The `.BIN` timeline (default: `EXPORT.BIN` next to the export, if there is one).
-    pub bin: Option<&'a Path>,
-    /// The `.BIN` layout (default: detected).
-    pub version: Option<winidea::BinVersion>,
-    /// Compare the export's STATISTICS with the timeline's figures.
-    pub check: bool,
-    /// Replace an existing output.
-    pub force: bool,
-}
-
-/// `tbrw import winidea`. Without `bin`, `EXPORT.BIN` next to the export
-/// is read when there is one. With `check`, the statistics check is
-/// printed and differences give [`Outcome::StatisticsDiffer`].
-pub fn import_winidea(
-    export: &Path,
-    output: &Path,
-    args: WinIdeaArgs<'_>,
-    out: &mut dyn Write,
-    err: &mut dyn Write,
-) -> Result<Outcome, CliError> {
-    let WinIdeaArgs { bin, version, check, force } = args;
-    check_input(export, "a winIDEA Text1 export")?;
-    if let Some(b) = bin {
-        check_input(b, "a winIDEA .BIN timeline")?;
-    }
-    // winIDEA writes the TimelineBinary next to the export, named EXPORT.BIN.
-    let found: Option<PathBuf> = match bin {
-        Some(_) => None,
-        None if export.as_os_str() == "-" => None,
-        None => {
-            let mut p = export.as_os_str().to_owned();
-            p.push(".BIN");
-            let p = PathBuf::from(p);
-            if p.is_file() {
-                writeln!(err, "tbrw: reading the timeline in {} too", p.display()).map_err(written)?;
-                Some(p)
-            } else {
-                None
-            }
-        }
-    };
-    let bin = bin.or(found.as_deref());
-    let inputs: Vec<&Path> = [Some(export), bin].into_iter().flatten().collect();
-    check_output(output, &inputs, force)?;
-    let stats = winidea::import_winidea(stdin_path(export), bin, version, output, check)?;
-    writeln!(
-        out,
-        "{}: {} timeline events, {} calls, {} data writes{}",
-        output.display(),
-        stats.events,
-        stats.calls,
-        stats.writes,
-        stats.bin_version.map_or(String::new(), |v| format!(" (.BIN version {})", v.name()))
-    )
-    .map_err(written)?;
-    if stats.started_before > 0 || stats.unfinished > 0 {
-        writeln!(
-            err,
-            "tbrw: {}: {} calls were under way when the timeline begins and {} still open at its end; not written as calls",
-            export.display(),
-            stats.started_before,
-            stats.unfinished
-        )
-        .map_err(written)?;
-    }
-    if !check {
-        return Ok(Outcome::Success);
-    }
-    writeln!(
-        out,
-        "statistics check: {} figures agree, {} differ, {} not checked",
-        stats.agree,
-        stats.differences.len(),
-        stats.unchecked.iter().map(|u| u.count).sum::<u64>()
-    )
-    .map_err(written)?;
-    for d in &stats.differences {
-        writeln!(out, "  line {}: {}: export {}, timeline {}", d.line, d.what, d.export, d.timeline)
-            .map_err(written)?;
-    }
-    for u in &stats.unchecked {
-        let rows = if u.count == 1 { "1 figure".to_owned() } else { format!("{} figures", u.count) };
-        writeln!(out, "  {}: {rows} (first at line {}) not computable from a timeline", u.figure, u.first_line)
-            .map_err(written)?;
-    }
-    Ok(if stats.differences.is_empty() { Outcome::Success } else { Outcome::StatisticsDiffer })
 }
 
 /// `tbrw export vtune-csv`: the files written on `out`, streams left out on `err`.
@@ -468,42 +236,6 @@ pub fn annotate(
     } else {
         annotate::write_text(&a, out).map_err(written)
     }
-}
-
-/// `tbrw import perf`: a perf.data file (`-`: standard input) into a new
-/// TB5 file; skipped record types and lost samples are noted on `err`.
-pub fn import_perf(
-    data: &Path,
-    output: &Path,
-    progress: &mut dyn FnMut(u64),
-    force: bool,
-    out: &mut dyn Write,
-    err: &mut dyn Write,
-) -> Result<(), CliError> {
-    check_input(data, "a perf.data file")?;
-    check_output(output, &[data], force)?;
-    let stats = tbrw_import::perf::import_perf(data, output, progress)?;
-    writeln!(
-        out,
-        "{}: {} samples of {} events, {} modules, {} call-chain frames",
-        output.display(),
-        stats.samples,
-        stats.events,
-        stats.modules,
-        stats.frames
-    )
-    .map_err(written)?;
-    if stats.skipped > 0 || stats.lost > 0 {
-        writeln!(
-            err,
-            "tbrw: {}: {} records of types the import does not use skipped; perf lost {} samples",
-            data.display(),
-            stats.skipped,
-            stats.lost
-        )
-        .map_err(written)?;
-    }
-    Ok(())
 }
 
 /// The viewer exports' common part: checks `file` and `output` (`--force`,
