@@ -166,7 +166,7 @@ fn run(dir: &std::path::Path, funcs: &[(u64, u64)], modules: &[Module], n: u64, 
     // and the rows. The whole report less the bind alone is what
     // symbolizing costs.
     let t = Instant::now();
-    let counted = functions::count(&file, &ReportOptions::default(), false, false, &mut |_| {}).unwrap();
+    let counted = functions::count(&file, &tbrw_query::Query::default(), false, false, &mut |_| {}).unwrap();
     let count_s = t.elapsed().as_secs_f64();
     let distinct = counted.counts.len();
     drop(counted);

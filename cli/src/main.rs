@@ -14,8 +14,9 @@ use tbrw_import::elf_profile::{ImportOptions, Layout, ProfileOptions};
 use tbrw_import::mtmc::MtmcOptions;
 use tbrw_import::winidea::BinVersion;
 use tbrw_query::file_symbols::SymbolOptions;
-use tbrw_query::report::{self, By, ReportOptions, Weight};
-use tbrw_query::walk::{ViewOptions, LEVELS};
+use tbrw_query::report::{By, ReportOptions};
+use tbrw_query::stacks::{ViewOptions, LEVELS};
+use tbrw_query::{Filters, Query, Weight};
 
 use crate::commands::{Outcome, ParquetMode, ParquetOptions};
 use crate::error::CliError;
@@ -362,17 +363,11 @@ struct FilterArgs {
 }
 
 impl FilterArgs {
-    /// The report options these filters make (the rest default).
-    fn options(self) -> Result<ReportOptions, CliError> {
-        let time = self.time.map(|t| report::parse_range(&t)).transpose().map_err(CliError::msg)?;
-        Ok(ReportOptions {
-            stream: self.stream,
-            pid: self.pid,
-            tid: self.tid,
-            module: self.module,
-            time,
-            ..ReportOptions::default()
-        })
+    /// The query these filters make, with `weight`.
+    fn query(self, weight: Weight) -> Result<Query, CliError> {
+        let time = self.time.map(|t| tbrw_query::query::parse_range(&t)).transpose().map_err(CliError::msg)?;
+        let filters = Filters { pid: self.pid, tid: self.tid, module: self.module, time };
+        Ok(Query { stream: self.stream, filters, weight })
     }
 }
 
@@ -399,16 +394,7 @@ struct ViewArgs {
 impl ViewArgs {
     /// The file, the output, `--force` and the options.
     fn split(self) -> Result<(PathBuf, PathBuf, bool, ViewOptions), CliError> {
-        let f = self.filters.options()?;
-        let opts = ViewOptions {
-            stream: f.stream,
-            pid: f.pid,
-            tid: f.tid,
-            module: f.module,
-            time: f.time,
-            weight: self.weight,
-            symbols: self.symbols.options(),
-        };
+        let opts = ViewOptions { query: self.filters.query(self.weight)?, symbols: self.symbols.options() };
         Ok((self.file, self.output, self.force, opts))
     }
 }
@@ -448,16 +434,11 @@ fn run(cli: Cli) -> Result<Outcome, CliError> {
         Command::Verify { file } => commands::verify(&file, &mut out).map(|()| Outcome::Success),
         Command::Bind { file, stream } => bind(&file, stream, &mut out),
         Command::Report { file, filters, by, top, json, weight, symbols } => {
-            let first = by.first().copied().unwrap_or(By::Auto);
-            let opts = ReportOptions { by: first, top, weight, ..filters.options()? };
-            if by.len() > 1 || first.symbolic() {
-                report_symbols(&file, &opts, &by, &symbols.options(), json, &mut out)
-            } else {
-                report(&file, &opts, json, &mut out)
-            }
+            let opts = ReportOptions { query: filters.query(weight)?, by: By::Auto, top };
+            report(&file, &opts, &by, &symbols.options(), json, &mut out)
         }
         Command::Annotate { file, function, filters, json, symbols } => {
-            let opts = filters.options()?;
+            let opts = filters.query(Weight::Samples)?;
             let bar = spinner("annotating");
             after_bar(&bar, &mut out, |o, e| {
                 commands::annotate(&file, &opts, &function, &symbols.options(), json, o, e).map(|()| Outcome::Success)
@@ -511,7 +492,7 @@ fn run(cli: Cli) -> Result<Outcome, CliError> {
             })
         }
         Command::Export(Export::Timeline { file, output, force, stream, lanes, width, time }) => {
-            let time = time.map(|t| report::parse_range(&t)).transpose().map_err(CliError::msg)?;
+            let time = time.map(|t| tbrw_query::query::parse_range(&t)).transpose().map_err(CliError::msg)?;
             let opts = TimelineOptions { stream, lanes, width, time };
             let bar = spinner("exporting");
             after_bar(&bar, &mut out, |o, e| {
@@ -539,16 +520,7 @@ fn bind(file: &Path, stream: Option<u32>, out: &mut dyn Write) -> Result<Outcome
     r.map(|()| Outcome::Success)
 }
 
-fn report(file: &Path, opts: &ReportOptions, json: bool, out: &mut dyn Write) -> Result<Outcome, CliError> {
-    let bar = progress(0, "report");
-    let mut set = |done: u64, all: u64| {
-        bar.set_length(all);
-        bar.set_position(done);
-    };
-    after_bar(&bar, out, |o, _| commands::report(file, opts, json, &mut set, o).map(|()| Outcome::Success))
-}
-
-fn report_symbols(
+fn report(
     file: &Path,
     opts: &ReportOptions,
     by: &[By],
@@ -562,7 +534,7 @@ fn report_symbols(
         bar.set_position(done);
     };
     after_bar(&bar, out, |o, e| {
-        commands::report_symbols(file, opts, by, symbols, json, &mut set, o, e).map(|()| Outcome::Success)
+        commands::report(file, opts, by, symbols, json, &mut set, o, e).map(|()| Outcome::Success)
     })
 }
 

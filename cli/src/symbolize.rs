@@ -13,7 +13,7 @@ use tbrw::desc_type;
 use crate::commands::open;
 use crate::error::CliError;
 use tbrw_query::file_symbols::{FileSymbols, SymbolOptions};
-use tbrw_query::report::{functions, samples};
+use tbrw_query::report::functions;
 
 /// What [`symbolize`] stored.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -37,7 +37,7 @@ pub struct Stored {
 /// file symbolized again elsewhere keeps its names.
 pub fn symbolize(path: &Path, opts: &SymbolOptions, warn: &mut dyn Write) -> Result<Stored, CliError> {
     let file = open(path)?;
-    let modules = samples::resolved_modules(&file)?;
+    let modules = tbrw_query::stream::modules(&file)?;
     let mut syms = FileSymbols::new(&file, &modules, opts)?;
     syms.set_unusable_note("none of its functions is stored");
     let mut done = Stored::default();

@@ -65,7 +65,7 @@ fn info_verify_bind_report() {
     assert_eq!(ok(&["verify", fs]), format!("{fs}: ok\n"));
     let before = ok(&["report", fs]);
     assert!(before.contains("3000 of 3000 samples, by module"), "{before}");
-    assert!(before.contains("vmlinux-6.1.0-18-amd64 (pid 0)") && before.contains("unknown module"), "{before}");
+    assert!(before.contains("vmlinux-6.1.0-18-amd64 (pid 0)") && before.contains("[unknown]"), "{before}");
     let bound = ok(&["bind", fs]);
     assert!(bound.contains("stream 0 bound") && bound.contains("stream 1 bound"), "{bound}");
     assert!(ok(&["info", fs]).contains(", bound"));

@@ -561,6 +561,6 @@ fn report_by_thread_counts_tasks_per_tid() {
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let text = String::from_utf8(o.stdout).unwrap();
-    assert!(text.contains("2  66.67%  tid 1107138"), "{text}");
-    assert!(text.contains("1  33.33%  tid 1107200"), "{text}");
+    assert!(text.contains("2  66.67%  pthread 0x5f7ee700 (tid 1107138)"), "{text}");
+    assert!(text.contains("1  33.33%  pthread 0x5f7ee700 (tid 1107200)"), "{text}");
 }

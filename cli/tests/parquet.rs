@@ -65,7 +65,7 @@ fn duckdb(dir: &Path, name: &str, args: &[&str]) -> Option<Vec<Value>> {
     Some(v.as_array().unwrap().clone())
 }
 
-/// A report's rows summed by module name (`[unknown module]` for samples
+/// A report's rows summed by module name (`[unknown]` for samples
 /// no module covers; two processes' `libc.so.6` are one name).
 fn modules(r: &Value) -> BTreeMap<String, u64> {
     let mut m = BTreeMap::new();
@@ -73,7 +73,7 @@ fn modules(r: &Value) -> BTreeMap<String, u64> {
         let k = &row["key"];
         let name = match k["kind"].as_str() {
             Some("module") => k["name"].as_str().unwrap().to_owned(),
-            _ => "[unknown module]".to_owned(),
+            _ => "[unknown]".to_owned(),
         };
         *m.entry(name).or_default() += row["samples"].as_u64().unwrap();
     }

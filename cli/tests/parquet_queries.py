@@ -40,14 +40,14 @@ SAMPLE_ROWS = (
 QUERIES = {
     # Top modules across hosts and runs.
     "top_modules": """
-        SELECT coalesce(m.name, '[unknown module]') AS module, count(*) AS samples
+        SELECT coalesce(m.name, '[unknown]') AS module, count(*) AS samples
         FROM samples s LEFT JOIN modules m USING (host, run, module_id)
         WHERE s.ip IS NOT NULL
         GROUP BY ALL ORDER BY samples DESC, module
     """,
     # Samples per module of one run.
     "modules_of_run": """
-        SELECT coalesce(m.name, '[unknown module]') AS module, count(*) AS samples
+        SELECT coalesce(m.name, '[unknown]') AS module, count(*) AS samples
         FROM samples s LEFT JOIN modules m USING (host, run, module_id)
         WHERE s.run = $1 AND s.stream = 0
         GROUP BY ALL ORDER BY samples DESC, module
@@ -69,7 +69,7 @@ QUERIES = {
     # The difference between two runs (stream 0), per module: samples and percent.
     "run_diff": """
         WITH per AS (
-            SELECT s.run, coalesce(m.name, '[unknown module]') AS module, count(*) AS samples,
+            SELECT s.run, coalesce(m.name, '[unknown]') AS module, count(*) AS samples,
                    100.0 * count(*) / sum(count(*)) OVER (PARTITION BY s.run) AS percent
             FROM samples s LEFT JOIN modules m USING (host, run, module_id)
             WHERE s.run IN ($1, $2) AND s.stream = 0

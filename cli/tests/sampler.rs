@@ -67,7 +67,7 @@ fn plain_and_bzip2_profiles_import_bind_and_report_what_the_pcs_say() {
         )
         .unwrap();
         assert!(matches!(&r.rows[0].key, Key::Process { pid: 1, name: Some(n), .. } if n == "prog"), "{:?}", r.rows[0]);
-        assert_eq!(r.rows[0].key.to_string(), "pid 1 prog");
+        assert_eq!(r.rows[0].key.to_string(), "prog (pid 1)");
     }
 }
 

@@ -15,7 +15,8 @@ use proptest::prelude::*;
 use tbrw::*;
 use tbrw_export::vtune_csv::{Clock, CsvOptions};
 use tbrw_import::elf_profile::{import_profile, ImportOptions, ImportStats, Layout, ProfileOptions, TimeSource};
-use tbrw_query::report::{report, weighted_report, By, Key, ReportOptions, Weight};
+use tbrw_query::report::{report, By, Key, ReportOptions, Weight};
+use tbrw_query::Query;
 
 #[derive(Clone, Debug)]
 struct Thread {
@@ -167,12 +168,12 @@ fn import_bytes(b: &[u8], dir: &Path, popts: ProfileOptions) -> Result<(PathBuf,
 
 fn per_module(path: &Path, weight: Weight) -> (HashMap<String, f64>, f64, u64) {
     let f = Tb5File::open(path).unwrap();
-    let opts = ReportOptions { by: By::Module, weight, ..Default::default() };
-    let (r, w) = weighted_report(&f, &opts, &mut |_| {}).unwrap();
+    let opts = ReportOptions { by: By::Module, query: Query { weight, ..Query::default() }, ..Default::default() };
+    let r = report(&f, &opts, &mut |_| {}).unwrap();
     let mut per = HashMap::new();
     let mut unknown = 0.0;
-    for (i, row) in r.rows.iter().enumerate() {
-        let x = w.as_ref().map_or(row.samples as f64, |w| w.rows[i]);
+    for row in &r.rows {
+        let x = row.weight.unwrap_or(row.samples as f64);
         match &row.key {
             Key::Module { name, .. } => *per.entry(name.clone().unwrap()).or_insert(0.0) += x,
             Key::UnknownModule => unknown += x,
@@ -365,15 +366,10 @@ fn weights_follow_cputime_and_energy() {
     }
     // The blocked thread is sampled but weighs nothing.
     let f = Tb5File::open(&out).unwrap();
-    let (r, w) = weighted_report(
-        &f,
-        &ReportOptions { by: By::Thread, weight: Weight::Cputime, ..Default::default() },
-        &mut |_| {},
-    )
-    .unwrap();
-    let w = w.unwrap();
+    let query = Query { weight: Weight::Cputime, ..Query::default() };
+    let r = report(&f, &ReportOptions { by: By::Thread, query, ..Default::default() }, &mut |_| {}).unwrap();
     let blocked = r.rows.iter().position(|row| matches!(row.key, Key::Thread { tid: 4002, .. })).unwrap();
-    assert_eq!((w.rows[blocked], r.rows[blocked].percent), (0.0, 0.0));
+    assert_eq!((r.rows[blocked].weight, r.rows[blocked].percent), (Some(0.0), 0.0));
     assert!(r.rows[blocked].samples > 0);
     let sum: f64 = r.rows.iter().map(|x| x.percent).sum();
     assert!((sum - 100.0).abs() < 1e-9);
@@ -383,9 +379,8 @@ fn weights_follow_cputime_and_energy() {
     let d = tempfile::tempdir().unwrap();
     let (vo, _) = import_bytes(&bytes(&v), d.path(), Default::default()).unwrap();
     let f = Tb5File::open(&vo).unwrap();
-    let e = weighted_report(&f, &ReportOptions { weight: Weight::Energy, ..Default::default() }, &mut |_| {})
-        .unwrap_err()
-        .to_string();
+    let query = Query { weight: Weight::Energy, ..Query::default() };
+    let e = report(&f, &ReportOptions { query, ..Default::default() }, &mut |_| {}).unwrap_err().to_string();
     assert!(e.contains("power"), "{e}");
     let e = import_bytes(&bytes(&v), d.path(), ProfileOptions { volts: Some(3.3), ..Default::default() }).unwrap_err();
     assert!(e.contains("--volts is for current profiles"), "{e}");

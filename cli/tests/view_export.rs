@@ -27,7 +27,8 @@ use tbrw_export::flamegraph::{self, FlameOptions};
 use tbrw_export::pprof::{self, Profile};
 use tbrw_export::timeline::{self, TimelineOptions};
 use tbrw_query::report::{self, By, ReportOptions, Weight};
-use tbrw_query::walk::ViewOptions;
+use tbrw_query::stacks::ViewOptions;
+use tbrw_query::{Filters, Query};
 
 /// inferno's SVG has a DOCTYPE.
 const XML: roxmltree::ParsingOptions = roxmltree::ParsingOptions { allow_dtd: true, nodes_limit: u32::MAX };
@@ -152,7 +153,7 @@ fn folded_stacks_add_up_to_the_module_report_per_module() {
                 .clone()
                 .or_else(|| path.as_deref().map(|p| p.rsplit('/').next().unwrap().to_owned()))
                 .unwrap_or_else(|| "[unnamed module]".into()),
-            _ => "[unknown module]".into(),
+            _ => "[unknown]".into(),
         };
         *want.entry(label).or_default() += row.samples;
     }
@@ -182,7 +183,14 @@ fn process_frames_and_filters_follow_the_report() {
         report::Key::Process { pid, .. } => (*pid, r.rows[0].samples),
         k => panic!("{k:?}"),
     };
-    let only = folded(&sample(), &ViewOptions { pid: Some(pid), ..ViewOptions::default() }, vec![By::Process]);
+    let only = folded(
+        &sample(),
+        &ViewOptions {
+            query: Query { filters: Filters { pid: Some(pid), ..Filters::default() }, ..Query::default() },
+            ..ViewOptions::default()
+        },
+        vec![By::Process],
+    );
     assert_eq!(only.len(), 1);
     assert_eq!(only[0].1, n);
     assert!(only[0].0.contains(&format!("(pid {pid})")), "{only:?}");
@@ -311,13 +319,11 @@ fn pprof_of_a_sampler_import_has_cputime_time_and_opens_in_go_pprof() {
     assert_eq!((s(p.sample_type[1].r#type), s(p.sample_type[1].unit)), ("cpu", "nanoseconds"));
     let (total, _) = report_counts(&file, &ReportOptions::default());
     assert_eq!(p.sample.iter().map(|x| x.value[0]).sum::<i64>() as u64, total);
-    let r = report::weighted_report(
-        &open(&file),
-        &ReportOptions { by: By::Thread, weight: Weight::Cputime, ..ReportOptions::default() },
-        &mut |_| {},
-    )
-    .unwrap();
-    let want = r.1.unwrap().total;
+    let query = Query { weight: Weight::Cputime, ..Query::default() };
+    let r =
+        report::report(&open(&file), &ReportOptions { by: By::Thread, query, ..ReportOptions::default() }, &mut |_| {})
+            .unwrap();
+    let want = r.weight.unwrap().total;
     let got: i64 = p.sample.iter().map(|x| x.value[1]).sum();
     assert!((got as f64 - want).abs() <= p.sample.len() as f64, "{got} vs {want}");
     // 120 samples a millisecond apart.
@@ -481,12 +487,19 @@ fn exports_that_make_no_sense_say_which_do() {
         let o = tbrw(&["export", what, file.to_str().unwrap(), "-o", out.to_str().unwrap()]);
         let e = String::from_utf8_lossy(&o.stderr);
         assert!(!o.status.success());
-        assert!(e.contains("winidea.tb5: stream 0 has no instruction pointer") && e.contains("export timeline"), "{e}");
+        assert!(
+            e.contains("winidea.tb5: stream 0: it has no instruction pointer") && e.contains("export timeline"),
+            "{e}"
+        );
         assert!(!out.exists(), "nothing is left behind");
     }
-    // --weight cputime needs a sampler import.
+    // --weight cputime needs a thread CPU time field, and says so.
     let o = tbrw(&["export", "pprof", sample().to_str().unwrap(), "-o", out.to_str().unwrap(), "--weight", "cputime"]);
-    assert!(String::from_utf8_lossy(&o.stderr).contains("no cputime delta field"));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        e.contains("--weight cputime needs a thread CPU time field (cputime_delta 0x4004 or cputime 0x4000"),
+        "{e}"
+    );
     assert!(!out.exists());
 }
 
@@ -821,24 +834,21 @@ fn firefox_cpu_deltas_add_up_to_each_threads_cputime() {
     let file = sampler_import(dir.path());
     let (p, _) = firefox::profile(&open(&file), &ViewOptions::default(), &mut std::io::sink(), &mut |_| {}).unwrap();
     let v = serde_json::to_value(&p).unwrap();
-    let r = report::weighted_report(
-        &open(&file),
-        &ReportOptions { by: By::Thread, weight: Weight::Cputime, ..ReportOptions::default() },
-        &mut |_| {},
-    )
-    .unwrap();
-    let want: BTreeMap<String, f64> =
-        r.0.rows
-            .iter()
-            .zip(&r.1.unwrap().rows)
-            .map(|(row, w)| {
-                let tid = match &row.key {
-                    report::Key::Thread { tid, .. } => tid.to_string(),
-                    k => panic!("{k:?}"),
-                };
-                (tid, *w)
-            })
-            .collect();
+    let query = Query { weight: Weight::Cputime, ..Query::default() };
+    let r =
+        report::report(&open(&file), &ReportOptions { by: By::Thread, query, ..ReportOptions::default() }, &mut |_| {})
+            .unwrap();
+    let want: BTreeMap<String, f64> = r
+        .rows
+        .iter()
+        .map(|row| {
+            let tid = match &row.key {
+                report::Key::Thread { tid, .. } => tid.to_string(),
+                k => panic!("{k:?}"),
+            };
+            (tid, row.weight.unwrap())
+        })
+        .collect();
     assert_eq!(want.len(), 2);
     for t in v["threads"].as_array().unwrap() {
         let micros: u64 = t["samples"]["threadCPUDelta"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).sum();

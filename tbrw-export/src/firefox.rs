@@ -27,7 +27,8 @@ use tbrw::Tb5File;
 use crate::error::ExportError;
 use tbrw_import::fields;
 use tbrw_query::intervals::IntervalStream;
-use tbrw_query::walk::{module_name, walk, Frame, IdMap, Names, ViewOptions};
+use tbrw_query::names;
+use tbrw_query::stacks::{walk, Frame, IdMap, Names, ViewOptions};
 
 /// What an export put in the profile.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -88,7 +89,7 @@ pub fn profile(
     warn: &mut dyn Write,
     progress: &mut dyn FnMut(u64),
 ) -> Result<(Profile, FirefoxSummary), ExportError> {
-    match IntervalStream::open(file, opts.stream, "") {
+    match IntervalStream::open(file, opts.query.stream, "") {
         Ok(st) => markers(file, &st),
         Err(_) => samples(file, opts, warn, progress),
     }
@@ -105,13 +106,13 @@ fn samples(
         ReferenceTimestamp::from_millis_since_unix_epoch(0.0),
         SamplingInterval::from_millis(1),
     );
-    let modules = tbrw_query::report::samples::resolved_modules(file)?;
-    let mut names = Names::new(file, &modules, Some(&opts.symbols))?;
-    let s = file.stream(opts.stream)?;
+    let modules = tbrw_query::stream::modules(file)?;
+    let mut function_names = Names::new(file, &modules, Some(&opts.symbols))?;
+    let s = file.stream(opts.query.stream)?;
     let layout = s.layout()?;
     let delta_at = layout.as_ref().and_then(|l| l.find(fields::CPUTIME_DELTA, None).filter(|f| f.size == 8).copied());
     let clock_nanos = match &layout {
-        Some(l) => tbrw_query::walk::time_field(file, &s, l)?.is_some_and(|t| t.nanos),
+        Some(l) => tbrw_query::stream::time_field(file, &s, l)?.is_some_and(|t| t.nanos),
         None => false,
     };
     let data = s.data()?;
@@ -128,19 +129,27 @@ fn samples(
     })?;
     let mut ordered: Vec<Frame> = distinct.into_keys().collect();
     ordered.sort();
-    // Ordered by module: the profile gets its mappings in the same order every run.
-    let mut libs: BTreeMap<u64, (LibraryHandle, Vec<Symbol>)> = BTreeMap::new();
+    // One library per file (its path, else its name), whichever processes
+    // map it: the profile takes libraries with the same description for
+    // one, so the symbols of every process's mapping go into its one
+    // table. Ordered: the profile gets its libraries in the same order
+    // every run.
+    let mut libs: BTreeMap<String, (LibraryHandle, Vec<Symbol>)> = BTreeMap::new();
+    // Per module record: the library of its file.
+    let mut module_lib: BTreeMap<u64, LibraryHandle> = BTreeMap::new();
     // Per frame, by its index in `ordered` (the frame's id below).
     let mut frame_info: Vec<FrameInfo> = Vec::with_capacity(ordered.len());
     for f in &ordered {
-        let name = names.function(*f, warn);
+        let name = function_names.function(*f, warn);
         let in_lib = f.module.and_then(|m| modules.get(m as usize).map(|md| (m, md)));
         let frame = match in_lib
             .and_then(|(m, md)| u32::try_from(f.pc.wrapping_sub(md.load_address)).ok().map(|rva| (m, md, rva)))
         {
             Some((m, md, rva)) => {
-                let (lib, symbols) = libs.entry(m).or_insert_with(|| {
-                    let name = module_name(md);
+                let file_name = names::module_label(md);
+                let key = md.path.clone().unwrap_or_else(|| file_name.clone());
+                let (lib, symbols) = libs.entry(key).or_insert_with(|| {
+                    let name = file_name;
                     let path = md.path.clone().unwrap_or_else(|| name.clone());
                     let lib = p.add_lib(LibraryInfo {
                         name: name.clone(),
@@ -157,6 +166,7 @@ fn samples(
                 if let Some(func) = name {
                     symbols.push(Symbol { address: rva, size: Some(1), name: func.to_string() });
                 }
+                module_lib.insert(m, *lib);
                 FxFrame::RelativeAddressFromInstructionPointer(*lib, rva)
             }
             None => FxFrame::Label(p.intern_string(&name.map_or_else(|| format!("{:#x}", f.pc), |n| n.to_string()))),
@@ -166,6 +176,9 @@ fn samples(
     let frame_id: IdMap<Frame, u32> = ordered.iter().enumerate().map(|(i, f)| (*f, i as u32)).collect();
     drop(ordered);
     for (lib, symbols) in libs.values_mut() {
+        // The same address in several processes' mappings: once.
+        symbols.sort_by_key(|s| s.address);
+        symbols.dedup_by_key(|s| s.address);
         p.set_lib_symbol_table(*lib, Arc::new(SymbolTable::new(std::mem::take(symbols))));
     }
     // Pass 2: the samples. Each distinct (thread, stack) is interned in
@@ -202,7 +215,7 @@ fn samples(
                 let (h, slot) = *threads.entry(smp.thread).or_insert_with(|| {
                     let process = *processes.entry(smp.process).or_insert_with(|| p.add_process("?", smp.pid, at));
                     let th = p.add_thread(process, smp.tid, at, smp.tid == smp.pid);
-                    p.set_thread_name(th, &format!("tid {}", smp.tid));
+                    p.set_thread_name(th, &names::thread_label(smp.tid, None));
                     (th, slot)
                 });
                 last_thread = Some((smp.thread, h, slot));
@@ -249,24 +262,24 @@ fn samples(
         }
     }
     for (k, h) in &processes {
-        if let Some((pid, Some(name))) = info.processes.get(k) {
-            p.set_process_name(*h, &format!("{name} ({pid})"));
+        if let Some(pr) = info.processes.get(k) {
+            p.set_process_name(*h, &names::process_label(pr.pid, pr.name.as_deref()));
         }
     }
     for (k, (h, _)) in &threads {
-        if let Some((tid, _, Some(name))) = info.threads.get(k) {
-            p.set_thread_name(*h, &format!("{name} (tid {tid})"));
+        if let Some(t) = info.threads.get(k) {
+            p.set_thread_name(*h, &names::thread_label(t.tid, t.name.as_deref()));
         }
     }
-    // The libraries mapped in their process where they were loaded.
-    for (m, (lib, _)) in &libs {
+    // Each module record's library mapped in the processes of its pid.
+    for (m, lib) in &module_lib {
         let Some(md) = modules.get(*m as usize) else { continue };
-        // The first process (by bind index) with the module's pid, whatever the map's order.
-        let process = processes
+        let mut mapped: Vec<(&u64, &ProcessHandle)> = processes
             .iter()
-            .filter(|(k, _)| info.processes.get(k).is_some_and(|(pid, _)| *pid == md.associated_pid))
-            .min_by_key(|(k, _)| **k);
-        if let Some((_, &ph)) = process {
+            .filter(|(k, _)| info.processes.get(k).is_some_and(|pr| pr.pid == md.associated_pid))
+            .collect();
+        mapped.sort_by_key(|(k, _)| **k);
+        for (_, &ph) in mapped {
             p.add_lib_mapping(ph, *lib, md.load_address, md.load_address.saturating_add(md.length.max(1)), 0);
         }
     }

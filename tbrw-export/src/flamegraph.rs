@@ -11,8 +11,9 @@ use std::io::Write;
 use tbrw::Tb5File;
 
 use crate::error::ExportError;
+use tbrw_query::names::{self, clean};
 use tbrw_query::report::{samples::by_list, By, Weight};
-use tbrw_query::walk::{clean, module_name, stacks, Keep, Names, ViewOptions, LEVELS};
+use tbrw_query::stacks::{stacks, Keep, Names, ViewOptions, LEVELS};
 
 /// The flame graph's options beyond the filters.
 #[derive(Clone, Debug)]
@@ -55,9 +56,10 @@ pub fn folded(
     let keep = Keep { process: has(By::Process), thread: has(By::Thread), cpu: false };
     let st = stacks(file, opts, keep, "a flame graph", progress)?;
     let mut names = Names::new(file, &st.info.modules, has(By::Function).then_some(&opts.symbols))?;
-    let module_label = |m: Option<u64>| match m.and_then(|m| st.info.modules.get(m as usize)) {
-        Some(md) => clean(&module_name(md)),
-        None => "[unknown module]".to_owned(),
+    let module = |m: Option<u64>| m.and_then(|m| st.info.modules.get(m as usize));
+    let module_label = |m: Option<u64>| match module(m) {
+        Some(md) => clean(&names::module_label(md)),
+        None => names::NO_MODULE.to_owned(),
     };
     let mut out: HashMap<String, u64> = HashMap::new();
     let mut keys: Vec<_> = st.stacks.iter().collect();
@@ -68,20 +70,16 @@ pub fn folded(
         for b in &fopts.by {
             match b {
                 By::Process => {
-                    let (pid, name) = st.info.processes.get(&key.process).cloned().unwrap_or((0, None));
-                    parts.push(clean(&format!("{} (pid {pid})", name.as_deref().unwrap_or("?"))));
+                    let pr = st.info.processes.get(&key.process).cloned().unwrap_or_default();
+                    parts.push(clean(&names::process_label(pr.pid, pr.name.as_deref())));
                 }
                 By::Thread => {
-                    let (tid, _, name) = st.info.threads.get(&key.thread).cloned().unwrap_or((0, 0, None));
-                    parts.push(clean(&match name {
-                        Some(n) => format!("{n} (tid {tid})"),
-                        None => format!("tid {tid}"),
-                    }));
+                    let t = st.info.threads.get(&key.thread).cloned().unwrap_or_default();
+                    parts.push(clean(&names::thread_label(t.tid, t.name.as_deref())));
                 }
                 _ => {}
             }
         }
-        let chained = key.frames.len() > 1;
         let mut previous: Option<Option<u64>> = None;
         for f in key.frames.iter().rev() {
             if has(By::Module) && previous != Some(f.module) {
@@ -95,14 +93,19 @@ pub fn folded(
                     named = true;
                 }
             }
-            if has(By::Address) || (chained && !named && has(By::Function)) {
+            if has(By::Address) {
                 parts.push(format!("{:#x}", f.pc));
+            } else if has(By::Function) && !named {
+                // One spelling for a frame without a function: its module
+                // in brackets, `[unknown]` without one.
+                let m = module(f.module).map(names::module_label);
+                parts.push(clean(&names::unknown_function(m.as_deref())));
             }
         }
         if parts.is_empty() {
             parts.push("all".to_owned());
         }
-        let count = match opts.weight {
+        let count = match opts.query.weight {
             Weight::Samples => totals.samples,
             Weight::Cputime => totals.weight.round() as u64,
             Weight::Energy => (totals.weight * 1e6).round() as u64,
@@ -141,8 +144,8 @@ pub fn write(
         return Err(ExportError::msg(format!(
             "{}: stream {}: every sample weighs 0 with --weight {}: nothing to draw",
             file.path().display(),
-            opts.stream,
-            opts.weight.name()
+            opts.query.stream,
+            opts.query.weight.name()
         )));
     }
     if fopts.folded {
@@ -156,9 +159,9 @@ pub fn write(
     o.title = fopts.title.clone().unwrap_or_else(|| {
         let name =
             file.path().file_name().map_or_else(|| file.path().display().to_string(), |f| f.to_string_lossy().into());
-        format!("{name}, stream {}", opts.stream)
+        format!("{name}, stream {}", opts.query.stream)
     });
-    o.count_name = count_name(opts.weight).to_owned();
+    o.count_name = count_name(opts.query.weight).to_owned();
     o.deterministic = true;
     inferno::flamegraph::from_lines(&mut o, text.iter().map(String::as_str), out).map_err(io)?;
     Ok(lines.len())

@@ -10,8 +10,8 @@ use std::io::Write;
 use tbrw::Tb5File;
 
 use crate::error::ExportError;
-use tbrw_query::file_symbols::module_notes;
-use tbrw_query::walk::{module_name, stacks, Frame, Keep, Names, ViewOptions};
+use tbrw_query::names;
+use tbrw_query::stacks::{stacks, Frame, Keep, Names, ViewOptions};
 
 /// `Profile`.
 #[derive(Clone, PartialEq, prost::Message)]
@@ -229,9 +229,9 @@ pub fn profile(
     let mut p = Profile::default();
     let value_type = |s: &mut Strings, t: &str, u: &str| ValueType { r#type: s.get(t), unit: s.get(u) };
     p.sample_type.push(value_type(&mut strings, "samples", "count"));
-    let weighted = opts.weight != tbrw_query::report::Weight::Samples;
+    let weighted = opts.query.weight != tbrw_query::report::Weight::Samples;
     if weighted {
-        let (t, u) = match opts.weight {
+        let (t, u) = match opts.query.weight {
             tbrw_query::report::Weight::Energy => ("energy", "nanojoules"),
             _ => ("cpu", "nanoseconds"),
         };
@@ -244,10 +244,10 @@ pub fn profile(
 
     // Mappings: the modules, with what the collector noted about them.
     let notes = match file.user_defined_global()? {
-        Some(b) => module_notes(&String::from_utf8_lossy(b)),
+        Some(b) => tbrw_import::module_notes::decode(&String::from_utf8_lossy(b)),
         None => HashMap::new(),
     };
-    let mut names = Names::new(file, &info.modules, Some(&opts.symbols))?;
+    let mut function_names = Names::new(file, &info.modules, Some(&opts.symbols))?;
     let mut used: Vec<bool> = vec![false; info.modules.len()];
     for k in st.stacks.keys() {
         for f in k.frames.iter() {
@@ -262,8 +262,8 @@ pub fn profile(
             continue;
         }
         let note = notes.get(&(i as u64));
-        let file_name = m.path.clone().unwrap_or_else(|| module_name(m));
-        let build_id = note.and_then(|n| n.build_id.as_ref()).map(|b| b.to_string()).unwrap_or_default();
+        let file_name = m.path.clone().unwrap_or_else(|| names::module_label(m));
+        let build_id = note.and_then(|n| n.build_id.as_deref()).map(tbrw_import::module_notes::hex).unwrap_or_default();
         let id = p.mapping.len() as u64 + 1;
         mapping_of.insert(i as u64, id);
         p.mapping.push(Mapping {
@@ -288,6 +288,7 @@ pub fn profile(
     let pid_key = strings.get("pid");
     let tid_key = strings.get("tid");
     let cpu_key = strings.get("cpu");
+    let thread_key = strings.get("thread");
     for (key, totals) in keys {
         let mut ids = Vec::with_capacity(key.frames.len());
         for f in key.frames.iter() {
@@ -297,7 +298,14 @@ pub fn profile(
                     let id = p.location.len() as u64 + 1;
                     let mapping_id = f.module.and_then(|m| mapping_of.get(&m).copied()).unwrap_or(0);
                     let mut line = Vec::new();
-                    if let Some(func) = names.function(*f, warn) {
+                    // Every location has a function: its name, or the one
+                    // spelling of an unknown one (`[liba.so]`, `[unknown]`).
+                    let module = f.module.and_then(|m| info.modules.get(m as usize));
+                    let named = function_names.function(*f, warn);
+                    let func: Option<std::sync::Arc<str>> = named
+                        .clone()
+                        .or_else(|| Some(names::unknown_function(module.map(names::module_label).as_deref()).into()));
+                    if let Some(func) = func {
                         let filename =
                             mapping_id.checked_sub(1).and_then(|i| p.mapping.get(i as usize)).map_or(0, |m| m.filename);
                         let n = function_of.len() as u64 + 1;
@@ -306,7 +314,9 @@ pub fn profile(
                             let name = strings.get(&func);
                             p.function.push(Function { id: fid, name, system_name: name, filename: 0, start_line: 0 });
                         }
-                        if let Some(m) = mapping_id.checked_sub(1).and_then(|i| p.mapping.get_mut(i as usize)) {
+                        if let (Some(m), Some(_)) =
+                            (mapping_id.checked_sub(1).and_then(|i| p.mapping.get_mut(i as usize)), &named)
+                        {
                             m.has_functions = true;
                         }
                         line.push(Line { function_id: fid, line: 0, column: 0 });
@@ -318,18 +328,22 @@ pub fn profile(
             };
             ids.push(id);
         }
-        let (pid, _) = info.processes.get(&key.process).cloned().unwrap_or((0, None));
-        let (tid, _, _) = info.threads.get(&key.thread).cloned().unwrap_or((0, 0, None));
+        let pid = info.processes.get(&key.process).map_or(0, |p| p.pid);
+        let thread = info.threads.get(&key.thread).cloned().unwrap_or_default();
         let mut label = vec![
             Label { key: pid_key, str: 0, num: i64::from(pid), num_unit: 0 },
-            Label { key: tid_key, str: 0, num: i64::from(tid), num_unit: 0 },
+            Label { key: tid_key, str: 0, num: i64::from(thread.tid), num_unit: 0 },
         ];
+        if let Some(name) = &thread.name {
+            let v = strings.get(name);
+            label.push(Label { key: thread_key, str: v, num: 0, num_unit: 0 });
+        }
         if let Some(c) = key.cpu {
             label.push(Label { key: cpu_key, str: 0, num: i64::from(c), num_unit: 0 });
         }
         let mut value = vec![totals.samples as i64];
         if weighted {
-            let scale = if opts.weight == tbrw_query::report::Weight::Energy { 1e9 } else { 1.0 };
+            let scale = if opts.query.weight == tbrw_query::report::Weight::Energy { 1e9 } else { 1.0 };
             value.push((totals.weight * scale).round() as i64);
         }
         if info.has_period {
@@ -349,7 +363,7 @@ pub fn profile(
     // the same profile wherever it lies.
     let name =
         file.path().file_name().map_or_else(|| file.path().display().to_string(), |f| f.to_string_lossy().into());
-    let comment = format!("{name}, stream {}", opts.stream);
+    let comment = format!("{name}, stream {}", opts.query.stream);
     let c = strings.get(&comment);
     p.comment.push(c);
     if let Some(m) = info.chains {

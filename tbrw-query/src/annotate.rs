@@ -11,8 +11,9 @@ use tbrw::Tb5File;
 
 use crate::error::QueryError;
 use crate::file_symbols::{FileSymbols, SymbolOptions};
+use crate::query::Query;
 use crate::report::functions::{count, function_at};
-use crate::report::{percent, ReportOptions};
+use crate::report::percent;
 
 /// A source line of the function.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -65,18 +66,17 @@ fn same_function(found: &str, wanted: &str) -> bool {
     found == wanted || found.split_once('@').is_some_and(|(f, _)| f == wanted)
 }
 
-/// Annotates function `name` in the samples of `opts.stream` that pass
-/// `opts`' filters: one [`Annotation`] per module whose samples name it.
+/// Annotates function `name` in the samples of `query`: one [`Annotation`] per module whose samples name it.
 /// Fails when no sample does.
 pub fn annotate(
     file: &Tb5File,
-    opts: &ReportOptions,
+    query: &Query,
     name: &str,
     symbols: &SymbolOptions,
     warn: &mut dyn Write,
     progress: &mut dyn FnMut(u64),
 ) -> Result<Vec<Annotation>, QueryError> {
-    let counted = count(file, opts, false, false, progress)?;
+    let counted = count(file, query, false, false, progress)?;
     let mut syms = FileSymbols::new(file, &counted.modules, symbols)?;
     // In address order already (see `Counted::counts`).
     let raw = counted.counts.iter().map(|(k, n)| (k, n));
@@ -93,14 +93,15 @@ pub fn annotate(
         if let Some((file, Some(line))) = s.location().map(|l| (l.file.to_string(), l.line)) {
             *entry.1.entry((file, line)).or_default() += n;
         }
-        entry.2.entry((s.vaddr, k.pc)).or_insert_with(|| (function_at(&s), 0)).1 += n;
+        let module = k.module.and_then(|m| counted.modules.get(m as usize));
+        entry.2.entry((s.vaddr, k.pc)).or_insert_with(|| (function_at(&s, module), 0)).1 += n;
         entry.3 += n;
     }
     if found.is_empty() {
         return Err(QueryError::msg(format!(
             "{}: no sample of stream {} is in a function named {name:?}",
             file.path().display(),
-            opts.stream
+            query.stream
         )));
     }
     let mut sources: HashMap<String, Option<Vec<String>>> = HashMap::new();

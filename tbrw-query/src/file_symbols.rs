@@ -49,40 +49,7 @@ impl SymbolOptions {
     }
 }
 
-/// What a collector recorded about a module beyond `TBRW_MODULE`, in the
-/// user-defined global section: one line `module <index> offset=0x<hex>`
-/// per module (the `sampler` collector; a perf conversion does the same),
-/// optionally followed by ` build_id=<hex>`.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ModuleNote {
-    /// The file offset mapped at the module's load address (`pgoff`).
-    pub offset: Option<u64>,
-    /// The build id of the file that was mapped.
-    pub build_id: Option<BuildId>,
-}
-
-/// The [`ModuleNote`]s of a user-defined global section, by module index.
-/// Lines of other shapes are not about modules and are passed over.
-pub fn module_notes(text: &str) -> HashMap<u64, ModuleNote> {
-    let mut notes = HashMap::new();
-    for line in text.lines() {
-        let mut words = line.split_whitespace();
-        let (Some("module"), Some(index)) = (words.next(), words.next()) else { continue };
-        let Ok(index) = index.parse::<u64>() else { continue };
-        let mut note = ModuleNote::default();
-        for kv in words {
-            match kv.split_once('=') {
-                Some(("offset", v)) => note.offset = v.strip_prefix("0x").and_then(|h| u64::from_str_radix(h, 16).ok()),
-                Some(("build_id", v)) => note.build_id = BuildId::from_hex(v),
-                _ => {}
-            }
-        }
-        if note != ModuleNote::default() {
-            notes.insert(index, note);
-        }
-    }
-    notes
-}
+pub use tbrw_import::module_notes::ModuleNote;
 
 /// Whether the file is a `tbrw import sampler` result: a stream whose
 /// user-defined section is the import's `sampler layout=… magic=…` line (or
@@ -153,7 +120,7 @@ impl FileSymbols {
     /// The same with a symbolizer configuration of the caller's (DWARF off, say).
     pub fn with_config(file: &Tb5File, modules: &[Module], config: Config) -> Result<FileSymbols, QueryError> {
         let notes = match file.user_defined_global()? {
-            Some(b) => module_notes(&String::from_utf8_lossy(b)),
+            Some(b) => tbrw_import::module_notes::decode(&String::from_utf8_lossy(b)),
             None => HashMap::new(),
         };
         let sampler_import = is_sampler_import(file);
@@ -171,7 +138,7 @@ impl FileSymbols {
                     MappingRule::LoadBase => Mapping::LoadBase { load_base: m.load_address },
                 };
                 let mut spec = ModuleSpec::new(label.clone(), mapping);
-                if let Some(id) = note.and_then(|n| n.build_id.clone()) {
+                if let Some(id) = note.and_then(|n| n.build_id.as_deref()).map(|b| BuildId(b.to_vec())) {
                     spec = spec.with_build_id(id);
                 }
                 (symbolizer.add_module(spec), label)
@@ -278,17 +245,6 @@ impl ModuleFunctions {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn notes_of_the_sampler_and_of_a_perf_conversion() {
-        let n = module_notes(
-            "sampler module file offsets\nmodule 0 offset=0x1000\nmodule 2 offset=0x0 build_id=0a0b\nmodule x offset=0x1\n",
-        );
-        assert_eq!(n.len(), 2);
-        assert_eq!(n[&0], ModuleNote { offset: Some(0x1000), build_id: None });
-        assert_eq!(n[&2].offset, Some(0));
-        assert_eq!(n[&2].build_id, BuildId::from_hex("0a0b"));
-    }
 
     #[test]
     fn rule_order() {

@@ -12,7 +12,7 @@ use tbrw::*;
 
 use crate::error::QueryError;
 use crate::report::samples;
-use crate::walk::time_field;
+use crate::stream::time_field;
 use tbrw_import::fields;
 use tbrw_import::mtmc::import::{counters_of, decode, Shape, NAME_BASE, UNNAMED};
 
@@ -57,7 +57,7 @@ pub struct IntervalStream<'f> {
     /// The stream's comment (the name of intervals without an event id).
     pub comment: String,
     /// The start field's name and unit.
-    pub clock: crate::walk::TimeField,
+    pub clock: crate::stream::TimeField,
     /// Thread names from the file's thread table.
     pub thread_names: HashMap<u32, String>,
     /// What the thread field holds, by its descriptor name: `tid` (MTMC
@@ -103,7 +103,7 @@ impl<'f> IntervalStream<'f> {
         let names: HashMap<u32, String> =
             s.events()?.unwrap_or_default().iter().filter_map(|e| string(e.name).map(|x| (e.id, x))).collect();
         let comment = s.info()?.and_then(|i| string(i.comment)).unwrap_or_else(|| format!("stream {n}"));
-        let clock = time_field(file, &s, &layout)?.unwrap_or(crate::walk::TimeField {
+        let clock = time_field(file, &s, &layout)?.unwrap_or(crate::stream::TimeField {
             name: "time".into(),
             nanos: false,
             realtime: false,

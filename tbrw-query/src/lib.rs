@@ -8,8 +8,14 @@ pub mod annotate;
 pub mod error;
 pub mod file_symbols;
 pub mod intervals;
+pub mod names;
+pub mod query;
 pub mod report;
+pub mod stacks;
+pub mod stream;
 pub mod tasks;
 pub mod walk;
 
 pub use error::QueryError;
+pub use query::{Filters, Query, Weight};
+pub use walk::{Binding, Sample, Walk};

@@ -9,7 +9,6 @@ use std::path::{Path, PathBuf};
 
 use tbrw_export::vtune_csv::{self as csv, CsvOptions};
 use tbrw_import::elf_profile::Layout;
-use tbrw_import::mtmc;
 use tbrw_query::annotate;
 use tbrw_query::file_symbols::SymbolOptions;
 use tbrw_query::report::{self, By, ReportOptions};
@@ -77,52 +76,25 @@ pub fn bind(
     Ok(())
 }
 
-/// `tbrw report`: a table, or JSON when `json`. `progress` gets records
-/// done and records in all (sample reports only).
+/// `tbrw report`: the report `by` asks for ([`report::run`] chooses), as a
+/// table or, with `json`, JSON. `progress` gets records done and records
+/// in all; warnings about modules without symbols go to `err`.
+// The report's inputs plus the writers: a struct for them would only rename these.
+#[allow(clippy::too_many_arguments)]
 pub fn report(
     file: &Path,
     opts: &ReportOptions,
+    by: &[By],
+    symbols: &SymbolOptions,
     json: bool,
     progress: &mut dyn FnMut(u64, u64),
     out: &mut dyn Write,
+    err: &mut dyn Write,
 ) -> Result<(), CliError> {
     let f = open(file)?;
-    let s = report::samples::stream(&f, opts.stream)?;
-    let is_mtmc = mtmc::counters_of(&s.descriptor()?.unwrap_or_default(), &f).is_some();
-    let by = match opts.by {
-        By::Auto if is_mtmc => By::Task,
-        By::Task if !is_mtmc => {
-            let mut works = report::groupings(&f, opts.stream)?;
-            works.retain(|b| *b != By::Task);
-            return Err(CliError::msg(format!(
-                "{}: stream {} is not an MTMC task stream, which --by task needs; what works: {}",
-                file.display(),
-                opts.stream,
-                report::samples::by_list(&works)
-            )));
-        }
-        b => b,
-    };
-    let (r, weights) = if by == By::Task {
-        if opts.top == Some(0) {
-            return Err(report::samples::nothing_matches(&f, opts.stream, "--top 0").into());
-        }
-        (tbrw_query::tasks::task_report(&f, opts.stream, opts.top)?, None)
-    } else {
-        let records = s.data()?.map_or(0, |d| d.len());
-        let opts = ReportOptions { by, ..opts.clone() };
-        report::weighted_report(&f, &opts, &mut |n| progress(n, records))?
-    };
-    if let Some(w) = &weights {
-        return if json { report::write_json_weighted(&r, w, out) } else { report::write_table_weighted(&r, w, out) }
-            .map_err(written);
-    }
-    match (json, by) {
-        (true, _) => report::write_json(&r, out),
-        (false, By::Task) => tbrw_query::tasks::write_task_text(&r, out),
-        (false, _) => report::write_table(&r, out),
-    }
-    .map_err(written)
+    let records = report::samples::stream(&f, opts.query.stream)?.data()?.map_or(0, |d| d.len());
+    let r = report::run(&f, opts, by, symbols, err, &mut |n| progress(n, records))?;
+    if json { report::write_json(&r, out) } else { report::write_text(&r, out) }.map_err(written)
 }
 
 /// `tbrw export vtune-csv`: the files written on `out`, streams left out on `err`.
@@ -194,34 +166,11 @@ pub fn export_sampler(
     Ok(())
 }
 
-/// `tbrw report --by function|line|address` and combinations (`--by
-/// module,function`): like [`report()`], through the symbolizer. A module
-/// that cannot be symbolized gets one warning on `err`; the report still
-/// prints, its samples unresolved.
-// `report`'s arguments plus the grouping list, the symbol options and the
-// warnings' writer: a struct for them would only rename these.
-#[allow(clippy::too_many_arguments)]
-pub fn report_symbols(
-    file: &Path,
-    opts: &ReportOptions,
-    by: &[By],
-    symbols: &SymbolOptions,
-    json: bool,
-    progress: &mut dyn FnMut(u64, u64),
-    out: &mut dyn Write,
-    err: &mut dyn Write,
-) -> Result<(), CliError> {
-    let f = tbrw::Tb5File::open(file)?;
-    let records = f.stream(opts.stream)?.data()?.map_or(0, |d| d.len());
-    let r = report::functions::report(&f, opts, by, symbols, err, &mut |n| progress(n, records))?;
-    if json { report::write_json(&r, out) } else { report::write_table(&r, out) }.map_err(written)
-}
-
 /// `tbrw annotate`: function `function`'s samples per source line (or
 /// address), as text or JSON. Warnings as for [`report_symbols`].
 pub fn annotate(
     file: &Path,
-    opts: &ReportOptions,
+    opts: &tbrw_query::Query,
     function: &str,
     symbols: &SymbolOptions,
     json: bool,
@@ -284,7 +233,7 @@ fn write_view<T>(
 pub fn export_flamegraph(
     file: &Path,
     output: &Path,
-    opts: &tbrw_query::walk::ViewOptions,
+    opts: &tbrw_query::stacks::ViewOptions,
     fopts: &tbrw_export::flamegraph::FlameOptions,
     force: bool,
     out: &mut dyn Write,
@@ -303,7 +252,7 @@ pub fn export_flamegraph(
 pub fn export_pprof(
     file: &Path,
     output: &Path,
-    opts: &tbrw_query::walk::ViewOptions,
+    opts: &tbrw_query::stacks::ViewOptions,
     force: bool,
     out: &mut dyn Write,
     err: &mut dyn Write,
@@ -329,7 +278,7 @@ pub fn export_pprof(
 pub fn export_firefox(
     file: &Path,
     output: &Path,
-    opts: &tbrw_query::walk::ViewOptions,
+    opts: &tbrw_query::stacks::ViewOptions,
     force: bool,
     out: &mut dyn Write,
     err: &mut dyn Write,

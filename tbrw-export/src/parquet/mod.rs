@@ -108,7 +108,7 @@ pub fn export_run(
     let mut samples = open("samples", schema::SAMPLES)?;
     let mut intervals = open("intervals", schema::INTERVALS)?;
     let mut functions = Functions::default();
-    let modules = tbrw_query::report::samples::resolved_modules(file)?;
+    let modules = tbrw_query::stream::modules(file)?;
     let mut first_last: (Option<i64>, Option<i64>) = (None, None);
     for n in 0..file.stream_count() {
         let written = match streams::destination(file, n)? {

@@ -19,7 +19,7 @@ use crate::vtune_csv::clock_of;
 use tbrw_import::fields::{self, read_le};
 use tbrw_import::mtmc;
 use tbrw_query::file_symbols::FileSymbols;
-use tbrw_query::report::samples::{resolved_modules, time_field};
+use tbrw_query::stream::{modules as resolved_modules, time_at as time_field};
 
 /// Where a stream goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

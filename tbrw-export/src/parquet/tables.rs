@@ -8,7 +8,7 @@ use super::schema::{self, TableWriter, V};
 use super::streams::Functions;
 use crate::error::ExportError;
 use tbrw_import::fields;
-use tbrw_query::report::samples::resolved_modules;
+use tbrw_query::stream::modules as resolved_modules;
 
 /// Windows FILETIME ticks (100 ns since 1601) of the Unix epoch.
 const UNIX_EPOCH_TICKS: u64 = 116_444_736_000_000_000;

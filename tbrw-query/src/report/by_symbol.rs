@@ -13,6 +13,7 @@ use tbrw_symbols::{IndexedSymbol, RecentSymbols, SymbolRef, Symbolized};
 use super::functions::{module_name, part, Counted, RawKey, Samples};
 use super::rows::order_by_samples_and_label;
 use super::{percent, By, Key, Row};
+use crate::error::QueryError;
 use crate::file_symbols::{FileSymbols, ModuleFunctions};
 use rustc_hash::FxHashMap as IdMap;
 
@@ -305,8 +306,8 @@ pub fn count_by_symbol<'c>(
     (by_process, by_thread): (bool, bool),
     parts: usize,
     progress: &mut dyn FnMut(u64),
-) -> SymbolCounts<'c> {
-    let count = |range: Range<u64>, progress: &mut dyn FnMut(u64)| {
+) -> Result<SymbolCounts<'c>, QueryError> {
+    let count = |range: Range<u64>, progress: &mut dyn FnMut(u64)| -> Result<SymbolCounts<'c>, QueryError> {
         let mut counts = SymbolCounts::new(by, names, names.len());
         let mut recent = RecentSymbols::default();
         let mut batch = Batch::new(names.len());
@@ -318,14 +319,18 @@ pub fn count_by_symbol<'c>(
                 Some(false) => {}
                 None => counts.add_rest(k),
             }
-        });
+        })?;
         counts.count_batch(&mut batch, lookups, &mut recent);
         counts.total = total;
-        counts
+        Ok(counts)
     };
-    samples.in_parts(parts, progress, count, |mut counts, later| {
-        counts.absorb(later);
-        counts
+    samples.in_parts(parts, progress, count, |all, later| match (all, later) {
+        (Ok(mut counts), Ok(later)) => {
+            counts.absorb(later);
+            Ok(counts)
+        }
+        // The first error in stream order.
+        (Err(e), _) | (Ok(_), Err(e)) => Err(e),
     })
 }
 
@@ -404,7 +409,7 @@ pub fn symbol_rows(
                     .collect(),
             },
         };
-        Row { key, samples, percent: percent(samples, total), task: None }
+        Row { key, samples, percent: percent(samples, total), weight: None, task: None }
     };
     if let [By::Function] = by {
         let order = order_by_samples_and_label(merged.len(), |i| merged[i].2, |i| merged[i].1.unwrap_or("?"));

@@ -18,11 +18,13 @@ use tbrw_symbols::{SymbolRef, Symbolized};
 
 use super::by_symbol::{count_by_symbol, function_part, symbol_contexts, symbol_rows};
 use super::rows::{merge_sorted, sort_rows};
-use super::{percent, samples, By, Key, Report, ReportOptions, Row};
+use super::{percent, By, Key, Report, ReportOptions, Row, WeightSum};
 use crate::error::QueryError;
 use crate::file_symbols::{FileSymbols, SymbolOptions};
+use crate::names;
+use crate::query::{Query, Weight};
+use crate::walk::{Binding, Walk};
 use rustc_hash::FxHashMap as IdMap;
-use tbrw_import::fields::read_le;
 
 /// What samples are counted by before symbolizing: the parts a grouping
 /// does not use are 0.
@@ -71,81 +73,60 @@ pub struct Counted {
     pub threads: HashMap<u64, Key>,
 }
 
-/// Counts the samples of `opts.stream` that pass `opts`' filters per
-/// (process, thread, module, pc), keeping process and thread only when
-/// `by_process`/`by_thread`. The stream needs an instruction pointer and
-/// must bind (a stored bind is used, else one is made in memory).
+/// Counts the samples of `query` per (process, thread, module, pc),
+/// keeping process and thread only when `by_process`/`by_thread`. The
+/// stream needs an instruction pointer and must bind (a stored bind is
+/// used, else one is made in memory).
 pub fn count(
     file: &Tb5File,
-    opts: &ReportOptions,
+    query: &Query,
     by_process: bool,
     by_thread: bool,
     progress: &mut dyn FnMut(u64),
 ) -> Result<Counted, QueryError> {
-    let modules = samples::resolved_modules(file)?;
-    let samples = Samples::new(file, opts, &modules)?;
-    let (counts, total) = samples.count_raw(by_process, by_thread, progress);
-    let (processes, threads) = samples.keys(file, counts.iter().map(|(k, _)| k), by_process, by_thread);
-    Ok(Counted { records: samples.records(), total, counts, modules, processes, threads })
+    let samples = Samples::new(file, query)?;
+    let (counts, total) = samples.count_raw(by_process, by_thread, progress)?;
+    let (processes, threads) = samples.keys(counts.iter().map(|(k, _)| k), by_process, by_thread);
+    Ok(Counted {
+        records: samples.records(),
+        total,
+        counts,
+        modules: samples.walk.modules().to_vec(),
+        processes,
+        threads,
+    })
 }
 
-/// The samples of one stream, ready to be passed over (in parts, from
-/// several threads): the bind (stored, or made in memory now) and the
-/// filters.
-pub(super) struct Samples<'a> {
-    data: DataSection<'a>,
-    bound: bind::Bound<'a>,
-    opts: &'a ReportOptions,
-    legacy_pc: Option<usize>,
-    /// (offset, size) of the instruction pointer of non-legacy records.
-    ip: Option<(usize, usize)>,
-    module_filter: Option<Vec<bool>>,
-    time_at: Option<(usize, usize)>,
+/// A stream's samples with addresses, walked for a report by function,
+/// line or address (in parts, from several threads).
+pub struct Samples<'a> {
+    /// The walk.
+    pub walk: Walk<'a>,
 }
 
 impl<'a> Samples<'a> {
-    /// The samples of `opts.stream` (the file's `modules`). The stream needs
-    /// an instruction pointer and must bind (a stored bind is used, else one
-    /// is made in memory).
-    fn new(file: &'a Tb5File, opts: &'a ReportOptions, modules: &[Module]) -> Result<Samples<'a>, QueryError> {
-        let n = opts.stream;
-        let name = || file.path().display().to_string();
-        let s = file.stream(n)?;
-        let data = s.data()?.ok_or_else(|| QueryError::msg(format!("{}: stream {n} has no data", name())))?;
-        let layout =
-            s.layout()?.ok_or_else(|| QueryError::msg(format!("{}: stream {n} has no data descriptor", name())))?;
-        let legacy_pc = layout.legacy_pc_offset().map(|x| x as usize);
-        let ip = layout
-            .find(desc_type::IP, None)
-            .filter(|f| f.size == 4 || f.size == 8)
-            .map(|f| (f.offset as usize, f.size as usize));
-        if legacy_pc.is_none() && ip.is_none() {
-            return Err(QueryError::msg(format!(
-                "{}: stream {n} has no instruction pointer in its records: nothing to symbolize",
-                name()
-            )));
+    /// The samples of `query`. The stream needs an instruction pointer and
+    /// must bind (a stored bind is used, else one is made in memory).
+    pub fn new(file: &'a Tb5File, query: &Query) -> Result<Samples<'a>, QueryError> {
+        let walk = Walk::open(file, query, Binding::Always)?;
+        if !walk.fields().has_pc() {
+            return Err(QueryError::Unsupported {
+                file: file.path().display().to_string(),
+                stream: query.stream,
+                what: "it has no instruction pointer in its records: nothing to symbolize".into(),
+            });
         }
-        let module_filter = samples::module_filter(modules, opts.module.as_deref());
-        if let (Some(want), Some(f)) = (&opts.module, &module_filter) {
-            if !f.contains(&true) {
-                return Err(QueryError::msg(format!("{}: no module is named {want:?}", name())));
-            }
-        }
-        let bound = bind::Bound::of(file, n)?;
-        // The same time field `report --by module` filters on.
-        let time_at = samples::time_field(&layout);
-        Ok(Samples { data, bound, opts, legacy_pc, ip, module_filter, time_at })
+        Ok(Samples { walk })
     }
 
     /// Records in the stream.
     pub fn records(&self) -> u64 {
-        self.data.len()
+        self.walk.records()
     }
 
-    /// The threads a pass by function symbol is split over: the bind's,
-    /// one per 64 Ki records at most.
+    /// The threads a pass by function symbol is split over.
     pub fn parts(&self) -> usize {
-        samples::parts_for(self.records())
+        self.walk.parts()
     }
 
     /// The samples that pass the filters per [`RawKey`] (process and thread
@@ -154,7 +135,12 @@ impl<'a> Samples<'a> {
     /// that size is a cache miss each: each part of the stream (on the
     /// bind's threads) sorts its samples a batch at a time and counts runs,
     /// and the sorted counts are merged.
-    fn count_raw(&self, by_process: bool, by_thread: bool, progress: &mut dyn FnMut(u64)) -> (Vec<(RawKey, u64)>, u64) {
+    fn count_raw(
+        &self,
+        by_process: bool,
+        by_thread: bool,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<(Vec<(RawKey, u64)>, u64), QueryError> {
         let count = |range: Range<u64>, progress: &mut dyn FnMut(u64)| {
             let mut counts = Vec::new();
             let mut batch = Vec::new();
@@ -163,13 +149,45 @@ impl<'a> Samples<'a> {
                 if batch.len() == RAW_BATCH {
                     counts = merge_counts(std::mem::take(&mut counts), runs(&mut batch));
                 }
-            });
-            (merge_counts(counts, runs(&mut batch)), total)
+            })?;
+            Ok((merge_counts(counts, runs(&mut batch)), total))
         };
-        self.in_parts(self.parts(), progress, count, |(a, n), (b, m)| (merge_counts(a, b), n + m))
+        self.in_parts(self.parts(), progress, count, |a, b| match (a, b) {
+            (Ok((a, n)), Ok((b, m))) => Ok((merge_counts(a, b), n + m)),
+            (Err(e), _) | (Ok(_), Err(e)) => Err(e),
+        })
     }
 
-    /// [`samples::in_parts`] over the stream's records.
+    /// The samples that pass the filters per [`RawKey`] with their weights,
+    /// in one pass (weights are floating-point sums: one order).
+    fn weigh_raw(
+        &self,
+        by_process: bool,
+        by_thread: bool,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<(Vec<(RawKey, u64, f64)>, u64, f64), QueryError> {
+        let mut sums: IdMap<RawKey, (u64, f64)> = IdMap::default();
+        let mut total_weight = 0.0;
+        let fields = self.walk.fields();
+        let total = self.walk.pass(0..self.records(), progress, |s| {
+            let k = RawKey {
+                process: s.process.unwrap_or(0),
+                thread: s.thread.unwrap_or(0),
+                module: s.module,
+                pc: fields.pc(s.record),
+            }
+            .masked(by_process, by_thread);
+            let e = sums.entry(k).or_default();
+            e.0 += 1;
+            e.1 += s.weight;
+            total_weight += s.weight;
+        })?;
+        let mut v: Vec<(RawKey, u64, f64)> = sums.into_iter().map(|(k, (n, w))| (k, n, w)).collect();
+        v.sort_unstable_by_key(|(k, _, _)| k.address_order());
+        Ok((v, total, total_weight))
+    }
+
+    /// [`Walk::in_parts`] over the stream's records.
     pub fn in_parts<T: Send>(
         &self,
         parts: usize,
@@ -177,18 +195,18 @@ impl<'a> Samples<'a> {
         count: impl Fn(Range<u64>, &mut dyn FnMut(u64)) -> T + Sync,
         merge: impl FnMut(T, T) -> T,
     ) -> T {
-        samples::in_parts(self.records(), parts, progress, count, merge)
+        self.walk.in_parts(parts, progress, count, merge)
     }
 
     /// Per module record, whether any record binds to it (filters aside):
     /// the modules a pass may ask about.
     fn modules_bound(&self, modules: usize) -> Vec<bool> {
         let mut used = vec![false; modules];
-        let view = self.bound.view();
+        let Some(view) = self.walk.bind_view() else { return used };
         let mut binds = Vec::new();
         let mut i = 0;
-        while i < self.data.len() {
-            let n = (self.data.len() - i).min(1 << 16);
+        while i < self.records() {
+            let n = (self.records() - i).min(1 << 16);
             binds.clear();
             view.data_binds(i, n as usize, &mut binds);
             for b in &binds {
@@ -204,81 +222,42 @@ impl<'a> Samples<'a> {
     /// Passes over records `range`: each that passes the filters goes to
     /// `sample` with its process, thread, module and pc. `progress` gets
     /// the records done in the range. Returns the samples that passed.
-    pub fn pass(&self, range: Range<u64>, progress: &mut dyn FnMut(u64), mut sample: impl FnMut(RawKey)) -> u64 {
-        let (opts, view) = (self.opts, self.bound.view());
-        let pc_of = |rec: &[u8]| -> u64 {
-            match (self.legacy_pc, self.ip) {
-                (Some(at), _) => SampleRecordPc::from_slice(&rec[at..]).unwrap_or_default().ip(),
-                (None, Some((at, size))) => read_le(rec, at, size),
-                (None, None) => 0,
-            }
-        };
-        let mut total = 0u64;
-        let mut binds = Vec::new();
-        let chunk = 1 << 16;
-        let mut i = range.start;
-        while i < range.end {
-            let end = (i + chunk).min(range.end);
-            binds.clear();
-            view.data_binds(i, (end - i) as usize, &mut binds);
-            for k in i..end {
-                let rec = self.data.record(k).unwrap_or_default();
-                if let Some((lo, hi)) = opts.time {
-                    let t = self.time_at.map_or(k, |(at, size)| read_le(rec, at, size));
-                    if t < lo || t >= hi {
-                        continue;
-                    }
-                }
-                let b = binds.get((k - i) as usize).copied().unwrap_or_default();
-                if opts.pid.is_some_and(|p| view.process(b.pid_index).is_none_or(|x| x.id != p))
-                    || opts.tid.is_some_and(|t| view.thread(b.tid_index).is_none_or(|x| x.id != t))
-                {
-                    continue;
-                }
-                let module = (b.module_index != UNKNOWN_MODULE).then_some(b.module_index);
-                if let Some(mf) = &self.module_filter {
-                    if !module.is_some_and(|m| mf.get(m as usize).copied().unwrap_or(false)) {
-                        continue;
-                    }
-                }
-                sample(RawKey { process: b.pid_index, thread: b.tid_index, module, pc: pc_of(rec) });
-                total += 1;
-            }
-            progress(end - range.start);
-            i = end;
-        }
-        total
+    pub fn pass(
+        &self,
+        range: Range<u64>,
+        progress: &mut dyn FnMut(u64),
+        mut sample: impl FnMut(RawKey),
+    ) -> Result<u64, QueryError> {
+        let fields = self.walk.fields();
+        self.walk.pass(range, progress, |s| {
+            sample(RawKey {
+                process: s.process.unwrap_or(0),
+                thread: s.thread.unwrap_or(0),
+                module: s.module,
+                pc: fields.pc(s.record),
+            })
+        })
     }
 
     /// The [`Key`]s of the processes and threads of `keys` (when asked for).
     fn keys<'k>(
         &self,
-        file: &Tb5File,
         keys: impl Iterator<Item = &'k RawKey>,
         by_process: bool,
         by_thread: bool,
     ) -> (HashMap<u64, Key>, HashMap<u64, Key>) {
-        let view = self.bound.view();
-        let string = |id: StringId| file.string_opt(id).ok().flatten().map(str::to_owned);
         let mut processes = HashMap::new();
         let mut threads = HashMap::new();
         for k in keys {
             if by_process {
-                processes.entry(k.process).or_insert_with(|| {
-                    let pr = view.process(k.process).unwrap_or_default();
-                    Key::Process { index: k.process, pid: pr.id, name: string(pr.name) }
-                });
+                processes
+                    .entry(k.process)
+                    .or_insert_with(|| super::process_key(k.process, &self.walk.process(k.process)));
             }
             if by_thread {
-                threads.entry(k.thread).or_insert_with(|| {
-                    let th = view.thread(k.thread).unwrap_or_default();
-                    Key::Thread {
-                        index: Some(k.thread),
-                        tid: th.id,
-                        pid: Some(th.associated_pid),
-                        name: string(th.name),
-                    }
-                });
+                threads
+                    .entry(k.thread)
+                    .or_insert_with(|| super::thread_key(Some(k.thread), &self.walk.thread(k.thread)));
             }
         }
         (processes, threads)
@@ -348,7 +327,7 @@ fn merge_counts(a: Vec<(RawKey, u64)>, b: Vec<(RawKey, u64)>) -> Vec<(RawKey, u6
 
 /// A group's samples, and one of its addresses with its result (what the
 /// group's key is built from).
-type Group = (u64, RawKey, Option<Arc<Symbolized>>);
+type Group = (u64, f64, RawKey, Option<Arc<Symbolized>>);
 
 /// What a sample's group is known by before its [`Key`] is built: per
 /// grouping, the indexes and shared-name pointers the key is made from.
@@ -404,17 +383,20 @@ fn part_id(by: By, k: &RawKey, s: &Symbolized, names: &[usize]) -> PartId {
     }
 }
 
-/// The file name of a module record, for keys.
-pub fn module_name(m: &Module) -> Option<String> {
-    m.name.clone().or_else(|| m.path.as_deref().map(|p| p.rsplit('/').next().unwrap_or(p).to_owned()))
+pub use crate::names::module_name;
+
+/// The label of an address of `module` (`None`: no module covers it)
+/// where no function is known: one spelling, [`crate::names`].
+pub fn unknown_label(module: Option<&Module>) -> String {
+    names::unknown_function(module.and_then(module_name).as_deref())
 }
 
-/// `function+0x1a`, or the reason it is unknown.
-pub fn function_at(s: &Symbolized) -> String {
+/// `function+0x1a`, or the unknown label.
+pub fn function_at(s: &Symbolized, module: Option<&Module>) -> String {
     match (&s.function, s.offset) {
         (Some(f), Some(off)) => format!("{f}+{off:#x}"),
         (Some(f), None) => f.to_string(),
-        (None, _) => s.function_label(),
+        (None, _) => unknown_label(module),
     }
 }
 
@@ -434,7 +416,7 @@ pub fn part(by: By, k: &RawKey, s: &Symbolized, counted: &Counted) -> Key {
         By::Function => Key::Function {
             module: module.and_then(module_name),
             name: s.function.as_deref().map(str::to_owned),
-            unknown: s.function.is_none().then(|| s.function_label()),
+            unknown: s.function.is_none().then(|| unknown_label(module)),
         },
         By::Line => {
             let loc = s.location();
@@ -442,14 +424,14 @@ pub fn part(by: By, k: &RawKey, s: &Symbolized, counted: &Counted) -> Key {
                 file: loc.map(|l| l.file.to_string()),
                 line: loc.and_then(|l| l.line),
                 function: s.function.as_deref().map(str::to_owned),
-                unknown: loc.is_none().then(|| s.line_label()),
+                unknown: loc.is_none().then(|| unknown_label(module)),
             }
         }
         By::Address => Key::Address {
             module: module.and_then(module_name),
             address: k.pc,
             vaddr: s.vaddr,
-            function: function_at(s),
+            function: function_at(s, module),
         },
         By::Event | By::Task | By::Combined => Key::Unbound,
     }
@@ -484,12 +466,12 @@ pub fn symbols_hit(
     syms: &mut FileSymbols,
     warn: &mut dyn Write,
 ) -> Result<(Vec<SymbolRef>, u64, u64), QueryError> {
-    let opts = ReportOptions { stream, ..ReportOptions::default() };
-    let samples = Samples::new(file, &opts, modules)?;
+    let query = Query { stream, ..Query::default() };
+    let samples = Samples::new(file, &query)?;
     let lookups = syms.function_index(&samples.modules_bound(modules.len()));
     let names = module_name_ids(modules);
     let counted =
-        count_by_symbol(&samples, &lookups, (&[By::Function], &names), (true, true), samples.parts(), &mut |_| {});
+        count_by_symbol(&samples, &lookups, (&[By::Function], &names), (true, true), samples.parts(), &mut |_| {})?;
     counted.warn_unusable(syms, warn);
     let named = counted.total - counted.rest.values().sum::<u64>();
     Ok((counted.groups().into_iter().map(|(s, _, _)| s).collect(), counted.total, named))
@@ -508,46 +490,58 @@ pub fn report_in_parts(
     parts: Option<usize>,
 ) -> Result<Report, QueryError> {
     if by.is_empty() {
-        return Err(QueryError::msg("--by names no grouping"));
+        return Err(QueryError::Request("--by names no grouping".into()));
     }
     if let Some(b) = by.iter().find(|b| matches!(b, By::Event | By::Task | By::Combined)) {
-        return Err(QueryError::msg(format!(
+        return Err(QueryError::Request(format!(
             "--by {} does not combine with others (combinations take process, thread, module, function, line, address)",
             b.name()
         )));
     }
     let (by_process, by_thread) = (by.contains(&By::Process), by.contains(&By::Thread));
     let symbolic = by.iter().any(|b| b.symbolic());
+    let weighed = opts.query.weight != Weight::Samples;
+    let samples = Samples::new(file, &opts.query)?;
+    let modules = samples.walk.modules().to_vec();
     // Only `--by line` needs DWARF; parsing it is most of a cold lookup's cost.
     let config = tbrw_symbols::Config { lines: by.contains(&By::Line), ..symbols.config() };
-    let modules = samples::resolved_modules(file)?;
     let mut syms = if symbolic { Some(FileSymbols::with_config(file, &modules, config)?) } else { None };
     let names = module_name_ids(&modules);
-    let samples = Samples::new(file, opts, &modules)?;
-    // Grouped by function only (with process, thread, module): a sample
-    // whose function the symbol table has is counted straight under its
-    // symbol, with no per-address result; the group's key is made once
-    // after, from the symbol's name. This runs on the bind's threads. The
-    // other samples are counted per distinct address and symbolized after.
-    let by_symbol = by.contains(&By::Function) && !by.iter().any(|b| matches!(b, By::Line | By::Address));
+    // Grouped by function only (with process, thread, module) and not
+    // weighed: a sample whose function the symbol table has is counted
+    // straight under its symbol, with no per-address result; the group's
+    // key is made once after, from the symbol's name. This runs on the
+    // bind's threads. The other samples are counted per distinct address
+    // and symbolized after.
+    let by_symbol = !weighed && by.contains(&By::Function) && !by.iter().any(|b| matches!(b, By::Line | By::Address));
+    let mut weights: Option<Vec<f64>> = None;
+    let mut total_weight = 0.0;
     let (symbol_groups, contexts, counts, total) = match syms.as_mut().filter(|_| by_symbol) {
         Some(syms) => {
             let lookups = syms.function_index(&samples.modules_bound(modules.len()));
             let parts = parts.unwrap_or_else(|| samples.parts());
-            let counted = count_by_symbol(&samples, &lookups, (by, &names), (by_process, by_thread), parts, progress);
+            let counted = count_by_symbol(&samples, &lookups, (by, &names), (by_process, by_thread), parts, progress)?;
             counted.warn_unusable(syms, warn);
             let groups = counted.groups();
             let mut rest: Vec<(RawKey, u64)> = counted.rest.into_iter().collect();
             rest.sort_unstable_by_key(|(k, _)| k.address_order());
             (groups, counted.contexts, rest, counted.total)
         }
+        None if weighed => {
+            let (sums, total, w) = samples.weigh_raw(by_process, by_thread, progress)?;
+            total_weight = w;
+            weights = Some(sums.iter().map(|s| s.2).collect());
+            (Vec::new(), Vec::new(), sums.into_iter().map(|(k, n, _)| (k, n)).collect(), total)
+        }
         None => {
-            let (counts, total) = samples.count_raw(by_process, by_thread, progress);
+            let (counts, total) = samples.count_raw(by_process, by_thread, progress)?;
             (Vec::new(), Vec::new(), counts, total)
         }
     };
-    let (processes, threads) =
-        samples.keys(file, counts.iter().map(|(k, _)| k).chain(&contexts), by_process, by_thread);
+    if total == 0 && samples.records() > 0 {
+        return Err(samples.walk.nothing_matches());
+    }
+    let (processes, threads) = samples.keys(counts.iter().map(|(k, _)| k).chain(&contexts), by_process, by_thread);
     let counted = Counted { records: samples.records(), total, counts, modules, processes, threads };
     let placeholder = Symbolized {
         module: None,
@@ -565,23 +559,34 @@ pub fn report_in_parts(
     // (two symbols of one name, say) are merged after.
     // Symbolized in address order: the warnings come out in a stable order.
     let mut cheap: HashMap<Vec<PartId>, Group> = HashMap::new();
-    for &(k, n) in &counted.counts {
+    for (i, &(k, n)) in counted.counts.iter().enumerate() {
         let s = syms.as_mut().map(|f| f.symbolize(k.module, k.pc, warn));
         let id: Vec<PartId> =
             by.iter().map(|b| part_id(*b, &k, s.as_deref().unwrap_or(&placeholder), &names)).collect();
-        cheap.entry(id).or_insert_with(|| (0, k, s)).0 += n;
+        let w = weights.as_ref().map_or(0.0, |w| w[i]);
+        let g = cheap.entry(id).or_insert_with(|| (0, 0.0, k, s));
+        g.0 += n;
+        g.1 += w;
     }
-    let mut groups: IdMap<Key, u64> = IdMap::default();
+    let mut groups: IdMap<Key, (u64, f64)> = IdMap::default();
     groups.reserve(cheap.len());
-    for (n, k, s) in cheap.into_values() {
+    for (n, w, k, s) in cheap.into_values() {
         let s = s.as_deref().unwrap_or(&placeholder);
         let key = match by {
             [one] => part(*one, &k, s, &counted),
             many => Key::Combined { parts: many.iter().map(|b| part(*b, &k, s, &counted)).collect() },
         };
-        *groups.entry(key).or_default() += n;
+        let g = groups.entry(key).or_default();
+        g.0 += n;
+        g.1 += w;
     }
-    let row = |(key, samples): (Key, u64)| Row { key, samples, percent: percent(samples, counted.total), task: None };
+    let row = |(key, (samples, w)): (Key, (u64, f64))| match weighed {
+        false => Row { key, samples, percent: percent(samples, counted.total), weight: None, task: None },
+        true => {
+            let share = if total_weight > 0.0 { w * 100.0 / total_weight } else { 0.0 };
+            Row { key, samples, percent: share, weight: Some(w), task: None }
+        }
+    };
     let mut rows: Vec<Row> = groups.into_iter().map(row).collect();
     let named = match &syms {
         Some(syms) if !symbol_groups.is_empty() => {
@@ -610,9 +615,9 @@ pub fn report_in_parts(
             rows
         }
         Some(((named, _), false)) => {
-            let mut all: IdMap<Key, u64> = IdMap::default();
+            let mut all: IdMap<Key, (u64, f64)> = IdMap::default();
             for r in rows.into_iter().chain(named) {
-                *all.entry(r.key).or_default() += r.samples;
+                all.entry(r.key).or_default().0 += r.samples;
             }
             let mut rows: Vec<Row> = all.into_iter().map(row).collect();
             sort_rows(&mut rows);
@@ -628,13 +633,14 @@ pub fn report_in_parts(
     }
     Ok(Report {
         file: file.path().display().to_string(),
-        stream: opts.stream,
+        stream: opts.query.stream,
         by: match by {
             [one] => *one,
             _ => By::Combined,
         },
         records: counted.records,
         samples: counted.total,
+        weight: weighed.then(|| WeightSum::new(opts.query.weight, total_weight)),
         rows,
         totals: Vec::new(),
     })

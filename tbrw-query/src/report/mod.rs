@@ -10,69 +10,34 @@ use std::io::Write;
 
 use serde::{Deserialize, Serialize};
 
+use crate::names;
+pub use crate::query::{parse_range, Query, Weight};
+use crate::walk::{ProcessName, ThreadName};
+
 pub mod samples;
 
 mod by_symbol;
 pub mod functions;
 mod rows;
 
-pub use samples::{groupings, report, weighted_report};
+pub use samples::{groupings, report};
 
-/// What a sample report's percentages weigh (`--weight`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Weight {
-    /// Each record counts 1.
-    #[default]
-    Samples,
-    /// Each record counts its thread's CPU time since the thread's previous
-    /// sample (a sampler import's cputime delta, nanoseconds): a blocked
-    /// thread is sampled but weighs nothing.
-    Cputime,
-    /// Each record counts power x its cputime delta (joules).
-    Energy,
-}
-
-impl Weight {
-    /// Every weight.
-    pub const ALL: [Weight; 3] = [Weight::Samples, Weight::Cputime, Weight::Energy];
-
-    /// From [`Weight::name`].
-    pub fn from_name(s: &str) -> Option<Weight> {
-        Weight::ALL.into_iter().find(|w| w.name() == s)
-    }
-
-    /// The name the command line and the JSON give it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Weight::Samples => "samples",
-            Weight::Cputime => "cputime",
-            Weight::Energy => "energy",
-        }
-    }
-
-    /// The unit of the weight sums.
-    pub fn unit(self) -> &'static str {
-        match self {
-            Weight::Samples => "samples",
-            Weight::Cputime => "ns",
-            Weight::Energy => "J",
-        }
-    }
-}
-
-/// The sums behind a weighted report's percentages: the total, and each
-/// row's, in the order of the report's rows.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Weights {
+/// The total a weighted report's percentages are of.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WeightSum {
     /// The weight.
     pub weight: Weight,
     /// Its unit.
-    pub unit: &'static str,
+    pub unit: String,
     /// The sum over the samples that passed the filters.
     pub total: f64,
-    /// Each row's sum.
-    pub rows: Vec<f64>,
+}
+
+impl WeightSum {
+    /// The sum `total` of `weight`.
+    pub fn new(weight: Weight, total: f64) -> WeightSum {
+        WeightSum { weight, unit: weight.unit().to_owned(), total }
+    }
 }
 
 /// What to group a report by.
@@ -87,7 +52,7 @@ pub enum By {
     Process,
     /// Threads (of the bind, or the records' tid field when they cannot be bound).
     Thread,
-    /// Modules (samples no module covers: "unknown module").
+    /// Modules (samples no module covers: `[unknown]`).
     Module,
     /// Events (legacy samples' event index, an event id field, or the only event).
     Event,
@@ -137,39 +102,20 @@ impl By {
     }
 }
 
-/// Report options.
+/// Report options: the query, the grouping, how many rows.
 #[derive(Clone, Debug)]
 pub struct ReportOptions {
-    /// The stream.
-    pub stream: u32,
+    /// The stream, filters and weight.
+    pub query: Query,
     /// Grouping.
     pub by: By,
-    /// Only samples of this OS pid.
-    pub pid: Option<u32>,
-    /// Only samples of this OS tid.
-    pub tid: Option<u32>,
-    /// Only samples in modules with this name (or path).
-    pub module: Option<String>,
-    /// Only samples with time in `start..end` (TSC, time stamp or sample index).
-    pub time: Option<(u64, u64)>,
     /// Only the first K rows.
     pub top: Option<usize>,
-    /// What the percentages weigh.
-    pub weight: Weight,
 }
 
 impl Default for ReportOptions {
     fn default() -> Self {
-        ReportOptions {
-            stream: 0,
-            by: By::Auto,
-            pid: None,
-            tid: None,
-            module: None,
-            time: None,
-            top: None,
-            weight: Weight::Samples,
-        }
+        ReportOptions { query: Query::default(), by: By::Auto, top: None }
     }
 }
 
@@ -244,7 +190,7 @@ pub enum Key {
         /// The function, demangled; `None` when it could not be named.
         name: Option<String>,
         /// When `name` is `None`, why, as the table shows it:
-        /// `[unknown in libfoo.so: no symbols]`, `[no module]`, `[kernel]`.
+        /// `[libfoo.so]` for a module without a symbol there, `[unknown]` without a module (crate::names).
         unknown: Option<String>,
     },
     /// A source line (`--by line`): where the sampled address's code came
@@ -256,7 +202,7 @@ pub enum Key {
         line: Option<u32>,
         /// The function the address is in (the outermost, not the inlined one).
         function: Option<String>,
-        /// When `file` is `None`, why (`[unknown in app: no line information]`).
+        /// When `file` is `None`, the unknown label (`[app]`, crate::names).
         unknown: Option<String>,
     },
     /// A sampled address (`--by address`).
@@ -292,22 +238,13 @@ impl fmt::Display for Key {
     /// The label of the table.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Key::Process { pid, name, .. } => write!(f, "pid {pid} {}", name.as_deref().unwrap_or("?")),
-            Key::Thread { tid, pid, name, .. } => {
-                write!(f, "tid {tid}")?;
-                if let Some(p) = pid {
-                    write!(f, " (pid {p})")?;
-                }
-                if let Some(n) = name {
-                    write!(f, " {n}")?;
-                }
-                Ok(())
-            }
+            Key::Process { pid, name, .. } => f.write_str(&names::process_label(*pid, name.as_deref())),
+            Key::Thread { tid, pid, name, .. } => f.write_str(&names::thread_label_in(*tid, *pid, name.as_deref())),
             Key::Module { index, name, path, pid } => match name.as_deref().or(path.as_deref()) {
                 Some(n) => write!(f, "{n} (pid {pid})"),
                 None => write!(f, "module {index} (pid {pid})"),
             },
-            Key::UnknownModule => f.write_str("unknown module"),
+            Key::UnknownModule => f.write_str(names::NO_MODULE),
             Key::Event { id, name } => match name {
                 Some(n) => f.write_str(n),
                 None => write!(f, "event {id}"),
@@ -461,8 +398,11 @@ pub struct Row {
     pub key: Key,
     /// Samples (records) in it.
     pub samples: u64,
-    /// Percent of the report's samples.
+    /// Percent of the report's samples (of its weight, when weighted).
     pub percent: f64,
+    /// The row's weight, when the report is weighted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weight: Option<f64>,
     /// Task reports only: duration, counter deltas, topdown (boxed: the
     /// figures are four times a row's other fields, and reports by
     /// function have tens of thousands of rows to sort).
@@ -481,8 +421,12 @@ pub struct Report {
     pub by: By,
     /// Records in the stream.
     pub records: u64,
-    /// Samples that passed the filters (the rows' percentages are of these).
+    /// Samples that passed the filters (the rows' percentages are of these
+    /// unless the report is weighted).
     pub samples: u64,
+    /// What the samples weigh in all, when weighted (the percentages are of it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weight: Option<WeightSum>,
     /// Rows: most samples first (tasks: in record order, or the longest
     /// first with `--top`).
     pub rows: Vec<Row>,
@@ -499,23 +443,6 @@ pub fn percent(part: u64, whole: u64) -> f64 {
     }
 }
 
-/// Parses `A..B`, `A..` or `..B` (decimal or 0x hex).
-pub fn parse_range(s: &str) -> std::result::Result<(u64, u64), String> {
-    let (a, b) = s.split_once("..").ok_or_else(|| format!("time range {s:?} is not A..B"))?;
-    let num = |x: &str, default: u64| -> std::result::Result<u64, String> {
-        let x = x.trim();
-        if x.is_empty() {
-            return Ok(default);
-        }
-        match x.strip_prefix("0x") {
-            Some(h) => u64::from_str_radix(h, 16),
-            None => x.parse(),
-        }
-        .map_err(|_| format!("{x:?} in time range {s:?} is not a number"))
-    };
-    Ok((num(a, 0)?, num(b, u64::MAX)?))
-}
-
 /// Writes a report as JSON, on one line.
 pub fn write_json(r: &Report, out: &mut dyn Write) -> std::io::Result<()> {
     serde_json::to_writer(&mut *out, r)?;
@@ -523,7 +450,7 @@ pub fn write_json(r: &Report, out: &mut dyn Write) -> std::io::Result<()> {
 }
 
 /// Writes a sample report as a table: a heading line, then samples,
-/// percent and label per row.
+/// (the weight's sum,) percent and label per row.
 pub fn write_table(r: &Report, out: &mut dyn Write) -> std::io::Result<()> {
     let combined = match (r.by, r.rows.first().map(|row| &row.key)) {
         (By::Combined, Some(Key::Combined { parts })) => {
@@ -532,47 +459,122 @@ pub fn write_table(r: &Report, out: &mut dyn Write) -> std::io::Result<()> {
         _ => None,
     };
     let by = combined.as_deref().unwrap_or(r.by.name());
-    writeln!(out, "{}: stream {}, {} of {} samples, by {by}", r.file, r.stream, r.samples, r.records)?;
-    writeln!(out, "{:>10} {:>7}  {by}", "samples", "percent")?;
-    for row in &r.rows {
-        writeln!(out, "{:>10} {:>6.2}%  {}", row.samples, row.percent, row.key)?;
-    }
-    Ok(())
-}
-
-/// Writes a weighted report as JSON: the report's shape, plus `weight`
-/// (weight, unit, total) and each row's `weight` sum.
-pub fn write_json_weighted(r: &Report, w: &Weights, out: &mut dyn Write) -> std::io::Result<()> {
-    let mut v = serde_json::to_value(r)?;
-    if let Some(rows) = v.get_mut("rows").and_then(|x| x.as_array_mut()) {
-        for (row, sum) in rows.iter_mut().zip(&w.rows) {
-            row["weight"] = serde_json::json!(sum);
+    match &r.weight {
+        None => {
+            writeln!(out, "{}: stream {}, {} of {} samples, by {by}", r.file, r.stream, r.samples, r.records)?;
+            writeln!(out, "{:>10} {:>7}  {by}", "samples", "percent")?;
+            for row in &r.rows {
+                writeln!(out, "{:>10} {:>6.2}%  {}", row.samples, row.percent, row.key)?;
+            }
+        }
+        Some(w) => {
+            writeln!(
+                out,
+                "{}: stream {}, {} of {} samples, {} {} {}, by {by}",
+                r.file,
+                r.stream,
+                r.samples,
+                r.records,
+                w.total,
+                w.unit,
+                w.weight.name()
+            )?;
+            writeln!(out, "{:>10} {:>16} {:>7}  {by}", "samples", w.weight.name(), "percent")?;
+            for row in &r.rows {
+                writeln!(
+                    out,
+                    "{:>10} {:>16.6e} {:>6.2}%  {}",
+                    row.samples,
+                    row.weight.unwrap_or(0.0),
+                    row.percent,
+                    row.key
+                )?;
+            }
         }
     }
-    v["weight"] = serde_json::json!({ "weight": w.weight, "unit": w.unit, "total": w.total });
-    serde_json::to_writer(&mut *out, &v)?;
-    writeln!(out)
+    Ok(())
 }
 
-/// Writes a weighted report as a table: samples, the weight's sum, percent of it, label.
-pub fn write_table_weighted(r: &Report, w: &Weights, out: &mut dyn Write) -> std::io::Result<()> {
-    let by = r.by.name();
-    writeln!(
-        out,
-        "{}: stream {}, {} of {} samples, {} {} {}, by {by}",
-        r.file,
-        r.stream,
-        r.samples,
-        r.records,
-        w.total,
-        w.unit,
-        w.weight.name()
-    )?;
-    writeln!(out, "{:>10} {:>16} {:>7}  {by}", "samples", w.weight.name(), "percent")?;
-    for (row, sum) in r.rows.iter().zip(&w.rows) {
-        writeln!(out, "{:>10} {:>16.6e} {:>6.2}%  {}", row.samples, sum, row.percent, row.key)?;
+/// The key of module record `index`.
+pub fn module_key(index: u64, m: &tbrw::Module) -> Key {
+    Key::Module { index, name: m.name.clone(), path: m.path.clone(), pid: m.associated_pid }
+}
+
+/// The key of process `index` of the bind.
+pub fn process_key(index: u64, p: &ProcessName) -> Key {
+    Key::Process { index, pid: p.pid, name: p.name.clone() }
+}
+
+/// The key of a thread: `index` in the bind's table, `None` for the
+/// records' own tid field.
+pub fn thread_key(index: Option<u64>, t: &ThreadName) -> Key {
+    Key::Thread { index, tid: t.tid, pid: t.pid, name: t.name.clone() }
+}
+
+/// The one choice of a report for a stream and `--by` list, made here
+/// only: an MTMC task stream gives the task report for `auto` (and `task`
+/// works only there); a list naming function, line or address, or several
+/// groupings, gives the report through the symbolizer
+/// ([`functions::report`]); one grouping of process, thread, module or
+/// event gives the sample counts ([`samples::report`]). Warnings about
+/// modules without symbols go to `warn`; `progress` gets records done.
+pub fn run(
+    file: &tbrw::Tb5File,
+    opts: &ReportOptions,
+    by: &[By],
+    symbols: &crate::file_symbols::SymbolOptions,
+    warn: &mut dyn Write,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Report, crate::QueryError> {
+    let n = opts.query.stream;
+    let s = samples::stream(file, n)?;
+    let is_tasks = tbrw_import::mtmc::counters_of(&s.descriptor()?.unwrap_or_default(), file).is_some();
+    let first = by.first().copied().unwrap_or(By::Auto);
+    if by.len() > 1 || first.symbolic() {
+        return functions::report(file, opts, by, symbols, warn, progress);
     }
-    Ok(())
+    match first {
+        By::Auto | By::Task if is_tasks => {
+            if opts.top == Some(0) {
+                return Err(crate::QueryError::NothingMatches {
+                    file: file.path().display().to_string(),
+                    stream: n,
+                    filters: "--top 0".into(),
+                });
+            }
+            if opts.query.weight != Weight::Samples || opts.query.filters.any() {
+                return Err(crate::QueryError::Unsupported {
+                    file: file.path().display().to_string(),
+                    stream: n,
+                    what: "the task report of an MTMC stream takes no filter and no --weight: each row is one task"
+                        .into(),
+                });
+            }
+            crate::tasks::task_report(file, n, opts.top)
+        }
+        By::Task => {
+            let mut works = groupings(file, n)?;
+            works.retain(|b| *b != By::Task);
+            Err(crate::QueryError::Unsupported {
+                file: file.path().display().to_string(),
+                stream: n,
+                what: format!(
+                    "it is not an MTMC task stream, which --by task needs; what works: {}",
+                    samples::by_list(&works)
+                ),
+            })
+        }
+        b => samples::report(file, &ReportOptions { by: b, ..opts.clone() }, progress),
+    }
+}
+
+/// Writes a report as text: the task report's own layout, else the table.
+pub fn write_text(r: &Report, out: &mut dyn Write) -> std::io::Result<()> {
+    if r.by == By::Task {
+        crate::tasks::write_task_text(r, out)
+    } else {
+        write_table(r, out)
+    }
 }
 
 #[cfg(test)]
@@ -589,14 +591,7 @@ mod tests {
         assert_eq!(k.to_string(), "libz.so (pid 7)");
         assert_eq!(serde_json::to_string(&Key::UnknownModule).unwrap(), r#"{"kind":"unknown_module"}"#);
         let t = Key::Thread { index: None, tid: 3, pid: None, name: Some("main".into()) };
-        assert_eq!(t.to_string(), "tid 3 main");
+        assert_eq!(t.to_string(), "main (tid 3)");
         assert_eq!(serde_json::from_str::<Key>(&serde_json::to_string(&t).unwrap()).unwrap(), t);
-    }
-
-    #[test]
-    fn ranges_parse_open_ended_and_hex() {
-        assert_eq!(parse_range("..0x10"), Ok((0, 16)));
-        assert_eq!(parse_range("5.."), Ok((5, u64::MAX)));
-        assert!(parse_range("5").is_err() && parse_range("x..1").is_err());
     }
 }

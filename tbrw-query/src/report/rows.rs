@@ -42,6 +42,17 @@ fn label(key: &Key) -> Cow<'_, str> {
 /// Sorts rows as [`order_by_samples_and_label`] orders them, moving each
 /// row once, in place.
 pub fn sort_rows(rows: &mut [Row]) {
+    // Weighted rows: the heaviest first, then by samples and label.
+    if rows.iter().any(|r| r.weight.is_some()) {
+        rows.sort_by(|a, b| {
+            b.weight
+                .unwrap_or(0.0)
+                .total_cmp(&a.weight.unwrap_or(0.0))
+                .then(b.samples.cmp(&a.samples))
+                .then_with(|| a.key.to_string().cmp(&b.key.to_string()))
+        });
+        return;
+    }
     let printed: Vec<Option<String>> =
         rows.iter().map(|r| r.key.printed_str().is_none().then(|| r.key.to_string())).collect();
     let mut want = order_by_samples_and_label(
@@ -86,7 +97,7 @@ mod tests {
     use super::*;
 
     fn row(key: Key, samples: u64) -> Row {
-        Row { key, samples, percent: 0.0, task: None }
+        Row { key, samples, percent: 0.0, weight: None, task: None }
     }
 
     proptest! {

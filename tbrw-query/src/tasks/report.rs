@@ -176,6 +176,7 @@ pub fn task_report(file: &Tb5File, stream: u32, top: Option<usize>) -> Result<Re
                 key: Key::Task { index: i as u64, tid: t.tid, core: t.begin_info[1], start_ns: t.start },
                 samples: 1,
                 percent: percent(1, total),
+                weight: None,
                 task: Some(Box::new(task_figures(t, name))),
             }
         })
@@ -211,6 +212,7 @@ pub fn task_report(file: &Tb5File, stream: u32, top: Option<usize>) -> Result<Re
         key,
         samples: t.tasks,
         percent: percent(t.tasks, total),
+        weight: None,
         task: Some(Box::new(t.figures())),
     };
     let totals = by_thread
@@ -223,6 +225,7 @@ pub fn task_report(file: &Tb5File, stream: u32, top: Option<usize>) -> Result<Re
         stream,
         by: By::Task,
         records: data.len(),
+        weight: None,
         samples: total,
         rows,
         totals,

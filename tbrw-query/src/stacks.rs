@@ -1,0 +1,434 @@
+//! Samples with their call stacks, for the viewer exports (flame graph,
+//! pprof, Firefox) and the inclusive views: [`walk`] runs the query's walk
+//! ([`crate::walk`]) and hands out each sample with its process, thread,
+//! cpu, time, weight and frames (the call chain from a perf import's
+//! call-chain stream, else the sampled address); [`Stacks`] aggregates them
+//! per distinct stack and label set, so that memory grows with distinct
+//! stacks, not samples; [`Names`] symbolizes each distinct address once.
+//!
+//! Imports `walk`, `stream`, `query`, `names`, `file_symbols`, `report`'s
+//! `By`; no export.
+
+use std::collections::HashMap;
+use std::hash::Hasher;
+use std::io::Write;
+use std::sync::Arc;
+
+pub use rustc_hash::FxHashMap as IdMap;
+use tbrw::*;
+use tbrw_import::fields;
+
+use crate::error::QueryError;
+use crate::file_symbols::{FileSymbols, SymbolOptions};
+use crate::query::Query;
+use crate::report::By;
+use crate::stream::{self, TimeField};
+use crate::walk::{Binding, ProcessName, ThreadName, Walk};
+
+/// What every sample export takes: the query, and where symbols are.
+#[derive(Clone, Debug, Default)]
+pub struct ViewOptions {
+    /// The stream, filters and weight.
+    pub query: Query,
+    /// Where the modules' symbols are looked for.
+    pub symbols: SymbolOptions,
+}
+
+/// One frame of a stack: the module record covering the address (`None`:
+/// none does) and the address.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Frame {
+    /// The module record's index.
+    pub module: Option<u64>,
+    /// The address.
+    pub pc: u64,
+}
+
+/// A sample as [`walk`] hands it out.
+#[derive(Clone, Debug)]
+pub struct Sample<'a> {
+    /// The record's index in the stream.
+    pub index: u64,
+    /// The bind's process index.
+    pub process: u64,
+    /// The bind's thread index.
+    pub thread: u64,
+    /// The OS pid (0 when the bind has none).
+    pub pid: u32,
+    /// The OS tid (0 when the bind has none).
+    pub tid: u32,
+    /// The cpu the sample was taken on, when the records say.
+    pub cpu: Option<u32>,
+    /// The time stamp, when the records have one.
+    pub time: Option<u64>,
+    /// The weight the query asked for (1 for samples).
+    pub weight: f64,
+    /// A perf import's period (the events the sample stands for).
+    pub period: Option<u64>,
+    /// The frames, innermost (the sampled address) first.
+    pub frames: &'a [Frame],
+}
+
+/// What [`walk`] learned about the stream, besides the samples.
+#[derive(Clone, Debug, Default)]
+pub struct WalkInfo {
+    /// Records in the stream.
+    pub records: u64,
+    /// Samples that passed the filters.
+    pub samples: u64,
+    /// The file's module table.
+    pub modules: Vec<Module>,
+    /// Per process index seen: OS pid and name.
+    pub processes: HashMap<u64, ProcessName>,
+    /// Per thread index seen: OS tid, pid and name.
+    pub threads: HashMap<u64, ThreadName>,
+    /// The stream whose records gave the call chains.
+    pub chains: Option<u32>,
+    /// The time stamp field.
+    pub time: Option<TimeField>,
+    /// The first and last time stamps of the samples that passed.
+    pub time_range: Option<(u64, u64)>,
+    /// Whether the records carry a perf period.
+    pub has_period: bool,
+    /// Whether the records carry a thread's CPU time (what `--weight cputime` weighs).
+    pub has_cputime: bool,
+}
+
+/// The stream of a perf import's call-chain frames for sample stream `n`:
+/// only stream 0 has them (its frames name their sample's index in stream 0).
+fn chain_stream(file: &Tb5File, n: u32) -> Result<Option<(u32, RecordLayout)>, QueryError> {
+    if n != 0 {
+        return Ok(None);
+    }
+    for m in 1..file.stream_count() {
+        let s = file.stream(m)?;
+        if let Some(l) = s.layout()? {
+            let has = |t: u16| l.find(t, None).is_some();
+            if has(fields::CALLCHAIN_SAMPLE) && has(fields::CALLCHAIN_DEPTH) && has(desc_type::IP) {
+                return Ok(Some((m, l)));
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// Streams the samples of `opts.query` that pass its filters to `each`,
+/// in record order, with their call chains when the file has them. `what`
+/// names the export for messages. The stream needs instruction pointers
+/// and must bind (a stored bind is used, else one is made in memory).
+/// `progress` gets records done.
+pub fn walk(
+    file: &Tb5File,
+    opts: &ViewOptions,
+    what: &str,
+    progress: &mut dyn FnMut(u64),
+    each: &mut dyn FnMut(&Sample<'_>) -> Result<(), QueryError>,
+) -> Result<WalkInfo, QueryError> {
+    let n = opts.query.stream;
+    let name = || file.path().display().to_string();
+    let fields = stream::SampleFields::of(file, n)?;
+    if !fields.has_pc() || !fields.bindable() {
+        return Err(QueryError::Unsupported {
+            file: name(),
+            stream: n,
+            what: format!(
+                "it has no instruction pointer in its records, so {what} has no stacks to show; \
+                 for a stream of intervals (MTMC tasks, winIDEA calls) use `tbrw export timeline` or `tbrw export firefox`"
+            ),
+        });
+    }
+    let w = Walk::open(file, &opts.query, Binding::Always)?;
+    if w.records() == 0 {
+        return Err(QueryError::Unsupported {
+            file: name(),
+            stream: n,
+            what: format!("it has no records: nothing to {what}"),
+        });
+    }
+    let fields = w.fields();
+
+    // The call chains: a second stream walked in step (its frames are in
+    // sample order, innermost first), with its own bind for the modules.
+    let chain = chain_stream(file, n)?;
+    let chain_reader = match &chain {
+        Some((m, _)) => Some(file.stream(*m)?),
+        None => None,
+    };
+    let chain_data = match &chain_reader {
+        Some(r) => r.data()?,
+        None => None,
+    };
+    let chain_bound = match &chain {
+        Some((m, _)) => Some(bind::Bound::of(file, *m)?),
+        None => None,
+    };
+    let chain_view = chain_bound.as_ref().map(bind::Bound::view);
+    let chain_fields = match (&chain, &chain_data) {
+        (Some((m, l)), Some(d)) => {
+            for f in l.fields() {
+                if f.offset as usize + f.size as usize > d.record_size() {
+                    return Err(QueryError::Damaged {
+                        file: name(),
+                        stream: *m,
+                        what: format!("descriptor entry {} lies past the end of the records", f.entry),
+                    });
+                }
+            }
+            let f = |t: u16| l.find(t, None).copied();
+            match (f(fields::CALLCHAIN_SAMPLE), f(desc_type::IP)) {
+                (Some(sample), Some(ip)) => Some((sample, ip)),
+                _ => None,
+            }
+        }
+        _ => None,
+    };
+    let mut next_frame = 0u64;
+    let mut chain_binds = Vec::new();
+
+    let mut info = WalkInfo {
+        records: w.records(),
+        modules: w.modules().to_vec(),
+        chains: chain.as_ref().map(|(m, _)| *m),
+        time: fields.time_field.clone(),
+        has_period: fields.has_period(),
+        has_cputime: fields.has_cputime(),
+        ..WalkInfo::default()
+    };
+    let mut frames: Vec<Frame> = Vec::new();
+    // (process, thread, pid, tid) of the sample before.
+    let mut last_seen: Option<(u64, u64, u32, u32)> = None;
+    let mut failed = None;
+    let passed = w.pass(0..w.records(), progress, |s| {
+        if failed.is_some() {
+            return;
+        }
+        let k = s.index;
+        let rec = s.record;
+        frames.clear();
+        // This sample's frames in the chain stream, skipping those of
+        // samples left out.
+        if let (Some(cd), Some(cv), Some((sample_f, ip_f))) = (&chain_data, &chain_view, &chain_fields) {
+            while next_frame < cd.len() {
+                let fr = cd.record(next_frame).unwrap_or_default();
+                let of = fields::read(fr, sample_f);
+                if of > k {
+                    break;
+                }
+                if of == k {
+                    chain_binds.clear();
+                    cv.data_binds(next_frame, 1, &mut chain_binds);
+                    let m = chain_binds.first().map_or(UNKNOWN_MODULE, |b| b.module_index);
+                    frames.push(Frame { module: (m != UNKNOWN_MODULE).then_some(m), pc: fields::read(fr, ip_f) });
+                }
+                next_frame += 1;
+            }
+        }
+        if frames.is_empty() {
+            frames.push(Frame { module: s.module, pc: fields.pc(rec) });
+        }
+        let (process, thread) = (s.process.unwrap_or(0), s.thread.unwrap_or(0));
+        // Consecutive samples are mostly of the same thread: the maps are
+        // only looked at when the thread changes.
+        let (pid, tid) = match last_seen {
+            Some((p, t, pid, tid)) if (p, t) == (process, thread) => (pid, tid),
+            _ => {
+                let pid = info.processes.entry(process).or_insert_with(|| w.process(process)).pid;
+                let tid = info.threads.entry(thread).or_insert_with(|| w.thread(thread)).tid;
+                last_seen = Some((process, thread, pid, tid));
+                (pid, tid)
+            }
+        };
+        let time = fields.time_stamp(rec);
+        let sample = Sample {
+            index: k,
+            process,
+            thread,
+            pid,
+            tid,
+            cpu: fields.cpu(rec),
+            time,
+            weight: s.weight,
+            period: fields.period(rec),
+            frames: &frames,
+        };
+        if let Some(t) = time {
+            info.time_range = Some(info.time_range.map_or((t, t), |(a, z)| (a.min(t), z.max(t))));
+        }
+        if let Err(e) = each(&sample) {
+            failed = Some(e);
+        }
+    })?;
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    info.samples = passed;
+    if passed == 0 {
+        return Err(w.nothing_matches());
+    }
+    Ok(info)
+}
+
+/// What a stack's samples add up to.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Totals {
+    /// Samples.
+    pub samples: u64,
+    /// Their weight (`--weight`).
+    pub weight: f64,
+    /// Their perf periods.
+    pub period: u64,
+}
+
+/// What samples are aggregated by: the parts a caller does not keep are 0 / `None`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct StackKey {
+    /// The bind's process index.
+    pub process: u64,
+    /// The bind's thread index.
+    pub thread: u64,
+    /// The cpu.
+    pub cpu: Option<u32>,
+    /// The frames, innermost first.
+    pub frames: Frames,
+}
+
+/// A stack's frames, innermost first. Most stacks are one sampled address:
+/// kept inline, a lookup of the stack map compares keys without following
+/// a pointer and a sample allocates nothing. Compared, ordered and hashed
+/// as the slice of frames.
+#[derive(Clone, Debug)]
+pub enum Frames {
+    /// The sampled address alone.
+    One(Frame),
+    /// A call chain.
+    Chain(Box<[Frame]>),
+}
+
+impl From<&[Frame]> for Frames {
+    fn from(f: &[Frame]) -> Frames {
+        match f {
+            [one] => Frames::One(*one),
+            _ => Frames::Chain(f.into()),
+        }
+    }
+}
+
+impl std::ops::Deref for Frames {
+    type Target = [Frame];
+
+    fn deref(&self) -> &[Frame] {
+        match self {
+            Frames::One(f) => std::slice::from_ref(f),
+            Frames::Chain(c) => c,
+        }
+    }
+}
+
+impl PartialEq for Frames {
+    fn eq(&self, other: &Frames) -> bool {
+        **self == **other
+    }
+}
+
+impl Eq for Frames {}
+
+impl std::hash::Hash for Frames {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        (**self).hash(h);
+    }
+}
+
+impl PartialOrd for Frames {
+    fn partial_cmp(&self, other: &Frames) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Frames {
+    fn cmp(&self, other: &Frames) -> std::cmp::Ordering {
+        (**self).cmp(&**other)
+    }
+}
+
+/// Samples aggregated per distinct [`StackKey`].
+#[derive(Clone, Debug, Default)]
+pub struct Stacks {
+    /// Per stack.
+    pub stacks: IdMap<StackKey, Totals>,
+    /// What the walk learned.
+    pub info: WalkInfo,
+}
+
+/// Which parts of a sample a [`Stacks`] keeps apart.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Keep {
+    /// The process.
+    pub process: bool,
+    /// The thread.
+    pub thread: bool,
+    /// The cpu.
+    pub cpu: bool,
+}
+
+/// Walks the stream ([`walk`]) and aggregates its samples per stack.
+pub fn stacks(
+    file: &Tb5File,
+    opts: &ViewOptions,
+    keep: Keep,
+    what: &str,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Stacks, QueryError> {
+    // Looked up once per sample: ids hashed with IdHasher, single frames inline.
+    let mut map: IdMap<StackKey, Totals> = IdMap::default();
+    let info = walk(file, opts, what, progress, &mut |s| {
+        let key = StackKey {
+            process: if keep.process { s.process } else { 0 },
+            thread: if keep.thread { s.thread } else { 0 },
+            cpu: if keep.cpu { s.cpu } else { None },
+            frames: s.frames.into(),
+        };
+        let t = map.entry(key).or_default();
+        t.samples += 1;
+        t.weight += s.weight;
+        t.period += s.period.unwrap_or(0);
+        Ok(())
+    })?;
+    Ok(Stacks { stacks: map, info })
+}
+
+pub use crate::names::{clean, module_name};
+
+/// Function names of addresses, each distinct (module, address) looked up once.
+pub struct Names {
+    symbols: Option<FileSymbols>,
+    cache: HashMap<Frame, Option<Arc<str>>>,
+}
+
+impl Names {
+    /// A symbolizer for the file's modules; `None` leaves every function unknown.
+    pub fn new(file: &Tb5File, modules: &[Module], symbols: Option<&SymbolOptions>) -> Result<Names, QueryError> {
+        let symbols = match symbols {
+            Some(o) => {
+                // Function names only: no DWARF line tables.
+                let config = tbrw_symbols::Config { lines: false, ..o.config() };
+                Some(FileSymbols::with_config(file, modules, config)?)
+            }
+            None => None,
+        };
+        Ok(Names { symbols, cache: HashMap::new() })
+    }
+
+    /// The function holding `f`'s address, when its module's symbols name it.
+    /// A module that cannot be symbolized gets one warning on `warn`.
+    pub fn function(&mut self, f: Frame, warn: &mut dyn Write) -> Option<Arc<str>> {
+        if let Some(c) = self.cache.get(&f) {
+            return c.clone();
+        }
+        let name = self.symbols.as_mut().and_then(|s| s.symbolize(f.module, f.pc, warn).function.clone());
+        self.cache.insert(f, name.clone());
+        name
+    }
+}
+
+/// The `--by` levels a flame graph accepts, for messages.
+pub const LEVELS: [By; 5] = [By::Process, By::Thread, By::Module, By::Function, By::Address];
