@@ -7,6 +7,7 @@ use tb5::codes::*;
 use tb5::{SectionRef, StreamSection};
 
 use super::{enumerate, file_of, path_arg, raw_slice, Chunk, Extent, Records, DATA_BYTES_PER_CALLBACK};
+use crate::callback::resolve;
 use crate::ctypes::*;
 use crate::handle::{boundary, non_null, with, with_no_strings, Code, Handle, R};
 
@@ -67,12 +68,12 @@ pub(super) fn records_chunk(h: &Handle, stream: u32, from: u64, n: usize) -> R<R
 pub unsafe extern "C" fn TBRW_enumerate_data(
     ptr: *mut c_void,
     stream: u32,
-    callback: Option<EnumCallback<c_void>>,
+    callback: *const c_void,
     user_ptr: *mut c_void,
     start_index: u64,
 ) -> u32 {
     boundary(|| {
-        let cb = callback.ok_or(Code(TBRW_UNEXPECTED_NULL_PTR))?;
+        let cb: EnumCallback<c_void> = resolve(callback)?;
         enumerate(
             ptr,
             start_index,

@@ -6,6 +6,7 @@ use tb5::codes::*;
 use tb5::GlobalSection;
 
 use super::{byte_size, enumerate, file_of, Extent};
+use crate::callback::resolve;
 use crate::convert::*;
 use crate::ctypes::*;
 use crate::handle::{boundary, non_null, with, Code, R};
@@ -30,12 +31,12 @@ pub(super) fn modules_chunk(f: &tb5::Tb5File, from: u64, n: usize) -> R<Vec<TBRW
 #[no_mangle]
 pub unsafe extern "C" fn TBRW_enumerate_modules(
     ptr: *mut c_void,
-    callback: Option<EnumCallback<TBRW_MODULE>>,
+    callback: *const c_void,
     user_ptr: *mut c_void,
     start_index: u64,
 ) -> u32 {
     boundary(|| {
-        let cb = callback.ok_or(Code(TBRW_UNEXPECTED_NULL_PTR))?;
+        let cb: EnumCallback<TBRW_MODULE> = resolve(callback)?;
         enumerate(
             ptr,
             start_index,

@@ -8,6 +8,7 @@ use tb5::codes::*;
 use tb5::{BindView, GlobalSection, ProcessTable, SectionRef};
 
 use super::{byte_size, enumerate, file_of, Extent};
+use crate::callback::resolve;
 use crate::convert::*;
 use crate::ctypes::*;
 use crate::handle::{boundary, non_null, with, Code, Handle, R};
@@ -39,12 +40,12 @@ fn readable_table(h: &Handle) -> R<Option<ProcessTable<'_>>> {
 #[no_mangle]
 pub unsafe extern "C" fn TBRW_enumerate_processes(
     ptr: *mut c_void,
-    callback: Option<EnumCallback<TBRW_PID>>,
+    callback: *const c_void,
     user_ptr: *mut c_void,
     start_index: u64,
 ) -> u32 {
     boundary(|| {
-        let cb = callback.ok_or(Code(TBRW_UNEXPECTED_NULL_PTR))?;
+        let cb: EnumCallback<TBRW_PID> = resolve(callback)?;
         enumerate(
             ptr,
             start_index,
@@ -65,12 +66,12 @@ pub unsafe extern "C" fn TBRW_enumerate_processes(
 #[no_mangle]
 pub unsafe extern "C" fn TBRW_enumerate_threads(
     ptr: *mut c_void,
-    callback: Option<EnumCallback<TBRW_TID>>,
+    callback: *const c_void,
     user_ptr: *mut c_void,
     start_index: u64,
 ) -> u32 {
     boundary(|| {
-        let cb = callback.ok_or(Code(TBRW_UNEXPECTED_NULL_PTR))?;
+        let cb: EnumCallback<TBRW_TID> = resolve(callback)?;
         enumerate(
             ptr,
             start_index,
