@@ -329,6 +329,16 @@ fn done_closes_its_section_whatever_it_returns() {
     assert_eq!(t.stream(0).unwrap().data().unwrap().unwrap().len(), 1);
 }
 
+/// Unload records with and without an address, two loads of one module in
+/// one process: docs/BIND.md's pairing, through the C API (stored and
+/// in-memory binds).
+#[test]
+fn unloads_without_an_address_end_the_load_of_their_module() {
+    let dir = temp();
+    let f = dir.path().join("unloads.tb5");
+    assert_eq!(check_program("bind_unloads", &[f.to_str().unwrap()]), "bind unloads: ok\n");
+}
+
 #[test]
 fn a_stream_of_the_writing_session_is_bound_at_close() {
     let dir = temp();
