@@ -339,6 +339,22 @@ fn unloads_without_an_address_end_the_load_of_their_module() {
     assert_eq!(check_program("bind_unloads", &[f.to_str().unwrap()]), "bind unloads: ok\n");
 }
 
+/// Guide 5 step 3: what a session finished is read back before close, in a
+/// new file and an append, with read permission (without: 111).
+#[test]
+fn sections_and_streams_finished_in_the_session_are_readable() {
+    let dir = temp();
+    assert_eq!(check_program("session_reads", &[dir.path().to_str().unwrap()]), "session reads: ok\n");
+    let t = tb5::Tb5File::open(dir.path().join("session.tb5")).unwrap();
+    t.verify().unwrap();
+    assert_eq!(t.stream_count(), 4);
+    let d = t.stream(1).unwrap().data().unwrap().unwrap();
+    assert_eq!(d.len(), 100_000);
+    assert_eq!(d.record(99_999).unwrap()[..8], (0x900000u64 + 99_999).to_le_bytes());
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(left.len(), 2, "no work or spill file left: {left:?}");
+}
+
 #[test]
 fn a_stream_of_the_writing_session_is_bound_at_close() {
     let dir = temp();

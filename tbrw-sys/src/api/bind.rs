@@ -108,10 +108,10 @@ pub unsafe extern "C" fn TBRW_bind_enumerate_data(
             |h| {
                 h.engine.bound(data_stream)?;
                 h.bind_stream = data_stream;
-                data_extent(h, data_stream, start_index)
+                data_extent(file_of(h)?, data_stream, start_index)
             },
             |h, from, n| {
-                let records = records_chunk(h, data_stream, from, n)?;
+                let records = records_chunk(file_of(h)?, data_stream, from, n)?;
                 let mut b = binds.borrow_mut();
                 b.clear();
                 h.engine.bound(data_stream)?.data_binds(from, records.count(), &mut b);

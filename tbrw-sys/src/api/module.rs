@@ -5,7 +5,7 @@ use std::os::raw::c_void;
 use tb5::codes::*;
 use tb5::GlobalSection;
 
-use super::{byte_size, enumerate, file_of, Extent};
+use super::{byte_size, enumerate, Extent};
 use crate::callback::resolve;
 use crate::convert::*;
 use crate::ctypes::*;
@@ -50,7 +50,9 @@ pub unsafe extern "C" fn TBRW_enumerate_modules(
     })
 }
 
-/// `TBRW_get_one_module`: the pointer stays valid until the next call on this handle.
+/// `TBRW_get_one_module`: the pointer stays valid until the next call on
+/// this handle. With read permission, a module section this session
+/// finished is read too.
 #[no_mangle]
 pub unsafe extern "C" fn TBRW_get_one_module(
     ptr: *mut c_void,
@@ -60,7 +62,8 @@ pub unsafe extern "C" fn TBRW_get_one_module(
     boundary(|| {
         non_null(p_module)?;
         let p = with(ptr, |h| {
-            let t = file_of(h)?.modules()?.ok_or(Code(TBRW_SECTION_NOT_EXIST))?;
+            let file = h.engine.readable_file(GlobalSection::Module)?.ok_or(Code(TBRW_SECTION_NOT_EXIST))?;
+            let t = file.modules()?.ok_or(Code(TBRW_SECTION_NOT_EXIST))?;
             *h.one_module = module_out(&t.get(module_index)?);
             Ok(&*h.one_module as *const TBRW_MODULE)
         })?;
