@@ -381,6 +381,32 @@ mod tests {
         assert_eq!(errno(), libc::EINTR);
     }
 
+    /// The cost per call of each form (README, "The C API"):
+    /// `cargo test -p tbrw-sys --release --lib callback::tests::cost -- --ignored --nocapture`.
+    #[test]
+    #[ignore = "a measurement"]
+    fn cost() {
+        let f: extern "C" fn(u32) -> u32 = probe;
+        let on_stack = f;
+        let n = 1_000_000u32;
+        let time = |arg: *const c_void| {
+            let t = std::time::Instant::now();
+            for _ in 0..n {
+                assert_eq!(code_address(std::hint::black_box(arg)), Ok(f as usize));
+            }
+            t.elapsed().as_nanos() as f64 / f64::from(n)
+        };
+        let direct = time(f as *const c_void);
+        let pointer = time(&on_stack as *const _ as *const c_void);
+        let t = std::time::Instant::now();
+        let table = Table::read(object_counts());
+        let read = t.elapsed();
+        eprintln!(
+            "function: {direct:.0} ns, pointer to it: {pointer:.0} ns per call; reading the table ({} mappings): {read:?}",
+            table.maps.len()
+        );
+    }
+
     #[test]
     fn the_loaded_objects_stand_in_for_proc() {
         let segs = loaded_segments();
