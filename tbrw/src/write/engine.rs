@@ -89,9 +89,10 @@ pub struct Engine {
     /// Binds the bind layer keeps for this file: made read-only, or the
     /// in-memory view of a bind queued in this session.
     memory_binds: HashMap<u32, MemoryBind>,
-    /// Streams written in this session that `dobind` was asked to bind:
-    /// their records are readable only once committed, so the bind layer's
-    /// close binds them right after the commit.
+    /// Streams written in this session that `dobind` was asked to bind: a
+    /// bind is made from committed records (the view of the session is for
+    /// reading them back, not for binding), so the bind layer's close binds
+    /// them right after the commit.
     binds_at_close: BTreeSet<u32>,
     strings: StringInterner,
     globals: [State; 6],
