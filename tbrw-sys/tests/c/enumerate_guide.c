@@ -4,6 +4,10 @@
  * same file through Intel's convention. Usage: enumerate_guide FILE.tb5 */
 #include "enum_dump.h"
 
+/* Intel's other names are there in the guide's style too. */
+TBRW_VERIFY_SIZEOF(TBRW_MODULE, 104);
+TBRW_VERIFY_SIZEOF(TBRW_UIOP, sizeof(void *));
+
 int main(int argc, char **argv) {
     TBRW_PTR h = NULL;
     wchar_t *name;
