@@ -12,8 +12,9 @@ pub enum ModuleKind {
     /// A load: a mapping samples can bind to.
     #[default]
     Load,
-    /// An unload notification: it ends the load of the same pid and address
-    /// it pairs with (docs/BIND.md) and is never itself a bind target.
+    /// An unload notification: it ends the load it pairs with (by pid and
+    /// address, or by pid and module path or name when its address is 0:
+    /// docs/BIND.md) and is never itself a bind target.
     Unload,
 }
 
@@ -39,6 +40,12 @@ pub struct ModuleSpec {
     pub tsc_time: bool,
     /// Load or unload notification.
     pub kind: ModuleKind,
+    /// `module_path`, as an identity of its text: records with equal texts
+    /// have equal values (`None`: no path). Only an unload record without an
+    /// address consults it, to find the load of its module (docs/BIND.md).
+    pub path: Option<u64>,
+    /// `module_name`, as `path` is `module_path`.
+    pub name: Option<u64>,
     /// `TBRW_MODULE_1ST_MODULE_REC_IN_PROCESS`: the first notification of a
     /// process; its load time starts a process instance.
     pub first_in_process: bool,

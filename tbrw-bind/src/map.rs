@@ -239,31 +239,74 @@ fn starts_of(modules: &[ModuleSpec], loads: &[u32]) -> Vec<Boundary> {
     out
 }
 
+/// What an unload record looks for in the loads (docs/BIND.md, "Pairing").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Mapping {
+    /// The load at this address: an unload with an address, or one that
+    /// names no module.
+    Address(u64),
+    /// A load of the module with this path (an unload without an address).
+    Path(u64),
+    /// A load of the module with this name (an unload without an address or path).
+    Name(u64),
+}
+
+fn unload_looks_for(m: &ModuleSpec) -> Mapping {
+    match (m.load_address, m.path, m.name) {
+        (0, Some(p), _) => Mapping::Path(p),
+        (0, None, Some(n)) => Mapping::Name(n),
+        (a, _, _) => Mapping::Address(a),
+    }
+}
+
 /// For each load, the time of the unload record that ends it, if any; and
 /// the number of unload records that end no load.
+///
+/// The open loads are indexed by (pid, time base, address) and, when some
+/// unload is without an address, also by path and by name: a load ended
+/// through one index stays in the others and is skipped there when met.
 fn pair_unloads(modules: &[ModuleSpec]) -> (Vec<u64>, u64) {
-    let mut open: HashMap<(u32, u64, bool), BTreeSet<(u64, u32)>> = HashMap::new();
+    type Open = HashMap<(u32, bool, Mapping), BTreeSet<(u64, u32)>>;
+    let by_module =
+        modules.iter().any(|m| m.kind == ModuleKind::Unload && !matches!(unload_looks_for(m), Mapping::Address(_)));
+    let mut open: Open = HashMap::new();
     let mut unloads = Vec::new();
     for (i, m) in modules.iter().enumerate() {
         match m.kind {
             ModuleKind::Load => {
-                open.entry((m.pid, m.load_address, m.tsc_time)).or_default().insert((m.load_time, i as u32));
+                let at = (m.load_time, i as u32);
+                open.entry((m.pid, m.tsc_time, Mapping::Address(m.load_address))).or_default().insert(at);
+                if by_module {
+                    if let Some(p) = m.path {
+                        open.entry((m.pid, m.tsc_time, Mapping::Path(p))).or_default().insert(at);
+                    }
+                    if let Some(n) = m.name {
+                        open.entry((m.pid, m.tsc_time, Mapping::Name(n))).or_default().insert(at);
+                    }
+                }
             }
             ModuleKind::Unload => unloads.push((m.load_time, i as u32)),
         }
     }
     unloads.sort_unstable();
     let mut ends = vec![NEVER; modules.len()];
+    let mut ended = vec![false; modules.len()];
     let mut unmatched = 0;
     for (t, u) in unloads {
         let m = &modules[u as usize];
-        let hit = open.get_mut(&(m.pid, m.load_address, m.tsc_time)).and_then(|set| {
+        let hit = open.get_mut(&(m.pid, m.tsc_time, unload_looks_for(m))).and_then(|set| loop {
+            // The latest load at or before t, then the largest index, that no earlier unload ended.
             let &latest = set.range(..=(t, u32::MAX)).next_back()?;
             set.remove(&latest);
-            Some(latest.1)
+            if !ended[latest.1 as usize] {
+                break Some(latest.1);
+            }
         });
         match hit {
-            Some(l) => ends[l as usize] = t,
+            Some(l) => {
+                ended[l as usize] = true;
+                ends[l as usize] = t;
+            }
             None => unmatched += 1,
         }
     }

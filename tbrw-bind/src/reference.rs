@@ -9,10 +9,26 @@ fn is_load(m: &ModuleSpec) -> bool {
     m.kind == ModuleKind::Load
 }
 
+/// Whether `unload` is about `load`'s mapping: an unload without an address
+/// (0) that names its module is about the loads of that path (or, without a
+/// path, that name); any other is about the loads at its address.
+fn same_mapping(load: &ModuleSpec, unload: &ModuleSpec) -> bool {
+    if unload.load_address == 0 {
+        if let Some(p) = unload.path {
+            return load.path == Some(p);
+        }
+        if let Some(n) = unload.name {
+            return load.name == Some(n);
+        }
+    }
+    load.load_address == unload.load_address
+}
+
 /// For each module: the unload record it pairs with (for loads), or the
 /// load it ends (for unloads). Unloads are taken in order of (time, index);
-/// each ends the open load of its pid, address and time base with the
-/// latest load time at or before its own time (then the largest index).
+/// each ends the open load of its pid and time base that is about the same
+/// mapping (`same_mapping`) with the latest load time at or before its own
+/// time (then the largest index).
 fn pairs(modules: &[ModuleSpec]) -> Vec<Option<usize>> {
     let mut paired: Vec<Option<usize>> = vec![None; modules.len()];
     let mut unloads: Vec<usize> = (0..modules.len()).filter(|&i| !is_load(&modules[i])).collect();
@@ -25,7 +41,7 @@ fn pairs(modules: &[ModuleSpec]) -> Vec<Option<usize>> {
                 is_load(l)
                     && paired[j].is_none()
                     && l.pid == um.pid
-                    && l.load_address == um.load_address
+                    && same_mapping(l, um)
                     && l.tsc_time == um.tsc_time
                     && l.load_time <= um.load_time
             })

@@ -185,6 +185,79 @@ fn unload_records_pair_with_the_latest_open_load_of_pid_and_address() {
     assert_eq!(modules_of(&[a_own, b, un(6), un(4)], &samples), [U, 0, U, 1, U, U, U, U]);
 }
 
+/// plugin.dll, path id 1 and name id 2, in pid 1.
+fn plugin(addr: u64, load_time: u64) -> ModuleSpec {
+    ModuleSpec { load_time, path: Some(1), name: Some(2), ..m(1, addr, 0x100) }
+}
+
+/// An unload notification without an address (guide 8.6 fills address and
+/// length only for loads): it names its module.
+fn plugin_unloaded(t: u64) -> ModuleSpec {
+    ModuleSpec { kind: ModuleKind::Unload, load_time: t, path: Some(1), name: Some(2), ..m(1, 0, 0) }
+}
+
+#[test]
+fn an_unload_without_an_address_ends_the_open_load_of_its_module() {
+    let samples: Vec<_> = (0..8).map(|_| s(1, 1, 0x5010)).collect();
+    let load = plugin(0x5000, 2);
+    assert_eq!(modules_of(&[load, plugin_unloaded(5)], &samples), [U, U, 0, 0, 0, U, U, U]);
+    assert_eq!(ModuleMap::new(&[load, plugin_unloaded(5)]).unmatched_unloads(), 0);
+    // By path; without a path, by name; the other text is not consulted.
+    let by_path = ModuleSpec { name: Some(9), ..plugin_unloaded(5) };
+    let by_name = ModuleSpec { path: None, ..plugin_unloaded(5) };
+    assert_eq!(modules_of(&[load, by_path], &samples), [U, U, 0, 0, 0, U, U, U]);
+    assert_eq!(modules_of(&[load, by_name], &samples), [U, U, 0, 0, 0, U, U, U]);
+    // Another module, another pid, another time base, an unload before the load: nothing.
+    let strays = [
+        ModuleSpec { path: Some(7), ..plugin_unloaded(5) },
+        ModuleSpec { path: None, name: Some(8), ..plugin_unloaded(5) },
+        ModuleSpec { pid: 2, ..plugin_unloaded(5) },
+        ModuleSpec { tsc_time: true, ..plugin_unloaded(5) },
+        plugin_unloaded(1),
+    ];
+    let mut with_strays = vec![load];
+    with_strays.extend(strays);
+    assert_eq!(modules_of(&with_strays, &samples), [U, U, 0, 0, 0, 0, 0, 0]);
+    assert_eq!(ModuleMap::new(&with_strays).unmatched_unloads(), 5);
+    assert_eq!(reference::unmatched_unloads(&with_strays), 5);
+    // Address 0 with neither path nor name: the address rule, the load at 0.
+    let at_zero = ModuleSpec { path: None, name: None, ..plugin(0, 1) };
+    let anonymous = ModuleSpec { path: None, name: None, ..plugin_unloaded(3) };
+    let zero_samples: Vec<_> = (0..5).map(|_| s(1, 1, 0x10)).collect();
+    assert_eq!(modules_of(&[at_zero, anonymous], &zero_samples), [U, 0, 0, U, U]);
+    // An unload with an address keeps the address rule, whatever it names.
+    let elsewhere = ModuleSpec { load_address: 0x9000, ..plugin_unloaded(5) };
+    assert_eq!(modules_of(&[load, elsewhere], &samples), [U, U, 0, 0, 0, 0, 0, 0]);
+}
+
+#[test]
+fn two_loads_of_one_module_pair_with_their_unloads_in_time() {
+    let at = |ip, n| -> Vec<Sample> { (0..n).map(|_| s(1, 1, ip)).collect() };
+    // Loaded at A, unloaded, loaded again at B, unloaded: each unload ends its own load.
+    let mods = [plugin(0x5000, 1), plugin_unloaded(3), plugin(0x9000, 4), plugin_unloaded(6)];
+    assert_eq!(modules_of(&mods, &at(0x5010, 8)), [U, 0, 0, U, U, U, U, U]);
+    assert_eq!(modules_of(&mods, &at(0x9010, 8)), [U, U, U, U, 2, 2, U, U]);
+    // Both loads written before both unloads: the unload at 5 ends the latest
+    // open load at or before it (B, from 3), the one at 7 the other.
+    let nested = [plugin(0x5000, 1), plugin(0x9000, 3), plugin_unloaded(7), plugin_unloaded(5)];
+    assert_eq!(modules_of(&nested, &at(0x5010, 9)), [U, 0, 0, 0, 0, 0, 0, U, U]);
+    assert_eq!(modules_of(&nested, &at(0x9010, 9)), [U, U, U, 1, 1, U, U, U, U]);
+    // An unload by address and one by name end different loads, each once.
+    let mixed = [
+        plugin(0x5000, 1),
+        plugin(0x9000, 2),
+        ModuleSpec { load_address: 0x9000, ..plugin_unloaded(4) },
+        plugin_unloaded(6),
+    ];
+    assert_eq!(modules_of(&mixed, &at(0x9010, 8)), [U, U, 1, 1, U, U, U, U]);
+    assert_eq!(modules_of(&mixed, &at(0x5010, 8)), [U, 0, 0, 0, 0, 0, U, U]);
+    assert_eq!(ModuleMap::new(&mixed).unmatched_unloads(), 0);
+    // A third unload finds no open load of the module.
+    let mut three = mods.to_vec();
+    three.push(plugin_unloaded(7));
+    assert_eq!(ModuleMap::new(&three).unmatched_unloads(), 1);
+}
+
 #[test]
 fn the_first_record_of_a_process_starts_its_instance() {
     // pid 9 ran before (exe loaded before collection), then the pid is reused:
@@ -321,15 +394,21 @@ fn workload(seed: u64, modules: usize, pids: u32, samples: usize) -> (Vec<Module
             tsc_time: false,
             kind: ModuleKind::Load,
             first_in_process: r % 13 == 0,
+            // A few module files, each loaded at several addresses.
+            path: Some(rnd() % 8),
+            name: None,
         });
         if r % 7 == 0 {
-            // A separate unload notification for this mapping, sometimes one that matches nothing.
+            // A separate unload notification for this mapping, sometimes one
+            // that matches nothing, sometimes one without an address (it
+            // names the module instead).
             let m = *mods.last().expect("just pushed");
             let shift = if r % 49 == 0 { 0x10 } else { 0 };
+            let by_name = r % 3 == 1;
             mods.push(ModuleSpec {
                 kind: ModuleKind::Unload,
                 load_time: load + rnd() % 2000,
-                load_address: m.load_address + shift,
+                load_address: if by_name { 0 } else { m.load_address + shift },
                 length: 0,
                 unload_time: NEVER,
                 exe: false,
@@ -348,6 +427,8 @@ fn workload(seed: u64, modules: usize, pids: u32, samples: usize) -> (Vec<Module
 }
 
 fn arb_module() -> impl Strategy<Value = ModuleSpec> {
+    // Few distinct paths and names, so that unloads without an address find loads.
+    let text = || prop_oneof![1 => Just(None), 3 => (0u64..3).prop_map(Some)];
     (
         0u32..4,
         0u64..16,
@@ -357,11 +438,13 @@ fn arb_module() -> impl Strategy<Value = ModuleSpec> {
         any::<[bool; 3]>(),
         prop_oneof![4 => Just(ModuleKind::Load), 1 => Just(ModuleKind::Unload)],
         prop::bool::weighted(0.15),
+        (text(), text(), prop::bool::weighted(0.5)),
     )
-        .prop_map(|(pid, a, l, load, unload, f, kind, first_in_process)| ModuleSpec {
+        .prop_map(|(pid, a, l, load, unload, f, kind, first_in_process, (path, name, no_address))| ModuleSpec {
             pid,
-            // Few distinct addresses, so that unload records find loads to pair with.
-            load_address: a * 0x100,
+            // Few distinct addresses, so that unload records find loads to pair with;
+            // half the unloads have none (address 0) and pair by path or name.
+            load_address: if kind == ModuleKind::Unload && no_address { 0 } else { a * 0x100 },
             length: l * 0x80,
             load_time: if f[2] { load * 10 } else { load },
             unload_time: unload,
@@ -370,6 +453,8 @@ fn arb_module() -> impl Strategy<Value = ModuleSpec> {
             tsc_time: f[2],
             kind,
             first_in_process,
+            path,
+            name,
         })
 }
 
@@ -377,8 +462,34 @@ fn arb_sample() -> impl Strategy<Value = Sample> {
     (0u64..0x1100, 0u32..5, 0u32..3).prop_map(|(ip, pid, tid)| Sample { ip, pid, tid, tsc: None })
 }
 
+/// Loads and unloads of a few modules at a few addresses in one pid: the
+/// pairing (by address, by path, by name) meets every case often.
+fn arb_pairing_module() -> impl Strategy<Value = ModuleSpec> {
+    (0u64..3, 0u64..3, prop::option::of(0u64..2), prop::option::of(0u64..2), 0u64..20, any::<bool>()).prop_map(
+        |(a, how, path, name, t, unload)| ModuleSpec {
+            pid: 1,
+            load_address: if unload && how == 0 { 0 } else { a * 0x100 },
+            length: 0x100,
+            load_time: t,
+            unload_time: NEVER,
+            kind: if unload { ModuleKind::Unload } else { ModuleKind::Load },
+            path,
+            name,
+            ..Default::default()
+        },
+    )
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+
+    #[test]
+    fn unload_pairing_equals_reference(mods in proptest::collection::vec(arb_pairing_module(), 0..16),
+                                       ips in proptest::collection::vec(0u64..0x300, 1..4)) {
+        let samples: Vec<Sample> = (0..24).flat_map(|_| ips.iter().map(|&ip| s(1, 1, ip))).collect();
+        prop_assert_eq!(&bind(&mods, &samples), &reference::bind(&mods, &samples));
+        prop_assert_eq!(ModuleMap::new(&mods).unmatched_unloads(), reference::unmatched_unloads(&mods));
+    }
 
     #[test]
     fn engine_equals_reference(mods in proptest::collection::vec(arb_module(), 0..24),

@@ -26,6 +26,11 @@
  *   size needed in *size_buffer_used. Sizes are in bytes.
  * - enumerate_ callbacks receive the entries in chunks; return TRUE for
  *   more, FALSE to stop; any other value stops and is returned unchanged.
+ *   The callback argument may be the function (the guide's style, this
+ *   header's default) or the address of a variable holding a pointer to it
+ *   (Intel's style: define TBRW_INTEL_HEADERS before including, and the
+ *   declarations are Intel's; see tbrw_types.h). Anything else is
+ *   TBRW_BAD_PARAMETER.
  * - Functions of one handle may be called from any thread; the handle
  *   serialises them. Callbacks may call other functions on the same handle.
  */
@@ -79,6 +84,14 @@ extern "C" {
 #define TBRW_UNSUPPORTED_ARCH_TYPE 144
 #define TBRW_NO_DATA_TO_WRITE 145
 
+/* The buffer type of the get_ functions of typed structures: the guide's
+ * void *, or Intel's typed pointer with TBRW_INTEL_HEADERS. */
+#if defined(TBRW_INTEL_HEADERS)
+#define TBRW_GET_BUFFER(type) type
+#else
+#define TBRW_GET_BUFFER(type) void
+#endif
+
 /* ---------------------------------------------------------------- high level */
 
 TBRW_U32 TBRW_get_version(OUT TBRW_U32 *major, OUT TBRW_U32 *minor);
@@ -113,14 +126,14 @@ TBRW_U32 TBRW_get_system(IN TBRW_PTR ptr, IN TBRW_U32 size_of_buffer, OUT TBRW_S
                          OPTIONAL OUT TBRW_U32 *size_buffer_used);
 
 TBRW_U32 TBRW_set_host(IN TBRW_PTR ptr, IN TBRW_HOST *host);
-TBRW_U32 TBRW_get_host(IN TBRW_PTR ptr, IN TBRW_U32 size_of_buffer, IN void *buf_ptr,
+TBRW_U32 TBRW_get_host(IN TBRW_PTR ptr, IN TBRW_U32 size_of_buffer, IN TBRW_GET_BUFFER(TBRW_HOST) *buf_ptr,
                        OPTIONAL OUT TBRW_U32 *size_buffer_used);
 TBRW_U32 TBRW_set_os(IN TBRW_PTR ptr, IN TBRW_OS *os);
-TBRW_U32 TBRW_get_os(IN TBRW_PTR ptr, IN TBRW_U32 size_of_buffer, IN void *buf_ptr,
+TBRW_U32 TBRW_get_os(IN TBRW_PTR ptr, IN TBRW_U32 size_of_buffer, IN TBRW_GET_BUFFER(TBRW_OS) *buf_ptr,
                      OPTIONAL OUT TBRW_U32 *size_buffer_used);
 TBRW_U32 TBRW_set_application(IN TBRW_PTR ptr, IN TBRW_APPLICATION *application);
-TBRW_U32 TBRW_get_application(IN TBRW_PTR ptr, IN TBRW_U32 size_of_buffer, IN void *buf_ptr,
-                              OPTIONAL OUT TBRW_U32 *size_buffer_used);
+TBRW_U32 TBRW_get_application(IN TBRW_PTR ptr, IN TBRW_U32 size_of_buffer,
+                              IN TBRW_GET_BUFFER(TBRW_APPLICATION) *buf_ptr, OPTIONAL OUT TBRW_U32 *size_buffer_used);
 
 TBRW_U32 TBRW_add_process(IN TBRW_PTR ptr, IN TBRW_PID *process);
 TBRW_U32 TBRW_get_one_pid(IN TBRW_PTR ptr, IN TBRW_U64 pid_index, OUT const TBRW_PID **p_pid);
@@ -146,8 +159,8 @@ TBRW_U32 TBRW_get_size_of_module_bind_entry(IN TBRW_PTR ptr, IN TBRW_U32 data_st
                                             OUT TBRW_U32 *sizeof_module_bind_entry);
 
 TBRW_U32 TBRW_set_version_info(IN TBRW_PTR tbrw_ptr, IN TBRW_VERSION_INFO *version_info);
-TBRW_U32 TBRW_get_version_info(IN TBRW_PTR tbrw_ptr, IN TBRW_U32 size_of_buffer, IN void *buf_ptr,
-                               OPTIONAL OUT TBRW_U32 *size_buffer_used);
+TBRW_U32 TBRW_get_version_info(IN TBRW_PTR tbrw_ptr, IN TBRW_U32 size_of_buffer,
+                               IN TBRW_GET_BUFFER(TBRW_VERSION_INFO) *buf_ptr, OPTIONAL OUT TBRW_U32 *size_buffer_used);
 
 TBRW_U32 TBRW_set_user_defined_global(IN TBRW_PTR ptr, IN TBRW_U32 size_of_data, IN void *data_ptr);
 TBRW_U32 TBRW_get_user_defined_global(IN TBRW_PTR ptr, IN TBRW_U32 size_of_buffer, IN void *buf_ptr,
@@ -155,8 +168,8 @@ TBRW_U32 TBRW_get_user_defined_global(IN TBRW_PTR ptr, IN TBRW_U32 size_of_buffe
 
 /* ---------------------------------------------------------------- stream sections */
 
-TBRW_U32 TBRW_get_stream_info(IN TBRW_PTR tbrw_ptr, IN TBRW_U32 stream, IN TBRW_U32 size_of_buffer, IN void *buf_ptr,
-                              OPTIONAL OUT TBRW_U32 *size_buffer_used);
+TBRW_U32 TBRW_get_stream_info(IN TBRW_PTR tbrw_ptr, IN TBRW_U32 stream, IN TBRW_U32 size_of_buffer,
+                              IN TBRW_GET_BUFFER(TBRW_STREAM_INFO) *buf_ptr, OPTIONAL OUT TBRW_U32 *size_buffer_used);
 TBRW_U32 TBRW_set_stream_info(IN TBRW_PTR tbrw_ptr, IN TBRW_U32 stream, IN TBRW_STREAM_INFO *stream_info);
 
 TBRW_U32 TBRW_add_event(IN TBRW_PTR ptr, IN TBRW_U32 stream, IN TBRW_EVENT *event_descriptor_entry);

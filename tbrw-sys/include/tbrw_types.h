@@ -6,6 +6,16 @@
  * wchar_t of 4 bytes): every size and offset is checked below and by the
  * project's C tests. Written for this project; names and numbers follow
  * the TBRW API.
+ *
+ * Two declaration styles (see "callbacks" below and the README):
+ * - by default, the guide's: callback types are function types, so a
+ *   program passes a callback function's name (guide 5.9, chapter 10);
+ * - with TBRW_INTEL_HEADERS defined before the first include (or
+ *   -DTBRW_INTEL_HEADERS), Intel's: callback types are pointer types, a
+ *   program keeps one in a variable and passes its address, and the get_
+ *   functions of typed structures take typed buffers.
+ * The library accepts both forms of callback argument at run time, so
+ * binaries built against either header (or Intel's own) work unchanged.
  */
 #ifndef TBRW_TYPES_H
 #define TBRW_TYPES_H
@@ -15,6 +25,26 @@
 
 #ifdef __cplusplus
 extern "C" {
+#endif
+
+/* ---------------------------------------------------------------- Intel's platform names */
+
+/* The platform this header was compiled for, as Intel's header names it
+ * (it decides them itself, whatever the includer defined). */
+#undef TBRW_OS_LINUX
+#undef TBRW_32BIT
+#undef TBRW_64BIT
+#undef TBRW_ARCH_PENTIUM
+#if defined(__linux__)
+#define TBRW_OS_LINUX 1
+#endif
+#if defined(__x86_64__) || defined(__i386__)
+#define TBRW_ARCH_PENTIUM 1
+#endif
+#if defined(__LP64__) || defined(_WIN64)
+#define TBRW_64BIT 1
+#else
+#define TBRW_32BIT 1
 #endif
 
 /* ---------------------------------------------------------------- basic types */
@@ -27,6 +57,16 @@ typedef signed int TBRW_S32;
 typedef signed long long TBRW_S64;
 typedef unsigned long long TBRW_U64;
 typedef void *TBRW_PTR;
+
+/* Integers as wide as a pointer: a pointer cast to one (for arithmetic)
+ * and back loses no bits. Signed / unsigned integer or pointer. */
+#if defined(TBRW_64BIT)
+typedef TBRW_S64 TBRW_SIOP;
+typedef TBRW_U64 TBRW_UIOP;
+#else
+typedef TBRW_S32 TBRW_SIOP;
+typedef TBRW_U32 TBRW_UIOP;
+#endif
 
 #ifndef IN
 #define IN
@@ -47,6 +87,22 @@ typedef void *TBRW_PTR;
 #define FALSE 0
 #endif
 
+/* Export and calling-convention decorations of the prototypes: nothing on Linux. */
+#define TBRW_API
+#define TBRW_APICALL
+
+/* An offset that points nowhere. */
+#define NULL_OFFSET 0
+
+/* A compile-time check that a type has the size the program expects, at
+ * file or block scope: TBRW_VERIFY_SIZEOF(TBRW_MODULE, 104); Compilation
+ * fails when the size differs. */
+#ifdef __cplusplus
+#define TBRW_VERIFY_SIZEOF(type, size) static_assert(sizeof(type) == (size), "sizeof(" #type ") is not " #size)
+#else
+#define TBRW_VERIFY_SIZEOF(type, size) _Static_assert(sizeof(type) == (size), "sizeof(" #type ") is not " #size)
+#endif
+
 /* A string: a pointer to a wide string when writing, a unique id when reading. */
 typedef struct __string_or_id {
     union {
@@ -59,7 +115,7 @@ typedef struct __string_or_id {
 typedef struct __vtune_analyzer_filetime {
     TBRW_U32 dwLowDateTime;
     TBRW_U32 dwHighDateTime;
-} TBRW_FILETIME, VTUNE_ANALYZER_FILETIME;
+} TBRW_FILETIME, VTUNE_ANALYZER_FILETIME, *PTBRW_FILETIME;
 
 /* ---------------------------------------------------------------- section identifiers */
 
@@ -460,10 +516,40 @@ typedef struct __tid_bind_struct {
 
 /* ---------------------------------------------------------------- callbacks */
 /*
- * Function types: the API takes pointers to them (TBRW_DATA_CALLBACK *cb).
+ * The enumerate_ functions take a TBRW_..._CALLBACK * argument.
+ * - Default (the guide's style): the callback types are function types, so
+ *   that argument is a pointer to the function: pass the function's name,
+ *   TBRW_enumerate_data(h, 0, my_callback, &user, 0).
+ * - With TBRW_INTEL_HEADERS (Intel's style): the callback types are
+ *   pointers to functions, so the argument is a pointer to a function
+ *   pointer: TBRW_DATA_CALLBACK cb = my_callback;
+ *   TBRW_enumerate_data(h, 0, &cb, &user, 0).
+ * The library tells the two apart at run time (README, "The C API"), so
+ * either kind of argument works whichever header a program was built
+ * with; an argument that is neither gives TBRW_BAD_PARAMETER.
  * Return TRUE for more, FALSE to stop; any other value is returned by the
  * enumerate function unchanged.
  */
+#if defined(TBRW_INTEL_HEADERS)
+typedef TBRW_U32 (*TBRW_DATA_CALLBACK)(void *data, TBRW_U32 data_size, TBRW_U32 num_entries, void *user_ptr);
+typedef TBRW_U32 (*TBRW_PID_CALLBACK)(TBRW_PID *pid, TBRW_U32 pid_data_size, TBRW_U32 num_entries, void *user_ptr);
+typedef TBRW_U32 (*TBRW_TID_CALLBACK)(TBRW_TID *tid, TBRW_U32 tid_data_size, TBRW_U32 num_entries, void *user_ptr);
+typedef TBRW_U32 (*TBRW_MODULE_CALLBACK)(TBRW_MODULE *module, TBRW_U32 module_data_size, TBRW_U32 num_entries,
+                                         void *user_ptr);
+typedef TBRW_U32 (*TBRW_EVENT_CALLBACK)(TBRW_EVENT *event, TBRW_U32 event_data_size, TBRW_U32 num_entries,
+                                        void *user_ptr);
+typedef TBRW_U32 (*TBRW_DATA_DESC_CALLBACK)(TBRW_SAMPREC_DESC_ENTRY *data_desc, TBRW_U32 data_desc_size,
+                                            TBRW_U32 num_entries, void *user_ptr);
+typedef TBRW_U32 (*BIND_DATA_CALLBACK)(const void *data, TBRW_U32 sizeof_data_buffer, TBRW_U64 num_entries,
+                                       const DATA_BIND_STRUCT *bind_table, TBRW_U32 sizeof_bind_buffer,
+                                       void *user_ptr);
+typedef TBRW_U32 (*BIND_MODULE_CALLBACK)(const TBRW_MODULE *data, TBRW_U32 sizeof_data_buffer, TBRW_U64 num_entries,
+                                         const MODULE_BIND_STRUCT *bind_table, TBRW_U32 sizeof_bind_buffer,
+                                         void *user_ptr);
+typedef TBRW_U32 (*BIND_TID_CALLBACK)(const TBRW_TID *data, TBRW_U32 sizeof_data_buffer, TBRW_U64 num_entries,
+                                      const TID_BIND_STRUCT *bind_table, TBRW_U32 sizeof_bind_buffer,
+                                      void *user_ptr);
+#else
 typedef TBRW_U32(TBRW_DATA_CALLBACK)(void *data, TBRW_U32 data_size, TBRW_U32 num_entries, void *user_ptr);
 typedef TBRW_U32(TBRW_PID_CALLBACK)(TBRW_PID *pid, TBRW_U32 pid_data_size, TBRW_U32 num_entries, void *user_ptr);
 typedef TBRW_U32(TBRW_TID_CALLBACK)(TBRW_TID *tid, TBRW_U32 tid_data_size, TBRW_U32 num_entries, void *user_ptr);
@@ -482,6 +568,7 @@ typedef TBRW_U32(BIND_MODULE_CALLBACK)(const TBRW_MODULE *data, TBRW_U32 sizeof_
 typedef TBRW_U32(BIND_TID_CALLBACK)(const TBRW_TID *data, TBRW_U32 sizeof_data_buffer, TBRW_U64 num_entries,
                                     const TID_BIND_STRUCT *bind_table, TBRW_U32 sizeof_bind_buffer,
                                     void *user_ptr);
+#endif
 
 /* ---------------------------------------------------------------- size checks */
 
@@ -493,6 +580,7 @@ typedef TBRW_U32(BIND_TID_CALLBACK)(const TBRW_TID *data, TBRW_U32 sizeof_data_b
 
 TBRW_STATIC_ASSERT(sizeof(TBRW_STRING_OR_ID) == 8, "TBRW_STRING_OR_ID");
 TBRW_STATIC_ASSERT(sizeof(TBRW_FILETIME) == 8, "TBRW_FILETIME");
+TBRW_STATIC_ASSERT(sizeof(TBRW_UIOP) == sizeof(void *) && sizeof(TBRW_SIOP) == sizeof(void *), "TBRW_UIOP");
 TBRW_STATIC_ASSERT(sizeof(TBRW_VERSION_INFO) == 16, "TBRW_VERSION_INFO");
 TBRW_STATIC_ASSERT(sizeof(TBRW_STREAM_INFO) == 56, "TBRW_STREAM_INFO");
 TBRW_STATIC_ASSERT(sizeof(TBRW_CPUID_IA32) == 24, "TBRW_CPUID_IA32");

@@ -102,13 +102,10 @@ pub(crate) fn decode_id(raw: u64) -> (u64, StringId) {
     }
 }
 
-/// The text of string `id` in the committed file of handle `serial`
-/// (`TBRW_BAD_PARAMETER` once that handle is closed).
+/// The text of string `id` of handle `serial` (committed, or new in its
+/// writing session; `TBRW_BAD_PARAMETER` once that handle is closed).
 pub(crate) fn text_of_handle(serial: u64, id: StringId) -> R<String> {
-    let r = with(token_of(serial), |h| {
-        let file = h.engine.existing().ok_or(Code(TBRW_INVALID_STRING))?;
-        Ok(file.string(id)?.to_owned())
-    });
+    let r = with(token_of(serial), |h| Ok(h.engine.string(id)?.to_owned()));
     r.map_err(|c| if c.0 == TBRW_UNEXPECTED_NULL_PTR { Code(TBRW_BAD_PARAMETER) } else { c })
 }
 

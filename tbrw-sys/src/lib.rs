@@ -12,6 +12,8 @@
 //! - `convert`: C structures and strings to and from the model, the `get_`
 //!   buffer protocol;
 //! - `messages`: the text of each error code;
+//! - `callback`: which calling convention a callback argument follows (the
+//!   function, or a pointer to a function pointer as Intel's headers pass);
 //! - `api`: the exported functions, one module per group of chapter 9.
 //!
 //! Conventions the guide leaves open are listed in the README ("The C API").
@@ -19,6 +21,7 @@
 #![deny(missing_docs)]
 
 mod api;
+mod callback;
 mod convert;
 pub mod ctypes;
 mod handle;

@@ -97,6 +97,65 @@ fn chapter_10_usage_example() {
     assert_eq!(names, ["ch10.tb5"]);
 }
 
+/// The same file enumerated by a program written to the guide (callback
+/// names as arguments) and by one written to Intel's headers (addresses of
+/// callback variables): every enumeration hands both the same records.
+#[test]
+fn both_callback_conventions_enumerate_the_same_records() {
+    let dir = temp();
+    let f = dir.path().join("enum.tb5");
+    let f = f.to_str().unwrap();
+    let guide = check_program("enumerate_guide", &[f]);
+    let intel = check_program("enumerate_intel", &[f]);
+    assert_eq!(intel, guide, "Intel's convention saw other records than the guide's");
+    // What both saw is the file: 300 records, 3 again from 297, 300 bound.
+    let count = |prefix: &str| guide.lines().filter(|l| l.starts_with(prefix)).count();
+    assert_eq!(count("  eip "), 300 + 3 + 300, "{guide}");
+    assert_eq!(count("  a.out pid 10") + count("  lib.so pid") + count("  b.out pid 20"), 5 + 2);
+    assert_eq!(count("event "), 3);
+    assert_eq!(count("  type "), 2);
+    assert!(guide.contains("  eip 0x400000 event 0 pid 20 tid 100 tsc 5000\n"), "{guide}");
+    // 0x43000c lies in no module; 0x410004 in pid 10's lib.so, 0x400000 in pid 20's b.out.
+    assert!(guide.contains("  eip 0x43000c module -1 process 0 thread 1\n"), "{guide}");
+    assert!(guide.contains("  eip 0x410004 module 1 process 0 thread 1\n"), "{guide}");
+    assert!(guide.contains("  eip 0x400000 module 3 process 1 thread 0\n"), "{guide}");
+    assert!(guide.contains("  tid 101 of pid 20 main\n") && guide.contains("  pid 20 b.out\n"), "{guide}");
+    assert!(guide.ends_with("callbacks\n"), "{guide}");
+}
+
+/// Source written to Intel's headers compiles as it is with every C and
+/// C++ compiler installed (gcc and g++ always; clang and clang++ when
+/// present), warnings as errors; so does the guide's style without the
+/// define.
+#[test]
+fn intel_style_source_compiles_with_every_compiler() {
+    let include = sys_dir().join("include");
+    let dir = sys_dir().join("tests/c");
+    for (compiler, std) in
+        [("gcc", "-std=c11"), ("clang", "-std=c11"), ("g++", "-std=c++17"), ("clang++", "-std=c++17")]
+    {
+        if Command::new(compiler).arg("--version").output().is_err() {
+            eprintln!("{compiler} is not installed: skipping its compile check");
+            continue;
+        }
+        for name in ["enumerate_intel", "enumerate_guide"] {
+            let mut cmd = Command::new(compiler);
+            if compiler.ends_with("++") {
+                cmd.args(["-x", "c++"]);
+            }
+            let out = cmd
+                .args([std, "-Wall", "-Wextra", "-Werror", "-c", "-o", "/dev/null", "-I"])
+                .arg(&include)
+                .arg("-I")
+                .arg(&dir)
+                .arg(source(name))
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{compiler} {name}:\n{}", String::from_utf8_lossy(&out.stderr));
+        }
+    }
+}
+
 #[test]
 fn lifecycle_errors_buffer_protocol_and_callbacks() {
     let dir = temp();
@@ -268,6 +327,32 @@ fn done_closes_its_section_whatever_it_returns() {
     let t = tb5::Tb5File::open(&f).unwrap();
     assert!(!t.has_section(tb5::GlobalSection::Hardware));
     assert_eq!(t.stream(0).unwrap().data().unwrap().unwrap().len(), 1);
+}
+
+/// Unload records with and without an address, two loads of one module in
+/// one process: docs/BIND.md's pairing, through the C API (stored and
+/// in-memory binds).
+#[test]
+fn unloads_without_an_address_end_the_load_of_their_module() {
+    let dir = temp();
+    let f = dir.path().join("unloads.tb5");
+    assert_eq!(check_program("bind_unloads", &[f.to_str().unwrap()]), "bind unloads: ok\n");
+}
+
+/// Guide 5 step 3: what a session finished is read back before close, in a
+/// new file and an append, with read permission (without: 111).
+#[test]
+fn sections_and_streams_finished_in_the_session_are_readable() {
+    let dir = temp();
+    assert_eq!(check_program("session_reads", &[dir.path().to_str().unwrap()]), "session reads: ok\n");
+    let t = tb5::Tb5File::open(dir.path().join("session.tb5")).unwrap();
+    t.verify().unwrap();
+    assert_eq!(t.stream_count(), 4);
+    let d = t.stream(1).unwrap().data().unwrap().unwrap();
+    assert_eq!(d.len(), 100_000);
+    assert_eq!(d.record(99_999).unwrap()[..8], (0x900000u64 + 99_999).to_le_bytes());
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(left.len(), 2, "no work or spill file left: {left:?}");
 }
 
 #[test]

@@ -8,15 +8,15 @@
 use std::cell::RefCell;
 use std::os::raw::c_void;
 
-use tb5::codes::*;
 use tb5::{GlobalSection, SectionRef};
 
 use super::data::{data_extent, records_chunk};
 use super::module::modules_chunk;
 use super::{byte_size, enumerate, file_of, Chunk, Extent};
+use crate::callback::resolve;
 use crate::convert::*;
 use crate::ctypes::*;
-use crate::handle::{boundary, non_null, with, Code, R};
+use crate::handle::{boundary, non_null, with, R};
 
 /// The body of the `get_size_of_*_bind_entry` functions: `stream` becomes
 /// the bind stream when it exists, and `*size` is `value`.
@@ -95,12 +95,12 @@ pub unsafe extern "C" fn TBRW_unbind(ptr: *mut c_void, data_stream: u32) -> u32 
 pub unsafe extern "C" fn TBRW_bind_enumerate_data(
     ptr: *mut c_void,
     data_stream: u32,
-    callback: Option<BindCallback<c_void, DATA_BIND_STRUCT>>,
+    callback: *const c_void,
     user_ptr: *mut c_void,
     start_index: u64,
 ) -> u32 {
     boundary(|| {
-        let cb = callback.ok_or(Code(TBRW_UNEXPECTED_NULL_PTR))?;
+        let cb: BindCallback<c_void, DATA_BIND_STRUCT> = resolve(callback)?;
         let binds = RefCell::new(Vec::new());
         enumerate(
             ptr,
@@ -108,10 +108,10 @@ pub unsafe extern "C" fn TBRW_bind_enumerate_data(
             |h| {
                 h.engine.bound(data_stream)?;
                 h.bind_stream = data_stream;
-                data_extent(h, data_stream, start_index)
+                data_extent(file_of(h)?, data_stream, start_index)
             },
             |h, from, n| {
-                let records = records_chunk(h, data_stream, from, n)?;
+                let records = records_chunk(file_of(h)?, data_stream, from, n)?;
                 let mut b = binds.borrow_mut();
                 b.clear();
                 h.engine.bound(data_stream)?.data_binds(from, records.count(), &mut b);
@@ -138,12 +138,12 @@ pub unsafe extern "C" fn TBRW_bind_enumerate_data(
 #[no_mangle]
 pub unsafe extern "C" fn TBRW_bind_enumerate_modules(
     ptr: *mut c_void,
-    callback: Option<BindCallback<TBRW_MODULE, MODULE_BIND_STRUCT>>,
+    callback: *const c_void,
     user_ptr: *mut c_void,
     start_index: u64,
 ) -> u32 {
     boundary(|| {
-        let cb = callback.ok_or(Code(TBRW_UNEXPECTED_NULL_PTR))?;
+        let cb: BindCallback<TBRW_MODULE, MODULE_BIND_STRUCT> = resolve(callback)?;
         let binds: RefCell<Vec<MODULE_BIND_STRUCT>> = RefCell::default();
         enumerate(
             ptr,
@@ -179,12 +179,12 @@ pub unsafe extern "C" fn TBRW_bind_enumerate_modules(
 #[no_mangle]
 pub unsafe extern "C" fn TBRW_bind_enumerate_threads(
     ptr: *mut c_void,
-    callback: Option<BindCallback<TBRW_TID, TID_BIND_STRUCT>>,
+    callback: *const c_void,
     user_ptr: *mut c_void,
     start_index: u64,
 ) -> u32 {
     boundary(|| {
-        let cb = callback.ok_or(Code(TBRW_UNEXPECTED_NULL_PTR))?;
+        let cb: BindCallback<TBRW_TID, TID_BIND_STRUCT> = resolve(callback)?;
         let binds: RefCell<Vec<TID_BIND_STRUCT>> = RefCell::default();
         enumerate(
             ptr,
@@ -219,7 +219,7 @@ pub unsafe extern "C" fn TBRW_bind_enumerate_threads(
 #[no_mangle]
 pub unsafe extern "C" fn TBRW_bind_enumerate_tids(
     ptr: *mut c_void,
-    callback: Option<BindCallback<TBRW_TID, TID_BIND_STRUCT>>,
+    callback: *const c_void,
     user_ptr: *mut c_void,
     start_index: u64,
 ) -> u32 {

@@ -6,9 +6,10 @@ use std::os::raw::c_void;
 use tb5::codes::*;
 use tb5::{SectionRef, StreamSection};
 
-use super::{enumerate, file_of, path_arg, raw_slice, Chunk, Extent, Records, DATA_BYTES_PER_CALLBACK};
+use super::{enumerate, path_arg, raw_slice, Chunk, Extent, Records, DATA_BYTES_PER_CALLBACK};
+use crate::callback::resolve;
 use crate::ctypes::*;
-use crate::handle::{boundary, non_null, with, with_no_strings, Code, Handle, R};
+use crate::handle::{boundary, non_null, with, with_no_strings, Code, R};
 
 /// `TBRW_add_data`: a record, several, or a piece of one ending at a
 /// descriptor field boundary (`TBRW_UNSUPPORTED_DATA_SIZE` otherwise).
@@ -41,8 +42,8 @@ pub unsafe extern "C" fn TBRW_add_data_from_file(ptr: *mut c_void, stream: u32, 
 /// The section is checked against the data descriptor here, once, so that
 /// no callback is handed a record count its bytes do not hold; the kernel
 /// is told the records are about to be read in order.
-pub(super) fn data_extent(h: &Handle, stream: u32, start: u64) -> R<Extent> {
-    let d = file_of(h)?.stream(stream)?.checked_data()?;
+pub(super) fn data_extent(file: &tb5::Tb5File, stream: u32, start: u64) -> R<Extent> {
+    let d = file.stream(stream)?.checked_data()?;
     if let Some(d) = &d {
         d.advise_sequential(start);
     }
@@ -57,8 +58,8 @@ pub(super) fn data_extent(h: &Handle, stream: u32, start: u64) -> R<Extent> {
 /// Up to `n` records from `from`, sharing the file's mapping (no copy) so
 /// that the callback gets them without the handle's lock, even if it
 /// closes the handle.
-pub(super) fn records_chunk(h: &Handle, stream: u32, from: u64, n: usize) -> R<Records> {
-    let d = file_of(h)?.stream(stream)?.data()?.ok_or(Code(TBRW_SECTION_NOT_EXIST))?;
+pub(super) fn records_chunk(file: &tb5::Tb5File, stream: u32, from: u64, n: usize) -> R<Records> {
+    let d = file.stream(stream)?.data()?.ok_or(Code(TBRW_SECTION_NOT_EXIST))?;
     Ok(Records { bytes: d.shared_chunk(from, n)?, record_size: d.record_size() })
 }
 
@@ -67,23 +68,17 @@ pub(super) fn records_chunk(h: &Handle, stream: u32, from: u64, n: usize) -> R<R
 pub unsafe extern "C" fn TBRW_enumerate_data(
     ptr: *mut c_void,
     stream: u32,
-    callback: Option<EnumCallback<c_void>>,
+    callback: *const c_void,
     user_ptr: *mut c_void,
     start_index: u64,
 ) -> u32 {
     boundary(|| {
-        let cb = callback.ok_or(Code(TBRW_UNEXPECTED_NULL_PTR))?;
+        let cb: EnumCallback<c_void> = resolve(callback)?;
         enumerate(
             ptr,
             start_index,
-            |h| {
-                h.engine.check_stream_readable(stream, StreamSection::Data)?;
-                data_extent(h, stream, start_index)
-            },
-            |h, from, n| {
-                h.engine.check_stream_readable(stream, StreamSection::Data)?;
-                records_chunk(h, stream, from, n)
-            },
+            |h| data_extent(h.engine.check_stream_readable(stream, StreamSection::Data)?, stream, start_index),
+            |h, from, n| records_chunk(h.engine.check_stream_readable(stream, StreamSection::Data)?, stream, from, n),
             // The records are the file's mapped pages, read-only: the guide's
             // callback reads them (the prototype's `void *` is Intel's).
             |r| cb(r.bytes.as_ptr() as *mut c_void, r.bytes.len() as u32, r.count() as u32, user_ptr),

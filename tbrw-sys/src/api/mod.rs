@@ -6,7 +6,10 @@
 //! forwards to the `tbrw` engine; what each one does is documented in
 //! `tbrw.h` and the guide's chapter 9. This module holds what several of
 //! them need: the raw-pointer argument helpers, the one enumeration loop
-//! ([`enumerate`]) and the constants that size its chunks.
+//! ([`enumerate`]) and the constants that size its chunks. A callback
+//! argument is taken as an untyped address and resolved once per call by
+//! `crate::callback::resolve`: the function or a pointer to it, whichever
+//! header the caller was built with.
 //!
 //! - [`file`](mod@file): open, close, abort, verify, version, error strings;
 //! - [`global`]: the global sections' lifecycle, hardware, software, version

@@ -5,7 +5,8 @@ use std::os::raw::c_void;
 use tb5::codes::*;
 use tb5::GlobalSection;
 
-use super::{byte_size, enumerate, file_of, Extent};
+use super::{byte_size, enumerate, Extent};
+use crate::callback::resolve;
 use crate::convert::*;
 use crate::ctypes::*;
 use crate::handle::{boundary, non_null, with, Code, R};
@@ -30,12 +31,12 @@ pub(super) fn modules_chunk(f: &tb5::Tb5File, from: u64, n: usize) -> R<Vec<TBRW
 #[no_mangle]
 pub unsafe extern "C" fn TBRW_enumerate_modules(
     ptr: *mut c_void,
-    callback: Option<EnumCallback<TBRW_MODULE>>,
+    callback: *const c_void,
     user_ptr: *mut c_void,
     start_index: u64,
 ) -> u32 {
     boundary(|| {
-        let cb = callback.ok_or(Code(TBRW_UNEXPECTED_NULL_PTR))?;
+        let cb: EnumCallback<TBRW_MODULE> = resolve(callback)?;
         enumerate(
             ptr,
             start_index,
@@ -49,7 +50,9 @@ pub unsafe extern "C" fn TBRW_enumerate_modules(
     })
 }
 
-/// `TBRW_get_one_module`: the pointer stays valid until the next call on this handle.
+/// `TBRW_get_one_module`: the pointer stays valid until the next call on
+/// this handle. With read permission, a module section this session
+/// finished is read too.
 #[no_mangle]
 pub unsafe extern "C" fn TBRW_get_one_module(
     ptr: *mut c_void,
@@ -59,7 +62,8 @@ pub unsafe extern "C" fn TBRW_get_one_module(
     boundary(|| {
         non_null(p_module)?;
         let p = with(ptr, |h| {
-            let t = file_of(h)?.modules()?.ok_or(Code(TBRW_SECTION_NOT_EXIST))?;
+            let file = h.engine.readable_file(GlobalSection::Module)?.ok_or(Code(TBRW_SECTION_NOT_EXIST))?;
+            let t = file.modules()?.ok_or(Code(TBRW_SECTION_NOT_EXIST))?;
             *h.one_module = module_out(&t.get(module_index)?);
             Ok(&*h.one_module as *const TBRW_MODULE)
         })?;

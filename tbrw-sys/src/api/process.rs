@@ -7,7 +7,8 @@ use std::os::raw::c_void;
 use tb5::codes::*;
 use tb5::{BindView, GlobalSection, ProcessTable, SectionRef};
 
-use super::{byte_size, enumerate, file_of, Extent};
+use super::{byte_size, enumerate, Extent};
+use crate::callback::resolve;
 use crate::convert::*;
 use crate::ctypes::*;
 use crate::handle::{boundary, non_null, with, Code, Handle, R};
@@ -39,12 +40,12 @@ fn readable_table(h: &Handle) -> R<Option<ProcessTable<'_>>> {
 #[no_mangle]
 pub unsafe extern "C" fn TBRW_enumerate_processes(
     ptr: *mut c_void,
-    callback: Option<EnumCallback<TBRW_PID>>,
+    callback: *const c_void,
     user_ptr: *mut c_void,
     start_index: u64,
 ) -> u32 {
     boundary(|| {
-        let cb = callback.ok_or(Code(TBRW_UNEXPECTED_NULL_PTR))?;
+        let cb: EnumCallback<TBRW_PID> = resolve(callback)?;
         enumerate(
             ptr,
             start_index,
@@ -65,12 +66,12 @@ pub unsafe extern "C" fn TBRW_enumerate_processes(
 #[no_mangle]
 pub unsafe extern "C" fn TBRW_enumerate_threads(
     ptr: *mut c_void,
-    callback: Option<EnumCallback<TBRW_TID>>,
+    callback: *const c_void,
     user_ptr: *mut c_void,
     start_index: u64,
 ) -> u32 {
     boundary(|| {
-        let cb = callback.ok_or(Code(TBRW_UNEXPECTED_NULL_PTR))?;
+        let cb: EnumCallback<TBRW_TID> = resolve(callback)?;
         enumerate(
             ptr,
             start_index,
@@ -118,7 +119,8 @@ unsafe fn get_one<T, C>(
             let (entry, len) = in_bind(&h.engine.bound(n)?, index);
             (entry, SectionRef::WholeStream(n), len)
         } else {
-            let t = file_of(h)?.processes()?.ok_or(Code(TBRW_SECTION_NOT_EXIST))?;
+            let file = h.engine.readable_file(GlobalSection::ProcessThread)?.ok_or(Code(TBRW_SECTION_NOT_EXIST))?;
+            let t = file.processes()?.ok_or(Code(TBRW_SECTION_NOT_EXIST))?;
             let (entry, len) = in_section(&t, index);
             (entry, GlobalSection::ProcessThread.into(), len)
         };
@@ -131,7 +133,8 @@ unsafe fn get_one<T, C>(
 
 /// `TBRW_get_one_pid`: from the bind of the handle's bind stream when it is
 /// bound (the indices `DATA_BIND_STRUCT` holds), else from the
-/// process/thread section. Valid until the next call on this handle.
+/// process/thread section (with read permission, also one this session
+/// finished). Valid until the next call on this handle.
 #[no_mangle]
 pub unsafe extern "C" fn TBRW_get_one_pid(ptr: *mut c_void, pid_index: u64, p_pid: *mut *const TBRW_PID) -> u32 {
     boundary(|| {

@@ -8,6 +8,7 @@ use tb5::codes::*;
 use tb5::{SectionRef, StreamSection};
 
 use super::{byte_size, path_arg, raw_slice, set_out};
+use crate::callback::resolve;
 use crate::convert::*;
 use crate::ctypes::*;
 use crate::handle::{after_callback, boundary, with, Code, R};
@@ -131,12 +132,12 @@ pub unsafe extern "C" fn TBRW_add_events_from_file(
 pub unsafe extern "C" fn TBRW_enumerate_events(
     ptr: *mut c_void,
     stream: u32,
-    callback: Option<EnumCallback<TBRW_EVENT>>,
+    callback: *const c_void,
     user_ptr: *mut c_void,
     start_index: u64,
 ) -> u32 {
     boundary(|| {
-        let cb = callback.ok_or(Code(TBRW_UNEXPECTED_NULL_PTR))?;
+        let cb: EnumCallback<TBRW_EVENT> = resolve(callback)?;
         // Events are few and each has its own buffer layout: they are read
         // once, not fetched in chunks like the tables.
         let events = with(ptr, |h| {
@@ -181,11 +182,11 @@ pub unsafe extern "C" fn TBRW_add_data_descriptor_entry(
 pub unsafe extern "C" fn TBRW_enumerate_data_descriptor_entries(
     ptr: *mut c_void,
     stream: u32,
-    callback: Option<EnumCallback<TBRW_SAMPREC_DESC_ENTRY>>,
+    callback: *const c_void,
     user_ptr: *mut c_void,
 ) -> u32 {
     boundary(|| {
-        let cb = callback.ok_or(Code(TBRW_UNEXPECTED_NULL_PTR))?;
+        let cb: EnumCallback<TBRW_SAMPREC_DESC_ENTRY> = resolve(callback)?;
         let mut v: Vec<TBRW_SAMPREC_DESC_ENTRY> = with(ptr, |h| {
             let f = h.engine.check_stream_readable(stream, StreamSection::DataDescription)?;
             Ok(f.stream(stream)?.descriptor()?.unwrap_or_default().iter().map(desc_out).collect())

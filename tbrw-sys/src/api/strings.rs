@@ -97,8 +97,7 @@ pub unsafe extern "C" fn TBRW_convert_uniqueid_to_string(
             if serial != 0 && serial != serial_of(ptr) {
                 return Ok(None);
             }
-            let file = h.engine.existing().ok_or(Code(TBRW_INVALID_STRING))?;
-            Ok(Some(to_wide(file.string(id)?)))
+            Ok(Some(to_wide(h.engine.string(id)?)))
         })?;
         let wide = match own {
             Some(w) => w,

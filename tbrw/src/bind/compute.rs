@@ -2,6 +2,8 @@
 //! `tbrw-bind` doing the work, and the generated tables turned into TB5
 //! records.
 
+use std::collections::HashMap;
+
 use tbrw_bind::{Binder, DataBind, ModuleKind, ModuleMap, ModuleSpec, Sample};
 
 use super::decode::Decoder;
@@ -51,7 +53,35 @@ fn module_spec(m: &Module<StringId>) -> ModuleSpec {
             ModuleKind::Load
         },
         first_in_process: m.flags.contains(ModuleFlags::FIRST_MODULE_REC_IN_PROCESS),
+        path: None,
+        name: None,
     }
+}
+
+/// The specs of `modules`, with their paths and names as identities of
+/// their texts when some unload record has no address (it names the module
+/// whose load it ends: docs/BIND.md); otherwise no text is looked up. Texts
+/// are compared, not ids: equal texts are one module whatever ids a writer
+/// gave them. An empty or unreadable text is no text.
+fn module_specs(file: &Tb5File, modules: &[Module<StringId>]) -> Vec<ModuleSpec> {
+    let mut specs: Vec<ModuleSpec> = modules.iter().map(module_spec).collect();
+    let named_unload = |(s, m): (&ModuleSpec, &Module<StringId>)| {
+        s.kind == ModuleKind::Unload && s.load_address == 0 && !(m.path.is_none() && m.name.is_none())
+    };
+    if !specs.iter().zip(modules).any(named_unload) {
+        return specs;
+    }
+    let mut keys: HashMap<&str, u64> = HashMap::new();
+    let mut key = |id: StringId| -> Option<u64> {
+        let text = file.string_opt(id).ok().flatten().filter(|t| !t.is_empty())?;
+        let next = keys.len() as u64;
+        Some(*keys.entry(text).or_insert(next))
+    };
+    for (s, m) in specs.iter_mut().zip(modules) {
+        s.path = key(m.path);
+        s.name = key(m.name);
+    }
+    specs
 }
 
 /// Binds stream `n` of `file` on [`bind_threads`] threads, handing the
@@ -104,7 +134,7 @@ pub(crate) fn compute_on(
         Some(t) => t.iter().collect::<Result<_>>()?,
         None => Vec::new(),
     };
-    let specs: Vec<ModuleSpec> = modules.iter().map(module_spec).collect();
+    let specs = module_specs(file, &modules);
     let map = ModuleMap::new(&specs);
     let mut binder = Binder::new(&map);
     if let Some(data) = s.data()? {

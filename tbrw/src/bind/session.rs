@@ -24,10 +24,10 @@ impl Engine {
     /// `TBRW_close`: commits what this session wrote (see
     /// the write layer's `commit_close` for what is refused first), then binds the
     /// streams of this session `dobind` was asked for (guide 9.3.4: a
-    /// finished stream can be bound without a `done_stream`). Their records
-    /// are readable only once committed, so the bind is a second atomic
-    /// append right after the commit: if it fails, the file is there with
-    /// its data and without that bind, and the error says so.
+    /// finished stream can be bound without a `done_stream`). A bind is made
+    /// from committed records, so it is a second atomic append right after
+    /// the commit: if it fails, the file is there with its data and without
+    /// that bind, and the error says so.
     pub fn close(&mut self) -> Result<()> {
         let deferred: Vec<u32> = self.binds_at_close().iter().copied().collect();
         for &n in &deferred {
@@ -68,7 +68,7 @@ impl Engine {
             if self.stream_written_here(n) {
                 return Err(Error::InvalidStream {
                     stream: n,
-                    why: "it is being written in this session; its records and its bind can be read once the file is closed".into(),
+                    why: "it is written in this session; its bind is made at close and can be read once the file is closed".into(),
                 });
             }
             return Err(Error::StreamNotExist { stream: n });

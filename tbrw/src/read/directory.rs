@@ -48,20 +48,20 @@ struct BindSlot {
 struct Indexing<'p> {
     path: &'p Path,
     dir_offset: u64,
-    dir_entries: u32,
+    /// Stream indexes must be below this (it bounds an allocation).
+    max_streams: u32,
     dir: Directory,
     bind_slots: Vec<BindSlot>,
 }
 
-impl Directory {
-    /// Indexes the directory `dir` (at `slot.dir_offset`) of `file`.
-    pub(crate) fn read(path: &Path, file: &[u8], slot: &SlotRaw, dir: &[u8]) -> Result<Directory> {
-        let mut ix = Indexing {
+impl Indexing<'_> {
+    fn new(path: &Path, dir_offset: u64, entries: u32, max_streams: u32) -> Indexing<'_> {
+        Indexing {
             path,
-            dir_offset: slot.dir_offset,
-            dir_entries: slot.dir_entries,
+            dir_offset,
+            max_streams,
             dir: Directory {
-                entries: Vec::with_capacity(slot.dir_entries as usize),
+                entries: Vec::with_capacity(entries as usize),
                 globals: [None; 6],
                 streams: Vec::new(),
                 binds: Vec::new(),
@@ -70,11 +70,40 @@ impl Directory {
                 string_count: 0,
             },
             bind_slots: Vec::new(),
-        };
+        }
+    }
+}
+
+impl Directory {
+    /// Indexes the directory `dir` (at `slot.dir_offset`) of `file`.
+    pub(crate) fn read(path: &Path, file: &[u8], slot: &SlotRaw, dir: &[u8]) -> Result<Directory> {
+        // A stream index cannot exceed the number of entries.
+        let mut ix = Indexing::new(path, slot.dir_offset, slot.dir_entries, slot.dir_entries);
         for i in 0..slot.dir_entries as usize {
             ix.add(i, container::dir_entry(dir, i), file)?;
         }
         ix.check_streams_have_sections()?;
+        ix.place_binds()?;
+        ix.number_strings()?;
+        Ok(ix.dir)
+    }
+
+    /// Indexes the entries of a writing session's view (see
+    /// [`super::Tb5File::session_view`]): every section lies before `end`.
+    /// The streams may have gaps (a stream still being written shows none
+    /// of its sections), so that check is left out; `max_streams` bounds
+    /// the stream indexes (the writer's own count, not read from a file).
+    pub(crate) fn of_session(
+        path: &Path,
+        file: &[u8],
+        end: u64,
+        entries: &[DirEntryRaw],
+        max_streams: u32,
+    ) -> Result<Directory> {
+        let mut ix = Indexing::new(path, end, entries.len() as u32, max_streams);
+        for (i, e) in entries.iter().enumerate() {
+            ix.add(i, e.clone(), file)?;
+        }
         ix.place_binds()?;
         ix.number_strings()?;
         Ok(ix.dir)
@@ -130,11 +159,11 @@ impl Indexing<'_> {
                 SectionRef::Global(g)
             }
             SectionKind::Stream(s) => {
-                // A stream index cannot exceed the number of entries: this bounds the allocation.
-                if e.stream as usize >= self.dir_entries as usize {
+                // This bounds the allocation below.
+                if e.stream >= self.max_streams {
                     return Err(bad(format!(
-                        "stream index {} with only {} directory entries",
-                        e.stream, self.dir_entries
+                        "stream index {} where at most {} streams can be",
+                        e.stream, self.max_streams
                     )));
                 }
                 let streams = &mut self.dir.streams;

@@ -115,6 +115,42 @@ impl Tb5File {
         Self::parse(path.to_owned(), backing)
     }
 
+    /// What a writing session has finished so far, to read before it
+    /// commits: `file` (the session's output, whose header may not commit
+    /// any of it yet) mapped anew, with `entries` (sections wholly written
+    /// before byte `end`) as its directory. String ids of the session's new
+    /// strings are not in it (the writer resolves those); its commit fields
+    /// are those of no commit. Stream indexes are below `max_streams`.
+    pub(crate) fn session_view(
+        path: &Path,
+        file: &File,
+        end: u64,
+        entries: &[crate::format::raw::DirEntryRaw],
+        max_streams: u32,
+    ) -> Result<Tb5File> {
+        // SAFETY: read-only; the sections in `entries` lie before `end`, and
+        // the writer never changes bytes of a section it finished. A writer
+        // cutting the file below them (an abort) first checks that no
+        // slice of this mapping is still handed out (`mapping_shared`).
+        let map = unsafe { Mmap::map(file) }.map_err(|e| Error::io(path, "mmap", e))?;
+        let dir = Directory::of_session(path, &map, end, entries, max_streams)?;
+        // Its string blocks are the committed file's, checked when it was opened.
+        Ok(Tb5File {
+            path: path.to_owned(),
+            backing: Arc::new(Backing::Map(map)),
+            generation: 0,
+            active_slot: 0,
+            committed_end: end,
+            dir,
+        })
+    }
+
+    /// Whether slices of this file's bytes ([`SharedBytes`]) are still held
+    /// somewhere (a callback's buffer), so its bytes must stay.
+    pub(crate) fn mapping_shared(&self) -> bool {
+        Arc::strong_count(&self.backing) > 1
+    }
+
     /// Reads a TB5 file from bytes in memory; `name` is what errors call it.
     pub fn from_bytes(name: impl Into<PathBuf>, bytes: Vec<u8>) -> Result<Tb5File> {
         Self::parse(name.into(), Backing::Owned(bytes))

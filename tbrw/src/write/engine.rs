@@ -12,6 +12,16 @@
 //! and `add_` calls, and the bytes a finished section becomes) is in
 //! `content`; where the bytes go and how they are committed, in
 //! `super::output`.
+//!
+//! Reading and writing tasks mix on one open file in any order (guide 5,
+//! step 3): with read permission, a global section or a stream finished
+//! with its `done_` call can be opened for reading before the file is
+//! closed. Reads of those go to a view of the session ([`Tb5File`] over
+//! the output, see `Output::view`), made when such a section is opened
+//! and again whenever the session changed since. A finished section that
+//! still waits for the file's tail (another stream's data section holds
+//! it) makes that data section leave the tail: its bytes so far move to a
+//! temporary file, and the waiting sections are placed.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -20,6 +30,7 @@ use super::durability::Durability;
 use super::interner::StringInterner;
 use super::output::Output;
 use super::sink::SectionSink;
+use crate::format::kind::SectionKind;
 use crate::model::descriptor::RecordLayout;
 use crate::model::error::{Error, Location, Result};
 use crate::model::section::{GlobalSection, SectionRef, StreamSection};
@@ -55,7 +66,19 @@ enum State {
     Writing,
     /// Written and done in this session.
     Written,
+    /// Written and done in this session, and open for reading.
+    ReadingWritten,
 }
+
+/// What this session finished, as a file to read, and the state it shows.
+struct SessionView {
+    stamp: Stamp,
+    file: Tb5File,
+}
+
+/// The output's revision, the global sections written and the streams
+/// done in this session: what a view shows changes with one of them.
+type Stamp = (u64, usize, usize);
 
 /// One open TB5 file with the TBRW lifecycle (see the module doc).
 pub struct Engine {
@@ -66,9 +89,10 @@ pub struct Engine {
     /// Binds the bind layer keeps for this file: made read-only, or the
     /// in-memory view of a bind queued in this session.
     memory_binds: HashMap<u32, MemoryBind>,
-    /// Streams written in this session that `dobind` was asked to bind:
-    /// their records are readable only once committed, so the bind layer's
-    /// close binds them right after the commit.
+    /// Streams written in this session that `dobind` was asked to bind: a
+    /// bind is made from committed records (the view of the session is for
+    /// reading them back, not for binding), so the bind layer's close binds
+    /// them right after the commit.
     binds_at_close: BTreeSet<u32>,
     strings: StringInterner,
     globals: [State; 6],
@@ -76,6 +100,8 @@ pub struct Engine {
     streams: BTreeMap<u32, StreamState>,
     /// `sample_file_version` of the version info written in this session.
     written_version: Option<u32>,
+    /// What reads of sections finished in this session see (see the module doc).
+    view: Option<SessionView>,
     finished: bool,
 }
 
@@ -149,6 +175,7 @@ impl Engine {
             builders: std::array::from_fn(|_| GlobalBuilder::None),
             streams: BTreeMap::new(),
             written_version: None,
+            view: None,
             finished: false,
         })
     }
@@ -264,11 +291,75 @@ impl Engine {
         Ok(())
     }
 
-    fn require_read(&self, what: &'static str) -> Result<&Tb5File> {
+    fn require_read(&self, what: &'static str) -> Result<()> {
         if self.mode & access::READ == 0 {
             return Err(Error::InvalidAccess { mode: self.mode, what });
         }
+        Ok(())
+    }
+
+    /// The committed file, for a section or stream open for reading in it.
+    fn committed(&self, what: &'static str) -> Result<&Tb5File> {
         self.existing.as_ref().ok_or(Error::InvalidAccess { mode: self.mode, what })
+    }
+
+    fn stamp(&self) -> Stamp {
+        let written = self.globals.iter().filter(|g| matches!(g, State::Written | State::ReadingWritten)).count();
+        let done = self.streams.values().filter(|s| s.writing && s.done).count();
+        (self.out.as_ref().map_or(0, Output::revision), written, done)
+    }
+
+    /// Makes the view of what this session finished current (see the
+    /// module doc); `needs` selects the sections about to be read, which
+    /// must not wait in the output's queue.
+    fn refresh_view(&mut self, needs: impl Fn(SectionKind, u32) -> bool) -> Result<()> {
+        let Some(out) = self.out.as_mut() else { return Ok(()) };
+        if let Some(holder) = out.waiting_for().filter(|_| out.is_waiting(&needs)) {
+            // The tail's holder is the data section of a stream being written.
+            if let Some(data) = self.streams.get_mut(&holder).and_then(|st| st.data.as_mut()) {
+                out.free_tail(&mut data.sink)?;
+            }
+        }
+        let stamp = self.stamp();
+        if self.view.as_ref().is_some_and(|v| v.stamp == stamp) {
+            return Ok(());
+        }
+        let (globals, streams) = (&self.globals, &self.streams);
+        let finished = |kind: SectionKind, n: u32| match kind {
+            SectionKind::Global(g) => matches!(globals[g.index()], State::Written | State::ReadingWritten),
+            SectionKind::Stream(_) => streams.get(&n).is_some_and(|st| st.writing && st.done),
+            // Binds and stored symbols of this session are read through the bind layer.
+            _ => false,
+        };
+        let out = self.out.as_ref().expect("checked above");
+        let file = out.view(self.existing.as_ref(), finished, self.number_of_streams())?;
+        self.view = Some(SessionView { stamp, file });
+        Ok(())
+    }
+
+    fn view_file(&self) -> Result<&Tb5File> {
+        self.view.as_ref().map(|v| &v.file).ok_or(Error::InvalidAccess { mode: self.mode, what: "reading" })
+    }
+
+    /// The file `get_one_module`, `get_one_pid` and `get_one_tid` read (no
+    /// section needs to be open for them; `section` is the one they read):
+    /// with read permission, what this session finished too; else the
+    /// committed file (`None` for a new file).
+    pub fn readable_file(&mut self, section: GlobalSection) -> Result<Option<&Tb5File>> {
+        let finished = matches!(self.globals[section.index()], State::Written | State::ReadingWritten);
+        if self.mode & access::READ == 0 || !finished {
+            return Ok(self.existing.as_ref());
+        }
+        self.refresh_view(|kind, _| kind == SectionKind::Global(section))?;
+        self.view_file().map(Some)
+    }
+
+    /// The text of a string id of this file: committed, or new in this session.
+    pub fn string(&self, id: StringId) -> Result<&str> {
+        if let Some(text) = self.strings.new_text(id) {
+            return Ok(text);
+        }
+        self.existing.as_ref().ok_or(Error::InvalidString { id: id.0 })?.string(id)
     }
 
     fn intern_all<T: MapStrings<Text>>(&mut self, v: T) -> T::Output<StringId> {
@@ -291,7 +382,8 @@ impl Engine {
         Ok(())
     }
 
-    /// `TBRW_reading_section`.
+    /// `TBRW_reading_section`: a committed section, or one this session
+    /// finished (see the module doc).
     pub fn reading_section(&mut self, s: GlobalSection) -> Result<()> {
         self.require_read("reading a section")?;
         match self.globals[s.index()] {
@@ -299,8 +391,13 @@ impl Engine {
                 self.globals[s.index()] = State::Reading;
                 Ok(())
             }
-            State::Reading => Err(Error::SectionInUse { section: s.into() }),
-            _ => Err(Error::SectionNotExist { section: s.into() }),
+            State::Written => {
+                self.refresh_view(|kind, _| kind == SectionKind::Global(s))?;
+                self.globals[s.index()] = State::ReadingWritten;
+                Ok(())
+            }
+            State::Reading | State::ReadingWritten | State::Writing => Err(Error::SectionInUse { section: s.into() }),
+            State::Absent => Err(Error::SectionNotExist { section: s.into() }),
         }
     }
 
@@ -312,6 +409,10 @@ impl Engine {
         match self.globals[s.index()] {
             State::Reading => {
                 self.globals[s.index()] = State::Existing;
+                Ok(())
+            }
+            State::ReadingWritten => {
+                self.globals[s.index()] = State::Written;
                 Ok(())
             }
             State::Writing => {
@@ -330,12 +431,14 @@ impl Engine {
         }
     }
 
-    /// Checks that a global section is open for reading (`get_` functions).
+    /// Checks that a global section is open for reading (`get_` functions)
+    /// and returns the file to read it from.
     pub fn check_readable(&self, s: GlobalSection) -> Result<&Tb5File> {
-        if self.globals[s.index()] != State::Reading {
-            return Err(Error::SectionNotReadable { section: s.into() });
+        match self.globals[s.index()] {
+            State::Reading => self.committed("reading"),
+            State::ReadingWritten => self.view_file(),
+            _ => Err(Error::SectionNotReadable { section: s.into() }),
         }
-        self.require_read("reading")
     }
 
     // ------------------------------------------------------------ streams
@@ -370,12 +473,14 @@ impl Engine {
         Ok(())
     }
 
-    /// `TBRW_reading_stream`.
+    /// `TBRW_reading_stream`: a committed stream, or one this session
+    /// finished with `done_stream` (see the module doc).
     pub fn reading_stream(&mut self, n: u32) -> Result<()> {
-        let file = self.require_read("reading a stream")?;
-        if n >= file.stream_count() {
-            return Err(Error::StreamNotExist { stream: n });
+        self.require_read("reading a stream")?;
+        if n >= self.committed_streams() {
+            return self.reading_written_stream(n);
         }
+        let file = self.committed("reading a stream")?;
         if self.streams.contains_key(&n) {
             return Err(Error::StreamInUse { stream: n });
         }
@@ -389,9 +494,30 @@ impl Engine {
         Ok(())
     }
 
+    /// [`Engine::reading_stream`] of a stream of this session.
+    fn reading_written_stream(&mut self, n: u32) -> Result<()> {
+        match self.streams.get(&n) {
+            None => return Err(Error::StreamNotExist { stream: n }),
+            Some(st) if !st.done || st.reading.is_some() => return Err(Error::StreamInUse { stream: n }),
+            Some(_) => {}
+        }
+        self.refresh_view(|kind, stream| stream == n && matches!(kind, SectionKind::Stream(_)))?;
+        let st = self.streams.get_mut(&n).expect("checked above");
+        st.reading = Some(st.sections.map(|x| if x == State::Written { State::Existing } else { State::Absent }));
+        Ok(())
+    }
+
     /// `TBRW_done_stream`: ends reading, or finishes a written stream. A
     /// written stream needs its stream info and data descriptor sections.
     pub fn done_stream(&mut self, n: u32) -> Result<()> {
+        if let Some(st) = self.streams.get_mut(&n).filter(|st| st.done) {
+            let reading = st.reading.ok_or(Error::StreamNotExist { stream: n })?;
+            if let Some(open) = StreamSection::ALL.into_iter().find(|s| reading[s.index()] == State::Reading) {
+                return Err(Error::StreamSectionNotClosed { stream: n, section: open });
+            }
+            st.reading = None;
+            return Ok(());
+        }
         let st = self.streams.get(&n).filter(|s| !s.done).ok_or(Error::StreamNotExist { stream: n })?;
         if let Some(open) =
             StreamSection::ALL.into_iter().find(|s| matches!(st.sections[s.index()], State::Writing | State::Reading))
@@ -457,12 +583,19 @@ impl Engine {
     /// `TBRW_reading_stream_section`.
     pub fn reading_stream_section(&mut self, n: u32, s: StreamSection) -> Result<()> {
         let st = self.streams.get_mut(&n).ok_or(Error::StreamNotExist { stream: n })?;
-        if st.writing {
-            return Err(Error::InvalidStream { stream: n, why: "it is open for writing, not reading".into() });
-        }
-        match st.sections[s.index()] {
+        let sections = match (st.writing, st.done, st.reading.as_mut()) {
+            (false, _, _) => &mut st.sections,
+            (true, true, Some(reading)) => reading,
+            (true, true, None) => {
+                return Err(Error::InvalidStream { stream: n, why: "it is not open for reading".into() })
+            }
+            (true, false, _) => {
+                return Err(Error::InvalidStream { stream: n, why: "it is open for writing, not reading".into() })
+            }
+        };
+        match sections[s.index()] {
             State::Existing => {
-                st.sections[s.index()] = State::Reading;
+                sections[s.index()] = State::Reading;
                 Ok(())
             }
             State::Reading => Err(Error::SectionInUse { section: SectionRef::Stream(n, s) }),
@@ -470,13 +603,19 @@ impl Engine {
         }
     }
 
-    /// Checks that a stream section is open for reading (`get_`/`enumerate_`).
+    /// Checks that a stream section is open for reading (`get_`/`enumerate_`)
+    /// and returns the file to read it from.
     pub fn check_stream_readable(&self, n: u32, s: StreamSection) -> Result<&Tb5File> {
         let st = self.streams.get(&n).ok_or(Error::StreamNotExist { stream: n })?;
-        if st.sections[s.index()] != State::Reading {
+        let sections = if st.writing { st.reading.as_ref() } else { Some(&st.sections) };
+        if sections.is_none_or(|x| x[s.index()] != State::Reading) {
             return Err(Error::SectionNotReadable { section: SectionRef::Stream(n, s) });
         }
-        self.require_read("reading")
+        if st.writing {
+            self.view_file()
+        } else {
+            self.committed("reading")
+        }
     }
 
     /// `TBRW_done_stream_section`. As [`Engine::done_section`], the section
@@ -489,6 +628,10 @@ impl Engine {
     pub fn done_stream_section(&mut self, n: u32, s: StreamSection) -> Result<()> {
         let section = SectionRef::Stream(n, s);
         let st = self.streams.get_mut(&n).ok_or(Error::StreamNotExist { stream: n })?;
+        if let Some(reading) = st.reading.as_mut().filter(|r| r[s.index()] == State::Reading) {
+            reading[s.index()] = State::Existing;
+            return Ok(());
+        }
         match st.sections[s.index()] {
             State::Reading => {
                 st.sections[s.index()] = State::Existing;
@@ -601,7 +744,11 @@ impl Engine {
             return Ok(());
         }
         for g in GlobalSection::ALL {
-            if g.is_required() && !matches!(self.globals[g.index()], State::Existing | State::Reading | State::Written)
+            if g.is_required()
+                && !matches!(
+                    self.globals[g.index()],
+                    State::Existing | State::Reading | State::Written | State::ReadingWritten
+                )
             {
                 return Err(Error::MissingRequired { path: self.path.clone(), section: g.into() });
             }
@@ -671,10 +818,13 @@ impl Engine {
                 return Err(Error::StreamNotClosed { stream: n });
             }
         }
-        if let Some(g) = GlobalSection::ALL.into_iter().find(|g| self.globals[g.index()] == State::Reading) {
+        if let Some(g) = GlobalSection::ALL
+            .into_iter()
+            .find(|g| matches!(self.globals[g.index()], State::Reading | State::ReadingWritten))
+        {
             return Err(Error::NotAllSectionsClosed { section: g.into() });
         }
-        if let Some((&n, _)) = self.streams.iter().find(|(_, st)| !st.writing) {
+        if let Some((&n, _)) = self.streams.iter().find(|(_, st)| !st.writing || st.reading.is_some()) {
             return Err(Error::NotAllSectionsClosed { section: SectionRef::WholeStream(n) });
         }
         Ok(())
@@ -725,7 +875,9 @@ impl Engine {
 
     fn cleanup(&mut self) {
         if let Some(out) = self.out.take() {
-            out.cleanup();
+            // A callback may still read records of the view (it may even
+            // have aborted the file itself): their bytes must not go.
+            out.cleanup(self.view.as_ref().is_some_and(|v| v.file.mapping_shared()));
         }
     }
 }
@@ -735,5 +887,119 @@ impl Drop for Engine {
         if !self.finished {
             self.cleanup();
         }
+    }
+}
+
+#[cfg(test)]
+mod session_read_tests {
+    //! Reads of what a session finished (guide 5, step 3), through the engine.
+    use super::*;
+    use crate::model::codes::*;
+    use crate::model::descriptor::{desc_type, DescEntry};
+    use crate::model::module::Module;
+    use crate::model::stream::StreamInfo;
+
+    fn code<T: std::fmt::Debug>(r: Result<T>) -> u32 {
+        r.expect_err("expected an error").code()
+    }
+
+    /// A stream of 8-byte ST_IP records (and a 4-byte ST_PID), `n` of them from `base`.
+    fn start_stream(e: &mut Engine, s: u32, comment: &str) {
+        e.writing_stream(s).unwrap();
+        e.writing_stream_section(s, StreamSection::StreamInfo).unwrap();
+        e.set_stream_info(s, &StreamInfo { comment: Some(comment.into()), ..Default::default() }).unwrap();
+        e.done_stream_section(s, StreamSection::StreamInfo).unwrap();
+        e.writing_stream_section(s, StreamSection::DataDescription).unwrap();
+        for (t, size) in [(desc_type::IP, 8), (desc_type::PID, 4)] {
+            e.add_data_descriptor_entry(s, &DescEntry { desc_type: t, data_size: size, ..Default::default() }).unwrap();
+        }
+        e.done_stream_section(s, StreamSection::DataDescription).unwrap();
+        e.writing_stream_section(s, StreamSection::Data).unwrap();
+    }
+
+    fn add(e: &mut Engine, s: u32, base: u64, range: std::ops::Range<u64>) {
+        for i in range {
+            let mut r = (base + i).to_le_bytes().to_vec();
+            r.extend_from_slice(&7u32.to_le_bytes());
+            e.add_data(s, &r).unwrap();
+        }
+    }
+
+    fn finish(e: &mut Engine, s: u32) {
+        e.done_stream_section(s, StreamSection::Data).unwrap();
+        e.done_stream(s).unwrap();
+    }
+
+    /// The records of stream `s`, read through the engine as the C API does.
+    fn records(e: &mut Engine, s: u32) -> Vec<u64> {
+        e.reading_stream(s).unwrap();
+        e.reading_stream_section(s, StreamSection::Data).unwrap();
+        e.reading_stream_section(s, StreamSection::StreamInfo).unwrap();
+        let f = e.check_stream_readable(s, StreamSection::Data).unwrap();
+        let d = f.stream(s).unwrap().checked_data().unwrap().unwrap();
+        let v = (0..d.len()).map(|i| u64::from_le_bytes(d.record(i).unwrap()[..8].try_into().unwrap())).collect();
+        let info = f.stream(s).unwrap().info().unwrap().unwrap();
+        assert!(e.string(info.comment).is_ok_and(|c| c.starts_with("stream")));
+        e.done_stream_section(s, StreamSection::Data).unwrap();
+        e.done_stream_section(s, StreamSection::StreamInfo).unwrap();
+        e.done_stream(s).unwrap();
+        v
+    }
+
+    #[test]
+    fn a_stream_done_before_an_earlier_one_is_read_and_the_earlier_one_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.tb5");
+        let mut e = Engine::open(&path, access::READ | access::WRITE | access::CREATE_ALWAYS).unwrap();
+        start_stream(&mut e, 0, "stream 0");
+        add(&mut e, 0, 0x1000, 0..200_000); // holds the tail, past one sink chunk
+        start_stream(&mut e, 1, "stream 1");
+        add(&mut e, 1, 0x9000, 0..50);
+        finish(&mut e, 1); // waits for the tail
+        assert_eq!(code(e.reading_stream(0)), TBRW_STREAM_ALREADY_IN_USE);
+        assert_eq!(code(e.reading_stream(2)), TBRW_STREAM_NOT_EXIST);
+        // Stream 1 is read although stream 0, before it, is not finished:
+        // the view has a gap there.
+        assert_eq!(records(&mut e, 1), (0x9000..0x9000 + 50).collect::<Vec<_>>());
+        // Stream 0 goes on where it was, off the tail now.
+        add(&mut e, 0, 0x1000, 200_000..250_000);
+        finish(&mut e, 0);
+        assert_eq!(records(&mut e, 0), (0x1000..0x1000 + 250_000).collect::<Vec<_>>());
+        assert_eq!(records(&mut e, 1).len(), 50, "read again");
+        // A module section finished after the view was made is in the next one.
+        e.writing_section(GlobalSection::Module).unwrap();
+        e.add_module(&Module { name: Some("late.so".into()), length: 16, ..Default::default() }).unwrap();
+        e.done_section(GlobalSection::Module).unwrap();
+        let f = e.readable_file(GlobalSection::Module).unwrap().unwrap();
+        let m = f.modules().unwrap().unwrap().get(0).unwrap();
+        assert_eq!(e.string(m.name).unwrap(), "late.so");
+        e.reading_section(GlobalSection::Module).unwrap();
+        assert_eq!(code(e.close()), TBRW_NOT_ALL_SECTIONS_CLOSED);
+        e.done_section(GlobalSection::Module).unwrap();
+        e.reading_stream(1).unwrap();
+        assert_eq!(code(e.close()), TBRW_NOT_ALL_SECTIONS_CLOSED);
+        e.done_stream(1).unwrap();
+        e.close().unwrap();
+        let t = Tb5File::open(&path).unwrap();
+        t.verify().unwrap_or_else(|err| assert_eq!(err.code(), TBRW_SECTION_NOT_EXIST, "only incomplete: {err}"));
+        let d = t.stream(0).unwrap().checked_data().unwrap().unwrap();
+        assert_eq!(d.len(), 250_000);
+        assert_eq!(d.record(249_999).unwrap()[..8], (0x1000u64 + 249_999).to_le_bytes());
+    }
+
+    #[test]
+    fn without_read_permission_nothing_of_the_session_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut e = Engine::open(dir.path().join("w.tb5"), access::WRITE | access::CREATE_ALWAYS).unwrap();
+        start_stream(&mut e, 0, "stream 0");
+        add(&mut e, 0, 0, 0..3);
+        finish(&mut e, 0);
+        e.writing_section(GlobalSection::Module).unwrap();
+        e.add_module(&Module::default()).unwrap();
+        e.done_section(GlobalSection::Module).unwrap();
+        assert_eq!(code(e.reading_stream(0)), TBRW_INVALID_ACCESS_PERMS);
+        assert_eq!(code(e.reading_section(GlobalSection::Module)), TBRW_INVALID_ACCESS_PERMS);
+        assert!(e.readable_file(GlobalSection::Module).unwrap().is_none(), "a new file has nothing committed");
+        e.close().unwrap();
     }
 }

@@ -44,6 +44,12 @@ impl StringInterner {
     pub(crate) fn new_strings(&self) -> &[String] {
         &self.new
     }
+
+    /// The text of a new string's id (`None` for any other id).
+    pub(crate) fn new_text(&self, id: StringId) -> Option<&str> {
+        let i = id.0.checked_sub(self.first_new_id)?;
+        self.new.get(usize::try_from(i).ok()?).map(String::as_str)
+    }
 }
 
 #[cfg(test)]
@@ -61,5 +67,7 @@ mod tests {
         assert_eq!(i.intern(Some("a")), StringId(6));
         assert_eq!(i.intern(Some("")), StringId(8));
         assert_eq!(i.new_strings(), ["a", "b", ""]);
+        assert_eq!((i.new_text(StringId(6)), i.new_text(StringId(8))), (Some("a"), Some("")));
+        assert_eq!((i.new_text(StringId(3)), i.new_text(StringId(9)), i.new_text(StringId::NONE)), (None, None, None));
     }
 }

@@ -101,6 +101,9 @@ pub(crate) struct Output {
     entries: Vec<DirEntryRaw>,
     /// Committed (kind, stream) sections to leave out of the next directory.
     removed: HashSet<(u16, u32)>,
+    /// Counts the changes to what the session placed, queued or removed:
+    /// a view of the session ([`Output::view`]) made at another count is stale.
+    revision: u64,
 }
 
 /// The folder a file at `path` lives in.
@@ -181,6 +184,7 @@ impl Output {
             pending: Vec::new(),
             entries: Vec::new(),
             removed: HashSet::new(),
+            revision: 0,
         }
     }
 
@@ -228,6 +232,7 @@ impl Output {
         let Some(start) = direct else { return self.submit(p) };
         let Some(Part::Sink(sink)) = p.parts.into_iter().next() else { unreachable!("matched above") };
         let (length, crc) = sink.finish_direct(&self.file, &self.path)?;
+        self.revision += 1;
         self.entries.push(entry(p.kind, p.stream, start, length, p.count, p.record_size, crc));
         self.end = start + length;
         self.tail = None;
@@ -236,6 +241,7 @@ impl Output {
 
     /// Queues a finished section, or writes it now if the tail is free.
     pub(crate) fn submit(&mut self, p: Pending) -> Result<()> {
+        self.revision += 1;
         if self.tail.is_some() {
             self.pending.push(p);
             Ok(())
@@ -247,6 +253,7 @@ impl Output {
 
     /// Drops the sections of this session (queued or placed) that `drop` selects.
     pub(crate) fn remove(&mut self, drop: impl Fn(SectionKind, u32) -> bool) {
+        self.revision += 1;
         self.pending.retain(|p| !drop(p.kind, p.stream));
         self.entries.retain(|e| !drop(SectionKind::from_code(e.kind), e.stream));
     }
@@ -259,7 +266,53 @@ impl Output {
 
     /// Leaves a committed section out of the next directory.
     pub(crate) fn remove_committed(&mut self, kind: SectionKind, stream: u32) {
+        self.revision += 1;
         self.removed.insert((kind.code(), stream));
+    }
+
+    /// The count of changes (see the field): equal counts, same content.
+    pub(crate) fn revision(&self) -> u64 {
+        self.revision
+    }
+
+    /// The stream whose data section holds the tail while finished sections
+    /// wait for it in the queue (none wait when the tail is free).
+    pub(crate) fn waiting_for(&self) -> Option<u32> {
+        self.tail.filter(|_| !self.pending.is_empty())
+    }
+
+    /// Whether a section `pred` selects waits in the queue.
+    pub(crate) fn is_waiting(&self, pred: impl Fn(SectionKind, u32) -> bool) -> bool {
+        self.pending.iter().any(|p| pred(p.kind, p.stream))
+    }
+
+    /// Places the sections waiting for the tail now: `sink`, the direct
+    /// data section that holds it, moves off it (its bytes so far to a
+    /// spill file) and goes on as a section to be copied when finished.
+    pub(crate) fn free_tail(&mut self, sink: &mut SectionSink) -> Result<()> {
+        sink.leave_tail(&self.file, &self.dir, &self.path)?;
+        self.tail = None;
+        self.revision += 1;
+        self.flush_pending()
+    }
+
+    /// The committed sections of `existing` this session did not remove and
+    /// the sections this session placed that `keep` selects, as a file to
+    /// read ([`Tb5File::session_view`]). Sections still queued are not in
+    /// it (see [`Output::free_tail`]).
+    pub(crate) fn view(
+        &self,
+        existing: Option<&Tb5File>,
+        keep: impl Fn(SectionKind, u32) -> bool,
+        max_streams: u32,
+    ) -> Result<Tb5File> {
+        let committed = existing.into_iter().flat_map(|e| e.directory()).map(|s| &s.raw);
+        let entries: Vec<DirEntryRaw> = committed
+            .filter(|e| !self.removed.contains(&(e.kind, e.stream)))
+            .chain(self.entries.iter().filter(|e| keep(SectionKind::from_code(e.kind), e.stream)))
+            .cloned()
+            .collect();
+        Tb5File::session_view(&self.path, &self.file, self.end, &entries, max_streams)
     }
 
     /// Whether a committed section is left out of the next directory.
@@ -383,9 +436,11 @@ impl Output {
     }
 
     /// Drops everything this session wrote: an append cuts the file back to
-    /// its committed end; a new file's work file goes with it.
-    pub(crate) fn cleanup(self) {
-        if self.temp.is_none() {
+    /// its committed end (unless `keep_bytes`: a reader still holds a slice
+    /// of them, which must not fault; the next writer cuts them); a new
+    /// file's work file goes with it.
+    pub(crate) fn cleanup(self, keep_bytes: bool) {
+        if self.temp.is_none() && !keep_bytes {
             let _ = self.file.set_len(self.base_end);
         }
     }

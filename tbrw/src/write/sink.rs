@@ -169,6 +169,29 @@ impl SectionSink {
         Ok(())
     }
 
+    /// Moves a direct sink off the tail: the bytes it wrote there so far
+    /// (at its start in `out`) go to a spill file (or stay in memory when
+    /// none were written out yet), and it goes on as a spilled sink, to be
+    /// copied to the tail when finished. `dir` and `path` as in [`Self::write`].
+    pub(crate) fn leave_tail(&mut self, out: &File, dir: &Path, path: &Path) -> Result<()> {
+        let Dest::Direct { start } = self.dest else { return Ok(()) };
+        if self.flushed == 0 {
+            self.dest = Dest::Memory;
+            return Ok(());
+        }
+        let mut f = tempfile::tempfile_in(dir).map_err(|e| Error::io(dir, "create spill file", e))?;
+        let mut buf = vec![0u8; CHUNK];
+        let mut at = 0u64;
+        while at < self.flushed {
+            let k = (self.flushed - at).min(CHUNK as u64) as usize;
+            out.read_exact_at(&mut buf[..k], start + at).map_err(|e| Error::io(path, "read back", e))?;
+            f.write_all(&buf[..k]).map_err(|e| Error::io(path, "write spill file", e))?;
+            at += k as u64;
+        }
+        self.dest = Dest::Spill(f);
+        Ok(())
+    }
+
     /// Finishes a direct sink: everything is in the output. Returns (length, crc).
     pub(crate) fn finish_direct(mut self, out: &File, path: &Path) -> Result<(u64, u32)> {
         self.flush(out, path)?;
@@ -225,6 +248,28 @@ mod tests {
         let mut back = vec![0u8; data.len()];
         out.read_exact_at(&mut back, 16).unwrap();
         assert!(back == data);
+    }
+
+    #[test]
+    fn a_direct_sink_leaves_the_tail_with_what_it_wrote() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = tempfile::tempfile_in(dir.path()).unwrap();
+        let data: Vec<u8> = (0..(CHUNK * 3 + 77)).map(|i| (i * 13 + i / 7) as u8).collect();
+        for (split, start) in [(CHUNK * 2 + 5, 8u64), (10, 8)] {
+            let mut s = SectionSink::direct(start, false);
+            s.write(&data[..split], &out, dir.path(), dir.path()).unwrap();
+            s.leave_tail(&out, dir.path(), dir.path()).unwrap();
+            assert!(s.direct_start().is_none());
+            // What comes next overwrites the tail; the sink keeps its bytes.
+            out.write_all_at(&vec![0xEE; data.len()], start).unwrap();
+            s.write(&data[split..], &out, dir.path(), dir.path()).unwrap();
+            assert_eq!(s.len(), data.len() as u64);
+            let (len, crc) = s.copy_to(&out, 4096, dir.path()).unwrap();
+            assert_eq!((len, crc.finalize()), (data.len() as u64, crc32fast::hash(&data)));
+            let mut back = vec![0u8; data.len()];
+            out.read_exact_at(&mut back, 4096).unwrap();
+            assert!(back == data, "split at {split}");
+        }
     }
 
     #[test]

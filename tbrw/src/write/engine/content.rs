@@ -57,6 +57,9 @@ pub(super) struct StreamState {
     pub(super) user: Option<SectionSink>,
     pub(super) info: Option<StreamInfo<StringId>>,
     pub(super) done: bool,
+    /// A stream written and done in this session, open for reading: the
+    /// reading state of its sections (`Existing`, `Reading` or `Absent`).
+    pub(super) reading: Option<[State; 5]>,
 }
 
 pub(super) struct DataState {
@@ -181,6 +184,7 @@ impl StreamState {
             user: None,
             info: None,
             done: false,
+            reading: None,
         }
     }
 }
