@@ -90,6 +90,7 @@ mod frame;
 mod function_index;
 mod kallsyms;
 mod mapping;
+mod plt;
 mod recent;
 pub mod stored;
 mod symbolizer;
