@@ -15,24 +15,54 @@
 //!   x17`), from a `bti c` before the `adrp` when there is one, up to the
 //!   next stub.
 //!
-//! Stubs whose slot no relocation names (the PLT header, `IRELATIVE` slots
-//! of static executables) get no name.
+//! A stub whose slot an `IRELATIVE` relocation fills (a call to an IFUNC
+//! of the file itself: libc's `memcpy`, a static executable's) is named
+//! after the function at the relocation's addend, the IFUNC resolver, whose
+//! symbol is the IFUNC's: `memmove@plt` (objdump says `*ABS*+0xa0be0@plt`,
+//! perf 6.1 `@plt`); `*ABS*+0x…@plt` when no symbol is there. The PLT
+//! header's slot has no relocation: it gets no name.
 
 use std::collections::HashMap;
 
-use object::elf::{FileHeader64, R_AARCH64_GLOB_DAT, R_AARCH64_JUMP_SLOT, R_X86_64_GLOB_DAT, R_X86_64_JUMP_SLOT};
+use object::elf::{
+    FileHeader64, R_AARCH64_GLOB_DAT, R_AARCH64_IRELATIVE, R_AARCH64_JUMP_SLOT, R_X86_64_GLOB_DAT, R_X86_64_IRELATIVE,
+    R_X86_64_JUMP_SLOT,
+};
 use object::read::elf::{ElfFile, SectionHeader};
 use object::{
     Architecture, Endianness, Object, ObjectSection, ObjectSymbol, ObjectSymbolTable, RelocationFlags, RelocationTarget,
 };
 
-/// One named PLT stub: `[start, start + size)` in ELF virtual addresses.
+/// One PLT stub with a name: `[start, start + size)` in ELF virtual
+/// addresses.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct PltEntry {
     pub(crate) start: u64,
     pub(crate) size: u64,
-    /// `name@plt`, the imported symbol's name as `.dynsym` spells it.
-    pub(crate) name: String,
+    pub(crate) target: PltTarget,
+}
+
+/// What a PLT stub calls.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum PltTarget {
+    /// An imported symbol, named as `.dynsym` spells it.
+    Import(String),
+    /// An IFUNC of the file itself, by its resolver's address.
+    Resolver(u64),
+}
+
+impl PltEntry {
+    /// `name@plt`, with `resolver_name` naming the function at an IFUNC
+    /// resolver's address.
+    pub(crate) fn name(&self, resolver_name: impl FnOnce(u64) -> Option<String>) -> String {
+        match &self.target {
+            PltTarget::Import(name) => format!("{name}@plt"),
+            PltTarget::Resolver(at) => match resolver_name(*at) {
+                Some(name) => format!("{name}@plt"),
+                None => format!("*ABS*+{at:#x}@plt"),
+            },
+        }
+    }
 }
 
 /// A stub found in a PLT section, before it is named.
@@ -55,24 +85,33 @@ pub(crate) fn plt_entries(obj: &object::File<'_>) -> Vec<PltEntry> {
 
 fn entries(file: &ElfFile<'_, FileHeader64<Endianness>>) -> Vec<PltEntry> {
     let arch = file.architecture();
-    let slot_types = match arch {
-        Architecture::X86_64 => [R_X86_64_JUMP_SLOT, R_X86_64_GLOB_DAT],
-        Architecture::Aarch64 => [R_AARCH64_JUMP_SLOT, R_AARCH64_GLOB_DAT],
+    let (slot_types, irelative) = match arch {
+        Architecture::X86_64 => ([R_X86_64_JUMP_SLOT, R_X86_64_GLOB_DAT], R_X86_64_IRELATIVE),
+        Architecture::Aarch64 => ([R_AARCH64_JUMP_SLOT, R_AARCH64_GLOB_DAT], R_AARCH64_IRELATIVE),
         _ => return Vec::new(),
     };
-    let Some(dynsyms) = file.dynamic_symbol_table() else { return Vec::new() };
-    // GOT slot -> the imported symbol's name.
-    let mut slots: HashMap<u64, &str> = HashMap::new();
+    let dynsyms = file.dynamic_symbol_table();
+    // GOT slot -> what the stub jumping through it calls. A static
+    // executable's `.rela.plt` (no `.dynsym`) holds `IRELATIVE` slots only.
+    let mut slots: HashMap<u64, PltTarget> = HashMap::new();
     for (offset, reloc) in file.dynamic_relocations().into_iter().flatten() {
         let RelocationFlags::Elf { r_type } = reloc.flags() else { continue };
-        if !slot_types.contains(&r_type) {
+        let target = if r_type == irelative {
+            match u64::try_from(reloc.addend()) {
+                Ok(at) => PltTarget::Resolver(at),
+                Err(_) => continue,
+            }
+        } else if slot_types.contains(&r_type) {
+            let RelocationTarget::Symbol(index) = reloc.target() else { continue };
+            let sym = dynsyms.as_ref().and_then(|t| t.symbol_by_index(index).ok());
+            match sym.and_then(|s| s.name().ok()) {
+                Some(name) if !name.is_empty() => PltTarget::Import(name.to_owned()),
+                _ => continue,
+            }
+        } else {
             continue;
-        }
-        let RelocationTarget::Symbol(index) = reloc.target() else { continue };
-        let Some(name) = dynsyms.symbol_by_index(index).ok().and_then(|s| s.name().ok()) else { continue };
-        if !name.is_empty() {
-            slots.entry(offset).or_insert(name);
-        }
+        };
+        slots.entry(offset).or_insert(target);
     }
     if slots.is_empty() {
         return Vec::new();
@@ -93,8 +132,8 @@ fn entries(file: &ElfFile<'_, FileHeader64<Endianness>>) -> Vec<PltEntry> {
             _ => aarch64_stubs(section.address(), data),
         };
         for stub in stubs {
-            if let Some(name) = slots.get(&stub.slot) {
-                out.push(PltEntry { start: stub.start, size: stub.size, name: format!("{name}@plt") });
+            if let Some(target) = slots.get(&stub.slot) {
+                out.push(PltEntry { start: stub.start, size: stub.size, target: target.clone() });
             }
         }
     }

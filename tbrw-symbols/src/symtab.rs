@@ -5,8 +5,8 @@ use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::sync::{Arc, OnceLock};
 
-use object::elf::{SymbolBind, STB_GLOBAL, STB_LOCAL, STB_WEAK};
-use object::{Architecture, Object, ObjectSection, ObjectSymbol, SymbolFlags, SymbolKind};
+use object::elf::{SymbolBind, STB_GLOBAL, STB_WEAK, STT_FUNC, STT_GNU_IFUNC, STT_NOTYPE};
+use object::{Architecture, Object, ObjectSection, ObjectSymbol, SymbolFlags};
 
 use crate::demangle::{demangle, may_be_mangled};
 use crate::elf::is_code;
@@ -206,35 +206,42 @@ impl SymbolTable {
         let mut raw: Vec<Candidate<'_>> = Vec::new();
         let symbols = if dynamic { obj.dynamic_symbols() } else { obj.symbols() };
         for sym in symbols {
-            if !sym.is_definition() || !matches!(sym.kind(), SymbolKind::Text | SymbolKind::Unknown) {
+            // As perf reads a table: functions (`STT_FUNC`, `STT_GNU_IFUNC`)
+            // and labels (`STT_NOTYPE`, of any size) defined in a code
+            // section. (`object`'s `is_definition` leaves out IFUNCs and
+            // size-0 labels.)
+            let SymbolFlags::Elf { st_info, .. } = sym.flags() else { continue };
+            if !matches!(st_info.st_type(), STT_FUNC | STT_GNU_IFUNC | STT_NOTYPE) {
                 continue;
             }
+            // Only symbols of a regular section have an index here.
             let Some(index) = sym.section_index() else { continue };
             let Some(&(true, _, sec_end)) = sections.get(index.0) else { continue };
             let Ok(name) = sym.name() else { continue };
             if name.is_empty() || (arm && is_arm_mapping_symbol(name)) {
                 continue;
             }
-            let bind = match sym.flags() {
-                SymbolFlags::Elf { st_info, .. } => st_info.st_bind(),
-                _ if sym.is_weak() => STB_WEAK,
-                _ if sym.is_global() => STB_GLOBAL,
-                _ => STB_LOCAL,
-            };
+            let bind = st_info.st_bind();
             raw.push(Candidate { addr: sym.address(), size: sym.size(), sec_end, name, bind, plt: false });
         }
-        for e in plt {
+        let mut kept = one_per_address(raw, demangle_names);
+        let own = kept.len();
+        // The stubs, named now that the functions an IFUNC stub names are known.
+        let plt_names: Vec<String> = plt
+            .iter()
+            .map(|e| {
+                e.name(|at| {
+                    let i = kept.binary_search_by_key(&at, |c| c.addr).ok()?;
+                    Some(kept[i].name.to_owned())
+                })
+            })
+            .collect();
+        let mut raw: Vec<Candidate<'_>> = kept;
+        for (e, name) in plt.iter().zip(&plt_names) {
             let end = e.start.saturating_add(e.size);
-            raw.push(Candidate {
-                addr: e.start,
-                size: e.size,
-                sec_end: end,
-                name: &e.name,
-                bind: STB_GLOBAL,
-                plt: true,
-            });
+            raw.push(Candidate { addr: e.start, size: e.size, sec_end: end, name, bind: STB_GLOBAL, plt: true });
         }
-        let kept = one_per_address(raw, demangle_names);
+        kept = one_per_address(raw, demangle_names);
         let mut starts = Vec::with_capacity(kept.len());
         let mut ends = Vec::with_capacity(kept.len());
         let mut raw_names = NameList::default();
@@ -250,7 +257,6 @@ impl SymbolTable {
             raw_names.push(c.name);
         }
         let names = (0..starts.len()).map(|_| OnceLock::new()).collect();
-        let own = kept.iter().filter(|c| !c.plt).count();
         (SymbolTable { starts, ends, raw_names, names }, own)
     }
 
@@ -440,7 +446,7 @@ mod tests {
 
     #[test]
     fn aliases_are_narrowed_as_perf_does() {
-        use object::elf::STB_GNU_UNIQUE;
+        use object::elf::{STB_GNU_UNIQUE, STB_LOCAL};
         let (g, w, l) = (STB_GLOBAL, STB_WEAK, STB_LOCAL);
         // glibc 2.36's `.symtab` (libc6-dbg), in table order: weak loses
         // to local and global, then global wins, then the longer name.

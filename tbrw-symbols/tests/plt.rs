@@ -103,6 +103,39 @@ fn shared_library() {
     check("libplt.so", LIBRARY, &["-O2", "-fPIC", "-shared", "-fno-builtin", "-lm"], &["sin@plt", "cos@plt"]);
 }
 
+/// A call to an IFUNC of the program itself goes through a stub whose slot
+/// an `IRELATIVE` relocation fills: named after the IFUNC (the symbol at
+/// the resolver's address), where objdump says `*ABS*+0xRESOLVER@plt`.
+#[test]
+fn ifunc_stub() {
+    if !have("objdump") {
+        eprintln!("note: no objdump, skipping the IFUNC stub test");
+        return;
+    }
+    let source = "static int one(void) { return 1; }
+static int (*resolve_pick(void))(void) { return one; }
+int pick(void) __attribute__((ifunc(\"resolve_pick\")));
+int main(void) { return pick(); }
+";
+    let dir = tempfile::tempdir().unwrap();
+    let Some(path) = compile(dir.path(), "ifunc", source, &["-O1", "-fPIE", "-pie"]) else { return };
+    let out = Command::new("objdump").args(["-d", "--no-show-raw-insn"]).arg(&path).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text.lines().find(|l| l.contains(" <*ABS*+0x") && l.ends_with("@plt>:")).expect("an IRELATIVE stub");
+    let at = u64::from_str_radix(line.split_whitespace().next().unwrap(), 16).unwrap();
+    let resolver = line.split("<*ABS*+0x").nth(1).unwrap().trim_end_matches("@plt>:");
+    let resolver = u64::from_str_radix(resolver, 16).unwrap();
+    let data = std::fs::read(&path).unwrap();
+    let file = object::File::parse(&*data).unwrap();
+    let pick = file.symbols().find(|s| s.name() == Ok("pick")).unwrap();
+    assert_eq!(pick.address(), resolver, "the IFUNC symbol sits at its resolver");
+    let mut s = Symbolizer::new(config());
+    let id = s.add_module(ModuleSpec::new(path.to_str().unwrap(), Mapping::LoadBase { load_base: 0x4000_0000 }));
+    let r = s.symbolize(id, 0x4000_0000 + at + 2);
+    assert_eq!(r.function.as_deref(), Some("pick@plt"), "{r}");
+    assert_eq!(r.offset, Some(2));
+}
+
 /// A stripped program names its stubs from `.dynsym`; its other code
 /// still has no symbols.
 #[test]
