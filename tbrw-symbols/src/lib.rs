@@ -95,6 +95,7 @@ mod recent;
 pub mod stored;
 mod symbolizer;
 mod symtab;
+pub mod unwind;
 
 pub use demangle::demangle;
 pub use elf::{BuildId, ElfKind, Layout, Segment};

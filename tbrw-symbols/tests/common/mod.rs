@@ -2,6 +2,8 @@
 //! system's `cc -g`, and their symbol addresses read with `object` directly.
 #![allow(dead_code)]
 
+pub mod perf_data;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
