@@ -403,9 +403,8 @@ impl Unwinder {
 
     /// Adds a module of process `pid` from the bytes of its ELF file
     /// (labelled `label`, with no separate debug file), mapped at `avma` as
-    /// `mapping` says; as [`Unwinder::add_module`] otherwise. The bytes are
-    /// read again for each call: give each file once, and add its other
-    /// mappings with [`Unwinder::add_module`] only when it is a file.
+    /// `mapping` says; as [`Unwinder::add_module`] otherwise. Nothing is
+    /// cached by label: each call reads its bytes anew.
     pub fn add_module_bytes(
         &mut self,
         pid: u32,
