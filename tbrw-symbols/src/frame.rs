@@ -96,8 +96,8 @@ pub enum Unknown {
     OutsideSegments,
     /// The file has neither `.symtab`, `.dynsym` functions nor DWARF.
     NoSymbols,
-    /// The file has symbols, but none covers the address (padding, PLT stubs,
-    /// code from a stripped local function).
+    /// The file has symbols, but none covers the address (padding, the PLT
+    /// header, code from a stripped local function).
     NoSymbolAt,
 }
 

@@ -11,6 +11,10 @@
 //! what is cached and what is reported when something is missing are in
 //! `docs/SYMBOLS.md`.
 //!
+//! [`unwind`] turns samples that carry user registers and a stack copy
+//! (perf's `--call-graph dwarf`) into call chains with the modules' DWARF
+//! CFI, finding and placing the files as the symbolizer does.
+//!
 //! The crate knows nothing of TB5: the caller (the `tbrw` command line)
 //! picks the module of each sample (with the bind engine), describes it as a
 //! [`ModuleSpec`] and asks for [`Symbolizer::symbolize`].
@@ -90,10 +94,12 @@ mod frame;
 mod function_index;
 mod kallsyms;
 mod mapping;
+mod plt;
 mod recent;
 pub mod stored;
 mod symbolizer;
 mod symtab;
+pub mod unwind;
 
 pub use demangle::demangle;
 pub use elf::{BuildId, ElfKind, Layout, Segment};

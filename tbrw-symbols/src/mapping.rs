@@ -98,6 +98,13 @@ impl CodeSpan {
         let off = pc.wrapping_sub(self.pc);
         (off < self.len).then(|| self.vaddr + off)
     }
+
+    /// How far the run is moved from its ELF virtual addresses
+    /// (`pc − vaddr`), when that is not negative: what a loader calls the
+    /// module's bias, the address of ELF virtual address 0.
+    pub(crate) fn bias(&self) -> Option<u64> {
+        self.pc.checked_sub(self.vaddr)
+    }
 }
 
 impl Mapping {

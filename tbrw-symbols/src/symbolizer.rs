@@ -14,6 +14,7 @@ use crate::frame::{Symbolized, Unknown};
 use crate::function_index::{FunctionIndex, IndexedFile, IndexedModule, JUMP_GRANULES};
 use crate::kallsyms::Kallsyms;
 use crate::mapping::Mapping;
+use crate::plt::plt_entries;
 use crate::recent::RecentSymbols;
 use crate::stored::{StoredFile, StoredSymbol};
 use crate::symtab::{SymbolSource, SymbolTable};
@@ -165,6 +166,9 @@ struct Loaded {
     main: ElfFile,
     debug: Option<ElfFile>,
     symtab: Option<(Arc<SymbolTable>, SymbolSource, Arc<Path>)>,
+    /// Whether `symtab` names functions of the file's own, not only its
+    /// PLT stubs: without, an address with no symbol is [`Unknown::NoSymbols`].
+    own_symbols: bool,
     /// Parsed on the first lookup: `None` before, `Some(None)` when there is
     /// no DWARF or it did not parse.
     dwarf: Option<Option<(Dwarf, Arc<Path>)>>,
@@ -628,6 +632,9 @@ fn load(
             None => return Err(Arc::new(Symbolized::missing(Some(label.clone()), None, why))),
         },
     };
+    // PLT stubs are named from the binary itself (a debug file's `.plt` has
+    // no bytes), into whichever table names the functions.
+    let plt = main.object().map(|obj| plt_entries(&obj)).unwrap_or_default();
     // The fullest table first: a debug file's `.symtab`, the file's own, and
     // only then the exported `.dynsym` of a stripped file.
     let mut symtab = None;
@@ -635,15 +642,24 @@ fn load(
     for (file, dynamic) in sources {
         let Some(file) = file else { continue };
         let Some(obj) = file.object() else { continue };
-        let table = SymbolTable::from_object(&obj, dynamic);
-        if table.len() > 0 {
+        let (table, own) = SymbolTable::from_object(&obj, dynamic, &plt, config.demangle);
+        if own > 0 {
             let source = if dynamic { SymbolSource::Dynsym } else { SymbolSource::Symtab };
             symtab = Some((Arc::new(table), source, file.path.clone()));
             break;
         }
     }
+    let own_symbols = symtab.is_some();
+    if symtab.is_none() && !plt.is_empty() {
+        // No function of its own is named, but its PLT stubs are (their
+        // names come from `.dynsym`).
+        if let Some(obj) = main.object() {
+            let (table, _) = SymbolTable::from_object(&obj, true, &plt, config.demangle);
+            symtab = Some((Arc::new(table), SymbolSource::Dynsym, main.path.clone()));
+        }
+    }
     let outside = Arc::new(Symbolized::missing(Some(label.clone()), None, Unknown::OutsideSegments));
-    Ok(Loaded { main, debug, symtab, dwarf: None, outside })
+    Ok(Loaded { main, debug, symtab, own_symbols, dwarf: None, outside })
 }
 
 impl Loaded {
@@ -654,7 +670,8 @@ impl Loaded {
         let table = SymbolTable::from_stored(&f.symbols);
         let outside = Arc::new(Symbolized::missing(Some(label.clone()), None, Unknown::OutsideSegments));
         let symtab = (table.len() > 0).then(|| (Arc::new(table), SymbolSource::Stored, path));
-        Loaded { main, debug: None, symtab, dwarf: Some(None), outside }
+        let own_symbols = symtab.is_some();
+        Loaded { main, debug: None, symtab, own_symbols, dwarf: Some(None), outside }
     }
 
     fn dwarf_file(&self) -> Option<&ElfFile> {
@@ -684,9 +701,9 @@ impl Loaded {
             Some((name, offset, path)) => (Some(name), Some(offset), Some(path)),
             None => (frames.last().and_then(|f| f.function.clone()), None, dwarf_path.clone()),
         };
-        let unknown = match (&function, &self.symtab, self.dwarf_file()) {
+        let unknown = match (&function, self.own_symbols, self.dwarf_file()) {
             (Some(_), _, _) => None,
-            (None, None, None) => Some(Unknown::NoSymbols),
+            (None, false, None) => Some(Unknown::NoSymbols),
             (None, _, _) => Some(Unknown::NoSymbolAt),
         };
         Symbolized {

@@ -1,12 +1,16 @@
 //! A function symbol table sorted by address, built once per ELF file from
 //! `.symtab` or `.dynsym`, and looked up by binary search.
 
+use std::borrow::Cow;
+use std::cmp::Ordering;
 use std::sync::{Arc, OnceLock};
 
-use object::{Object, ObjectSection, ObjectSymbol, SymbolKind};
+use object::elf::{SymbolBind, STB_GLOBAL, STB_WEAK, STT_FUNC, STT_GNU_IFUNC, STT_NOTYPE};
+use object::{Architecture, Object, ObjectSection, ObjectSymbol, SymbolFlags};
 
 use crate::demangle::{demangle, may_be_mangled};
 use crate::elf::is_code;
+use crate::plt::PltEntry;
 
 /// Which ELF table the function names come from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,6 +62,87 @@ impl NameList {
     }
 }
 
+/// A function symbol read from a table (or a named PLT stub), before the
+/// symbols of one address are narrowed to one.
+struct Candidate<'a> {
+    addr: u64,
+    size: u64,
+    /// The end of its section (where a size-0 symbol stops at the latest).
+    sec_end: u64,
+    name: &'a str,
+    bind: SymbolBind,
+    plt: bool,
+}
+
+/// Whether perf, of two function symbols `a` and `b` at one address (`a`
+/// first in table order), keeps `b`. perf's rule (`choose_best_symbol` in
+/// `tools/perf/util/symbol.c`, applied by `symbols__fixup_duplicate` to
+/// each address's symbols in table order, the one kept so far against the
+/// next), first difference wins:
+///
+/// 1. a symbol with a size over a size-0 one;
+/// 2. a non-weak symbol over a weak one (a local one beats a weak one);
+/// 3. a global (`STB_GLOBAL`) symbol over a non-global one;
+/// 4. fewer leading underscores;
+/// 5. the longer name;
+/// 6. else the first, unless its name starts with `SyS` or `compat_SyS`
+///    (kernel syscall aliases).
+///
+/// The names compared are the ones shown: demangled when `demangle_names`.
+fn perf_prefers(a: &Candidate<'_>, b: &Candidate<'_>, demangle_names: bool) -> bool {
+    let rank = |c: &Candidate<'_>| (c.size > 0, c.bind != STB_WEAK, c.bind == STB_GLOBAL);
+    let (ra, rb) = (rank(a), rank(b));
+    if ra != rb {
+        return rb > ra;
+    }
+    let shown = |name| -> Cow<'_, str> {
+        if demangle_names && may_be_mangled(name) {
+            demangle(name)
+        } else {
+            Cow::Borrowed(name)
+        }
+    };
+    let (na, nb) = (shown(a.name), shown(b.name));
+    let underscores = |n: &str| n.bytes().take_while(|&c| c == b'_').count();
+    match underscores(&na).cmp(&underscores(&nb)) {
+        Ordering::Less => false,
+        Ordering::Greater => true,
+        Ordering::Equal => match na.len().cmp(&nb.len()) {
+            Ordering::Greater => false,
+            Ordering::Less => true,
+            Ordering::Equal => na.starts_with("SyS") || na.starts_with("compat_SyS"),
+        },
+    }
+}
+
+/// The symbols of `raw` (in table order, PLT stubs last) sorted by
+/// address, one per address: of several, the one perf keeps
+/// ([`perf_prefers`]); a PLT stub only where no symbol starts.
+fn one_per_address<'a>(mut raw: Vec<Candidate<'a>>, demangle_names: bool) -> Vec<Candidate<'a>> {
+    // Stable: the symbols of one address stay in table order, the order
+    // perf compares them in.
+    raw.sort_by_key(|c| c.addr);
+    let mut kept: Vec<Candidate<'a>> = Vec::with_capacity(raw.len());
+    for c in raw {
+        match kept.last_mut() {
+            Some(best) if best.addr == c.addr => {
+                if !c.plt && (best.plt || perf_prefers(best, &c, demangle_names)) {
+                    *best = c;
+                }
+            }
+            _ => kept.push(c),
+        }
+    }
+    kept
+}
+
+/// ARM and AArch64 mapping symbols (`$a`, `$d`, `$t`, `$x`, alone or with
+/// a `.suffix`): they mark code and data inside functions, name none.
+fn is_arm_mapping_symbol(name: &str) -> bool {
+    let b = name.as_bytes();
+    b.len() >= 2 && b[0] == b'$' && b"adtx".contains(&b[1]) && (b.len() == 2 || b[2] == b'.')
+}
+
 /// Bytes of code per entry of a [`Jump`] table.
 const JUMP_GRANULE: u64 = 32;
 
@@ -93,8 +178,18 @@ const RESOLVED_INDEX_BITS: u32 = 25;
 const OVERLAP_WALK: usize = 16;
 
 impl SymbolTable {
-    /// Function symbols of `.dynsym` (`dynamic`) or `.symtab`.
-    pub(crate) fn from_object(obj: &object::File<'_>, dynamic: bool) -> SymbolTable {
+    /// Function symbols of `.dynsym` (`dynamic`) or `.symtab`, and the
+    /// named PLT stubs `plt` (where no symbol starts). Of several symbols
+    /// at one address the one perf keeps is kept ([`perf_prefers`]),
+    /// comparing the demangled names when `demangle_names` is set, as perf
+    /// compares the names it shows. Also says how many of the symbols
+    /// kept are the table's own (not PLT stubs).
+    pub(crate) fn from_object(
+        obj: &object::File<'_>,
+        dynamic: bool,
+        plt: &[PltEntry],
+        demangle_names: bool,
+    ) -> (SymbolTable, usize) {
         // (is code, address, end) per section index, read once.
         let sections: Vec<(bool, u64, u64)> = {
             let mut v = Vec::new();
@@ -107,53 +202,62 @@ impl SymbolTable {
             }
             v
         };
-        // (addr, rank, leading underscores, name, size, section end): the
-        // sort's order, a total one (rank orders duplicates).
-        let mut raw: Vec<(u64, u8, usize, &str, u64, u64)> = Vec::new();
+        let arm = matches!(obj.architecture(), Architecture::Aarch64 | Architecture::Arm);
+        let mut raw: Vec<Candidate<'_>> = Vec::new();
         let symbols = if dynamic { obj.dynamic_symbols() } else { obj.symbols() };
         for sym in symbols {
-            if !sym.is_definition() || !matches!(sym.kind(), SymbolKind::Text | SymbolKind::Unknown) {
+            // As perf reads a table: functions (`STT_FUNC`, `STT_GNU_IFUNC`)
+            // and labels (`STT_NOTYPE`, of any size) defined in a code
+            // section. (`object`'s `is_definition` leaves out IFUNCs and
+            // size-0 labels.)
+            let SymbolFlags::Elf { st_info, .. } = sym.flags() else { continue };
+            if !matches!(st_info.st_type(), STT_FUNC | STT_GNU_IFUNC | STT_NOTYPE) {
                 continue;
             }
+            // Only symbols of a regular section have an index here.
             let Some(index) = sym.section_index() else { continue };
             let Some(&(true, _, sec_end)) = sections.get(index.0) else { continue };
             let Ok(name) = sym.name() else { continue };
-            if name.is_empty() {
+            if name.is_empty() || (arm && is_arm_mapping_symbol(name)) {
                 continue;
             }
-            let rank = u8::from(sym.size() == 0) * 4
-                + if sym.is_global() {
-                    0
-                } else if sym.is_weak() {
-                    1
-                } else {
-                    2
-                };
-            let underscores = name.bytes().take_while(|&c| c == b'_').count();
-            raw.push((sym.address(), rank, underscores, name, sym.size(), sec_end));
+            let bind = st_info.st_bind();
+            raw.push(Candidate { addr: sym.address(), size: sym.size(), sec_end, name, bind, plt: false });
         }
-        // Several names often share an address (aliases, weak/global pairs):
-        // keep the sized, most global, least underscored one, like perf.
-        raw.sort_unstable_by(|a, b| {
-            (a.0, a.1, a.2, a.3.len(), a.3, a.4, a.5).cmp(&(b.0, b.1, b.2, b.3.len(), b.3, b.4, b.5))
-        });
-        raw.dedup_by_key(|r| r.0);
-        let mut starts = Vec::with_capacity(raw.len());
-        let mut ends = Vec::with_capacity(raw.len());
+        let mut kept = one_per_address(raw, demangle_names);
+        let own = kept.len();
+        // The stubs, named now that the functions an IFUNC stub names are known.
+        let plt_names: Vec<String> = plt
+            .iter()
+            .map(|e| {
+                e.name(|at| {
+                    let i = kept.binary_search_by_key(&at, |c| c.addr).ok()?;
+                    Some(kept[i].name.to_owned())
+                })
+            })
+            .collect();
+        let mut raw: Vec<Candidate<'_>> = kept;
+        for (e, name) in plt.iter().zip(&plt_names) {
+            let end = e.start.saturating_add(e.size);
+            raw.push(Candidate { addr: e.start, size: e.size, sec_end: end, name, bind: STB_GLOBAL, plt: true });
+        }
+        kept = one_per_address(raw, demangle_names);
+        let mut starts = Vec::with_capacity(kept.len());
+        let mut ends = Vec::with_capacity(kept.len());
         let mut raw_names = NameList::default();
-        for (i, &(addr, _, _, name, size, sec_end)) in raw.iter().enumerate() {
-            let end = if size > 0 {
-                addr.saturating_add(size)
+        for (i, c) in kept.iter().enumerate() {
+            let end = if c.size > 0 {
+                c.addr.saturating_add(c.size)
             } else {
-                let next = raw.get(i + 1).map_or(u64::MAX, |r| r.0);
-                next.min(sec_end).max(addr)
+                let next = kept.get(i + 1).map_or(u64::MAX, |r| r.addr);
+                next.min(c.sec_end).max(c.addr)
             };
-            starts.push(addr);
+            starts.push(c.addr);
             ends.push(end);
-            raw_names.push(name);
+            raw_names.push(c.name);
         }
         let names = (0..starts.len()).map(|_| OnceLock::new()).collect();
-        SymbolTable { starts, ends, raw_names, names }
+        (SymbolTable { starts, ends, raw_names, names }, own)
     }
 
     /// Function symbols stored with a profile ([`crate::stored`]), kept
@@ -326,6 +430,65 @@ mod tests {
             },
             names: syms.iter().map(|_| OnceLock::new()).collect(),
         }
+    }
+
+    /// The name kept of symbols at one address, given as (name, size,
+    /// binding) in table order.
+    fn kept(symbols: &[(&str, u64, SymbolBind)], demangle_names: bool) -> String {
+        let raw = symbols
+            .iter()
+            .map(|&(name, size, bind)| Candidate { addr: 0x100, size, sec_end: 0x1000, name, bind, plt: false })
+            .collect();
+        let kept = one_per_address(raw, demangle_names);
+        assert_eq!(kept.len(), 1);
+        kept[0].name.to_owned()
+    }
+
+    #[test]
+    fn aliases_are_narrowed_as_perf_does() {
+        use object::elf::{STB_GNU_UNIQUE, STB_LOCAL};
+        let (g, w, l) = (STB_GLOBAL, STB_WEAK, STB_LOCAL);
+        // glibc 2.36's `.symtab` (libc6-dbg), in table order: weak loses
+        // to local and global, then global wins, then the longer name.
+        assert_eq!(kept(&[("__GI__IO_puts", 405, l), ("puts", 405, w), ("_IO_puts", 405, g)], true), "_IO_puts");
+        assert_eq!(kept(&[("__brk", 52, l), ("brk", 52, w)], true), "__brk");
+        let fstatat = [
+            ("__fstatat", 42, l),
+            ("__GI___fstatat", 42, l),
+            ("__GI___fstatat64", 42, l),
+            ("__fstatat64", 42, l),
+            ("fstatat64", 42, w),
+            ("fstatat", 42, w),
+        ];
+        assert_eq!(kept(&fstatat, true), "__GI___fstatat64");
+        // `.dynsym` of the same library: global over weak.
+        assert_eq!(kept(&[("puts", 405, w), ("_IO_puts", 405, g)], true), "_IO_puts");
+        // A size first, before any binding.
+        assert_eq!(kept(&[("a", 0, g), ("b", 8, l)], true), "b");
+        assert_eq!(kept(&[("b", 8, w), ("a", 0, g)], true), "b");
+        // A unique symbol is not global: the local-like side.
+        assert_eq!(kept(&[("u", 8, STB_GNU_UNIQUE), ("__g", 8, g)], true), "__g");
+        assert_eq!(kept(&[("u", 8, STB_GNU_UNIQUE), ("w", 8, w)], true), "u");
+        // Fewer underscores, then the longer name, then the first...
+        assert_eq!(kept(&[("__x", 8, g), ("_yy", 8, g)], true), "_yy");
+        assert_eq!(kept(&[("ab", 8, g), ("abc", 8, g)], true), "abc");
+        assert_eq!(kept(&[("abc", 8, g), ("xyz", 8, g)], true), "abc");
+        // ...but not a kernel `SyS` alias.
+        assert_eq!(kept(&[("SyS_read", 8, g), ("sys_read", 8, g)], true), "sys_read");
+        assert_eq!(kept(&[("compat_SyS_x", 8, g), ("compat_sys_x", 8, g)], true), "compat_sys_x");
+        // Names compare as shown: demangled `foo::bar()` has no underscore
+        // and 10 bytes; raw, `_ZN3foo3barEv` has one.
+        assert_eq!(kept(&[("foo_bar_x", 8, g), ("_ZN3foo3barEv", 8, g)], true), "_ZN3foo3barEv");
+        assert_eq!(kept(&[("foo_bar_x", 8, g), ("_ZN3foo3barEv", 8, g)], false), "foo_bar_x");
+    }
+
+    #[test]
+    fn plt_stubs_fill_addresses_no_symbol_starts_at() {
+        let c = |addr, name, plt| Candidate { addr, size: 16, sec_end: addr + 16, name, bind: STB_GLOBAL, plt };
+        let kept = one_per_address(vec![c(0x20, "f", false), c(0x10, "sin@plt", true), c(0x20, "g@plt", true)], true);
+        let names: Vec<(u64, &str)> = kept.iter().map(|c| (c.addr, c.name)).collect();
+        assert_eq!(names, vec![(0x10, "sin@plt"), (0x20, "f")]);
+        assert!(is_arm_mapping_symbol("$x") && is_arm_mapping_symbol("$d.12") && !is_arm_mapping_symbol("$xyz"));
     }
 
     #[test]

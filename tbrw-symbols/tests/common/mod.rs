@@ -2,6 +2,8 @@
 //! system's `cc -g`, and their symbol addresses read with `object` directly.
 #![allow(dead_code)]
 
+pub mod perf_data;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -49,17 +51,32 @@ pub fn run(program: &str, args: &[&str]) {
 /// Builds the fixture as `dir/name` with `cc -g -O1` and `flags`; `None`
 /// (after a note on stderr) when `cc` is missing or cannot build that kind.
 pub fn build(dir: &Path, name: &str, flags: &[&str]) -> Option<PathBuf> {
+    let mut args: Vec<&str> = vec!["-g", "-O1"];
+    args.extend_from_slice(flags);
+    compile_from(dir, "fixture.c", name, SOURCE, &args)
+}
+
+/// Builds C `source` as `dir/name` with `cc FLAGS` (a build id always;
+/// libraries such as `-lm` go last); `None` (after a note on stderr) when
+/// `cc` is missing or fails.
+pub fn compile(dir: &Path, name: &str, source: &str, flags: &[&str]) -> Option<PathBuf> {
+    compile_from(dir, &format!("{name}.c"), name, source, flags)
+}
+
+fn compile_from(dir: &Path, src_name: &str, name: &str, source: &str, flags: &[&str]) -> Option<PathBuf> {
     if !have("cc") {
         eprintln!("note: no cc on this machine, skipping the test that needs {name}");
         return None;
     }
-    let src = dir.join("fixture.c");
-    std::fs::write(&src, SOURCE).unwrap();
+    let src = dir.join(src_name);
+    std::fs::write(&src, source).unwrap();
     let out = dir.join(name);
-    let mut args: Vec<&str> = vec!["-g", "-O1", "-Wl,--build-id"];
-    args.extend_from_slice(flags);
+    let (libs, flags): (Vec<&str>, Vec<&str>) = flags.iter().partition(|f| f.starts_with("-l"));
+    let mut args: Vec<&str> = vec!["-Wl,--build-id"];
+    args.extend_from_slice(&flags);
     let (src_s, out_s) = (src.to_str().unwrap(), out.to_str().unwrap());
     args.extend_from_slice(&[src_s, "-o", out_s]);
+    args.extend_from_slice(&libs);
     let result = Command::new("cc").args(&args).output().unwrap();
     if !result.status.success() {
         eprintln!("note: cc {args:?} failed, skipping: {}", String::from_utf8_lossy(&result.stderr));
