@@ -224,12 +224,39 @@ pub(crate) fn compute_on(
             }
         })
         .collect();
+    let names = thread_names(file)?;
     let threads = t
         .threads
         .iter()
-        .map(|th| Tid { associated_pid: t.processes[th.pid_index as usize].pid, id: th.tid, ..Default::default() })
+        .map(|th| {
+            let p = &t.processes[th.pid_index as usize];
+            // A thread is named by the file's thread records of its (pid,
+            // tid): the latest name recorded since its process instance
+            // began, so a thread renamed while it ran shows its last name.
+            let name = names
+                .get(&(p.pid, th.tid))
+                .and_then(|v| v.iter().rev().find(|(when, _)| *when >= p.start).or(v.last()))
+                .map_or(StringId::NONE, |(_, name)| *name);
+            Tid { associated_pid: p.pid, id: th.tid, name, ..Default::default() }
+        })
         .collect();
     Ok(BindTables { processes, threads, tid_binds: t.tid_binds(), module_binds: t.module_binds })
+}
+
+/// The named records of the file's thread section by (pid, tid), in time order.
+fn thread_names(file: &Tb5File) -> Result<std::collections::HashMap<(u32, u32), Vec<(u64, StringId)>>> {
+    let mut names: std::collections::HashMap<(u32, u32), Vec<(u64, StringId)>> = std::collections::HashMap::new();
+    if let Some(pt) = file.processes()? {
+        for th in pt.tids() {
+            if th.name != StringId::NONE {
+                names.entry((th.associated_pid, th.id)).or_default().push((th.event_when, th.name));
+            }
+        }
+    }
+    for v in names.values_mut() {
+        v.sort_by_key(|(when, _)| *when);
+    }
+    Ok(names)
 }
 
 /// Binds a stream of a file in memory (on [`bind_threads`] threads).
