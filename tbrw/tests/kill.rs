@@ -142,7 +142,10 @@ fn killed_appends(dir: &Path, rng: &mut Rng) -> u32 {
         let f = Tb5File::from_bytes("cut", bytes.clone()).unwrap();
         assert_eq!(f.generation(), generation, "kill {i}");
         f.verify().unwrap();
-        assert!(Tb5File::from_bytes("short", bytes[..bytes.len() - 1].to_vec()).is_err(), "kill {i}: tail left");
+        // One byte short, the newest commit's directory is cut: the file
+        // then reads as the commit before (if any), and verify says so.
+        let short = Tb5File::from_bytes("short", bytes[..bytes.len() - 1].to_vec());
+        assert!(short.map_or(true, |f| f.generation() < generation && f.verify().is_err()), "kill {i}: tail left");
         let (work, files) = listing(dir);
         assert!(work.is_empty() && files == std::slice::from_ref(&p), "kill {i}: {work:?} {files:?}");
     }

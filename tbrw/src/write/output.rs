@@ -155,13 +155,19 @@ impl Output {
 
     /// An append to the file at `path`: locks it for this writer and returns
     /// it with its committed content. Bytes past the committed end (what a
-    /// killed append left) are cut off here.
+    /// killed append left) are cut off here. A file whose newest commit does
+    /// not read is refused.
     pub(crate) fn append(path: &Path, durability: Durability) -> Result<(Output, Tb5File)> {
         let open_err = |source| Error::FileOpen { path: path.to_owned(), source };
         work_file::check_existing(path).map_err(open_err)?;
         let file = OpenOptions::new().read(true).write(true).open(path).map_err(open_err)?;
         lock(&file, path)?;
         let existing = Tb5File::open(path)?;
+        // A newer commit that does not read (lost writes) would be cut off
+        // and its slot overwritten: refused, so that `verify` can still name it.
+        if let Some(e) = existing.passed_over_error() {
+            return Err(e);
+        }
         let end = existing.committed_end();
         file.set_len(end).map_err(|e| Error::io(path, "truncate", e))?;
         Ok((Output::new(file, None, path, folder_of(path), end, durability), existing))
