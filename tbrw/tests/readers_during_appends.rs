@@ -59,7 +59,7 @@ fn main() {
     while (opens < OPENS || commits.len() < MIN_COMMITS) && start.elapsed() < MAX_TIME {
         let i = opens;
         opens += 1;
-        match read_one(&p, i % 16 == 0) {
+        match read_one(&p, i.is_multiple_of(16)) {
             Ok(seen) => {
                 commits.insert(seen);
             }

@@ -4,16 +4,17 @@
 //! streams straight to it ([`Dest::Direct`]); every other open section
 //! collects its bytes in memory and, past [`SPILL_MEMORY`], in an unnamed
 //! temporary file next to the output (`O_TMPFILE`, so nothing is left on
-//! disk whatever happens to the process). Finished sections are copied to
-//! the tail when it is free. Each sink keeps at most one [`CHUNK`] in
-//! memory, which is what bounds the writer's memory independently of the
-//! size of the data.
+//! disk whatever happens to the process; `work_file::spill_file`). Finished
+//! sections are copied to the tail when it is free. Each sink keeps at most
+//! one [`CHUNK`] in memory, which is what bounds the writer's memory
+//! independently of the size of the data.
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
+use super::work_file;
 use crate::model::error::{Error, Result};
 
 /// Bytes a sink buffers before writing them out.
@@ -100,8 +101,9 @@ impl SectionSink {
     }
 
     /// Appends bytes. `out` is the output file (used by direct sinks),
-    /// `dir` the folder for spill files, `path` what errors name.
-    pub(crate) fn write(&mut self, mut bytes: &[u8], out: &File, dir: &Path, path: &Path) -> Result<()> {
+    /// `path` its target: what errors name, and where spill files go
+    /// (beside it, see [`work_file::spill_file`]).
+    pub(crate) fn write(&mut self, mut bytes: &[u8], out: &File, path: &Path) -> Result<()> {
         let limit = match self.dest {
             Dest::Memory => SPILL_MEMORY,
             _ => CHUNK,
@@ -116,7 +118,8 @@ impl SectionSink {
             bytes = &bytes[take..];
             if self.buf.len() == limit {
                 if let Dest::Memory = self.dest {
-                    let f = tempfile::tempfile_in(dir).map_err(|e| Error::io(dir, "create spill file", e))?;
+                    // The error names the target: a temporary file's name means nothing to the user.
+                    let f = work_file::spill_file(path).map_err(|e| Error::io(path, "create spill file", e))?;
                     self.dest = Dest::Spill(f);
                 }
                 self.flush(out, path)?;
@@ -216,7 +219,7 @@ mod tests {
         let mut s = SectionSink::memory();
         let data: Vec<u8> = (0..(3 * SPILL_MEMORY + 123)).map(|i| (i * 7 + i / 251) as u8).collect();
         for piece in data.chunks(40_000) {
-            s.write(piece, &out, dir.path(), dir.path()).unwrap();
+            s.write(piece, &out, &dir.path().join("t.tb5")).unwrap();
         }
         assert!(matches!(s.dest, Dest::Spill(_)));
         assert_eq!(s.len(), data.len() as u64);
@@ -233,11 +236,25 @@ mod tests {
         let out = tempfile::tempfile_in(dir.path()).unwrap();
         let mut s = SectionSink::direct(8, true);
         let data: Vec<u8> = (0..(CHUNK * 2 + 5)).map(|i| i as u8).collect();
-        s.write(&data, &out, dir.path(), dir.path()).unwrap();
+        s.write(&data, &out, &dir.path().join("t.tb5")).unwrap();
         let (len, crc) = s.finish_direct(&out, dir.path()).unwrap();
         assert_eq!((len, crc), (data.len() as u64, crc32fast::hash(&data)));
         let mut back = vec![0u8; data.len()];
         out.read_exact_at(&mut back, 8).unwrap();
         assert!(back == data);
+    }
+
+    #[test]
+    fn a_spill_file_that_cannot_be_made_is_named_by_the_target() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = tempfile::tempfile_in(dir.path()).unwrap();
+        // The folder is gone by the time the section spills.
+        let target = dir.path().join("gone/t.tb5");
+        let mut s = SectionSink::memory();
+        let e = s.write(&vec![0u8; SPILL_MEMORY + 1], &out, &target).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!("{}: create spill file: No such file or directory (os error 2)", target.display())
+        );
     }
 }
