@@ -387,3 +387,21 @@ fn an_export_holds_the_target_lock_until_its_file_is_in_place() {
     // A bad target is refused before any work.
     assert_eq!(work_file::lock_target(dir.path()).unwrap_err().raw_os_error(), Some(libc::EISDIR));
 }
+
+/// A target reached through a symbolic link: the lock is taken on the file
+/// it names (not retried forever because the link itself is another inode).
+#[test]
+fn a_target_behind_a_symbolic_link_is_locked_and_appended_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let real = dir.path().join("real.tb5");
+    let link = dir.path().join("link.tb5");
+    write_content(&real, &guide_content(5)).unwrap();
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let mut w = Tb5Writer::append(&link).unwrap();
+    write_streams(&mut w, &guide_content(1).streams[1..]).unwrap();
+    // Held on the file itself: a writer through its real name is refused.
+    assert!(Tb5Writer::append(&real).unwrap_err().to_string().ends_with(tbrw::work_file::WRITER_HOLDS));
+    w.close().unwrap();
+    assert_eq!(Tb5File::open(&real).unwrap().generation(), 2);
+    assert!(tbrw::work_file::lock_target(&link).unwrap().is_held());
+}

@@ -162,7 +162,12 @@ pub(crate) fn lock_open(path: &Path, options: &OpenOptions) -> io::Result<File> 
             Err(std::fs::TryLockError::WouldBlock) => return Err(busy(&file)),
             Err(std::fs::TryLockError::Error(e)) => return Err(e),
         }
-        if same_file(path, &file) {
+        // Followed, as the open followed it: a target may be a link to its file.
+        let still = match (fs::metadata(path), file.metadata()) {
+            (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+            _ => false,
+        };
+        if still {
             return Ok(file);
         }
     }
