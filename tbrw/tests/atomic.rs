@@ -284,3 +284,124 @@ fn both_durabilities_write_the_same_file() {
     assert_eq!(names(dir.path()), ["ordered.tb5", "synced.tb5"]);
     Tb5File::open(dir.path().join("ordered.tb5")).unwrap().verify().unwrap();
 }
+
+/// Who holds a target's lock is told: an exclusive `flock` is another
+/// writer's, a shared one a reader's that asked writers to wait. Every
+/// writer (append, new file, a command's work file, the C API's open for
+/// writing) refuses either with the message that says which, and changes
+/// nothing.
+#[test]
+fn a_locked_target_is_refused_saying_who_holds_it() {
+    use tbrw::work_file::{self, READER_HOLDS, WRITER_HOLDS};
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("l.tb5");
+    write_content(&p, &guide_content(5)).unwrap();
+    let old = std::fs::read(&p).unwrap();
+    for (shared, why) in [(false, WRITER_HOLDS), (true, READER_HOLDS)] {
+        // Another open file description: flock locks conflict across them, as across processes.
+        let holder = std::fs::File::open(&p).unwrap();
+        if shared {
+            holder.try_lock_shared().unwrap();
+        } else {
+            holder.try_lock().unwrap();
+        }
+        let refused = |what: &str, e: Error| {
+            assert_eq!(e.code(), codes::TBRW_FILE_OPEN_FAILED, "{what}: {e}");
+            assert_eq!(e.to_string(), format!("{}: cannot open: {why}", p.display()), "{what}");
+        };
+        refused("append", Tb5Writer::append(&p).unwrap_err());
+        refused("new file", Tb5Writer::create(&p).unwrap_err());
+        refused("engine", Engine::open(&p, access::WRITE).unwrap_err());
+        let e = work_file::lock_target(&p).unwrap_err();
+        assert_eq!((e.kind(), e.to_string()), (std::io::ErrorKind::WouldBlock, why.to_owned()));
+        let e = work_file::WorkFile::create(&p).unwrap_err();
+        assert_eq!((e.kind(), e.to_string()), (std::io::ErrorKind::WouldBlock, why.to_owned()));
+        // Readers take no lock: they read on.
+        Tb5File::open(&p).unwrap().verify().unwrap();
+        drop(holder);
+        assert_eq!(std::fs::read(&p).unwrap(), old);
+        assert_eq!(names(dir.path()), ["l.tb5"]);
+    }
+    Tb5Writer::append(&p).unwrap().abort(); // free again
+}
+
+/// The same told apart for a lock another process holds (the `flock`
+/// command, where installed).
+#[test]
+fn a_lock_another_process_holds_is_told_apart_too() {
+    use std::process::{Command, Stdio};
+    use tbrw::work_file::{self, READER_HOLDS, WRITER_HOLDS};
+    if Command::new("flock").arg("--version").stdout(Stdio::null()).status().is_err() {
+        eprintln!("no flock command: skipped");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("f.tb5");
+    write_content(&p, &guide_content(5)).unwrap();
+    for (flag, why) in [("-x", WRITER_HOLDS), ("-s", READER_HOLDS)] {
+        // -o: the lock stays with `flock` itself, not with the `sleep` it runs.
+        let mut holder = Command::new("flock").args([flag, "-o"]).arg(&p).args(["sleep", "60"]).spawn().unwrap();
+        let start = std::time::Instant::now();
+        let e = loop {
+            match work_file::lock_target(&p) {
+                Err(e) => break e,
+                Ok(_) => {
+                    assert!(start.elapsed().as_secs() < 20, "flock {flag} never took the lock");
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                }
+            }
+        };
+        assert_eq!(e.to_string(), why, "flock {flag}");
+        assert!(Tb5Writer::append(&p).unwrap_err().to_string().ends_with(why), "flock {flag}");
+        holder.kill().unwrap();
+        holder.wait().unwrap();
+    }
+    Tb5Writer::append(&p).unwrap().abort(); // free again
+}
+
+/// An export replacing a file takes the target's writer lock before its
+/// work ([`work_file::lock_target`]) and holds it until its file is in
+/// place: writers are refused throughout, and free to go after.
+#[test]
+fn an_export_holds_the_target_lock_until_its_file_is_in_place() {
+    use std::io::Write;
+    use tbrw::work_file::{self, WorkFile, WRITER_HOLDS};
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("x.tb5");
+    write_content(&p, &guide_content(5)).unwrap();
+    let lock = work_file::lock_target(&p).unwrap();
+    assert!(lock.is_held());
+    assert_eq!(lock.target(), p);
+    assert!(Tb5Writer::append(&p).unwrap_err().to_string().ends_with(WRITER_HOLDS));
+    let w = WorkFile::create_locked(lock).unwrap();
+    w.file().write_all(b"exported").unwrap();
+    assert!(Tb5Writer::append(&p).unwrap_err().to_string().ends_with(WRITER_HOLDS), "held during the work");
+    assert!(Tb5File::open(&p).is_ok(), "the old file, until the new one is in place");
+    w.persist().unwrap();
+    assert_eq!(std::fs::read(&p).unwrap(), b"exported");
+    assert_eq!(names(dir.path()), ["x.tb5"]);
+    drop(work_file::lock_target(&p).unwrap()); // free
+                                               // Nothing at the target: nothing to hold, nothing refused.
+    let none = work_file::lock_target(&dir.path().join("new.csv")).unwrap();
+    assert!(!none.is_held());
+    // A bad target is refused before any work.
+    assert_eq!(work_file::lock_target(dir.path()).unwrap_err().raw_os_error(), Some(libc::EISDIR));
+}
+
+/// A target reached through a symbolic link: the lock is taken on the file
+/// it names (not retried forever because the link itself is another inode).
+#[test]
+fn a_target_behind_a_symbolic_link_is_locked_and_appended_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let real = dir.path().join("real.tb5");
+    let link = dir.path().join("link.tb5");
+    write_content(&real, &guide_content(5)).unwrap();
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let mut w = Tb5Writer::append(&link).unwrap();
+    write_streams(&mut w, &guide_content(1).streams[1..]).unwrap();
+    // Held on the file itself: a writer through its real name is refused.
+    assert!(Tb5Writer::append(&real).unwrap_err().to_string().ends_with(tbrw::work_file::WRITER_HOLDS));
+    w.close().unwrap();
+    assert_eq!(Tb5File::open(&real).unwrap().generation(), 2);
+    assert!(tbrw::work_file::lock_target(&link).unwrap().is_held());
+}

@@ -184,3 +184,43 @@ fn forged_bind_sections_are_caught() {
         assert!(e.to_string().contains(msg), "{what}: {e}");
     }
 }
+
+/// A newest commit that does not read (its directory cut off or damaged:
+/// writes lost in a power loss) gives way to the commit before it: the
+/// file opens as that one, `verify` names the newest one's damage, and an
+/// append refuses the file instead of overwriting the damaged commit.
+#[test]
+fn a_damaged_newest_commit_gives_way_to_the_one_before() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("two.tb5");
+    write_content(&p, &guide_content(20)).unwrap();
+    let first = std::fs::read(&p).unwrap();
+    let mut w = Tb5Writer::append(&p).unwrap();
+    write_streams(&mut w, &guide_content(5).streams[1..]).unwrap();
+    w.close().unwrap();
+    let both = std::fs::read(&p).unwrap();
+    assert_eq!(Tb5File::from_bytes("two.tb5", both.clone()).unwrap().generation(), 2);
+
+    let cut = both[..both.len() - 1].to_vec();
+    let mut flipped = both.clone();
+    let last = flipped.len() - 1;
+    flipped[last] ^= 0x40; // in the newest directory
+    for (what, bytes, why) in [("cut", cut, "lies outside"), ("flipped", flipped, "checksum mismatch")] {
+        let f = Tb5File::from_bytes("two.tb5", bytes.clone()).unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert_eq!((f.generation(), f.stream_count()), (1, 2), "{what}");
+        assert_eq!(read_content(&f).unwrap(), expected(&guide_content(20)), "{what}");
+        let e = f.verify().unwrap_err().to_string();
+        assert!(e.contains("the newest commit (generation 2) does not read") && e.contains(why), "{what}: {e}");
+        // On disk: an append refuses it, and leaves it as it is.
+        std::fs::write(&p, &bytes).unwrap();
+        let e = Tb5Writer::append(&p).unwrap_err().to_string();
+        assert!(e.contains("generation 2") && e.contains(why), "{what}: {e}");
+        assert_eq!(std::fs::read(&p).unwrap(), bytes, "{what}");
+    }
+
+    // Neither commit reads: the newest one's error.
+    let mut neither = both[..both.len() - 1].to_vec();
+    neither[first.len() - 12] ^= 1; // the crc of the first directory's last entry
+    let e = Tb5File::from_bytes("two.tb5", neither).unwrap_err().to_string();
+    assert!(e.contains("byte 96: directory at byte") && e.contains("lies outside"), "{e}");
+}

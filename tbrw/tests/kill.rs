@@ -1,7 +1,13 @@
 //! Writers killed with SIGKILL at random moments of a large create or
 //! append leave no work file and no grown file: 20 kills of each, every
-//! one followed by the checks below. A custom harness (no libtest): the
-//! same binary is the writer, run as a child process when `CHILD` is set.
+//! one followed by the checks below. Then, deterministically, writers
+//! killed at each of their crash points in turn (every write, truncation,
+//! link and rename of a new file replacing an old one, of a new file, of an
+//! append, of a work file as the command line's exports use it): the
+//! target is the old or the new file, whole, and the folder holds nothing
+//! else once the next writer of the target has run. A custom harness (no
+//! libtest): the same binary is the writer, run as a child process when
+//! `CHILD` is set.
 //!
 //! Bounded: each kill lands within [`MAX_DELAY_MS`] of the child's start,
 //! so the whole run takes seconds. Not timing-dependent: wherever the kill
@@ -10,6 +16,8 @@
 
 mod common;
 
+use std::io::Write;
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -26,6 +34,10 @@ const RECORDS: u32 = 500_000;
 fn main() {
     if let Ok(spec) = std::env::var(CHILD) {
         let (mode, path) = spec.split_once(':').expect("mode:path");
+        if let Some(once) = mode.strip_prefix("once-") {
+            write_once(once, Path::new(path)).unwrap();
+            std::process::exit(0);
+        }
         child(mode, Path::new(path));
     }
     let seed = std::env::var("TBRW_KILL_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
@@ -37,6 +49,23 @@ fn main() {
     let created = killed_creates(dir.path(), &mut rng);
     let appended = killed_appends(dir.path(), &mut rng);
     println!("kill test: {KILLS} creates ({created} committed files seen), {KILLS} appends ({appended} tails cut): ok");
+    if !cfg!(debug_assertions) {
+        // The library has crash points in builds with debug assertions only.
+        println!("kill test: crash points skipped (a build without debug assertions has none)");
+        return;
+    }
+    for (mode, durable) in [
+        ("replace", false),
+        ("replace", true),
+        ("create", false),
+        ("append", false),
+        ("append", true),
+        ("work-file", false),
+    ] {
+        let names = killed_at_each_point(dir.path(), mode, durable);
+        let synced = if durable { " (TBRW_DURABLE=1)" } else { "" };
+        println!("kill test: {mode}{synced}: killed at each of {} crash points ({}): ok", names.len(), runs(&names));
+    }
 }
 
 /// Writes in a loop until killed: new files, or appends to an existing one.
@@ -142,9 +171,172 @@ fn killed_appends(dir: &Path, rng: &mut Rng) -> u32 {
         let f = Tb5File::from_bytes("cut", bytes.clone()).unwrap();
         assert_eq!(f.generation(), generation, "kill {i}");
         f.verify().unwrap();
-        assert!(Tb5File::from_bytes("short", bytes[..bytes.len() - 1].to_vec()).is_err(), "kill {i}: tail left");
+        // One byte short, the newest commit's directory is cut: the file
+        // then reads as the commit before (if any), and verify says so.
+        let short = Tb5File::from_bytes("short", bytes[..bytes.len() - 1].to_vec());
+        assert!(short.map_or(true, |f| f.generation() < generation && f.verify().is_err()), "kill {i}: tail left");
         let (work, files) = listing(dir);
         assert!(work.is_empty() && files == std::slice::from_ref(&p), "kill {i}: {work:?} {files:?}");
     }
     cut
+}
+
+/// `names` with repeats in a row counted: `a, b ×3, c`.
+fn runs(names: &[String]) -> String {
+    let mut out: Vec<(String, usize)> = Vec::new();
+    for n in names {
+        match out.last_mut() {
+            Some((last, k)) if last == n => *k += 1,
+            _ => out.push((n.clone(), 1)),
+        }
+    }
+    out.iter().map(|(n, k)| if *k > 1 { format!("{n} ×{k}") } else { n.clone() }).collect::<Vec<_>>().join(", ")
+}
+
+/// The old file of the crash-point runs, and what each mode writes.
+fn old_content() -> Content {
+    guide_content(10)
+}
+
+fn new_content() -> Content {
+    guide_content(3000)
+}
+
+/// The bytes the work-file mode writes (what an export writes).
+const NEW_EXPORT: &[u8] = b"new export bytes\n";
+
+/// One write of `mode` to `path`, to its end (unless a crash point stops it).
+fn write_once(mode: &str, path: &Path) -> Result<()> {
+    match mode {
+        "replace" | "create" => write_content(path, &new_content()),
+        "append" => {
+            let mut w = Tb5Writer::append(path)?;
+            write_streams(&mut w, &new_content().streams[1..])?;
+            w.close()
+        }
+        "work-file" => {
+            let io = |e: std::io::Error| Error::Io { path: path.to_owned(), action: "write", source: e };
+            let lock = work_file::lock_target(path).map_err(io)?;
+            let w = work_file::WorkFile::create_locked(lock).map_err(io)?;
+            w.file().write_all(NEW_EXPORT).map_err(io)?;
+            w.file().sync_all().map_err(io)?;
+            w.persist().map_err(io)
+        }
+        other => panic!("unknown mode {other}"),
+    }
+}
+
+/// Puts the target of `mode` in its state before the write: `None` for a create.
+fn set_up(mode: &str, p: &Path) -> Option<Vec<u8>> {
+    match mode {
+        "create" => None,
+        "work-file" => {
+            std::fs::write(p, b"old export bytes\n").unwrap();
+            Some(std::fs::read(p).unwrap())
+        }
+        _ => {
+            write_content(p, &old_content()).unwrap();
+            Some(std::fs::read(p).unwrap())
+        }
+    }
+}
+
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    v.sort();
+    v
+}
+
+/// Runs the `mode` write once for each of its crash points, killed there
+/// (`TBRW_TEST_CRASH_AT=k`), and checks what each kill leaves: the target
+/// is the old or the new file, byte for byte, and the new one from some
+/// point on; the only other entry ever seen is the work name holding the
+/// whole new file, right after it was linked; the next writer of the
+/// target leaves nothing but the target. Returns the crash points' names.
+fn killed_at_each_point(dir: &Path, mode: &str, durable: bool) -> Vec<String> {
+    let sub = dir.join(format!("points-{mode}-{durable}"));
+    std::fs::create_dir(&sub).unwrap();
+    let p = sub.join("t.tb5");
+    // The new file: the same write, not killed, elsewhere (writes are deterministic).
+    let reference = dir.join(format!("reference-{mode}-{durable}"));
+    std::fs::create_dir(&reference).unwrap();
+    let r = reference.join("t.tb5");
+    set_up(mode, &r);
+    write_once(mode, &r).unwrap();
+    let new = std::fs::read(&r).unwrap();
+    let mut names = Vec::new();
+    let mut replaced_at = None;
+    for k in 1.. {
+        for name in names_in(&sub) {
+            std::fs::remove_file(sub.join(name)).unwrap();
+        }
+        let old = set_up(mode, &p);
+        let mut cmd = Command::new(std::env::current_exe().unwrap());
+        cmd.env(CHILD, format!("once-{mode}:{}", p.display())).env("TBRW_TEST_CRASH_AT", k.to_string());
+        if durable {
+            cmd.env("TBRW_DURABLE", "1");
+        }
+        let out = cmd.stdout(Stdio::null()).stderr(Stdio::piped()).output().unwrap();
+        if out.status.success() {
+            assert_eq!(std::fs::read(&p).unwrap(), new, "{mode}: not killed, the new file");
+            break;
+        }
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.signal(), Some(libc::SIGKILL), "{mode}, point {k}: {}\n{stderr}", out.status);
+        let name = stderr
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("tbrw crash point {k}: ")))
+            .unwrap_or_else(|| panic!("{mode}, point {k}: no crash point named in {stderr:?}"))
+            .to_owned();
+        let at = format!("{mode}, killed at point {k} ({name})");
+        // The target: old or new, whole.
+        let now = std::fs::read(&p).ok();
+        let is_new = if mode == "append" {
+            // A killed append may leave bytes past the committed end; the
+            // next writer cuts them off, leaving the old or the new file.
+            let f = Tb5File::open(&p).unwrap_or_else(|e| panic!("{at}: {e}"));
+            f.verify().unwrap_or_else(|e| panic!("{at}: {e}"));
+            Tb5Writer::append(&p).unwrap().abort();
+            let cut = std::fs::read(&p).unwrap();
+            assert!(cut == new || Some(&cut) == old.as_ref(), "{at}: neither the old nor the new file");
+            cut == new
+        } else {
+            assert!(now.as_ref() == Some(&new) || now == old, "{at}: neither the old nor the new file");
+            now.as_ref() == Some(&new)
+        };
+        match replaced_at {
+            None if is_new => replaced_at = Some(k),
+            Some(_) => assert!(is_new, "{at}: the old file came back"),
+            None => {}
+        }
+        // The folder: the target, and nothing else but the work name of
+        // the whole new file between its link and its rename.
+        let extra: Vec<String> = names_in(&sub).into_iter().filter(|n| n != "t.tb5").collect();
+        if name == "linked under a work name" {
+            assert_eq!(extra.len(), 1, "{at}: {extra:?}");
+            assert_eq!(std::fs::read(sub.join(&extra[0])).unwrap(), new, "{at}: the work name holds the new file");
+        } else {
+            assert!(extra.is_empty(), "{at}: left {extra:?}");
+        }
+        // The next writer of the target removes what the killed one left.
+        drop(work_file::lock_target(&p).unwrap_or_else(|e| panic!("{at}: the next writer: {e}")));
+        let left: Vec<String> = names_in(&sub).into_iter().filter(|n| n != "t.tb5").collect();
+        assert!(left.is_empty(), "{at}: the next writer left {left:?}");
+        names.push(name);
+    }
+    let has = |n: &str| names.iter().any(|x| x == n);
+    let expected: &[&str] = match mode {
+        "replace" | "work-file" => &["linked under a work name", "renamed into place"],
+        "create" => &["linked into place"],
+        _ => &["tail cut", "slot written"],
+    };
+    for n in expected {
+        assert!(has(n), "{mode}: no crash point {n:?} in {names:?}");
+    }
+    if durable {
+        assert!(has("slot synced"), "{mode}: no fsync points in {names:?}");
+    }
+    assert!(replaced_at.is_some() || mode == "append", "{mode}: no kill left the new file");
+    names
 }

@@ -128,30 +128,39 @@ pub(crate) fn check_header(path: &Path, bytes: &[u8]) -> Result<()> {
     Ok(())
 }
 
-/// The newest commit whose slot is completely written, and which slot
-/// (0 = A, 1 = B) holds it. A torn slot (bad slot checksum) is what an
-/// interrupted commit leaves: it is skipped. `bytes` holds at least the header.
-pub(crate) fn newest_slot(path: &Path, bytes: &[u8]) -> Result<(SlotRaw, usize)> {
-    let mut best: Option<(SlotRaw, usize)> = None;
+/// The commits whose slot is completely written, newest first, each with
+/// the slot that holds it (0 = A, 1 = B). A torn slot (bad slot checksum)
+/// is what an interrupted commit leaves, or what a reader sees of a slot
+/// being written: it is skipped. `head` holds the header and both slots,
+/// and must be the caller's own copy, not a view of a file that can change
+/// meanwhile: each slot is decoded and checksummed from the same bytes, so
+/// a slot rewritten while it is read is torn here, never a mix of two
+/// commits that passes the check.
+pub(crate) fn commit_slots(path: &Path, head: &[u8]) -> Result<Vec<(SlotRaw, usize)>> {
+    let mut slots = Vec::with_capacity(2);
     for (i, at) in SLOT_OFFSET.into_iter().enumerate() {
-        let at = at as usize;
-        let s = SlotRaw::decode(&bytes[at..]).unwrap_or_default();
-        if s.generation == 0 || !crc_matches(s.crc, crc32fast::hash(&bytes[at..at + SLOT_CRC_END])) {
+        let Some(bytes) = head.get(at as usize..at as usize + SlotRaw::SIZE) else { continue };
+        let s = SlotRaw::decode(bytes).unwrap_or_default();
+        if s.generation == 0 || !crc_matches(s.crc, crc32fast::hash(&bytes[..SLOT_CRC_END])) {
             continue;
         }
-        if best.as_ref().is_none_or(|(b, _)| s.generation > b.generation) {
-            best = Some((s, i));
-        }
+        slots.push((s, i));
     }
-    best.ok_or_else(|| {
-        Error::malformed(header_at(path, SLOT_OFFSET[0]), "no complete commit: both commit slots are empty or torn")
-    })
+    slots.sort_by_key(|(s, _)| std::cmp::Reverse(s.generation));
+    if slots.is_empty() {
+        return Err(Error::malformed(
+            header_at(path, SLOT_OFFSET[0]),
+            "no complete commit: both commit slots are empty or torn",
+        ));
+    }
+    Ok(slots)
 }
 
 /// The directory bytes the slot in `slot_index` points at, checked against
-/// the file and the slot's checksum. A slot that is intact but points at a
-/// damaged directory is corruption, because a commit makes its directory
-/// durable before it writes the slot.
+/// `bytes` (the file as mapped) and the slot's checksum. A commit writes
+/// its directory before the slot that points at it, so for a slot read
+/// before `bytes` were sized this fails only when writes were lost (a power
+/// loss, damage): the reader then falls back to the older commit.
 pub(crate) fn directory_bytes<'a>(path: &Path, bytes: &'a [u8], slot: &SlotRaw, slot_index: usize) -> Result<&'a [u8]> {
     let len = bytes.len() as u64;
     let at = header_at(path, SLOT_OFFSET[slot_index]);
@@ -311,15 +320,19 @@ mod tests {
     }
 
     #[test]
-    fn the_newest_intact_slot_wins() {
+    fn intact_slots_come_newest_first() {
         let p = Path::new("t.tb5");
+        let gens = |b: &[u8]| commit_slots(p, b).map(|v| v.iter().map(|(s, i)| (s.generation, *i)).collect::<Vec<_>>());
         let mut b = new_header();
-        assert!(newest_slot(p, &b).is_err(), "two empty slots");
-        b[64..96].copy_from_slice(&commit_slot(1, 128, &[], 0).unwrap());
+        assert!(gens(&b).is_err(), "two empty slots");
+        b[64..96].copy_from_slice(&commit_slot(3, 128, &[], 0).unwrap());
         b[96..128].copy_from_slice(&commit_slot(2, 128, &[], 0).unwrap());
-        assert_eq!(newest_slot(p, &b).map(|(s, i)| (s.generation, i)).unwrap(), (2, 1));
+        assert_eq!(gens(&b).unwrap(), [(3, 0), (2, 1)]);
+        b[96..128].copy_from_slice(&commit_slot(4, 128, &[], 0).unwrap());
+        assert_eq!(gens(&b).unwrap(), [(4, 1), (3, 0)]);
         b[100] ^= 0xFF; // slot B torn
-        assert_eq!(newest_slot(p, &b).map(|(s, i)| (s.generation, i)).unwrap(), (1, 0));
+        assert_eq!(gens(&b).unwrap(), [(3, 0)]);
+        assert_eq!(gens(&b[..100]).unwrap(), [(3, 0)], "a short head holds slot A only");
     }
 
     #[test]

@@ -5,13 +5,19 @@
 //! indexing in [`super::directory`]); sections are decoded on access, each
 //! checked against its checksum first (except data sections, whose records
 //! are handed out as slices of the mapping; [`Tb5File::verify`] checks those).
+//!
+//! Another process may be appending while a file is opened (docs/FORMAT.md,
+//! "Readers during appends"): the commit slots are copied out of the file
+//! before its size is taken and it is mapped, so the mapping holds every
+//! commit a copied slot names; a commit that still does not read (lost
+//! writes) gives way to the older one.
 
 use std::fs::File;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use memmap2::Mmap;
+use memmap2::{Mmap, MmapOptions};
 
 use super::directory::{Directory, SectionEntry};
 use super::stream::StreamReader;
@@ -19,7 +25,7 @@ use super::tables::{ModuleTable, ProcessTable};
 use crate::format::codec;
 use crate::format::container;
 use crate::format::cursor::SectionCursor;
-use crate::format::raw::{ModuleRaw, PidRaw, ProcessThreadRaw, Raw, TidRaw};
+use crate::format::raw::{ModuleRaw, PidRaw, ProcessThreadRaw, Raw, SlotRaw, TidRaw};
 use crate::model::error::{Error, Location, Result};
 use crate::model::hardware::System;
 use crate::model::section::{BindSection, GlobalSection, SectionRef, StreamSection};
@@ -84,6 +90,17 @@ pub struct Tb5File {
     active_slot: usize,
     committed_end: u64,
     dir: Directory,
+    /// Why the newer commit of the two slots was passed over, when it was.
+    passed_over: Option<PassedOver>,
+}
+
+/// A newer commit whose slot is intact but whose directory or string
+/// blocks do not read (see [`Tb5File::open`]).
+#[derive(Debug)]
+struct PassedOver {
+    slot: usize,
+    generation: u64,
+    why: String,
 }
 
 impl std::fmt::Debug for Tb5File {
@@ -99,20 +116,35 @@ impl std::fmt::Debug for Tb5File {
 
 impl Tb5File {
     /// Opens and maps a TB5 file.
+    ///
+    /// Safe while another process appends to the file: the view is the
+    /// newest commit whose directory and string blocks lie inside the file
+    /// and whose checksums hold, else the older of the two commit slots;
+    /// bytes of an append not yet committed are never looked at.
     pub fn open(path: impl AsRef<Path>) -> Result<Tb5File> {
         let path = path.as_ref();
         let file = File::open(path).map_err(|source| Error::FileOpen { path: path.to_owned(), source })?;
+        // The header and both commit slots are copied out first, the size
+        // taken only after. A commit writes its sections and directory
+        // before its slot, and a file never shrinks below a commit's end:
+        // so the mapping covers every commit a copied slot names. (Sized
+        // first, the mapping can miss the directory of a commit whose slot
+        // lands in between: the failures of issue #29.)
+        let head = read_head(&file, path)?;
         let len = file.metadata().map_err(|e| Error::io(path, "stat", e))?.len();
+        let len = usize::try_from(len).map_err(|_| Error::io(path, "mmap", std::io::ErrorKind::FileTooLarge.into()))?;
         let backing = if len == 0 {
             Backing::Owned(Vec::new())
         } else {
             // SAFETY: the mapping is read-only. Another process truncating or
             // rewriting the file while it is mapped is outside what this
-            // library can guard against (as for every mmap-based reader); this
-            // library itself never changes committed bytes of a file.
-            Backing::Map(unsafe { Mmap::map(&file) }.map_err(|e| Error::io(path, "mmap", e))?)
+            // library can guard against (as for every mmap-based reader). This
+            // library never changes committed bytes of a file, and cuts off
+            // only bytes past the committed end, which a view never reads
+            // ([`Tb5File::bytes`] ends at its commit's end).
+            Backing::Map(unsafe { MmapOptions::new().len(len).map(&file) }.map_err(|e| Error::io(path, "mmap", e))?)
         };
-        Self::parse(path.to_owned(), backing)
+        Self::parse(path.to_owned(), &head, backing)
     }
 
     /// What a writing session has finished so far, to read before it
@@ -142,6 +174,7 @@ impl Tb5File {
             active_slot: 0,
             committed_end: end,
             dir,
+            passed_over: None,
         })
     }
 
@@ -153,32 +186,79 @@ impl Tb5File {
 
     /// Reads a TB5 file from bytes in memory; `name` is what errors call it.
     pub fn from_bytes(name: impl Into<PathBuf>, bytes: Vec<u8>) -> Result<Tb5File> {
-        Self::parse(name.into(), Backing::Owned(bytes))
+        let head = bytes[..bytes.len().min(container::HEADER_SIZE as usize)].to_vec();
+        Self::parse(name.into(), &head, Backing::Owned(bytes))
     }
 
     pub(crate) fn loc(&self, section: SectionRef, offset: u64) -> Location {
         Location { file: self.path.clone(), section, record: None, offset }
     }
 
-    fn parse(path: PathBuf, backing: Backing) -> Result<Tb5File> {
+    /// `head`: the caller's copy of the first (up to) [`container::HEADER_SIZE`]
+    /// bytes, taken before `backing` was sized.
+    fn parse(path: PathBuf, head: &[u8], backing: Backing) -> Result<Tb5File> {
+        container::check_header(&path, head)?;
+        let backing = Arc::new(backing);
+        let slots = container::commit_slots(&path, head)?;
+        let (newest, newest_index) = &slots[0];
+        let why = match Self::at_commit(&path, &backing, newest, *newest_index) {
+            Ok(file) => return Ok(file),
+            Err(e) => e,
+        };
+        // The older commit is read only when the newer one does not; when
+        // neither does, the newer one's error is the one to report.
+        for (slot, index) in &slots[1..] {
+            if let Ok(mut file) = Self::at_commit(&path, &backing, slot, *index) {
+                file.passed_over =
+                    Some(PassedOver { slot: *newest_index, generation: newest.generation, why: why.to_string() });
+                return Ok(file);
+            }
+        }
+        Err(why)
+    }
+
+    /// The view of the commit in slot `index`, checked: its directory and
+    /// string blocks inside the file, their checksums right.
+    fn at_commit(path: &Path, backing: &Arc<Backing>, slot: &SlotRaw, index: usize) -> Result<Tb5File> {
         let bytes = backing.bytes();
-        container::check_header(&path, bytes)?;
-        let (slot, active_slot) = container::newest_slot(&path, bytes)?;
-        let dir_bytes = container::directory_bytes(&path, bytes, &slot, active_slot)?;
-        let dir = Directory::read(&path, bytes, &slot, dir_bytes)?;
+        let dir_bytes = container::directory_bytes(path, bytes, slot, index)?;
+        let dir = Directory::read(path, bytes, slot, dir_bytes)?;
         let file = Tb5File {
             generation: slot.generation,
-            active_slot,
+            active_slot: index,
             committed_end: slot.dir_offset + u64::from(slot.dir_length),
             dir,
-            path,
-            backing: Arc::new(backing),
+            path: path.to_owned(),
+            backing: Arc::clone(backing),
+            passed_over: None,
         };
         // String blocks are read on every string lookup: check them once here.
         for e in file.dir.entries.iter().filter(|e| e.section == SectionRef::Strings) {
             file.checked_bytes(e)?;
         }
         Ok(file)
+    }
+
+    /// When the newer commit of the file's two commit slots was passed over
+    /// because it does not read (writes lost, damage), what is wrong with
+    /// it: [`Tb5File::verify`] reports it, and an append refuses the file
+    /// rather than overwrite that commit.
+    pub(crate) fn passed_over_error(&self) -> Option<Error> {
+        self.passed_over.as_ref().map(|p| {
+            Error::malformed(
+                Location {
+                    file: self.path.clone(),
+                    section: SectionRef::Header,
+                    record: None,
+                    offset: container::SLOT_OFFSET[p.slot],
+                },
+                format!(
+                    "the newest commit (generation {}) does not read, so the file reads as the commit before it \
+                     (generation {}): {}",
+                    p.generation, self.generation, p.why
+                ),
+            )
+        })
     }
 
     /// The file's path (or the name given to [`Tb5File::from_bytes`]).
@@ -204,8 +284,12 @@ impl Tb5File {
         &self.dir.entries
     }
 
+    /// The file's bytes up to the end of this view's commit. Nothing past
+    /// it belongs to the view: it is what an append in progress (or a
+    /// killed one) wrote, which the next writer may cut off, so a mapping
+    /// that still covers it must not be read there.
     pub(crate) fn bytes(&self) -> &[u8] {
-        self.backing.bytes()
+        &self.backing.bytes()[..self.committed_end as usize]
     }
 
     /// `bytes` (a slice of this file's bytes) as [`SharedBytes`]; `None`
@@ -393,4 +477,22 @@ impl Tb5File {
     pub fn verify(&self) -> Result<()> {
         super::verify::verify(self)
     }
+}
+
+/// The first [`container::HEADER_SIZE`] bytes of `file` (fewer when it is
+/// shorter), copied: the header and both commit slots.
+fn read_head(file: &File, path: &Path) -> Result<Vec<u8>> {
+    use std::os::unix::fs::FileExt;
+    let mut head = vec![0u8; container::HEADER_SIZE as usize];
+    let mut got = 0;
+    while got < head.len() {
+        match file.read_at(&mut head[got..], got as u64) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(Error::io(path, "read", e)),
+        }
+    }
+    head.truncate(got);
+    Ok(head)
 }

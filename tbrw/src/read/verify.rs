@@ -2,7 +2,8 @@
 //!
 //! It checks, in this order, stopping at the first failure:
 //! 1. magic, format version, header checksum and directory (done when the
-//!    file is opened);
+//!    file is opened), and that the view is the newest commit: a newer one
+//!    that does not read, passed over on open, is an error here;
 //! 2. the checksum of every section, data included;
 //! 3. the string table: offsets in order and inside their block, UTF-8;
 //! 4. that every section decodes, and every string id in it names a string;
@@ -52,6 +53,9 @@ pub(crate) fn verify(file: &Tb5File) -> Result<()> {
         offset,
     };
 
+    if let Some(e) = file.passed_over_error() {
+        return Err(e);
+    }
     for e in file.directory() {
         file.check_section_crc(e)?;
     }

@@ -14,8 +14,12 @@
 //! next writer to open the file.
 //!
 //! Writers of one path exclude each other with an advisory lock (`flock`)
-//! on the target: an append holds it on the file it extends, a new file on
-//! the file it is going to replace, so neither can silently undo the other.
+//! on the target ([`work_file::lock_target`]): an append holds it on the
+//! file it extends, a new file on the file it is going to replace, so
+//! neither can silently undo the other.
+//!
+//! Every write, truncation and the slot of a commit is followed by a crash
+//! point ([`work_file::crash_point`]: test builds stop there on request).
 
 use std::collections::HashSet;
 use std::fs::{File, OpenOptions};
@@ -24,7 +28,7 @@ use std::path::{Path, PathBuf};
 
 use super::durability::Durability;
 use super::sink::SectionSink;
-use super::work_file::{self, WorkFile};
+use super::work_file::{self, crash_point, WorkFile};
 use crate::format::container::{self, NO_STREAM};
 use crate::format::kind::SectionKind;
 use crate::format::raw::{DirEntryRaw, ProcessThreadRaw, Raw};
@@ -83,14 +87,12 @@ pub(crate) struct Output {
     /// Whether commits `fsync` (see [`Durability`]).
     durability: Durability,
     file: File,
-    /// The work file of a new file (put at `path` on commit); `None` when appending.
+    /// The work file of a new file (put at `path` on commit; it holds the
+    /// writer lock of the file it replaces until then); `None` when appending.
     temp: Option<WorkFile>,
-    /// The replaced file of a new file, held open for its writer lock.
-    _replaced: Option<File>,
-    /// The target path: what errors name, and where a new file goes.
+    /// The target path: what errors name, where a new file goes, and
+    /// beside which spill files are made.
     path: PathBuf,
-    /// The folder for spill files.
-    dir: PathBuf,
     /// Next free byte.
     end: u64,
     /// The committed end when appending; the header size for a new file.
@@ -106,78 +108,50 @@ pub(crate) struct Output {
     revision: u64,
 }
 
-/// The folder a file at `path` lives in.
-pub(crate) fn folder_of(path: &Path) -> PathBuf {
-    work_file::folder_of(path)
-}
-
-/// The error of a writer that finds another writer's lock on `path`.
-fn busy(path: &Path) -> Error {
-    Error::FileOpen {
-        path: path.to_owned(),
-        source: std::io::Error::new(
-            std::io::ErrorKind::WouldBlock,
-            "another writer (an append, or a new file replacing it) has it open",
-        ),
-    }
-}
-
-/// Takes the writer lock of `file` (the file at `path`).
-fn lock(file: &File, path: &Path) -> Result<()> {
-    match file.try_lock() {
-        Ok(()) => Ok(()),
-        Err(std::fs::TryLockError::WouldBlock) => Err(busy(path)),
-        Err(std::fs::TryLockError::Error(e)) => Err(Error::FileOpen { path: path.to_owned(), source: e }),
-    }
-}
-
 impl Output {
     /// A new file, built in a work file for `path`. The path is checked
-    /// first (see [`work_file::check_target`]), and a file it would replace
-    /// is locked against other writers until this one is done.
+    /// and a file it would replace locked against other writers until this
+    /// one is done, first (see [`work_file::lock_target`]).
     pub(crate) fn create(path: &Path, durability: Durability) -> Result<Output> {
         let open_err = |source| Error::FileOpen { path: path.to_owned(), source };
-        work_file::check_target(path).map_err(open_err)?;
-        let replaced = match File::open(path) {
-            Ok(f) => {
-                lock(&f, path)?;
-                Some(f)
-            }
-            // Nothing to replace; or a file this user may replace (the folder is
-            // writable) but not read: it cannot be locked, and an appender could
-            // not open it either.
-            Err(_) => None,
-        };
-        let temp = WorkFile::create(path).map_err(open_err)?;
+        let temp = WorkFile::create_locked(work_file::lock_target(path).map_err(open_err)?).map_err(open_err)?;
         let file = temp.file().try_clone().map_err(|e| Error::io(path, "open", e))?;
         file.write_all_at(&container::new_header(), 0).map_err(|e| Error::io(path, "write", e))?;
-        let mut out = Output::new(file, Some(temp), path, folder_of(path), container::HEADER_SIZE, durability);
-        out._replaced = replaced;
-        Ok(out)
+        crash_point("header written");
+        Ok(Output::new(file, Some(temp), path, container::HEADER_SIZE, durability))
     }
 
     /// An append to the file at `path`: locks it for this writer and returns
     /// it with its committed content. Bytes past the committed end (what a
-    /// killed append left) are cut off here.
+    /// killed append left) are cut off here, and so are the work files a
+    /// killed writer of the same target left beside it. A file whose newest
+    /// commit does not read is refused: appending would overwrite it.
     pub(crate) fn append(path: &Path, durability: Durability) -> Result<(Output, Tb5File)> {
         let open_err = |source| Error::FileOpen { path: path.to_owned(), source };
         work_file::check_existing(path).map_err(open_err)?;
-        let file = OpenOptions::new().read(true).write(true).open(path).map_err(open_err)?;
-        lock(&file, path)?;
+        let mut rw = OpenOptions::new();
+        rw.read(true).write(true);
+        let file = work_file::lock_open(path, &rw).map_err(open_err)?;
+        crash_point("target locked");
+        work_file::remove_dead(&work_file::folder_of(path), path);
         let existing = Tb5File::open(path)?;
+        // A newer commit that does not read (lost writes) would be cut off
+        // and its slot overwritten: refused, so that `verify` can still name it.
+        if let Some(e) = existing.passed_over_error() {
+            return Err(e);
+        }
         let end = existing.committed_end();
         file.set_len(end).map_err(|e| Error::io(path, "truncate", e))?;
-        Ok((Output::new(file, None, path, folder_of(path), end, durability), existing))
+        crash_point("tail cut");
+        Ok((Output::new(file, None, path, end, durability), existing))
     }
 
-    fn new(file: File, temp: Option<WorkFile>, path: &Path, dir: PathBuf, end: u64, durability: Durability) -> Output {
+    fn new(file: File, temp: Option<WorkFile>, path: &Path, end: u64, durability: Durability) -> Output {
         Output {
             durability,
             file,
             temp,
-            _replaced: None,
             path: path.to_owned(),
-            dir,
             end,
             base_end: end,
             tail: None,
@@ -190,7 +164,7 @@ impl Output {
 
     /// Appends bytes to a sink of a section of this output.
     pub(crate) fn write(&self, sink: &mut SectionSink, bytes: &[u8]) -> Result<()> {
-        sink.write(bytes, &self.file, &self.dir, &self.path)
+        sink.write(bytes, &self.file, &self.path)
     }
 
     /// Hands the bytes a sink of this output holds so far to `f`, in order
@@ -233,6 +207,7 @@ impl Output {
         let Some(Part::Sink(sink)) = p.parts.into_iter().next() else { unreachable!("matched above") };
         let (length, crc) = sink.finish_direct(&self.file, &self.path)?;
         self.revision += 1;
+        crash_point("data section written");
         self.entries.push(entry(p.kind, p.stream, start, length, p.count, p.record_size, crc));
         self.end = start + length;
         self.tail = None;
@@ -290,7 +265,7 @@ impl Output {
     /// data section that holds it, moves off it (its bytes so far to a
     /// spill file) and goes on as a section to be copied when finished.
     pub(crate) fn free_tail(&mut self, sink: &mut SectionSink) -> Result<()> {
-        sink.leave_tail(&self.file, &self.dir, &self.path)?;
+        sink.leave_tail(&self.file, &self.path)?;
         self.tail = None;
         self.revision += 1;
         self.flush_pending()
@@ -340,6 +315,7 @@ impl Output {
             }
         }
         self.zero_pad(self.end, start)?;
+        crash_point("section written");
         self.entries.push(entry(p.kind, p.stream, start, at - start, p.count, p.record_size, hasher.finalize()));
         self.end = at;
         Ok(())
@@ -396,14 +372,17 @@ impl Output {
         let dir_offset = container::align(self.end);
         self.zero_pad(self.end, dir_offset)?;
         self.file.write_all_at(&dir, dir_offset).map_err(|e| Error::io(&path, "write", e))?;
+        crash_point("directory written");
         self.end = dir_offset + dir.len() as u64;
         // Bytes of a discarded data section may lie past the directory.
         self.file.set_len(self.end).map_err(|e| Error::io(&path, "truncate", e))?;
+        crash_point("file cut to its end");
         // The directory and everything before it must be written (durable,
         // when asked) before the slot that points at them: that order is the
         // commit.
         if self.durability.syncs() {
             self.file.sync_all().map_err(|e| Error::io(&path, "fsync", e))?;
+            crash_point("synced");
         }
         let (generation, slot) = match existing {
             Some(e) => (e.generation() + 1, 1 - e.active_slot()),
@@ -416,8 +395,10 @@ impl Output {
             return hook(&self.file, container::SLOT_OFFSET[slot], &s);
         }
         self.file.write_all_at(&s, container::SLOT_OFFSET[slot]).map_err(|e| Error::io(&path, "write", e))?;
+        crash_point("slot written");
         if self.durability.syncs() {
             self.file.sync_all().map_err(|e| Error::io(&path, "fsync", e))?;
+            crash_point("slot synced");
         }
         if let Some(temp) = self.temp.take() {
             let placed = if self.durability.syncs() { temp.persist() } else { temp.put_in_place() };
@@ -432,7 +413,7 @@ impl Output {
     pub(crate) fn into_append(self) -> Result<(Output, Tb5File)> {
         let existing = Tb5File::open(&self.path)?;
         let end = existing.committed_end();
-        Ok((Output::new(self.file, None, &self.path, self.dir, end, self.durability), existing))
+        Ok((Output::new(self.file, None, &self.path, end, self.durability), existing))
     }
 
     /// Drops everything this session wrote: an append cuts the file back to

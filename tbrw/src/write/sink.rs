@@ -4,16 +4,17 @@
 //! streams straight to it ([`Dest::Direct`]); every other open section
 //! collects its bytes in memory and, past [`SPILL_MEMORY`], in an unnamed
 //! temporary file next to the output (`O_TMPFILE`, so nothing is left on
-//! disk whatever happens to the process). Finished sections are copied to
-//! the tail when it is free. Each sink keeps at most one [`CHUNK`] in
-//! memory, which is what bounds the writer's memory independently of the
-//! size of the data.
+//! disk whatever happens to the process; `work_file::spill_file`). Finished
+//! sections are copied to the tail when it is free. Each sink keeps at most
+//! one [`CHUNK`] in memory, which is what bounds the writer's memory
+//! independently of the size of the data.
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
+use super::work_file;
 use crate::model::error::{Error, Result};
 
 /// Bytes a sink buffers before writing them out.
@@ -100,8 +101,9 @@ impl SectionSink {
     }
 
     /// Appends bytes. `out` is the output file (used by direct sinks),
-    /// `dir` the folder for spill files, `path` what errors name.
-    pub(crate) fn write(&mut self, mut bytes: &[u8], out: &File, dir: &Path, path: &Path) -> Result<()> {
+    /// `path` its target: what errors name, and where spill files go
+    /// (beside it, see [`work_file::spill_file`]).
+    pub(crate) fn write(&mut self, mut bytes: &[u8], out: &File, path: &Path) -> Result<()> {
         let limit = match self.dest {
             Dest::Memory => SPILL_MEMORY,
             _ => CHUNK,
@@ -116,7 +118,8 @@ impl SectionSink {
             bytes = &bytes[take..];
             if self.buf.len() == limit {
                 if let Dest::Memory = self.dest {
-                    let f = tempfile::tempfile_in(dir).map_err(|e| Error::io(dir, "create spill file", e))?;
+                    // The error names the target: a temporary file's name means nothing to the user.
+                    let f = work_file::spill_file(path).map_err(|e| Error::io(path, "create spill file", e))?;
                     self.dest = Dest::Spill(f);
                 }
                 self.flush(out, path)?;
@@ -173,13 +176,13 @@ impl SectionSink {
     /// (at its start in `out`) go to a spill file (or stay in memory when
     /// none were written out yet), and it goes on as a spilled sink, to be
     /// copied to the tail when finished. `dir` and `path` as in [`Self::write`].
-    pub(crate) fn leave_tail(&mut self, out: &File, dir: &Path, path: &Path) -> Result<()> {
+    pub(crate) fn leave_tail(&mut self, out: &File, path: &Path) -> Result<()> {
         let Dest::Direct { start } = self.dest else { return Ok(()) };
         if self.flushed == 0 {
             self.dest = Dest::Memory;
             return Ok(());
         }
-        let mut f = tempfile::tempfile_in(dir).map_err(|e| Error::io(dir, "create spill file", e))?;
+        let mut f = work_file::spill_file(path).map_err(|e| Error::io(path, "create spill file", e))?;
         let mut buf = vec![0u8; CHUNK];
         let mut at = 0u64;
         while at < self.flushed {
@@ -239,7 +242,7 @@ mod tests {
         let mut s = SectionSink::memory();
         let data: Vec<u8> = (0..(3 * SPILL_MEMORY + 123)).map(|i| (i * 7 + i / 251) as u8).collect();
         for piece in data.chunks(40_000) {
-            s.write(piece, &out, dir.path(), dir.path()).unwrap();
+            s.write(piece, &out, &dir.path().join("t.tb5")).unwrap();
         }
         assert!(matches!(s.dest, Dest::Spill(_)));
         assert_eq!(s.len(), data.len() as u64);
@@ -257,12 +260,13 @@ mod tests {
         let data: Vec<u8> = (0..(CHUNK * 3 + 77)).map(|i| (i * 13 + i / 7) as u8).collect();
         for (split, start) in [(CHUNK * 2 + 5, 8u64), (10, 8)] {
             let mut s = SectionSink::direct(start, false);
-            s.write(&data[..split], &out, dir.path(), dir.path()).unwrap();
-            s.leave_tail(&out, dir.path(), dir.path()).unwrap();
+            let target = dir.path().join("t.tb5");
+            s.write(&data[..split], &out, &target).unwrap();
+            s.leave_tail(&out, &target).unwrap();
             assert!(s.direct_start().is_none());
             // What comes next overwrites the tail; the sink keeps its bytes.
             out.write_all_at(&vec![0xEE; data.len()], start).unwrap();
-            s.write(&data[split..], &out, dir.path(), dir.path()).unwrap();
+            s.write(&data[split..], &out, &target).unwrap();
             assert_eq!(s.len(), data.len() as u64);
             let (len, crc) = s.copy_to(&out, 4096, dir.path()).unwrap();
             assert_eq!((len, crc.finalize()), (data.len() as u64, crc32fast::hash(&data)));
@@ -278,11 +282,25 @@ mod tests {
         let out = tempfile::tempfile_in(dir.path()).unwrap();
         let mut s = SectionSink::direct(8, true);
         let data: Vec<u8> = (0..(CHUNK * 2 + 5)).map(|i| i as u8).collect();
-        s.write(&data, &out, dir.path(), dir.path()).unwrap();
+        s.write(&data, &out, &dir.path().join("t.tb5")).unwrap();
         let (len, crc) = s.finish_direct(&out, dir.path()).unwrap();
         assert_eq!((len, crc), (data.len() as u64, crc32fast::hash(&data)));
         let mut back = vec![0u8; data.len()];
         out.read_exact_at(&mut back, 8).unwrap();
         assert!(back == data);
+    }
+
+    #[test]
+    fn a_spill_file_that_cannot_be_made_is_named_by_the_target() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = tempfile::tempfile_in(dir.path()).unwrap();
+        // The folder is gone by the time the section spills.
+        let target = dir.path().join("gone/t.tb5");
+        let mut s = SectionSink::memory();
+        let e = s.write(&vec![0u8; SPILL_MEMORY + 1], &out, &target).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!("{}: create spill file: No such file or directory (os error 2)", target.display())
+        );
     }
 }

@@ -1,15 +1,29 @@
 //! Work files: the file a new output is built in before it takes its name,
-//! and the checks a target path gets before any work starts.
+//! the checks a target path gets before any work starts, and the writer
+//! lock of a target.
 //!
 //! A work file must not outlive the process writing it. Where the
 //! filesystem allows it, it has no name at all (`O_TMPFILE`): whatever
 //! happens to the process, the kernel frees it. On commit it gets its name
-//! with `linkat`. Where `O_TMPFILE` (or `/proc/self/fd`, which an
-//! unprivileged `linkat` of an unnamed file goes through) is missing, it is
-//! a named `.NAME.TOKEN.tmp` beside the target. Every work file, named or
-//! not, is `flock`ed for as long as its writer has it open, so a named one
-//! whose lock is free belongs to a dead writer: the next work file for the
-//! same target removes those.
+//! with `linkat`, straight at the target when there is none. An existing
+//! target cannot be replaced that way (`linkat` never replaces), so the
+//! finished file is linked under a work name and renamed over the target:
+//! a process killed between those two calls leaves the work name, holding
+//! the complete new file, beside the untouched old one. Where `O_TMPFILE`
+//! (or `/proc/self/fd`, which an unprivileged `linkat` of an unnamed file
+//! goes through) is missing, the work file is a named `.NAME.TOKEN.tmp`
+//! beside the target from the start. Every work file, named or not, is
+//! `flock`ed for as long as its writer has it open, so a work name whose
+//! lock is free belongs to a dead writer: the next writer of the same
+//! target (a new file, an append, [`lock_target`]) removes those. No
+//! process id is recorded: a lock cannot outlive its process, an id can be
+//! reused by another one.
+//!
+//! Writers of one path exclude each other with an exclusive `flock` on the
+//! file at the path ([`lock_target`]); a new file holds it on the file it
+//! replaces until the rename. A shared `flock` (what `flock -s` takes, a
+//! reader asking writers to wait) refuses writers too, with its own
+//! message ([`READER_HOLDS`]); this library's readers take no lock.
 //!
 //! Holds no TB5 knowledge and imports nothing of this crate: the command
 //! line builds its own outputs (CSV, exports) with it too.
@@ -75,6 +89,104 @@ pub fn check_existing(path: &Path) -> io::Result<()> {
     Ok(())
 }
 
+/// Why a writer is refused a target whose file another process holds
+/// exclusively: another writer.
+pub const WRITER_HOLDS: &str = "another writer (an append, or a new file replacing it) has it open";
+/// Why a writer is refused a target whose file other processes hold with a
+/// shared lock only: readers that asked writers to wait.
+pub const READER_HOLDS: &str =
+    "another process reads it with a lock (shared flock): no writer may change it until that lock is released";
+
+/// The writer lock of a target path: the file at the path, open and
+/// `flock`ed exclusively, or nothing when there was no file to lock. Held
+/// until dropped; hand it to [`WorkFile::create_locked`] to keep it until
+/// the replacement is in place.
+#[derive(Debug)]
+pub struct TargetLock {
+    target: PathBuf,
+    file: Option<File>,
+}
+
+impl TargetLock {
+    /// The target path.
+    pub fn target(&self) -> &Path {
+        &self.target
+    }
+
+    /// Whether a file was at the target and is locked (`false`: there was
+    /// none, or it could not be opened for reading, as a file this user may
+    /// replace but not read: no appender can open it either).
+    pub fn is_held(&self) -> bool {
+        self.file.is_some()
+    }
+}
+
+/// Takes the writer lock of `path` before any work is done for a new file
+/// there: checks the path ([`check_target`]), locks the file at it if there
+/// is one, and removes what killed writers of it left ([`remove_dead`]). A
+/// file another writer holds (an append, a new file replacing it) is
+/// refused with [`WRITER_HOLDS`], one held with a shared lock with
+/// [`READER_HOLDS`], both as `ErrorKind::WouldBlock` (`EWOULDBLOCK`).
+/// Every writer of TB5 files in this library takes this lock; an export
+/// replacing a file calls this first and keeps the lock until the new file
+/// is in place ([`WorkFile::create_locked`]).
+pub fn lock_target(path: &Path) -> io::Result<TargetLock> {
+    check_target(path)?;
+    remove_dead(&folder_of(path), path);
+    // O_NONBLOCK: a FIFO of that name does not hang the open (and changes
+    // nothing for a regular file).
+    let mut read = OpenOptions::new();
+    read.read(true).custom_flags(libc::O_NONBLOCK);
+    let file = match lock_open(path, &read) {
+        Ok(f) => Some(f),
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Err(e),
+        // Nothing to replace; or a file this user may replace (the folder is
+        // writable) but not read: it cannot be locked, and an appender could
+        // not open it either.
+        Err(_) => None,
+    };
+    crash_point("target locked");
+    Ok(TargetLock { target: path.to_owned(), file })
+}
+
+/// Opens the file at `path` with `options` and takes its writer lock:
+/// refused with [`WRITER_HOLDS`] or [`READER_HOLDS`] when another process
+/// holds a lock on it. The file returned is the one at `path` once locked
+/// (a file renamed over the path between the open and the lock is opened
+/// again), so the lock is never taken on a file that is no longer there.
+pub(crate) fn lock_open(path: &Path, options: &OpenOptions) -> io::Result<File> {
+    loop {
+        let file = options.open(path)?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => return Err(busy(&file)),
+            Err(std::fs::TryLockError::Error(e)) => return Err(e),
+        }
+        // Followed, as the open followed it: a target may be a link to its file.
+        let still = match (fs::metadata(path), file.metadata()) {
+            (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+            _ => false,
+        };
+        if still {
+            return Ok(file);
+        }
+    }
+}
+
+/// The error for a file whose exclusive lock is refused, saying who holds
+/// it: a shared lock can be had when every holder's lock is shared, so then
+/// the holders are readers. (Best effort: the holders may change between
+/// the two attempts; either message is then true of a moment.)
+fn busy(file: &File) -> io::Error {
+    let why = if file.try_lock_shared().is_ok() {
+        let _ = file.unlock();
+        READER_HOLDS
+    } else {
+        WRITER_HOLDS
+    };
+    io::Error::new(io::ErrorKind::WouldBlock, why)
+}
+
 /// A file being built for `target` (see the module doc). Dropping it
 /// without [`persist`](WorkFile::persist) leaves nothing behind.
 #[derive(Debug)]
@@ -83,25 +195,39 @@ pub struct WorkFile {
     target: PathBuf,
     /// The name of a fallback work file; `None` while the file is unnamed.
     named: Option<PathBuf>,
+    /// The writer lock of the target, held until the new file replaces it.
+    _lock: TargetLock,
 }
 
 impl WorkFile {
-    /// Starts a work file for `target` (checked with [`check_target`]),
-    /// with the usual permissions of a new file (0666 less the umask).
-    /// Removes the dead writers' work files of the same target first.
+    /// Starts a work file for `target`, with the usual permissions of a
+    /// new file (0666 less the umask), after taking the target's writer
+    /// lock ([`lock_target`]: the path checked, dead writers' work files
+    /// removed, a target another writer holds refused).
     pub fn create(target: &Path) -> io::Result<WorkFile> {
-        check_target(target)?;
-        let dir = folder_of(target);
-        remove_dead(&dir, target);
+        Self::create_locked(lock_target(target)?)
+    }
+
+    /// [`WorkFile::create`] for a target whose writer lock the caller took
+    /// before its work ([`lock_target`]); the lock is held until the new
+    /// file is in place, or until the work file is dropped.
+    pub fn create_locked(lock: TargetLock) -> io::Result<WorkFile> {
+        let target = lock.target.clone();
+        check_target(&target)?;
+        let dir = folder_of(&target);
         if Path::new("/proc/self/fd").is_dir() {
             match unnamed(&dir) {
-                Ok(file) => return Ok(WorkFile { file, target: target.to_owned(), named: None }),
+                Ok(file) => {
+                    crash_point("work file created");
+                    return Ok(WorkFile { file, target, named: None, _lock: lock });
+                }
                 Err(e) if !unsupported(&e) => return Err(e),
                 Err(_) => {}
             }
         }
-        let (file, name) = named(&dir, target)?;
-        Ok(WorkFile { file, target: target.to_owned(), named: Some(name) })
+        let (file, name) = named(&dir, &target)?;
+        crash_point("work file created");
+        Ok(WorkFile { file, target, named: Some(name), _lock: lock })
     }
 
     /// The file to write.
@@ -119,7 +245,9 @@ impl WorkFile {
     pub fn persist(self) -> io::Result<()> {
         let target = self.target.clone();
         self.put_in_place()?;
-        File::open(folder_of(&target))?.sync_all()
+        File::open(folder_of(&target))?.sync_all()?;
+        crash_point("folder synced");
+        Ok(())
     }
 
     /// Puts the file at its target path, replacing what was there
@@ -127,19 +255,17 @@ impl WorkFile {
     /// [`crate::write::Durability::Ordered`]).
     pub fn put_in_place(mut self) -> io::Result<()> {
         match self.named.take() {
-            Some(name) => {
-                if let Err(e) = fs::rename(&name, &self.target) {
-                    let _ = fs::remove_file(&name);
-                    return Err(e);
-                }
-            }
+            Some(name) => rename_into_place(&name, &self.target)?,
             None => match link(&self.file, &self.target) {
-                Ok(()) => {}
+                Ok(()) => crash_point("linked into place"),
                 Err(e) if e.raw_os_error() == Some(libc::EEXIST) => {
                     // linkat never replaces: give the file a work name, then
                     // rename it over the target (atomic). Killed in between,
-                    // the work name stays; it is still locked by this open
-                    // file until then, and removed by the next writer after.
+                    // the work name stays, holding the whole new file beside
+                    // the old one; it is locked by this open file until
+                    // then, and removed by the next writer of the target.
+                    // (RENAME_EXCHANGE would not help: the exchanged name
+                    // would be left holding the old file instead.)
                     let dir = folder_of(&self.target);
                     let name = loop {
                         let name = dir.join(work_name(&self.target));
@@ -149,17 +275,69 @@ impl WorkFile {
                             Err(e) => return Err(e),
                         }
                     };
-                    if let Err(e) = fs::rename(&name, &self.target) {
-                        let _ = fs::remove_file(&name);
-                        return Err(e);
-                    }
+                    crash_point("linked under a work name");
+                    rename_into_place(&name, &self.target)?;
                 }
                 Err(e) => return Err(e),
             },
         }
+        // The target's lock (on the file just replaced) goes with `self`.
         Ok(())
     }
 }
+
+/// Renames the work name `name` over `target`; on failure the work name is removed.
+fn rename_into_place(name: &Path, target: &Path) -> io::Result<()> {
+    if let Err(e) = fs::rename(name, target) {
+        let _ = fs::remove_file(name);
+        return Err(e);
+    }
+    crash_point("renamed into place");
+    Ok(())
+}
+
+/// An unnamed temporary file in the folder of `target`, for bytes that
+/// never become part of a file's name (a section spilled out of memory).
+/// Without `O_TMPFILE` it is a work name of `target`, removed at once:
+/// killed in between, it is a dead writer's work file like any other.
+/// Errors carry the OS error only, no name: the caller names the target.
+pub(crate) fn spill_file(target: &Path) -> io::Result<File> {
+    let dir = folder_of(target);
+    match unnamed(&dir) {
+        Ok(file) => return Ok(file),
+        Err(e) if !unsupported(&e) => return Err(e),
+        Err(_) => {}
+    }
+    let (file, name) = named(&dir, target)?;
+    fs::remove_file(&name)?;
+    Ok(file)
+}
+
+/// Test builds only (debug assertions): with `TBRW_TEST_CRASH_AT=k` in the
+/// environment, the `k`-th crash point this process reaches (the first is
+/// number 1) kills it with `SIGKILL`, after printing `tbrw crash point k:
+/// NAME` to stderr. Crash points follow each write, truncation, link and rename of
+/// a commit, so `tbrw/tests/kill.rs` can stop a writer between any two of
+/// them and check what is left. Release builds have none.
+#[cfg(debug_assertions)]
+pub(crate) fn crash_point(name: &str) {
+    use std::sync::OnceLock;
+    static AT: OnceLock<Option<u64>> = OnceLock::new();
+    static REACHED: AtomicU64 = AtomicU64::new(0);
+    let at = AT.get_or_init(|| std::env::var("TBRW_TEST_CRASH_AT").ok().and_then(|v| v.parse().ok()));
+    let Some(at) = *at else { return };
+    let n = REACHED.fetch_add(1, Ordering::SeqCst) + 1;
+    if n == at {
+        eprintln!("tbrw crash point {n}: {name}");
+        // SAFETY: kill(2) of this process with a constant signal; no memory is passed.
+        unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
+    }
+}
+
+/// Release builds: no crash points.
+#[cfg(not(debug_assertions))]
+#[inline(always)]
+pub(crate) fn crash_point(_name: &str) {}
 
 impl Drop for WorkFile {
     fn drop(&mut self) {
@@ -302,6 +480,11 @@ mod tests {
         v
     }
 
+    /// A lock of a target with nothing at it.
+    fn unlocked(target: &Path) -> TargetLock {
+        TargetLock { target: target.to_owned(), file: None }
+    }
+
     #[test]
     fn work_names_are_recognised_and_nothing_else() {
         let t = Path::new("d/out.tb5");
@@ -338,7 +521,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let target = dir.path().join("f.tb5");
         let (file, name) = named(dir.path(), &target).unwrap();
-        let w = WorkFile { file, target: target.clone(), named: Some(name.clone()) };
+        let w = WorkFile { file, target: target.clone(), named: Some(name.clone()), _lock: unlocked(&target) };
         assert!(w.is_named());
         assert_eq!(remove_dead(dir.path(), &target), 0, "a live writer's file stays");
         assert!(name.exists());
@@ -354,7 +537,7 @@ mod tests {
         fs::write(&target, b"old").unwrap();
         let (mut file, name) = named(dir.path(), &target).unwrap();
         file.write_all(b"new").unwrap();
-        WorkFile { file, target: target.clone(), named: Some(name) }.persist().unwrap();
+        WorkFile { file, target: target.clone(), named: Some(name), _lock: unlocked(&target) }.persist().unwrap();
         assert_eq!(fs::read(&target).unwrap(), b"new");
         assert_eq!(names(dir.path()), ["f.tb5"]);
     }
