@@ -25,7 +25,6 @@ use fxprof_processed_profile::{
 use tbrw::Tb5File;
 
 use crate::error::ExportError;
-use tbrw_import::fields;
 use tbrw_query::intervals::IntervalStream;
 use tbrw_query::names;
 use tbrw_query::stacks::{walk, Frame, IdMap, Names, ViewOptions};
@@ -110,12 +109,10 @@ fn samples(
     let mut function_names = Names::new(file, &modules, Some(&opts.symbols))?;
     let s = file.stream(opts.query.stream)?;
     let layout = s.layout()?;
-    let delta_at = layout.as_ref().and_then(|l| l.find(fields::CPUTIME_DELTA, None).filter(|f| f.size == 8).copied());
     let clock_nanos = match &layout {
         Some(l) => tbrw_query::stream::time_field(file, &s, l)?.is_some_and(|t| t.nanos),
         None => false,
     };
-    let data = s.data()?;
     let code = p.add_category("Code", CategoryColor::Blue);
     // Pass 1: the distinct frames, so that each module becomes a library
     // with a symbol table of its named addresses before any frame is
@@ -163,13 +160,19 @@ fn samples(
                     });
                     (lib, Vec::new())
                 });
-                if let Some(func) = name {
-                    symbols.push(Symbol { address: rva, size: Some(1), name: func.to_string() });
-                }
+                // An address without a function is named as every output
+                // names it (`[libfoo.so]`), not left as a bare address.
+                let label = name.map_or_else(|| names::in_module(&names::module_label(md)), |f| f.to_string());
+                symbols.push(Symbol { address: rva, size: Some(1), name: label });
                 module_lib.insert(m, *lib);
                 FxFrame::RelativeAddressFromInstructionPointer(*lib, rva)
             }
-            None => FxFrame::Label(p.intern_string(&name.map_or_else(|| format!("{:#x}", f.pc), |n| n.to_string()))),
+            None => {
+                // No module, or one too large for the format's 32-bit offsets.
+                let module = in_lib.map(|(_, md)| names::module_label(md));
+                let label = name.map_or_else(|| names::unknown_function(module.as_deref()), |n| n.to_string());
+                FxFrame::Label(p.intern_string(&label))
+            }
         };
         frame_info.push(FrameInfo { frame, category_pair: code.into(), flags: FrameFlags::empty() });
     }
@@ -240,17 +243,17 @@ fn samples(
         // nanoseconds a delta leaves over into its next one, so that a
         // thread's deltas add up to its cputime (truncating each sample's
         // would lose up to a microsecond per sample).
-        let cpu = match (delta_at, &data) {
-            (Some(f), Some(d)) => {
+        let cpu = match smp.cpu_time {
+            Some(ns) => {
                 let slot = slot as usize;
                 if carry.len() <= slot {
                     carry.resize(slot + 1, 0);
                 }
-                let ns = carry[slot].saturating_add(d.record(smp.index).map_or(0, |r| fields::read(r, &f)));
+                let ns = carry[slot].saturating_add(ns);
                 carry[slot] = ns % 1000;
                 CpuDelta::from_nanos(ns - ns % 1000)
             }
-            _ => CpuDelta::ZERO,
+            None => CpuDelta::ZERO,
         };
         p.add_sample(thread, at, stack, cpu, 1);
         summary.samples += 1;
@@ -289,10 +292,10 @@ fn samples(
 
 fn markers(file: &Tb5File, st: &IntervalStream<'_>) -> Result<(Profile, FirefoxSummary), ExportError> {
     let n = st.data.len();
-    let t0 = (0..n).map(|k| st.interval(k)).filter(|iv| iv.ended()).map(|iv| iv.start).min();
+    let t0 = (0..n).map(|k| st.interval(k)).map(|iv| iv.start).min();
     let Some(t0) = t0 else {
         return Err(ExportError::msg(format!(
-            "{}: stream {}: no interval ends: nothing to show",
+            "{}: stream {}: no interval: nothing to show",
             file.path().display(),
             st.n
         )));
@@ -316,9 +319,6 @@ fn markers(file: &Tb5File, st: &IntervalStream<'_>) -> Result<(Profile, FirefoxS
     };
     for k in 0..n {
         let iv = st.interval(k);
-        if !iv.ended() {
-            continue;
-        }
         let thread = *threads.entry(iv.tid).or_insert_with(|| {
             let tid = iv.tid.unwrap_or(0);
             let th = p.add_thread(process, tid, Timestamp::from_nanos_since_reference(0), is_main(tid, st.pid));
@@ -330,10 +330,19 @@ fn markers(file: &Tb5File, st: &IntervalStream<'_>) -> Result<(Profile, FirefoxS
             p.set_thread_show_markers_in_timeline(th, true);
             th
         });
-        let figures: Vec<String> = st.figures(k).into_iter().map(|(l, v)| format!("{l} {v}")).collect();
+        let mut figures: Vec<String> = st.figures(k).into_iter().map(|(l, v)| format!("{l} {v}")).collect();
+        // An interval with no end (an MTMC task still running when the log
+        // ended) is shown where it began, as every report counts it.
+        let timing = match iv.ended() {
+            true => MarkerTiming::Interval(at(iv.start), at(iv.end)),
+            false => {
+                figures.push("no end".to_owned());
+                MarkerTiming::Instant(at(iv.start))
+            }
+        };
         let name = p.intern_string(st.name(&iv));
         let figures = p.intern_string(&figures.join(", "));
-        p.add_marker(thread, MarkerTiming::Interval(at(iv.start), at(iv.end)), IntervalMarker { name, figures });
+        p.add_marker(thread, timing, IntervalMarker { name, figures });
         summary.markers += 1;
     }
     summary.threads = threads.len();

@@ -166,12 +166,7 @@ impl<'f> IntervalStream<'f> {
     /// thread as `<name> (tid t)` or `tid t`; a winIDEA context by the name
     /// the import gave it (`ID_TASK_1MS`, `core 2`), else `context t`.
     pub fn lane_name(&self, t: u32) -> String {
-        let os_thread = self.lane_kind == "tid";
-        match self.thread_names.get(&t) {
-            Some(name) if os_thread => format!("{name} (tid {t})"),
-            Some(name) => name.clone(),
-            None => format!("{} {t}", self.lane_kind),
-        }
+        crate::names::thread_label(t, self.thread_names.get(&t).map(String::as_str))
     }
 
     /// Whether this is an MTMC task stream.

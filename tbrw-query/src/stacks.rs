@@ -65,6 +65,9 @@ pub struct Sample<'a> {
     pub weight: f64,
     /// A perf import's period (the events the sample stands for).
     pub period: Option<u64>,
+    /// The CPU time its thread used since the thread's previous sample, ns,
+    /// when the records carry a thread CPU time (whatever the weight).
+    pub cpu_time: Option<u64>,
     /// The frames, innermost (the sampled address) first.
     pub frames: &'a [Frame],
 }
@@ -137,7 +140,7 @@ pub fn walk(
             ),
         });
     }
-    let w = Walk::open(file, &opts.query, Binding::Always)?;
+    let w = Walk::open(file, &opts.query, Binding::Always)?.with_cpu_time()?;
     if w.records() == 0 {
         return Err(QueryError::Unsupported {
             file: name(),
@@ -249,6 +252,7 @@ pub fn walk(
             time,
             weight: s.weight,
             period: fields.period(rec),
+            cpu_time: s.cpu_time,
             frames: &frames,
         };
         if let Some(t) = time {

@@ -100,6 +100,8 @@ pub struct SampleFields {
     cputime_delta: Option<usize>,
     cputime: Option<usize>,
     power: Option<usize>,
+    value: Option<usize>,
+    written: Option<usize>,
     /// The time field's name and unit.
     pub time_field: Option<TimeField>,
 }
@@ -153,6 +155,11 @@ impl SampleFields {
             cputime_delta: find(fields::CPUTIME_DELTA, &[8]).map(|f| f.0),
             cputime: find(fields::CPUTIME, &[8]).map(|f| f.0),
             power: find(desc_type::POWER, &[8]).map(|f| f.0),
+            value: [fields::CURRENT, fields::VOLTAGE, fields::CUSTOM_VALUE, desc_type::POWER]
+                .into_iter()
+                .find_map(|t| find(t, &[8]))
+                .map(|f| f.0),
+            written: find(fields::WRITTEN_VALUE, &[8]).map(|f| f.0),
             time_field: time_field(file, &s, &layout)?,
         })
     }
@@ -244,6 +251,18 @@ impl SampleFields {
             (None, Some(at)) => Some(read_le(rec, at, 4) as u32),
             (None, None) => self.single_event,
         }
+    }
+
+    /// The PMU value of a sampler record: current, voltage, custom or power (f64).
+    #[inline]
+    pub fn pmu_value(&self, rec: &[u8]) -> Option<f64> {
+        self.value.map(|at| f64::from_bits(read_le(rec, at, 8)))
+    }
+
+    /// The value a winIDEA data write wrote.
+    #[inline]
+    pub fn written_value(&self, rec: &[u8]) -> Option<u64> {
+        self.written.map(|at| read_le(rec, at, 8))
     }
 
     /// The record's own tid field.

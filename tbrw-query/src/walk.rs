@@ -49,6 +49,9 @@ pub struct Sample<'a> {
     pub own_tid: Option<u32>,
     /// What the sample weighs ([`Query::weight`]; 1 for samples).
     pub weight: f64,
+    /// The CPU time its thread used since its previous sample, ns, when
+    /// asked for ([`Walk::with_cpu_time`]) and the records carry one.
+    pub cpu_time: Option<u64>,
 }
 
 /// A process of the bind: OS pid and name.
@@ -83,6 +86,8 @@ pub struct Walk<'f> {
     modules: Vec<Module>,
     module_filter: Option<Vec<bool>>,
     weigher: Weigher,
+    /// Each sample's CPU time, whatever the weight ([`Walk::with_cpu_time`]).
+    cpu_weigher: Option<Weigher>,
     /// The file's thread table, for the names of unbound threads.
     threads: Vec<Tid<StringId>>,
 }
@@ -168,8 +173,19 @@ impl<'f> Walk<'f> {
             modules,
             module_filter,
             weigher,
+            cpu_weigher: None,
             threads,
         })
+    }
+
+    /// Also hands out each sample's CPU time ([`Sample::cpu_time`]), when
+    /// the records carry one, whatever the query's weight (the Firefox
+    /// Profiler's CPU deltas).
+    pub fn with_cpu_time(mut self) -> Result<Walk<'f>, QueryError> {
+        if self.fields.has_cputime() {
+            self.cpu_weigher = Some(self.fields.weigher(Weight::Cputime, self.file, self.query.stream)?);
+        }
+        Ok(self)
     }
 
     /// The file.
@@ -251,6 +267,7 @@ impl<'f> Walk<'f> {
         let filters = &self.query.filters;
         let view = self.bind_view();
         let mut weigher = self.weigher.clone();
+        let mut cpu_weigher = self.cpu_weigher.clone();
         let modules = self.modules.len() as u64;
         let mut passed = 0u64;
         let mut binds = Vec::new();
@@ -264,6 +281,17 @@ impl<'f> Walk<'f> {
             }
             for k in i..end {
                 let rec = self.data.record(k).unwrap_or_default();
+                let bind = binds.get((k - i) as usize);
+                // A cumulative CPU time is differenced over every sample
+                // of a thread, those the filters leave out included.
+                // Per thread: the bind's thread instance, else the
+                // record's own tid.
+                let thread = || match bind {
+                    Some(b) if !self.direct_tid => b.tid_index,
+                    _ => self.fields.tid(rec).map_or(0, u64::from),
+                };
+                let weight = if weigher.is_one() { 1.0 } else { weigher.weigh(rec, thread()) };
+                let cpu_time = cpu_weigher.as_mut().map(|c| c.weigh(rec, thread()) as u64);
                 if let Some((lo, hi)) = filters.time {
                     let t = self.fields.time(rec, k);
                     if t < lo || t >= hi {
@@ -277,7 +305,8 @@ impl<'f> Walk<'f> {
                     thread: None,
                     module: None,
                     own_tid: None,
-                    weight: 1.0,
+                    weight,
+                    cpu_time,
                 };
                 if self.direct_tid {
                     sample.own_tid = self.fields.tid(rec);
@@ -285,7 +314,7 @@ impl<'f> Walk<'f> {
                         continue;
                     }
                 }
-                if let (Some(v), Some(b)) = (&view, binds.get((k - i) as usize)) {
+                if let (Some(v), Some(b)) = (&view, bind) {
                     if let Some(p) = filters.pid {
                         if v.process(b.pid_index).is_none_or(|x| x.id != p) {
                             continue;
@@ -315,12 +344,6 @@ impl<'f> Walk<'f> {
                     sample.process = Some(b.pid_index);
                     sample.thread = Some(b.tid_index);
                     sample.module = module;
-                }
-                if !weigher.is_one() {
-                    // A cumulative CPU time is per thread: the bind's thread
-                    // instance, else the record's own tid.
-                    let thread = sample.thread.or(sample.own_tid.map(u64::from)).unwrap_or(0);
-                    sample.weight = weigher.weigh(rec, thread);
                 }
                 passed += 1;
                 each(&sample);

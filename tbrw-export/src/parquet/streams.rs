@@ -19,7 +19,9 @@ use crate::vtune_csv::clock_of;
 use tbrw_import::fields::{self, read_le};
 use tbrw_import::mtmc;
 use tbrw_query::file_symbols::FileSymbols;
+use tbrw_query::stream::SampleFields;
 use tbrw_query::stream::{modules as resolved_modules, time_at as time_field};
+use tbrw_query::Weight;
 
 /// Where a stream goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -197,21 +199,11 @@ pub fn write_samples(
     let (Some(layout), Some(data)) = (s.layout()?, s.data()?) else { return Ok(Written::default()) };
     check_fields(file, n, &layout, data.record_size())?;
     let timing = timing(file, &s, &layout)?;
-    let legacy = layout.legacy_pc_offset().map(|x| x as usize);
-    let field = |t: u16, sizes: &[u32]| layout.find(t, None).filter(|f| sizes.contains(&f.size)).copied();
-    let ip = field(desc_type::IP, &[4, 8]);
-    let pid = field(desc_type::PID, &[4]);
-    let tid = field(desc_type::TID, &[4]);
-    let cpu = field(desc_type::PROCESSOR_NUMBER, &[1, 2, 4]);
-    let event = field(fields::EVENT_ID, &[4]);
-    let cputime = field(fields::CPUTIME_DELTA, &[8]);
-    let value = [fields::CURRENT, fields::VOLTAGE, fields::CUSTOM_VALUE, desc_type::POWER]
-        .into_iter()
-        .find_map(|t| field(t, &[8]));
-    let period = field(fields::PERIOD, &[8]);
-    let written = field(fields::WRITTEN_VALUE, &[8]);
-    let single_event = s.events()?.filter(|e| e.len() == 1).map(|e| i64::from(e[0].id));
-    let bindable = legacy.is_some() || (ip.is_some() && pid.is_some());
+    // The fields and the CPU time are read as every report reads them.
+    let fields = SampleFields::of(file, n)?;
+    let cputime = if fields.has_cputime() { Some(fields.weigher(Weight::Cputime, file, n)?) } else { None };
+    let mut cputime = cputime;
+    let bindable = fields.bindable();
     let bound = match s.bind_view()? {
         Some(v) => Some(bind::Bound::Stored(v)),
         None if bindable => Some(bind::Bound::Made(bind::bind_in_memory(file, n)?)),
@@ -240,14 +232,13 @@ pub fn write_samples(
         let rec = data.record(k).unwrap_or_default();
         let (t, t_ns) = timing.of(rec, k);
         w.saw(t_ns);
-        let pc = legacy.map(|at| rec.get(at..).and_then(SampleRecordPc::from_slice).unwrap_or_default());
         let bv = view.as_ref();
         let os_pid = b
             .and_then(|b| bv.and_then(|v| v.process(b.pid_index)).map(|p| i64::from(p.id)))
-            .or(pid.map(|f| fields::read(rec, &f) as i64));
+            .or(fields.pid(rec).map(i64::from));
         let os_tid = b
             .and_then(|b| bv.and_then(|v| v.thread(b.tid_index)).map(|p| i64::from(p.id)))
-            .or(tid.map(|f| fields::read(rec, &f) as i64));
+            .or(fields.tid(rec).map(i64::from));
         let module = b.map(|b| b.module_index).filter(|m| *m != UNKNOWN_MODULE);
         if let Some(m) = module.filter(|m| *m >= module_count) {
             return Err(ExportError::msg(format!(
@@ -255,7 +246,7 @@ pub fn write_samples(
                 name()
             )));
         }
-        let address = pc.map(|p| p.ip()).or(ip.map(|f| fields::read(rec, &f)));
+        let address = fields.has_pc().then(|| fields.pc(rec));
         let function = match (&mut symbols, address) {
             (Some(sy), Some(a)) if b.is_some() => {
                 let found = sy.file.symbolize(module, a, sy.warn);
@@ -263,11 +254,9 @@ pub fn write_samples(
             }
             _ => None,
         };
-        let event_id = match (pc, event) {
-            (Some(p), _) => Some(i64::from(p.event_index())),
-            (None, Some(f)) => Some(fields::read(rec, &f) as i64),
-            (None, None) => single_event,
-        };
+        // The thread a cumulative CPU time is per: the bind's thread
+        // instance, else the record's own tid (as the walk counts it).
+        let thread = b.map(|b| b.tid_index).or(fields.tid(rec).map(u64::from)).unwrap_or(0);
         out.push(&[
             V::I32(Some(n as i32)),
             V::I64(Some(k as i64)),
@@ -276,15 +265,15 @@ pub fn write_samples(
             V::S(Some(&timing.clock)),
             V::I64(os_pid),
             V::I64(os_tid),
-            V::I32(pc.map(|p| i32::from(p.cpu_num())).or(cpu.map(|f| fields::read(rec, &f) as i32))),
+            V::I32(fields.cpu(rec).map(|c| c as i32)),
             V::U64(address),
             V::I32(module.map(|m| m as i32)),
             V::I32(function),
-            V::I64(event_id),
-            V::I64(cputime.map(|f| fields::read(rec, &f) as i64)),
-            V::F64(value.map(|f| f64::from_bits(fields::read(rec, &f)))),
-            V::I64(period.map(|f| fields::read(rec, &f) as i64)),
-            V::I64(written.map(|f| fields::read(rec, &f) as i64)),
+            V::I64(fields.event(rec).map(i64::from)),
+            V::I64(cputime.as_mut().map(|c| c.weigh(rec, thread) as i64)),
+            V::F64(fields.pmu_value(rec)),
+            V::I64(fields.period(rec).map(|p| p as i64)),
+            V::I64(fields.written_value(rec).map(|v| v as i64)),
         ])?;
         w.rows += 1;
         Ok(())
