@@ -109,7 +109,10 @@ fn the_task_report_has_the_same_shape() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("tasks.tb5");
     let log = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/mtmc/doc_example.log");
-    tbrw_import::mtmc::import_mtmc(&log, &out, &mut |_| {}).unwrap();
+    let mut w = tbrw::Tb5Writer::create(&out).unwrap();
+    let log_file = std::fs::File::open(&log).unwrap();
+    tbrw_import::mtmc::import_mtmc(log_file, &log.display().to_string(), &mut w, &Default::default(), ()).unwrap();
+    w.close().unwrap();
     let v = json(&out, &["--by", "task", "--json"]);
     check_top_level(&v, "task", 1);
     assert_eq!(v["samples"], 1);

@@ -95,7 +95,10 @@ fn mtmc_import(dir: &Path, tasks: u32) -> PathBuf {
     let log = dir.join(format!("tasks{tasks}.log"));
     std::fs::write(&log, text).unwrap();
     let out = dir.join(format!("tasks{tasks}.tb5"));
-    tbrw_import::mtmc::import_mtmc(&log, &out, &mut |_| {}).unwrap();
+    let mut w = tbrw::Tb5Writer::create(&out).unwrap();
+    let log_file = std::fs::File::open(&log).unwrap();
+    tbrw_import::mtmc::import_mtmc(log_file, &log.display().to_string(), &mut w, &Default::default(), ()).unwrap();
+    w.close().unwrap();
     out
 }
 
@@ -748,7 +751,11 @@ fn data(p: &str) -> PathBuf {
 /// so that the golden timeline is the SVG of its picture.
 fn golden_mtmc(dir: &Path) -> PathBuf {
     let mtmc = dir.join("raw.tb5");
-    tbrw_import::mtmc::import_mtmc(&data("mtmc/mtmc_raw_140736934563840"), &mtmc, &mut |_| {}).unwrap();
+    let log = data("mtmc/mtmc_raw_140736934563840");
+    let mut w = tbrw::Tb5Writer::create(&mtmc).unwrap();
+    let log_file = std::fs::File::open(&log).unwrap();
+    tbrw_import::mtmc::import_mtmc(log_file, &log.display().to_string(), &mut w, &Default::default(), ()).unwrap();
+    w.close().unwrap();
     mtmc
 }
 

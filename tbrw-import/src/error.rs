@@ -184,6 +184,9 @@ mod tests {
         assert_eq!(ImportError::invalid("x", Place::Whole, "empty").to_string(), "x: empty");
         let e = ImportError::invalid("l.txt", Place::LineByte { line: 2, offset: 20 }, "not UTF-8 text");
         assert_eq!(e.to_string(), "l.txt: line 2 (byte 20): not UTF-8 text");
-        assert_eq!(ImportError::invalid("t.BIN", Place::Offset(4), "bad flags").to_string(), "t.BIN: byte 4: bad flags");
+        assert_eq!(
+            ImportError::invalid("t.BIN", Place::Offset(4), "bad flags").to_string(),
+            "t.BIN: byte 4: bad flags"
+        );
     }
 }

@@ -275,3 +275,18 @@ pub fn export_profile(
     std::fs::write(out, bytes).map_err(|e| tbrw_export::ExportError::write("profile", e))?;
     Ok(n)
 }
+
+/// Imports the MTMC log at `log` into a new TB5 file at `out`, as `tbrw
+/// import mtmc` does: the importer reads the opened file, named by its path.
+pub fn import_mtmc_file(
+    log: &Path,
+    out: &Path,
+    opts: &tbrw_import::mtmc::MtmcOptions,
+) -> Result<tbrw_import::mtmc::MtmcStats, tbrw_import::ImportError> {
+    let name = log.display().to_string();
+    let input = std::fs::File::open(log).map_err(|e| tbrw_import::ImportError::io(&name, e))?;
+    let mut w = tbrw::Tb5Writer::create(out)?;
+    let stats = tbrw_import::mtmc::import_mtmc(input, &name, &mut w, opts, ())?;
+    w.close()?;
+    Ok(stats)
+}
