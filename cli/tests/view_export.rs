@@ -119,7 +119,12 @@ fn winidea_contexts_import(dir: &Path) -> PathBuf {
     let text = dir.join("contexts.txt");
     std::fs::write(&text, WINIDEA_CONTEXTS).unwrap();
     let out = dir.join("contexts.tb5");
-    let stats = tbrw_import::winidea::import_winidea(&text, None, None, &out, false).unwrap();
+    let mut w = tbrw::Tb5Writer::create(&out).unwrap();
+    let text_file = std::fs::File::open(&text).unwrap();
+    let opts = tbrw_import::winidea::WinIdeaOptions::default();
+    let stats =
+        tbrw_import::winidea::import_winidea(text_file, &text.display().to_string(), None, &mut w, &opts).unwrap();
+    w.close().unwrap();
     assert_eq!(stats.calls, 3);
     out
 }
@@ -128,7 +133,12 @@ fn winidea_import(dir: &Path) -> PathBuf {
     let text = dir.join("calls.txt");
     std::fs::write(&text, WINIDEA).unwrap();
     let out = dir.join("winidea.tb5");
-    let stats = tbrw_import::winidea::import_winidea(&text, None, None, &out, false).unwrap();
+    let mut w = tbrw::Tb5Writer::create(&out).unwrap();
+    let text_file = std::fs::File::open(&text).unwrap();
+    let opts = tbrw_import::winidea::WinIdeaOptions::default();
+    let stats =
+        tbrw_import::winidea::import_winidea(text_file, &text.display().to_string(), None, &mut w, &opts).unwrap();
+    w.close().unwrap();
     assert_eq!(stats.calls, 4);
     out
 }

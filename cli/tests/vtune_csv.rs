@@ -242,7 +242,7 @@ fn a_winidea_import_with_clock_utc_passes_the_checker() {
     let dir = tempfile::tempdir().unwrap();
     let txt = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/winidea/doc_completed.txt"));
     let out = dir.path().join("w.tb5");
-    tbrw_import::winidea::import_winidea(&txt, None, None, &out, false).unwrap();
+    import_winidea_file(&txt, None, None, &out, false).unwrap();
     let r = export_vtune_csv(
         &out,
         &dir.path().join("csv"),

@@ -25,11 +25,12 @@ pub enum Place {
         /// The byte offset of its start.
         offset: u64,
     },
-    /// A line of a text input (from 1) and the byte offset of its start.
+    /// A line of a text input (from 1) and a byte offset in the input: of
+    /// the offending byte, or of the line's start.
     LineByte {
         /// The line.
         line: u64,
-        /// The byte offset of its first byte.
+        /// The byte offset.
         offset: u64,
     },
     /// A byte offset of a binary input.

@@ -9,7 +9,7 @@ use tbrw_import::{mtmc, winidea};
 
 use super::Outcome;
 use crate::error::CliError;
-use crate::output::{check_input, check_output, plain, stdin_path, written};
+use crate::output::{check_input, check_output, plain, written};
 
 /// What `tbrw import sampler` is told besides its paths.
 #[derive(Clone, Copy, Debug)]
@@ -242,7 +242,28 @@ pub fn import_winidea(
     let bin = bin.or(found.as_deref());
     let inputs: Vec<&Path> = [Some(export), bin].into_iter().flatten().collect();
     check_output(output, &inputs, force)?;
-    let stats = winidea::import_winidea(stdin_path(export), bin, version, output, check)?;
+    if export.as_os_str() == "-" && bin.is_some_and(|b| b.as_os_str() == "-") {
+        return Err(CliError::msg("the export and the .BIN cannot both be standard input (-)"));
+    }
+    let (text, name) = open_input(export)?;
+    // The .BIN is read in pieces, twice when its layout is detected: one
+    // that cannot seek (standard input, a pipe) is spooled first.
+    let mut bin_file = match bin {
+        Some(b) => {
+            let (input, bin_name) = open_input(b)?;
+            let file = match input {
+                Input::File(f) if is_plain(&f, b)? => f,
+                other => spool(other, &bin_name)?,
+            };
+            Some((file, bin_name))
+        }
+        None => None,
+    };
+    let bin_input = bin_file.as_mut().map(|(f, n)| winidea::BinInput { input: f, name: n.as_str() });
+    let mut w = tbrw::Tb5Writer::create(output)?;
+    let opts = winidea::WinIdeaOptions { bin_version: version, check };
+    let stats = winidea::import_winidea(text, &name, bin_input, &mut w, &opts)?;
+    w.close()?;
     writeln!(
         out,
         "{}: {} timeline events, {} calls, {} data writes{}",

@@ -290,3 +290,28 @@ pub fn import_mtmc_file(
     w.close()?;
     Ok(stats)
 }
+
+/// Imports the winIDEA export at `text` (with the `.BIN` at `bin`) into a
+/// new TB5 file at `out`, as `tbrw import winidea` does.
+pub fn import_winidea_file(
+    text: &Path,
+    bin: Option<&Path>,
+    version: Option<tbrw_import::winidea::BinVersion>,
+    out: &Path,
+    check: bool,
+) -> Result<tbrw_import::winidea::WinIdeaStats, tbrw_import::ImportError> {
+    use tbrw_import::{winidea, ImportError};
+    let name = text.display().to_string();
+    let input = std::fs::File::open(text).map_err(|e| ImportError::io(&name, e))?;
+    let bin_name = bin.map(|b| b.display().to_string()).unwrap_or_default();
+    let mut bin_file = match bin {
+        Some(b) => Some(std::fs::File::open(b).map_err(|e| ImportError::io(&bin_name, e))?),
+        None => None,
+    };
+    let bin = bin_file.as_mut().map(|f| winidea::BinInput { input: f, name: &bin_name });
+    let mut w = tbrw::Tb5Writer::create(out)?;
+    let opts = winidea::WinIdeaOptions { bin_version: version, check };
+    let stats = winidea::import_winidea(input, &name, bin, &mut w, &opts)?;
+    w.close()?;
+    Ok(stats)
+}

@@ -1,11 +1,11 @@
 //! The TB5 file of a winIDEA import: stream 0 the calls, stream 1 the data
 //! writes, the contexts as the thread table.
 
-use std::path::Path;
+use std::io::{BufReader, Read, Seek};
 
 use tbrw::*;
 
-use super::bin::{read_bin_file, BinVersion, UNKNOWN_CONTEXT};
+use super::bin::{read_bin, BinVersion, UNKNOWN_CONTEXT};
 use super::check::{check, Difference};
 use super::text1::parse_text1_from;
 use super::timeline::build;
@@ -39,28 +39,51 @@ pub struct WinIdeaStats {
     pub unchecked: Vec<super::Unchecked>,
 }
 
-/// Imports a Text1 export (and its `.BIN` timeline, if given) into a new
-/// TB5 file; with `with_check`, the export's STATISTICS are compared with
-/// the timeline's figures too (the figures are built either way, the
-/// comparison only when asked).
+/// Anything that reads and seeks, as a `dyn` (the `.BIN` input).
+pub trait ReadSeek: Read + Seek {}
+
+impl<T: Read + Seek + ?Sized> ReadSeek for T {}
+
+/// The `.BIN` timeline of an import: its input (read from where it stands
+/// to its end, twice when its layout is detected) and its name in errors.
+pub struct BinInput<'a> {
+    /// The `.BIN` bytes.
+    pub input: &'a mut dyn ReadSeek,
+    /// Its name, for errors.
+    pub name: &'a str,
+}
+
+/// What a winIDEA import is asked besides its inputs.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct WinIdeaOptions {
+    /// The `.BIN` layout (default: detected, with a pass of its own).
+    pub bin_version: Option<BinVersion>,
+    /// Compare the export's STATISTICS with the timeline's figures too
+    /// (the figures are built either way, the comparison only when asked).
+    pub check: bool,
+}
+
+/// Imports the Text1 export `text` (named `name` in errors and in the
+/// stream's command line), and the `.BIN` timeline `bin` when there is one,
+/// into `w` (the caller closes it, or drops it on error and nothing is
+/// written). The export is read once, line by line; the timeline's events
+/// are held in memory (calls are built from them in time order).
 pub fn import_winidea(
-    text: &Path,
-    bin: Option<&Path>,
-    version: Option<BinVersion>,
-    output: &Path,
-    with_check: bool,
+    text: impl Read,
+    name: &str,
+    bin: Option<BinInput<'_>>,
+    w: &mut Tb5Writer,
+    opts: &WinIdeaOptions,
 ) -> Result<WinIdeaStats, ImportError> {
-    let meta = std::fs::metadata(text).map_err(|e| ImportError::io(text.display(), e))?;
-    if meta.is_dir() {
-        return Err(ImportError::msg(format!("{}: is a directory, not an export", text.display())));
-    }
-    let file = std::fs::File::open(text).map_err(|e| ImportError::io(text.display(), e))?;
-    let mut ex = parse_text1_from(std::io::BufReader::with_capacity(1 << 20, file), text)?;
+    let mut ex = parse_text1_from(BufReader::with_capacity(1 << 20, text), name)?;
     let mut stats = WinIdeaStats::default();
     let mut events = std::mem::take(&mut ex.timeline);
+    let has_bin = bin.is_some();
+    let mut bin_name = name;
     if let Some(b) = bin {
         let had = events.len();
-        stats.bin_version = Some(read_bin_file(b, version, &mut events)?);
+        stats.bin_version = Some(read_bin(b.input, b.name, opts.bin_version, &mut events)?);
+        bin_name = b.name;
         if had > 0 {
             // Both a TIMELINE section and a .BIN: one time order (stable, so
             // equal times keep the text's events first).
@@ -68,10 +91,10 @@ pub fn import_winidea(
         }
     }
     stats.events = events.len() as u64;
-    let tl = build(&ex, &events, bin.unwrap_or(text), ex.total_time)?;
+    let tl = build(&ex, &events, name, bin_name, ex.total_time)?;
     stats.started_before = tl.started_before;
     stats.unfinished = tl.unfinished;
-    if with_check {
+    if opts.check {
         let checked = check(&ex, &tl);
         stats.agree = checked.agree;
         stats.differences = checked.differences;
@@ -85,9 +108,8 @@ pub fn import_winidea(
     let stamp = |t: i64| -> u64 { t.wrapping_sub(origin) as u64 };
     stats.time_origin_ns = origin;
 
-    let mut w = Tb5Writer::create(output)?;
     write_globals(
-        &mut w,
+        w,
         &Software {
             os: Some(Os { name: Some("embedded target (winIDEA)".into()), platform: 0x100, ..Default::default() }),
             ..Default::default()
@@ -108,7 +130,7 @@ pub fn import_winidea(
         .info(&StreamInfo {
             stream_type: stream_type::CUSTOM,
             comment: Some("winidea calls".into()),
-            command_line: Some(format!("winidea export {}", text.display())),
+            command_line: Some(format!("winidea export {name}")),
             ..Default::default()
         })?
         .data_descriptor(&[
@@ -181,13 +203,12 @@ pub fn import_winidea(
         let name = match ex.contexts.get(&id) {
             Some(n) => n.clone(),
             None if id == UNKNOWN_CONTEXT => "unknown context".to_owned(),
-            None if bin.is_some() => format!("core {id}"),
+            None if has_bin => format!("core {id}"),
             None => format!("context {id:#x}"),
         };
         pt.add_thread(&Tid { associated_pid: 0, id, name: Some(name), ..Default::default() })?;
     }
     pt.done()?;
-    w.close()?;
     stats.calls = tl.calls.len() as u64;
     stats.writes = tl.writes.len() as u64;
     Ok(stats)
