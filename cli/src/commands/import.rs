@@ -307,8 +307,9 @@ pub fn import_winidea(
     Ok(if stats.differences.is_empty() { Outcome::Success } else { Outcome::StatisticsDiffer })
 }
 
-/// `tbrw import perf`: a perf.data file (`-`: standard input) into a new
-/// TB5 file; skipped record types and lost samples are noted on `err`.
+/// `tbrw import perf`: a perf.data file (`-`: standard input, read in pipe
+/// mode) into a new TB5 file; skipped record types and lost samples are
+/// noted on `err`.
 pub fn import_perf(
     data: &Path,
     output: &Path,
@@ -319,7 +320,15 @@ pub fn import_perf(
 ) -> Result<(), CliError> {
     check_input(data, "a perf.data file")?;
     check_output(output, &[data], force)?;
-    let stats = tbrw_import::perf::import_perf(data, output, progress)?;
+    // File mode needs seeks; standard input, or a pipe named by a path
+    // (`<(perf record -o - ...)`), is read in pipe mode.
+    let (input, name) = open_input(data)?;
+    let mut w = tbrw::Tb5Writer::create(output)?;
+    let stats = match input {
+        Input::File(f) if is_plain(&f, data)? => tbrw_import::perf::import_perf_file(f, &name, &mut w, progress)?,
+        other => tbrw_import::perf::import_perf_pipe(other, &name, &mut w, progress)?,
+    };
+    w.close()?;
     writeln!(
         out,
         "{}: {} samples of {} events, {} modules, {} call-chain frames",
