@@ -34,7 +34,15 @@ pub fn import_sampler(
     let SamplerArgs { opts, profile: popts, force } = args;
     check_input(profile, "a sampler profile")?;
     check_output(output, &[profile], force)?;
-    let stats = sampler::import_profile(profile, output, opts, popts, progress)?;
+    // A plain file is probed whole for its layout; standard input or a
+    // pipe by its first bytes.
+    let (input, name) = open_input(profile)?;
+    let mut w = tbrw::Tb5Writer::create(output)?;
+    let stats = match input {
+        Input::File(f) if is_plain(&f, profile)? => sampler::import_profile(f, &name, &mut w, opts, popts, progress)?,
+        other => sampler::import_profile_stream(other, &name, &mut w, opts, popts, progress)?,
+    };
+    w.close()?;
     let layout = stats.format.map_or("?", |f| f.layout.name());
     writeln!(
         out,

@@ -315,3 +315,19 @@ pub fn import_winidea_file(
     w.close()?;
     Ok(stats)
 }
+
+/// Imports the sampler profile at `profile` into a new TB5 file at `out`,
+/// as `tbrw import sampler` does for a file.
+pub fn import_profile_file(
+    profile: &Path,
+    out: &Path,
+    opts: &tbrw_import::elf_profile::ImportOptions,
+    popts: &tbrw_import::elf_profile::ProfileOptions,
+) -> Result<tbrw_import::elf_profile::ImportStats, tbrw_import::ImportError> {
+    let name = profile.display().to_string();
+    let input = std::fs::File::open(profile).map_err(|e| tbrw_import::ImportError::io(&name, e))?;
+    let mut w = tbrw::Tb5Writer::create(out)?;
+    let stats = tbrw_import::elf_profile::import_profile(input, &name, &mut w, opts, popts, ())?;
+    w.close()?;
+    Ok(stats)
+}
