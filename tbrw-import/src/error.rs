@@ -114,20 +114,12 @@ pub enum ImportError {
     /// Writing the TB5 file (or reading one back) failed.
     #[error(transparent)]
     Tb5(#[from] tbrw::Error),
-    /// Anything else, already phrased (being replaced by the variants above).
-    #[error("{0}")]
-    Message(String),
 }
 
 impl ImportError {
     /// A problem at `place` of `input`.
     pub fn invalid(input: impl fmt::Display, place: Place, what: impl Into<String>) -> ImportError {
         ImportError::Invalid { input: input.to_string(), place, what: what.into() }
-    }
-
-    /// An error already phrased.
-    pub fn msg(m: impl Into<String>) -> ImportError {
-        ImportError::Message(m.into())
     }
 
     /// An I/O error on `input`.
