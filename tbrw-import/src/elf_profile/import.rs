@@ -640,3 +640,55 @@ fn convert<R: Read>(
     progress.done(stats.bytes);
     Ok(stats)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::Cursor;
+
+    use super::*;
+    use crate::elf_profile::fixtures;
+
+    /// Imports `read` into a new file in `dir` and returns the stats and the records.
+    fn import(
+        dir: &std::path::Path,
+        read: impl FnOnce(&mut Tb5Writer) -> Result<ImportStats, ImportError>,
+    ) -> Result<(ImportStats, Vec<u8>), ImportError> {
+        let out = dir.join("p.tb5");
+        let mut w = Tb5Writer::create(&out)?;
+        let stats = read(&mut w)?;
+        w.close()?;
+        let f = Tb5File::open(&out)?;
+        let records = f.stream(0)?.data()?.map_or(Vec::new(), |d| d.as_bytes().to_vec());
+        Ok((stats, records))
+    }
+
+    #[test]
+    fn a_profile_that_seeks_or_not_imports_alike() {
+        let (_, bytes) = fixtures::files().into_iter().find(|(n, _)| *n == "current.prof").unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let (o, p) = (ImportOptions::default(), ProfileOptions::default());
+        let (seeking, records) =
+            import(dir.path(), |w| import_profile(Cursor::new(&bytes), "current.prof", w, &o, &p, ())).unwrap();
+        assert_eq!((seeking.samples, seeking.format.map(|f| f.layout)), (120, Some(Layout::Head)));
+        // Read once, as from a pipe: the same records.
+        let (once, again) = import(dir.path(), |w| import_profile_stream(&bytes[..], "-", w, &o, &p, ())).unwrap();
+        assert_eq!((once.samples, once.records, again == records), (seeking.samples, seeking.records, true));
+    }
+
+    #[test]
+    fn errors_name_the_input_and_the_byte() {
+        let (_, mut bytes) = fixtures::files().into_iter().find(|(n, _)| *n == "current.prof").unwrap();
+        bytes[0] = 7;
+        let dir = tempfile::tempdir().unwrap();
+        let (o, p) = (ImportOptions::default(), ProfileOptions::default());
+        let e = import(dir.path(), |w| import_profile(Cursor::new(&bytes), "bad.prof", w, &o, &p, ())).unwrap_err();
+        assert!(matches!(&e, ImportError::Profile(ProfileError { input, offset: 0, .. }) if input == "bad.prof"));
+        assert!(e.to_string().starts_with("bad.prof: byte 0: magic number 0x7"), "{e}");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "nothing at the output");
+        // --volts for a profile that does not measure current.
+        let (_, bytes) = fixtures::files().into_iter().find(|(n, _)| *n == "seed-era.prof").unwrap();
+        let p = ProfileOptions { volts: Some(3.3), ..Default::default() };
+        let e = import(dir.path(), |w| import_profile(Cursor::new(&bytes), "s.prof", w, &o, &p, ())).unwrap_err();
+        assert!(matches!(&e, ImportError::Option { input, .. } if input == "s.prof"), "{e:?}");
+    }
+}

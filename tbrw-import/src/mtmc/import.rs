@@ -467,3 +467,74 @@ pub fn counters_of(descs: &[DescEntry<StringId>], file: &Tb5File) -> Option<Shap
         });
     same.then_some(shape)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::Cursor;
+
+    use super::*;
+
+    /// Two tasks of two threads, v0.1 layout, two counters.
+    const LOG: &str = "4100,1602152192,1662113994732217088,1662113994733739014,4099,1241265920,1662113994732206443,,2_3_0,1731201101_3690717719,2_3_0,1734269057_3691050936,\n\
+        4101,1610544896,1662113994733800000,1662113994734100000,4100,1602152192,1662113994733790000,,2_7_0,231201101_690717719,2_7_0,231401101_690917719,\n";
+
+    #[test]
+    fn a_log_in_memory_becomes_a_tb5_file_named_after_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("tasks.tb5");
+        let mut w = Tb5Writer::create(&out).unwrap();
+        let mut seen = Vec::new();
+        // From the middle of a reader: the log starts where the input stands.
+        let mut input = Cursor::new(format!("not the log\n{LOG}").into_bytes());
+        input.set_position(12);
+        let stats =
+            import_mtmc(&mut input, "logs/mtmc_raw_4242", &mut w, &MtmcOptions::default(), |n| seen.push(n)).unwrap();
+        w.close().unwrap();
+        assert_eq!((stats.tasks, stats.counters, stats.threads), (2, 2, 3));
+        assert_eq!(stats.pid, Some((4242, PidSource::FileName)));
+        assert_eq!(seen.last(), Some(&(LOG.len() as u64)), "both passes: the bytes of one");
+
+        let f = Tb5File::open(&out).unwrap();
+        let descs = f.stream(0).unwrap().descriptor().unwrap().unwrap();
+        let shape = counters_of(&descs, &f).expect("an MTMC stream");
+        assert_eq!(shape, Shape { counters: 2, constants: 0 });
+        let info = f.stream(0).unwrap().info().unwrap().unwrap();
+        assert_eq!(f.string_opt(info.command_line).unwrap(), Some("mtmc log logs/mtmc_raw_4242"));
+        let pt = f.processes().unwrap().unwrap();
+        let names: Vec<&str> = pt.pids().map(|p| f.string(p.name).unwrap()).collect();
+        assert_eq!(names, ["mtmc_raw_4242"]);
+    }
+
+    #[test]
+    fn a_bad_line_is_named_with_its_line_and_column_and_nothing_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("tasks.tb5");
+        let mut w = Tb5Writer::create(&out).unwrap();
+        let bad = LOG.replacen("4101,1610544896", "4101,16105x4896", 1);
+        let e = import_mtmc(Cursor::new(bad), "tasks.log", &mut w, &MtmcOptions::default(), ()).unwrap_err();
+        match &e {
+            ImportError::Invalid { input, place: Place::Line { line: 2, column: Some(6) }, what } => {
+                assert_eq!(input, "tasks.log");
+                assert!(what.contains("\"16105x4896\" is not an unsigned integer"), "{what}");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(e.to_string().starts_with("tasks.log: line 2, column 6: task pthread id [1]"), "{e}");
+        drop(w);
+        assert!(!out.exists(), "a dropped writer leaves nothing");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn a_line_too_long_is_named_with_its_byte_offset() {
+        let mut text = LOG.to_owned();
+        text.push_str(&"1".repeat(MAX_LINE + 1));
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = Tb5Writer::create(dir.path().join("o.tb5")).unwrap();
+        let e = import_mtmc(Cursor::new(text), "t.log", &mut w, &MtmcOptions::default(), ()).unwrap_err();
+        match e {
+            ImportError::LineTooLong { line: 3, offset, limit: MAX_LINE, .. } => assert_eq!(offset, LOG.len() as u64),
+            other => panic!("{other:?}"),
+        }
+    }
+}

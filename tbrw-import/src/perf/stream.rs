@@ -392,3 +392,77 @@ fn convert<R: Read>(
     progress.done(stats.bytes);
     Ok(stats)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::Cursor;
+
+    use super::*;
+
+    /// `perf record -e cpu-clock -c 200000 -- true`, in file and in pipe mode.
+    const FILE: &[u8] = include_bytes!("../../tests/data/true.perf.data");
+    const PIPE: &[u8] = include_bytes!("../../tests/data/true.pipe.perf.data");
+
+    /// A reader that cannot seek and hands out at most 7 bytes a call, as
+    /// a pipe may.
+    struct Trickle<'a>(&'a [u8]);
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = buf.len().min(7).min(self.0.len());
+            buf[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+
+    fn stream0(path: &std::path::Path) -> (String, u64) {
+        let f = Tb5File::open(path).unwrap();
+        let s = f.stream(0).unwrap();
+        let comment = f.string_opt(s.info().unwrap().unwrap().comment).unwrap().unwrap_or_default().to_owned();
+        (comment, s.data().unwrap().map_or(0, |d| d.len()))
+    }
+
+    #[test]
+    fn pipe_mode_reads_a_reader_that_cannot_seek() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("pipe.tb5");
+        let mut w = Tb5Writer::create(&out).unwrap();
+        let mut last = 0;
+        let stats = import_perf_pipe(Trickle(PIPE), "-", &mut w, |n| last = n).unwrap();
+        w.close().unwrap();
+        assert_eq!((stats.samples, stats.events, stats.bytes, last), (3, 1, PIPE.len() as u64, PIPE.len() as u64));
+        let (comment, records) = stream0(&out);
+        assert!(comment.starts_with("perf.data -; cpu "), "{comment}");
+        assert_eq!(records, 3);
+    }
+
+    #[test]
+    fn file_mode_reads_a_cursor_and_names_a_damaged_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("file.tb5");
+        let mut w = Tb5Writer::create(&out).unwrap();
+        let stats = import_perf_file(Cursor::new(FILE), "true.perf.data", &mut w, ()).unwrap();
+        w.close().unwrap();
+        assert_eq!((stats.samples, stats.modules), (3, 5));
+        assert_eq!(stream0(&out).1, 3);
+
+        // Cut inside the data section (perf's header says where it is): the
+        // walk over the same input finds the record cut short.
+        let data_end = u64::from_le_bytes(FILE[40..48].try_into().unwrap()) + 200;
+        let cut = &FILE[..data_end as usize];
+        let mut w = Tb5Writer::create(dir.path().join("cut.tb5")).unwrap();
+        let e = import_perf_file(Cursor::new(cut), "cut.data", &mut w, ()).unwrap_err();
+        match &e {
+            ImportError::Invalid { input, place: Place::Record { offset, .. }, what } => {
+                assert_eq!(input, "cut.data");
+                assert!(*offset < data_end && what.contains("cut short"), "{e}");
+            }
+            other => panic!("{other:?}"),
+        }
+        // In pipe mode the end of the input ends the data; garbage is an
+        // error at the byte where reading stopped.
+        let e = import_perf_pipe(&b"PERFILE2 and then nothing a pipe header has"[..], "-", &mut w, ()).unwrap_err();
+        assert!(matches!(e, ImportError::Invalid { place: Place::Offset(_), .. }), "{e:?}");
+    }
+}

@@ -213,3 +213,66 @@ pub fn import_winidea(
     stats.writes = tl.writes.len() as u64;
     Ok(stats)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::Cursor;
+
+    use super::*;
+    use crate::error::Place;
+    use crate::winidea::{write_bin, Pos, TimelineEvent};
+
+    const EXPORT: &str = "* INFO %TOTAL_TIME%\n500\n\n* CONTEXTS %NAME%,%HANDLE%\nTASK,0x0\n\n\
+        * HANDLE(Functions) %HANDLE%,%NAME%,%VALUE%\n00000000,main,\n00000001,tick,\n\n\
+        * STATISTICS(Functions) %HANDLE%,%VALUE%,%COUNT%\n00000000,,1\n00000001,,1\n\n\
+        * TIMELINE %HANDLE%,%EVENT%,%VALUE%,%TIME%,%CONTEXT%\n00000000,E,,100,TASK\n00000001,E,,150,TASK\n\
+        00000001,X,,250,TASK\n00000000,X,,400,TASK\n";
+
+    #[test]
+    fn an_export_in_memory_becomes_a_tb5_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("w.tb5");
+        let mut w = Tb5Writer::create(&out).unwrap();
+        let opts = WinIdeaOptions { check: true, ..Default::default() };
+        let stats = import_winidea(EXPORT.as_bytes(), "session.txt", None, &mut w, &opts).unwrap();
+        w.close().unwrap();
+        assert_eq!((stats.events, stats.calls, stats.agree), (4, 2, 2));
+        let f = Tb5File::open(&out).unwrap();
+        assert_eq!(f.stream_count(), 2);
+        let info = f.stream(0).unwrap().info().unwrap().unwrap();
+        assert_eq!(f.string_opt(info.command_line).unwrap(), Some("winidea export session.txt"));
+    }
+
+    #[test]
+    fn a_bin_in_memory_is_read_and_its_errors_name_it_and_the_byte() {
+        let text = EXPORT.split("* TIMELINE").next().unwrap();
+        let ev = |handle, kind, time| TimelineEvent { handle, kind, value: 0, time, context: 0, at: Pos::Byte(0) };
+        let events = [ev(0, b'E', 100), ev(1, b'E', 150), ev(1, b'X', 250), ev(0, b'X', 400)];
+        let mut bin = Cursor::new(write_bin(&events, BinVersion::V1_1));
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = Tb5Writer::create(dir.path().join("w.tb5")).unwrap();
+        let b = BinInput { input: &mut bin, name: "session.txt.BIN" };
+        let stats =
+            import_winidea(text.as_bytes(), "session.txt", Some(b), &mut w, &WinIdeaOptions::default()).unwrap();
+        assert_eq!((stats.calls, stats.bin_version), (2, Some(BinVersion::V1_1)));
+        drop(w);
+
+        // An unknown handle in the third entry: the .BIN and the entry's byte.
+        let mut bytes = write_bin(&events, BinVersion::V1_1);
+        bytes[48] = 9;
+        let mut w = Tb5Writer::create(dir.path().join("x.tb5")).unwrap();
+        let b = BinInput { input: &mut Cursor::new(bytes), name: "session.txt.BIN" };
+        let e =
+            import_winidea(text.as_bytes(), "session.txt", Some(b), &mut w, &WinIdeaOptions::default()).unwrap_err();
+        assert!(
+            matches!(&e, ImportError::Invalid { input, place: Place::Offset(48), .. } if input == "session.txt.BIN"),
+            "{e:?}"
+        );
+        assert_eq!(e.to_string(), "session.txt.BIN: byte 48: handle 00000009 is not in any HANDLE section");
+
+        // A bad line of the export: its name and the line.
+        let bad = EXPORT.replace("00000001,X,,250", "00000001,Q,,250");
+        let e = import_winidea(bad.as_bytes(), "session.txt", None, &mut w, &WinIdeaOptions::default()).unwrap_err();
+        assert!(matches!(e, ImportError::Invalid { place: Place::Line { line: 18, column: None }, .. }), "{e:?}");
+    }
+}
