@@ -58,8 +58,9 @@ fn main() {
         let t = Instant::now();
         let mut w = tbrw::Tb5Writer::create(&out).unwrap();
         let input = std::fs::File::open(&profile).unwrap();
-        let name = profile.display().to_string();
-        let stats = import_profile(input, &name, &mut w, &ImportOptions::default(), &Default::default(), ()).unwrap();
+        let input_name = profile.display().to_string();
+        let stats =
+            import_profile(input, &input_name, &mut w, &ImportOptions::default(), &Default::default(), ()).unwrap();
         w.close().unwrap();
         let s = t.elapsed().as_secs_f64();
         let peak = status_kib("VmHWM:");

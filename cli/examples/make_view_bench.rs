@@ -40,8 +40,8 @@ fn main() {
     }
     let mut w = tbrw::Tb5Writer::create(out).unwrap();
     let input = std::fs::File::open(&profile).unwrap();
-    let name = profile.display().to_string();
-    let stats = import_profile(input, &name, &mut w, &ImportOptions::default(), &Default::default(), ()).unwrap();
+    let input_name = profile.display().to_string();
+    let stats = import_profile(input, &input_name, &mut w, &ImportOptions::default(), &Default::default(), ()).unwrap();
     w.close().unwrap();
     println!("{out}: {} samples, {} records", stats.samples, stats.records);
 }

@@ -175,8 +175,8 @@ fn a_module_name_with_control_characters_is_valid_json() {
     let out = dir.path().join("p.tb5");
     let mut w = tbrw::Tb5Writer::create(&out).unwrap();
     let input = std::fs::File::open(&profile).unwrap();
-    let name = profile.display().to_string();
-    import_profile(input, &name, &mut w, &ImportOptions::default(), &Default::default(), ()).unwrap();
+    let input_name = profile.display().to_string();
+    import_profile(input, &input_name, &mut w, &ImportOptions::default(), &Default::default(), ()).unwrap();
     w.close().unwrap();
 
     let raw = run(&out, &["--by", "module", "--json"]);

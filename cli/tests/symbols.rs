@@ -187,8 +187,8 @@ fn sampler_import_by_function_and_line() {
     let tb5 = dir.path().join("prog.tb5");
     let mut w = tbrw::Tb5Writer::create(&tb5).unwrap();
     let input = std::fs::File::open(&pf).unwrap();
-    let name = pf.display().to_string();
-    import_profile(input, &name, &mut w, &ImportOptions::default(), &Default::default(), ()).unwrap();
+    let input_name = pf.display().to_string();
+    import_profile(input, &input_name, &mut w, &ImportOptions::default(), &Default::default(), ()).unwrap();
     w.close().unwrap();
 
     let search = ["--search-path", s(dir.path())];
