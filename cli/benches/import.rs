@@ -8,7 +8,7 @@
 use std::io::{BufWriter, Write};
 use std::time::Instant;
 
-use tbrw_import::elf_profile::{import_sampler, ImportOptions};
+use tbrw_import::elf_profile::{import_profile, ImportOptions};
 use tbrw_import::elf_profile::{write_header, write_sample, Header, Magic, Sample, ThreadSample, VmMap};
 
 mod support;
@@ -56,7 +56,12 @@ fn main() {
         let _ = std::fs::write("/proc/self/clear_refs", "5");
         let base = status_kib("VmRSS:");
         let t = Instant::now();
-        let stats = import_sampler(&profile, &out, &ImportOptions::default(), &mut |_| {}).unwrap();
+        let mut w = tbrw::Tb5Writer::create(&out).unwrap();
+        let input = std::fs::File::open(&profile).unwrap();
+        let input_name = profile.display().to_string();
+        let stats =
+            import_profile(input, &input_name, &mut w, &ImportOptions::default(), &Default::default(), ()).unwrap();
+        w.close().unwrap();
         let s = t.elapsed().as_secs_f64();
         let peak = status_kib("VmHWM:");
         println!(

@@ -43,7 +43,11 @@ fn main() {
     let bytes = std::fs::metadata(&log).unwrap().len();
     let out = dir.path().join("tasks.tb5");
     let t = Instant::now();
-    let stats = tbrw_import::mtmc::import_mtmc(&log, &out, &mut |_| {}).unwrap();
+    let mut w = tbrw::Tb5Writer::create(&out).unwrap();
+    let input = std::fs::File::open(&log).unwrap();
+    let stats =
+        tbrw_import::mtmc::import_mtmc(input, &log.display().to_string(), &mut w, &Default::default(), ()).unwrap();
+    w.close().unwrap();
     let s = t.elapsed().as_secs_f64();
     println!(
         "{} lines ({} MB) imported in {s:.2} s: {:.2} M lines/s, {:.0} MB/s; TB5 file {} MB",

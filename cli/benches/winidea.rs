@@ -76,7 +76,14 @@ fn main() {
         let _ = std::fs::write("/proc/self/clear_refs", "5");
         let base = status_kib("VmRSS:");
         let t = Instant::now();
-        let stats = winidea::import_winidea(text, bin, None, &out, true).unwrap();
+        let mut w = tbrw::Tb5Writer::create(&out).unwrap();
+        let text_file = std::fs::File::open(text).unwrap();
+        let mut bin_file = bin.map(|b| std::fs::File::open(b).unwrap());
+        let bin_name = bin.map(|b| b.display().to_string()).unwrap_or_default();
+        let bin = bin_file.as_mut().map(|f| winidea::BinInput { input: f, name: &bin_name });
+        let opts = winidea::WinIdeaOptions { bin_version: None, check: true };
+        let stats = winidea::import_winidea(text_file, &text.display().to_string(), bin, &mut w, &opts).unwrap();
+        w.close().unwrap();
         let s = t.elapsed().as_secs_f64();
         let peak = status_kib("VmHWM:");
         println!(

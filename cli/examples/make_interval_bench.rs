@@ -10,7 +10,7 @@
 
 use std::io::{BufWriter, Write};
 
-use tbrw_import::winidea::{import_winidea, write_bin, BinVersion, Pos, TimelineEvent};
+use tbrw_import::winidea::{import_winidea, write_bin, BinInput, BinVersion, Pos, TimelineEvent, WinIdeaOptions};
 
 const CONTEXTS: u32 = 4;
 const FUNCTIONS: u32 = 16;
@@ -74,6 +74,13 @@ fn main() {
         w.write_all(&write_bin(&batch, BinVersion::V1_1)).unwrap();
         w.flush().unwrap();
     }
-    let stats = import_winidea(&text, Some(&bin), Some(BinVersion::V1_1), std::path::Path::new(out), false).unwrap();
+    let mut w = tbrw::Tb5Writer::create(out).unwrap();
+    let mut bin_file = std::fs::File::open(&bin).unwrap();
+    let bin_name = bin.display().to_string();
+    let bin = BinInput { input: &mut bin_file, name: &bin_name };
+    let opts = WinIdeaOptions { bin_version: Some(BinVersion::V1_1), check: false };
+    let text_file = std::fs::File::open(&text).unwrap();
+    let stats = import_winidea(text_file, &text.display().to_string(), Some(bin), &mut w, &opts).unwrap();
+    w.close().unwrap();
     println!("{out}: {} calls over {} contexts", stats.calls, CONTEXTS);
 }

@@ -7,7 +7,7 @@
 
 use std::io::{BufWriter, Write};
 
-use tbrw_import::elf_profile::{import_sampler, ImportOptions};
+use tbrw_import::elf_profile::{import_profile, ImportOptions};
 use tbrw_import::elf_profile::{write_header, write_sample, Header, Magic, Sample, ThreadSample, VmMap};
 
 fn main() {
@@ -38,6 +38,10 @@ fn main() {
         }
         w.flush().unwrap();
     }
-    let stats = import_sampler(&profile, std::path::Path::new(out), &ImportOptions::default(), &mut |_| {}).unwrap();
+    let mut w = tbrw::Tb5Writer::create(out).unwrap();
+    let input = std::fs::File::open(&profile).unwrap();
+    let input_name = profile.display().to_string();
+    let stats = import_profile(input, &input_name, &mut w, &ImportOptions::default(), &Default::default(), ()).unwrap();
+    w.close().unwrap();
     println!("{out}: {} samples, {} records", stats.samples, stats.records);
 }

@@ -126,15 +126,6 @@ pub fn check_output_folder(dir: &Path, force: bool) -> Result<(), CliError> {
     }
 }
 
-/// Standard input as a path the importers can open (`-` on the command line).
-pub fn stdin_path(p: &Path) -> &Path {
-    if p.as_os_str() == "-" {
-        Path::new("/dev/stdin")
-    } else {
-        p
-    }
-}
-
 /// Writes `path` through `f`; on any error nothing is left at `path`.
 pub fn write_atomically(path: &Path, f: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<(), CliError> {
     let work = WorkFile::create(path).map_err(|e| CliError::io(path, e))?;

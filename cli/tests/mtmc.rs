@@ -12,11 +12,12 @@ use std::process::Command;
 
 use common::check_vtune_csv;
 use common::export_vtune_csv;
+use common::import_mtmc_file;
 use mtmc_writer::{v01, v2023, Line};
 use proptest::prelude::*;
 use tbrw::*;
 use tbrw_export::vtune_csv::CsvOptions;
-use tbrw_import::mtmc::{self, import_mtmc, Layout, MtmcOptions, PidSource, Shape};
+use tbrw_import::mtmc::{self, Layout, MtmcOptions, PidSource, Shape};
 use tbrw_query::report::Report;
 use tbrw_query::tasks::{self as tasks, topdown};
 
@@ -31,7 +32,7 @@ fn import_named(name: &str, text: &str, dir: &Path) -> Result<(PathBuf, mtmc::Mt
     let log = dir.join(name);
     std::fs::write(&log, text).unwrap();
     let out = dir.join("tasks.tb5");
-    import_mtmc(&log, &out, &mut |_| {}).map(|s| (out, s)).map_err(|e| e.to_string())
+    import_mtmc_file(&log, &out, &MtmcOptions::default()).map(|s| (out, s)).map_err(|e| e.to_string())
 }
 
 fn import(text: &str, dir: &Path) -> Result<(PathBuf, mtmc::MtmcStats), String> {
@@ -369,9 +370,9 @@ fn the_pid_comes_from_the_logs_name_or_the_option() {
     let pids: Vec<(u32, String)> = pt.pids().map(|p| (p.id, f.string(p.name).unwrap().to_owned())).collect();
     assert_eq!(pids, [(want, "mtmc_raw_140736934563840".to_owned())]);
     assert!(pt.tids().all(|t| t.associated_pid == want));
-    assert_eq!(mtmc::address_of(Path::new("/x/mtmc_raw_-42")), Some(-42));
-    assert_eq!(mtmc::address_of(Path::new("mtmc_raw_12ab")), None);
-    assert_eq!(mtmc::address_of(Path::new("tasks.log")), None);
+    assert_eq!(mtmc::address_of("/x/mtmc_raw_-42"), Some(-42));
+    assert_eq!(mtmc::address_of("mtmc_raw_12ab"), None);
+    assert_eq!(mtmc::address_of("tasks.log"), None);
     // --pid wins; the binary says where the pid came from.
     let log = dir.path().join("mtmc_raw_140736934563840");
     let out = dir.path().join("p.tb5");
@@ -381,7 +382,7 @@ fn the_pid_comes_from_the_logs_name_or_the_option() {
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(String::from_utf8_lossy(&o.stdout).contains("pid 4242"), "{}", String::from_utf8_lossy(&o.stdout));
-    let s = mtmc::import_mtmc_with(&log, &out, &MtmcOptions { pid: Some(4242) }, &mut |_| {}).unwrap();
+    let s = import_mtmc_file(&log, &out, &MtmcOptions { pid: Some(4242) }).unwrap();
     assert_eq!(s.pid, Some((4242, PidSource::Option)));
     // A plain name without --pid: no process.
     let (_, stats) = import(&format!("{EXAMPLE}\n"), dir.path()).unwrap();
@@ -398,7 +399,8 @@ fn the_shipped_fixtures_import() {
     for (name, layout, tasks, counters) in cases {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("f.tb5");
-        let stats = import_mtmc(&data(name), &out, &mut |_| {}).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let stats =
+            import_mtmc_file(&data(name), &out, &MtmcOptions::default()).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!((stats.layout, stats.tasks, stats.counters), (Some(layout), tasks, counters), "{name}");
         assert_eq!(stats.events_field_mismatch, None, "{name}");
         let text = report_text(&out);
@@ -536,7 +538,7 @@ fn a_100_mb_line_of_commas_is_rejected_early_with_a_short_message() {
         f.write_all(b"\n").unwrap();
     }
     let out = dir.path().join("o.tb5");
-    let e = import_mtmc(&log, &out, &mut |_| {}).unwrap_err().to_string();
+    let e = import_mtmc_file(&log, &out, &MtmcOptions::default()).unwrap_err().to_string();
     assert!(e.contains("line 1") && e.contains(&format!("longer than {} bytes", mtmc::MAX_LINE)), "{e}");
     assert!(e.len() < 400, "{e}");
     assert!(!out.exists());

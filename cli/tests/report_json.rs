@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::Value;
-use tbrw_import::elf_profile::{import_sampler, write_header, write_sample, Header, ImportOptions};
+use tbrw_import::elf_profile::{import_profile, write_header, write_sample, Header, ImportOptions};
 use tbrw_import::elf_profile::{Magic, Sample, ThreadSample, VmMap};
 use tbrw_query::report::{By, Report, ReportOptions};
 
@@ -109,7 +109,10 @@ fn the_task_report_has_the_same_shape() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("tasks.tb5");
     let log = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/mtmc/doc_example.log");
-    tbrw_import::mtmc::import_mtmc(&log, &out, &mut |_| {}).unwrap();
+    let mut w = tbrw::Tb5Writer::create(&out).unwrap();
+    let log_file = std::fs::File::open(&log).unwrap();
+    tbrw_import::mtmc::import_mtmc(log_file, &log.display().to_string(), &mut w, &Default::default(), ()).unwrap();
+    w.close().unwrap();
     let v = json(&out, &["--by", "task", "--json"]);
     check_top_level(&v, "task", 1);
     assert_eq!(v["samples"], 1);
@@ -170,7 +173,11 @@ fn a_module_name_with_control_characters_is_valid_json() {
     let profile = dir.path().join("p.bin");
     std::fs::write(&profile, bytes).unwrap();
     let out = dir.path().join("p.tb5");
-    import_sampler(&profile, &out, &ImportOptions::default(), &mut |_| {}).unwrap();
+    let mut w = tbrw::Tb5Writer::create(&out).unwrap();
+    let input = std::fs::File::open(&profile).unwrap();
+    let input_name = profile.display().to_string();
+    import_profile(input, &input_name, &mut w, &ImportOptions::default(), &Default::default(), ()).unwrap();
+    w.close().unwrap();
 
     let raw = run(&out, &["--by", "module", "--json"]);
     assert!(raw[..raw.len() - 1].iter().all(|&b| b >= 0x20), "control characters are escaped");

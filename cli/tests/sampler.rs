@@ -6,14 +6,14 @@ mod common;
 use common::*;
 use tbrw::*;
 use tbrw_import::elf_profile::Magic;
-use tbrw_import::elf_profile::{import_sampler, ImportOptions};
+use tbrw_import::elf_profile::{ImportOptions, ProfileOptions};
 use tbrw_query::report::{report, By, Key, ReportOptions};
 
 fn import(bytes: &[u8], dir: &std::path::Path) -> (std::path::PathBuf, tbrw_import::elf_profile::ImportStats) {
     let input = dir.join("prof.bin");
     std::fs::write(&input, bytes).unwrap();
     let out = dir.join("prof.tb5");
-    let stats = import_sampler(&input, &out, &ImportOptions::default(), &mut |_| {}).unwrap();
+    let stats = import_profile_file(&input, &out, &ImportOptions::default(), &ProfileOptions::default()).unwrap();
     (out, stats)
 }
 
@@ -123,7 +123,9 @@ fn expect_error(bytes: &[u8], what: &str) -> String {
     let input = dir.path().join("bad.bin");
     std::fs::write(&input, bytes).unwrap();
     let out = dir.path().join("out.tb5");
-    let e = import_sampler(&input, &out, &ImportOptions::default(), &mut |_| {}).expect_err(what).to_string();
+    let e = import_profile_file(&input, &out, &ImportOptions::default(), &ProfileOptions::default())
+        .expect_err(what)
+        .to_string();
     assert!(e.contains("bad.bin") && e.contains("byte"), "{what}: {e}");
     assert!(!out.exists(), "{what}: output written");
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "{what}: temporary files left");
@@ -158,7 +160,9 @@ fn bad_profiles_give_one_clear_error_and_no_output() {
     // A directory.
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("o.tb5");
-    let e = import_sampler(dir.path(), &out, &ImportOptions::default(), &mut |_| {}).unwrap_err().to_string();
+    let e = import_profile_file(dir.path(), &out, &ImportOptions::default(), &ProfileOptions::default())
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("directory"), "{e}");
     assert!(!out.exists());
 }

@@ -10,11 +10,11 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use common::export_vtune_csv;
-use common::{bzip2, check_vtune_csv, export_profile, Rng};
+use common::{bzip2, check_vtune_csv, export_profile, import_profile_file, Rng};
 use proptest::prelude::*;
 use tbrw::*;
 use tbrw_export::vtune_csv::{Clock, CsvOptions};
-use tbrw_import::elf_profile::{import_profile, ImportOptions, ImportStats, Layout, ProfileOptions, TimeSource};
+use tbrw_import::elf_profile::{ImportOptions, ImportStats, Layout, ProfileOptions, TimeSource};
 use tbrw_query::report::{report, By, Key, ReportOptions, Weight};
 use tbrw_query::Query;
 
@@ -161,9 +161,7 @@ fn import_bytes(b: &[u8], dir: &Path, popts: ProfileOptions) -> Result<(PathBuf,
     let input = dir.join("p.prof");
     std::fs::write(&input, b).unwrap();
     let out = dir.join("p.tb5");
-    import_profile(&input, &out, &ImportOptions::default(), &popts, &mut |_| {})
-        .map(|s| (out, s))
-        .map_err(|e| e.to_string())
+    import_profile_file(&input, &out, &ImportOptions::default(), &popts).map(|s| (out, s)).map_err(|e| e.to_string())
 }
 
 fn per_module(path: &Path, weight: Weight) -> (HashMap<String, f64>, f64, u64) {
@@ -545,10 +543,9 @@ fn the_reader_reports_a_sample_head_running_into_the_maps() {
     use tbrw_import::elf_profile::profile::Opened;
     use tbrw_import::elf_profile::{detect, Next, ProfileReader, SampleHead};
     let b = include_bytes!("../../fuzz/corpus/profiles/regression-reader-head-into-maps.prof");
-    let path = Path::new("r.prof");
+    let path = "r.prof";
     let size = Some(b.len() as u64);
-    let opened =
-        Opened { prefix: b.to_vec(), rest: Box::new(std::io::empty()), compressed: false, size, seekable: None };
+    let opened = Opened { prefix: b.to_vec(), rest: Box::new(std::io::empty()), compressed: false, size };
     let found = detect(&opened, path, None).expect("a layout fits these bytes");
     let mut r = ProfileReader::new(&b[..], path, size, &found);
     let mut s = SampleHead::default();

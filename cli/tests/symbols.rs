@@ -10,7 +10,7 @@ use std::process::{Command, Output};
 use object::{Object, ObjectSegment, ObjectSymbol};
 use tbrw::*;
 use tbrw_import::elf_profile::{
-    import_sampler, write_header, write_sample, Header, ImportOptions, Magic, Sample, ThreadSample, VmMap,
+    import_profile, write_header, write_sample, Header, ImportOptions, Magic, Sample, ThreadSample, VmMap,
 };
 use tbrw_import::globals::{field, write_globals};
 
@@ -185,7 +185,11 @@ fn sampler_import_by_function_and_line() {
     let pf = dir.path().join("prog.profile");
     std::fs::write(&pf, &profile).unwrap();
     let tb5 = dir.path().join("prog.tb5");
-    import_sampler(&pf, &tb5, &ImportOptions::default(), &mut |_| {}).unwrap();
+    let mut w = tbrw::Tb5Writer::create(&tb5).unwrap();
+    let input = std::fs::File::open(&pf).unwrap();
+    let input_name = pf.display().to_string();
+    import_profile(input, &input_name, &mut w, &ImportOptions::default(), &Default::default(), ()).unwrap();
+    w.close().unwrap();
 
     let search = ["--search-path", s(dir.path())];
     let (v, err) = json(&[&["report", s(&tb5), "--by", "function", "--json"][..], &search].concat());

@@ -96,7 +96,10 @@ fn mtmc_import(dir: &Path, tasks: u32) -> PathBuf {
     let log = dir.join(format!("tasks{tasks}.log"));
     std::fs::write(&log, text).unwrap();
     let out = dir.join(format!("tasks{tasks}.tb5"));
-    tbrw_import::mtmc::import_mtmc(&log, &out, &mut |_| {}).unwrap();
+    let mut w = tbrw::Tb5Writer::create(&out).unwrap();
+    let log_file = std::fs::File::open(&log).unwrap();
+    tbrw_import::mtmc::import_mtmc(log_file, &log.display().to_string(), &mut w, &Default::default(), ()).unwrap();
+    w.close().unwrap();
     out
 }
 
@@ -117,7 +120,12 @@ fn winidea_contexts_import(dir: &Path) -> PathBuf {
     let text = dir.join("contexts.txt");
     std::fs::write(&text, WINIDEA_CONTEXTS).unwrap();
     let out = dir.join("contexts.tb5");
-    let stats = tbrw_import::winidea::import_winidea(&text, None, None, &out, false).unwrap();
+    let mut w = tbrw::Tb5Writer::create(&out).unwrap();
+    let text_file = std::fs::File::open(&text).unwrap();
+    let opts = tbrw_import::winidea::WinIdeaOptions::default();
+    let stats =
+        tbrw_import::winidea::import_winidea(text_file, &text.display().to_string(), None, &mut w, &opts).unwrap();
+    w.close().unwrap();
     assert_eq!(stats.calls, 3);
     out
 }
@@ -126,7 +134,12 @@ fn winidea_import(dir: &Path) -> PathBuf {
     let text = dir.join("calls.txt");
     std::fs::write(&text, WINIDEA).unwrap();
     let out = dir.join("winidea.tb5");
-    let stats = tbrw_import::winidea::import_winidea(&text, None, None, &out, false).unwrap();
+    let mut w = tbrw::Tb5Writer::create(&out).unwrap();
+    let text_file = std::fs::File::open(&text).unwrap();
+    let opts = tbrw_import::winidea::WinIdeaOptions::default();
+    let stats =
+        tbrw_import::winidea::import_winidea(text_file, &text.display().to_string(), None, &mut w, &opts).unwrap();
+    w.close().unwrap();
     assert_eq!(stats.calls, 4);
     out
 }
@@ -761,7 +774,11 @@ fn data(p: &str) -> PathBuf {
 /// so that the golden timeline is the SVG of its picture.
 fn golden_mtmc(dir: &Path) -> PathBuf {
     let mtmc = dir.join("raw.tb5");
-    tbrw_import::mtmc::import_mtmc(&data("mtmc/mtmc_raw_140736934563840"), &mtmc, &mut |_| {}).unwrap();
+    let log = data("mtmc/mtmc_raw_140736934563840");
+    let mut w = tbrw::Tb5Writer::create(&mtmc).unwrap();
+    let log_file = std::fs::File::open(&log).unwrap();
+    tbrw_import::mtmc::import_mtmc(log_file, &log.display().to_string(), &mut w, &Default::default(), ()).unwrap();
+    w.close().unwrap();
     mtmc
 }
 

@@ -9,8 +9,8 @@ use common::export_vtune_csv;
 use common::*;
 use tbrw::*;
 use tbrw_export::vtune_csv::CsvOptions;
+use tbrw_import::elf_profile::ImportOptions;
 use tbrw_import::elf_profile::Magic;
-use tbrw_import::elf_profile::{import_sampler, ImportOptions};
 
 fn sample() -> PathBuf {
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/data/sample.tb5"))
@@ -158,7 +158,8 @@ fn interpolated_sampler_times_are_refused_clearly() {
     let input = dir.path().join("p.bin");
     std::fs::write(&input, bytes).unwrap();
     let tb5 = dir.path().join("p.tb5");
-    import_sampler(&input, &tb5, &ImportOptions { pid: None, hostname: Some("box".into()) }, &mut |_| {}).unwrap();
+    let opts = ImportOptions { pid: None, hostname: Some("box".into()) };
+    import_profile_file(&input, &tb5, &opts, &Default::default()).unwrap();
     let out = dir.path().join("csv");
     let e = export_vtune_csv(&tb5, &out, &CsvOptions::default()).unwrap_err().to_string();
     // Profiles without per-sample times get interpolated times, which name
@@ -242,7 +243,7 @@ fn a_winidea_import_with_clock_utc_passes_the_checker() {
     let dir = tempfile::tempdir().unwrap();
     let txt = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/winidea/doc_completed.txt"));
     let out = dir.path().join("w.tb5");
-    tbrw_import::winidea::import_winidea(&txt, None, None, &out, false).unwrap();
+    import_winidea_file(&txt, None, None, &out, false).unwrap();
     let r = export_vtune_csv(
         &out,
         &dir.path().join("csv"),

@@ -10,10 +10,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::export_vtune_csv;
-use common::{check_vtune_csv, Rng};
+use common::{check_vtune_csv, import_winidea_file, Rng};
 use tbrw::*;
 use tbrw_export::vtune_csv::{Clock, CsvOptions};
-use tbrw_import::winidea::{self, import_winidea, BinVersion, Pos, TimelineEvent};
+use tbrw_import::winidea::{self, BinVersion, Pos, TimelineEvent};
 
 fn data(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/winidea").join(name)
@@ -41,7 +41,7 @@ fn stored_calls(f: &Tb5File) -> Vec<(u32, u32, u64, u64, u64, u64)> {
 fn the_documents_example_imports_and_its_differences_are_the_excerpts() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("doc.tb5");
-    let stats = import_winidea(&data("doc_example.txt"), None, None, &out, true).unwrap();
+    let stats = import_winidea_file(&data("doc_example.txt"), None, None, &out, true).unwrap();
     assert_eq!((stats.events, stats.calls, stats.writes), (5, 0, 1));
     // main resumes at 4469 without an entry in the excerpt; line 59 enters and never exits.
     assert_eq!((stats.started_before, stats.unfinished), (1, 1));
@@ -85,7 +85,7 @@ fn the_documents_example_imports_and_its_differences_are_the_excerpts() {
 fn the_completed_example_agrees_with_every_statistic() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("doc.tb5");
-    let stats = import_winidea(&data("doc_completed.txt"), None, None, &out, true).unwrap();
+    let stats = import_winidea_file(&data("doc_completed.txt"), None, None, &out, true).unwrap();
     assert_eq!(stats.differences, []);
     assert_eq!(stats.agree, 18);
     // The write of 0 at -3185 makes the stored time stamps start there.
@@ -342,7 +342,7 @@ fn a_generated_text1_timeline_gives_the_models_calls_and_statistics() {
         let path = dir.path().join(format!("gen{seed}.txt"));
         std::fs::write(&path, text1(&g, true, true)).unwrap();
         let out = dir.path().join(format!("gen{seed}.tb5"));
-        let stats = import_winidea(&path, None, None, &out, true).unwrap();
+        let stats = import_winidea_file(&path, None, None, &out, true).unwrap();
         assert_eq!(stats.differences, [], "seed {seed}");
         // 4 neutral rows + 12 per-context rows of 17 figures, 4 T.OUTSIDE; data rows.
         assert_eq!(stats.unchecked.iter().map(|u| u.count).sum::<u64>(), 4);
@@ -377,7 +377,7 @@ fn bin_timelines_in_both_layouts_give_the_same_calls() {
     assert_eq!(winidea::detect_bin(&bytes), BinVersion::V1_1);
     std::fs::write(&bin, &bytes).unwrap();
     let out = dir.path().join("v11.tb5");
-    let stats = import_winidea(&export, Some(&bin), None, &out, true).unwrap();
+    let stats = import_winidea_file(&export, Some(&bin), None, &out, true).unwrap();
     assert_eq!(stats.bin_version, Some(BinVersion::V1_1));
     assert_eq!(stats.differences, []);
     assert_eq!(stored_calls(&Tb5File::open(&out).unwrap()), expected_calls(&g, -5000, None));
@@ -392,7 +392,7 @@ fn bin_timelines_in_both_layouts_give_the_same_calls() {
     let bin = dir.path().join("v10.txt.BIN");
     std::fs::write(&bin, &bytes).unwrap();
     let out = dir.path().join("v10.tb5");
-    let stats = import_winidea(&export, Some(&bin), None, &out, true).unwrap();
+    let stats = import_winidea_file(&export, Some(&bin), None, &out, true).unwrap();
     assert_eq!(stats.bin_version, Some(BinVersion::V1_0));
     assert_eq!(stats.differences, []);
     let f = Tb5File::open(&out).unwrap();
@@ -401,7 +401,8 @@ fn bin_timelines_in_both_layouts_give_the_same_calls() {
     let last = pt.tids().last().unwrap();
     assert_eq!((last.id, f.string(last.name).unwrap()), (0xFF, "unknown context"));
     // Forcing the wrong layout is caught: 1.0 words set bits 1.1 does not define.
-    let err = import_winidea(&export, Some(&bin), Some(BinVersion::V1_1), &dir.path().join("x.tb5"), true).unwrap_err();
+    let err =
+        import_winidea_file(&export, Some(&bin), Some(BinVersion::V1_1), &dir.path().join("x.tb5"), true).unwrap_err();
     assert!(
         err.to_string().contains("v10.txt.BIN: byte 4: flags 0x03000000 set bits outside the version 1.1 masks"),
         "{err}"
@@ -422,7 +423,7 @@ fn bin_entries_round_trip_in_both_layouts() {
             at: Pos::Byte(i * 24),
         })
         .collect();
-    let p = Path::new("t.BIN");
+    let p = "t.BIN";
     let v11 = winidea::parse_bin(&winidea::write_bin(&events, BinVersion::V1_1), BinVersion::V1_1, p).unwrap();
     assert_eq!(v11, events);
     let v10 = winidea::parse_bin(&winidea::write_bin(&events, BinVersion::V1_0), BinVersion::V1_0, p).unwrap();
@@ -437,7 +438,7 @@ fn calls_and_data_export_to_vtune_csv() {
     let path = dir.path().join("gen.txt");
     std::fs::write(&path, text1(&g, true, true)).unwrap();
     let out = dir.path().join("gen.tb5");
-    import_winidea(&path, None, None, &out, true).unwrap();
+    import_winidea_file(&path, None, None, &out, true).unwrap();
     let csv = dir.path().join("csv");
     // Session time is no host clock: without --clock the streams cannot go.
     let err = export_vtune_csv(&out, &csv, &CsvOptions { hostname: Some("target".into()), ..Default::default() })
@@ -576,8 +577,10 @@ fn rejects(text: &str, bin: Option<&[u8]>, want: &str) {
         std::fs::write(&bin_path, b).unwrap();
     }
     let out = dir.path().join("out.tb5");
-    let err =
-        import_winidea(&export, bin.map(|_| bin_path.as_path()), None, &out, true).map(|_| ()).unwrap_err().to_string();
+    let err = import_winidea_file(&export, bin.map(|_| bin_path.as_path()), None, &out, true)
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
     assert!(err.contains(want), "{err:?} does not contain {want:?}");
     assert!(!out.exists(), "{want}: something was left at the output path");
     assert_eq!(
@@ -624,7 +627,7 @@ fn bad_input_is_an_error_with_its_line_or_byte() {
     latin1.push(0xE9);
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("l.txt"), &latin1).unwrap();
-    let err = import_winidea(&dir.path().join("l.txt"), None, None, &dir.path().join("o.tb5"), true).unwrap_err();
+    let err = import_winidea_file(&dir.path().join("l.txt"), None, None, &dir.path().join("o.tb5"), true).unwrap_err();
     assert!(err.to_string().contains("l.txt: line 2 (byte 20): not UTF-8 text"), "{err}");
 
     // .BIN: a partial entry, a bad event type, an unknown handle.
@@ -655,7 +658,7 @@ fn exits_without_entries_are_counted_skips() {
         ),
     )
     .unwrap();
-    let stats = import_winidea(&export, None, None, &dir.path().join("x.tb5"), true).unwrap();
+    let stats = import_winidea_file(&export, None, None, &dir.path().join("x.tb5"), true).unwrap();
     assert_eq!((stats.calls, stats.started_before, stats.unfinished), (1, 1, 1));
     let f = Tb5File::open(dir.path().join("x.tb5")).unwrap();
     assert_eq!(stored_calls(&f), [(0, 0, 20, 30, 10, 10)]);
@@ -672,7 +675,7 @@ fn values_and_quoted_names_with_commas() {
     )
     .unwrap();
     let out = dir.path().join("q.tb5");
-    import_winidea(&export, None, None, &out, true).unwrap();
+    import_winidea_file(&export, None, None, &out, true).unwrap();
     let f = Tb5File::open(&out).unwrap();
     let ev = f.stream(0).unwrap().events().unwrap().unwrap();
     assert_eq!(f.string(ev[1].name).unwrap(), "\"a.c\"#f:12: g(1, 2, 3);");
@@ -700,7 +703,7 @@ mod never_panics {
                 * HANDLE(Data) %HANDLE%,%NAME%,%VALUE%\n20000000,v,\n30000000,,0\n40000000,aux,\n50000000,,0\n\
                 * STATISTICS(Functions) %HANDLE%,%COUNT%,%T.NET%,%T.GROSS.AVG%,%T.PERIOD.MAX%,%T.CALL%\n00000000,1,2,3,4,5\n\
                 * STATISTICS(Data) %HANDLE%,%VALUE%,%COUNT%,%T.NET%\n30000000,0,1,1\n";
-            let mut ex = winidea::parse_text1(text, Path::new("p.txt")).unwrap();
+            let mut ex = winidea::parse_text1(text, "p.txt").unwrap();
             ex.total_time = total;
             let mut events: Vec<TimelineEvent> = raw
                 .iter()
@@ -709,7 +712,7 @@ mod never_panics {
             if sort {
                 events.sort_by_key(|e| e.time);
             }
-            if let Ok(tl) = winidea::build(&ex, &events, Path::new("p.txt"), ex.total_time) {
+            if let Ok(tl) = winidea::build(&ex, &events, "p.txt", "p.txt.BIN", ex.total_time) {
                 let r = winidea::check(&ex, &tl);
                 prop_assert_eq!(r.agree + r.differences.len() as u64 + r.unchecked_count(), 5 + 2);
                 for c in &tl.calls {
@@ -722,7 +725,7 @@ mod never_panics {
         #[test]
         fn any_bin_bytes(bytes in prop::collection::vec(any::<u8>(), 0..200)) {
             for v in [BinVersion::V1_0, BinVersion::V1_1] {
-                if let Ok(ev) = winidea::parse_bin(&bytes, v, Path::new("x.BIN")) {
+                if let Ok(ev) = winidea::parse_bin(&bytes, v, "x.BIN") {
                     prop_assert_eq!(ev.len() * 24, bytes.len());
                 }
             }
@@ -731,7 +734,7 @@ mod never_panics {
         /// Any text as a Text1 export: a parse or an error.
         #[test]
         fn any_text(text in "(\\* [A-Z]{1,10}(\\([A-Za-z]*\\))? (%[A-Z.]{1,8}%,?){0,4}\n)?([0-9A-Fa-fx,\" EWSRX-]{0,30}\n){0,6}") {
-            let _ = winidea::parse_text1(&text, Path::new("t.txt"));
+            let _ = winidea::parse_text1(&text, "t.txt");
         }
     }
 }
@@ -748,7 +751,7 @@ fn a_call_running_at_the_end_counts_until_the_session_ends() {
         ),
     )
     .unwrap();
-    let stats = import_winidea(&export, None, None, &dir.path().join("r.tb5"), true).unwrap();
+    let stats = import_winidea_file(&export, None, None, &dir.path().join("r.tb5"), true).unwrap();
     // 10-20 and 40-100 (TOTAL_TIME): 70 ns.
     assert_eq!((stats.agree, stats.differences.len(), stats.unfinished), (2, 0, 1));
 }
@@ -768,23 +771,27 @@ fn bin_files_are_read_in_pieces_like_a_whole_slice() {
         .collect();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("big.BIN");
+    let name = path.display().to_string();
+    let read_bin = |version, out: &mut Vec<TimelineEvent>| {
+        winidea::read_bin(&mut std::fs::File::open(&path).unwrap(), &name, version, out)
+    };
     let mut bytes = winidea::write_bin(&events, BinVersion::V1_1);
     std::fs::write(&path, &bytes).unwrap();
     let mut read = Vec::new();
-    assert_eq!(winidea::read_bin_file(&path, None, &mut read).unwrap(), BinVersion::V1_1);
+    assert_eq!(read_bin(None, &mut read).unwrap(), BinVersion::V1_1);
     assert_eq!(read, events);
     // The same events as 1.0: detected from the first piece.
     bytes = winidea::write_bin(&events, BinVersion::V1_0);
     std::fs::write(&path, &bytes).unwrap();
     let mut read = Vec::new();
-    assert_eq!(winidea::read_bin_file(&path, None, &mut read).unwrap(), BinVersion::V1_0);
-    assert_eq!(read, winidea::parse_bin(&bytes, BinVersion::V1_0, &path).unwrap());
+    assert_eq!(read_bin(None, &mut read).unwrap(), BinVersion::V1_0);
+    assert_eq!(read, winidea::parse_bin(&bytes, BinVersion::V1_0, &name).unwrap());
     // A bad type in the last piece is reported at its byte.
     events[99_999].kind = b'E';
     let mut bytes = winidea::write_bin(&events, BinVersion::V1_1);
     bytes[99_999 * 24 + 4] = 9;
     std::fs::write(&path, &bytes).unwrap();
-    let err = winidea::read_bin_file(&path, Some(BinVersion::V1_1), &mut Vec::new()).unwrap_err();
+    let err = read_bin(Some(BinVersion::V1_1), &mut Vec::new()).unwrap_err();
     assert!(err.to_string().contains(&format!("big.BIN: byte {}: event type 9", 99_999 * 24 + 4)), "{err}");
 }
 

@@ -3,10 +3,12 @@
 //! under the time the quadratic searches took (tens of seconds); and a
 //! `.BIN` whose size is a lie is not trusted for a reservation.
 
+mod common;
+
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
-use tbrw_import::winidea::import_winidea;
+use common::import_winidea_file;
 
 /// A loose bound: the quadratic versions took 40+ s on these inputs.
 const LIMIT: Duration = Duration::from_secs(20);
@@ -33,7 +35,7 @@ fn many_statistics_columns_are_found_by_name() {
     let p = dir.path().join("cols.txt");
     std::fs::write(&p, t).unwrap();
     let start = Instant::now();
-    let stats = import_winidea(&p, None, None, &dir.path().join("o.tb5"), true).unwrap();
+    let stats = import_winidea_file(&p, None, None, &dir.path().join("o.tb5"), true).unwrap();
     assert!(start.elapsed() < LIMIT, "{:?}", start.elapsed());
     // COUNT agrees (no call); the T.X columns are not figures a timeline gives.
     assert_eq!(stats.agree, 100);
@@ -57,10 +59,10 @@ fn many_contexts_are_found_by_name_and_checked_only_when_asked() {
     let p = dir.path().join("ctx.txt");
     std::fs::write(&p, t).unwrap();
     let start = Instant::now();
-    let checked = import_winidea(&p, None, None, &dir.path().join("a.tb5"), true).unwrap();
+    let checked = import_winidea_file(&p, None, None, &dir.path().join("a.tb5"), true).unwrap();
     assert!(start.elapsed() < LIMIT, "{:?}", start.elapsed());
     assert_eq!(checked.agree, n as u64);
-    let unchecked = import_winidea(&p, None, None, &dir.path().join("b.tb5"), false).unwrap();
+    let unchecked = import_winidea_file(&p, None, None, &dir.path().join("b.tb5"), false).unwrap();
     assert_eq!((unchecked.agree, unchecked.differences.len()), (0, 0), "no check without --check");
 }
 
@@ -81,7 +83,7 @@ fn a_sparse_bin_claiming_gigabytes_reserves_only_what_was_read() {
     f.set_len(24 << 30).unwrap();
     drop(f);
     let version = Some(tbrw_import::winidea::BinVersion::V1_1);
-    let e = import_winidea(&p, Some(&bin), version, &dir.path().join("o.tb5"), false).unwrap_err().to_string();
+    let e = import_winidea_file(&p, Some(&bin), version, &dir.path().join("o.tb5"), false).unwrap_err().to_string();
     assert!(e.contains("byte 4: event type 9"), "{e}");
 }
 
@@ -93,7 +95,7 @@ fn a_line_longer_than_any_export_line_is_refused_without_being_held() {
     t.push_str(&"T".repeat(tbrw_import::winidea::MAX_LINE + 10));
     t.push_str("%\n100\n");
     std::fs::write(&p, t).unwrap();
-    let e = import_winidea(&p, None, None, &dir.path().join("o.tb5"), false).unwrap_err().to_string();
+    let e = import_winidea_file(&p, None, None, &dir.path().join("o.tb5"), false).unwrap_err().to_string();
     assert!(e.contains("line 1 (byte 0) is longer than") && e.contains("long.txt"), "{}", &e[..e.len().min(500)]);
     assert!(e.len() < 400, "the message quotes the line briefly: {} bytes", e.len());
     assert!(!dir.path().join("o.tb5").exists());

@@ -335,7 +335,12 @@ fn own_profile_format() {
     // layout, every sample, one record per thread sample.
     let tb5 = dir.path().join("run.tb5");
     let opts = tbrw_import::elf_profile::ImportOptions { pid: None, hostname: Some("box".into()) };
-    let st = tbrw_import::elf_profile::import_sampler(&out_file, &tb5, &opts, &mut |_| {}).unwrap();
+    let mut w = tbrw::Tb5Writer::create(&tb5).unwrap();
+    let input = std::fs::File::open(&out_file).unwrap();
+    let input_name = out_file.display().to_string();
+    let st =
+        tbrw_import::elf_profile::import_profile(input, &input_name, &mut w, &opts, &Default::default(), ()).unwrap();
+    w.close().unwrap();
     assert_eq!(st.format.map(|f| f.layout), Some(tbrw_import::elf_profile::Layout::Head));
     assert_eq!((st.samples, st.records), (samples, threads));
     assert!(!st.killed);

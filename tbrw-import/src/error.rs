@@ -25,6 +25,14 @@ pub enum Place {
         /// The byte offset of its start.
         offset: u64,
     },
+    /// A line of a text input (from 1) and a byte offset in the input: of
+    /// the offending byte, or of the line's start.
+    LineByte {
+        /// The line.
+        line: u64,
+        /// The byte offset.
+        offset: u64,
+    },
     /// A byte offset of a binary input.
     Offset(u64),
 }
@@ -35,8 +43,9 @@ impl fmt::Display for Place {
             Place::Whole => Ok(()),
             Place::Line { line, column: None } => write!(f, "line {line}: "),
             Place::Line { line, column: Some(c) } => write!(f, "line {line}, column {c}: "),
+            Place::LineByte { line, offset } => write!(f, "line {line} (byte {offset}): "),
             Place::Record { index, offset } => write!(f, "record {index} at byte offset {offset}: "),
-            Place::Offset(o) => write!(f, "byte offset {o}: "),
+            Place::Offset(o) => write!(f, "byte {o}: "),
         }
     }
 }
@@ -54,7 +63,24 @@ pub enum ImportError {
         /// What is wrong, in a sentence.
         what: String,
     },
-    /// Reading the input (or a temporary file next to it) failed.
+    /// A line longer than any the format has, refused before it is held
+    /// (so a file of one huge line costs the bound, not its size).
+    #[error("{input}: line {line} (byte {offset}) is longer than {limit} bytes, {longest} (docs/IMPORT.md): it begins {begins}")]
+    LineTooLong {
+        /// The input's name.
+        input: String,
+        /// The line (from 1).
+        line: u64,
+        /// The byte offset of its start.
+        offset: u64,
+        /// The longest line accepted, in bytes.
+        limit: usize,
+        /// What the limit is, in words ("the longest a task line can be").
+        longest: &'static str,
+        /// The line's first characters, quoted as [`excerpt`] does.
+        begins: String,
+    },
+    /// Reading the input failed.
     #[error("{input}: {source}")]
     Io {
         /// The input's name.
@@ -63,18 +89,31 @@ pub enum ImportError {
         #[source]
         source: std::io::Error,
     },
-    /// An option that cannot be used with this input (`--volts 0`, say).
-    #[error("{0}")]
-    Option(String),
+    /// A temporary file the import keeps data in could not be made,
+    /// written or read back.
+    #[error("{input}: a temporary file: {source}")]
+    Spill {
+        /// The name of the input being imported.
+        input: String,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// An option that does not fit this input (`--volts` for a profile
+    /// that does not measure current, say).
+    #[error("{input}: {what}")]
+    Option {
+        /// The input's name.
+        input: String,
+        /// What does not fit, in a sentence naming the option.
+        what: String,
+    },
     /// An ELF-sampler profile that cannot be read.
     #[error(transparent)]
     Profile(#[from] ProfileError),
     /// Writing the TB5 file (or reading one back) failed.
     #[error(transparent)]
     Tb5(#[from] tbrw::Error),
-    /// Anything else, already phrased (being replaced by the variants above).
-    #[error("{0}")]
-    Message(String),
 }
 
 impl ImportError {
@@ -83,14 +122,19 @@ impl ImportError {
         ImportError::Invalid { input: input.to_string(), place, what: what.into() }
     }
 
-    /// An error already phrased.
-    pub fn msg(m: impl Into<String>) -> ImportError {
-        ImportError::Message(m.into())
-    }
-
     /// An I/O error on `input`.
     pub fn io(input: impl fmt::Display, source: std::io::Error) -> ImportError {
         ImportError::Io { input: input.to_string(), source }
+    }
+
+    /// An I/O error on a temporary file of the import of `input`.
+    pub fn spill(input: impl fmt::Display, source: std::io::Error) -> ImportError {
+        ImportError::Spill { input: input.to_string(), source }
+    }
+
+    /// An option that does not fit `input`.
+    pub fn option(input: impl fmt::Display, what: impl Into<String>) -> ImportError {
+        ImportError::Option { input: input.to_string(), what: what.into() }
     }
 }
 
@@ -131,5 +175,11 @@ mod tests {
         let e = ImportError::invalid("p.data", Place::Record { index: 0, offset: 4000 }, "too short");
         assert_eq!(e.to_string(), "p.data: record 0 at byte offset 4000: too short");
         assert_eq!(ImportError::invalid("x", Place::Whole, "empty").to_string(), "x: empty");
+        let e = ImportError::invalid("l.txt", Place::LineByte { line: 2, offset: 20 }, "not UTF-8 text");
+        assert_eq!(e.to_string(), "l.txt: line 2 (byte 20): not UTF-8 text");
+        assert_eq!(
+            ImportError::invalid("t.BIN", Place::Offset(4), "bad flags").to_string(),
+            "t.BIN: byte 4: bad flags"
+        );
     }
 }

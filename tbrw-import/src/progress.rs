@@ -14,3 +14,8 @@ impl<F: FnMut(u64)> Progress for F {
         self(so_far)
     }
 }
+
+/// No progress wanted.
+impl Progress for () {
+    fn done(&mut self, _: u64) {}
+}

@@ -1,7 +1,7 @@
 //! `tbrw import`: each importer with its paths, `-` for standard input,
 //! the output rules and what it prints.
 
-use std::io::Write;
+use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
 use tbrw_import::elf_profile::{self as sampler, ImportOptions, ProfileOptions};
@@ -9,7 +9,7 @@ use tbrw_import::{mtmc, winidea};
 
 use super::Outcome;
 use crate::error::CliError;
-use crate::output::{check_input, check_output, stdin_path, written};
+use crate::output::{check_input, check_output, plain, written};
 
 /// What `tbrw import sampler` is told besides its paths.
 #[derive(Clone, Copy, Debug)]
@@ -34,7 +34,15 @@ pub fn import_sampler(
     let SamplerArgs { opts, profile: popts, force } = args;
     check_input(profile, "a sampler profile")?;
     check_output(output, &[profile], force)?;
-    let stats = sampler::import_profile(profile, output, opts, popts, progress)?;
+    // A plain file is probed whole for its layout; standard input or a
+    // pipe by its first bytes.
+    let (input, name) = open_input(profile)?;
+    let mut w = tbrw::Tb5Writer::create(output)?;
+    let stats = match input {
+        Input::File(f) if is_plain(&f, profile)? => sampler::import_profile(f, &name, &mut w, opts, popts, progress)?,
+        other => sampler::import_profile_stream(other, &name, &mut w, opts, popts, progress)?,
+    };
+    w.close()?;
     let layout = stats.format.map_or("?", |f| f.layout.name());
     writeln!(
         out,
@@ -101,21 +109,17 @@ pub fn import_mtmc(
 ) -> Result<(), CliError> {
     check_input(log, "an MTMC task log")?;
     check_output(output, &[log], force)?;
-    // The import reads its log twice (checked whole before the output is
-    // created, then written): standard input is spooled to an unnamed
-    // temporary file first, which goes away with the process.
-    let spooled;
-    let stats = if log.as_os_str() == "-" {
-        let mut tmp =
-            tempfile::tempfile().map_err(|e| CliError::msg(format!("standard input: a temporary file: {e}")))?;
-        std::io::copy(&mut std::io::stdin().lock(), &mut tmp)
-            .map_err(|e| CliError::msg(format!("standard input: {e}")))?;
-        spooled = tmp;
-        let path = PathBuf::from(format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&spooled)));
-        mtmc::import_mtmc_with(&path, output, opts, progress)?
-    } else {
-        mtmc::import_mtmc_with(log, output, opts, progress)?
+    // The import reads its log twice (checked whole, then written): standard
+    // input, or a file that cannot seek, is spooled to an unnamed temporary
+    // file first, which goes away with the process.
+    let (input, name) = open_input(log)?;
+    let mut file = match input {
+        Input::File(f) if is_plain(&f, log)? => f,
+        other => spool(other, &name)?,
     };
+    let mut w = tbrw::Tb5Writer::create(output)?;
+    let stats = mtmc::import_mtmc(&mut file, &name, &mut w, opts, progress)?;
+    w.close()?;
     let layout = match stats.layout {
         Some(mtmc::Layout::V2023) => "2023 layout",
         _ => "v0.1 layout",
@@ -154,6 +158,49 @@ pub fn import_mtmc(
         .map_err(written)?;
     }
     Ok(())
+}
+
+/// An input as the command line names it: a file, or standard input (`-`).
+enum Input {
+    /// A file, opened.
+    File(std::fs::File),
+    /// Standard input.
+    Stdin(std::io::StdinLock<'static>),
+}
+
+impl Read for Input {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            Input::File(f) => f.read(buf),
+            Input::Stdin(s) => s.read(buf),
+        }
+    }
+}
+
+/// Opens `path` (`-`: standard input), and the name the importer gives it
+/// in messages and in what it writes (`-` for standard input).
+fn open_input(path: &Path) -> Result<(Input, String), CliError> {
+    let name = path.display().to_string();
+    if path.as_os_str() == "-" {
+        return Ok((Input::Stdin(std::io::stdin().lock()), name));
+    }
+    let f = std::fs::File::open(path).map_err(|e| CliError::msg(format!("{name}: cannot be read: {}", plain(&e))))?;
+    Ok((Input::File(f), name))
+}
+
+/// Whether an opened file is a plain file, the kind that can seek (not a
+/// pipe or a device named by a path, such as `/dev/stdin` or `<(...)`).
+fn is_plain(f: &std::fs::File, path: &Path) -> Result<bool, CliError> {
+    Ok(f.metadata().map_err(|e| CliError::io(path, e))?.is_file())
+}
+
+/// Copies an input that cannot seek into an unnamed temporary file (gone
+/// with the process), at its start, for an importer that reads twice.
+fn spool(mut input: Input, name: &str) -> Result<std::fs::File, CliError> {
+    let mut tmp = tempfile::tempfile().map_err(|e| CliError::msg(format!("{name}: a temporary file: {e}")))?;
+    std::io::copy(&mut input, &mut tmp).map_err(|e| CliError::msg(format!("{name}: {e}")))?;
+    tmp.rewind().map_err(|e| CliError::msg(format!("{name}: a temporary file: {e}")))?;
+    Ok(tmp)
 }
 
 /// What `import winidea` is given besides the export and the output.
@@ -203,7 +250,28 @@ pub fn import_winidea(
     let bin = bin.or(found.as_deref());
     let inputs: Vec<&Path> = [Some(export), bin].into_iter().flatten().collect();
     check_output(output, &inputs, force)?;
-    let stats = winidea::import_winidea(stdin_path(export), bin, version, output, check)?;
+    if export.as_os_str() == "-" && bin.is_some_and(|b| b.as_os_str() == "-") {
+        return Err(CliError::msg("the export and the .BIN cannot both be standard input (-)"));
+    }
+    let (text, name) = open_input(export)?;
+    // The .BIN is read in pieces, twice when its layout is detected: one
+    // that cannot seek (standard input, a pipe) is spooled first.
+    let mut bin_file = match bin {
+        Some(b) => {
+            let (input, bin_name) = open_input(b)?;
+            let file = match input {
+                Input::File(f) if is_plain(&f, b)? => f,
+                other => spool(other, &bin_name)?,
+            };
+            Some((file, bin_name))
+        }
+        None => None,
+    };
+    let bin_input = bin_file.as_mut().map(|(f, n)| winidea::BinInput { input: f, name: n.as_str() });
+    let mut w = tbrw::Tb5Writer::create(output)?;
+    let opts = winidea::WinIdeaOptions { bin_version: version, check };
+    let stats = winidea::import_winidea(text, &name, bin_input, &mut w, &opts)?;
+    w.close()?;
     writeln!(
         out,
         "{}: {} timeline events, {} calls, {} data writes{}",
@@ -247,8 +315,9 @@ pub fn import_winidea(
     Ok(if stats.differences.is_empty() { Outcome::Success } else { Outcome::StatisticsDiffer })
 }
 
-/// `tbrw import perf`: a perf.data file (`-`: standard input) into a new
-/// TB5 file; skipped record types and lost samples are noted on `err`.
+/// `tbrw import perf`: a perf.data file (`-`: standard input, read in pipe
+/// mode) into a new TB5 file; skipped record types and lost samples are
+/// noted on `err`.
 pub fn import_perf(
     data: &Path,
     output: &Path,
@@ -259,7 +328,15 @@ pub fn import_perf(
 ) -> Result<(), CliError> {
     check_input(data, "a perf.data file")?;
     check_output(output, &[data], force)?;
-    let stats = tbrw_import::perf::import_perf(data, output, progress)?;
+    // File mode needs seeks; standard input, or a pipe named by a path
+    // (`<(perf record -o - ...)`), is read in pipe mode.
+    let (input, name) = open_input(data)?;
+    let mut w = tbrw::Tb5Writer::create(output)?;
+    let stats = match input {
+        Input::File(f) if is_plain(&f, data)? => tbrw_import::perf::import_perf_file(f, &name, &mut w, progress)?,
+        other => tbrw_import::perf::import_perf_pipe(other, &name, &mut w, progress)?,
+    };
+    w.close()?;
     writeln!(
         out,
         "{}: {} samples of {} events, {} modules, {} call-chain frames",

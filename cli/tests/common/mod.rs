@@ -275,3 +275,59 @@ pub fn export_profile(
     std::fs::write(out, bytes).map_err(|e| tbrw_export::ExportError::write("profile", e))?;
     Ok(n)
 }
+
+/// Imports the MTMC log at `log` into a new TB5 file at `out`, as `tbrw
+/// import mtmc` does: the importer reads the opened file, named by its path.
+pub fn import_mtmc_file(
+    log: &Path,
+    out: &Path,
+    opts: &tbrw_import::mtmc::MtmcOptions,
+) -> Result<tbrw_import::mtmc::MtmcStats, tbrw_import::ImportError> {
+    let name = log.display().to_string();
+    let input = std::fs::File::open(log).map_err(|e| tbrw_import::ImportError::io(&name, e))?;
+    let mut w = tbrw::Tb5Writer::create(out)?;
+    let stats = tbrw_import::mtmc::import_mtmc(input, &name, &mut w, opts, ())?;
+    w.close()?;
+    Ok(stats)
+}
+
+/// Imports the winIDEA export at `text` (with the `.BIN` at `bin`) into a
+/// new TB5 file at `out`, as `tbrw import winidea` does.
+pub fn import_winidea_file(
+    text: &Path,
+    bin: Option<&Path>,
+    version: Option<tbrw_import::winidea::BinVersion>,
+    out: &Path,
+    check: bool,
+) -> Result<tbrw_import::winidea::WinIdeaStats, tbrw_import::ImportError> {
+    use tbrw_import::{winidea, ImportError};
+    let name = text.display().to_string();
+    let input = std::fs::File::open(text).map_err(|e| ImportError::io(&name, e))?;
+    let bin_name = bin.map(|b| b.display().to_string()).unwrap_or_default();
+    let mut bin_file = match bin {
+        Some(b) => Some(std::fs::File::open(b).map_err(|e| ImportError::io(&bin_name, e))?),
+        None => None,
+    };
+    let bin = bin_file.as_mut().map(|f| winidea::BinInput { input: f, name: &bin_name });
+    let mut w = tbrw::Tb5Writer::create(out)?;
+    let opts = winidea::WinIdeaOptions { bin_version: version, check };
+    let stats = winidea::import_winidea(input, &name, bin, &mut w, &opts)?;
+    w.close()?;
+    Ok(stats)
+}
+
+/// Imports the sampler profile at `profile` into a new TB5 file at `out`,
+/// as `tbrw import sampler` does for a file.
+pub fn import_profile_file(
+    profile: &Path,
+    out: &Path,
+    opts: &tbrw_import::elf_profile::ImportOptions,
+    popts: &tbrw_import::elf_profile::ProfileOptions,
+) -> Result<tbrw_import::elf_profile::ImportStats, tbrw_import::ImportError> {
+    let name = profile.display().to_string();
+    let input = std::fs::File::open(profile).map_err(|e| tbrw_import::ImportError::io(&name, e))?;
+    let mut w = tbrw::Tb5Writer::create(out)?;
+    let stats = tbrw_import::elf_profile::import_profile(input, &name, &mut w, opts, popts, ())?;
+    w.close()?;
+    Ok(stats)
+}

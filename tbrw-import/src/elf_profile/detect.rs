@@ -1,77 +1,60 @@
-//! Which writer made a sampler profile: the input opened (plain, bzip2 or
-//! standard input) with its first bytes kept, every layout and byte order
-//! tried against the header, the maps and a walk of the samples, and the
-//! one that explains the most bytes chosen. Reading the samples and
-//! writing profiles stay in `profile.rs`.
+//! Which writer made a sampler profile: the input (plain or bzip2) with
+//! its first bytes kept, every layout and byte order tried against the
+//! header, the maps and a walk of the samples, and the one that explains
+//! the most bytes chosen. A plain input that seeks is probed whole; a
+//! bzip2 one or one that cannot seek, by its first bytes. Reading the
+//! samples and writing profiles stay in `profile.rs`.
 
-use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
-use std::path::{Path, PathBuf};
 
 use super::profile::*;
 /// Bytes of the decompressed or piped input looked at before deciding
 /// the layout; an input shorter than this has a known size.
 pub const PROBE_BYTES: usize = 1 << 20;
 
-/// An opened profile: its first bytes (up to [`PROBE_BYTES`]), the rest of
-/// the stream, and what is known of its size.
-pub struct Opened {
+/// A profile being read once, from its start: its first bytes (up to
+/// [`PROBE_BYTES`]), the rest of the stream, and what is known of its size.
+pub struct Opened<'a> {
     /// The first bytes.
     pub prefix: Vec<u8>,
     /// Everything after `prefix`.
-    pub rest: Box<dyn Read>,
+    pub rest: Box<dyn Read + 'a>,
     /// Whether the input was bzip2.
     pub compressed: bool,
-    /// The (decompressed) size, when known: a plain file, or an input
-    /// that ended within `prefix`.
+    /// The (decompressed) size, when known: an input that ended within
+    /// `prefix`.
     pub size: Option<u64>,
-    /// A plain file that can be opened again for detection.
-    pub seekable: Option<PathBuf>,
 }
 
-/// Opens a profile file (`-`: standard input), decompressing bzip2 when the
-/// content starts with the bzip2 magic (`BZh1`-`BZh9`), and reads its
-/// first bytes.
-pub fn open(path: &Path) -> Result<Opened, ProfileError> {
-    let err = |what: String| ProfileError { file: path.to_owned(), offset: 0, sample: None, what };
-    let stdin = path.as_os_str() == "-";
-    let (raw, mut size): (Box<dyn Read>, Option<u64>) = if stdin {
-        (Box::new(io::stdin()), None)
-    } else {
-        let meta = std::fs::metadata(path).map_err(|e| err(format!("cannot open: {e}")))?;
-        if meta.is_dir() {
-            return Err(err("is a directory, not a profile".into()));
-        }
-        let f = File::open(path).map_err(|e| err(format!("cannot open: {e}")))?;
-        (Box::new(f), meta.is_file().then_some(meta.len()))
-    };
-    let mut buf = BufReader::with_capacity(1 << 20, raw);
+/// Whether `head` starts with the bzip2 magic (`BZh1`-`BZh9`).
+pub fn is_bzip2(head: &[u8]) -> bool {
+    head.len() >= 4 && &head[..3] == b"BZh" && (b'1'..=b'9').contains(&head[3])
+}
+
+/// Opens the profile `input` (named `name` in errors) to be read once,
+/// decompressing bzip2 when the content starts with its magic, and reads
+/// its first bytes.
+pub fn open<'a>(input: impl Read + 'a, name: &str) -> Result<Opened<'a>, ProfileError> {
+    let err = |what: String| ProfileError { input: name.to_owned(), offset: 0, sample: None, what };
+    let mut buf = BufReader::with_capacity(1 << 20, input);
     let head = buf.fill_buf().map_err(|e| err(format!("cannot read: {e}")))?;
-    let compressed = head.len() >= 4 && &head[..3] == b"BZh" && (b'1'..=b'9').contains(&head[3]);
-    let mut rest: Box<dyn Read> = if compressed {
-        size = None;
-        decompressed(buf).map_err(err)?
-    } else {
-        Box::new(buf)
-    };
-    let mut prefix = Vec::with_capacity(PROBE_BYTES.min(size.unwrap_or(PROBE_BYTES as u64) as usize));
+    let compressed = is_bzip2(head);
+    let mut rest: Box<dyn Read + 'a> = if compressed { decompressed(buf).map_err(err)? } else { Box::new(buf) };
+    let mut prefix = Vec::with_capacity(PROBE_BYTES);
     (&mut rest).take(PROBE_BYTES as u64).read_to_end(&mut prefix).map_err(|e| err(format!("cannot read: {e}")))?;
-    if prefix.len() < PROBE_BYTES {
-        size = Some(prefix.len() as u64);
-    }
-    let seekable = (!compressed && !stdin && size.is_some()).then(|| path.to_owned());
-    Ok(Opened { prefix, rest, compressed, size, seekable })
+    let size = (prefix.len() < PROBE_BYTES).then_some(prefix.len() as u64);
+    Ok(Opened { prefix, rest, compressed, size })
 }
 
 /// The bzip2 stream's decompressed bytes.
 #[cfg(feature = "bzip2")]
-fn decompressed(compressed: impl Read + 'static) -> Result<Box<dyn Read>, String> {
+fn decompressed<'a>(compressed: impl Read + 'a) -> Result<Box<dyn Read + 'a>, String> {
     Ok(Box::new(BufReader::with_capacity(1 << 20, bzip2::read::MultiBzDecoder::new(compressed))))
 }
 
 /// Without the `bzip2` feature a compressed profile is refused.
 #[cfg(not(feature = "bzip2"))]
-fn decompressed(_: impl Read + 'static) -> Result<Box<dyn Read>, String> {
+fn decompressed<'a>(_: impl Read + 'a) -> Result<Box<dyn Read + 'a>, String> {
     Err("the profile is bzip2-compressed, and this build has no bzip2 (feature `bzip2` of tbrw-import)".into())
 }
 
@@ -92,20 +75,23 @@ impl Probe for PrefixProbe<'_> {
     }
 }
 
-/// A file read through a window, so that a forward walk costs one read per window.
-struct FileProbe {
-    file: File,
+/// An input that seeks, read through a window, so that a forward walk
+/// costs one read per window. Offsets are from `base`, where the profile
+/// starts in the input.
+struct SeekProbe<'a, R> {
+    input: &'a mut R,
+    base: u64,
     window: Vec<u8>,
     start: u64,
 }
 
-impl Probe for FileProbe {
+impl<R: Read + Seek> Probe for SeekProbe<'_, R> {
     fn read_at(&mut self, at: u64, buf: &mut [u8]) -> io::Result<usize> {
         let end = self.start + self.window.len() as u64;
         if at < self.start || at + buf.len() as u64 > end {
-            self.file.seek(SeekFrom::Start(at))?;
+            self.input.seek(SeekFrom::Start(self.base + at))?;
             self.window.resize(1 << 16, 0);
-            let n = read_full(&mut self.file, &mut self.window)?;
+            let n = read_full(self.input, &mut self.window)?;
             self.window.truncate(n);
             self.start = at;
         }
@@ -131,13 +117,39 @@ pub struct Detected {
 /// of them when two candidates are left).
 const WALK: u64 = 10_000;
 
-/// Decides the layout and byte order of a profile from its bytes: each
-/// layout's header fields are checked against the size (when known), its
-/// maps parsed, and its samples walked. `forced` picks among several that
-/// fit (and is checked against the bytes too).
-pub fn detect(opened: &Opened, file: &Path, forced: Option<Layout>) -> Result<Detected, ProfileError> {
-    let err = |offset: u64, what: String| ProfileError { file: file.to_owned(), offset, sample: None, what };
-    let p = &opened.prefix;
+/// Decides the layout and byte order of a profile read once (`name`
+/// names it in errors) from its first bytes: each layout's header fields
+/// are checked against the size (when known), its maps parsed, and its
+/// samples walked. `forced` picks among several that fit (and is checked
+/// against the bytes too).
+pub fn detect(opened: &Opened<'_>, name: &str, forced: Option<Layout>) -> Result<Detected, ProfileError> {
+    detect_with(&opened.prefix, opened.size, &mut PrefixProbe(&opened.prefix), name, forced)
+}
+
+/// [`detect`] for a plain profile that seeks, starting at byte `base` of
+/// `input` and `size` bytes long (`prefix`: its first bytes, already
+/// read): every layout is walked over the whole profile. Leaves `input`
+/// anywhere.
+pub(super) fn detect_seekable<R: Read + Seek>(
+    input: &mut R,
+    base: u64,
+    prefix: &[u8],
+    size: u64,
+    name: &str,
+    forced: Option<Layout>,
+) -> Result<Detected, ProfileError> {
+    let mut probe = SeekProbe { input, base, window: Vec::new(), start: 0 };
+    detect_with(prefix, Some(size), &mut probe, name, forced)
+}
+
+fn detect_with(
+    p: &[u8],
+    size: Option<u64>,
+    probe: &mut dyn Probe,
+    name: &str,
+    forced: Option<Layout>,
+) -> Result<Detected, ProfileError> {
+    let err = |offset: u64, what: String| ProfileError { input: name.to_owned(), offset, sample: None, what };
     if p.is_empty() {
         return Err(err(0, "empty file: no profile header".into()));
     }
@@ -152,15 +164,6 @@ pub fn detect(opened: &Opened, file: &Path, forced: Option<Layout>) -> Result<De
             format!("magic number {le:#x} is not a sampler profile's (0 custom, 1 current, 2 voltage, 3 power)"),
         ));
     }
-    let mut probe: Box<dyn Probe> = match &opened.seekable {
-        Some(path) => Box::new(FileProbe {
-            file: File::open(path).map_err(|e| err(0, format!("cannot open: {e}")))?,
-            window: Vec::new(),
-            start: 0,
-        }),
-        None => Box::new(PrefixProbe(p)),
-    };
-    let size = opened.size;
     let layouts: Vec<Layout> = Layout::ALL.to_vec();
     let mut fits: Vec<(Detected, bool, u64)> = Vec::new();
     let mut reasons: Vec<String> = Vec::new();
@@ -169,9 +172,9 @@ pub fn detect(opened: &Opened, file: &Path, forced: Option<Layout>) -> Result<De
         for endian in [Endian::Little, Endian::Big] {
             let what = format!("{} {}", layout.name(), endian.name());
             let r = if killed {
-                fit_killed(&mut *probe, p, size, layout, endian)
+                fit_killed(probe, p, size, layout, endian)
             } else {
-                fit(&mut *probe, p, size, layout, endian, WALK)
+                fit(probe, p, size, layout, endian, WALK)
             };
             match r {
                 Ok(f) => fits.push(f),
@@ -187,7 +190,7 @@ pub fn detect(opened: &Opened, file: &Path, forced: Option<Layout>) -> Result<De
             if exact {
                 full.push((d, true, explained));
             } else {
-                match fit(&mut *probe, p, size, d.format.layout, d.format.endian, u64::MAX) {
+                match fit(probe, p, size, d.format.layout, d.format.endian, u64::MAX) {
                     Ok(f) => full.push(f),
                     Err(why) => {
                         reasons.push(format!("as {} {}: {why}", d.format.layout.name(), d.format.endian.name()))

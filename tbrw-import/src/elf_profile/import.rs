@@ -10,19 +10,20 @@
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{Cursor, Read, Seek, SeekFrom, Write};
-use std::path::{Path, PathBuf};
+use std::io::{BufReader, Cursor, Read, Seek, SeekFrom, Write};
 
 use tbrw::*;
 
+use super::detect::detect_seekable;
 use super::profile::{
-    self, Detected, Endian, Format, Layout, Magic, Next, ProfileHeader, ProfileReader, SampleHead, ThreadSample,
-    Threads, VmMap,
+    self, is_bzip2, Detected, Endian, Format, Layout, Magic, Next, ProfileError, ProfileHeader, ProfileReader,
+    SampleHead, ThreadSample, Threads, VmMap, PROBE_BYTES,
 };
 use crate::error::ImportError;
 use crate::fields;
 use crate::globals::{field, write_globals};
 use crate::module_notes::{hex, unhex};
+use crate::progress::Progress;
 
 /// The pid the profile's process gets when `--pid` is not given.
 pub const DEFAULT_PID: u32 = 1;
@@ -296,7 +297,8 @@ struct Pending {
     open_at: usize,
     /// The open sample's earlier records, when it alone outgrew `buf`.
     spill: Option<File>,
-    dir: PathBuf,
+    /// The input's name, for errors.
+    input: String,
 }
 
 impl Pending {
@@ -311,11 +313,9 @@ impl Pending {
             if self.buf.len() >= PENDING_BYTES {
                 let f = match &mut self.spill {
                     Some(f) => f,
-                    None => self
-                        .spill
-                        .insert(tempfile::tempfile_in(&self.dir).map_err(|e| ImportError::io(&self.dir.display(), e))?),
+                    None => self.spill.insert(tempfile::tempfile().map_err(|e| ImportError::spill(&self.input, e))?),
                 };
-                f.write_all(&self.buf).map_err(|e| ImportError::io(&self.dir.display(), e))?;
+                f.write_all(&self.buf).map_err(|e| ImportError::spill(&self.input, e))?;
                 self.buf.clear();
             }
         }
@@ -327,7 +327,7 @@ impl Pending {
         if let Some(mut f) = self.spill.take() {
             f.write_all(&self.buf)
                 .and_then(|()| f.seek(SeekFrom::Start(0)))
-                .map_err(|e| ImportError::io(&self.dir.display(), e))?;
+                .map_err(|e| ImportError::spill(&self.input, e))?;
             data.add_from_reader(&mut f)?;
             self.buf.clear();
         }
@@ -387,46 +387,90 @@ fn write_maps<R: Read>(w: &mut Tb5Writer, profile: &mut ProfileReader<R>, pid: u
     Ok(n)
 }
 
-/// Imports the profile at `input` (`-`: standard input) into a new TB5 file
-/// at `output`, detecting its layout. `progress` is called with the bytes
-/// read so far.
-pub fn import_sampler(
-    input: &Path,
-    output: &Path,
-    opts: &ImportOptions,
-    progress: &mut dyn FnMut(u64),
-) -> Result<ImportStats, ImportError> {
-    import_profile(input, output, opts, &ProfileOptions::default(), progress)
-}
-
-/// [`import_sampler`] with the choices about the profile itself.
-pub fn import_profile(
-    input: &Path,
-    output: &Path,
+/// Imports the sampler profile `input`, from where it stands to its end,
+/// into `w`, detecting its layout; `name` names it in errors and in the
+/// stream's command line. A plain profile is probed whole for detection
+/// (with seeks, then read from its start); a bzip2 one is decompressed and
+/// detected from its first bytes, as [`import_profile_stream`] does.
+/// `progress` gets the bytes of (decompressed) profile read so far. The
+/// caller closes `w`, or drops it on error and nothing is written.
+pub fn import_profile<R: Read + Seek>(
+    mut input: R,
+    name: &str,
+    w: &mut Tb5Writer,
     opts: &ImportOptions,
     popts: &ProfileOptions,
-    progress: &mut dyn FnMut(u64),
+    progress: impl Progress,
 ) -> Result<ImportStats, ImportError> {
-    let opened = profile::open(input)?;
-    let detected: Detected = profile::detect(&opened, input, popts.layout)?;
+    let io = |e| ImportError::io(name, e);
+    let base = input.stream_position().map_err(io)?;
+    let end = input.seek(SeekFrom::End(0)).map_err(io)?;
+    input.seek(SeekFrom::Start(base)).map_err(io)?;
+    let size = end.saturating_sub(base);
+    let mut prefix = Vec::with_capacity(PROBE_BYTES.min(size as usize));
+    (&mut input).take(PROBE_BYTES as u64).read_to_end(&mut prefix).map_err(io)?;
+    if is_bzip2(&prefix) {
+        // The decompressed size is unknown until the end: read once.
+        input.seek(SeekFrom::Start(base)).map_err(io)?;
+        return import_profile_stream(input, name, w, opts, popts, progress);
+    }
+    let detected = detect_seekable(&mut input, base, &prefix, size, name, popts.layout)?;
+    drop(prefix);
+    input.seek(SeekFrom::Start(base + detected.format.layout.header_size())).map_err(io)?;
+    let reader = BufReader::with_capacity(1 << 20, input);
+    convert(reader, name, Some(size), false, &detected, w, opts, popts, progress)
+}
+
+/// Imports a sampler profile read once from `input` to its end (standard
+/// input, a pipe, anything that cannot seek), plain or bzip2: its layout
+/// is detected from its first [`PROBE_BYTES`]; otherwise as
+/// [`import_profile`].
+pub fn import_profile_stream<R: Read>(
+    input: R,
+    name: &str,
+    w: &mut Tb5Writer,
+    opts: &ImportOptions,
+    popts: &ProfileOptions,
+    progress: impl Progress,
+) -> Result<ImportStats, ImportError> {
+    let opened = profile::open(input, name)?;
+    let detected = profile::detect(&opened, name, popts.layout)?;
+    let (size, compressed) = (opened.size, opened.compressed);
+    let mut chained = Cursor::new(opened.prefix).chain(opened.rest);
+    std::io::copy(&mut (&mut chained).take(detected.format.layout.header_size()), &mut std::io::sink())
+        .map_err(|e| ImportError::io(name, e))?;
+    convert(chained, name, size, compressed, &detected, w, opts, popts, progress)
+}
+
+/// The import proper, from `input` positioned after the header.
+#[allow(clippy::too_many_arguments)]
+fn convert<R: Read>(
+    input: R,
+    name: &str,
+    size: Option<u64>,
+    compressed: bool,
+    detected: &Detected,
+    w: &mut Tb5Writer,
+    opts: &ImportOptions,
+    popts: &ProfileOptions,
+    mut progress: impl Progress,
+) -> Result<ImportStats, ImportError> {
     let (format, header) = (detected.format, detected.header);
     if let Some(v) = popts.volts {
         if header.magic != Magic::Current || header.killed {
-            return Err(ImportError::msg(format!(
-                "{}: --volts is for current profiles (magic 1); this one's PMU values are {}",
-                input.display(),
-                if header.killed { "of an unknown kind (the header is missing)" } else { header.magic.name() }
-            )));
+            return Err(ImportError::option(
+                name,
+                format!(
+                    "--volts is for current profiles (magic 1); this one's PMU values are {}",
+                    if header.killed { "of an unknown kind (the header is missing)" } else { header.magic.name() }
+                ),
+            ));
         }
         if !v.is_finite() {
-            return Err(ImportError::msg(format!("--volts {v} is not a voltage")));
+            return Err(ImportError::option(name, format!("--volts {v} is not a voltage")));
         }
     }
-    let size = opened.size;
-    let mut chained = Cursor::new(opened.prefix).chain(opened.rest);
-    std::io::copy(&mut (&mut chained).take(format.layout.header_size()), &mut std::io::sink())
-        .map_err(|e| ImportError::io(input.display(), e))?;
-    let mut profile = ProfileReader::new(chained, input, size, &detected);
+    let mut profile = ProfileReader::new(input, name, size, detected);
     let pid = opts.pid.unwrap_or(DEFAULT_PID);
     let time = if format.layout.timed() {
         TimeSource::Realtime
@@ -443,7 +487,7 @@ pub fn import_profile(
         power: popts.volts.is_some(),
     };
     let mut stats = ImportStats {
-        compressed: opened.compressed,
+        compressed,
         format: Some(format),
         also: detected.also.iter().map(|f| f.layout).collect(),
         killed: header.killed,
@@ -452,10 +496,9 @@ pub fn import_profile(
         ..Default::default()
     };
 
-    let mut w = Tb5Writer::create(output)?;
     // What the profile does not say is left unknown: no nodes, no OS version.
     write_globals(
-        &mut w,
+        w,
         &Software {
             host: Some(Host { reserved: 0, ip_address: None, name: opts.hostname.clone() }),
             os: Some(Os { platform: os_family::LINUX64, name: Some("Linux".into()), ..Default::default() }),
@@ -463,7 +506,7 @@ pub fn import_profile(
         },
     )?;
     if !format.layout.maps_at_end() {
-        stats.maps = write_maps(&mut w, &mut profile, pid)?;
+        stats.maps = write_maps(w, &mut profile, pid)?;
     }
 
     let value_name = if header.killed { "pmu (kind unknown)" } else { value_field(header.magic).1 };
@@ -471,15 +514,15 @@ pub fn import_profile(
         .stream(0)?
         .info(&StreamInfo {
             stream_type: stream_type::SAMPLING,
-            command_line: Some(format!("sampler profile {}", input.display())),
+            command_line: Some(format!("sampler profile {name}")),
             comment: Some(format!("sampler profile ({value_name})")),
             ..Default::default()
         })?
         .data_descriptor(&shape.descriptor())?;
     stream.events(&[Event { id: 0, flags: EventFlags::TBS, name: Some(value_name.into()), ..Default::default() }])?;
     let mut data = stream.data()?;
-    let dir = output.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_owned();
-    let mut pending = Pending { buf: Vec::with_capacity(PENDING_BYTES + 4096), open_at: 0, spill: None, dir };
+    let mut pending =
+        Pending { buf: Vec::with_capacity(PENDING_BYTES + 4096), open_at: 0, spill: None, input: name.to_owned() };
     let mut head = SampleHead::default();
     let mut block: Vec<ThreadSample> = Vec::new();
     let mut last_cputime: HashMap<u32, u64> = HashMap::new();
@@ -555,16 +598,21 @@ pub fn import_profile(
         stats.samples += 1;
         if profile.offset() - last_progress >= 1 << 20 {
             last_progress = profile.offset();
-            progress(last_progress);
+            progress.done(last_progress);
         }
     }
     if stats.samples == 0 && stats.partial_bytes > 0 {
         // Never an empty stream from a profile that holds (part of) a sample.
-        return Err(ImportError::msg(format!(
-            "{}: no whole sample: the profile ends inside its first sample, {} bytes into it",
-            input.display(),
-            stats.partial_bytes
-        )));
+        return Err(ProfileError {
+            input: name.to_owned(),
+            offset: profile.offset() - stats.partial_bytes,
+            sample: Some(0),
+            what: format!(
+                "no whole sample: the profile ends inside its first sample, {} bytes into it",
+                stats.partial_bytes
+            ),
+        }
+        .into());
     }
     pending.drop_sample();
     data.add(&pending.buf)?;
@@ -586,10 +634,61 @@ pub fn import_profile(
     stream.user_defined(meta.text().as_bytes())?;
     stream.finish()?;
     if format.layout.maps_at_end() {
-        stats.maps = write_maps(&mut w, &mut profile, pid)?;
+        stats.maps = write_maps(w, &mut profile, pid)?;
     }
     stats.bytes = profile.offset();
-    w.close()?;
-    progress(stats.bytes);
+    progress.done(stats.bytes);
     Ok(stats)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Cursor;
+
+    use super::*;
+    use crate::elf_profile::fixtures;
+
+    /// Imports `read` into a new file in `dir` and returns the stats and the records.
+    fn import(
+        dir: &std::path::Path,
+        read: impl FnOnce(&mut Tb5Writer) -> Result<ImportStats, ImportError>,
+    ) -> Result<(ImportStats, Vec<u8>), ImportError> {
+        let out = dir.join("p.tb5");
+        let mut w = Tb5Writer::create(&out)?;
+        let stats = read(&mut w)?;
+        w.close()?;
+        let f = Tb5File::open(&out)?;
+        let records = f.stream(0)?.data()?.map_or(Vec::new(), |d| d.as_bytes().to_vec());
+        Ok((stats, records))
+    }
+
+    #[test]
+    fn a_profile_that_seeks_or_not_imports_alike() {
+        let (_, bytes) = fixtures::files().into_iter().find(|(n, _)| *n == "current.prof").unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let (o, p) = (ImportOptions::default(), ProfileOptions::default());
+        let (seeking, records) =
+            import(dir.path(), |w| import_profile(Cursor::new(&bytes), "current.prof", w, &o, &p, ())).unwrap();
+        assert_eq!((seeking.samples, seeking.format.map(|f| f.layout)), (120, Some(Layout::Head)));
+        // Read once, as from a pipe: the same records.
+        let (once, again) = import(dir.path(), |w| import_profile_stream(&bytes[..], "-", w, &o, &p, ())).unwrap();
+        assert_eq!((once.samples, once.records, again == records), (seeking.samples, seeking.records, true));
+    }
+
+    #[test]
+    fn errors_name_the_input_and_the_byte() {
+        let (_, mut bytes) = fixtures::files().into_iter().find(|(n, _)| *n == "current.prof").unwrap();
+        bytes[0] = 7;
+        let dir = tempfile::tempdir().unwrap();
+        let (o, p) = (ImportOptions::default(), ProfileOptions::default());
+        let e = import(dir.path(), |w| import_profile(Cursor::new(&bytes), "bad.prof", w, &o, &p, ())).unwrap_err();
+        assert!(matches!(&e, ImportError::Profile(ProfileError { input, offset: 0, .. }) if input == "bad.prof"));
+        assert!(e.to_string().starts_with("bad.prof: byte 0: magic number 0x7"), "{e}");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "nothing at the output");
+        // --volts for a profile that does not measure current.
+        let (_, bytes) = fixtures::files().into_iter().find(|(n, _)| *n == "seed-era.prof").unwrap();
+        let p = ProfileOptions { volts: Some(3.3), ..Default::default() };
+        let e = import(dir.path(), |w| import_profile(Cursor::new(&bytes), "s.prof", w, &o, &p, ())).unwrap_err();
+        assert!(matches!(&e, ImportError::Option { input, .. } if input == "s.prof"), "{e:?}");
+    }
 }

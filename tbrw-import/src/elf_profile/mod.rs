@@ -11,8 +11,8 @@ pub mod fixtures;
 pub mod import;
 pub mod profile;
 
-pub use import::{import_profile, import_sampler, ImportOptions, ImportStats, Meta, ProfileOptions, TimeSource};
+pub use import::{import_profile, import_profile_stream, ImportOptions, ImportStats, Meta, ProfileOptions, TimeSource};
 pub use profile::{
-    detect, write_header, write_profile, write_sample, Detected, Endian, Format, FullSample, Header, Layout, Magic,
-    Next, ProfileError, ProfileHeader, ProfileReader, Sample, SampleHead, ThreadSample, Threads, VmMap,
+    detect, open, write_header, write_profile, write_sample, Detected, Endian, Format, FullSample, Header, Layout,
+    Magic, Next, Opened, ProfileError, ProfileHeader, ProfileReader, Sample, SampleHead, ThreadSample, Threads, VmMap,
 };

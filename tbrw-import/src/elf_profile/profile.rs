@@ -27,10 +27,9 @@
 
 use std::fmt;
 use std::io::{self, Read, Write};
-use std::path::{Path, PathBuf};
 
 use super::detect::parse_map;
-pub use super::detect::{detect, open, Detected, Opened, PROBE_BYTES};
+pub use super::detect::{detect, is_bzip2, open, Detected, Opened, PROBE_BYTES};
 
 /// What the PMU value of every sample measures (the header's magic).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -354,12 +353,12 @@ impl SampleHead {
     }
 }
 
-/// A profile that cannot be read: which file, which byte (of the
+/// A profile that cannot be read: which input, which byte (of the
 /// decompressed profile when it is compressed), what is wrong.
 #[derive(Debug)]
 pub struct ProfileError {
-    /// The file (`-` for standard input).
-    pub file: PathBuf,
+    /// The input's name, as the caller gave it.
+    pub input: String,
     /// Byte offset in the (decompressed) profile.
     pub offset: u64,
     /// The sample, when the error is in one.
@@ -370,7 +369,7 @@ pub struct ProfileError {
 
 impl fmt::Display for ProfileError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: ", self.file.display())?;
+        write!(f, "{}: ", self.input)?;
         if let Some(s) = self.sample {
             write!(f, "sample {s}, ")?;
         }
@@ -412,7 +411,7 @@ pub enum Threads {
 /// the layout says), sample heads, and each sample's threads in blocks.
 pub struct ProfileReader<R> {
     input: R,
-    file: PathBuf,
+    name: String,
     offset: u64,
     format: Format,
     header: ProfileHeader,
@@ -427,14 +426,14 @@ pub struct ProfileReader<R> {
 
 impl<R: Read> ProfileReader<R> {
     /// A reader of `input` (positioned after the header) as `detected`
-    /// says. `size` is the input's size when known.
-    pub fn new(input: R, file: &Path, size: Option<u64>, detected: &Detected) -> Self {
+    /// says; `name` names it in errors. `size` is the input's size when known.
+    pub fn new(input: R, name: &str, size: Option<u64>, detected: &Detected) -> Self {
         let f = detected.format;
         let h = detected.header;
         let samples_end = if f.layout.maps_at_end() { size.map(|s| s - h.maps * MAP_SIZE) } else { size };
         ProfileReader {
             input,
-            file: file.to_owned(),
+            name: name.to_owned(),
             offset: f.layout.header_size(),
             format: f,
             header: h,
@@ -468,7 +467,7 @@ impl<R: Read> ProfileReader<R> {
     }
 
     pub(super) fn err(&self, offset: u64, what: String) -> ProfileError {
-        ProfileError { file: self.file.clone(), offset, sample: None, what }
+        ProfileError { input: self.name.clone(), offset, sample: None, what }
     }
 
     /// The next VM map, or `None` when all the header announces are read.
@@ -605,7 +604,7 @@ impl<R: Read> ProfileReader<R> {
     }
 
     pub(super) fn sample_err(&self, offset: u64, what: String) -> ProfileError {
-        ProfileError { file: self.file.clone(), offset, sample: Some(self.read), what }
+        ProfileError { input: self.name.clone(), offset, sample: Some(self.read), what }
     }
 
     pub(super) fn io_err(&self, e: io::Error) -> ProfileError {

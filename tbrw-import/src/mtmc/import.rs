@@ -6,15 +6,15 @@
 //! a constant plus what the output holds.
 
 use std::collections::HashMap;
-use std::io::BufReader;
-use std::path::Path;
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 
 use tbrw::*;
 
 use super::log::{bad, parse_line, read_line, Extra, Layout, LineRead, Task, MAX_LINE};
-use crate::error::{excerpt, ImportError};
+use crate::error::{excerpt, ImportError, Place};
 use crate::fields::{self, read_le};
 use crate::globals::{field, write_globals};
+use crate::progress::Progress;
 
 /// How many counters and constants each record of a stream holds.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -201,9 +201,9 @@ pub enum PidSource {
 
 /// The address of a log named `mtmc_raw_<address>` (the profiler writes
 /// the decimal address of its profiler object, a signed 64-bit integer).
-pub fn address_of(path: &Path) -> Option<i64> {
-    let name = path.file_name()?.to_str()?;
-    let digits = name.strip_prefix("mtmc_raw_")?;
+/// `name` may be a path: its last `/`-separated part is the file name.
+pub fn address_of(name: &str) -> Option<i64> {
+    let digits = file_name(name).strip_prefix("mtmc_raw_")?;
     let unsigned = digits.strip_prefix('-').unwrap_or(digits);
     if unsigned.is_empty() || !unsigned.bytes().all(|b| b.is_ascii_digit()) {
         return None;
@@ -211,53 +211,44 @@ pub fn address_of(path: &Path) -> Option<i64> {
     digits.parse().ok()
 }
 
-/// Imports an MTMC raw log into a new TB5 file (pid from the file name).
-pub fn import_mtmc(input: &Path, output: &Path, progress: &mut dyn FnMut(u64)) -> Result<MtmcStats, ImportError> {
-    import_mtmc_with(input, output, &MtmcOptions::default(), progress)
+/// The last `/`-separated part of an input's name.
+fn file_name(name: &str) -> &str {
+    name.rsplit('/').next().unwrap_or(name)
 }
 
 /// Reads the log's tasks in order, with their line numbers; blank lines are counted in `blank`.
-struct Lines<'a> {
-    input: &'a Path,
-    reader: BufReader<std::fs::File>,
+struct Lines<'a, R> {
+    input: &'a str,
+    reader: R,
     buf: Vec<u8>,
     line: u64,
     bytes: u64,
     blank: u64,
 }
 
-impl<'a> Lines<'a> {
-    fn open(input: &'a Path) -> Result<Self, ImportError> {
-        let f = std::fs::File::open(input).map_err(|e| ImportError::io(input.display(), e))?;
-        Ok(Lines {
-            input,
-            reader: BufReader::with_capacity(1 << 20, f),
-            buf: Vec::with_capacity(4096),
-            line: 0,
-            bytes: 0,
-            blank: 0,
-        })
+impl<'a, R: BufRead> Lines<'a, R> {
+    fn new(input: &'a str, reader: R) -> Self {
+        Lines { input, reader, buf: Vec::with_capacity(4096), line: 0, bytes: 0, blank: 0 }
     }
 
     fn next_task(&mut self) -> Result<Option<(u64, Task)>, ImportError> {
         loop {
-            let (found, n) =
-                read_line(&mut self.reader, &mut self.buf).map_err(|e| ImportError::io(self.input.display(), e))?;
+            let at = self.bytes;
+            let (found, n) = read_line(&mut self.reader, &mut self.buf).map_err(|e| ImportError::io(self.input, e))?;
             self.bytes += n;
             self.line += 1;
             match found {
                 LineRead::Eof => return Ok(None),
                 LineRead::TooLong => {
                     let text = String::from_utf8_lossy(&self.buf[..self.buf.len().min(200)]);
-                    return Err(bad(
-                        self.input,
-                        self.line,
-                        MAX_LINE,
-                        format!(
-                            "the line is longer than {MAX_LINE} bytes, the longest a task line can be (docs/IMPORT.md): it begins {}",
-                            excerpt(&text)
-                        ),
-                    ));
+                    return Err(ImportError::LineTooLong {
+                        input: self.input.to_owned(),
+                        line: self.line,
+                        offset: at,
+                        limit: MAX_LINE,
+                        longest: "the longest a task line can be",
+                        begins: excerpt(&text),
+                    });
                 }
                 LineRead::Line => {}
             }
@@ -293,7 +284,7 @@ impl Survey {
     }
 
     /// Checks a task against the lines before it and notes its threads and name.
-    fn take(&mut self, lineno: u64, t: &Task, stats: &mut MtmcStats, input: &Path) -> Result<(), ImportError> {
+    fn take(&mut self, lineno: u64, t: &Task, stats: &mut MtmcStats, input: &str) -> Result<(), ImportError> {
         let shape = Shape { counters: t.begin.len(), constants: t.extra.as_ref().map_or(0, |e| e.constants.len()) };
         match self.layout {
             None => {
@@ -348,29 +339,34 @@ impl Survey {
     }
 }
 
-/// Imports an MTMC raw log into a new TB5 file. Every line is checked
-/// before the output is created; nothing is left at `output` on error.
-pub fn import_mtmc_with(
-    input: &Path,
-    output: &Path,
+/// Imports the MTMC raw log `input`, from where it stands to its end,
+/// into `w` (the caller closes it; on error nothing of the log is in a
+/// file, as the caller drops the writer). `name` names the log in errors,
+/// in the stream's command line and as the process's name; a log named
+/// `mtmc_raw_<address>` gives the pid when `opts` has none. The log is
+/// read twice, every line checked before anything is written, so the
+/// input must seek (a pipe can be spooled to an unnamed temporary file
+/// first). `progress` gets half the bytes of the first pass, then half of
+/// both passes: the bytes of input read, spread over the two passes.
+pub fn import_mtmc<R: Read + Seek>(
+    mut input: R,
+    name: &str,
+    w: &mut Tb5Writer,
     opts: &MtmcOptions,
-    progress: &mut dyn FnMut(u64),
+    mut progress: impl Progress,
 ) -> Result<MtmcStats, ImportError> {
-    let meta = std::fs::metadata(input).map_err(|e| ImportError::io(input.display(), e))?;
-    if meta.is_dir() {
-        return Err(ImportError::msg(format!("{}: is a directory, not a task log", input.display())));
-    }
+    let start = input.stream_position().map_err(|e| ImportError::io(name, e))?;
     let mut stats = MtmcStats::default();
     let mut survey = Survey::default();
-    let mut lines = Lines::open(input)?;
+    let mut lines = Lines::new(name, BufReader::with_capacity(1 << 20, &mut input));
     while let Some((lineno, t)) = lines.next_task()? {
-        survey.take(lineno, &t, &mut stats, input)?;
+        survey.take(lineno, &t, &mut stats, name)?;
         if lineno % 65536 == 0 {
-            progress(lines.bytes / 2);
+            progress.done(lines.bytes / 2);
         }
     }
     if stats.tasks == 0 {
-        return Err(ImportError::msg(format!("{}: line 1, column 1: the log holds no task", input.display())));
+        return Err(ImportError::invalid(name, Place::Line { line: 1, column: Some(1) }, "the log holds no task"));
     }
     stats.blank_lines = lines.blank;
     let first_pass = lines.bytes;
@@ -379,7 +375,7 @@ pub fn import_mtmc_with(
     stats.layout = survey.layout;
     stats.threads = survey.threads.len();
     stats.names = survey.name_order.len();
-    stats.pid = match (opts.pid, address_of(input)) {
+    stats.pid = match (opts.pid, address_of(name)) {
         (Some(p), _) => Some((p, PidSource::Option)),
         // The profiler names its log after its object's address; the
         // post-processing takes that for the process: its low 32 bits fit a TB5 pid.
@@ -389,71 +385,68 @@ pub fn import_mtmc_with(
     let pid = stats.pid.map_or(0, |(p, _)| p);
     let shape = survey.shape;
 
-    // The writer replaces `output` only when it closes.
-    let mut write = || -> Result<(), ImportError> {
-        let mut w = Tb5Writer::create(output)?;
-        write_globals(
-            &mut w,
-            &Software {
-                os: Some(Os { platform: os_family::LINUX64, name: Some("Linux".into()), ..Default::default() }),
-                ..Default::default()
-            },
-        )?;
-        w.write_modules(&[])?;
-        let mut s = w
-            .stream(0)?
-            .info(&StreamInfo {
-                stream_type: stream_type::CUSTOM,
-                comment: Some("mtmc tasks".into()),
-                command_line: Some(format!("mtmc log {}", input.display())),
-                ..Default::default()
-            })?
-            .data_descriptor(&descriptor(shape))?;
-        let events: Vec<Event> = (0..shape.counters)
-            .map(|i| Event { id: i as u32, name: Some(format!("counter{i}")), ..Default::default() })
-            .chain(survey.name_order.iter().enumerate().map(|(k, n)| Event {
-                id: NAME_BASE + k as u32,
-                name: Some(n.clone()),
-                ..Default::default()
-            }))
-            .collect();
-        s.events(&events)?;
-        {
-            let mut data = s.data()?;
-            let mut batch = Vec::with_capacity(1 << 20);
-            let mut lines = Lines::open(input)?;
-            while let Some((_, t)) = lines.next_task()? {
-                let event = survey.names.get(Survey::name_of(&t)).copied().unwrap_or(NAME_BASE);
-                encode(&t, pid, event, &mut batch);
-                if batch.len() >= 1 << 20 {
-                    data.add(&batch)?;
-                    batch.clear();
-                    progress((first_pass + lines.bytes) / 2);
-                }
+    // The first pass's reader is done with: the second reads from the start again.
+    drop(lines);
+    input.seek(SeekFrom::Start(start)).map_err(|e| ImportError::io(name, e))?;
+    write_globals(
+        w,
+        &Software {
+            os: Some(Os { platform: os_family::LINUX64, name: Some("Linux".into()), ..Default::default() }),
+            ..Default::default()
+        },
+    )?;
+    w.write_modules(&[])?;
+    let mut s = w
+        .stream(0)?
+        .info(&StreamInfo {
+            stream_type: stream_type::CUSTOM,
+            comment: Some("mtmc tasks".into()),
+            command_line: Some(format!("mtmc log {name}")),
+            ..Default::default()
+        })?
+        .data_descriptor(&descriptor(shape))?;
+    let events: Vec<Event> = (0..shape.counters)
+        .map(|i| Event { id: i as u32, name: Some(format!("counter{i}")), ..Default::default() })
+        .chain(survey.name_order.iter().enumerate().map(|(k, n)| Event {
+            id: NAME_BASE + k as u32,
+            name: Some(n.clone()),
+            ..Default::default()
+        }))
+        .collect();
+    s.events(&events)?;
+    {
+        let mut data = s.data()?;
+        let mut batch = Vec::with_capacity(1 << 20);
+        let mut lines = Lines::new(name, BufReader::with_capacity(1 << 20, &mut input));
+        while let Some((_, t)) = lines.next_task()? {
+            let event = survey.names.get(Survey::name_of(&t)).copied().unwrap_or(NAME_BASE);
+            encode(&t, pid, event, &mut batch);
+            if batch.len() >= 1 << 20 {
+                data.add(&batch)?;
+                batch.clear();
+                progress.done((first_pass + lines.bytes) / 2);
             }
-            data.add(&batch)?;
-            data.done()?;
         }
-        s.finish()?;
-        let mut pt = w.process_threads()?;
-        if let Some((p, _)) = stats.pid {
-            let name = input.file_name().map(|n| n.to_string_lossy().into_owned());
-            pt.add_process(&Pid { id: p, name, ..Default::default() })?;
-        }
-        for (tid, p) in &survey.threads {
-            pt.add_thread(&Tid {
-                associated_pid: pid,
-                id: *tid,
-                name: Some(format!("pthread {p:#x}")),
-                ..Default::default()
-            })?;
-        }
-        pt.done()?;
-        w.close()?;
-        Ok(())
-    };
-    write()?;
-    progress(first_pass);
+        data.add(&batch)?;
+        data.done()?;
+    }
+    s.finish()?;
+    let mut pt = w.process_threads()?;
+    if let Some((p, _)) = stats.pid {
+        // The log's file name, as the post-processing names the process.
+        let name = Some(file_name(name).to_owned());
+        pt.add_process(&Pid { id: p, name, ..Default::default() })?;
+    }
+    for (tid, p) in &survey.threads {
+        pt.add_thread(&Tid {
+            associated_pid: pid,
+            id: *tid,
+            name: Some(format!("pthread {p:#x}")),
+            ..Default::default()
+        })?;
+    }
+    pt.done()?;
+    progress.done(first_pass);
     Ok(stats)
 }
 
@@ -473,4 +466,75 @@ pub fn counters_of(descs: &[DescEntry<StringId>], file: &Tb5File) -> Option<Shap
                 && file.string_opt(d.name).ok().flatten() == w.name.as_deref()
         });
     same.then_some(shape)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Cursor;
+
+    use super::*;
+
+    /// Two tasks of two threads, v0.1 layout, two counters.
+    const LOG: &str = "4100,1602152192,1662113994732217088,1662113994733739014,4099,1241265920,1662113994732206443,,2_3_0,1731201101_3690717719,2_3_0,1734269057_3691050936,\n\
+        4101,1610544896,1662113994733800000,1662113994734100000,4100,1602152192,1662113994733790000,,2_7_0,231201101_690717719,2_7_0,231401101_690917719,\n";
+
+    #[test]
+    fn a_log_in_memory_becomes_a_tb5_file_named_after_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("tasks.tb5");
+        let mut w = Tb5Writer::create(&out).unwrap();
+        let mut seen = Vec::new();
+        // From the middle of a reader: the log starts where the input stands.
+        let mut input = Cursor::new(format!("not the log\n{LOG}").into_bytes());
+        input.set_position(12);
+        let stats =
+            import_mtmc(&mut input, "logs/mtmc_raw_4242", &mut w, &MtmcOptions::default(), |n| seen.push(n)).unwrap();
+        w.close().unwrap();
+        assert_eq!((stats.tasks, stats.counters, stats.threads), (2, 2, 3));
+        assert_eq!(stats.pid, Some((4242, PidSource::FileName)));
+        assert_eq!(seen.last(), Some(&(LOG.len() as u64)), "both passes: the bytes of one");
+
+        let f = Tb5File::open(&out).unwrap();
+        let descs = f.stream(0).unwrap().descriptor().unwrap().unwrap();
+        let shape = counters_of(&descs, &f).expect("an MTMC stream");
+        assert_eq!(shape, Shape { counters: 2, constants: 0 });
+        let info = f.stream(0).unwrap().info().unwrap().unwrap();
+        assert_eq!(f.string_opt(info.command_line).unwrap(), Some("mtmc log logs/mtmc_raw_4242"));
+        let pt = f.processes().unwrap().unwrap();
+        let names: Vec<&str> = pt.pids().map(|p| f.string(p.name).unwrap()).collect();
+        assert_eq!(names, ["mtmc_raw_4242"]);
+    }
+
+    #[test]
+    fn a_bad_line_is_named_with_its_line_and_column_and_nothing_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("tasks.tb5");
+        let mut w = Tb5Writer::create(&out).unwrap();
+        let bad = LOG.replacen("4101,1610544896", "4101,16105x4896", 1);
+        let e = import_mtmc(Cursor::new(bad), "tasks.log", &mut w, &MtmcOptions::default(), ()).unwrap_err();
+        match &e {
+            ImportError::Invalid { input, place: Place::Line { line: 2, column: Some(6) }, what } => {
+                assert_eq!(input, "tasks.log");
+                assert!(what.contains("\"16105x4896\" is not an unsigned integer"), "{what}");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(e.to_string().starts_with("tasks.log: line 2, column 6: task pthread id [1]"), "{e}");
+        drop(w);
+        assert!(!out.exists(), "a dropped writer leaves nothing");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn a_line_too_long_is_named_with_its_byte_offset() {
+        let mut text = LOG.to_owned();
+        text.push_str(&"1".repeat(MAX_LINE + 1));
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = Tb5Writer::create(dir.path().join("o.tb5")).unwrap();
+        let e = import_mtmc(Cursor::new(text), "t.log", &mut w, &MtmcOptions::default(), ()).unwrap_err();
+        match e {
+            ImportError::LineTooLong { line: 3, offset, limit: MAX_LINE, .. } => assert_eq!(offset, LOG.len() as u64),
+            other => panic!("{other:?}"),
+        }
+    }
 }

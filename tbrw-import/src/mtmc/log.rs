@@ -7,9 +7,8 @@
 //! writer.
 
 use std::io::BufRead;
-use std::path::Path;
 
-use crate::error::{excerpt, ImportError};
+use crate::error::{excerpt, ImportError, Place};
 use crate::fields::{MAX_CONSTANTS, MAX_COUNTERS};
 
 /// The longest line the import reads, in bytes (docs/IMPORT.md): 256
@@ -103,8 +102,9 @@ impl Task {
     }
 }
 
-pub(super) fn bad(path: &Path, line: u64, col: usize, what: impl std::fmt::Display) -> ImportError {
-    ImportError::msg(format!("{}: line {line}, column {}: {what}", path.display(), col + 1))
+/// A problem at `line` of `input`, at the 0-based column `col`.
+pub(super) fn bad(input: &str, line: u64, col: usize, what: impl std::fmt::Display) -> ImportError {
+    ImportError::invalid(input, Place::Line { line, column: Some(col as u64 + 1) }, what.to_string())
 }
 
 pub use crate::lines::LineRead;
@@ -118,9 +118,10 @@ pub fn read_line(r: &mut dyn BufRead, buf: &mut Vec<u8>) -> std::io::Result<(Lin
 /// A section of the line: its column (0-based) and text.
 type Section<'a> = (usize, &'a str);
 
-/// Parses one line (`line` is its 1-based number, for errors).
-pub fn parse_line(text: &str, path: &Path, line: u64) -> Result<Task, ImportError> {
-    let err = |col: usize, what: String| bad(path, line, col, what);
+/// Parses one line of the log named `input` (`input` and `line`, the
+/// line's 1-based number, are for errors).
+pub fn parse_line(text: &str, input: &str, line: u64) -> Result<Task, ImportError> {
+    let err = |col: usize, what: String| bad(input, line, col, what);
     if text.len() > MAX_LINE {
         return Err(err(0, format!("the line is longer than {MAX_LINE} bytes: {}", excerpt(text))));
     }

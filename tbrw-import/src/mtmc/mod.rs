@@ -14,7 +14,7 @@ pub mod import;
 pub mod log;
 
 pub use import::{
-    address_of, counters_of, decode, descriptor, import_mtmc, import_mtmc_with, record_size, Decoded, MtmcOptions,
-    MtmcStats, PidSource, Shape,
+    address_of, counters_of, decode, descriptor, import_mtmc, record_size, Decoded, MtmcOptions, MtmcStats, PidSource,
+    Shape,
 };
 pub use log::{parse_line, Extra, Layout, Task, MAX_LINE};

@@ -1,15 +1,12 @@
-//! Opening a perf.data file (`-`: standard input, read in pipe mode), with
-//! a byte count for progress, and locating the record a failed read
-//! stopped at, so that an error names the file, the record and the byte
-//! offset.
+//! The input of a perf.data import counted for progress, and locating the
+//! record a failed read stopped at (file mode: the input seeks), so that
+//! an error names the input, the record and the byte offset.
 
 use std::cell::Cell;
-use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom};
-use std::path::Path;
 use std::rc::Rc;
 
-use crate::error::ImportError;
+use crate::error::{ImportError, Place};
 
 /// A reader that counts the bytes taken from it (its position, for files).
 pub struct Counting<R> {
@@ -21,6 +18,11 @@ impl<R> Counting<R> {
     /// `inner`, counted into `pos`.
     pub fn new(inner: R, pos: Rc<Cell<u64>>) -> Self {
         Counting { inner, pos }
+    }
+
+    /// The reader counted.
+    pub fn get_mut(&mut self) -> &mut R {
+        &mut self.inner
     }
 }
 
@@ -38,15 +40,6 @@ impl<R: Seek> Seek for Counting<R> {
         self.pos.set(p);
         Ok(p)
     }
-}
-
-/// A file opened for the importer, counted.
-pub type FileInput = Counting<BufReader<File>>;
-
-/// Opens `path` counted into `pos`.
-pub fn open_file(path: &Path, pos: Rc<Cell<u64>>) -> Result<FileInput, ImportError> {
-    let f = File::open(path).map_err(|e| ImportError::io(path.display(), e))?;
-    Ok(Counting::new(BufReader::with_capacity(1 << 20, f), pos))
 }
 
 /// Where a walk over the data section's record headers found damage.
@@ -68,22 +61,22 @@ const HEADER_TO_DATA: usize = 56;
 /// Size of a record header (`perf_event_header`).
 const RECORD_HEADER: u64 = 8;
 
-/// Walks the record headers of the data section of the perf.data file at
-/// `path` (little-endian files) and returns the first record that is cut
-/// short or has an impossible size. `None` when every record fits, or when
-/// the file is not one this walk can read (the reader's error then stands).
-pub fn find_damage(path: &Path) -> Option<Damage> {
-    let mut f = File::open(path).ok()?;
-    let len = f.metadata().ok()?.len();
+/// Walks the record headers of the data section of the perf.data file
+/// `r` (little-endian files; the file starts at byte 0 of `r`, as file
+/// mode reads it) and returns the first record that is cut short or has
+/// an impossible size. `None` when every record fits, or when the input
+/// is not one this walk can read (the reader's error then stands).
+pub fn find_damage<R: Read + Seek>(r: &mut BufReader<R>) -> Option<Damage> {
+    let len = r.seek(SeekFrom::End(0)).ok()?;
+    r.seek(SeekFrom::Start(0)).ok()?;
     let mut head = [0u8; HEADER_TO_DATA];
-    f.read_exact(&mut head).ok()?;
+    r.read_exact(&mut head).ok()?;
     if &head[0..8] != b"PERFILE2" {
         return None;
     }
     let u64_at = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"));
     let (data_offset, data_size) = (u64_at(&head, 40), u64_at(&head, 48));
     let end = data_offset.saturating_add(data_size);
-    let mut r = BufReader::with_capacity(1 << 16, f);
     r.seek(SeekFrom::Start(data_offset)).ok()?;
     let (mut pos, mut record) = (data_offset, 0u64);
     let mut h = [0u8; RECORD_HEADER as usize];
@@ -134,20 +127,18 @@ pub fn find_damage(path: &Path) -> Option<Damage> {
     None
 }
 
-/// The error of a failed read of `path`: the damaged record when a walk
-/// finds one, else the reader's own message with the bytes read so far.
-pub fn read_error(path: &Path, e: &linux_perf_data::Error, read: u64, pipe: bool) -> ImportError {
-    if !pipe {
-        if let Some(d) = find_damage(path) {
-            let t = d.record_type.map(|t| format!(" (type {t})")).unwrap_or_default();
-            return ImportError::msg(format!(
-                "{}: record {}{t} at byte offset {}: {}",
-                path.display(),
-                d.record,
-                d.offset,
-                d.why
-            ));
+/// The error of a failed read of the input `name`: the damaged record
+/// when a walk over it found one (`damage`, file mode only), else the
+/// reader's own message at the byte where reading stopped.
+pub fn read_error(name: &str, e: &linux_perf_data::Error, read: u64, damage: Option<Damage>) -> ImportError {
+    match damage {
+        Some(d) => {
+            let what = match d.record_type {
+                Some(t) => format!("type {t}: {}", d.why),
+                None => d.why,
+            };
+            ImportError::invalid(name, Place::Record { index: d.record, offset: d.offset }, what)
         }
+        None => ImportError::invalid(name, Place::Offset(read), format!("{e} (where reading stopped)")),
     }
-    ImportError::msg(format!("{}: {e} (after {read} bytes read)", path.display()))
 }

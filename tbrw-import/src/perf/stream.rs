@@ -10,8 +10,7 @@
 //! u32, `tid` u32, time u64, sample index u64, depth u32.
 
 use std::cell::Cell;
-use std::io::{Read, Seek, SeekFrom, Write};
-use std::path::Path;
+use std::io::{BufReader, Read, Seek, SeekFrom, Write};
 use std::rc::Rc;
 
 use linux_perf_data::{AttributeDescription, PerfFile, PerfFileReader, PerfFileRecord, PerfRecordIter};
@@ -20,9 +19,10 @@ use tbrw::*;
 
 use super::map::{MmapEvent, Tables};
 use super::read::{self, Counting};
-use crate::error::ImportError;
+use crate::error::{ImportError, Place};
 use crate::fields;
 use crate::globals::{field, write_globals};
+use crate::progress::Progress;
 
 /// Bytes per call-chain frame record of stream 1.
 pub const CALLCHAIN_RECORD_SIZE: usize = 36;
@@ -111,23 +111,70 @@ pub fn callchain_descriptor(clock: &str) -> Vec<DescEntry> {
     ]
 }
 
-/// Imports the perf.data at `input` (`-`: standard input, pipe mode) into
-/// a new TB5 file at `output`; `progress` gets the bytes read so far.
-/// Nothing is left at `output` on error.
-pub fn import_perf(input: &Path, output: &Path, progress: &mut dyn FnMut(u64)) -> Result<ImportStats, ImportError> {
+/// Imports the perf.data file `input` (file mode: perf's default
+/// `perf.data`, which starts at byte 0 of `input` and is read with seeks)
+/// into `w`; `name` names it in errors and in stream 0's comment, and
+/// `progress` gets the bytes read so far. The caller closes `w`, or drops
+/// it on error and nothing is written. A damaged file's error names the
+/// record and its byte offset.
+pub fn import_perf_file<R: Read + Seek>(
+    input: R,
+    name: &str,
+    w: &mut Tb5Writer,
+    progress: impl Progress,
+) -> Result<ImportStats, ImportError> {
     let pos = Rc::new(Cell::new(0u64));
-    let pipe = input.as_os_str() == "-";
-    let fail = |e: linux_perf_data::Error, pos: &Rc<Cell<u64>>| read::read_error(input, &e, pos.get(), pipe);
-    if pipe {
-        let r = Counting::new(std::io::stdin().lock(), pos.clone());
-        let PerfFileReader { mut perf_file, mut record_iter } =
-            PerfFileReader::parse_pipe(r).map_err(|e| fail(e, &pos))?;
-        convert(input, output, &mut perf_file, &mut record_iter, &pos, pipe, progress)
-    } else {
-        let r = read::open_file(input, pos.clone())?;
-        let PerfFileReader { mut perf_file, mut record_iter } =
-            PerfFileReader::parse_file(r).map_err(|e| fail(e, &pos))?;
-        convert(input, output, &mut perf_file, &mut record_iter, &pos, pipe, progress)
+    let mut r = Counting::new(BufReader::with_capacity(1 << 20, input), pos.clone());
+    // The reader takes the input by `&mut`, so that after a failed read the
+    // same input can be walked for the damaged record.
+    let done = match PerfFileReader::parse_file(&mut r) {
+        Ok(PerfFileReader { mut perf_file, mut record_iter }) => {
+            convert(name, w, &mut perf_file, &mut record_iter, &pos, progress)
+        }
+        Err(e) => Err(Stop::Read(e)),
+    };
+    done.map_err(|stop| match stop {
+        Stop::Read(e) => {
+            let read = pos.get();
+            read::read_error(name, &e, read, read::find_damage(r.get_mut()))
+        }
+        Stop::Import(e) => e,
+    })
+}
+
+/// Imports a perf.data stream in pipe mode (`perf record -o -`), read
+/// once from `input` to its end, into `w`; as [`import_perf_file`]
+/// otherwise. The end of the input ends the data, as it does for perf.
+pub fn import_perf_pipe<R: Read>(
+    input: R,
+    name: &str,
+    w: &mut Tb5Writer,
+    progress: impl Progress,
+) -> Result<ImportStats, ImportError> {
+    let pos = Rc::new(Cell::new(0u64));
+    let r = Counting::new(BufReader::with_capacity(1 << 20, input), pos.clone());
+    let done = match PerfFileReader::parse_pipe(r) {
+        Ok(PerfFileReader { mut perf_file, mut record_iter }) => {
+            convert(name, w, &mut perf_file, &mut record_iter, &pos, progress)
+        }
+        Err(e) => Err(Stop::Read(e)),
+    };
+    done.map_err(|stop| match stop {
+        Stop::Read(e) => read::read_error(name, &e, pos.get(), None),
+        Stop::Import(e) => e,
+    })
+}
+
+/// Why the conversion stopped: a read of the perf data, located by the
+/// caller (which may walk the input again), or anything else.
+enum Stop {
+    Read(linux_perf_data::Error),
+    Import(ImportError),
+}
+
+impl<E: Into<ImportError>> From<E> for Stop {
+    fn from(e: E) -> Self {
+        Stop::Import(e.into())
     }
 }
 
@@ -135,16 +182,14 @@ fn text(r: Result<Option<&str>, linux_perf_data::Error>) -> Option<String> {
     r.ok().flatten().map(str::to_owned)
 }
 
-#[allow(clippy::too_many_arguments)]
 fn convert<R: Read>(
-    input: &Path,
-    output: &Path,
+    name: &str,
+    w: &mut Tb5Writer,
     perf: &mut PerfFile,
     iter: &mut PerfRecordIter<R>,
     pos: &Rc<Cell<u64>>,
-    pipe: bool,
-    progress: &mut dyn FnMut(u64),
-) -> Result<ImportStats, ImportError> {
+    mut progress: impl Progress,
+) -> Result<ImportStats, Stop> {
     let attrs: Vec<AttributeDescription> = perf.event_attributes().to_vec();
     let several = attrs.len() > 1;
     let events: Vec<Event> = attrs.iter().enumerate().map(|(i, a)| event_of(i, a)).collect();
@@ -164,9 +209,8 @@ fn convert<R: Read>(
     }
     let mut stats = ImportStats { events: attrs.len() as u64, ..Default::default() };
 
-    let mut w = Tb5Writer::create(output)?;
     write_globals(
-        &mut w,
+        w,
         &Software {
             host: Some(Host { reserved: 0, ip_address: None, name: hostname }),
             os: Some(Os {
@@ -179,8 +223,7 @@ fn convert<R: Read>(
         },
     )?;
     let comment = format!(
-        "perf.data {}{}{}",
-        input.display(),
+        "perf.data {name}{}{}",
         cpu.map(|c| format!("; cpu {c}")).unwrap_or_default(),
         cpus.map(|n| format!("; {} cpus online of {}", n.nr_cpus_online, n.nr_cpus_available)).unwrap_or_default()
     );
@@ -195,16 +238,16 @@ fn convert<R: Read>(
         .data_descriptor(&descriptor(&clock, several))?;
     stream.events(&events)?;
     let rec_size = if several { 40 } else { 36 };
-    let mut chains = tempfile::tempfile().map_err(|e| ImportError::io(output.display(), e))?;
+    let mut chains = tempfile::tempfile().map_err(|e| ImportError::spill(name, e))?;
     let mut chain_buf: Vec<u8> = Vec::with_capacity(1 << 20);
     let mut data = stream.data()?;
     let mut batch: Vec<u8> = Vec::with_capacity(1 << 20);
-    let chain_err = |e: std::io::Error| ImportError::msg(format!("{}: a temporary file: {e}", output.display()));
+    let chain_err = |e: std::io::Error| ImportError::spill(name, e);
     loop {
         let record = match iter.next_record(perf) {
             Ok(Some(r)) => r,
             Ok(None) => break,
-            Err(e) => return Err(read::read_error(input, &e, pos.get(), pipe)),
+            Err(e) => return Err(Stop::Read(e)),
         };
         let (attr_index, raw) = match record {
             PerfFileRecord::EventRecord { attr_index, record } => (attr_index, record),
@@ -214,7 +257,10 @@ fn convert<R: Read>(
             }
         };
         let parsed = raw.parse().map_err(|e| {
-            ImportError::msg(format!("{}: a {:?} record that cannot be parsed: {e}", input.display(), raw.record_type))
+            // Records come sorted by time, out of file order: where reading
+            // had got to is the nearest place that can be named.
+            let what = format!("a {:?} record that cannot be parsed (read by then): {e}", raw.record_type);
+            ImportError::invalid(name, Place::Offset(pos.get()), what)
         })?;
         let time = || raw.timestamp().unwrap_or(0);
         match parsed {
@@ -256,7 +302,7 @@ fn convert<R: Read>(
                 if batch.len() >= (1 << 20) - 64 {
                     data.add(&batch)?;
                     batch.clear();
-                    progress(pos.get());
+                    progress.done(pos.get());
                 }
             }
             EventRecord::Mmap(m) => tables.mmap(&MmapEvent {
@@ -343,7 +389,80 @@ fn convert<R: Read>(
     if !notes.is_empty() {
         w.write_user_defined_global(notes.as_bytes())?;
     }
-    w.close()?;
-    progress(stats.bytes);
+    progress.done(stats.bytes);
     Ok(stats)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Cursor;
+
+    use super::*;
+
+    /// `perf record -e cpu-clock -c 200000 -- true`, in file and in pipe mode.
+    const FILE: &[u8] = include_bytes!("../../tests/data/true.perf.data");
+    const PIPE: &[u8] = include_bytes!("../../tests/data/true.pipe.perf.data");
+
+    /// A reader that cannot seek and hands out at most 7 bytes a call, as
+    /// a pipe may.
+    struct Trickle<'a>(&'a [u8]);
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = buf.len().min(7).min(self.0.len());
+            buf[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+
+    fn stream0(path: &std::path::Path) -> (String, u64) {
+        let f = Tb5File::open(path).unwrap();
+        let s = f.stream(0).unwrap();
+        let comment = f.string_opt(s.info().unwrap().unwrap().comment).unwrap().unwrap_or_default().to_owned();
+        (comment, s.data().unwrap().map_or(0, |d| d.len()))
+    }
+
+    #[test]
+    fn pipe_mode_reads_a_reader_that_cannot_seek() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("pipe.tb5");
+        let mut w = Tb5Writer::create(&out).unwrap();
+        let mut last = 0;
+        let stats = import_perf_pipe(Trickle(PIPE), "-", &mut w, |n| last = n).unwrap();
+        w.close().unwrap();
+        assert_eq!((stats.samples, stats.events, stats.bytes, last), (3, 1, PIPE.len() as u64, PIPE.len() as u64));
+        let (comment, records) = stream0(&out);
+        assert!(comment.starts_with("perf.data -; cpu "), "{comment}");
+        assert_eq!(records, 3);
+    }
+
+    #[test]
+    fn file_mode_reads_a_cursor_and_names_a_damaged_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("file.tb5");
+        let mut w = Tb5Writer::create(&out).unwrap();
+        let stats = import_perf_file(Cursor::new(FILE), "true.perf.data", &mut w, ()).unwrap();
+        w.close().unwrap();
+        assert_eq!((stats.samples, stats.modules), (3, 5));
+        assert_eq!(stream0(&out).1, 3);
+
+        // Cut inside the data section (perf's header says where it is): the
+        // walk over the same input finds the record cut short.
+        let data_end = u64::from_le_bytes(FILE[40..48].try_into().unwrap()) + 200;
+        let cut = &FILE[..data_end as usize];
+        let mut w = Tb5Writer::create(dir.path().join("cut.tb5")).unwrap();
+        let e = import_perf_file(Cursor::new(cut), "cut.data", &mut w, ()).unwrap_err();
+        match &e {
+            ImportError::Invalid { input, place: Place::Record { offset, .. }, what } => {
+                assert_eq!(input, "cut.data");
+                assert!(*offset < data_end && what.contains("cut short"), "{e}");
+            }
+            other => panic!("{other:?}"),
+        }
+        // In pipe mode the end of the input ends the data; garbage is an
+        // error at the byte where reading stopped.
+        let e = import_perf_pipe(&b"PERFILE2 and then nothing a pipe header has"[..], "-", &mut w, ()).unwrap_err();
+        assert!(matches!(e, ImportError::Invalid { place: Place::Offset(_), .. }), "{e:?}");
+    }
 }

@@ -1,10 +1,10 @@
 //! The TimelineBinary `.BIN` file: 24-byte entries (handle, flags word,
 //! value, time), layouts 1.0 and 1.1, read in pieces and written for tests.
 
-use std::path::Path;
+use std::io::{Read, Seek, SeekFrom};
 
 use super::{Pos, TimelineEvent};
-use crate::error::ImportError;
+use crate::error::{ImportError, Place};
 
 /// The context of `.BIN` events whose core is unknown (all of a 1.0 file).
 pub const UNKNOWN_CONTEXT: u32 = 0xFF;
@@ -49,39 +49,41 @@ pub fn detect_bin(bytes: &[u8]) -> BinVersion {
     }
 }
 
-/// Reads a `.BIN` timeline.
-pub fn parse_bin(bytes: &[u8], version: BinVersion, path: &Path) -> Result<Vec<TimelineEvent>, ImportError> {
-    whole_entries(bytes.len() as u64, path)?;
-    bytes.chunks_exact(ENTRY).enumerate().map(|(i, e)| parse_entry(e, (i * ENTRY) as u64, version, path)).collect()
+/// Reads a `.BIN` timeline held in memory (`name` names it in errors).
+pub fn parse_bin(bytes: &[u8], version: BinVersion, name: &str) -> Result<Vec<TimelineEvent>, ImportError> {
+    whole_entries(bytes.len() as u64, name)?;
+    bytes.chunks_exact(ENTRY).enumerate().map(|(i, e)| parse_entry(e, (i * ENTRY) as u64, version, name)).collect()
 }
 
 /// Bytes per `.BIN` entry.
 const ENTRY: usize = 24;
 
-fn whole_entries(len: u64, path: &Path) -> Result<(), ImportError> {
+fn whole_entries(len: u64, name: &str) -> Result<(), ImportError> {
     let left = len % ENTRY as u64;
     if left != 0 {
-        return Err(ImportError::msg(format!(
-            "{}: byte {}: {len} bytes is not a whole number of 24-byte entries ({left} bytes left over)",
-            path.display(),
-            len - left,
-        )));
+        return Err(ImportError::invalid(
+            name,
+            Place::Offset(len - left),
+            format!("{len} bytes is not a whole number of 24-byte entries ({left} bytes left over)"),
+        ));
     }
     Ok(())
 }
 
 /// Decodes the entry at byte `at` (`e` is its 24 bytes).
-fn parse_entry(e: &[u8], at: u64, version: BinVersion, path: &Path) -> Result<TimelineEvent, ImportError> {
+fn parse_entry(e: &[u8], at: u64, version: BinVersion, name: &str) -> Result<TimelineEvent, ImportError> {
     let word_at = |o: usize| u32::from_le_bytes(e[o..o + 4].try_into().unwrap_or_default());
     let (handle, word) = (word_at(0), word_at(4));
     let value = u64::from_le_bytes(e[8..16].try_into().unwrap_or_default());
     let time = i64::from_le_bytes(e[16..24].try_into().unwrap_or_default());
     if version == BinVersion::V1_1 && word & !0xFFF != 0 {
-        return Err(ImportError::msg(format!(
-            "{}: byte {}: flags {word:#010x} set bits outside the version 1.1 masks (a version 1.0 file? --bin-version 1.0)",
-            path.display(),
-            at + 4
-        )));
+        return Err(ImportError::invalid(
+            name,
+            Place::Offset(at + 4),
+            format!(
+                "flags {word:#010x} set bits outside the version 1.1 masks (a version 1.0 file? --bin-version 1.0)"
+            ),
+        ));
     }
     let (ty, core) = match version {
         BinVersion::V1_1 => (word & 0xF, (word & 0xFF0) >> 4),
@@ -94,38 +96,41 @@ fn parse_entry(e: &[u8], at: u64, version: BinVersion, path: &Path) -> Result<Ti
         0 => b'X',
         4 => b'W',
         t => {
-            return Err(ImportError::msg(format!(
-                "{}: byte {}: event type {t} is not one the format defines (0-4)",
-                path.display(),
-                at + 4
-            )))
+            return Err(ImportError::invalid(
+                name,
+                Place::Offset(at + 4),
+                format!("event type {t} is not one the format defines (0-4)"),
+            ))
         }
     };
     Ok(TimelineEvent { handle, kind, value, time, context: core, at: Pos::Byte(at) })
 }
 
-/// Called with each piece of a file and its offset; `false` stops.
+/// Called with each piece of the input and its offset; `false` stops.
 type PieceFn<'a> = dyn FnMut(&[u8], u64) -> Result<bool, ImportError> + 'a;
 
-/// Reads a `.BIN` file in 1 MiB pieces (no copy of the whole file in
-/// memory), detecting the layout first with a pass of its own when
-/// `version` is `None`. Events are appended to `out`.
-pub fn read_bin_file(
-    path: &Path,
+/// Reads the `.BIN` timeline `input` (from where it stands to its end;
+/// `name` names it in errors) in 1 MiB pieces, no copy of the whole in
+/// memory, detecting the layout first with a pass of its own when
+/// `version` is `None` (the input is read twice then: it seeks back to
+/// where it started). Events are appended to `out`.
+pub fn read_bin<R: Read + Seek + ?Sized>(
+    input: &mut R,
+    name: &str,
     version: Option<BinVersion>,
     out: &mut Vec<TimelineEvent>,
 ) -> Result<BinVersion, ImportError> {
-    use std::io::{Read, Seek};
-    let mut f = std::fs::File::open(path).map_err(|e| ImportError::io(path.display(), e))?;
-    let len = f.metadata().map_err(|e| ImportError::io(path.display(), e))?.len();
-    whole_entries(len, path)?;
+    let io = |e| ImportError::io(name, e);
+    let start = input.stream_position().map_err(io)?;
+    let len = input.seek(SeekFrom::End(0)).map_err(io)?.saturating_sub(start);
+    whole_entries(len, name)?;
     let mut buf = vec![0u8; ENTRY * 43_690];
-    let mut pieces = |f: &mut std::fs::File, each: &mut PieceFn<'_>| -> Result<(), ImportError> {
-        f.rewind().map_err(|e| ImportError::io(path.display(), e))?;
+    let mut pieces = |input: &mut R, each: &mut PieceFn<'_>| -> Result<(), ImportError> {
+        input.seek(SeekFrom::Start(start)).map_err(io)?;
         let mut at = 0u64;
         while at < len {
             let n = ((len - at) as usize).min(buf.len());
-            f.read_exact(&mut buf[..n]).map_err(|e| ImportError::io(path.display(), e))?;
+            input.read_exact(&mut buf[..n]).map_err(io)?;
             if !each(&buf[..n], at)? {
                 break;
             }
@@ -137,7 +142,7 @@ pub fn read_bin_file(
         Some(v) => v,
         None => {
             let mut v = BinVersion::V1_1;
-            pieces(&mut f, &mut |chunk, _| {
+            pieces(input, &mut |chunk, _| {
                 if detect_bin(chunk) == BinVersion::V1_0 {
                     v = BinVersion::V1_0;
                     return Ok(false);
@@ -147,12 +152,12 @@ pub fn read_bin_file(
             v
         }
     };
-    // The size the file claims is not trusted for a reservation (a sparse
+    // The size the input claims is not trusted for a reservation (a sparse
     // file can claim terabytes): the vector grows by what was read.
-    pieces(&mut f, &mut |chunk, at| {
+    pieces(input, &mut |chunk, at| {
         out.reserve(chunk.len() / ENTRY);
         for (i, e) in chunk.chunks_exact(ENTRY).enumerate() {
-            out.push(parse_entry(e, at + (i * ENTRY) as u64, version, path)?);
+            out.push(parse_entry(e, at + (i * ENTRY) as u64, version, name)?);
         }
         Ok(true)
     })?;

@@ -1,11 +1,11 @@
 //! The TB5 file of a winIDEA import: stream 0 the calls, stream 1 the data
 //! writes, the contexts as the thread table.
 
-use std::path::Path;
+use std::io::{BufReader, Read, Seek};
 
 use tbrw::*;
 
-use super::bin::{read_bin_file, BinVersion, UNKNOWN_CONTEXT};
+use super::bin::{read_bin, BinVersion, UNKNOWN_CONTEXT};
 use super::check::{check, Difference};
 use super::text1::parse_text1_from;
 use super::timeline::build;
@@ -39,28 +39,51 @@ pub struct WinIdeaStats {
     pub unchecked: Vec<super::Unchecked>,
 }
 
-/// Imports a Text1 export (and its `.BIN` timeline, if given) into a new
-/// TB5 file; with `with_check`, the export's STATISTICS are compared with
-/// the timeline's figures too (the figures are built either way, the
-/// comparison only when asked).
+/// Anything that reads and seeks, as a `dyn` (the `.BIN` input).
+pub trait ReadSeek: Read + Seek {}
+
+impl<T: Read + Seek + ?Sized> ReadSeek for T {}
+
+/// The `.BIN` timeline of an import: its input (read from where it stands
+/// to its end, twice when its layout is detected) and its name in errors.
+pub struct BinInput<'a> {
+    /// The `.BIN` bytes.
+    pub input: &'a mut dyn ReadSeek,
+    /// Its name, for errors.
+    pub name: &'a str,
+}
+
+/// What a winIDEA import is asked besides its inputs.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct WinIdeaOptions {
+    /// The `.BIN` layout (default: detected, with a pass of its own).
+    pub bin_version: Option<BinVersion>,
+    /// Compare the export's STATISTICS with the timeline's figures too
+    /// (the figures are built either way, the comparison only when asked).
+    pub check: bool,
+}
+
+/// Imports the Text1 export `text` (named `name` in errors and in the
+/// stream's command line), and the `.BIN` timeline `bin` when there is one,
+/// into `w` (the caller closes it, or drops it on error and nothing is
+/// written). The export is read once, line by line; the timeline's events
+/// are held in memory (calls are built from them in time order).
 pub fn import_winidea(
-    text: &Path,
-    bin: Option<&Path>,
-    version: Option<BinVersion>,
-    output: &Path,
-    with_check: bool,
+    text: impl Read,
+    name: &str,
+    bin: Option<BinInput<'_>>,
+    w: &mut Tb5Writer,
+    opts: &WinIdeaOptions,
 ) -> Result<WinIdeaStats, ImportError> {
-    let meta = std::fs::metadata(text).map_err(|e| ImportError::io(text.display(), e))?;
-    if meta.is_dir() {
-        return Err(ImportError::msg(format!("{}: is a directory, not an export", text.display())));
-    }
-    let file = std::fs::File::open(text).map_err(|e| ImportError::io(text.display(), e))?;
-    let mut ex = parse_text1_from(std::io::BufReader::with_capacity(1 << 20, file), text)?;
+    let mut ex = parse_text1_from(BufReader::with_capacity(1 << 20, text), name)?;
     let mut stats = WinIdeaStats::default();
     let mut events = std::mem::take(&mut ex.timeline);
+    let has_bin = bin.is_some();
+    let mut bin_name = name;
     if let Some(b) = bin {
         let had = events.len();
-        stats.bin_version = Some(read_bin_file(b, version, &mut events)?);
+        stats.bin_version = Some(read_bin(b.input, b.name, opts.bin_version, &mut events)?);
+        bin_name = b.name;
         if had > 0 {
             // Both a TIMELINE section and a .BIN: one time order (stable, so
             // equal times keep the text's events first).
@@ -68,10 +91,10 @@ pub fn import_winidea(
         }
     }
     stats.events = events.len() as u64;
-    let tl = build(&ex, &events, bin.unwrap_or(text), ex.total_time)?;
+    let tl = build(&ex, &events, name, bin_name, ex.total_time)?;
     stats.started_before = tl.started_before;
     stats.unfinished = tl.unfinished;
-    if with_check {
+    if opts.check {
         let checked = check(&ex, &tl);
         stats.agree = checked.agree;
         stats.differences = checked.differences;
@@ -85,9 +108,8 @@ pub fn import_winidea(
     let stamp = |t: i64| -> u64 { t.wrapping_sub(origin) as u64 };
     stats.time_origin_ns = origin;
 
-    let mut w = Tb5Writer::create(output)?;
     write_globals(
-        &mut w,
+        w,
         &Software {
             os: Some(Os { name: Some("embedded target (winIDEA)".into()), platform: 0x100, ..Default::default() }),
             ..Default::default()
@@ -108,7 +130,7 @@ pub fn import_winidea(
         .info(&StreamInfo {
             stream_type: stream_type::CUSTOM,
             comment: Some("winidea calls".into()),
-            command_line: Some(format!("winidea export {}", text.display())),
+            command_line: Some(format!("winidea export {name}")),
             ..Default::default()
         })?
         .data_descriptor(&[
@@ -181,14 +203,76 @@ pub fn import_winidea(
         let name = match ex.contexts.get(&id) {
             Some(n) => n.clone(),
             None if id == UNKNOWN_CONTEXT => "unknown context".to_owned(),
-            None if bin.is_some() => format!("core {id}"),
+            None if has_bin => format!("core {id}"),
             None => format!("context {id:#x}"),
         };
         pt.add_thread(&Tid { associated_pid: 0, id, name: Some(name), ..Default::default() })?;
     }
     pt.done()?;
-    w.close()?;
     stats.calls = tl.calls.len() as u64;
     stats.writes = tl.writes.len() as u64;
     Ok(stats)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Cursor;
+
+    use super::*;
+    use crate::error::Place;
+    use crate::winidea::{write_bin, Pos, TimelineEvent};
+
+    const EXPORT: &str = "* INFO %TOTAL_TIME%\n500\n\n* CONTEXTS %NAME%,%HANDLE%\nTASK,0x0\n\n\
+        * HANDLE(Functions) %HANDLE%,%NAME%,%VALUE%\n00000000,main,\n00000001,tick,\n\n\
+        * STATISTICS(Functions) %HANDLE%,%VALUE%,%COUNT%\n00000000,,1\n00000001,,1\n\n\
+        * TIMELINE %HANDLE%,%EVENT%,%VALUE%,%TIME%,%CONTEXT%\n00000000,E,,100,TASK\n00000001,E,,150,TASK\n\
+        00000001,X,,250,TASK\n00000000,X,,400,TASK\n";
+
+    #[test]
+    fn an_export_in_memory_becomes_a_tb5_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("w.tb5");
+        let mut w = Tb5Writer::create(&out).unwrap();
+        let opts = WinIdeaOptions { check: true, ..Default::default() };
+        let stats = import_winidea(EXPORT.as_bytes(), "session.txt", None, &mut w, &opts).unwrap();
+        w.close().unwrap();
+        assert_eq!((stats.events, stats.calls, stats.agree), (4, 2, 2));
+        let f = Tb5File::open(&out).unwrap();
+        assert_eq!(f.stream_count(), 2);
+        let info = f.stream(0).unwrap().info().unwrap().unwrap();
+        assert_eq!(f.string_opt(info.command_line).unwrap(), Some("winidea export session.txt"));
+    }
+
+    #[test]
+    fn a_bin_in_memory_is_read_and_its_errors_name_it_and_the_byte() {
+        let text = EXPORT.split("* TIMELINE").next().unwrap();
+        let ev = |handle, kind, time| TimelineEvent { handle, kind, value: 0, time, context: 0, at: Pos::Byte(0) };
+        let events = [ev(0, b'E', 100), ev(1, b'E', 150), ev(1, b'X', 250), ev(0, b'X', 400)];
+        let mut bin = Cursor::new(write_bin(&events, BinVersion::V1_1));
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = Tb5Writer::create(dir.path().join("w.tb5")).unwrap();
+        let b = BinInput { input: &mut bin, name: "session.txt.BIN" };
+        let stats =
+            import_winidea(text.as_bytes(), "session.txt", Some(b), &mut w, &WinIdeaOptions::default()).unwrap();
+        assert_eq!((stats.calls, stats.bin_version), (2, Some(BinVersion::V1_1)));
+        drop(w);
+
+        // An unknown handle in the third entry: the .BIN and the entry's byte.
+        let mut bytes = write_bin(&events, BinVersion::V1_1);
+        bytes[48] = 9;
+        let mut w = Tb5Writer::create(dir.path().join("x.tb5")).unwrap();
+        let b = BinInput { input: &mut Cursor::new(bytes), name: "session.txt.BIN" };
+        let e =
+            import_winidea(text.as_bytes(), "session.txt", Some(b), &mut w, &WinIdeaOptions::default()).unwrap_err();
+        assert!(
+            matches!(&e, ImportError::Invalid { input, place: Place::Offset(48), .. } if input == "session.txt.BIN"),
+            "{e:?}"
+        );
+        assert_eq!(e.to_string(), "session.txt.BIN: byte 48: handle 00000009 is not in any HANDLE section");
+
+        // A bad line of the export: its name and the line.
+        let bad = EXPORT.replace("00000001,X,,250", "00000001,Q,,250");
+        let e = import_winidea(bad.as_bytes(), "session.txt", None, &mut w, &WinIdeaOptions::default()).unwrap_err();
+        assert!(matches!(e, ImportError::Invalid { place: Place::Line { line: 18, column: None }, .. }), "{e:?}");
+    }
 }

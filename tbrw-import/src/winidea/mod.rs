@@ -17,9 +17,9 @@ pub mod import;
 pub mod text1;
 pub mod timeline;
 
-pub use bin::{detect_bin, parse_bin, read_bin_file, write_bin, BinVersion, UNKNOWN_CONTEXT};
+pub use bin::{detect_bin, parse_bin, read_bin, write_bin, BinVersion, UNKNOWN_CONTEXT};
 pub use check::{check, CheckResult, Difference, Unchecked};
-pub use import::{import_winidea, WinIdeaStats};
+pub use import::{import_winidea, BinInput, ReadSeek, WinIdeaOptions, WinIdeaStats};
 pub use text1::{parse_text1, parse_text1_from, Export, StatRow, MAX_LINE};
 pub use timeline::{build, Call, Figures, Series, Timeline, Write, MAX_TIME_NS};
 
@@ -47,4 +47,14 @@ pub enum Pos {
     Line(u64),
     /// A byte offset of the `.BIN` file.
     Byte(u64),
+}
+
+impl Pos {
+    /// The place an error names.
+    pub fn place(self) -> crate::error::Place {
+        match self {
+            Pos::Line(line) => crate::error::Place::Line { line, column: None },
+            Pos::Byte(b) => crate::error::Place::Offset(b),
+        }
+    }
 }

@@ -2,10 +2,9 @@
 //! of its INFO, CONTEXTS, HANDLE, STATISTICS and TIMELINE sections.
 
 use std::collections::HashMap;
-use std::path::Path;
 
 use super::{Pos, TimelineEvent};
-use crate::error::{excerpt, ImportError};
+use crate::error::{excerpt, ImportError, Place};
 use crate::lines::LineRead;
 
 /// One STATISTICS row of the export.
@@ -111,9 +110,9 @@ fn parse_header(line: &str) -> Option<Header> {
     Some(Header { name: word.to_owned(), arg, context, columns, index })
 }
 
-/// Parses a Text1 export.
-pub fn parse_text1(text: &str, path: &Path) -> Result<Export, ImportError> {
-    parse_text1_from(text.as_bytes(), path)
+/// Parses a Text1 export held in memory (`name` names it in errors).
+pub fn parse_text1(text: &str, name: &str) -> Result<Export, ImportError> {
+    parse_text1_from(text.as_bytes(), name)
 }
 
 /// The longest Text1 line accepted: a STATISTICS header of tens of
@@ -121,9 +120,10 @@ pub fn parse_text1(text: &str, path: &Path) -> Result<Export, ImportError> {
 /// refused before it is held.
 pub const MAX_LINE: usize = 16 << 20;
 
-/// Parses a Text1 export line by line from `input` (the whole file is
-/// never held in memory, nor a line over [`MAX_LINE`]; the timeline rows are).
-pub fn parse_text1_from(input: impl std::io::BufRead, path: &Path) -> Result<Export, ImportError> {
+/// Parses a Text1 export line by line from `input`, named `name` in errors
+/// (the whole file is never held in memory, nor a line over [`MAX_LINE`];
+/// the timeline rows are).
+pub fn parse_text1_from(input: impl std::io::BufRead, name: &str) -> Result<Export, ImportError> {
     let mut ex = Export::default();
     let mut header: Option<Header> = None;
     let mut current_function: Option<String> = None;
@@ -133,30 +133,30 @@ pub fn parse_text1_from(input: impl std::io::BufRead, path: &Path) -> Result<Exp
     let mut input = input;
     let mut raw = Vec::new();
     for lineno in 1u64.. {
-        let (found, consumed) = crate::lines::read_bounded(&mut input, &mut raw, MAX_LINE)
-            .map_err(|e| ImportError::io(path.display(), e))?;
+        let (found, consumed) =
+            crate::lines::read_bounded(&mut input, &mut raw, MAX_LINE).map_err(|e| ImportError::io(name, e))?;
         let line_at = offset;
         offset += consumed;
         match found {
             LineRead::Eof => break,
             LineRead::TooLong => {
-                return Err(ImportError::msg(format!(
-                    "{}: line {lineno} (byte {line_at}) is longer than {MAX_LINE} bytes, more than any winIDEA export line (docs/IMPORT.md): it begins {}",
-                    path.display(),
-                    excerpt(&String::from_utf8_lossy(&raw[..raw.len().min(200)]))
-                )))
+                return Err(ImportError::LineTooLong {
+                    input: name.to_owned(),
+                    line: lineno,
+                    offset: line_at,
+                    limit: MAX_LINE,
+                    longest: "more than any winIDEA export line",
+                    begins: excerpt(&String::from_utf8_lossy(&raw[..raw.len().min(200)])),
+                })
             }
             LineRead::Line => {}
         }
         let line = std::str::from_utf8(&raw).map_err(|e| {
-            ImportError::msg(format!(
-                "{}: line {lineno} (byte {}): not UTF-8 text",
-                path.display(),
-                line_at + e.valid_up_to() as u64
-            ))
+            let place = Place::LineByte { line: lineno, offset: line_at + e.valid_up_to() as u64 };
+            ImportError::invalid(name, place, "not UTF-8 text")
         })?;
         let line = line.trim_end_matches('\r');
-        let bad = |what: String| ImportError::msg(format!("{}: line {lineno}: {what}", path.display()));
+        let bad = |what: String| ImportError::invalid(name, Place::Line { line: lineno, column: None }, what);
         if line.trim().is_empty() {
             continue;
         }

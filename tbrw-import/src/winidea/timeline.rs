@@ -2,7 +2,6 @@
 //! statistics winIDEA shows for each function, line, variable and state.
 
 use std::collections::HashMap;
-use std::path::Path;
 
 use super::text1::Export;
 use super::{Pos, TimelineEvent};
@@ -177,11 +176,14 @@ impl ContextClock {
 pub const MAX_TIME_NS: u64 = (1 << 62) - 1;
 
 /// Builds calls and statistics from the timeline. Unknown handles are an
-/// error (with the line or byte); time going backwards is an error.
+/// error (with the line or byte); time going backwards is an error. Errors
+/// name `text` for the events of the export's TIMELINE section (a line)
+/// and `bin` for those of the `.BIN` (a byte).
 pub fn build(
     ex: &Export,
     events: &[TimelineEvent],
-    path: &Path,
+    text: &str,
+    bin: &str,
     end_time: Option<i64>,
 ) -> Result<Timeline, ImportError> {
     let mut tl = Timeline::default();
@@ -189,35 +191,23 @@ pub fn build(
     let mut clocks: HashMap<u32, ContextClock> = HashMap::new();
     let mut last_time = i64::MIN;
     let mut last_write: HashMap<u32, (i64, u64)> = HashMap::new();
-    let at = |p: Pos| match p {
-        Pos::Line(l) => format!("line {l}"),
-        Pos::Byte(b) => format!("byte {b}"),
+    let bad = |e: &TimelineEvent, what: String| {
+        let input = match e.at {
+            Pos::Line(_) => text,
+            Pos::Byte(_) => bin,
+        };
+        ImportError::invalid(input, e.at.place(), what)
     };
     for e in events {
         if !ex.names.contains_key(&e.handle) {
-            return Err(ImportError::msg(format!(
-                "{}: {}: handle {:08X} is not in any HANDLE section",
-                path.display(),
-                at(e.at),
-                e.handle
-            )));
+            return Err(bad(e, format!("handle {:08X} is not in any HANDLE section", e.handle)));
         }
         // Within this range every difference of two times fits an i64.
         if e.time.unsigned_abs() > MAX_TIME_NS {
-            return Err(ImportError::msg(format!(
-                "{}: {}: time {} ns is 2^62 ns (146 years) or more from the session's zero",
-                path.display(),
-                at(e.at),
-                e.time
-            )));
+            return Err(bad(e, format!("time {} ns is 2^62 ns (146 years) or more from the session's zero", e.time)));
         }
         if e.time < last_time {
-            return Err(ImportError::msg(format!(
-                "{}: {}: time {} goes back from {last_time}",
-                path.display(),
-                at(e.at),
-                e.time
-            )));
+            return Err(bad(e, format!("time {} goes back from {last_time}", e.time)));
         }
         last_time = e.time;
         let area = e.handle >> 28;
