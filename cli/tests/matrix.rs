@@ -187,10 +187,16 @@ fn firefox(file: &Path, dir: &Path, weight: &str, filters: &[String], samples: b
         // The profiler shows a process's main thread under the process's
         // name; other threads carry their own label.
         if th["isMainThread"] != true {
-            let (labelled, name) = thread_label(th["name"].as_str().unwrap());
-            assert_eq!(labelled, tid, "{}", th["name"]);
-            if let Some(name) = name {
-                t.names.insert(tid, name);
+            let label = th["name"].as_str().unwrap();
+            // A winIDEA context (no OS thread) is shown by its name alone.
+            if !samples && !label.contains("(tid ") {
+                t.names.insert(tid, label.to_owned());
+            } else {
+                let (labelled, name) = thread_label(label);
+                assert_eq!(labelled, tid, "{label}");
+                if let Some(name) = name {
+                    t.names.insert(tid, name);
+                }
             }
         }
         if !samples {

@@ -10,37 +10,14 @@
 //! last ones and looks the ip up in one or two address spaces; tables are
 //! consulted (and hashed, with a cheap hasher) only when the thread changes.
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
-
 use crate::input::Sample;
 use crate::map::{instance_at, Boundary, ModuleMap, PidEntry, Space};
 use crate::output::{BindTables, DataBind, Process, Thread, UNKNOWN_MODULE};
 
-/// A multiply-rotate hasher for the small integer keys of the tables: the
-/// keys are pids and tids, not attacker-chosen, so SipHash's protection
-/// buys nothing here.
-#[derive(Clone, Copy, Default)]
-struct IdHasher(u64);
-
-impl Hasher for IdHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(u64::from(b));
-        }
-    }
-    fn write_u32(&mut self, n: u32) {
-        self.write_u64(u64::from(n));
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
-type IdMap<K, V> = HashMap<K, V, BuildHasherDefault<IdHasher>>;
+/// Maps keyed by ids (pids, tids, indexes), hashed with the workspace's
+/// one hasher for ids (rustc-hash's): SipHash costs more than the lookup
+/// it guards, and the keys are the file's, not an attacker's table.
+type IdMap<K, V> = rustc_hash::FxHashMap<K, V>;
 
 const NONE: u64 = u64::MAX;
 

@@ -166,7 +166,13 @@ impl<'f> IntervalStream<'f> {
     /// thread as `<name> (tid t)` or `tid t`; a winIDEA context by the name
     /// the import gave it (`ID_TASK_1MS`, `core 2`), else `context t`.
     pub fn lane_name(&self, t: u32) -> String {
-        crate::names::thread_label(t, self.thread_names.get(&t).map(String::as_str))
+        match (self.lane_kind == "tid", self.thread_names.get(&t)) {
+            // An OS thread, spelled as every output spells one.
+            (true, name) => crate::names::thread_label(t, name.map(String::as_str)),
+            // A winIDEA context is no OS thread: its name alone, as winIDEA shows it.
+            (false, Some(name)) => name.clone(),
+            (false, None) => format!("{} {t}", self.lane_kind),
+        }
     }
 
     /// Whether this is an MTMC task stream.

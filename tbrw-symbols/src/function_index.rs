@@ -6,9 +6,9 @@
 use std::sync::Arc;
 
 use crate::elf::Layout;
+use crate::ids::{ModuleId, SymbolRef};
 use crate::mapping::{CodeSpan, Mapping};
 use crate::recent::RecentSymbols;
-use crate::symbolizer::{ModuleId, SymbolRef};
 use crate::symtab::{Jump, SymbolTable};
 
 /// What [`FunctionIndex::function_symbol`] says of an address.

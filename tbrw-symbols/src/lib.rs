@@ -92,6 +92,7 @@ mod elf;
 mod find;
 mod frame;
 mod function_index;
+mod ids;
 mod kallsyms;
 mod mapping;
 mod plt;

@@ -3,7 +3,6 @@
 //! (file, virtual address).
 
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -12,6 +11,7 @@ use crate::elf::{BuildId, ElfFile};
 use crate::find::{locate, Located};
 use crate::frame::{Symbolized, Unknown};
 use crate::function_index::{FunctionIndex, IndexedFile, IndexedModule, JUMP_GRANULES};
+pub use crate::ids::{ModuleId, SymbolRef};
 use crate::kallsyms::Kallsyms;
 use crate::mapping::Mapping;
 use crate::plt::plt_entries;
@@ -91,16 +91,6 @@ impl ModuleSpec {
     }
 }
 
-/// A module registered with [`Symbolizer::add_module`] or [`Symbolizer::kernel`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ModuleId(u32);
-
-impl ModuleId {
-    pub(crate) fn index(self) -> usize {
-        self.0 as usize
-    }
-}
-
 /// What was found for a module ([`Symbolizer::module_info`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ModuleInfo {
@@ -118,31 +108,10 @@ pub struct ModuleInfo {
     pub dwarf: bool,
 }
 
-/// Multiplicative hashing for the (file, address) cache: SipHash's DoS
-/// resistance buys nothing for addresses and costs a third of a lookup.
-#[derive(Default, Clone, Copy)]
-struct AddrHasher(u64);
-
-impl Hasher for AddrHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(u64::from(b));
-        }
-    }
-    fn write_u32(&mut self, n: u32) {
-        self.write_u64(u64::from(n));
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0xf135_7aea_2e62_a9c5);
-    }
-    fn finish(&self) -> u64 {
-        // The table indexes by the low bits, which a product leaves poorly
-        // mixed; the high bits are well mixed.
-        self.0.rotate_left(26)
-    }
-}
-
-type Cache = HashMap<(u32, u64), Arc<Symbolized>, BuildHasherDefault<AddrHasher>>;
+/// Results by (file, ELF address), hashed with the workspace's one
+/// hasher for ids (rustc-hash's: SipHash's DoS resistance buys nothing for
+/// addresses and costs a third of a lookup).
+type Cache = rustc_hash::FxHashMap<(u32, u64), Arc<Symbolized>>;
 
 /// The cache key's file number for kernel addresses.
 const KERNEL_FILE: u32 = u32::MAX;
@@ -179,25 +148,6 @@ struct Loaded {
 struct KernelSlot {
     label: Arc<str>,
     state: Result<(Kallsyms, Arc<Path>), Arc<Symbolized>>,
-}
-
-/// One function symbol of one file (see [`Symbolizer::function_symbol`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct SymbolRef(u32);
-
-impl SymbolRef {
-    /// The symbol of an [ordinal](SymbolRef::ordinal) (one of this
-    /// symbolizer's, or [`Symbolizer::symbol_name`] gives `None`).
-    pub fn from_ordinal(ordinal: u32) -> SymbolRef {
-        SymbolRef(ordinal)
-    }
-
-    /// A dense number for the symbol: the symbols of the files a
-    /// symbolizer has looked up are numbered from 0, file after file, so
-    /// counts per symbol can be kept in a vector indexed by this.
-    pub fn ordinal(self) -> usize {
-        self.0 as usize
-    }
 }
 
 /// Turns (module, address) pairs into [`Symbolized`] results.

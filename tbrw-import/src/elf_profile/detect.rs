@@ -7,7 +7,7 @@
 
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
 
-use super::profile::*;
+use super::format::*;
 /// Bytes of the decompressed or piped input looked at before deciding
 /// the layout; an input shorter than this has a known size.
 pub const PROBE_BYTES: usize = 1 << 20;

@@ -8,6 +8,7 @@
 
 mod detect;
 pub mod fixtures;
+pub mod format;
 pub mod import;
 pub mod profile;
 

@@ -10,7 +10,7 @@ use std::ops::Range;
 
 use tbrw_symbols::{IndexedSymbol, RecentSymbols, SymbolRef, Symbolized};
 
-use super::functions::{module_name, part, Counted, RawKey, Samples};
+use super::raw::{module_name, part, Counted, RawKey, Samples};
 use super::rows::order_by_samples_and_label;
 use super::{percent, By, Key, Row};
 use crate::error::QueryError;

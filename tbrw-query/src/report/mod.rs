@@ -18,6 +18,7 @@ pub mod samples;
 
 mod by_symbol;
 pub mod functions;
+pub mod raw;
 mod rows;
 
 pub use samples::{groupings, report};
