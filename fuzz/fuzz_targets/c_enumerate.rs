@@ -120,10 +120,10 @@ fuzz_target!(|data: &[u8]| {
             if TBRW_reading_section(h, section) == 0 {
                 for start in [0, 1, 1000] {
                     if run == 0 {
-                        let _ = TBRW_enumerate_modules(h, table_cb::<TBRW_MODULE> as usize as *const c_void, user, start);
+                        let _ = TBRW_enumerate_modules(h, table_cb::<TBRW_MODULE> as *const () as *const c_void, user, start);
                     } else {
-                        let _ = TBRW_enumerate_processes(h, table_cb::<TBRW_PID> as usize as *const c_void, user, start);
-                        let _ = TBRW_enumerate_threads(h, table_cb::<TBRW_TID> as usize as *const c_void, user, start);
+                        let _ = TBRW_enumerate_processes(h, table_cb::<TBRW_PID> as *const () as *const c_void, user, start);
+                        let _ = TBRW_enumerate_threads(h, table_cb::<TBRW_TID> as *const () as *const c_void, user, start);
                     }
                 }
                 let _ = TBRW_done_section(h, section);
@@ -135,7 +135,7 @@ fuzz_target!(|data: &[u8]| {
             if TBRW_reading_stream(h, n) == 0 {
                 if TBRW_reading_stream_section(h, n, TBRW_DATA_SECTION) == 0 {
                     for start in [0, 7, 1 << 20] {
-                        let _ = TBRW_enumerate_data(h, n, data_cb as usize as *const c_void, user, start);
+                        let _ = TBRW_enumerate_data(h, n, data_cb as *const () as *const c_void, user, start);
                     }
                     // Intel's convention: the address of a variable holding the callback.
                     let cb: EnumCallback<c_void> = data_cb;
@@ -147,9 +147,9 @@ fuzz_target!(|data: &[u8]| {
             let mut bound = 0u32;
             if TBRW_is_bound(h, n, &mut bound) == 0 && (bound == 1 || TBRW_dobind(h, n) == 0) {
                 for start in [0, 3] {
-                    let _ = TBRW_bind_enumerate_data(h, n, bind_data_cb as usize as *const c_void, user, start);
-                    let _ = TBRW_bind_enumerate_modules(h, bind_cb::<TBRW_MODULE, MODULE_BIND_STRUCT> as usize as *const c_void, user, start);
-                    let _ = TBRW_bind_enumerate_threads(h, bind_cb::<TBRW_TID, TID_BIND_STRUCT> as usize as *const c_void, user, start);
+                    let _ = TBRW_bind_enumerate_data(h, n, bind_data_cb as *const () as *const c_void, user, start);
+                    let _ = TBRW_bind_enumerate_modules(h, bind_cb::<TBRW_MODULE, MODULE_BIND_STRUCT> as *const () as *const c_void, user, start);
+                    let _ = TBRW_bind_enumerate_threads(h, bind_cb::<TBRW_TID, TID_BIND_STRUCT> as *const () as *const c_void, user, start);
                 }
                 for i in [0u64, 1, u64::MAX] {
                     let mut pid: *const TBRW_PID = std::ptr::null();

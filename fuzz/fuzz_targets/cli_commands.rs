@@ -1,27 +1,28 @@
 //! Feeds arbitrary bytes, as a TB5 file on disk, to what the command line
-//! and the example programs do with a file that opens: every sample
-//! grouping and the task report of every stream (which bind in memory),
-//! the VTune CSV, sampler and viewer exports (flame graph, folded stacks,
-//! pprof, Firefox, timeline), `print_tb5` in text and JSON, and
-//! last `tbrw bind` (an append). Built with `--cfg fuzzing`, the reader
-//! accepts any stored checksum, so a mutated file reaches all of them with
-//! content `verify` would reject. Errors are expected; a panic, an abort or
-//! an outsized allocation is a bug.
+//! and the example programs do with a file that opens, through the
+//! libraries the command line is a thin layer over: every report (each
+//! grouping, each weight, filters; they bind in memory), the VTune CSV,
+//! sampler and viewer exports (flame graph, folded stacks, pprof, Firefox,
+//! timeline), `print_tb5` in text and JSON, and last a bind stored in the
+//! file (an append). Built with `--cfg fuzzing`, the reader accepts any
+//! stored checksum, so a mutated file reaches all of them with content
+//! `verify` would reject. Errors are expected; a panic, an abort or an
+//! outsized allocation is a bug.
 #![no_main]
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
-use tbrw_cli::commands;
-use tbrw_export::vtune_csv::{export_vtune_csv, Clock, CsvOptions};
-use tbrw_query::report::{By, ReportOptions, Weight};
-use tbrw_import::elf_profile::export_sampler;
-use tbrw_query::file_symbols::SymbolOptions;
+use tbrw_examples::print::{print_file, Options, Records};
 use tbrw_export::flamegraph::FlameOptions;
 use tbrw_export::timeline::TimelineOptions;
-use tbrw_query::walk::ViewOptions;
-use tbrw_examples::print::{print_file, Options, Records};
+use tbrw_export::vtune_csv::{export_vtune_csv, Clock, CsvOptions};
+use tbrw_export::MemoryFolder;
+use tbrw_query::file_symbols::SymbolOptions;
+use tbrw_query::report::{self, By, ReportOptions};
+use tbrw_query::stacks::ViewOptions;
+use tbrw_query::{Filters, Query, Weight};
 
 /// A private folder in memory when the machine has one (the fuzzer writes a file per input).
 fn scratch() -> &'static Path {
@@ -35,7 +36,7 @@ fn scratch() -> &'static Path {
     })
 }
 
-const BY: [By; 6] = [By::Auto, By::Process, By::Thread, By::Module, By::Event, By::Task];
+const BY: [By; 7] = [By::Auto, By::Process, By::Thread, By::Module, By::Event, By::Task, By::Function];
 
 fuzz_target!(|data: &[u8]| {
     let dir = scratch();
@@ -45,47 +46,43 @@ fuzz_target!(|data: &[u8]| {
         return;
     }
     let Ok(f) = tb5::Tb5File::open(&file) else { return };
-    let streams = f.stream_count().min(4);
-    drop(f);
     let mut sink = std::io::sink();
-    for stream in 0..streams {
+    // Module paths in a fuzzed file name anything: symbols are looked for
+    // under an empty root only, and the kernel's nowhere.
+    let symbols =
+        SymbolOptions { symfs: Some(dir.join("no-symbols")), kallsyms: Some(dir.join("no-kallsyms")), ..Default::default() };
+    for stream in 0..f.stream_count().min(4) {
         for by in BY {
             for weight in [Weight::Samples, Weight::Cputime] {
-                let opts = ReportOptions { stream, by, weight, top: Some(20), ..Default::default() };
-                let _ = commands::report(&file, &opts, by == By::Module, &mut |_, _| {}, &mut sink);
+                let query = Query { stream, weight, ..Query::default() };
+                let opts = ReportOptions { query, by, top: Some(20) };
+                let _ = report::run(&f, &opts, &[by], &symbols, &mut sink, &mut |_| {});
             }
         }
-        let filtered = ReportOptions { stream, pid: Some(1), time: Some((0, u64::MAX / 2)), ..Default::default() };
-        let _ = commands::report(&file, &filtered, false, &mut |_, _| {}, &mut sink);
-        let prof = dir.join("out.prof");
-        let _ = export_sampler(&file, stream, &prof);
-        let _ = std::fs::remove_file(&prof);
-        // Module paths in a fuzzed file name anything: symbols are looked for
-        // under an empty root only, and the kernel's nowhere.
-        let symbols = SymbolOptions {
-            symfs: Some(dir.join("no-symbols")),
-            kallsyms: Some(dir.join("no-kallsyms")),
-            ..Default::default()
-        };
-        let view = ViewOptions { stream, symbols, ..Default::default() };
-        let out = dir.join("view.out");
-        let (o, e) = (&mut std::io::sink(), &mut std::io::sink());
+        let filters = Filters { pid: Some(1), time: Some((0, u64::MAX / 2)), ..Filters::default() };
+        let opts = ReportOptions { query: Query { stream, filters, ..Query::default() }, ..Default::default() };
+        let _ = report::run(&f, &opts, &[By::Auto], &symbols, &mut sink, &mut |_| {});
+        let _ = tbrw_export::elf_profile::export_profile(&f, stream, None, &mut sink);
+        let view = ViewOptions { query: Query { stream, ..Query::default() }, symbols: symbols.clone() };
         for folded in [false, true] {
             let fopts = FlameOptions { folded, ..Default::default() };
-            let _ = commands::export_flamegraph(&file, &out, &view, &fopts, true, o, e);
+            let _ = tbrw_export::flamegraph::write(&f, &view, &fopts, &mut sink, &mut std::io::sink(), &mut |_| {});
         }
-        let _ = commands::export_pprof(&file, &out, &view, true, o, e);
-        let _ = commands::export_firefox(&file, &out, &view, true, o, e);
+        let _ = tbrw_export::pprof::write(&f, &view, &mut sink, &mut std::io::sink(), &mut |_| {});
+        let _ = tbrw_export::firefox::write(&f, &view, &mut sink, &mut std::io::sink(), &mut |_| {});
         let timeline = TimelineOptions { stream, ..Default::default() };
-        let _ = commands::export_timeline(&file, &out, &timeline, true, o, e);
-        let _ = std::fs::remove_file(&out);
+        let _ = tbrw_export::timeline::write(&f, &timeline, &mut sink);
     }
-    let csv = dir.join("csv");
     let opts = CsvOptions { hostname: Some("fuzz".into()), stream: None, clock: Some(Clock::Utc) };
-    let _ = export_vtune_csv(&file, &csv, &opts);
-    let _ = std::fs::remove_dir_all(&csv);
+    let _ = export_vtune_csv(&f, &mut MemoryFolder::new(), &opts);
+    drop(f);
     for json in [false, true] {
         let _ = print_file(&file, Options { json, records: Records::First(64) }, &mut sink);
     }
-    let _ = commands::bind(&file, None, &mut |_| {}, &mut sink);
+    if let Ok(mut w) = tb5::Tb5Writer::append(&file) {
+        for n in 0..4 {
+            let _ = w.dobind(n);
+        }
+        let _ = w.close();
+    }
 });

@@ -154,15 +154,31 @@ pub fn write(
         }
         return Ok(lines.len());
     }
-    let text: Vec<String> = lines.iter().map(|(s, n)| format!("{s} {n}")).collect();
-    let mut o = inferno::flamegraph::Options::default();
-    o.title = fopts.title.clone().unwrap_or_else(|| {
+    let title = fopts.title.clone().unwrap_or_else(|| {
         let name =
             file.path().file_name().map_or_else(|| file.path().display().to_string(), |f| f.to_string_lossy().into());
         format!("{name}, stream {}", opts.query.stream)
     });
-    o.count_name = count_name(opts.query.weight).to_owned();
-    o.deterministic = true;
-    inferno::flamegraph::from_lines(&mut o, text.iter().map(String::as_str), out).map_err(io)?;
+    svg(&lines, title, count_name(opts.query.weight), out)?;
     Ok(lines.len())
+}
+
+/// Draws folded stacks as inferno's interactive SVG.
+#[cfg(feature = "flamegraph")]
+fn svg(lines: &[(String, u64)], title: String, count_name: &str, out: &mut dyn Write) -> Result<(), ExportError> {
+    let text: Vec<String> = lines.iter().map(|(s, n)| format!("{s} {n}")).collect();
+    let mut o = inferno::flamegraph::Options::default();
+    o.title = title;
+    o.count_name = count_name.to_owned();
+    o.deterministic = true;
+    inferno::flamegraph::from_lines(&mut o, text.iter().map(String::as_str), out)
+        .map_err(|e| ExportError::msg(format!("writing the flame graph: {e}")))
+}
+
+/// Without the `flamegraph` feature there is no SVG, only folded stacks.
+#[cfg(not(feature = "flamegraph"))]
+fn svg(_: &[(String, u64)], _: String, _: &str, _: &mut dyn Write) -> Result<(), ExportError> {
+    Err(ExportError::msg(
+        "this build draws no flame graph SVG (feature `flamegraph` of tbrw-export): write folded stacks instead",
+    ))
 }

@@ -1,6 +1,52 @@
-//! The one sample walk under every `tbrw` report and export.
+//! The one sample walk under every `tbrw` report and export: a [`Query`]
+//! (a stream, its filters, what a sample weighs) answered once, the same
+//! way for the report, annotate and every export.
 //!
-//! placeholder doc
+//! ```
+//! use tbrw_query::file_symbols::SymbolOptions;
+//! use tbrw_query::report::{self, By, ReportOptions};
+//! use tbrw_query::{Binding, Query, Walk, Weight};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! // A recording of the `sampler` collector, with its functions stored in it.
+//! let file = tbrw::Tb5File::open("../cli/tests/data/matrix/collector.tb5")?;
+//!
+//! // The top functions by CPU time: what `tbrw report --by function --weight cputime --top 3` prints.
+//! let query = Query { weight: Weight::Cputime, ..Query::default() };
+//! let opts = ReportOptions { query: query.clone(), by: By::Function, top: Some(3) };
+//! let symbols = SymbolOptions::default();
+//! let r = report::run(&file, &opts, &[By::Function], &symbols, &mut std::io::sink(), &mut |_| {})?;
+//! for row in &r.rows {
+//!     println!("{:>6.2}%  {}", row.percent, row.key);
+//! }
+//! assert_eq!(r.rows[0].key.to_string(), "__sincos_fma");
+//!
+//! // The walk itself: every sample that passes the filters, with its
+//! // process, thread, module and weight.
+//! let walk = Walk::open(&file, &query, Binding::Always)?;
+//! let mut cpu_ns = 0.0;
+//! let samples = walk.pass(0..walk.records(), &mut |_| {}, |s| cpu_ns += s.weight)?;
+//! assert_eq!(samples, r.samples);
+//! assert_eq!(cpu_ns, r.weight.unwrap().total);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! The layers, each module importing only those above it:
+//!
+//! - [`query`]: what a question is ([`Query`], [`Filters`], [`Weight`]);
+//!   [`error`]: why it has no answer; [`names`]: the one spelling of
+//!   modules, threads, processes and unknowns;
+//! - [`stream`]: a stream's records read as samples (the one reader of a
+//!   record's fields, and of its weight);
+//! - [`walk`]: the filtered pass over a stream, bound, in parts on threads;
+//! - [`file_symbols`]: a file's modules handed to `tbrw-symbols` (which
+//!   translation each module gets, stored symbols, one warning per module);
+//! - [`stacks`]: samples with their call chains, aggregated per stack (the
+//!   viewer exports); [`intervals`]: interval streams (MTMC tasks, winIDEA calls);
+//! - [`report`]: reports by process, thread, module, event, function, line,
+//!   address and their combinations ([`report::run`] chooses); [`tasks`]:
+//!   the MTMC task report; [`annotate`]: one function's lines and addresses.
 
 #![deny(missing_docs)]
 
