@@ -172,9 +172,12 @@ pub fn check(dir: &Path, inputs: &[PathBuf], mode: Mode) -> Result<FolderTarget,
                 "{p}: exists: add --append to add runs to it, or --force (-f) to replace it"
             )))
         }
-        (_, Holds::Other) => return Err(CliError::msg(format!(
-            "{p}: is not a dataset of tbrw export parquet (no {MARKER}): neither --append nor --force writes into it"
-        ))),
+        (_, Holds::Other) => {
+            return Err(CliError::msg(format!(
+                "{p}: is not a dataset of tbrw export parquet (no {MARKER}): \
+                 neither --append nor --force writes into it"
+            )))
+        }
         (Mode::Append, Holds::Dataset(false)) => {
             let text = fs::read_to_string(real.join(MARKER)).unwrap_or_default();
             return Err(CliError::msg(format!(
