@@ -96,7 +96,8 @@ pub fn export_parquet(
             run: &run,
         };
         let rows =
-            tbrw_export::parquet::export_run(file, &source, &mut work.folder(), opts.symbols.as_ref(), progress, warn)?;
+            tbrw_export::parquet::export_run(file, &source, &mut work.folder(), opts.symbols.as_ref(), progress, warn)
+                .map_err(|e| work.export_error(e))?;
         runs.push(Run {
             file: path.clone(),
             host,
@@ -157,7 +158,7 @@ fn holds(dir: &Path) -> io::Result<Holds> {
 /// folder holding an input. Removes what killed exports of `dir` left.
 pub fn check(dir: &Path, inputs: &[PathBuf], mode: Mode) -> Result<FolderTarget, CliError> {
     let p = dir.display();
-    let target = folder_target(dir, "the dataset folder to write")?;
+    let target = folder_target(dir, "the dataset folder to write", false)?;
     remove_old_leftovers(&target);
     let real = target.path();
     let held = match fs::metadata(&real) {
@@ -397,7 +398,7 @@ mod tests {
 
     /// A work folder for `dir` with one staged file per run.
     fn staged(dir: &Path, runs: &[Run]) -> (FolderTarget, WorkFolder) {
-        let target = folder_target(dir, "x").unwrap();
+        let target = folder_target(dir, "x", false).unwrap();
         let work = WorkFolder::create(&target).unwrap();
         for r in runs {
             let d = work.out().join(run_folder(&r.host, &r.run));

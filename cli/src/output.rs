@@ -1,8 +1,10 @@
 //! The command line's output rules, in one place: input and output paths
 //! checked before any work (`--force`, never an input, folders said
 //! plainly), files that appear only when complete (a work file for the
-//! target, unnamed where the filesystem allows, see [`tbrw::work_file`]),
-//! and folders of files ([`DirFolder`]) for the exports that write several.
+//! target, unnamed where the filesystem allows, and the target's writer
+//! lock, see [`tbrw::work_file`]), folder outputs that appear whole
+//! ([`WorkFolder`]: built beside the target, put in its place in one
+//! step), and the command line's crash points for the kill tests.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Write};
@@ -199,6 +201,9 @@ pub struct FolderTarget {
     given: PathBuf,
     parent: PathBuf,
     name: std::ffi::OsString,
+    /// The outermost of the missing folders above the target, which the
+    /// work makes (`-o new/csv` with no `new` yet).
+    made: Option<PathBuf>,
 }
 
 impl FolderTarget {
@@ -344,11 +349,14 @@ pub fn rename_noreplace(from: &Path, to: &Path) -> io::Result<()> {
 /// Checks the path of a folder output before any work and resolves it: a
 /// folder or nothing yet (`what` says what `-o` names, for the message
 /// about a file there), in a folder that exists and can be written (the
-/// work folder is made there). Removes the work folders dead writers of the
-/// same target left.
-pub fn folder_target(given: &Path, what: &str) -> Result<FolderTarget, CliError> {
+/// work folder is made there), or, with `parents`, below folders that do
+/// not exist yet, made when the work starts ([`WorkFolder::create`]) and
+/// removed again if the output is not published. Removes the work folders
+/// dead writers of the same target left.
+pub fn folder_target(given: &Path, what: &str, parents: bool) -> Result<FolderTarget, CliError> {
     let p = given.display();
     let bad = |e: &io::Error| CliError::msg(format!("{p}: {}", plain(e)));
+    let mut made = None;
     let (parent, name) = match fs::symlink_metadata(given) {
         Ok(_) => {
             let m = fs::metadata(given).map_err(|e| bad(&e))?;
@@ -366,25 +374,47 @@ pub fn folder_target(given: &Path, what: &str) -> Result<FolderTarget, CliError>
             let Some(name) = given.file_name().filter(|_| !given.ends_with("..")) else {
                 return Err(CliError::msg(format!("{p}: names no folder: -o names {what}")));
             };
-            let dir = tbrw::work_file::folder_of(given);
-            match fs::metadata(&dir) {
-                Ok(m) if m.is_dir() => {}
-                Ok(_) => return Err(CliError::msg(format!("{p}: {} is not a folder", dir.display()))),
-                Err(e) => return Err(CliError::msg(format!("{p}: folder {}: {}", dir.display(), plain(&e)))),
+            // The folders above that are missing (with `parents`), nearest first.
+            let mut missing = Vec::new();
+            let mut dir = tbrw::work_file::folder_of(given);
+            loop {
+                match fs::metadata(&dir) {
+                    Ok(m) if m.is_dir() => break,
+                    Ok(_) => return Err(CliError::msg(format!("{p}: {} is not a folder", dir.display()))),
+                    Err(e) if e.kind() == io::ErrorKind::NotFound && parents => match dir.file_name() {
+                        Some(n) if !dir.ends_with("..") => {
+                            missing.push(n.to_owned());
+                            dir = tbrw::work_file::folder_of(&dir);
+                        }
+                        _ => return Err(CliError::msg(format!("{p}: folder {}: {}", dir.display(), plain(&e)))),
+                    },
+                    Err(e) => return Err(CliError::msg(format!("{p}: folder {}: {}", dir.display(), plain(&e)))),
+                }
             }
-            (dir.canonicalize().map_err(|e| bad(&e))?, name.to_owned())
+            writable(&dir)
+                .map_err(|e| CliError::msg(format!("{p}: cannot write in folder {}: {}", dir.display(), plain(&e))))?;
+            let mut parent = dir.canonicalize().map_err(|e| bad(&e))?;
+            for (i, n) in missing.iter().rev().enumerate() {
+                parent.push(n);
+                if i == 0 {
+                    made = Some(parent.clone());
+                }
+            }
+            (parent, name.to_owned())
         }
         Err(e) => return Err(bad(&e)),
     };
-    let target = FolderTarget { given: given.to_owned(), parent, name };
-    writable(&target.parent).map_err(|e| {
-        CliError::msg(format!(
-            "{p}: cannot write in folder {}, where the output is prepared: {}",
-            tbrw::work_file::folder_of(given).display(),
-            plain(&e)
-        ))
-    })?;
-    target.remove_dead_work();
+    let target = FolderTarget { given: given.to_owned(), parent, name, made };
+    if target.made.is_none() {
+        writable(&target.parent).map_err(|e| {
+            CliError::msg(format!(
+                "{p}: cannot write in folder {}, where the output is prepared: {}",
+                tbrw::work_file::folder_of(given).display(),
+                plain(&e)
+            ))
+        })?;
+        target.remove_dead_work();
+    }
     Ok(target)
 }
 
@@ -436,7 +466,7 @@ pub fn csv_may_replace(given: &Path, held: &Held, force: bool) -> Result<(), Cli
 /// Checks the folder of `export vtune-csv` before any work (see
 /// [`folder_target`] and [`csv_may_replace`]).
 pub fn check_output_folder(dir: &Path, force: bool) -> Result<FolderTarget, CliError> {
-    let target = folder_target(dir, "the folder to write in")?;
+    let target = folder_target(dir, "the folder to write in", true)?;
     let real = target.path();
     if real.is_dir() {
         let held = csv_folder_holds(&real).map_err(|e| CliError::msg(format!("{}: {}", dir.display(), plain(&e))))?;
@@ -501,6 +531,8 @@ pub struct WorkFolder {
     dir: PathBuf,
     /// The exclusive lock on `dir/lock` that says its owner lives.
     _alive: File,
+    /// Whether the output is in place (the folders made above it then stay).
+    published: std::cell::Cell<bool>,
 }
 
 impl WorkFolder {
@@ -516,6 +548,12 @@ impl WorkFolder {
                 plain(&e)
             ))
         };
+        if let Some(made) = &target.made {
+            fs::create_dir_all(&target.parent).map_err(|e| {
+                remove_empty_up_to(&target.parent, made);
+                CliError::msg(format!("{}: making folder {}: {}", target.given.display(), made.display(), plain(&e)))
+            })?;
+        }
         let dir = loop {
             let mut name = target.work_prefix();
             name.extend_from_slice(
@@ -525,7 +563,12 @@ impl WorkFolder {
             match fs::create_dir(&dir) {
                 Ok(()) => break dir,
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(err(e)),
+                Err(e) => {
+                    if let Some(made) = &target.made {
+                        remove_empty_up_to(&target.parent, made);
+                    }
+                    return Err(err(e));
+                }
             }
         };
         // The lock file gets its name once locked: a cleaner never finds it unlocked while its owner lives.
@@ -540,10 +583,13 @@ impl WorkFolder {
             Ok(f) => f,
             Err(e) => {
                 let _ = fs::remove_dir_all(&dir);
+                if let Some(made) = &target.made {
+                    remove_empty_up_to(&target.parent, made);
+                }
                 return Err(err(e));
             }
         };
-        let work = WorkFolder { target: target.clone(), dir, _alive: alive };
+        let work = WorkFolder { target: target.clone(), dir, _alive: alive, published: std::cell::Cell::new(false) };
         fs::create_dir(work.out()).map_err(err)?;
         crash_point("work folder created");
         Ok(work)
@@ -564,6 +610,26 @@ impl WorkFolder {
         CliError::msg(format!("{}: {}", self.target.given.display(), plain(e)))
     }
 
+    /// An export's error while it writes into the output: a failed write,
+    /// or a message that starts with the name of a file of the output,
+    /// names the folder given (never the work folder the file is really
+    /// in); other errors (the input's) are kept as they are.
+    pub fn export_error(&self, e: tbrw_export::ExportError) -> CliError {
+        let given = self.target.given.display();
+        match e {
+            tbrw_export::ExportError::Write { what, source } => {
+                CliError::msg(format!("{given}: writing {what}: {}", plain(&source)))
+            }
+            tbrw_export::ExportError::Message(m) => match m.split_once(": ") {
+                Some((name, _)) if Path::new(name).is_relative() && self.out().join(name).exists() => {
+                    CliError::msg(format!("{given}/{m}"))
+                }
+                _ => tbrw_export::ExportError::Message(m).into(),
+            },
+            e => e.into(),
+        }
+    }
+
     /// Makes the built output durable before it is published (files and
     /// folders synced), so that no name ever points at unwritten content.
     pub fn sync(&self) -> Result<(), CliError> {
@@ -576,6 +642,7 @@ impl WorkFolder {
     /// An error that [`exists_error`] accepts: a folder was made there meanwhile.
     pub fn put_new(&self) -> io::Result<()> {
         rename_noreplace(&self.out(), &self.target.path())?;
+        self.published.set(true);
         crash_point("published");
         Ok(())
     }
@@ -603,6 +670,7 @@ impl WorkFolder {
             }
             Err(e) => return Err(self.error(&e)),
         }
+        self.published.set(true);
         crash_point("published");
         Ok(())
     }
@@ -648,6 +716,21 @@ impl Drop for WorkFolder {
     fn drop(&mut self) {
         // While still holding its lock: no cleaner takes it for a dead one's meanwhile.
         let _ = fs::remove_dir_all(&self.dir);
+        if let (Some(made), false) = (&self.target.made, self.published.get()) {
+            remove_empty_up_to(&self.target.parent, made);
+        }
+    }
+}
+
+/// Removes `dir` and the folders above it up to `top` included, each only
+/// if empty (another process may have put something there meanwhile).
+fn remove_empty_up_to(dir: &Path, top: &Path) {
+    let mut d = Some(dir);
+    while let Some(p) = d {
+        if fs::remove_dir(p).is_err() || p == top {
+            break;
+        }
+        d = p.parent();
     }
 }
 
@@ -757,7 +840,7 @@ mod tests {
     fn dead_writers_work_folders_go_live_ones_stay() {
         let t = tempfile::tempdir().unwrap();
         let out = t.path().join("out");
-        let target = folder_target(&out, "x").unwrap();
+        let target = folder_target(&out, "x", false).unwrap();
         // A live writer: its lock is held.
         let live = WorkFolder::create(&target).unwrap();
         // A killed one: the lock file is there, nobody holds it.
@@ -790,7 +873,7 @@ mod tests {
         std::fs::write(killed.join(WORK_OLD).join("a-hostname-h.csv"), b"old").unwrap();
         std::fs::create_dir_all(killed.join(WORK_OUT)).unwrap();
         std::fs::write(killed.join(WORK_LOCK), b"").unwrap();
-        folder_target(&out, "x").unwrap();
+        folder_target(&out, "x", false).unwrap();
         assert_eq!(names(t.path()), ["out"]);
         assert_eq!(std::fs::read(out.join("a-hostname-h.csv")).unwrap(), b"old");
     }

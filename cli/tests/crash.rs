@@ -167,7 +167,12 @@ fn killed_at_each_point(case: &Case) -> Vec<String> {
     let old = tree(&case.target);
     ok(&args);
     let new = tree(&case.target).expect("the command wrote its target");
-    assert_eq!(names(dir), [target_name.clone()], "{}: a completed command leaves only its target", case.name);
+    assert_eq!(
+        names(dir),
+        std::slice::from_ref(&target_name),
+        "{}: a completed command leaves only its target",
+        case.name
+    );
     let new_runs = run_folders(&new);
     let mut points = Vec::new();
     let mut replaced_at = None;
@@ -177,7 +182,7 @@ fn killed_at_each_point(case: &Case) -> Vec<String> {
         let o = tbrw(&args, &[(case.var, k.to_string())]);
         if o.status.success() {
             assert_eq!(tree(&case.target).as_ref(), Some(&new), "{}: not killed, the new state", case.name);
-            assert_eq!(names(dir), [target_name.clone()]);
+            assert_eq!(names(dir), std::slice::from_ref(&target_name));
             break;
         }
         let stderr = String::from_utf8_lossy(&o.stderr);

@@ -74,6 +74,15 @@ fn a_csv_export_replaces_its_folder_whole_and_nothing_else() {
     ok(&["export", "vtune-csv", s(&tasks), "-o", s(&link), "--hostname", "h"]);
     assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
     assert_eq!(names(&real), want);
+    // Missing folders above are made, and removed again when the export fails.
+    let deep = t.path().join("a/b/csv");
+    let o = tbrw(&["export", "vtune-csv", s(&tasks), "-o", s(&deep)]);
+    assert_eq!(o.status.code(), Some(1), "no host name: refused");
+    assert!(!t.path().join("a").exists());
+    ok(&["export", "vtune-csv", s(&tasks), "-o", s(&deep), "--hostname", "h"]);
+    assert_eq!(names(&deep), want);
+    assert_eq!(names(&t.path().join("a/b")), ["csv"]);
+    std::fs::remove_dir_all(t.path().join("a")).unwrap();
     // A failed export leaves the folder as it was.
     let o = tbrw(&["export", "vtune-csv", s(&tasks), "-o", s(&csv), "-f"]);
     assert_eq!(o.status.code(), Some(1), "no host name: refused");
@@ -164,4 +173,38 @@ fn appends_of_one_name_at_once_each_get_their_own_run() {
             reads.load(std::sync::atomic::Ordering::SeqCst)
         );
     }
+}
+
+/// Writes that fail midway (a file size limit, `ulimit -f`, with SIGXFSZ
+/// ignored so that the write returns EFBIG as on a full disk): the error
+/// names the folder given and the file in it, never the hidden work folder;
+/// the old output is as it was and nothing is left beside it.
+#[test]
+fn a_failed_write_names_the_folder_given_and_leaves_the_old_output() {
+    let t = tempfile::tempdir().unwrap();
+    let sample = shipped("examples/data/sample.tb5");
+    let (ds, csv) = (t.path().join("ds"), t.path().join("csv"));
+    let tasks = t.path().join("tasks.tb5");
+    ok(&["import", "mtmc", s(&shipped("cli/tests/data/mtmc/doc_example.log")), "-o", s(&tasks)]);
+    ok(&["export", "parquet", s(&tasks), "-o", s(&ds)]);
+    ok(&["export", "vtune-csv", s(&tasks), "-o", s(&csv), "--hostname", "h"]);
+    let before = (names(&ds), names(&ds.join("host=unknown/run=tasks")), names(&csv));
+    let limited = |args: &[&str]| -> String {
+        // 16 blocks of 512 bytes: the sample's CSV file and samples table are larger.
+        let script = "trap '' XFSZ; ulimit -f 16; exec \"$0\" \"$@\"";
+        let o = Command::new("sh").arg("-c").arg(script).arg(env!("CARGO_BIN_EXE_tbrw")).args(args).output().unwrap();
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {o:?}");
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    for flag in ["-f", "--append"] {
+        let e = limited(&["export", "parquet", s(&sample), "-o", s(&ds), flag]);
+        let want = format!("tbrw: {}/host=perfbox/run=sample/samples.parquet: writing Parquet: ", ds.display());
+        assert!(e.starts_with(&want) && e.contains("os error 27"), "{e}");
+    }
+    let e = limited(&["export", "vtune-csv", s(&sample), "-o", s(&csv), "-f"]);
+    assert!(e.contains(&format!("{}: writing sample_run-s0-hostname-perfbox.csv: ", csv.display())), "{e}");
+    let e = limited(&["export", "vtune-csv", s(&sample), "-o", s(&t.path().join("new"))]);
+    assert!(!e.contains("tbrw-work"), "{e}");
+    assert_eq!((names(&ds), names(&ds.join("host=unknown/run=tasks")), names(&csv)), before);
+    assert_eq!(names(t.path()), ["csv", "ds", "tasks.tb5"]);
 }

@@ -116,7 +116,7 @@ pub fn export_vtune_csv(
     // folder rule of crate::output): a reader of `dir` sees the old export
     // or the new one, never a mix; a failure leaves `dir` as it was.
     let work = WorkFolder::create(&target)?;
-    let r = csv::export_vtune_csv(&f, &mut work.folder(), opts)?;
+    let r = csv::export_vtune_csv(&f, &mut work.folder(), opts).map_err(|e| work.export_error(e))?;
     work.publish(&|real| {
         let held = csv_folder_holds(real).map_err(|e| CliError::io(dir, e))?;
         csv_may_replace(dir, &held, force)
