@@ -1,23 +1,28 @@
 //! The dataset folder of `tbrw export parquet`: checks before any work
-//! (`--force`, `--append`, never an input), the staging folder everything is
-//! written to first, run ids, hive-style partition paths
-//! (`TABLE/host=H/run=R/TABLE.parquet`), and putting a complete export in
-//! place (or removing it when the export fails).
+//! (`--force`, `--append`, never an input), run ids, the layout (one folder
+//! per run, `host=H/run=R/TABLE.parquet`), and putting a complete export in
+//! place by the folder rule of [`crate::output`]: built in a work folder
+//! beside the dataset; a new dataset renamed into place, `--force`
+//! exchanged with the old one in one step, `--append` adding each run as
+//! one folder renamed into the dataset, so that no reader ever sees part
+//! of a run.
 
-use std::collections::HashSet;
+use std::fs;
+use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::commands::ParquetOptions;
 use crate::error::CliError;
-use crate::output::DirFolder;
+use crate::output::{crash_point, exists_error, folder_target, lock_folder, plain, rename_noreplace};
+use crate::output::{FolderTarget, WorkFolder};
 
 /// The file that marks a folder as a dataset of this exporter (engines skip
 /// names starting with `_`).
 pub const MARKER: &str = "_tbrw_dataset.json";
 /// What the marker holds: the layout's version, checked by `--append`.
-pub const MARKER_TEXT: &str = "{\"format\":\"tbrw-parquet\",\"version\":1}\n";
-/// The prefix of staging folders inside a dataset (`--append`).
-const PARTIAL: &str = "_tbrw-partial-";
+/// Version 2: one folder per run, every table's file in it (version 1 had
+/// one folder per table, which a run could not be added to in one step).
+pub const MARKER_TEXT: &str = "{\"format\":\"tbrw-parquet\",\"version\":2}\n";
 
 /// What to do with an existing output folder.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -33,9 +38,6 @@ pub enum Mode {
 
 pub use tbrw_export::parquet::partition_value;
 
-/// The tables of a dataset (their folders).
-const TABLES: [&str; 8] = ["samples", "intervals", "modules", "processes", "threads", "events", "functions", "runs"];
-
 /// One exported run.
 #[derive(Clone, Debug)]
 pub struct Run {
@@ -45,6 +47,8 @@ pub struct Run {
     pub host: String,
     /// Its run id.
     pub run: String,
+    /// What the run id is made from: the file's stem as a partition value.
+    pub stem: String,
     /// Rows in `samples`.
     pub samples: u64,
     /// Rows in `intervals`.
@@ -69,18 +73,20 @@ pub fn export_parquet(
     for f in files {
         crate::output::check_input(f, "a TB5 file")?;
     }
-    check(dir, files, opts.mode)?;
+    let target = check(dir, files, opts.mode)?;
     tbrw_export::parquet::sort_chunk()?;
     // Every file is opened and checked before anything is written.
     let opened: Vec<tbrw::Tb5File> = files.iter().map(|f| crate::output::open(f)).collect::<Result<_, _>>()?;
-    let mut staging = Staging::create(dir, opts.mode)?;
-    let mut runs = Vec::new();
+    let work = WorkFolder::create(&target)?;
+    let mut runs: Vec<Run> = Vec::new();
     for (path, file) in files.iter().zip(&opened) {
         let recorded = tbrw_export::parquet::host_name(file)?;
         let host_name = opts.hostname.clone().or(recorded);
         let host = partition_value(host_name.as_deref().unwrap_or(""));
-        let stem = path.file_stem().map_or_else(|| "run".into(), |s| s.to_string_lossy().into_owned());
-        let run = staging.run_id(&host, &stem);
+        let stem = partition_value(&path.file_stem().map_or_else(|| "run".into(), |s| s.to_string_lossy()));
+        // Unique in this export; an append chooses the final id when it
+        // publishes, under the dataset's lock.
+        let run = free_id(&stem, |id| runs.iter().any(|r| r.host == host && r.run == id));
         let source = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()).display().to_string();
         let source = tbrw_export::parquet::RunSource {
             source_file: &source,
@@ -89,76 +95,101 @@ pub fn export_parquet(
             host: &host,
             run: &run,
         };
-        let mut folder = staging.folder()?;
-        let rows = tbrw_export::parquet::export_run(file, &source, &mut folder, opts.symbols.as_ref(), progress, warn)?;
+        let rows =
+            tbrw_export::parquet::export_run(file, &source, &mut work.folder(), opts.symbols.as_ref(), progress, warn)
+                .map_err(|e| work.export_error(e))?;
         runs.push(Run {
             file: path.clone(),
             host,
             run,
+            stem,
             samples: rows.samples,
             intervals: rows.intervals,
             functions: rows.functions,
         });
     }
-    staging.commit()?;
+    let marker = work.out().join(MARKER);
+    fs::write(&marker, MARKER_TEXT).map_err(|e| CliError::io(dir, e))?;
+    crash_point("file written");
+    publish(work, &target, opts.mode, &mut runs)?;
     Ok(runs)
 }
 
-/// Whether `dir` holds the marker of a dataset.
-fn is_dataset(dir: &Path) -> bool {
-    dir.join(MARKER).is_file()
+/// `stem`, else `stem-2`, `stem-3`...: the first that `taken` refuses.
+fn free_id(stem: &str, taken: impl Fn(&str) -> bool) -> String {
+    let mut id = stem.to_owned();
+    let mut k = 2;
+    while taken(&id) {
+        id = format!("{stem}-{k}");
+        k += 1;
+    }
+    id
 }
 
-fn plain_io(p: &Path, e: std::io::Error) -> CliError {
-    CliError::msg(format!("{}: {e}", p.display()))
+/// The folder of run `run` of host `host`, relative to the dataset.
+fn run_folder(host: &str, run: &str) -> PathBuf {
+    Path::new(&format!("host={host}")).join(format!("run={run}"))
+}
+
+/// What a folder holds as a dataset.
+#[derive(Debug, PartialEq, Eq)]
+enum Holds {
+    Empty,
+    /// A dataset of this exporter; `true` when of this layout version.
+    Dataset(bool),
+    Other,
+}
+
+fn holds(dir: &Path) -> io::Result<Holds> {
+    if fs::read_dir(dir)?.next().is_none() {
+        return Ok(Holds::Empty);
+    }
+    match fs::read(dir.join(MARKER)) {
+        Ok(text) => Ok(Holds::Dataset(text == MARKER_TEXT.as_bytes())),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Holds::Other),
+        Err(e) => Err(e),
+    }
 }
 
 /// Checks the output folder and the inputs before any work: a file at
 /// `dir` is refused; an existing non-empty folder needs `Force` (and is
 /// replaced only when it is a dataset of this exporter) or `Append` (only
-/// to such a dataset); `Force` never replaces a folder holding an input.
-pub fn check(dir: &Path, inputs: &[PathBuf], mode: Mode) -> Result<(), CliError> {
+/// to such a dataset, of this layout version); `Force` never replaces a
+/// folder holding an input. Removes what killed exports of `dir` left.
+pub fn check(dir: &Path, inputs: &[PathBuf], mode: Mode) -> Result<FolderTarget, CliError> {
     let p = dir.display();
-    let meta = match std::fs::metadata(dir) {
-        Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let parent = match dir.parent() {
-                Some(d) if !d.as_os_str().is_empty() => d,
-                _ => Path::new("."),
-            };
-            return match std::fs::metadata(parent) {
-                Ok(m) if m.is_dir() => Ok(()),
-                Ok(_) => Err(CliError::msg(format!("{p}: {} is not a folder", parent.display()))),
-                Err(e) => Err(CliError::msg(format!("{p}: folder {}: {e}", parent.display()))),
-            };
-        }
-        Err(e) => return Err(plain_io(dir, e)),
+    let target = folder_target(dir, "the dataset folder to write", false)?;
+    remove_old_leftovers(&target);
+    let real = target.path();
+    let held = match fs::metadata(&real) {
+        Ok(_) => holds(&real).map_err(|e| CliError::msg(format!("{p}: {}", plain(&e))))?,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(target),
+        Err(e) => return Err(CliError::msg(format!("{p}: {}", plain(&e)))),
     };
-    if !meta.is_dir() {
-        return Err(CliError::msg(format!("{p}: is a file, not a folder: -o names the dataset folder to write")));
-    }
-    let empty = std::fs::read_dir(dir).map_err(|e| plain_io(dir, e))?.next().is_none();
-    match mode {
-        _ if empty => Ok(()),
-        Mode::New => {
-            Err(CliError::msg(format!("{p}: exists: add --append to add runs to it, or --force (-f) to replace it")))
+    let replaced = match (mode, &held) {
+        (_, Holds::Empty) => true,
+        (Mode::New, _) => {
+            return Err(CliError::msg(format!(
+                "{p}: exists: add --append to add runs to it, or --force (-f) to replace it"
+            )))
         }
-        Mode::Append | Mode::Force if !is_dataset(dir) => Err(CliError::msg(format!(
-            "{p}: is not a dataset of tbrw export parquet (no {MARKER}): neither --append nor --force writes into it"
-        ))),
-        Mode::Append => {
-            let text = std::fs::read_to_string(dir.join(MARKER)).map_err(|e| plain_io(&dir.join(MARKER), e))?;
-            if text != MARKER_TEXT {
-                return Err(CliError::msg(format!(
-                    "{}: a dataset of another layout version ({}): --append cannot add to it",
-                    dir.join(MARKER).display(),
-                    text.trim()
-                )));
-            }
-            Ok(())
+        (_, Holds::Other) => {
+            return Err(CliError::msg(format!(
+                "{p}: is not a dataset of tbrw export parquet (no {MARKER}): \
+                 neither --append nor --force writes into it"
+            )))
         }
-        Mode::Force => {
-            let root = dir.canonicalize().map_err(|e| plain_io(dir, e))?;
+        (Mode::Append, Holds::Dataset(false)) => {
+            let text = fs::read_to_string(real.join(MARKER)).unwrap_or_default();
+            return Err(CliError::msg(format!(
+                "{}: a dataset of another layout version ({}): --append cannot add to it (--force replaces it)",
+                dir.join(MARKER).display(),
+                text.trim()
+            )));
+        }
+        (Mode::Append, Holds::Dataset(true)) => false,
+        (Mode::Force, Holds::Dataset(_)) => {
+            let root = real.canonicalize().map_err(|e| CliError::io(dir, e))?;
             for i in inputs {
                 if i.canonicalize().is_ok_and(|c| c.starts_with(&root)) {
                     return Err(CliError::msg(format!(
@@ -167,172 +198,177 @@ pub fn check(dir: &Path, inputs: &[PathBuf], mode: Mode) -> Result<(), CliError>
                     )));
                 }
             }
-            Ok(())
+            true
         }
+    };
+    if replaced {
+        target.check_not_current()?;
     }
+    // Replaced (the folder moves) or added to (run folders made in it): it must be writable.
+    let c = std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(real.as_os_str()))
+        .map_err(|_| CliError::msg(format!("{p}: a NUL byte in the path")))?;
+    // SAFETY: `c` is a NUL-terminated path that lives across the call.
+    if unsafe { libc::faccessat(libc::AT_FDCWD, c.as_ptr(), libc::W_OK | libc::X_OK, libc::AT_EACCESS) } != 0 {
+        return Err(CliError::msg(format!("{p}: cannot be written: {}", plain(&io::Error::last_os_error()))));
+    }
+    Ok(target)
 }
 
-/// An export under way: everything goes to a staging folder, which
-/// [`Staging::commit`] puts in place; dropped without a commit, it is removed.
-pub struct Staging {
-    dir: PathBuf,
-    staging: PathBuf,
-    mode: Mode,
-    /// (host, run) partitions of this export.
-    partitions: Vec<(String, String)>,
-    /// Tables written (folder names).
-    tables: HashSet<&'static str>,
-    committed: bool,
+/// Puts a complete export in place. `New` and `Force` (and an `Append` to a
+/// folder that is missing or empty) publish the whole folder
+/// ([`WorkFolder`]); an `Append` to a dataset renames each run's folder into
+/// it under the dataset's lock, choosing the run's final id there.
+/// Checked again at that moment: another command may have made, replaced
+/// or added to the dataset meanwhile.
+fn publish(work: WorkFolder, target: &FolderTarget, mode: Mode, runs: &mut [Run]) -> Result<(), CliError> {
+    work.sync()?;
+    let given = target.given();
+    let p = given.display();
+    let dir = target.path();
+    // At most a few rounds: a folder made between the look and the rename is looked at again.
+    for _ in 0..3 {
+        match fs::symlink_metadata(&dir) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => match work.put_new() {
+                Ok(()) => {
+                    work.finish();
+                    return Ok(());
+                }
+                Err(e) if exists_error(&e) => continue,
+                Err(e) => return Err(CliError::msg(format!("{p}: {}", plain(&e)))),
+            },
+            Err(e) => return Err(CliError::msg(format!("{p}: {}", plain(&e)))),
+            Ok(_) => {}
+        }
+        let _lock = lock_folder(&dir, given)?;
+        let held = holds(&dir).map_err(|e| CliError::msg(format!("{p}: {}", plain(&e))))?;
+        match (mode, held) {
+            (Mode::Append, Holds::Dataset(true)) => {
+                append_runs(&work, &dir, runs).map_err(|e| CliError::msg(format!("{p}: {}", plain(&e))))?;
+            }
+            (_, Holds::Empty) | (Mode::Force, Holds::Dataset(_)) => work.exchange()?,
+            (Mode::New, Holds::Dataset(_)) => {
+                return Err(CliError::msg(format!(
+                    "{p}: another process made a dataset there while this export ran: nothing written \
+                     (--append adds to it, --force replaces it)"
+                )))
+            }
+            (_, held) => {
+                return Err(CliError::msg(format!(
+                    "{p}: changed while this export ran ({}): nothing written",
+                    if held == Holds::Other { "no longer a dataset" } else { "another layout version" }
+                )))
+            }
+        }
+        work.finish();
+        return Ok(());
+    }
+    Err(CliError::msg(format!("{p}: made and removed again by another process while this export ran: nothing written")))
 }
 
-/// Whether process `pid` is alive (a staging folder of a dead export is left over).
-fn alive(pid: u32) -> bool {
-    Path::new("/proc").join(pid.to_string()).exists()
-}
-
-impl Staging {
-    /// Creates the staging folder for an export to `dir` (after [`check`]).
-    pub fn create(dir: &Path, mode: Mode) -> Result<Staging, CliError> {
-        let me = std::process::id();
-        // Appending to a missing or empty folder makes a new dataset (with its marker).
-        let mode = if mode == Mode::Append && !is_dataset(dir) { Mode::New } else { mode };
-        let staging = if mode == Mode::Append {
-            // Left-over staging folders of killed exports go first.
-            if let Ok(rd) = std::fs::read_dir(dir) {
-                for e in rd.flatten() {
-                    let n = e.file_name().to_string_lossy().into_owned();
-                    if let Some(pid) = n.strip_prefix(PARTIAL).and_then(|x| x.parse::<u32>().ok()) {
-                        if !alive(pid) {
-                            let _ = std::fs::remove_dir_all(e.path());
+/// Adds the runs built in `work` to the dataset `dir` (whose lock the
+/// caller holds). A host new to the dataset comes in with its folder, all
+/// its runs in one rename; a run of a host already there is one rename of
+/// its folder, under the first id free at that moment (`stem`, `stem-2`...),
+/// which becomes `run.run`. Each rename is atomic, so a reader never sees
+/// part of a run; killed between two, the dataset has some of the runs,
+/// each whole. On an error the runs already added are taken out again.
+fn append_runs(work: &WorkFolder, dir: &Path, runs: &mut [Run]) -> io::Result<()> {
+    let out = work.out();
+    let mut done: Vec<(PathBuf, PathBuf)> = Vec::new();
+    let r = (|| -> io::Result<()> {
+        let mut hosts: Vec<String> = Vec::new();
+        for r in runs.iter() {
+            if !hosts.contains(&r.host) {
+                hosts.push(r.host.clone());
+            }
+        }
+        for host in hosts {
+            let (from, to) = (out.join(format!("host={host}")), dir.join(format!("host={host}")));
+            if !to.exists() {
+                match rename_noreplace(&from, &to) {
+                    Ok(()) => {
+                        crash_point("runs published");
+                        done.push((to, from));
+                        continue;
+                    }
+                    Err(e) if exists_error(&e) => {}
+                    Err(e) => return Err(e),
+                }
+            }
+            let mut chosen: Vec<String> = Vec::new();
+            for r in runs.iter_mut().filter(|r| r.host == host) {
+                let from = out.join(run_folder(&host, &r.run));
+                loop {
+                    let id =
+                        free_id(&r.stem, |id| chosen.iter().any(|c| c == id) || to.join(format!("run={id}")).exists());
+                    let dest = to.join(format!("run={id}"));
+                    match rename_noreplace(&from, &dest) {
+                        Ok(()) => {
+                            crash_point("run published");
+                            done.push((dest, from));
+                            chosen.push(id.clone());
+                            r.run = id;
+                            break;
                         }
+                        // Taken meanwhile by a writer that ignores the lock: the next one.
+                        Err(e) if exists_error(&e) => chosen.push(id),
+                        Err(e) => return Err(e),
                     }
                 }
             }
-            dir.join(format!("{PARTIAL}{me}"))
-        } else {
-            let name = dir.file_name().map_or_else(|| "dataset".into(), |n| n.to_string_lossy().into_owned());
-            let parent = match dir.parent() {
-                Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-                _ => PathBuf::from("."),
-            };
-            parent.join(format!(".{name}.tbrw-partial-{me}"))
-        };
-        if staging.exists() {
-            std::fs::remove_dir_all(&staging).map_err(|e| plain_io(&staging, e))?;
         }
-        std::fs::create_dir_all(&staging).map_err(|e| plain_io(&staging, e))?;
-        Ok(Staging {
-            dir: dir.to_path_buf(),
-            staging,
-            mode,
-            partitions: Vec::new(),
-            tables: HashSet::new(),
-            committed: false,
-        })
-    }
-
-    /// A run id for `stem` on `host` not taken in the dataset nor in this
-    /// export: the stem (as a partition value), else the stem with `-2`, `-3`...
-    pub fn run_id(&mut self, host: &str, stem: &str) -> String {
-        let base = partition_value(stem);
-        let taken = |r: &str| {
-            self.partitions.iter().any(|(h, x)| h == host && x == r)
-                || (self.mode == Mode::Append
-                    && self.dir.join("runs").join(format!("host={host}")).join(format!("run={r}")).exists())
-        };
-        let mut id = base.clone();
-        let mut k = 2;
-        while taken(&id) {
-            id = format!("{base}-{k}");
-            k += 1;
+        fs::File::open(dir)?.sync_all()
+    })();
+    if r.is_err() {
+        for (added, back) in done.iter().rev() {
+            let _ = fs::rename(added, back);
         }
-        self.partitions.push((host.to_owned(), id.clone()));
-        id
     }
-
-    /// The staging folder, for the export's files (partitions noted by [`Staging::run_id`]).
-    pub fn folder(&mut self) -> Result<DirFolder, CliError> {
-        for t in TABLES {
-            self.tables.insert(t);
-        }
-        DirFolder::new(&self.staging)
-    }
-
-    /// The file of `table` for partition (`host`, `run`), its folder created.
-    #[cfg(test)]
-    fn table_file(&mut self, table: &'static str, host: &str, run: &str) -> Result<PathBuf, CliError> {
-        let d = self.staging.join(table).join(format!("host={host}")).join(format!("run={run}"));
-        std::fs::create_dir_all(&d).map_err(|e| plain_io(&d, e))?;
-        self.tables.insert(table);
-        Ok(d.join(format!("{table}.parquet")))
-    }
-
-    /// Puts the export in place: a new dataset is renamed to `dir` (an old
-    /// one, with `--force`, is removed once the new one is there); with
-    /// `--append` each new partition folder is renamed into the dataset.
-    pub fn commit(mut self) -> Result<(), CliError> {
-        match self.mode {
-            Mode::New | Mode::Force => {
-                std::fs::write(self.staging.join(MARKER), MARKER_TEXT)
-                    .map_err(|e| plain_io(&self.staging.join(MARKER), e))?;
-                let old = if self.dir.exists() {
-                    let mut o = self.staging.clone();
-                    o.set_file_name(
-                        self.staging.file_name().unwrap_or_default().to_string_lossy().replace("-partial-", "-old-"),
-                    );
-                    std::fs::rename(&self.dir, &o).map_err(|e| plain_io(&self.dir, e))?;
-                    Some(o)
-                } else {
-                    None
-                };
-                if let Err(e) = std::fs::rename(&self.staging, &self.dir) {
-                    if let Some(o) = &old {
-                        let _ = std::fs::rename(o, &self.dir);
-                    }
-                    return Err(plain_io(&self.dir, e));
-                }
-                self.committed = true;
-                if let Some(o) = old {
-                    std::fs::remove_dir_all(&o).map_err(|e| plain_io(&o, e))?;
-                }
-            }
-            Mode::Append => {
-                let mut moved: Vec<PathBuf> = Vec::new();
-                let mut tables: Vec<&str> = self.tables.iter().copied().collect();
-                tables.sort_unstable();
-                for t in tables {
-                    for (host, run) in &self.partitions {
-                        let rel = Path::new(t).join(format!("host={host}")).join(format!("run={run}"));
-                        let from = self.staging.join(&rel);
-                        if !from.exists() {
-                            continue;
-                        }
-                        let to = self.dir.join(&rel);
-                        let r = to
-                            .parent()
-                            .map_or(Ok(()), std::fs::create_dir_all)
-                            .and_then(|()| std::fs::rename(&from, &to));
-                        if let Err(e) = r {
-                            for m in &moved {
-                                let _ = std::fs::remove_dir_all(m);
-                            }
-                            return Err(plain_io(&to, e));
-                        }
-                        moved.push(to);
-                    }
-                }
-                self.committed = true;
-                std::fs::remove_dir_all(&self.staging).map_err(|e| plain_io(&self.staging, e))?;
-            }
-        }
-        Ok(())
-    }
+    r
 }
 
-impl Drop for Staging {
-    fn drop(&mut self) {
-        if !self.committed {
-            let _ = std::fs::remove_dir_all(&self.staging);
+/// Removes what exports of earlier versions left beside or in `target`
+/// when their process is gone (they held no lock: the process id in the
+/// name is all there is): staging folders `.NAME.tbrw-partial-PID`, old
+/// datasets moved aside `.NAME.tbrw-old-PID`, and `--append`'s
+/// `NAME/_tbrw-partial-PID`. An old dataset moved aside by an export killed
+/// before it put the new one in place is put back first when nothing is at
+/// the target.
+fn remove_old_leftovers(target: &FolderTarget) {
+    let real = target.path();
+    let Some(name) = real.file_name().map(|n| n.to_string_lossy().into_owned()) else { return };
+    let parent = tbrw::work_file::folder_of(&real);
+    let dead = |n: &str, prefix: &str| -> bool {
+        n.strip_prefix(prefix)
+            .and_then(|pid| pid.parse::<i32>().ok())
+            .is_some_and(|pid| pid > 0 && !Path::new("/proc").join(pid.to_string()).exists())
+    };
+    let (partial, old) = (format!(".{name}.tbrw-partial-"), format!(".{name}.tbrw-old-"));
+    let mut left: Vec<(String, PathBuf)> = Vec::new();
+    if let Ok(rd) = fs::read_dir(&parent) {
+        for e in rd.flatten() {
+            let n = e.file_name().to_string_lossy().into_owned();
+            if (dead(&n, &partial) || dead(&n, &old)) && e.file_type().is_ok_and(|t| t.is_dir()) {
+                left.push((n, e.path()));
+            }
+        }
+    }
+    // The old dataset first: put back when the target is missing.
+    left.sort_by_key(|(n, _)| !n.starts_with(&old));
+    for (n, path) in left {
+        if n.starts_with(&old) && fs::symlink_metadata(&real).is_err() && path.join(MARKER).is_file() {
+            let _ = rename_noreplace(&path, &real);
+        }
+        if path.exists() {
+            let _ = fs::remove_dir_all(&path);
+        }
+    }
+    if let Ok(rd) = fs::read_dir(&real) {
+        for e in rd.flatten() {
+            let n = e.file_name().to_string_lossy().into_owned();
+            if dead(&n, "_tbrw-partial-") && e.file_type().is_ok_and(|t| t.is_dir()) {
+                let _ = fs::remove_dir_all(e.path());
+            }
         }
     }
 }
@@ -341,47 +377,97 @@ impl Drop for Staging {
 mod tests {
     use super::*;
 
+    fn names(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> =
+            fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+        v.sort();
+        v
+    }
+
+    fn run(host: &str, run: &str) -> Run {
+        Run {
+            file: PathBuf::from(format!("{run}.tb5")),
+            host: host.into(),
+            run: run.into(),
+            stem: run.into(),
+            samples: 0,
+            intervals: 0,
+            functions: 0,
+        }
+    }
+
+    /// A work folder for `dir` with one staged file per run.
+    fn staged(dir: &Path, runs: &[Run]) -> (FolderTarget, WorkFolder) {
+        let target = folder_target(dir, "x", false).unwrap();
+        let work = WorkFolder::create(&target).unwrap();
+        for r in runs {
+            let d = work.out().join(run_folder(&r.host, &r.run));
+            fs::create_dir_all(&d).unwrap();
+            fs::write(d.join("runs.parquet"), r.file.to_string_lossy().as_bytes()).unwrap();
+        }
+        fs::write(work.out().join(MARKER), MARKER_TEXT).unwrap();
+        (target, work)
+    }
+
     #[test]
-    fn a_failed_export_leaves_nothing_and_run_ids_do_not_collide() {
+    fn runs_are_added_under_free_ids_and_nothing_is_left_beside() {
         let t = tempfile::tempdir().unwrap();
         let dir = t.path().join("ds");
-        {
-            let mut s = Staging::create(&dir, Mode::New).unwrap();
-            assert_eq!(s.run_id("h", "run"), "run");
-            assert_eq!(s.run_id("h", "run"), "run-2");
-            assert_eq!(s.run_id("g", "run"), "run");
-            s.table_file("runs", "h", "run").unwrap();
-        }
-        assert_eq!(std::fs::read_dir(t.path()).unwrap().count(), 0, "the staging folder is gone");
-        let mut s = Staging::create(&dir, Mode::New).unwrap();
-        let id = s.run_id("h", "run");
-        std::fs::write(s.table_file("runs", "h", &id).unwrap(), b"x").unwrap();
-        s.commit().unwrap();
-        assert!(dir.join("runs/host=h/run=run/runs.parquet").is_file());
-        assert!(check(&dir, &[], Mode::New).is_err());
+        let mut first = [run("h", "a")];
+        let (target, work) = staged(&dir, &first);
+        publish(work, &target, Mode::New, &mut first).unwrap();
+        assert_eq!(names(&dir), ["_tbrw_dataset.json", "host=h"]);
+        // Two runs of one stem (a-2 in this export), one of a new host.
+        let mut more = [run("h", "a"), run("h", "a-2"), run("g", "a")];
+        more[1].stem = "a".into();
+        let (target, work) = staged(&dir, &more);
         check(&dir, &[], Mode::Append).unwrap();
-        let mut s = Staging::create(&dir, Mode::Append).unwrap();
-        assert_eq!(s.run_id("h", "run"), "run-2");
-        std::fs::write(s.table_file("runs", "h", "run-2").unwrap(), b"y").unwrap();
-        s.commit().unwrap();
-        assert!(dir.join("runs/host=h/run=run-2/runs.parquet").is_file());
-        assert!(dir.join("runs/host=h/run=run/runs.parquet").is_file());
-        let names: Vec<String> =
-            std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
-        assert!(!names.iter().any(|n| n.starts_with(PARTIAL)), "{names:?}");
+        publish(work, &target, Mode::Append, &mut more).unwrap();
+        let ids: Vec<&str> = more.iter().map(|r| r.run.as_str()).collect();
+        assert_eq!(ids, ["a-2", "a-3", "a"]);
+        assert_eq!(names(&dir.join("host=h")), ["run=a", "run=a-2", "run=a-3"]);
+        assert_eq!(fs::read(dir.join("host=h/run=a-3/runs.parquet")).unwrap(), b"a-2.tb5");
+        assert_eq!(names(&dir.join("host=g")), ["run=a"]);
+        assert_eq!(names(t.path()), ["ds"], "the work folders are gone");
     }
 
     #[test]
     fn force_replaces_only_a_dataset_and_never_an_input() {
         let t = tempfile::tempdir().unwrap();
         let other = t.path().join("other");
-        std::fs::create_dir(&other).unwrap();
-        std::fs::write(other.join("keep.txt"), b"k").unwrap();
+        fs::create_dir(&other).unwrap();
+        fs::write(other.join("keep.txt"), b"k").unwrap();
         assert!(check(&other, &[], Mode::Force).is_err());
         assert!(check(&other, &[], Mode::Append).is_err());
-        std::fs::write(other.join(MARKER), MARKER_TEXT).unwrap();
+        fs::write(other.join(MARKER), MARKER_TEXT).unwrap();
         check(&other, &[], Mode::Force).unwrap();
         assert!(check(&other, &[other.join("keep.txt")], Mode::Force).is_err());
         assert!(check(&other.join("keep.txt"), &[], Mode::Force).is_err(), "a file is not a folder");
+        // A dataset of layout version 1 is replaced, not added to.
+        fs::write(other.join(MARKER), "{\"format\":\"tbrw-parquet\",\"version\":1}\n").unwrap();
+        check(&other, &[], Mode::Force).unwrap();
+        let e = check(&other, &[], Mode::Append).unwrap_err().to_string();
+        assert!(e.contains("another layout version"), "{e}");
+    }
+
+    #[test]
+    fn leftovers_of_earlier_versions_are_removed_and_a_moved_dataset_put_back() {
+        let t = tempfile::tempdir().unwrap();
+        let dir = t.path().join("pq");
+        // A process id that is not running: above the kernel's largest.
+        let dead = 4_194_304 + 17;
+        let old = t.path().join(format!(".pq.tbrw-old-{dead}"));
+        fs::create_dir(&old).unwrap();
+        fs::write(old.join(MARKER), "{\"format\":\"tbrw-parquet\",\"version\":1}\n").unwrap();
+        fs::create_dir(t.path().join(format!(".pq.tbrw-partial-{dead}"))).unwrap();
+        // A live process's staging stays.
+        let live = t.path().join(format!(".pq.tbrw-partial-{}", std::process::id()));
+        fs::create_dir(&live).unwrap();
+        check(&dir, &[], Mode::Force).unwrap();
+        assert!(dir.join(MARKER).is_file(), "the old dataset is back");
+        fs::create_dir(dir.join(format!("_tbrw-partial-{dead}"))).unwrap();
+        check(&dir, &[], Mode::Force).unwrap();
+        assert_eq!(names(&dir), [MARKER]);
+        assert_eq!(names(t.path()), [format!(".pq.tbrw-partial-{}", std::process::id()), "pq".into()]);
     }
 }

@@ -10,8 +10,8 @@ use std::path::Path;
 
 use tbrw::desc_type;
 
-use crate::commands::open;
 use crate::error::CliError;
+use crate::output::check_input;
 use tbrw_query::file_symbols::{FileSymbols, SymbolOptions};
 use tbrw_query::report::functions;
 
@@ -36,9 +36,30 @@ pub struct Stored {
 /// before. Symbols stored before stand in for files still missing, so a
 /// file symbolized again elsewhere keeps its names.
 pub fn symbolize(path: &Path, opts: &SymbolOptions, warn: &mut dyn Write) -> Result<Stored, CliError> {
-    let file = open(path)?;
-    let modules = tbrw_query::stream::modules(&file)?;
-    let mut syms = FileSymbols::new(&file, &modules, opts)?;
+    check_input(path, "a TB5 file")?;
+    // The appending writer first: a file another writer holds (its lock),
+    // or one that cannot be written, is refused before the symbol work,
+    // with the messages `bind` gives. Its committed content is what is read.
+    let mut w = tbrw::Tb5Writer::append(path)?;
+    let (done, bytes) = {
+        let file =
+            w.existing().ok_or_else(|| CliError::msg(format!("{}: nothing committed to read", path.display())))?;
+        symbols_of(path, file, opts, warn)?
+    };
+    w.store_symbols(&bytes)?;
+    w.close()?;
+    Ok(done)
+}
+
+/// What [`symbolize`] stores for `file`: the counts and the encoded section.
+fn symbols_of(
+    path: &Path,
+    file: &tbrw::Tb5File,
+    opts: &SymbolOptions,
+    warn: &mut dyn Write,
+) -> Result<(Stored, Vec<u8>), CliError> {
+    let modules = tbrw_query::stream::modules(file)?;
+    let mut syms = FileSymbols::new(file, &modules, opts)?;
     syms.set_unusable_note("none of its functions is stored");
     let mut done = Stored::default();
     let mut hit = Vec::new();
@@ -49,7 +70,7 @@ pub fn symbolize(path: &Path, opts: &SymbolOptions, warn: &mut dyn Write) -> Res
         if !has_ip || s.data()?.is_none() {
             continue;
         }
-        let (symbols, samples, named) = functions::symbols_hit(&file, n, &modules, &mut syms, warn)?;
+        let (symbols, samples, named) = functions::symbols_hit(file, n, &modules, &mut syms, warn)?;
         hit.extend(symbols);
         done.streams += 1;
         done.samples += samples;
@@ -64,12 +85,7 @@ pub fn symbolize(path: &Path, opts: &SymbolOptions, warn: &mut dyn Write) -> Res
     let stored = syms.stored_files(hit);
     done.files = stored.len();
     done.functions = stored.iter().map(|f| f.symbols.len()).sum();
-    let bytes = tbrw_symbols::stored::encode(&stored);
-    drop(file);
-    let mut w = tbrw::Tb5Writer::append(path)?;
-    w.store_symbols(&bytes)?;
-    w.close()?;
-    Ok(done)
+    Ok((done, tbrw_symbols::stored::encode(&stored)))
 }
 
 /// `tbrw symbolize`: [`symbolize`], then one line saying what was stored.

@@ -105,9 +105,9 @@ fn the_documented_queries_answer_what_tbrw_report_says() {
     let out = ok(&["export", "parquet", s(&sample), s(&tasks), "-o", s(&ds)]);
     assert!(out.contains("host=perfbox run=sample: 3200 samples"), "{out}");
     // A second host's runs, added without rewriting the first ones.
-    let before = std::fs::read(ds.join("samples/host=perfbox/run=sample/samples.parquet")).unwrap();
+    let before = std::fs::read(ds.join("host=perfbox/run=sample/samples.parquet")).unwrap();
     ok(&["export", "parquet", s(&run), s(&w), "-o", s(&ds), "--append", "--hostname", "lab2"]);
-    assert_eq!(std::fs::read(ds.join("samples/host=perfbox/run=sample/samples.parquet")).unwrap(), before);
+    assert_eq!(std::fs::read(ds.join("host=perfbox/run=sample/samples.parquet")).unwrap(), before);
 
     let Some(runs) = duckdb(&ds, "runs", &[]) else { return };
     let kinds: Vec<(String, String, String)> = runs
@@ -237,7 +237,7 @@ fn samples_are_every_record_in_time_order_with_partitions_and_tables() {
     let ds = t.path().join("ds");
     let sample = shipped("examples/data/sample.tb5");
     ok(&["export", "parquet", s(&sample), "-o", s(&ds)]);
-    let part = ds.join("samples/host=perfbox/run=sample/samples.parquet");
+    let part = ds.join("host=perfbox/run=sample/samples.parquet");
     let times: Vec<i64> = column(&part, "time").into_iter().map(Option::unwrap).collect();
     let streams = column32(&part, "stream");
     let records: Vec<i64> = column(&part, "record").into_iter().map(Option::unwrap).collect();
@@ -253,12 +253,12 @@ fn samples_are_every_record_in_time_order_with_partitions_and_tables() {
         assert!(rec.iter().enumerate().all(|(i, r)| *r == i as i64), "stream {n}: each record once");
     }
     for table in ["runs", "samples", "intervals", "modules", "processes", "threads", "events", "functions"] {
-        let p = ds.join(format!("{table}/host=perfbox/run=sample/{table}.parquet"));
+        let p = ds.join(format!("host=perfbox/run=sample/{table}.parquet"));
         assert!(p.is_file(), "{}", p.display());
     }
     assert!(ds.join("_tbrw_dataset.json").is_file());
     // The module table as the file has it.
-    let modules = column(&ds.join("modules/host=perfbox/run=sample/modules.parquet"), "pid");
+    let modules = column(&ds.join("host=perfbox/run=sample/modules.parquet"), "pid");
     assert_eq!(modules.len() as u64, f.modules().unwrap().unwrap().len());
 }
 
@@ -274,7 +274,7 @@ fn output_rules_force_append_inputs_and_failures() {
     assert!(String::from_utf8_lossy(&again.stderr).contains("exists: add --append"), "{again:?}");
     // --force replaces the dataset: one run again, not two.
     ok(&["export", "parquet", s(&sample), "-o", s(&ds), "--force"]);
-    let runs: Vec<_> = std::fs::read_dir(ds.join("runs/host=perfbox")).unwrap().collect();
+    let runs: Vec<_> = std::fs::read_dir(ds.join("host=perfbox")).unwrap().collect();
     assert_eq!(runs.len(), 1);
     // --append adds a second run of the same name under another id.
     let out = ok(&["export", "parquet", s(&sample), "-o", s(&ds), "--append"]);
@@ -460,7 +460,7 @@ fn an_unsorted_stream_larger_than_a_sort_chunk_comes_out_in_time_order() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 
     // Read back with the parquet crate: the stable sort by time of the records.
-    let part = ds.join("samples/host=unknown/run=shuffled/samples.parquet");
+    let part = ds.join("host=unknown/run=shuffled/samples.parquet");
     let times: Vec<i64> = column(&part, "time").into_iter().map(Option::unwrap).collect();
     let records: Vec<i64> = column(&part, "record").into_iter().map(Option::unwrap).collect();
     let mut want: Vec<u64> = (0..n).collect();

@@ -25,16 +25,22 @@ except ImportError as e:  # the tests skip with a note
 TABLES = ["runs", "samples", "intervals", "modules", "processes", "threads", "events", "functions"]
 
 # The views docs/PARQUET.md creates: every table with its host and run
-# columns from the partition folders, kept as text.
+# columns from the run's folder (DIR/host=H/run=R/TABLE.parquet), kept as text.
 VIEW = (
-    "CREATE VIEW {t} AS SELECT * FROM read_parquet('{dir}/{t}/*/*/*.parquet', "
+    "CREATE VIEW {t} AS SELECT * FROM read_parquet('{dir}/*/*/{t}.parquet', "
     "hive_partitioning = true, hive_types_autocast = false)"
 )
 # The samples with each row's place in its file (file_row_number), to check
 # the order the rows were written in.
 SAMPLE_ROWS = (
-    "CREATE VIEW sample_rows AS SELECT * FROM read_parquet('{dir}/samples/*/*/*.parquet', "
+    "CREATE VIEW sample_rows AS SELECT * FROM read_parquet('{dir}/*/*/samples.parquet', "
     "hive_partitioning = true, hive_types_autocast = false, file_row_number = true)"
+)
+# Every row of every table in one read (one glob: what a reader of the
+# whole dataset sees at one moment), with the file each row is from.
+ALL_ROWS = (
+    "CREATE VIEW all_rows AS SELECT * FROM read_parquet('{dir}/**/*.parquet', "
+    "hive_partitioning = true, hive_types_autocast = false, union_by_name = true, filename = true)"
 )
 
 QUERIES = {
@@ -120,6 +126,17 @@ QUERIES = {
         WHERE s.run = $1 AND s.stream = 0
         GROUP BY ALL ORDER BY samples DESC, event
     """,
+    # Per run, from one read of every table: the rows of `samples` and
+    # `intervals` seen and the counts its `runs` row records (null: no
+    # `runs` row seen). Equal for every run unless a reader saw part of one.
+    "run_completeness": """
+        SELECT host, run,
+               count(*) FILTER (WHERE parse_filename(filename) = 'samples.parquet') AS sample_rows,
+               max(samples) FILTER (WHERE parse_filename(filename) = 'runs.parquet') AS samples_recorded,
+               count(*) FILTER (WHERE parse_filename(filename) = 'intervals.parquet') AS interval_rows,
+               max(intervals) FILTER (WHERE parse_filename(filename) = 'runs.parquet') AS intervals_recorded
+        FROM all_rows GROUP BY ALL ORDER BY host, run
+    """,
     # The runs, one row each.
     "runs": """
         SELECT host, run, host_name, import_kind, samples, intervals, source_file
@@ -142,6 +159,7 @@ def main():
     for t in TABLES:
         con.execute(VIEW.format(t=t, dir=folder.replace("'", "''")))
     con.execute(SAMPLE_ROWS.format(dir=folder.replace("'", "''")))
+    con.execute(ALL_ROWS.format(dir=folder.replace("'", "''")))
     params = [int(a) if a.lstrip("-").isdigit() else a for a in args]
     rows = con.execute(QUERIES[name], params).fetchall()
     done = time.perf_counter()

@@ -16,7 +16,10 @@ use tbrw_query::report::{self, By, ReportOptions};
 pub use crate::dataset::Mode as ParquetMode;
 use crate::error::CliError;
 pub use crate::output::open;
-use crate::output::{check_input, check_output, check_output_folder, write_atomically, written};
+use crate::output::{
+    check_input, check_output, check_output_folder, csv_folder_holds, csv_may_replace, write_atomically, written,
+    WorkFolder,
+};
 
 mod import;
 
@@ -107,26 +110,17 @@ pub fn export_vtune_csv(
     err: &mut dyn Write,
 ) -> Result<(), CliError> {
     check_input(file, "a TB5 file")?;
-    check_output_folder(dir, force)?;
-    // The first folder the export would create: removed again, with what
-    // the export put in it, when the export fails.
-    let mut created = None;
-    let mut d = Some(dir);
-    while let Some(p) = d.filter(|p| !p.as_os_str().is_empty() && std::fs::symlink_metadata(p).is_err()) {
-        created = Some(p.to_path_buf());
-        d = p.parent();
-    }
+    let target = check_output_folder(dir, force)?;
     let f = open(file)?;
-    let r = crate::output::DirFolder::new(dir).and_then(|mut folder| Ok(csv::export_vtune_csv(&f, &mut folder, opts)?));
-    let r = match r {
-        Ok(r) => r,
-        Err(e) => {
-            if let Some(c) = created {
-                let _ = std::fs::remove_dir_all(c);
-            }
-            return Err(e);
-        }
-    };
+    // Built in a work folder beside `dir` and put in its place whole (the
+    // folder rule of crate::output): a reader of `dir` sees the old export
+    // or the new one, never a mix; a failure leaves `dir` as it was.
+    let work = WorkFolder::create(&target)?;
+    let r = csv::export_vtune_csv(&f, &mut work.folder(), opts).map_err(|e| work.export_error(e))?;
+    work.publish(&|real| {
+        let held = csv_folder_holds(real).map_err(|e| CliError::io(dir, e))?;
+        csv_may_replace(dir, &held, force)
+    })?;
     for p in &r.files {
         writeln!(out, "{}", dir.join(p).display()).map_err(written)?;
     }

@@ -64,9 +64,10 @@ pub fn partition_value(s: &str) -> String {
 }
 
 /// The file of `table` in partition (`host`, `run`) of a dataset:
-/// `TABLE/host=H/run=R/TABLE.parquet`.
+/// `host=H/run=R/TABLE.parquet`. Every table of a run is in the run's one
+/// folder, so that a run is added to a dataset by one rename, whole.
 pub fn table_file(table: &str, host: &str, run: &str) -> String {
-    format!("{table}/host={host}/run={run}/{table}.parquet")
+    format!("host={host}/run={run}/{table}.parquet")
 }
 
 /// The host name a file records (its software section), if any.
