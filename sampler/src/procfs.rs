@@ -15,6 +15,12 @@ pub struct Mapping {
     pub end: u64,
     /// Offset in the file.
     pub offset: u64,
+    /// The device of the file, `(major, minor)` as `maps` writes it (0:0
+    /// for pseudo and anonymous mappings).
+    pub dev: (u32, u32),
+    /// The inode of the file (0 for pseudo and anonymous mappings). With
+    /// `dev`, it tells a file replaced at the same path from the one mapped.
+    pub inode: u64,
     /// The file's path, a pseudo name like `[vdso]`, or empty (anonymous).
     pub path: String,
 }
@@ -44,18 +50,21 @@ fn parse_maps_line(line: &str) -> Option<Mapping> {
     let range = it.next()?;
     let perms = it.next()?;
     let offset = it.next()?;
-    let _dev = it.next()?;
-    let _inode = it.next()?;
+    let dev = it.next()?;
+    let inode = it.next()?;
     let path = it.next().unwrap_or("").trim_start();
     if perms.as_bytes().get(2) != Some(&b'x') {
         return None;
     }
     let (a, b) = range.split_once('-')?;
+    let (major, minor) = dev.split_once(':')?;
     let path = path.strip_suffix(" (deleted)").unwrap_or(path);
     Some(Mapping {
         start: u64::from_str_radix(a, 16).ok()?,
         end: u64::from_str_radix(b, 16).ok()?,
         offset: u64::from_str_radix(offset, 16).ok()?,
+        dev: (u32::from_str_radix(major, 16).ok()?, u32::from_str_radix(minor, 16).ok()?),
+        inode: inode.parse().ok()?,
         path: path.to_owned(),
     })
 }
@@ -143,20 +152,27 @@ mod tests {
 55d0c0001000-55d0c0002000 r-xp 00001000 08:01 123 /usr/bin/my prog
 7f0000000000-7f0000010000 r-xp 00000000 00:00 0 
 7fff00000000-7fff00002000 r-xp 00000000 00:00 0                          [vdso]
-7f1000000000-7f1000001000 r-xp 00002000 08:01 9 /tmp/libx.so (deleted)
+7f1000000000-7f1000001000 r-xp 00002000 fe:1a 9 /tmp/libx.so (deleted)
 ";
         let m = parse_maps(text);
         assert_eq!(m.len(), 4);
         assert_eq!(
             m[0],
-            Mapping { start: 0x55d0c0001000, end: 0x55d0c0002000, offset: 0x1000, path: "/usr/bin/my prog".into() }
+            Mapping {
+                start: 0x55d0c0001000,
+                end: 0x55d0c0002000,
+                offset: 0x1000,
+                dev: (8, 1),
+                inode: 123,
+                path: "/usr/bin/my prog".into()
+            }
         );
         assert!(m[0].is_module());
         assert_eq!(m[1].path, "");
         assert!(!m[1].is_module());
         assert_eq!(m[2].path, "[vdso]");
         assert!(m[2].is_module());
-        assert_eq!(m[3].path, "/tmp/libx.so");
+        assert_eq!((m[3].path.as_str(), m[3].dev, m[3].inode), ("/tmp/libx.so", (0xfe, 0x1a), 9));
         assert!(m[0].contains(0x55d0c0001fff) && !m[0].contains(0x55d0c0002000));
     }
 

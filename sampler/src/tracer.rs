@@ -1,6 +1,9 @@
 //! The ptrace sampling loop: one tracer thread that starts the command
 //! seized, follows its threads, forks and execs, and at every tick stops
-//! every traced thread, reads its pc, CPU time and CPU, and resumes it.
+//! the traced threads, reads their pc, CPU time and CPU, and resumes them.
+//! Which threads a tick stops is [`Threads`]: by default those that used a
+//! period of CPU time since their last sample (on-CPU sampling, like perf's
+//! `cpu-clock`), else all of them (the seed's wall-clock view).
 //!
 //! It knows nothing of output formats: samples go to a callback, and what
 //! was seen (processes, threads, modules with their lifetimes) comes back
@@ -15,6 +18,7 @@ use std::collections::HashMap;
 use std::ffi::CString;
 use std::io;
 
+use crate::buildid::BuildIds;
 use crate::pmu::Pmu;
 use crate::procfs::{self, Mapping, ThreadFiles};
 use crate::sys::{self, Status};
@@ -32,8 +36,27 @@ pub struct ThreadSample {
     pub pc: u64,
     /// Cumulative CPU time, nanoseconds.
     pub cputime_ns: u64,
+    /// CPU time since the thread's previous sample (since it started, or
+    /// since its exec, for its first), nanoseconds.
+    pub cputime_delta_ns: u64,
     /// The CPU it last ran on.
     pub cpu: u32,
+}
+
+/// Which threads a tick samples.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Threads {
+    /// On-CPU: a thread is stopped and sampled at a tick only when it has
+    /// used, since its previous sample, as much CPU time as the time since
+    /// the previous tick (the period, when the ticks keep up); its CPU time
+    /// is read from `/proc` without stopping it. The samples then count CPU
+    /// time as perf's `cpu-clock` does, one per period of a thread's CPU
+    /// time, and never a thread that did not run.
+    #[default]
+    OnCpu,
+    /// Every thread at every tick, waiting or not (the seed's full
+    /// profile; for off-CPU analysis).
+    All,
 }
 
 /// How a process instance began.
@@ -70,11 +93,13 @@ pub struct ThreadRec {
     pub pid: u32,
     /// The thread.
     pub tid: u32,
-    /// Its name (`comm`) when first sampled, else when first seen.
+    /// Its name (`comm`): when first seen (clone, exec), replaced by the
+    /// one read at its first sample. A later change of name ends this
+    /// record and starts another for the same tid with the new name.
     pub name: String,
-    /// Start (first seen), ns.
+    /// Start (first seen, or the time a new name was seen), ns.
     pub start_ns: u64,
-    /// End, if seen.
+    /// End (exit, exec, or the time a new name was seen), if seen.
     pub end_ns: Option<u64>,
 }
 
@@ -95,6 +120,8 @@ pub struct ModRec {
     pub load_ns: u64,
     /// When it was seen gone (unmapped, exec, exit).
     pub unload_ns: Option<u64>,
+    /// The GNU build id of the mapped file, when it could be read.
+    pub build_id: Option<Vec<u8>>,
     /// Whether it maps the process's executable.
     pub is_exe: bool,
     /// Whether it is the first module record of its process instance.
@@ -119,6 +146,11 @@ pub struct Stats {
     pub ticks: u64,
     /// Thread samples taken.
     pub records: u64,
+    /// Thread ticks not sampled because the thread had not used a period of
+    /// CPU time since its previous sample ([`Threads::OnCpu`]).
+    pub idle_skipped: u64,
+    /// Thread records started because a thread took a new name.
+    pub renames: u64,
     /// Ticks skipped because the previous one ended too late.
     pub missed_ticks: u64,
     /// Total time the target was stopped by the sampler, ns.
@@ -213,13 +245,79 @@ enum TState {
     Dying,
 }
 
+/// How often a live thread's name is read again.
+const NAME_EVERY_NS: u64 = 1_000_000_000;
+
 #[derive(Debug)]
 struct Thread {
     pid: i32,
     state: TState,
     files: Option<ThreadFiles>,
+    /// Its current record in `History::threads` (`None` before the command's exec).
     rec: Option<usize>,
-    named: bool,
+    /// Whether it has been sampled (its name is read again then).
+    sampled: bool,
+    /// Whether its current record has a sample: a new name then starts a
+    /// new record, else it replaces the record's name.
+    rec_sampled: bool,
+    /// When its name was last read, ns.
+    name_read_ns: u64,
+    /// Cumulative CPU time at its previous sample, or at its start.
+    cpu_at_sample: u64,
+    /// Cumulative CPU time at the previous tick's reading (on-CPU mode).
+    cpu_seen: u64,
+    /// CPU time used and not yet sampled (on-CPU mode).
+    credit: u64,
+}
+
+impl Thread {
+    /// A thread first seen at `now`, with `cpu_ns` of CPU time then: 0 for
+    /// a new task (a clone or fork starts at 0), the reading at an exec.
+    fn new(pid: i32, rec: Option<usize>, now: u64, cpu_ns: u64) -> Thread {
+        Thread {
+            pid,
+            state: TState::Running,
+            files: None,
+            rec,
+            sampled: false,
+            rec_sampled: false,
+            name_read_ns: now,
+            cpu_at_sample: cpu_ns,
+            cpu_seen: cpu_ns,
+            credit: 0,
+        }
+    }
+
+    /// Whether the on-CPU rule samples thread `tid` at this tick: its CPU
+    /// time (read without stopping it) has grown since the previous tick
+    /// and, with what it used before, reaches `interval_ns`, the time since
+    /// the previous tick. The remainder carries over, so the count of a
+    /// thread's samples is its CPU time divided by the interval, as perf's
+    /// `cpu-clock` counts periods; every sample stands for CPU time the
+    /// thread used. (The remainder is less than the previous interval: a
+    /// thread cannot use more CPU time than the time that passed.) The
+    /// interval rather than the period, because a tick samples a thread
+    /// once at most: when the ticks fall behind, a thread busy half the
+    /// time must still get half as many samples as a busy one.
+    ///
+    /// Not stopping the others matters: the stop itself costs a waiting
+    /// thread a few µs of CPU time, which would make it look busy at
+    /// every tick.
+    fn due(&mut self, tid: i32, interval_ns: u64) -> bool {
+        if self.files.is_none() {
+            self.files = ThreadFiles::open(self.pid, tid).ok();
+        }
+        // Unreadable CPU time: sampled, as every thread is in the seed.
+        let Some(now) = self.files.as_mut().and_then(ThreadFiles::cputime) else { return true };
+        let ran = now.saturating_sub(self.cpu_seen);
+        self.cpu_seen = now;
+        self.credit = self.credit.saturating_add(ran);
+        if ran == 0 || self.credit < interval_ns {
+            return false;
+        }
+        self.credit -= interval_ns;
+        true
+    }
 }
 
 #[derive(Debug)]
@@ -243,6 +341,8 @@ pub struct Config {
     pub period_ns: u64,
     /// The PMU value source, if any.
     pub pmu: Option<Pmu>,
+    /// Which threads a tick samples.
+    pub threads: Threads,
 }
 
 /// The sample callback: the thread samples of one tick and its PMU value.
@@ -268,6 +368,9 @@ pub struct Tracer {
     /// Last time the command's process got each signal.
     seen_signal: HashMap<i32, u64>,
     tick: u64,
+    /// When the previous tick began, ns (0: none yet).
+    last_tick_ns: u64,
+    build_ids: BuildIds,
 }
 
 /// Finds `cmd` as `execvp` would (a name without `/` is searched in `PATH`).
@@ -315,7 +418,8 @@ impl Tracer {
         }
         child.release().map_err(|e| StartError(format!("starting the command: {e}")))?;
         let mut threads = HashMap::new();
-        threads.insert(pid, Thread { pid, state: TState::Running, files: None, rec: None, named: false });
+        // Not a record yet: the command starts at its exec, which replaces this entry.
+        threads.insert(pid, Thread::new(pid, None, 0, 0));
         Ok(Tracer {
             cfg,
             root: pid,
@@ -328,6 +432,8 @@ impl Tracer {
             pending_signal: None,
             seen_signal: HashMap::new(),
             tick: 0,
+            last_tick_ns: 0,
+            build_ids: BuildIds::default(),
         })
     }
 
@@ -393,6 +499,9 @@ impl Tracer {
             if p.end_ns.is_none() {
                 p.end_ns = Some(end);
             }
+        }
+        for why in std::mem::take(&mut self.build_ids.problems) {
+            self.stats.notes.push(format!("build id not recorded: {why}"));
         }
         let exit = match self.exit {
             Some(e) => e,
@@ -518,18 +627,55 @@ impl Tracer {
             self.new_instance(pid, Origin::Fork, now);
         }
         let rec = self.procs.contains_key(&pid).then(|| self.thread_rec(pid, tid, now));
-        self.threads.insert(tid, Thread { pid, state: TState::Running, files: None, rec, named: false });
+        self.threads.insert(tid, Thread::new(pid, rec, now, 0));
     }
 
     fn thread_rec(&mut self, pid: i32, tid: i32, now: u64) -> usize {
-        self.hist.threads.push(ThreadRec {
-            pid: pid as u32,
-            tid: tid as u32,
-            name: procfs::comm(pid, tid).unwrap_or_default(),
-            start_ns: now,
-            end_ns: None,
-        });
+        let name = procfs::comm(pid, tid).unwrap_or_default();
+        self.new_thread_rec(pid, tid, name, now)
+    }
+
+    fn new_thread_rec(&mut self, pid: i32, tid: i32, name: String, now: u64) -> usize {
+        self.hist.threads.push(ThreadRec { pid: pid as u32, tid: tid as u32, name, start_ns: now, end_ns: None });
         self.hist.threads.len() - 1
+    }
+
+    /// Reads the name of thread `tid` again and records a change: in place
+    /// while its record has no sample (a name set right after the thread
+    /// started), else as a new record from `now`.
+    fn read_name(&mut self, tid: i32, now: u64) {
+        let Some(t) = self.threads.get_mut(&tid) else { return };
+        t.name_read_ns = now;
+        let (Some(r), Some(name)) = (t.rec, procfs::comm(t.pid, tid)) else { return };
+        if self.hist.threads[r].name == name {
+            return;
+        }
+        if !t.rec_sampled {
+            self.hist.threads[r].name = name;
+            return;
+        }
+        let pid = t.pid;
+        self.hist.threads[r].end_ns = Some(now);
+        let new = self.new_thread_rec(pid, tid, name, now);
+        let t = self.threads.get_mut(&tid).expect("present");
+        t.rec = Some(new);
+        t.rec_sampled = false;
+        self.stats.renames += 1;
+    }
+
+    /// Reads again the names of the live threads not read for a second.
+    fn check_names(&mut self) {
+        let now = sys::monotonic_raw_ns();
+        let due: Vec<i32> = self
+            .threads
+            .iter()
+            .filter(|(_, t)| t.rec.is_some() && t.state != TState::Dying)
+            .filter(|(_, t)| now.saturating_sub(t.name_read_ns) >= NAME_EVERY_NS)
+            .map(|(&tid, _)| tid)
+            .collect();
+        for tid in due {
+            self.read_name(tid, now);
+        }
     }
 
     /// Starts a process instance of `pid`: its record, and its modules
@@ -579,6 +725,7 @@ impl Tracer {
                 continue;
             }
             let rec = m.is_module().then(|| {
+                let build_id = self.build_ids.of(pid, m);
                 self.hist.modules.push(ModRec {
                     pid: pid as u32,
                     path: m.path.clone(),
@@ -587,6 +734,7 @@ impl Tracer {
                     offset: m.offset,
                     load_ns: at,
                     unload_ns: None,
+                    build_id,
                     is_exe: !exe.is_empty() && m.path == exe,
                     first: proc.modules == 0,
                 });
@@ -629,7 +777,13 @@ impl Tracer {
         self.end_instance(pid, now);
         self.new_instance(pid, Origin::Exec, now);
         let rec = Some(self.thread_rec(pid, pid, now));
-        self.threads.insert(pid, Thread { pid, state: TState::Running, files: None, rec, named: false });
+        // An exec keeps the task's CPU time: what it used before is not
+        // the new program's, so its first sample counts from here.
+        let mut files = ThreadFiles::open(pid, pid).ok();
+        let cpu = files.as_mut().and_then(ThreadFiles::cputime).unwrap_or(0);
+        let mut t = Thread::new(pid, rec, now, cpu);
+        t.files = files;
+        self.threads.insert(pid, t);
     }
 
     fn on_exit(&mut self, tid: i32, how: Exit, now: u64) {
@@ -664,11 +818,16 @@ impl Tracer {
             Some(f) => (f.cputime().unwrap_or(0), f.cpu().unwrap_or(0)),
             None => (0, 0),
         };
-        if !t.named {
-            t.named = true;
-            if let (Some(r), Some(name)) = (t.rec, procfs::comm(pid, tid)) {
-                self.hist.threads[r].name = name;
-            }
+        let cputime_delta_ns = cputime_ns.saturating_sub(t.cpu_at_sample);
+        t.cpu_at_sample = cputime_ns;
+        let first = !std::mem::replace(&mut t.sampled, true);
+        if first {
+            // Most threads are named (pthread_setname_np) just after they
+            // start: the name at the first sample is the one to show.
+            self.read_name(tid, time_ns);
+        }
+        if let Some(t) = self.threads.get_mut(&tid) {
+            t.rec_sampled = true;
         }
         let tick = self.tick;
         if let Some(p) = self.procs.get(&pid) {
@@ -684,7 +843,7 @@ impl Tracer {
                 }
             }
         }
-        out.push(ThreadSample { time_ns, pid: pid as u32, tid: tid as u32, pc, cputime_ns, cpu });
+        out.push(ThreadSample { time_ns, pid: pid as u32, tid: tid as u32, pc, cputime_ns, cputime_delta_ns, cpu });
     }
 
     /// One tick: stop every running thread, read it, resume it.
@@ -704,8 +863,21 @@ impl Tracer {
         };
         let t0 = sys::monotonic_raw_ns();
         let mut awaiting: Vec<i32> = Vec::new();
-        for (&tid, t) in &self.threads {
-            if t.state == TState::Running && t.rec.is_some() && sys::interrupt(tid).is_ok() {
+        let on_cpu = self.cfg.threads == Threads::OnCpu;
+        let interval = match self.last_tick_ns {
+            0 => self.cfg.period_ns,
+            last => t0.saturating_sub(last).max(1),
+        };
+        self.last_tick_ns = t0;
+        for (&tid, t) in &mut self.threads {
+            if t.state != TState::Running || t.rec.is_none() {
+                continue;
+            }
+            if on_cpu && !t.due(tid, interval) {
+                self.stats.idle_skipped += 1;
+                continue;
+            }
+            if sys::interrupt(tid).is_ok() {
                 awaiting.push(tid);
             }
         }
@@ -714,6 +886,8 @@ impl Tracer {
         self.stats.stopped_ns += sys::monotonic_raw_ns() - t0;
         self.stats.ticks += 1;
         self.stats.records += samples.len() as u64;
+        // After the threads run again: reading names does not stop them.
+        self.check_names();
         Ok((samples, value))
     }
 
