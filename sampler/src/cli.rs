@@ -273,7 +273,8 @@ pub fn record(args: &Args, name: &str) -> Result<i32, Box<dyn std::error::Error>
     let output = match (&args.output, args.no_output) {
         (_, true) => None,
         (Some(o), false) => Some(o.clone()),
-        (None, false) => Some(default_output(Path::new("."), args.format.unwrap_or(Format::Tb5), args.force)?),
+        // Relative to the working folder, and printed so: `sampler.tb5`.
+        (None, false) => Some(default_output(Path::new(""), args.format.unwrap_or(Format::Tb5), args.force)?),
     };
     if let Some(o) = &output {
         check_output(o, &args.command[0], args.force)?;

@@ -106,6 +106,12 @@ pub fn parse_stat_cpu(text: &str) -> Option<u32> {
     rest.split_whitespace().nth(39 - 3)?.parse().ok()
 }
 
+/// Field 3 of a `stat` file: the state letter (`R` running or runnable,
+/// `S` sleeping, `D` waiting for I/O, `T`/`t` stopped, `Z` zombie...).
+pub fn parse_stat_state(text: &str) -> Option<char> {
+    text[text.rfind(')')? + 1..].split_whitespace().next()?.chars().next()
+}
+
 /// The `/proc` files of one thread, kept open: re-reading an open file
 /// costs one `pread` instead of open, read and close.
 #[derive(Debug)]
@@ -138,6 +144,11 @@ impl ThreadFiles {
     /// The CPU the thread last ran on.
     pub fn cpu(&mut self) -> Option<u32> {
         Self::read(&self.stat, &mut self.buf).as_deref().and_then(parse_stat_cpu)
+    }
+
+    /// Whether the thread is running or waiting for a CPU (state `R`).
+    pub fn runnable(&mut self) -> Option<bool> {
+        Self::read(&self.stat, &mut self.buf).as_deref().and_then(parse_stat_state).map(|c| c == 'R')
     }
 }
 
@@ -182,6 +193,8 @@ mod tests {
         fields[39 - 3] = "7".into();
         let text = format!("123 (a) b (c)) {}", fields.join(" "));
         assert_eq!(parse_stat_cpu(&text), Some(7));
+        assert_eq!(parse_stat_state("12 (a) b) (R) S 1 2"), Some('S'));
+        assert_eq!(parse_stat_state("12 (x"), None);
         assert_eq!(parse_schedstat("242853213 319785217 73\n"), Some(242853213));
         assert_eq!(parse_schedstat(""), None);
     }
@@ -199,6 +212,7 @@ mod tests {
         std::hint::black_box(x);
         assert!(f.cputime().is_some());
         assert!(f.cpu().is_some());
+        assert_eq!(f.runnable(), Some(true), "this thread, reading its own state, runs");
         assert_eq!(tgid(tid), Some(pid));
         assert!(exe(pid).is_some());
         assert!(read_maps(pid).unwrap().iter().any(|m| m.is_module()));

@@ -37,7 +37,8 @@ pub struct ThreadSample {
     /// Cumulative CPU time, nanoseconds.
     pub cputime_ns: u64,
     /// CPU time since the thread's previous sample (since it started, or
-    /// since its exec, for its first), nanoseconds.
+    /// since its exec, for its first), nanoseconds; 0 for the repeats of a
+    /// sample that stands for several periods ([`Threads::OnCpu`]).
     pub cputime_delta_ns: u64,
     /// The CPU it last ran on.
     pub cpu: u32,
@@ -46,12 +47,12 @@ pub struct ThreadSample {
 /// Which threads a tick samples.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Threads {
-    /// On-CPU: a thread is stopped and sampled at a tick only when it has
-    /// used, since its previous sample, as much CPU time as the time since
-    /// the previous tick (the period, when the ticks keep up); its CPU time
-    /// is read from `/proc` without stopping it. The samples then count CPU
-    /// time as perf's `cpu-clock` does, one per period of a thread's CPU
-    /// time, and never a thread that did not run.
+    /// On-CPU, as perf's `cpu-clock` counts: one sample per period of the
+    /// CPU time a thread used. At each tick a thread is stopped only when
+    /// it is running (or waiting for a CPU) or has used a period of CPU
+    /// time since its previous sample; it is then recorded once per whole
+    /// period it used, with the pc where it stopped, and the rest carries
+    /// over. A thread that did not run is never recorded.
     #[default]
     OnCpu,
     /// Every thread at every tick, waiting or not (the seed's full
@@ -149,6 +150,9 @@ pub struct Stats {
     /// Thread ticks not sampled because the thread had not used a period of
     /// CPU time since its previous sample ([`Threads::OnCpu`]).
     pub idle_skipped: u64,
+    /// Samples that repeat the one before, for a thread that used several
+    /// periods of CPU time between two ticks ([`Threads::OnCpu`], late ticks).
+    pub repeats: u64,
     /// Thread records started because a thread took a new name.
     pub renames: u64,
     /// Ticks skipped because the previous one ended too late.
@@ -264,11 +268,17 @@ struct Thread {
     name_read_ns: u64,
     /// Cumulative CPU time at its previous sample, or at its start.
     cpu_at_sample: u64,
-    /// Cumulative CPU time at the previous tick's reading (on-CPU mode).
+    /// The latest reading of its cumulative CPU time (on-CPU mode).
     cpu_seen: u64,
-    /// CPU time used and not yet sampled (on-CPU mode).
+    /// CPU time used and not yet recorded, less than a period after each
+    /// sample (on-CPU mode).
     credit: u64,
 }
+
+/// A thread's samples for `periods` of CPU time used are this many at most:
+/// beyond, the tracer was held up for seconds, and what the thread did then
+/// is not known anyway.
+const MAX_REPEATS: u64 = 10_000;
 
 impl Thread {
     /// A thread first seen at `now`, with `cpu_ns` of CPU time then: 0 for
@@ -288,35 +298,55 @@ impl Thread {
         }
     }
 
-    /// Whether the on-CPU rule samples thread `tid` at this tick: its CPU
-    /// time (read without stopping it) has grown since the previous tick
-    /// and, with what it used before, reaches `interval_ns`, the time since
-    /// the previous tick. The remainder carries over, so the count of a
-    /// thread's samples is its CPU time divided by the interval, as perf's
-    /// `cpu-clock` counts periods; every sample stands for CPU time the
-    /// thread used. (The remainder is less than the previous interval: a
-    /// thread cannot use more CPU time than the time that passed.) The
-    /// interval rather than the period, because a tick samples a thread
-    /// once at most: when the ticks fall behind, a thread busy half the
-    /// time must still get half as many samples as a busy one.
+    /// Adds what a CPU time reading shows used since the previous one.
+    fn saw_cpu(&mut self, now: u64) {
+        self.credit = self.credit.saturating_add(now.saturating_sub(self.cpu_seen));
+        self.cpu_seen = self.cpu_seen.max(now);
+    }
+
+    /// Whether the on-CPU rule stops thread `tid` at this tick: it is
+    /// running or waiting for a CPU (state `R`), or the CPU time it used
+    /// since its previous sample reaches a period.
+    ///
+    /// The kernel brings a running thread's CPU time in `/proc` up to date
+    /// only at its scheduler ticks (every 4 ms at `HZ=250`), at switches and
+    /// when the thread reads its own CPU clock; the stop brings it up to
+    /// date, so how many periods a thread used is decided on the reading
+    /// taken once it has stopped ([`Thread::periods`]). Stopping on a grown
+    /// reading alone would sample a busy thread at most `HZ` times a second,
+    /// and mostly just after it read its CPU clock.
     ///
     /// Not stopping the others matters: the stop itself costs a waiting
-    /// thread a few µs of CPU time, which would make it look busy at
-    /// every tick.
-    fn due(&mut self, tid: i32, interval_ns: u64) -> bool {
+    /// thread a few µs of CPU time, which would make it look busy at every
+    /// tick. A waiting thread is stopped only once it has used a whole
+    /// period, so the stops cost it less than 1 % of its samples.
+    fn should_stop(&mut self, tid: i32, period_ns: u64) -> bool {
         if self.files.is_none() {
             self.files = ThreadFiles::open(self.pid, tid).ok();
         }
+        let Some(files) = self.files.as_mut() else { return true };
         // Unreadable CPU time: sampled, as every thread is in the seed.
-        let Some(now) = self.files.as_mut().and_then(ThreadFiles::cputime) else { return true };
-        let ran = now.saturating_sub(self.cpu_seen);
-        self.cpu_seen = now;
-        self.credit = self.credit.saturating_add(ran);
-        if ran == 0 || self.credit < interval_ns {
-            return false;
+        let Some(now) = files.cputime() else { return true };
+        let runnable = files.runnable() == Some(true);
+        self.saw_cpu(now);
+        runnable || self.credit >= period_ns
+    }
+
+    /// The samples a stopped thread gets for its CPU time read `now` (up to
+    /// date): one per whole period used since its previous sample; the
+    /// rest carries over. More than one when the ticks fell behind, so that
+    /// the count stays the CPU time divided by the period whatever the
+    /// frequency reached, as with perf's `cpu-clock`. The pc of them all is
+    /// where the thread stopped; for a thread that was waiting for a CPU,
+    /// where it was preempted (docs/SAMPLER.md, "Limits").
+    fn periods(&mut self, now: u64, period_ns: u64) -> u64 {
+        self.saw_cpu(now);
+        let n = self.credit / period_ns;
+        self.credit -= n * period_ns;
+        if n > MAX_REPEATS {
+            self.credit = 0;
         }
-        self.credit -= interval_ns;
-        true
+        n.min(MAX_REPEATS)
     }
 }
 
@@ -368,8 +398,6 @@ pub struct Tracer {
     /// Last time the command's process got each signal.
     seen_signal: HashMap<i32, u64>,
     tick: u64,
-    /// When the previous tick began, ns (0: none yet).
-    last_tick_ns: u64,
     build_ids: BuildIds,
 }
 
@@ -432,7 +460,6 @@ impl Tracer {
             pending_signal: None,
             seen_signal: HashMap::new(),
             tick: 0,
-            last_tick_ns: 0,
             build_ids: BuildIds::default(),
         })
     }
@@ -799,8 +826,11 @@ impl Tracer {
         }
     }
 
-    /// Reads a stopped thread into `out`.
+    /// Reads a stopped thread into `out`: once with [`Threads::All`], once
+    /// per period of CPU time it used with [`Threads::OnCpu`] (maybe not at
+    /// all).
     fn sample_one(&mut self, tid: i32, out: &mut Vec<ThreadSample>) {
+        let (on_cpu, period) = (self.cfg.threads == Threads::OnCpu, self.cfg.period_ns);
         let Some(t) = self.threads.get_mut(&tid) else { return };
         let pid = t.pid;
         if t.rec.is_none() {
@@ -818,6 +848,11 @@ impl Tracer {
             Some(f) => (f.cputime().unwrap_or(0), f.cpu().unwrap_or(0)),
             None => (0, 0),
         };
+        let copies = if on_cpu { t.periods(cputime_ns, period) } else { 1 };
+        if copies == 0 {
+            self.stats.idle_skipped += 1;
+            return;
+        }
         let cputime_delta_ns = cputime_ns.saturating_sub(t.cpu_at_sample);
         t.cpu_at_sample = cputime_ns;
         let first = !std::mem::replace(&mut t.sampled, true);
@@ -839,11 +874,16 @@ impl Tracer {
                     self.reread_maps(pid, time_ns);
                 }
                 if !self.procs[&pid].maps.iter().any(|(m, _)| m.contains(pc)) {
-                    self.stats.unknown_pcs += 1;
+                    self.stats.unknown_pcs += copies;
                 }
             }
         }
-        out.push(ThreadSample { time_ns, pid: pid as u32, tid: tid as u32, pc, cputime_ns, cputime_delta_ns, cpu });
+        let s = ThreadSample { time_ns, pid: pid as u32, tid: tid as u32, pc, cputime_ns, cputime_delta_ns, cpu };
+        out.push(s);
+        // The repeats stand for CPU time already in the first one's delta.
+        let repeat = ThreadSample { cputime_delta_ns: 0, ..s };
+        out.extend(std::iter::repeat_n(repeat, (copies - 1) as usize));
+        self.stats.repeats += copies - 1;
     }
 
     /// One tick: stop every running thread, read it, resume it.
@@ -863,17 +903,12 @@ impl Tracer {
         };
         let t0 = sys::monotonic_raw_ns();
         let mut awaiting: Vec<i32> = Vec::new();
-        let on_cpu = self.cfg.threads == Threads::OnCpu;
-        let interval = match self.last_tick_ns {
-            0 => self.cfg.period_ns,
-            last => t0.saturating_sub(last).max(1),
-        };
-        self.last_tick_ns = t0;
+        let (on_cpu, period) = (self.cfg.threads == Threads::OnCpu, self.cfg.period_ns);
         for (&tid, t) in &mut self.threads {
             if t.state != TState::Running || t.rec.is_none() {
                 continue;
             }
-            if on_cpu && !t.due(tid, interval) {
+            if on_cpu && !t.should_stop(tid, period) {
                 self.stats.idle_skipped += 1;
                 continue;
             }

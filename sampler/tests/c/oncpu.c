@@ -11,6 +11,12 @@
  *   spends 0.4 s of CPU time in child_loop().
  * - The main thread waits in pthread_join and waitpid.
  *
+ * The loops read their CPU clock (a system call) every 30 ms or so only:
+ * on a machine with more runnable threads than CPUs, a thread waiting for
+ * a CPU is sampled where it was preempted, and the kernel preempts most
+ * often on the way out of such a call (docs/SAMPLER.md, "Limits"), where
+ * perf's cpu-clock, which samples running threads, shows nothing.
+ *
  * With argument "child": the child's part only. Exits 0. */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -47,8 +53,8 @@ __attribute__((noinline)) void crunch(double secs, double rename_at) {
     double start = cpu_now(), now = start;
     int renamed = 0;
     while (now < start + secs) {
-        stage(400000);
-        leaf_side(200000);
+        stage(20000000);
+        leaf_side(10000000);
         now = cpu_now();
         if (!renamed && now >= start + rename_at) {
             prctl(PR_SET_NAME, "cruncher-late", 0, 0, 0);
@@ -78,7 +84,7 @@ static void *sleepy(void *arg) {
 __attribute__((noinline)) void child_loop(double secs) {
     double end = cpu_now() + secs;
     do {
-        for (int i = 0; i < 400000; i++) sink += i ^ (sink >> 2);
+        for (int i = 0; i < 20000000; i++) sink += i ^ (sink >> 2);
     } while (cpu_now() < end);
 }
 
