@@ -234,6 +234,13 @@ fn summary(o: &Outcome, debug: bool, name: &str, out: &mut dyn Write) -> std::io
                 s.idle_skipped
             )?;
         }
+        if s.repeats > 0 {
+            writeln!(
+                out,
+                "{name}: repeated samples: {} (a thread used several periods of CPU time between two ticks)",
+                s.repeats
+            )?;
+        }
         writeln!(out, "{name}: reached frequency: {:.1} Hz", s.reached_hz())?;
         writeln!(out, "{name}: wall time:        {:.6} s", s.wall_ns() as f64 * 1e-9)?;
         let pct = if s.wall_ns() > 0 { s.stopped_ns as f64 * 100.0 / s.wall_ns() as f64 } else { 0.0 };
@@ -311,15 +318,15 @@ pub fn record(args: &Args, name: &str) -> Result<i32, Box<dyn std::error::Error>
         let tids: std::collections::HashSet<(u32, u32)> = h.threads.iter().map(|t| (t.pid, t.tid)).collect();
         writeln!(
             err,
-            "{name}: wrote {} ({} samples of {} threads in {} processes{})",
+            "{name}: wrote {} ({} samples, {}; {} threads in {} processes seen)",
             path.display(),
             outcome.stats.records,
+            match threads {
+                Threads::OnCpu => "on-CPU",
+                Threads::All => "every thread at every tick",
+            },
             tids.len(),
             pids.len(),
-            match threads {
-                Threads::OnCpu => ", on-CPU",
-                Threads::All => ", every thread at every tick",
-            }
         )?;
     }
     Ok(outcome.exit.status())

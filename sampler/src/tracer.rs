@@ -1,9 +1,10 @@
 //! The ptrace sampling loop: one tracer thread that starts the command
 //! seized, follows its threads, forks and execs, and at every tick stops
 //! the traced threads, reads their pc, CPU time and CPU, and resumes them.
-//! Which threads a tick stops is [`Threads`]: by default those that used a
-//! period of CPU time since their last sample (on-CPU sampling, like perf's
-//! `cpu-clock`), else all of them (the seed's wall-clock view).
+//! Which threads a tick stops and records is [`Threads`]: by default a
+//! thread gets one sample per period of the CPU time it used (on-CPU
+//! sampling, as perf's `cpu-clock` counts), else every thread is recorded at
+//! every tick (the seed's wall-clock view).
 //!
 //! It knows nothing of output formats: samples go to a callback, and what
 //! was seen (processes, threads, modules with their lifetimes) comes back
@@ -316,10 +317,10 @@ impl Thread {
     /// reading alone would sample a busy thread at most `HZ` times a second,
     /// and mostly just after it read its CPU clock.
     ///
-    /// Not stopping the others matters: the stop itself costs a waiting
+    /// Not stopping the others matters: the stop itself costs a sleeping
     /// thread a few µs of CPU time, which would make it look busy at every
-    /// tick. A waiting thread is stopped only once it has used a whole
-    /// period, so the stops cost it less than 1 % of its samples.
+    /// tick. A sleeping thread is stopped only once it has used a whole
+    /// period, so the stops add less than 1 % to its samples.
     fn should_stop(&mut self, tid: i32, period_ns: u64) -> bool {
         if self.files.is_none() {
             self.files = ThreadFiles::open(self.pid, tid).ok();
