@@ -84,10 +84,21 @@ fn samples_follow_cpu_time() {
     let Some(run) = run() else { return };
     let file = Tb5File::open(&run.tb5).unwrap();
     let recs = records(&file);
-    let mut last: HashMap<u32, u64> = HashMap::new();
+    // A thread's deltas count from its previous record in the same process
+    // instance: an exec starts the count again (from the exec).
+    let starts: Vec<(u32, u64)> = file
+        .processes()
+        .unwrap()
+        .unwrap()
+        .pids()
+        .filter(|p| !p.flags.contains(PidTidFlags::DESTROYED))
+        .map(|p| (p.id, p.event_when))
+        .collect();
+    let instance = |r: &Rec| starts.iter().filter(|&&(p, t)| p == r.pid && t <= r.time).map(|&(_, t)| t).max();
+    let mut last: HashMap<(u32, Option<u64>), u64> = HashMap::new();
     let (mut count, mut cpu): (HashMap<u32, f64>, HashMap<u32, f64>) = Default::default();
     for r in &recs {
-        if let Some(before) = last.insert(r.tid, r.cputime) {
+        if let Some(before) = last.insert((r.tid, instance(r)), r.cputime) {
             assert_eq!(r.cputime_delta, r.cputime - before, "{r:?}");
         }
         *count.entry(r.tid).or_default() += 1.0;
