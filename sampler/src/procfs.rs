@@ -98,6 +98,14 @@ pub fn parse_schedstat(text: &str) -> Option<u64> {
     text.split_whitespace().next()?.parse().ok()
 }
 
+/// The first and third fields of a `schedstat` file: nanoseconds on a CPU,
+/// and how many times the task was switched in.
+pub fn parse_schedstat_runs(text: &str) -> Option<(u64, u64)> {
+    let mut f = text.split_whitespace();
+    let ns = f.next()?.parse().ok()?;
+    Some((ns, f.nth(1)?.parse().ok()?))
+}
+
 /// Field 39 of a `stat` file: the CPU the task last ran on. Fields are
 /// counted after the command name, which may contain spaces and `)`.
 pub fn parse_stat_cpu(text: &str) -> Option<u32> {
@@ -139,6 +147,12 @@ impl ThreadFiles {
     /// Cumulative CPU time in nanoseconds.
     pub fn cputime(&mut self) -> Option<u64> {
         Self::read(&self.schedstat, &mut self.buf).as_deref().and_then(parse_schedstat)
+    }
+
+    /// Cumulative CPU time in nanoseconds, and how many times the thread
+    /// was switched in.
+    pub fn cputime_runs(&mut self) -> Option<(u64, u64)> {
+        Self::read(&self.schedstat, &mut self.buf).as_deref().and_then(parse_schedstat_runs)
     }
 
     /// The CPU the thread last ran on.
@@ -197,6 +211,8 @@ mod tests {
         assert_eq!(parse_stat_state("12 (x"), None);
         assert_eq!(parse_schedstat("242853213 319785217 73\n"), Some(242853213));
         assert_eq!(parse_schedstat(""), None);
+        assert_eq!(parse_schedstat_runs("242853213 319785217 73\n"), Some((242853213, 73)));
+        assert_eq!(parse_schedstat_runs("242853213 319785217"), None);
     }
 
     #[test]

@@ -274,6 +274,10 @@ struct Thread {
     /// CPU time used and not yet recorded, less than a period after each
     /// sample (on-CPU mode).
     credit: u64,
+    /// Its switch-in count when it was last seen asleep (not in state `R`):
+    /// while that count and its CPU time stay the same, it has not run
+    /// since, so its state need not be read again (on-CPU mode).
+    asleep_at: Option<u64>,
 }
 
 /// A thread's samples for `periods` of CPU time used are this many at most:
@@ -296,6 +300,7 @@ impl Thread {
             cpu_at_sample: cpu_ns,
             cpu_seen: cpu_ns,
             credit: 0,
+            asleep_at: None,
         }
     }
 
@@ -327,10 +332,20 @@ impl Thread {
         }
         let Some(files) = self.files.as_mut() else { return true };
         // Unreadable CPU time: sampled, as every thread is in the seed.
-        let Some(now) = files.cputime() else { return true };
-        let runnable = files.runnable() == Some(true);
+        let Some((now, runs)) = files.cputime_runs() else { return true };
+        let unchanged = now <= self.cpu_seen;
         self.saw_cpu(now);
-        runnable || self.credit >= period_ns
+        if self.credit >= period_ns {
+            return true;
+        }
+        // Asleep at the last look and not switched in since: asleep still
+        // (a thread with many idle threads pays one read per idle thread).
+        if unchanged && self.asleep_at == Some(runs) {
+            return false;
+        }
+        let runnable = self.files.as_mut().and_then(ThreadFiles::runnable) == Some(true);
+        self.asleep_at = (!runnable).then_some(runs);
+        runnable
     }
 
     /// The samples a stopped thread gets for its CPU time read `now` (up to
@@ -902,9 +917,10 @@ impl Tracer {
             },
             None => None,
         };
-        let t0 = sys::monotonic_raw_ns();
-        let mut awaiting: Vec<i32> = Vec::new();
         let (on_cpu, period) = (self.cfg.threads == Threads::OnCpu, self.cfg.period_ns);
+        // Which threads to stop is decided before the first stop, so that
+        // the stopped ones do not wait while the others' files are read.
+        let mut chosen: Vec<i32> = Vec::new();
         for (&tid, t) in &mut self.threads {
             if t.state != TState::Running || t.rec.is_none() {
                 continue;
@@ -913,10 +929,10 @@ impl Tracer {
                 self.stats.idle_skipped += 1;
                 continue;
             }
-            if sys::interrupt(tid).is_ok() {
-                awaiting.push(tid);
-            }
+            chosen.push(tid);
         }
+        let t0 = sys::monotonic_raw_ns();
+        let mut awaiting: Vec<i32> = chosen.into_iter().filter(|&tid| sys::interrupt(tid).is_ok()).collect();
         let mut samples = Vec::with_capacity(awaiting.len());
         self.collect_stops(&mut awaiting, Some(&mut samples))?;
         self.stats.stopped_ns += sys::monotonic_raw_ns() - t0;
@@ -1023,4 +1039,66 @@ impl Tracer {
 fn task_state(tid: i32) -> Option<char> {
     let s = std::fs::read_to_string(format!("/proc/{tid}/stat")).ok()?;
     s[s.rfind(')')? + 1..].split_whitespace().next()?.chars().next()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc::channel;
+    use std::time::Duration;
+
+    use super::*;
+
+    fn thread_cputime_ns() -> u64 {
+        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        // SAFETY: a valid out pointer; this clock always exists.
+        unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+        ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    }
+
+    /// A thread of this process, blocked, then busy for 30 ms of CPU time:
+    /// not stopped while it blocks (its state read once), stopped while it
+    /// runs, and then recorded once per millisecond of the CPU time it used.
+    #[test]
+    fn the_on_cpu_rule_on_a_thread_of_this_process() {
+        let pid = std::process::id() as i32;
+        let (tid_tx, tid_rx) = channel();
+        let (go_tx, go_rx) = channel::<()>();
+        let (done_tx, done_rx) = channel::<()>();
+        let worker = std::thread::spawn(move || {
+            // SAFETY: gettid has no preconditions.
+            tid_tx.send(unsafe { libc::gettid() }).unwrap();
+            go_rx.recv().unwrap();
+            let start = thread_cputime_ns();
+            let mut x = 0u64;
+            while thread_cputime_ns() < start + 30_000_000 {
+                for i in 0..10_000u64 {
+                    x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(i));
+                }
+            }
+            done_tx.send(()).unwrap();
+            go_rx.recv().unwrap();
+        });
+        let tid = tid_rx.recv().unwrap();
+        std::thread::sleep(Duration::from_millis(50)); // blocked in recv by now
+        let start_cpu = ThreadFiles::open(pid, tid).unwrap().cputime().unwrap();
+        let mut t = Thread::new(pid, Some(0), 0, start_cpu);
+        let period = 1_000_000;
+        assert!(!t.should_stop(tid, period), "blocked");
+        let runs = t.asleep_at.expect("seen asleep");
+        assert!(!t.should_stop(tid, period), "still blocked");
+        assert_eq!(t.asleep_at, Some(runs));
+        go_tx.send(()).unwrap();
+        std::thread::sleep(Duration::from_millis(5));
+        // With a period it has not used yet: stopped because it runs (its
+        // switch-in since it was seen asleep says to read its state again).
+        assert!(t.should_stop(tid, 1_000_000_000), "busy");
+        done_rx.recv().unwrap();
+        let used = ThreadFiles::open(pid, tid).unwrap().cputime().unwrap() - start_cpu;
+        let n = t.periods(start_cpu + used, period);
+        assert_eq!(n, used / period, "{used} ns used");
+        assert!((30..40).contains(&n) && t.credit < period, "{n} periods, {} ns over", t.credit);
+        assert_eq!(t.periods(start_cpu + used, period), 0, "nothing used since");
+        go_tx.send(()).unwrap();
+        worker.join().unwrap();
+    }
 }
