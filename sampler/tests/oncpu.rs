@@ -155,8 +155,10 @@ fn thread_names_as_set_and_changed() {
     if let Some(tbrw) = tbrw_bin() {
         let out = std::process::Command::new(tbrw).args(["report", "--by", "thread"]).arg(&run.tb5).output().unwrap();
         let text = String::from_utf8_lossy(&out.stdout);
-        // Not asserted: the bind's thread table has no names yet, so the
-        // report shows `tid T (pid P)` (see docs/SAMPLER.md, "Threads").
+        // Not asserted here: the bind names threads from these records only
+        // since main's 9bed729 (before it, the report shows `tid T (pid P)`;
+        // see docs/SAMPLER.md, "Threads"). With it: `cruncher-late (tid T,
+        // pid P)`, `sleepy (...)`, `oncpu (...)`.
         eprintln!("tbrw report --by thread:\n{text}");
     }
 }
