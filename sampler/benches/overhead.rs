@@ -1,5 +1,5 @@
 //! What sampling costs a CPU-bound program: its run time bare, under
-//! `sampler -f 1000` (without and with a TB5 file), and under
+//! `sampler -f 1000` (`--no-output`, and with a TB5 file), and under
 //! `perf record -F 1000` when perf works here, as ratios to the bare time.
 //! One thread, then four threads (more threads than cores shows the
 //! reached frequency dropping).
@@ -76,10 +76,13 @@ fn main() {
             return;
         };
         println!("{threads} thread(s): bare {bare:.3} s");
-        let s = time(Command::new(sampler).args(["-d", "-f", "1000", "--"]).arg(&bin).args([threads, iters]), repeats);
+        let s = time(
+            Command::new(sampler).args(["-d", "--no-output", "-f", "1000", "--"]).arg(&bin).args([threads, iters]),
+            repeats,
+        );
         match s {
             Some((t, err)) if err.contains("reached") => println!(
-                "  sampler -f 1000 (no file)  {t:.3} s  x{:.3}  reached {}, target stopped {}",
+                "  sampler -f 1000 --no-output {t:.3} s  x{:.3}  reached {}, target stopped {}",
                 t / bare,
                 line(&err, "reached frequency"),
                 line(&err, "target stopped")

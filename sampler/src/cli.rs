@@ -1,15 +1,18 @@
-//! The command line: options, the checks on the output path, choosing
-//! the output, and the summary printed at the end.
+//! The command line: options, the output path (given or the default), the
+//! checks on it, and the summary printed at the end. The same options serve
+//! the `sampler` binary ([`run`]) and `tbrw record` ([`tbrw_record`]); they
+//! differ only in `-f`, which is the seed's frequency in `sampler` and
+//! `--force` in `tbrw record`, as in every other `tbrw` command.
 
 use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 
-use clap::{Parser, ValueEnum};
+use clap::{CommandFactory, FromArgMatches, Parser, ValueEnum};
 
 use crate::pmu::Pmu;
-use crate::tracer::{Config, Outcome, Tracer};
-
+use crate::tracer::{Config, Outcome, Threads, Tracer};
 /// Output formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Format {
@@ -19,18 +22,26 @@ pub enum Format {
     Profile,
 }
 
-/// `sampler [options] -- <command> [arguments]`
+/// The options, as `sampler` and `tbrw record` take them (see [`Flavor`]).
 #[derive(Debug, Parser)]
 #[command(
     name = "sampler",
     version,
     about = "Sample a command's threads under ptrace (pc, CPU time, CPU, PMU value) and record a TB5 file",
-    override_usage = "sampler [options] -- <command> [arguments]"
+    long_about = "Sample a command's threads under ptrace (pc, CPU time, CPU, PMU value) and record a TB5 file.\n\n\
+        By default a thread is sampled once per period of its own CPU time (on-CPU, as perf's cpu-clock): \
+        where the CPU time went. --off-cpu samples every thread at every tick, waiting ones too. \
+        See docs/SAMPLER.md.",
+    override_usage = "sampler [options] [--] <command> [arguments]"
 )]
 pub struct Args {
-    /// Write to this file (none: no file is written, only the summary).
+    /// Write to this file (default: sampler.tb5 in the working folder, or
+    /// sampler.N.tb5 when that exists).
     #[arg(short, long, value_name = "file")]
     pub output: Option<PathBuf>,
+    /// Write no file, only the summary (the seed's run without -o).
+    #[arg(long, conflicts_with = "output")]
+    pub no_output: bool,
     /// PMU value taken with each sample: `none`, `dummy`, `rapl`,
     /// `hwmon:<chip>/<sensor>_input`, `file:<path>`.
     #[arg(
@@ -42,7 +53,7 @@ pub struct Args {
     )]
     pub pmu: String,
     /// Target sampling frequency; the one reached is printed with -d.
-    #[arg(short, long, value_name = "hertz", default_value_t = 1000.0)]
+    #[arg(short = 'F', long, value_name = "hertz", default_value_t = 1000.0)]
     pub frequency: f64,
     /// Print the figures of the run at the end.
     #[arg(short, long)]
@@ -53,9 +64,97 @@ pub struct Args {
     /// Overwrite an existing output file.
     #[arg(long)]
     pub force: bool,
-    /// The command and its arguments.
-    #[arg(last = true, required = true, value_name = "command")]
+    /// Sample every thread at every tick, waiting or not (wall-clock view,
+    /// for off-CPU analysis), instead of once per period of each thread's
+    /// CPU time. The profile format always does.
+    #[arg(long, visible_alias = "all-threads")]
+    pub off_cpu: bool,
+    /// The command and its arguments (`--` before it is optional).
+    #[arg(required = true, trailing_var_arg = true, num_args = 1.., value_name = "command")]
     pub command: Vec<String>,
+}
+
+/// Which program's spelling of the options.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flavor {
+    /// The `sampler` binary: `-f` and `-F` are the frequency (`-f` is the seed's).
+    Sampler,
+    /// `tbrw record`: `-F` is the frequency (as in perf) and `-f` is
+    /// `--force`, as in every `tbrw` command.
+    TbrwRecord,
+}
+
+impl Flavor {
+    /// The program name in usage lines and messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Flavor::Sampler => "sampler",
+            Flavor::TbrwRecord => "tbrw record",
+        }
+    }
+}
+
+/// Parses `argv` (the program name first) as `flavor` spells the options.
+pub fn parse<I, T>(flavor: Flavor, argv: I) -> Result<Args, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let cmd = Args::command().name(flavor.name()).bin_name(flavor.name());
+    let cmd = match flavor {
+        Flavor::Sampler => cmd.mut_arg("frequency", |a| a.visible_short_alias('f')),
+        Flavor::TbrwRecord => {
+            cmd.mut_arg("force", |a| a.short('f')).override_usage("tbrw record [options] [--] <command> [arguments]")
+        }
+    };
+    Args::from_arg_matches(&cmd.try_get_matches_from(argv)?)
+}
+
+/// The `sampler` binary: runs the command line `argv` (the program name
+/// first, as `std::env::args_os()` gives it). The exit status is the
+/// command's (128 + N when signal N killed it), 1 when recording failed, 2
+/// for a bad command line.
+pub fn run<I, T>(argv: I) -> ExitCode
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    ExitCode::from(status(Flavor::Sampler, argv))
+}
+
+/// `tbrw record [options] [--] <command> [arguments]`: `args` are the
+/// arguments after `record`. The same options and exit status as [`run`],
+/// with `-f` for `--force` (see [`Flavor::TbrwRecord`]).
+pub fn tbrw_record<I, T>(args: I) -> ExitCode
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString>,
+{
+    let argv = std::iter::once(OsString::from("tbrw record")).chain(args.into_iter().map(Into::into));
+    ExitCode::from(status(Flavor::TbrwRecord, argv))
+}
+
+/// [`run`] and [`tbrw_record`] with the status as a number.
+pub fn status<I, T>(flavor: Flavor, argv: I) -> u8
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let args = match parse(flavor, argv) {
+        Ok(a) => a,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { 2 } else { 0 };
+        }
+    };
+    match record(&args, flavor.name()) {
+        // A status is 0..=255 (128 + a signal number at most).
+        Ok(code) => u8::try_from(code).unwrap_or(1),
+        Err(e) => {
+            eprintln!("{}: {e}", flavor.name());
+            1
+        }
+    }
 }
 
 /// The format a file name asks for.
@@ -68,6 +167,13 @@ pub fn format_of(path: &Path, given: Option<Format>) -> Format {
 
 /// Why the output cannot be `path`.
 pub fn check_output(path: &Path, command: &str, force: bool) -> Result<(), String> {
+    if path.is_dir() {
+        return Err(format!(
+            "{}: is a folder; give a file name, such as {}",
+            path.display(),
+            path.join(DEFAULT_STEM.to_owned() + ".tb5").display()
+        ));
+    }
     let canon = |p: &Path| -> Option<PathBuf> {
         if let Ok(c) = p.canonicalize() {
             return Some(c);
@@ -86,86 +192,142 @@ pub fn check_output(path: &Path, command: &str, force: bool) -> Result<(), Strin
     Ok(())
 }
 
-fn summary(o: &Outcome, debug: bool, out: &mut dyn Write) -> std::io::Result<()> {
+/// The default output's name without its extension.
+pub const DEFAULT_STEM: &str = "sampler";
+
+/// How many numbered names the default output tries before giving up.
+const MAX_NUMBERED: u32 = 10_000;
+
+/// The output when none is given: `sampler.tb5` (`sampler.profile` for the
+/// profile format) in `dir`; when it exists, the first free of
+/// `sampler.2.tb5`, `sampler.3.tb5`... so that no recording is lost. With
+/// `force`, `sampler.tb5` itself.
+pub fn default_output(dir: &Path, format: Format, force: bool) -> Result<PathBuf, String> {
+    let ext = match format {
+        Format::Tb5 => "tb5",
+        Format::Profile => "profile",
+    };
+    let first = dir.join(format!("{DEFAULT_STEM}.{ext}"));
+    // symlink_metadata: a dangling link is a name taken too.
+    if force || first.symlink_metadata().is_err() {
+        return Ok(first);
+    }
+    (2..=MAX_NUMBERED)
+        .map(|n| dir.join(format!("{DEFAULT_STEM}.{n}.{ext}")))
+        .find(|p| p.symlink_metadata().is_err())
+        .ok_or_else(|| {
+            format!(
+                "{}: {DEFAULT_STEM}.{ext} to {DEFAULT_STEM}.{MAX_NUMBERED}.{ext} all exist; give -o or --force",
+                dir.display()
+            )
+        })
+}
+
+fn summary(o: &Outcome, debug: bool, name: &str, out: &mut dyn Write) -> std::io::Result<()> {
     let s = &o.stats;
     if debug {
-        writeln!(out, "sampler: samples:          {} ({} thread samples)", s.ticks, s.records)?;
-        writeln!(out, "sampler: reached frequency: {:.1} Hz", s.reached_hz())?;
-        writeln!(out, "sampler: wall time:        {:.6} s", s.wall_ns() as f64 * 1e-9)?;
+        writeln!(out, "{name}: samples:          {} ({} thread samples)", s.ticks, s.records)?;
+        if s.idle_skipped > 0 {
+            writeln!(
+                out,
+                "{name}: not sampled:      {} thread ticks (the thread had not used a period of CPU time)",
+                s.idle_skipped
+            )?;
+        }
+        if s.repeats > 0 {
+            writeln!(
+                out,
+                "{name}: repeated samples: {} (a thread used several periods of CPU time between two ticks)",
+                s.repeats
+            )?;
+        }
+        writeln!(out, "{name}: reached frequency: {:.1} Hz", s.reached_hz())?;
+        writeln!(out, "{name}: wall time:        {:.6} s", s.wall_ns() as f64 * 1e-9)?;
         let pct = if s.wall_ns() > 0 { s.stopped_ns as f64 * 100.0 / s.wall_ns() as f64 } else { 0.0 };
-        writeln!(out, "sampler: target stopped:   {:.6} s ({pct:.1}% of wall time)", s.stopped_ns as f64 * 1e-9)?;
+        writeln!(out, "{name}: target stopped:   {:.6} s ({pct:.1}% of wall time)", s.stopped_ns as f64 * 1e-9)?;
         writeln!(
             out,
-            "sampler: threads seen:     {} in {} process instance(s)",
-            o.history.threads.len(),
-            o.history.processes.len()
+            "{name}: threads seen:     {} in {} process instance(s), {} renamed",
+            o.history.threads.len() as u64 - s.renames,
+            o.history.processes.len(),
+            s.renames
         )?;
-        writeln!(out, "sampler: modules:          {} ({} map re-reads)", o.history.modules.len(), s.map_rereads)?;
+        writeln!(out, "{name}: modules:          {} ({} map re-reads)", o.history.modules.len(), s.map_rereads)?;
         if s.missed_ticks > 0 {
-            writeln!(out, "sampler: missed ticks:     {} (a tick took longer than the period)", s.missed_ticks)?;
+            writeln!(out, "{name}: missed ticks:     {} (a tick took longer than the period)", s.missed_ticks)?;
         }
     }
     if s.unknown_pcs > 0 {
-        writeln!(out, "sampler: {} samples in no executable mapping (code freed since, or generated)", s.unknown_pcs)?;
+        writeln!(out, "{name}: {} samples in no executable mapping (code freed since, or generated)", s.unknown_pcs)?;
     }
     if s.lost_samples > 0 {
-        writeln!(out, "sampler: {} thread samples lost (threads ended while being read)", s.lost_samples)?;
+        writeln!(out, "{name}: {} thread samples lost (threads ended while being read)", s.lost_samples)?;
     }
     for sig in &s.forwarded_signals {
-        writeln!(out, "sampler: passed signal {sig} on to the command")?;
+        writeln!(out, "{name}: passed signal {sig} on to the command")?;
     }
     for n in &s.notes {
-        writeln!(out, "sampler: {n}")?;
+        writeln!(out, "{name}: {n}")?;
     }
     Ok(())
 }
 
-/// Runs the command line `argv`; returns the exit status (the command's,
-/// or 1/2 for the sampler's own errors).
-pub fn main(argv: Vec<OsString>) -> i32 {
-    let args = match Args::try_parse_from(argv) {
-        Ok(a) => a,
-        Err(e) => {
-            let _ = e.print();
-            return if e.use_stderr() { 2 } else { 0 };
-        }
-    };
-    match run(&args) {
-        Ok(code) => code,
-        Err(e) => {
-            eprintln!("sampler: {e}");
-            1
-        }
-    }
-}
-
-fn run(args: &Args) -> Result<i32, Box<dyn std::error::Error>> {
+/// Records `args.command` as `args` say; the command's exit status.
+pub fn record(args: &Args, name: &str) -> Result<i32, Box<dyn std::error::Error>> {
     if !(args.frequency.is_finite() && args.frequency > 0.0 && args.frequency <= 1_000_000.0) {
-        return Err(format!("-f {}: give a frequency in (0, 1000000] Hz", args.frequency).into());
+        return Err(format!("-F {}: give a frequency in (0, 1000000] Hz", args.frequency).into());
     }
-    if let Some(o) = &args.output {
+    let output = match (&args.output, args.no_output) {
+        (_, true) => None,
+        (Some(o), false) => Some(o.clone()),
+        // Relative to the working folder, and printed so: `sampler.tb5`.
+        (None, false) => Some(default_output(Path::new(""), args.format.unwrap_or(Format::Tb5), args.force)?),
+    };
+    if let Some(o) = &output {
         check_output(o, &args.command[0], args.force)?;
     }
+    let format = output.as_deref().map(|o| format_of(o, args.format));
+    // The profile format records every thread at every sample, as the
+    // seed's does; the on-CPU rule is the TB5 recording's default.
+    let threads = if args.off_cpu || format == Some(Format::Profile) { Threads::All } else { Threads::OnCpu };
     let pmu = Pmu::open(&args.pmu)?;
     let pmu_info = pmu.as_ref().map(|p| (p.kind(), p.spec.clone()));
     let period_ns = (1e9 / args.frequency).round().max(1.0) as u64;
-    let tracer = Tracer::start(&args.command, Config { period_ns, pmu })?;
-    let outcome = match &args.output {
-        None => tracer.run(&mut |_, _| Ok(()))?,
-        Some(path) => match format_of(path, args.format) {
-            Format::Tb5 => crate::tb5::record(
-                path,
-                tracer,
-                &crate::tb5::RunInfo { command_line: shell_words(&args.command), period_ns, pmu: pmu_info },
-            )?,
-            Format::Profile => crate::profile::record(path, tracer, pmu_info.map(|p| p.0))?,
-        },
+    let tracer = Tracer::start(&args.command, Config { period_ns, pmu, threads })?;
+    let outcome = match (&output, format) {
+        (Some(path), Some(Format::Tb5)) => crate::tb5::record(
+            path,
+            tracer,
+            &crate::tb5::RunInfo { command_line: shell_words(&args.command), period_ns, pmu: pmu_info, threads },
+        )?,
+        (Some(path), Some(Format::Profile)) => crate::profile::record(path, tracer, pmu_info.map(|p| p.0))?,
+        _ => tracer.run(&mut |_, _| Ok(()))?,
     };
-    summary(&outcome, args.debug, &mut std::io::stderr().lock())?;
+    let mut err = std::io::stderr().lock();
+    summary(&outcome, args.debug, name, &mut err)?;
     if let Some(e) = &outcome.sink_error {
         return Err(
             format!("writing the output failed, recording stopped and the command was left running: {e}").into()
         );
+    }
+    if let Some(path) = &output {
+        // As perf says where perf.data went: the name matters most when
+        // it was chosen here.
+        let h = &outcome.history;
+        let pids: std::collections::HashSet<u32> = h.processes.iter().map(|p| p.pid).collect();
+        let tids: std::collections::HashSet<(u32, u32)> = h.threads.iter().map(|t| (t.pid, t.tid)).collect();
+        writeln!(
+            err,
+            "{name}: wrote {} ({} samples, {}; {} threads in {} processes seen)",
+            path.display(),
+            outcome.stats.records,
+            match threads {
+                Threads::OnCpu => "on-CPU",
+                Threads::All => "every thread at every tick",
+            },
+            tids.len(),
+            pids.len(),
+        )?;
     }
     Ok(outcome.exit.status())
 }
@@ -188,18 +350,51 @@ pub fn shell_words(argv: &[String]) -> String {
 mod tests {
     use super::*;
 
+    fn sampler(args: &[&str]) -> Result<Args, clap::Error> {
+        parse(Flavor::Sampler, std::iter::once("sampler").chain(args.iter().copied()))
+    }
+
     #[test]
     fn options_as_the_seed_spells_them() {
-        let a = Args::try_parse_from(["sampler", "--output=x.tb5", "-p", "dummy", "-f", "200", "-d", "--", "ls", "-l"])
-            .unwrap();
+        let a = sampler(&["--output=x.tb5", "-p", "dummy", "-f", "200", "-d", "--", "ls", "-l"]).unwrap();
         assert_eq!(a.output.as_deref(), Some(Path::new("x.tb5")));
         assert_eq!((a.pmu.as_str(), a.frequency, a.debug), ("dummy", 200.0, true));
         assert_eq!(a.command, ["ls", "-l"]);
-        assert!(Args::try_parse_from(["sampler", "-o", "x"]).is_err());
+        assert!(!a.off_cpu && !a.no_output && !a.force);
+        assert!(sampler(&["-o", "x"]).is_err());
         assert_eq!(format_of(Path::new("a.tb5"), None), Format::Tb5);
         assert_eq!(format_of(Path::new("a.profile"), None), Format::Profile);
         assert_eq!(format_of(Path::new("a.tb5"), Some(Format::Profile)), Format::Profile);
         assert_eq!(shell_words(&["a b".into(), "c".into(), "it's".into()]), r"'a b' c 'it'\''s'");
+    }
+
+    #[test]
+    fn perf_habits() {
+        // -F as perf spells it; the command without `--`, its own options
+        // left to it.
+        let a = sampler(&["-F", "300", "--off-cpu", "./app", "-o", "x", "--", "y"]).unwrap();
+        assert_eq!((a.frequency, a.off_cpu, a.output), (300.0, true, None));
+        assert_eq!(a.command, ["./app", "-o", "x", "--", "y"]);
+        assert!(sampler(&["--all-threads", "ls"]).unwrap().off_cpu);
+        assert!(sampler(&["--no-output", "-o", "x", "ls"]).is_err(), "no file and a file");
+        // tbrw record: -f is --force there, -F the frequency.
+        let t = parse(Flavor::TbrwRecord, ["tbrw record", "-f", "-F", "50", "-o", "x.tb5", "ls"]).unwrap();
+        assert_eq!((t.force, t.frequency, t.command.as_slice()), (true, 50.0, &["ls".to_owned()][..]));
+        let e = parse(Flavor::TbrwRecord, ["tbrw record", "--help"]).unwrap_err();
+        assert!(e.to_string().contains("tbrw record [options] [--] <command>"), "{e}");
+    }
+
+    #[test]
+    fn default_output_is_numbered_not_overwritten() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        assert_eq!(default_output(d, Format::Tb5, false).unwrap(), d.join("sampler.tb5"));
+        std::fs::write(d.join("sampler.tb5"), b"x").unwrap();
+        assert_eq!(default_output(d, Format::Tb5, false).unwrap(), d.join("sampler.2.tb5"));
+        assert_eq!(default_output(d, Format::Tb5, true).unwrap(), d.join("sampler.tb5"));
+        std::fs::write(d.join("sampler.2.tb5"), b"x").unwrap();
+        assert_eq!(default_output(d, Format::Tb5, false).unwrap(), d.join("sampler.3.tb5"));
+        assert_eq!(default_output(d, Format::Profile, false).unwrap(), d.join("sampler.profile"));
     }
 
     #[test]
@@ -212,5 +407,7 @@ mod tests {
         assert!(check_output(&f, "true", true).is_ok());
         let exe = crate::tracer::resolve_command("true").unwrap();
         assert!(check_output(&exe, "true", true).unwrap_err().contains("executable"));
+        let e = check_output(dir.path(), "true", true).unwrap_err();
+        assert!(e.contains("is a folder; give a file name"), "{e}");
     }
 }

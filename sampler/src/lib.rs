@@ -8,12 +8,14 @@
 //! The layers, bottom up:
 //! - [`sys`]: system-call wrappers (ptrace, wait, clocks, signals, fork);
 //! - [`procfs`], [`host`], [`pmu`]: what is read from `/proc`, `/sys` and `uname`;
+//! - [`buildid`]: the GNU build id of each mapped file;
 //! - [`tracer`]: the sampling loop; it knows no output format;
 //! - [`tb5`], [`profile`]: the two outputs;
 //! - [`cli`]: the command line.
 
 #![deny(missing_docs)]
 
+pub mod buildid;
 pub mod cli;
 pub mod host;
 pub mod pmu;

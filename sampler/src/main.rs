@@ -1,5 +1,5 @@
-//! `sampler [options] -- <command> [arguments]`: see `sampler --help`.
+//! `sampler [options] [--] <command> [arguments]`: see `sampler --help`.
 
-fn main() {
-    std::process::exit(sampler::cli::main(std::env::args_os().collect()));
+fn main() -> std::process::ExitCode {
+    sampler::cli::run(std::env::args_os())
 }

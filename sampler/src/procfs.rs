@@ -15,6 +15,12 @@ pub struct Mapping {
     pub end: u64,
     /// Offset in the file.
     pub offset: u64,
+    /// The device of the file, `(major, minor)` as `maps` writes it (0:0
+    /// for pseudo and anonymous mappings).
+    pub dev: (u32, u32),
+    /// The inode of the file (0 for pseudo and anonymous mappings). With
+    /// `dev`, it tells a file replaced at the same path from the one mapped.
+    pub inode: u64,
     /// The file's path, a pseudo name like `[vdso]`, or empty (anonymous).
     pub path: String,
 }
@@ -44,18 +50,21 @@ fn parse_maps_line(line: &str) -> Option<Mapping> {
     let range = it.next()?;
     let perms = it.next()?;
     let offset = it.next()?;
-    let _dev = it.next()?;
-    let _inode = it.next()?;
+    let dev = it.next()?;
+    let inode = it.next()?;
     let path = it.next().unwrap_or("").trim_start();
     if perms.as_bytes().get(2) != Some(&b'x') {
         return None;
     }
     let (a, b) = range.split_once('-')?;
+    let (major, minor) = dev.split_once(':')?;
     let path = path.strip_suffix(" (deleted)").unwrap_or(path);
     Some(Mapping {
         start: u64::from_str_radix(a, 16).ok()?,
         end: u64::from_str_radix(b, 16).ok()?,
         offset: u64::from_str_radix(offset, 16).ok()?,
+        dev: (u32::from_str_radix(major, 16).ok()?, u32::from_str_radix(minor, 16).ok()?),
+        inode: inode.parse().ok()?,
         path: path.to_owned(),
     })
 }
@@ -89,12 +98,26 @@ pub fn parse_schedstat(text: &str) -> Option<u64> {
     text.split_whitespace().next()?.parse().ok()
 }
 
+/// The first and third fields of a `schedstat` file: nanoseconds on a CPU,
+/// and how many times the task was switched in.
+pub fn parse_schedstat_runs(text: &str) -> Option<(u64, u64)> {
+    let mut f = text.split_whitespace();
+    let ns = f.next()?.parse().ok()?;
+    Some((ns, f.nth(1)?.parse().ok()?))
+}
+
 /// Field 39 of a `stat` file: the CPU the task last ran on. Fields are
 /// counted after the command name, which may contain spaces and `)`.
 pub fn parse_stat_cpu(text: &str) -> Option<u32> {
     let rest = &text[text.rfind(')')? + 1..];
     // `rest` starts at field 3.
     rest.split_whitespace().nth(39 - 3)?.parse().ok()
+}
+
+/// Field 3 of a `stat` file: the state letter (`R` running or runnable,
+/// `S` sleeping, `D` waiting for I/O, `T`/`t` stopped, `Z` zombie...).
+pub fn parse_stat_state(text: &str) -> Option<char> {
+    text[text.rfind(')')? + 1..].split_whitespace().next()?.chars().next()
 }
 
 /// The `/proc` files of one thread, kept open: re-reading an open file
@@ -126,9 +149,20 @@ impl ThreadFiles {
         Self::read(&self.schedstat, &mut self.buf).as_deref().and_then(parse_schedstat)
     }
 
+    /// Cumulative CPU time in nanoseconds, and how many times the thread
+    /// was switched in.
+    pub fn cputime_runs(&mut self) -> Option<(u64, u64)> {
+        Self::read(&self.schedstat, &mut self.buf).as_deref().and_then(parse_schedstat_runs)
+    }
+
     /// The CPU the thread last ran on.
     pub fn cpu(&mut self) -> Option<u32> {
         Self::read(&self.stat, &mut self.buf).as_deref().and_then(parse_stat_cpu)
+    }
+
+    /// Whether the thread is running or waiting for a CPU (state `R`).
+    pub fn runnable(&mut self) -> Option<bool> {
+        Self::read(&self.stat, &mut self.buf).as_deref().and_then(parse_stat_state).map(|c| c == 'R')
     }
 }
 
@@ -143,20 +177,27 @@ mod tests {
 55d0c0001000-55d0c0002000 r-xp 00001000 08:01 123 /usr/bin/my prog
 7f0000000000-7f0000010000 r-xp 00000000 00:00 0 
 7fff00000000-7fff00002000 r-xp 00000000 00:00 0                          [vdso]
-7f1000000000-7f1000001000 r-xp 00002000 08:01 9 /tmp/libx.so (deleted)
+7f1000000000-7f1000001000 r-xp 00002000 fe:1a 9 /tmp/libx.so (deleted)
 ";
         let m = parse_maps(text);
         assert_eq!(m.len(), 4);
         assert_eq!(
             m[0],
-            Mapping { start: 0x55d0c0001000, end: 0x55d0c0002000, offset: 0x1000, path: "/usr/bin/my prog".into() }
+            Mapping {
+                start: 0x55d0c0001000,
+                end: 0x55d0c0002000,
+                offset: 0x1000,
+                dev: (8, 1),
+                inode: 123,
+                path: "/usr/bin/my prog".into()
+            }
         );
         assert!(m[0].is_module());
         assert_eq!(m[1].path, "");
         assert!(!m[1].is_module());
         assert_eq!(m[2].path, "[vdso]");
         assert!(m[2].is_module());
-        assert_eq!(m[3].path, "/tmp/libx.so");
+        assert_eq!((m[3].path.as_str(), m[3].dev, m[3].inode), ("/tmp/libx.so", (0xfe, 0x1a), 9));
         assert!(m[0].contains(0x55d0c0001fff) && !m[0].contains(0x55d0c0002000));
     }
 
@@ -166,8 +207,12 @@ mod tests {
         fields[39 - 3] = "7".into();
         let text = format!("123 (a) b (c)) {}", fields.join(" "));
         assert_eq!(parse_stat_cpu(&text), Some(7));
+        assert_eq!(parse_stat_state("12 (a) b) (R) S 1 2"), Some('S'));
+        assert_eq!(parse_stat_state("12 (x"), None);
         assert_eq!(parse_schedstat("242853213 319785217 73\n"), Some(242853213));
         assert_eq!(parse_schedstat(""), None);
+        assert_eq!(parse_schedstat_runs("242853213 319785217 73\n"), Some((242853213, 73)));
+        assert_eq!(parse_schedstat_runs("242853213 319785217"), None);
     }
 
     #[test]
@@ -183,6 +228,7 @@ mod tests {
         std::hint::black_box(x);
         assert!(f.cputime().is_some());
         assert!(f.cpu().is_some());
+        assert_eq!(f.runnable(), Some(true), "this thread, reading its own state, runs");
         assert_eq!(tgid(tid), Some(pid));
         assert!(exe(pid).is_some());
         assert!(read_maps(pid).unwrap().iter().any(|m| m.is_module()));

@@ -12,11 +12,13 @@
 //! | 12..16 | tid | `ST_TID` |
 //! | 16..24 | ns of `CLOCK_MONOTONIC_RAW` | `ST_TIME_STAMP`/`SST_TS_NANOSECONDS`, named `time_monotonic_raw_ns` |
 //! | 24..32 | cumulative CPU time, ns | user-defined [`field_type::CPUTIME`] |
-//! | 32..36 | CPU number | `ST_PROCESSOR_NUMBER` |
-//! | 36..44 | PMU value, f64 (with `-p` only) | [`field_type`] or `ST_POWER` |
+//! | 32..40 | CPU time since the thread's previous sample, ns | user-defined [`field_type::CPUTIME_DELTA`] |
+//! | 40..44 | CPU number | `ST_PROCESSOR_NUMBER` |
+//! | 44..52 | PMU value, f64 (with `-p` only) | [`field_type`] or `ST_POWER` |
 //!
 //! The user-defined types are those `tbrw import sampler` writes, so the
-//! command line's reports and CSV export read both alike.
+//! command line's reports and CSV export read both alike; the delta is what
+//! `tbrw report --weight cputime` weighs by.
 
 use std::io;
 use std::path::Path;
@@ -25,12 +27,12 @@ use tbrw::*;
 use tbrw_import::module_notes::{self, ModuleNote};
 
 use crate::pmu::Kind;
-use crate::tracer::{History, Outcome, ThreadSample, Tracer};
+use crate::tracer::{History, Outcome, ThreadSample, Threads, Tracer};
 
 /// The user-defined descriptor types: the project's registry
 /// (`tbrw_import::fields`), so reports and exports read what is written here.
 pub mod field_type {
-    pub use tbrw_import::fields::{CPUTIME, CURRENT, CUSTOM_VALUE as CUSTOM, VOLTAGE};
+    pub use tbrw_import::fields::{CPUTIME, CPUTIME_DELTA, CURRENT, CUSTOM_VALUE as CUSTOM, VOLTAGE};
 }
 
 /// The name of the time stamp field: it says which clock it is, as the
@@ -38,7 +40,7 @@ pub mod field_type {
 pub const TIME_FIELD: &str = "time_monotonic_raw_ns";
 
 /// Bytes of a record without / with a PMU value.
-pub const RECORD_SIZE: [usize; 2] = [36, 44];
+pub const RECORD_SIZE: [usize; 2] = [44, 52];
 
 fn entry(desc_type: u16, subtype: u16, data_size: u32, name: &str) -> DescEntry {
     DescEntry { desc_type, subtype, data_size, name: Some(name.into()), ..Default::default() }
@@ -62,6 +64,8 @@ pub fn descriptor(pmu: Option<Kind>) -> Vec<DescEntry> {
         entry(desc_type::TID, desc_subtype::NONE, 4, "tid"),
         entry(desc_type::TIME_STAMP, desc_subtype::TS_NANOSECONDS, 8, TIME_FIELD),
         entry(field_type::CPUTIME, desc_subtype::NONE, 8, "cputime"),
+        // The import's name for it, so both spell it alike.
+        entry(field_type::CPUTIME_DELTA, desc_subtype::NONE, 8, "cputime_delta_ns"),
         entry(desc_type::PROCESSOR_NUMBER, desc_subtype::NONE, 4, "cpu"),
     ];
     if let Some(k) = pmu {
@@ -77,6 +81,7 @@ pub fn encode(s: &ThreadSample, value: Option<f64>, out: &mut Vec<u8>) {
     out.extend_from_slice(&s.tid.to_le_bytes());
     out.extend_from_slice(&s.time_ns.to_le_bytes());
     out.extend_from_slice(&s.cputime_ns.to_le_bytes());
+    out.extend_from_slice(&s.cputime_delta_ns.to_le_bytes());
     out.extend_from_slice(&s.cpu.to_le_bytes());
     if let Some(v) = value {
         out.extend_from_slice(&v.to_le_bytes());
@@ -92,6 +97,8 @@ pub struct RunInfo {
     pub period_ns: u64,
     /// What the PMU value measures and the `-p` that chose it.
     pub pmu: Option<(Kind, String)>,
+    /// Which threads were sampled at each tick.
+    pub threads: Threads,
 }
 
 /// Ticks of 100 ns since 1601 (Windows `FILETIME`) from ns since 1970.
@@ -137,13 +144,14 @@ pub fn record(path: &Path, tracer: Tracer, info: &RunInfo) -> Result<Outcome, Bo
     let st = &outcome.stats;
     stream.user_defined(
         format!(
-            "sampler wall_time={} cpu_time={} samples={} records={} missed_ticks={} reached_hz={:.1} clock=CLOCK_MONOTONIC_RAW{}\n",
+            "sampler wall_time={} cpu_time={} samples={} records={} missed_ticks={} reached_hz={:.1} clock=CLOCK_MONOTONIC_RAW threads={}{}\n",
             st.wall_ns() / 1000,
             st.stopped_ns / 1000,
             st.ticks,
             st.records,
             st.missed_ticks,
             st.reached_hz(),
+            threads_word(info.threads),
             info.pmu.as_ref().map(|(k, s)| format!(" magic={} pmu={s}", k.magic())).unwrap_or_default(),
         )
         .as_bytes(),
@@ -157,9 +165,13 @@ pub fn record(path: &Path, tracer: Tracer, info: &RunInfo) -> Result<Outcome, Bo
         command_line: Some(info.command_line.clone()),
         cpu_mask: std::fs::read_to_string("/sys/devices/system/cpu/online").ok().map(|s| s.trim().to_owned()),
         comment: Some(format!(
-            "sampler: ptrace, {:.0} Hz asked, {:.1} Hz reached, time stamps in ns of CLOCK_MONOTONIC_RAW",
+            "sampler: ptrace, {:.0} Hz asked, {:.1} Hz reached, {}, time stamps in ns of CLOCK_MONOTONIC_RAW",
             1e9 / info.period_ns as f64,
-            st.reached_hz()
+            st.reached_hz(),
+            match info.threads {
+                Threads::OnCpu => "on-CPU",
+                Threads::All => "all threads",
+            }
         )),
     })?;
     stream.finish()?;
@@ -241,12 +253,22 @@ pub fn modules(h: &History) -> Vec<Module> {
         .collect()
 }
 
-/// `TBRW_MODULE` has no field for a mapping's file offset, which a
-/// symbolizer needs: the user-defined global section holds the module
-/// notes (`tbrw_import::module_notes`), one line per module.
+/// How the stream's user-defined line names [`Threads`].
+pub fn threads_word(t: Threads) -> &'static str {
+    match t {
+        Threads::OnCpu => "on-cpu",
+        Threads::All => "all",
+    }
+}
+
+/// `TBRW_MODULE` has no field for a mapping's file offset nor for the
+/// file's build id, which a symbolizer needs (the offset to place the
+/// module, the build id to refuse a file rebuilt since): the user-defined
+/// global section holds the module notes (`tbrw_import::module_notes`), one
+/// line per module.
 pub fn module_offsets(h: &History) -> String {
     let notes: Vec<ModuleNote> =
-        h.modules.iter().map(|m| ModuleNote { offset: Some(m.offset), build_id: None }).collect();
+        h.modules.iter().map(|m| ModuleNote { offset: Some(m.offset), build_id: m.build_id.clone() }).collect();
     module_notes::encode(notes.iter().enumerate().map(|(i, n)| (i as u64, n)))
 }
 
@@ -259,7 +281,8 @@ mod tests {
         for (pmu, size) in [(None, RECORD_SIZE[0]), (Some(Kind::Power), RECORD_SIZE[1])] {
             let layout = RecordLayout::from_entries(&descriptor(pmu)).unwrap();
             assert_eq!(layout.record_size() as usize, size);
-            let s = ThreadSample { time_ns: 5, pid: 2, tid: 3, pc: 0x401000, cputime_ns: 7, cpu: 1 };
+            let s =
+                ThreadSample { time_ns: 5, pid: 2, tid: 3, pc: 0x401000, cputime_ns: 7, cputime_delta_ns: 6, cpu: 1 };
             let mut out = Vec::new();
             encode(&s, pmu.map(|_| 1.5), &mut out);
             assert_eq!(out.len(), size);
@@ -270,7 +293,31 @@ mod tests {
             assert_eq!(out[f.offset as usize..][..4], 1u32.to_le_bytes());
             let f = at(field_type::CPUTIME);
             assert_eq!(out[f.offset as usize..][..8], 7u64.to_le_bytes());
+            let f = at(field_type::CPUTIME_DELTA);
+            assert_eq!(out[f.offset as usize..][..8], 6u64.to_le_bytes());
         }
+    }
+
+    #[test]
+    fn module_notes_carry_offsets_and_build_ids() {
+        let m = |offset, build_id| crate::tracer::ModRec {
+            pid: 1,
+            path: "/bin/x".into(),
+            start: 0x1000,
+            len: 0x1000,
+            offset,
+            load_ns: 0,
+            unload_ns: None,
+            build_id,
+            is_exe: false,
+            first: false,
+        };
+        let h = History { modules: vec![m(0x2000, Some(vec![0xab, 0x01])), m(0, None)], ..History::default() };
+        let text = module_offsets(&h);
+        assert!(text.contains("module 0 offset=0x2000 build_id=ab01\n"), "{text}");
+        let back = module_notes::decode(&text);
+        assert_eq!(back[&0], ModuleNote { offset: Some(0x2000), build_id: Some(vec![0xab, 0x01]) });
+        assert_eq!(back[&1], ModuleNote { offset: Some(0), build_id: None });
     }
 
     #[test]

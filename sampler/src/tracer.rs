@@ -1,6 +1,10 @@
 //! The ptrace sampling loop: one tracer thread that starts the command
 //! seized, follows its threads, forks and execs, and at every tick stops
-//! every traced thread, reads its pc, CPU time and CPU, and resumes it.
+//! the traced threads, reads their pc, CPU time and CPU, and resumes them.
+//! Which threads a tick stops and records is [`Threads`]: by default a
+//! thread gets one sample per period of the CPU time it used (on-CPU
+//! sampling, as perf's `cpu-clock` counts), else every thread is recorded at
+//! every tick (the seed's wall-clock view).
 //!
 //! It knows nothing of output formats: samples go to a callback, and what
 //! was seen (processes, threads, modules with their lifetimes) comes back
@@ -15,6 +19,7 @@ use std::collections::HashMap;
 use std::ffi::CString;
 use std::io;
 
+use crate::buildid::BuildIds;
 use crate::pmu::Pmu;
 use crate::procfs::{self, Mapping, ThreadFiles};
 use crate::sys::{self, Status};
@@ -32,8 +37,28 @@ pub struct ThreadSample {
     pub pc: u64,
     /// Cumulative CPU time, nanoseconds.
     pub cputime_ns: u64,
+    /// CPU time since the thread's previous sample (since it started, or
+    /// since its exec, for its first), nanoseconds; 0 for the repeats of a
+    /// sample that stands for several periods ([`Threads::OnCpu`]).
+    pub cputime_delta_ns: u64,
     /// The CPU it last ran on.
     pub cpu: u32,
+}
+
+/// Which threads a tick samples.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Threads {
+    /// On-CPU, as perf's `cpu-clock` counts: one sample per period of the
+    /// CPU time a thread used. At each tick a thread is stopped only when
+    /// it is running (or waiting for a CPU) or has used a period of CPU
+    /// time since its previous sample; it is then recorded once per whole
+    /// period it used, with the pc where it stopped, and the rest carries
+    /// over. A thread that did not run is never recorded.
+    #[default]
+    OnCpu,
+    /// Every thread at every tick, waiting or not (the seed's full
+    /// profile; for off-CPU analysis).
+    All,
 }
 
 /// How a process instance began.
@@ -70,11 +95,13 @@ pub struct ThreadRec {
     pub pid: u32,
     /// The thread.
     pub tid: u32,
-    /// Its name (`comm`) when first sampled, else when first seen.
+    /// Its name (`comm`): when first seen (clone, exec), replaced by the
+    /// one read at its first sample. A later change of name ends this
+    /// record and starts another for the same tid with the new name.
     pub name: String,
-    /// Start (first seen), ns.
+    /// Start (first seen, or the time a new name was seen), ns.
     pub start_ns: u64,
-    /// End, if seen.
+    /// End (exit, exec, or the time a new name was seen), if seen.
     pub end_ns: Option<u64>,
 }
 
@@ -95,6 +122,8 @@ pub struct ModRec {
     pub load_ns: u64,
     /// When it was seen gone (unmapped, exec, exit).
     pub unload_ns: Option<u64>,
+    /// The GNU build id of the mapped file, when it could be read.
+    pub build_id: Option<Vec<u8>>,
     /// Whether it maps the process's executable.
     pub is_exe: bool,
     /// Whether it is the first module record of its process instance.
@@ -119,6 +148,14 @@ pub struct Stats {
     pub ticks: u64,
     /// Thread samples taken.
     pub records: u64,
+    /// Thread ticks not sampled because the thread had not used a period of
+    /// CPU time since its previous sample ([`Threads::OnCpu`]).
+    pub idle_skipped: u64,
+    /// Samples that repeat the one before, for a thread that used several
+    /// periods of CPU time between two ticks ([`Threads::OnCpu`], late ticks).
+    pub repeats: u64,
+    /// Thread records started because a thread took a new name.
+    pub renames: u64,
     /// Ticks skipped because the previous one ended too late.
     pub missed_ticks: u64,
     /// Total time the target was stopped by the sampler, ns.
@@ -213,13 +250,120 @@ enum TState {
     Dying,
 }
 
+/// How often a live thread's name is read again.
+const NAME_EVERY_NS: u64 = 1_000_000_000;
+
 #[derive(Debug)]
 struct Thread {
     pid: i32,
     state: TState,
     files: Option<ThreadFiles>,
+    /// Its current record in `History::threads` (`None` before the command's exec).
     rec: Option<usize>,
-    named: bool,
+    /// Whether it has been sampled (its name is read again then).
+    sampled: bool,
+    /// Whether its current record has a sample: a new name then starts a
+    /// new record, else it replaces the record's name.
+    rec_sampled: bool,
+    /// When its name was last read, ns.
+    name_read_ns: u64,
+    /// Cumulative CPU time at its previous sample, or at its start.
+    cpu_at_sample: u64,
+    /// The latest reading of its cumulative CPU time (on-CPU mode).
+    cpu_seen: u64,
+    /// CPU time used and not yet recorded, less than a period after each
+    /// sample (on-CPU mode).
+    credit: u64,
+    /// Its switch-in count when it was last seen asleep (not in state `R`):
+    /// while that count and its CPU time stay the same, it has not run
+    /// since, so its state need not be read again (on-CPU mode).
+    asleep_at: Option<u64>,
+}
+
+/// A thread's samples for `periods` of CPU time used are this many at most:
+/// beyond, the tracer was held up for seconds, and what the thread did then
+/// is not known anyway.
+const MAX_REPEATS: u64 = 10_000;
+
+impl Thread {
+    /// A thread first seen at `now`, with `cpu_ns` of CPU time then: 0 for
+    /// a new task (a clone or fork starts at 0), the reading at an exec.
+    fn new(pid: i32, rec: Option<usize>, now: u64, cpu_ns: u64) -> Thread {
+        Thread {
+            pid,
+            state: TState::Running,
+            files: None,
+            rec,
+            sampled: false,
+            rec_sampled: false,
+            name_read_ns: now,
+            cpu_at_sample: cpu_ns,
+            cpu_seen: cpu_ns,
+            credit: 0,
+            asleep_at: None,
+        }
+    }
+
+    /// Adds what a CPU time reading shows used since the previous one.
+    fn saw_cpu(&mut self, now: u64) {
+        self.credit = self.credit.saturating_add(now.saturating_sub(self.cpu_seen));
+        self.cpu_seen = self.cpu_seen.max(now);
+    }
+
+    /// Whether the on-CPU rule stops thread `tid` at this tick: it is
+    /// running or waiting for a CPU (state `R`), or the CPU time it used
+    /// since its previous sample reaches a period.
+    ///
+    /// The kernel brings a running thread's CPU time in `/proc` up to date
+    /// only at its scheduler ticks (every 4 ms at `HZ=250`), at switches and
+    /// when the thread reads its own CPU clock; the stop brings it up to
+    /// date, so how many periods a thread used is decided on the reading
+    /// taken once it has stopped ([`Thread::periods`]). Stopping on a grown
+    /// reading alone would sample a busy thread at most `HZ` times a second,
+    /// and mostly just after it read its CPU clock.
+    ///
+    /// Not stopping the others matters: the stop itself costs a sleeping
+    /// thread a few µs of CPU time, which would make it look busy at every
+    /// tick. A sleeping thread is stopped only once it has used a whole
+    /// period, so the stops add less than 1 % to its samples.
+    fn should_stop(&mut self, tid: i32, period_ns: u64) -> bool {
+        if self.files.is_none() {
+            self.files = ThreadFiles::open(self.pid, tid).ok();
+        }
+        let Some(files) = self.files.as_mut() else { return true };
+        // Unreadable CPU time: sampled, as every thread is in the seed.
+        let Some((now, runs)) = files.cputime_runs() else { return true };
+        let unchanged = now <= self.cpu_seen;
+        self.saw_cpu(now);
+        if self.credit >= period_ns {
+            return true;
+        }
+        // Asleep at the last look and not switched in since: asleep still
+        // (a thread with many idle threads pays one read per idle thread).
+        if unchanged && self.asleep_at == Some(runs) {
+            return false;
+        }
+        let runnable = self.files.as_mut().and_then(ThreadFiles::runnable) == Some(true);
+        self.asleep_at = (!runnable).then_some(runs);
+        runnable
+    }
+
+    /// The samples a stopped thread gets for its CPU time read `now` (up to
+    /// date): one per whole period used since its previous sample; the
+    /// rest carries over. More than one when the ticks fell behind, so that
+    /// the count stays the CPU time divided by the period whatever the
+    /// frequency reached, as with perf's `cpu-clock`. The pc of them all is
+    /// where the thread stopped; for a thread that was waiting for a CPU,
+    /// where it was preempted (docs/SAMPLER.md, "Limits").
+    fn periods(&mut self, now: u64, period_ns: u64) -> u64 {
+        self.saw_cpu(now);
+        let n = self.credit / period_ns;
+        self.credit -= n * period_ns;
+        if n > MAX_REPEATS {
+            self.credit = 0;
+        }
+        n.min(MAX_REPEATS)
+    }
 }
 
 #[derive(Debug)]
@@ -243,6 +387,8 @@ pub struct Config {
     pub period_ns: u64,
     /// The PMU value source, if any.
     pub pmu: Option<Pmu>,
+    /// Which threads a tick samples.
+    pub threads: Threads,
 }
 
 /// The sample callback: the thread samples of one tick and its PMU value.
@@ -268,6 +414,7 @@ pub struct Tracer {
     /// Last time the command's process got each signal.
     seen_signal: HashMap<i32, u64>,
     tick: u64,
+    build_ids: BuildIds,
 }
 
 /// Finds `cmd` as `execvp` would (a name without `/` is searched in `PATH`).
@@ -315,7 +462,8 @@ impl Tracer {
         }
         child.release().map_err(|e| StartError(format!("starting the command: {e}")))?;
         let mut threads = HashMap::new();
-        threads.insert(pid, Thread { pid, state: TState::Running, files: None, rec: None, named: false });
+        // Not a record yet: the command starts at its exec, which replaces this entry.
+        threads.insert(pid, Thread::new(pid, None, 0, 0));
         Ok(Tracer {
             cfg,
             root: pid,
@@ -328,6 +476,7 @@ impl Tracer {
             pending_signal: None,
             seen_signal: HashMap::new(),
             tick: 0,
+            build_ids: BuildIds::default(),
         })
     }
 
@@ -393,6 +542,9 @@ impl Tracer {
             if p.end_ns.is_none() {
                 p.end_ns = Some(end);
             }
+        }
+        for why in std::mem::take(&mut self.build_ids.problems) {
+            self.stats.notes.push(format!("build id not recorded: {why}"));
         }
         let exit = match self.exit {
             Some(e) => e,
@@ -518,18 +670,55 @@ impl Tracer {
             self.new_instance(pid, Origin::Fork, now);
         }
         let rec = self.procs.contains_key(&pid).then(|| self.thread_rec(pid, tid, now));
-        self.threads.insert(tid, Thread { pid, state: TState::Running, files: None, rec, named: false });
+        self.threads.insert(tid, Thread::new(pid, rec, now, 0));
     }
 
     fn thread_rec(&mut self, pid: i32, tid: i32, now: u64) -> usize {
-        self.hist.threads.push(ThreadRec {
-            pid: pid as u32,
-            tid: tid as u32,
-            name: procfs::comm(pid, tid).unwrap_or_default(),
-            start_ns: now,
-            end_ns: None,
-        });
+        let name = procfs::comm(pid, tid).unwrap_or_default();
+        self.new_thread_rec(pid, tid, name, now)
+    }
+
+    fn new_thread_rec(&mut self, pid: i32, tid: i32, name: String, now: u64) -> usize {
+        self.hist.threads.push(ThreadRec { pid: pid as u32, tid: tid as u32, name, start_ns: now, end_ns: None });
         self.hist.threads.len() - 1
+    }
+
+    /// Reads the name of thread `tid` again and records a change: in place
+    /// while its record has no sample (a name set right after the thread
+    /// started), else as a new record from `now`.
+    fn read_name(&mut self, tid: i32, now: u64) {
+        let Some(t) = self.threads.get_mut(&tid) else { return };
+        t.name_read_ns = now;
+        let (Some(r), Some(name)) = (t.rec, procfs::comm(t.pid, tid)) else { return };
+        if self.hist.threads[r].name == name {
+            return;
+        }
+        if !t.rec_sampled {
+            self.hist.threads[r].name = name;
+            return;
+        }
+        let pid = t.pid;
+        self.hist.threads[r].end_ns = Some(now);
+        let new = self.new_thread_rec(pid, tid, name, now);
+        let t = self.threads.get_mut(&tid).expect("present");
+        t.rec = Some(new);
+        t.rec_sampled = false;
+        self.stats.renames += 1;
+    }
+
+    /// Reads again the names of the live threads not read for a second.
+    fn check_names(&mut self) {
+        let now = sys::monotonic_raw_ns();
+        let due: Vec<i32> = self
+            .threads
+            .iter()
+            .filter(|(_, t)| t.rec.is_some() && t.state != TState::Dying)
+            .filter(|(_, t)| now.saturating_sub(t.name_read_ns) >= NAME_EVERY_NS)
+            .map(|(&tid, _)| tid)
+            .collect();
+        for tid in due {
+            self.read_name(tid, now);
+        }
     }
 
     /// Starts a process instance of `pid`: its record, and its modules
@@ -579,6 +768,7 @@ impl Tracer {
                 continue;
             }
             let rec = m.is_module().then(|| {
+                let build_id = self.build_ids.of(pid, m);
                 self.hist.modules.push(ModRec {
                     pid: pid as u32,
                     path: m.path.clone(),
@@ -587,6 +777,7 @@ impl Tracer {
                     offset: m.offset,
                     load_ns: at,
                     unload_ns: None,
+                    build_id,
                     is_exe: !exe.is_empty() && m.path == exe,
                     first: proc.modules == 0,
                 });
@@ -629,7 +820,13 @@ impl Tracer {
         self.end_instance(pid, now);
         self.new_instance(pid, Origin::Exec, now);
         let rec = Some(self.thread_rec(pid, pid, now));
-        self.threads.insert(pid, Thread { pid, state: TState::Running, files: None, rec, named: false });
+        // An exec keeps the task's CPU time: what it used before is not
+        // the new program's, so its first sample counts from here.
+        let mut files = ThreadFiles::open(pid, pid).ok();
+        let cpu = files.as_mut().and_then(ThreadFiles::cputime).unwrap_or(0);
+        let mut t = Thread::new(pid, rec, now, cpu);
+        t.files = files;
+        self.threads.insert(pid, t);
     }
 
     fn on_exit(&mut self, tid: i32, how: Exit, now: u64) {
@@ -645,8 +842,11 @@ impl Tracer {
         }
     }
 
-    /// Reads a stopped thread into `out`.
+    /// Reads a stopped thread into `out`: once with [`Threads::All`], once
+    /// per period of CPU time it used with [`Threads::OnCpu`] (maybe not at
+    /// all).
     fn sample_one(&mut self, tid: i32, out: &mut Vec<ThreadSample>) {
+        let (on_cpu, period) = (self.cfg.threads == Threads::OnCpu, self.cfg.period_ns);
         let Some(t) = self.threads.get_mut(&tid) else { return };
         let pid = t.pid;
         if t.rec.is_none() {
@@ -664,11 +864,21 @@ impl Tracer {
             Some(f) => (f.cputime().unwrap_or(0), f.cpu().unwrap_or(0)),
             None => (0, 0),
         };
-        if !t.named {
-            t.named = true;
-            if let (Some(r), Some(name)) = (t.rec, procfs::comm(pid, tid)) {
-                self.hist.threads[r].name = name;
-            }
+        let copies = if on_cpu { t.periods(cputime_ns, period) } else { 1 };
+        if copies == 0 {
+            self.stats.idle_skipped += 1;
+            return;
+        }
+        let cputime_delta_ns = cputime_ns.saturating_sub(t.cpu_at_sample);
+        t.cpu_at_sample = cputime_ns;
+        let first = !std::mem::replace(&mut t.sampled, true);
+        if first {
+            // Most threads are named (pthread_setname_np) just after they
+            // start: the name at the first sample is the one to show.
+            self.read_name(tid, time_ns);
+        }
+        if let Some(t) = self.threads.get_mut(&tid) {
+            t.rec_sampled = true;
         }
         let tick = self.tick;
         if let Some(p) = self.procs.get(&pid) {
@@ -680,11 +890,16 @@ impl Tracer {
                     self.reread_maps(pid, time_ns);
                 }
                 if !self.procs[&pid].maps.iter().any(|(m, _)| m.contains(pc)) {
-                    self.stats.unknown_pcs += 1;
+                    self.stats.unknown_pcs += copies;
                 }
             }
         }
-        out.push(ThreadSample { time_ns, pid: pid as u32, tid: tid as u32, pc, cputime_ns, cpu });
+        let s = ThreadSample { time_ns, pid: pid as u32, tid: tid as u32, pc, cputime_ns, cputime_delta_ns, cpu };
+        out.push(s);
+        // The repeats stand for CPU time already in the first one's delta.
+        let repeat = ThreadSample { cputime_delta_ns: 0, ..s };
+        out.extend(std::iter::repeat_n(repeat, (copies - 1) as usize));
+        self.stats.repeats += copies - 1;
     }
 
     /// One tick: stop every running thread, read it, resume it.
@@ -702,18 +917,29 @@ impl Tracer {
             },
             None => None,
         };
-        let t0 = sys::monotonic_raw_ns();
-        let mut awaiting: Vec<i32> = Vec::new();
-        for (&tid, t) in &self.threads {
-            if t.state == TState::Running && t.rec.is_some() && sys::interrupt(tid).is_ok() {
-                awaiting.push(tid);
+        let (on_cpu, period) = (self.cfg.threads == Threads::OnCpu, self.cfg.period_ns);
+        // Which threads to stop is decided before the first stop, so that
+        // the stopped ones do not wait while the others' files are read.
+        let mut chosen: Vec<i32> = Vec::new();
+        for (&tid, t) in &mut self.threads {
+            if t.state != TState::Running || t.rec.is_none() {
+                continue;
             }
+            if on_cpu && !t.should_stop(tid, period) {
+                self.stats.idle_skipped += 1;
+                continue;
+            }
+            chosen.push(tid);
         }
+        let t0 = sys::monotonic_raw_ns();
+        let mut awaiting: Vec<i32> = chosen.into_iter().filter(|&tid| sys::interrupt(tid).is_ok()).collect();
         let mut samples = Vec::with_capacity(awaiting.len());
         self.collect_stops(&mut awaiting, Some(&mut samples))?;
         self.stats.stopped_ns += sys::monotonic_raw_ns() - t0;
         self.stats.ticks += 1;
         self.stats.records += samples.len() as u64;
+        // After the threads run again: reading names does not stop them.
+        self.check_names();
         Ok((samples, value))
     }
 
@@ -813,4 +1039,66 @@ impl Tracer {
 fn task_state(tid: i32) -> Option<char> {
     let s = std::fs::read_to_string(format!("/proc/{tid}/stat")).ok()?;
     s[s.rfind(')')? + 1..].split_whitespace().next()?.chars().next()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc::channel;
+    use std::time::Duration;
+
+    use super::*;
+
+    fn thread_cputime_ns() -> u64 {
+        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        // SAFETY: a valid out pointer; this clock always exists.
+        unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+        ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    }
+
+    /// A thread of this process, blocked, then busy for 30 ms of CPU time:
+    /// not stopped while it blocks (its state read once), stopped while it
+    /// runs, and then recorded once per millisecond of the CPU time it used.
+    #[test]
+    fn the_on_cpu_rule_on_a_thread_of_this_process() {
+        let pid = std::process::id() as i32;
+        let (tid_tx, tid_rx) = channel();
+        let (go_tx, go_rx) = channel::<()>();
+        let (done_tx, done_rx) = channel::<()>();
+        let worker = std::thread::spawn(move || {
+            // SAFETY: gettid has no preconditions.
+            tid_tx.send(unsafe { libc::gettid() }).unwrap();
+            go_rx.recv().unwrap();
+            let start = thread_cputime_ns();
+            let mut x = 0u64;
+            while thread_cputime_ns() < start + 30_000_000 {
+                for i in 0..10_000u64 {
+                    x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(i));
+                }
+            }
+            done_tx.send(()).unwrap();
+            go_rx.recv().unwrap();
+        });
+        let tid = tid_rx.recv().unwrap();
+        std::thread::sleep(Duration::from_millis(50)); // blocked in recv by now
+        let start_cpu = ThreadFiles::open(pid, tid).unwrap().cputime().unwrap();
+        let mut t = Thread::new(pid, Some(0), 0, start_cpu);
+        let period = 1_000_000;
+        assert!(!t.should_stop(tid, period), "blocked");
+        let runs = t.asleep_at.expect("seen asleep");
+        assert!(!t.should_stop(tid, period), "still blocked");
+        assert_eq!(t.asleep_at, Some(runs));
+        go_tx.send(()).unwrap();
+        std::thread::sleep(Duration::from_millis(5));
+        // With a period it has not used yet: stopped because it runs (its
+        // switch-in since it was seen asleep says to read its state again).
+        assert!(t.should_stop(tid, 1_000_000_000), "busy");
+        done_rx.recv().unwrap();
+        let used = ThreadFiles::open(pid, tid).unwrap().cputime().unwrap() - start_cpu;
+        let n = t.periods(start_cpu + used, period);
+        assert_eq!(n, used / period, "{used} ns used");
+        assert!((30..40).contains(&n) && t.credit < period, "{n} periods, {} ns over", t.credit);
+        assert_eq!(t.periods(start_cpu + used, period), 0, "nothing used since");
+        go_tx.send(()).unwrap();
+        worker.join().unwrap();
+    }
 }
