@@ -121,6 +121,15 @@ enum Command {
     /// Exports a TB5 file to another format.
     #[command(subcommand)]
     Export(Export),
+    /// Runs a program and records it straight to TB5, as `perf record`
+    /// does: the `sampler` collector (docs/SAMPLER.md), with `-f` for
+    /// `--force` and `-F` for the frequency. `tbrw record --help` lists its options.
+    #[command(disable_help_flag = true)]
+    Record {
+        /// The collector's options, then the program and its arguments.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+        args: Vec<std::ffi::OsString>,
+    },
 }
 
 /// Where the modules' files and symbols are looked for (reports by
@@ -450,6 +459,7 @@ fn run(cli: Cli) -> Result<Outcome, CliError> {
                 symbolize::command(&file, &symbols.options(), o, e).map(|()| Outcome::Success)
             })
         }
+        Command::Record { .. } => unreachable!("tbrw record runs before any other command"),
         Command::Import(Import::Sampler { profile, output, force, pid, hostname, layout, volts }) => import_sampler(
             &profile,
             &output,
@@ -646,6 +656,11 @@ fn after_bar(
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // The collector runs on the main thread before any other starts: it
+    // blocks the signals it forwards to the program in this thread.
+    if let Command::Record { args } = cli.command {
+        return sampler::cli::tbrw_record(args);
+    }
     match run(cli) {
         Ok(Outcome::Success) => ExitCode::SUCCESS,
         Ok(Outcome::StatisticsDiffer) => ExitCode::from(3),
