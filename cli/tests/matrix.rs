@@ -231,10 +231,8 @@ fn firefox(file: &Path, dir: &Path, weight: &str, filters: &[String], samples: b
 /// Runs `sql` in DuckDB (Python), with `DS` the dataset folder; the rows as
 /// JSON arrays. `None` when DuckDB is missing.
 fn duckdb(ds: &Path, sql: &str) -> Option<Vec<Vec<Value>>> {
-    let script = format!(
-        "import duckdb, json, sys\ncon = duckdb.connect()\nrows = con.execute(sys.argv[1].replace('DS', sys.argv[2])).fetchall()\nprint(json.dumps([list(r) for r in rows], default=str))\n"
-    );
-    let o = Command::new("python3").arg("-c").arg(&script).arg(sql).arg(ds).output().ok()?;
+    let script = "import duckdb, json, sys\ncon = duckdb.connect()\nrows = con.execute(sys.argv[1].replace('DS', sys.argv[2])).fetchall()\nprint(json.dumps([list(r) for r in rows], default=str))\n";
+    let o = Command::new("python3").arg("-c").arg(script).arg(sql).arg(ds).output().ok()?;
     let err = String::from_utf8_lossy(&o.stderr);
     if !o.status.success() && (err.contains("No module named 'duckdb'") || err.contains("ModuleNotFoundError")) {
         return None;

@@ -355,6 +355,6 @@ mod tests {
         row[30] = V::S(None);
         w.push(&row).unwrap();
         assert_eq!(w.close().unwrap(), 1);
-        assert!(folder.files()["i.parquet"].len() > 0);
+        assert!(!folder.files()["i.parquet"].is_empty());
     }
 }

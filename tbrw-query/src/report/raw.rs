@@ -157,7 +157,7 @@ impl<'a> Samples<'a> {
         by_process: bool,
         by_thread: bool,
         progress: &mut dyn FnMut(u64),
-    ) -> Result<(Vec<(RawKey, u64, f64)>, u64, f64), QueryError> {
+    ) -> Result<Weighed, QueryError> {
         let mut sums: IdMap<RawKey, (u64, f64)> = IdMap::default();
         let mut total_weight = 0.0;
         let fields = self.walk.fields();
@@ -255,6 +255,10 @@ impl<'a> Samples<'a> {
         (processes, threads)
     }
 }
+
+/// Per distinct key its samples and weight, in address order; the samples
+/// and the weight in all.
+pub(crate) type Weighed = (Vec<(RawKey, u64, f64)>, u64, f64);
 
 /// Samples a part of a count per address sorts at a time (32 bytes each).
 const RAW_BATCH: usize = 1 << 18;

@@ -243,9 +243,12 @@ pub(crate) fn compute_on(
     Ok(BindTables { processes, threads, tid_binds: t.tid_binds(), module_binds: t.module_binds })
 }
 
+/// Per (pid, tid), the names its thread records give, with their times.
+type ThreadNames = std::collections::HashMap<(u32, u32), Vec<(u64, StringId)>>;
+
 /// The named records of the file's thread section by (pid, tid), in time order.
-fn thread_names(file: &Tb5File) -> Result<std::collections::HashMap<(u32, u32), Vec<(u64, StringId)>>> {
-    let mut names: std::collections::HashMap<(u32, u32), Vec<(u64, StringId)>> = std::collections::HashMap::new();
+fn thread_names(file: &Tb5File) -> Result<ThreadNames> {
+    let mut names = ThreadNames::new();
     if let Some(pt) = file.processes()? {
         for th in pt.tids() {
             if th.name != StringId::NONE {
