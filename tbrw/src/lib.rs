@@ -60,7 +60,8 @@
 //! layers below it; the public paths are the re-exports below):
 //! - `model`: the value types: [`hardware`], [`software`], [`process`],
 //!   [`module`], [`version`], [`stream`], [`event`], [`descriptor`],
-//!   [`sample`], [`strings`], [`section`], [`error`] and the TBRW [`codes`];
+//!   [`sample`], [`strings`], [`section`], [`error`], the TBRW [`codes`]
+//!   and the call [`stack`]s of a stream's stack table;
 //! - `format` (crate-private) and docs/FORMAT.md: this project's on-disk
 //!   layout: section kinds, raw structures, the container rules, the codec;
 //! - `read`: the memory-mapped reader ([`reader`]), `verify`, [`summary`];
@@ -81,7 +82,8 @@ mod read;
 mod write;
 
 pub use model::{
-    codes, descriptor, error, event, hardware, module, process, sample, section, software, stream, strings, version,
+    codes, descriptor, error, event, hardware, module, process, sample, section, software, stack, stream, strings,
+    version,
 };
 pub use read::summary;
 pub use write::{engine, work_file, writer};
@@ -89,7 +91,9 @@ pub use write::{engine, work_file, writer};
 /// Reading committed files: [`Tb5File`] and the views it hands out (the
 /// former `reader` module; the code is in the crate's `read` layer).
 pub mod reader {
-    pub use crate::read::{DataSection, LegacySamples, ModuleTable, ProcessTable, SharedBytes, StreamReader, Tb5File};
+    pub use crate::read::{
+        DataSection, LegacySamples, ModuleTable, ProcessTable, SharedBytes, StackTableView, StreamReader, Tb5File,
+    };
 }
 
 pub use bind::{
@@ -102,14 +106,17 @@ pub use event::{access_method, Event, EventDetail, EventFlags};
 pub use hardware::{arch_type, native_arch, Cpu, CpuArch, CpuidIa32, CpuidIa64, Cpuids, Node, System};
 pub use module::{processor_mode, Module, ModuleFlags, NEVER_UNLOADED};
 pub use process::{Pid, PidTidFlags, Tid};
-pub use reader::{DataSection, LegacySamples, ModuleTable, ProcessTable, SharedBytes, StreamReader, Tb5File};
+pub use reader::{
+    DataSection, LegacySamples, ModuleTable, ProcessTable, SharedBytes, StackTableView, StreamReader, Tb5File,
+};
 pub use sample::{CodeDescriptor, LegacySample, SampleRecordPc};
 pub use section::{BindSection, GlobalSection, SectionRef, StreamSection};
 pub use software::{os_family, Application, Host, Os, Software};
+pub use stack::{StackNode, NO_STACK, STACK_ID_FIELD};
 pub use stream::{stream_type, FileTime, StreamInfo};
 pub use strings::{MapStrings, StringId, Text};
 pub use version::{VersionInfo, MIN_SAMPLE_FILE_VERSION, UNKNOWN_DRIVER_VERSION};
-pub use write::Durability;
+pub use write::{Durability, StackTable};
 pub use writer::{legacy_descriptor, DataSectionWriter, SectionWriter, StreamWriter, Tb5Writer};
 
 #[cfg(doctest)]

@@ -4,7 +4,7 @@
 //! `0x0001 + TBRW_SECTION_IDENTIFIER`, stream sections
 //! `0x0100 + TBRW_STREAM_SECTION_IDENTIFIER`, string blocks `0x0200`, bind
 //! sections `0x0300 + BindSection`, the stored symbols `0x0400` (this
-//! project's: `tbrw symbolize`). Only this file does that arithmetic.
+//! project's: `tbrw symbolize`), a stream's stack table `0x0500`. Only this file does that arithmetic.
 
 use crate::model::section::{BindSection, GlobalSection, StreamSection};
 
@@ -13,6 +13,7 @@ const STREAM_BASE: u16 = 0x0100;
 const STRING_BLOCK: u16 = 0x0200;
 const BIND_BASE: u16 = 0x0300;
 const STORED_SYMBOLS: u16 = 0x0400;
+const STACK_TABLE: u16 = 0x0500;
 
 /// What a directory entry holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -23,6 +24,8 @@ pub(crate) enum SectionKind {
     Bind(BindSection),
     /// The symbols `tbrw symbolize` stored (one per file, no stream).
     StoredSymbols,
+    /// A stream's stack table (docs/FORMAT.md "Stack table").
+    StackTable,
     /// A kind from a newer writer: skipped by readers.
     Unknown(u16),
 }
@@ -36,6 +39,7 @@ impl SectionKind {
             SectionKind::StringBlock => STRING_BLOCK,
             SectionKind::Bind(b) => BIND_BASE + b as u16,
             SectionKind::StoredSymbols => STORED_SYMBOLS,
+            SectionKind::StackTable => STACK_TABLE,
             SectionKind::Unknown(k) => k,
         }
     }
@@ -52,6 +56,8 @@ impl SectionKind {
             SectionKind::StringBlock
         } else if code == STORED_SYMBOLS {
             SectionKind::StoredSymbols
+        } else if code == STACK_TABLE {
+            SectionKind::StackTable
         } else if let Some(b) = BindSection::ALL.get(nth(BIND_BASE)) {
             SectionKind::Bind(*b)
         } else {
@@ -70,6 +76,7 @@ mod tests {
         all.extend(StreamSection::ALL.map(SectionKind::Stream));
         all.push(SectionKind::StringBlock);
         all.push(SectionKind::StoredSymbols);
+        all.push(SectionKind::StackTable);
         all.extend(BindSection::ALL.map(SectionKind::Bind));
         for k in all {
             assert_eq!(SectionKind::from_code(k.code()), k);
@@ -79,7 +86,8 @@ mod tests {
         assert_eq!(SectionKind::Bind(BindSection::TidBinds).code(), 0x0304);
         assert_eq!(SectionKind::Bind(BindSection::PackedData).code(), 0x0305);
         assert_eq!(SectionKind::StoredSymbols.code(), 0x0400);
-        for unknown in [0x0000, 0x0007, 0x0105, 0x0201, 0x0306, 0x0401, 0xFFFF] {
+        assert_eq!(SectionKind::StackTable.code(), 0x0500);
+        for unknown in [0x0000, 0x0007, 0x0105, 0x0201, 0x0306, 0x0401, 0x0501, 0xFFFF] {
             assert_eq!(SectionKind::from_code(unknown), SectionKind::Unknown(unknown));
         }
     }

@@ -10,3 +10,4 @@ pub(crate) mod cursor;
 pub(crate) mod kind;
 pub(crate) mod packed_bind;
 pub(crate) mod raw;
+pub(crate) mod stack_table;

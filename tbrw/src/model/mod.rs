@@ -14,6 +14,7 @@ pub mod process;
 pub mod sample;
 pub mod section;
 pub mod software;
+pub mod stack;
 pub mod stream;
 pub mod strings;
 pub mod version;

@@ -187,6 +187,8 @@ pub enum SectionRef {
     Bind(u32, BindSection),
     /// The symbols `tbrw symbolize` stored.
     StoredSymbols,
+    /// The stack table of a stream.
+    StackTable(u32),
     /// A section kind this library does not know (from a newer writer).
     Unknown(u16),
 }
@@ -202,6 +204,7 @@ impl fmt::Display for SectionRef {
             SectionRef::WholeStream(n) => write!(f, "stream {n}"),
             SectionRef::Bind(n, b) => write!(f, "stream {n} {}", b.name()),
             SectionRef::StoredSymbols => f.write_str("stored symbols"),
+            SectionRef::StackTable(n) => write!(f, "stream {n} stack table"),
             SectionRef::Unknown(k) => write!(f, "unknown section kind {k:#x}"),
         }
     }

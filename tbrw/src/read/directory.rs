@@ -31,6 +31,8 @@ pub(crate) struct Directory {
     streams: Vec<Slots<5>>,
     binds: Vec<Slots<6>>,
     stored_symbols: Option<usize>,
+    /// Per stream with one, the entry of its stack table.
+    stack_tables: Vec<(u32, usize)>,
     /// In id order, without gaps.
     pub(crate) blocks: Vec<StringBlockLayout>,
     pub(crate) string_count: u64,
@@ -66,6 +68,7 @@ impl Indexing<'_> {
                 streams: Vec::new(),
                 binds: Vec::new(),
                 stored_symbols: None,
+                stack_tables: Vec::new(),
                 blocks: Vec::new(),
                 string_count: 0,
             },
@@ -84,6 +87,7 @@ impl Directory {
         }
         ix.check_streams_have_sections()?;
         ix.place_binds()?;
+        ix.check_stack_tables()?;
         ix.number_strings()?;
         Ok(ix.dir)
     }
@@ -127,6 +131,10 @@ impl Directory {
 
     pub(crate) fn stored_symbols(&self) -> Option<&SectionEntry> {
         self.stored_symbols.map(|i| &self.entries[i])
+    }
+
+    pub(crate) fn stack_table(&self, stream: u32) -> Option<&SectionEntry> {
+        self.stack_tables.iter().find(|(n, _)| *n == stream).map(|(_, i)| &self.entries[*i])
     }
 }
 
@@ -190,6 +198,13 @@ impl Indexing<'_> {
                     return Err(bad("the stored symbols appear twice".into()));
                 }
                 SectionRef::StoredSymbols
+            }
+            SectionKind::StackTable => {
+                if self.dir.stack_tables.iter().any(|(s, _)| *s == e.stream) {
+                    return Err(bad(format!("stream {} has two stack tables", e.stream)));
+                }
+                self.dir.stack_tables.push((e.stream, n));
+                SectionRef::StackTable(e.stream)
             }
             // Kinds from newer writers are skipped: the header's
             // min_reader_version says when skipping would be wrong.
@@ -258,6 +273,24 @@ impl Indexing<'_> {
             }
         }
         self.dir.binds = binds;
+        Ok(())
+    }
+
+    /// A stack table belongs to a stream that exists.
+    fn check_stack_tables(&self) -> Result<()> {
+        for &(stream, i) in &self.dir.stack_tables {
+            if stream as usize >= self.dir.streams.len() {
+                return Err(Error::malformed(
+                    Location {
+                        file: self.path.to_owned(),
+                        section: SectionRef::Directory,
+                        record: Some(i as u64),
+                        offset: self.dir_offset + (i * DirEntryRaw::SIZE) as u64,
+                    },
+                    format!("a stack table for stream {stream}, which does not exist"),
+                ));
+            }
+        }
         Ok(())
     }
 

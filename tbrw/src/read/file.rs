@@ -351,6 +351,10 @@ impl Tb5File {
         self.dir.bind_entry(stream, b)
     }
 
+    pub(crate) fn stack_table_entry(&self, stream: u32) -> Option<&SectionEntry> {
+        self.dir.stack_table(stream)
+    }
+
     /// The bytes of a bind section (checksum checked except for the per-record data binds).
     pub(crate) fn bind_bytes(&self, stream: u32, b: BindSection) -> Result<Option<&[u8]>> {
         match self.bind_entry(stream, b) {

@@ -8,6 +8,7 @@
 mod bind_view;
 mod directory;
 mod file;
+mod stack_table;
 mod stream;
 pub mod summary;
 mod tables;
@@ -15,5 +16,6 @@ mod verify;
 
 pub use bind_view::{BindTables, BindView, MemoryBind, PackedData, StoredData};
 pub use file::{SharedBytes, Tb5File};
+pub use stack_table::StackTableView;
 pub use stream::{DataSection, LegacySamples, StreamReader};
 pub use tables::{ModuleTable, ProcessTable};

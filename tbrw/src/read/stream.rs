@@ -119,6 +119,11 @@ impl<'f> StreamReader<'f> {
         self.file.bind_entry(self.index, BindSection::Modules).is_some()
     }
 
+    /// The stream's stack table (docs/FORMAT.md "Stack table"), if it has one.
+    pub fn stack_table(&self) -> Result<Option<super::StackTableView<'f>>> {
+        super::StackTableView::of(self.file, self.index)
+    }
+
     /// The stored bind of the stream, if it has one.
     pub fn bind_view(&self) -> Result<Option<BindView<'f>>> {
         BindView::stored(self.file, self.index)

@@ -16,7 +16,11 @@
 //!    record outside stream 0;
 //! 8. every legacy sample's `eventIndex` names an event of its stream;
 //! 9. a stored bind fits its stream: one data bind per record, one module
-//!    bind per module, one thread bind per thread, and every index in range.
+//!    bind per module, one thread bind per thread, and every index in range;
+//! 10. a stack table's parents come before their children (so every index
+//!    is in range and there is no cycle), no stack has more than
+//!    `MAX_STACK_DEPTH` frames, and every record's stack id names a node of its
+//!    stream's table or is [`NO_STACK`].
 
 use tbrw_bind::UNKNOWN_MODULE;
 
@@ -27,6 +31,7 @@ use crate::model::descriptor::desc_type;
 use crate::model::error::{Error, Location, Result};
 use crate::model::sample::SampleRecordPc;
 use crate::model::section::{BindSection, GlobalSection, SectionRef, StreamSection};
+use crate::model::stack::{NO_STACK, STACK_ID_FIELD};
 use crate::model::strings::{MapStrings, StringId};
 use crate::model::version::MIN_SAMPLE_FILE_VERSION;
 
@@ -126,8 +131,13 @@ pub(crate) fn verify(file: &Tb5File) -> Result<()> {
             check_ids(file, d.clone(), &at)?;
         }
         check_bind(file, n)?;
+        let table = stream.stack_table()?;
+        if let Some(t) = &table {
+            t.check()?;
+        }
         let Some(layout) = stream.layout()? else { continue };
         let Some(data) = stream.data()? else { continue };
+        check_stack_ids(file, n, &layout, &data, table.map_or(0, |t| t.len()))?;
         for (i, d) in descs.iter().enumerate() {
             let stored_end = u64::from(d.offset) + u64::from(d.data_size);
             if !desc_type::is_extended(d.desc_type)
@@ -174,6 +184,37 @@ pub(crate) fn verify(file: &Tb5File) -> Result<()> {
                     ));
                 }
             }
+        }
+    }
+    Ok(())
+}
+
+/// Every stack id field of stream `n`'s records names one of the `nodes`
+/// of its stack table, or no stack.
+fn check_stack_ids(
+    file: &Tb5File,
+    n: u32,
+    layout: &crate::model::descriptor::RecordLayout,
+    data: &super::DataSection<'_>,
+    nodes: u64,
+) -> Result<()> {
+    let Some(f) = layout.find(STACK_ID_FIELD, None).copied() else { return Ok(()) };
+    for (k, rec) in data.records().enumerate() {
+        let id = f.read_le(rec).unwrap_or(0);
+        if id != u64::from(NO_STACK) && id >= nodes {
+            return Err(Error::malformed(
+                Location {
+                    file: file.path().to_owned(),
+                    section: SectionRef::Stream(n, StreamSection::Data),
+                    record: Some(k as u64),
+                    offset: data.file_offset() + (k * data.record_size()) as u64 + u64::from(f.offset),
+                },
+                if nodes == 0 {
+                    format!("stack id {id}, and the stream has no stack table")
+                } else {
+                    format!("stack id {id} names no node of the stream's stack table ({nodes} nodes)")
+                },
+            ));
         }
     }
     Ok(())

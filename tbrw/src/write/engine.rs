@@ -551,6 +551,11 @@ impl Engine {
         }
     }
 
+    /// Whether stream `n` is being written in this session and not finished.
+    pub(crate) fn stream_open_for_writing(&self, n: u32) -> bool {
+        self.streams.get(&n).is_some_and(|s| s.writing && !s.done)
+    }
+
     fn stream_mut(&mut self, n: u32) -> Result<&mut StreamState> {
         self.streams.get_mut(&n).filter(|s| !s.done).ok_or(Error::StreamNotExist { stream: n })
     }

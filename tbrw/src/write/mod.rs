@@ -15,8 +15,10 @@ pub mod engine;
 mod interner;
 pub(crate) mod output;
 pub(crate) mod sink;
+mod stack_table;
 mod stored_symbols;
 pub mod work_file;
 pub mod writer;
 
 pub use durability::Durability;
+pub use stack_table::StackTable;

@@ -373,6 +373,14 @@ impl<'w, I, D> StreamWriter<'w, I, D> {
         self.whole_section(StreamSection::EventDescription, |e, n| events.iter().try_for_each(|ev| e.add_event(n, ev)))
     }
 
+    /// Stores the stream's stack table (docs/FORMAT.md "Stack table"): the
+    /// stacks its records' stack id fields ([`crate::stack::stack_id_entry`])
+    /// name. A second call replaces the first; a dropped stream drops it.
+    pub fn stack_table(&mut self, table: super::StackTable) -> Result<()> {
+        let n = self.index;
+        self.engine().set_stack_table(n, table)
+    }
+
     /// Writes the user-defined stream section.
     pub fn user_defined(&mut self, data: &[u8]) -> Result<()> {
         self.whole_section(StreamSection::UserDefinedStream, |e, n| e.set_user_defined_stream(n, data))
