@@ -31,7 +31,7 @@ pub mod reference;
 
 pub use binder::{bind_parallel, Binder};
 pub use input::{ModuleKind, ModuleSpec, Sample, NEVER};
-pub use map::ModuleMap;
+pub use map::{ModuleMap, Span};
 pub use output::{BindResult, BindTables, DataBind, ModuleBind, Process, Thread, TidBind, UNKNOWN_MODULE};
 
 /// Binds `samples` (indices 0, 1, ...) against `modules` in one call.

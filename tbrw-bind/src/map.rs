@@ -423,3 +423,129 @@ impl ModuleMap {
         &self.boundaries[e.starts.0 as usize..e.starts.1 as usize]
     }
 }
+
+/// The times (TSC values) `[from, until)` over which a lookup's answer
+/// holds for the same pid and address: what lets a reader that binds many
+/// samples' frames (a stack table's nodes, docs/FORMAT.md) look each
+/// (pid, stack) up once and reuse the answer while a sample's time is
+/// inside it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Span {
+    /// The first time the answer holds.
+    pub from: u64,
+    /// The first time after `from` it may not hold ([`NEVER`]: never changes).
+    pub until: u64,
+}
+
+impl Span {
+    /// Every time.
+    pub const ALWAYS: Span = Span { from: 0, until: NEVER };
+
+    /// Whether `t` is inside.
+    #[inline]
+    pub fn holds(&self, t: u64) -> bool {
+        self.from <= t && (t < self.until || self.until == NEVER)
+    }
+
+    /// The times both hold.
+    #[inline]
+    pub fn and(self, o: Span) -> Span {
+        Span { from: self.from.max(o.from), until: self.until.min(o.until) }
+    }
+
+    fn before(&mut self, t: u64) {
+        self.until = self.until.min(t);
+    }
+
+    fn after(&mut self, t: u64) {
+        self.from = self.from.max(t);
+    }
+}
+
+impl Space {
+    /// [`Space::lookup`] for a sample with a TSC `t`, with the span of TSC
+    /// times its answer holds over; `None` when a candidate is timed in
+    /// sample counts (its answer depends on the sample's index).
+    fn lookup_span(&self, ip: u64, t: u64) -> Option<(Option<u32>, Span)> {
+        let b = self.bounds.as_slice();
+        match (b.first(), b.last()) {
+            (Some(&lo), Some(&hi)) if lo <= ip && ip < hi => {}
+            _ => return Some((None, Span::ALWAYS)),
+        }
+        let seg = self.segments[b.partition_point(|&x| x <= ip) - 1];
+        if seg.end == ALWAYS {
+            return Some((Some(seg.start), Span::ALWAYS));
+        }
+        let mut span = Span::ALWAYS;
+        // Candidates best first: each one before the winner is not loaded
+        // at t, and would win from its load (if later) or did until its
+        // unload (if earlier); the winner holds while it is loaded.
+        for c in &self.cands[seg.start as usize..seg.end as usize] {
+            if !c.tsc_time {
+                return None;
+            }
+            let loaded = c.load <= t && (t < c.unload || c.unload == NEVER);
+            if loaded {
+                span.after(c.load);
+                if c.unload != NEVER {
+                    span.before(c.unload);
+                }
+                return Some((Some(c.index), span));
+            }
+            if c.load > t {
+                span.before(c.load);
+            } else {
+                span.after(c.unload);
+            }
+        }
+        Some((None, span))
+    }
+}
+
+impl ModuleMap {
+    /// The module the bind gives `sample` (its ip in its pid's process
+    /// instance at its time, docs/BIND.md; `None`: no module), as
+    /// [`crate::Binder`] does, with the span of TSC times over which the
+    /// answer is the same for the same pid and ip. The span is `None` when
+    /// the sample has no TSC or a module or process start it depends on is
+    /// timed in sample counts: then the answer holds for this sample alone.
+    pub fn module_at(&self, sample: &Sample, index: u64) -> (Option<u32>, Option<Span>) {
+        let (space, mut span) = match self.pid_entry(sample.pid) {
+            None => (&self.space_list[0], Some(Span::ALWAYS)),
+            Some(e) => {
+                let starts = self.starts(e);
+                let instance = instance_at(starts, sample, index);
+                let slot = self.instances[(e.slot + instance) as usize];
+                // The instance holds between its start and the next one's.
+                let span = match sample.tsc {
+                    Some(_) if starts.iter().all(|b| b.tsc_time) => {
+                        let i = instance as usize;
+                        Some(Span {
+                            from: if i == 0 { 0 } else { starts[i - 1].at },
+                            until: starts.get(i).map_or(NEVER, |b| b.at),
+                        })
+                    }
+                    _ => None,
+                };
+                (&self.space_list[slot.space as usize], span)
+            }
+        };
+        let Some(t) = sample.tsc else {
+            return (space.lookup(sample, index).or_else(|| self.global.lookup(sample, index)), None);
+        };
+        let own = space.lookup_span(sample.ip, t);
+        let (module, s) = match own {
+            Some((Some(m), s)) => (Some(m), Some(s)),
+            Some((None, s)) => match self.global.lookup_span(sample.ip, t) {
+                Some((m, g)) => (m, Some(s.and(g))),
+                None => (self.global.lookup(sample, index), None),
+            },
+            None => (space.lookup(sample, index).or_else(|| self.global.lookup(sample, index)), None),
+        };
+        span = match (span, s) {
+            (Some(a), Some(b)) => Some(a.and(b)),
+            _ => None,
+        };
+        (module, span)
+    }
+}

@@ -514,3 +514,39 @@ proptest! {
         prop_assert_eq!(map.unmatched_unloads(), reference::unmatched_unloads(&mods));
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+
+    /// `ModuleMap::module_at` gives every sample the bind's module, and its
+    /// span is honest: the same pid and ip at any time inside it gets the
+    /// same module (what a reader caching a stack's frames relies on).
+    #[test]
+    fn module_at_equals_the_bind_and_holds_over_its_span(
+        mods in proptest::collection::vec(arb_module(), 0..24),
+        samples in proptest::collection::vec(arb_sample(), 1..40),
+        with_tsc in any::<bool>()) {
+        let samples: Vec<Sample> = samples.into_iter().enumerate()
+            .map(|(k, s)| Sample { tsc: with_tsc.then_some(k as u64 * 10 + (s.ip % 7)), ..s })
+            .collect();
+        let want = reference::bind(&mods, &samples);
+        let map = ModuleMap::new(&mods);
+        for (k, s) in samples.iter().enumerate() {
+            let (m, span) = map.module_at(s, k as u64);
+            let expect = want.data[k].module_index;
+            prop_assert_eq!(m.map_or(UNKNOWN_MODULE, u64::from), expect, "sample {}", k);
+            let Some(span) = span else { continue };
+            let t = s.tsc.unwrap();
+            prop_assert!(span.holds(t), "{:?} does not hold at its own time {}", span, t);
+            // Every time inside the span, and a few past each end.
+            let hi = span.until.min(t + 500);
+            for t2 in span.from.saturating_sub(3)..hi.saturating_add(3) {
+                let other = Sample { tsc: Some(t2), ..*s };
+                let one = reference::bind(&mods, &[other]).data[0].module_index;
+                if span.holds(t2) {
+                    prop_assert_eq!(one, expect, "time {} inside {:?}", t2, span);
+                }
+            }
+        }
+    }
+}

@@ -96,6 +96,10 @@ pub const CALLCHAIN_SAMPLE: u16 = 0x4501;
 /// A call-chain frame's depth: 0 for the sampled ip's frame, then each
 /// caller one more (4 bytes).
 pub const CALLCHAIN_DEPTH: u16 = 0x4502;
+/// A sample's call stack: a node of its stream's stack table (4 bytes;
+/// `tbrw::NO_STACK` for none). The format's own type (`tbrw::STACK_ID_FIELD`,
+/// docs/FORMAT.md "Stack table"): `tbrw verify` checks it.
+pub const STACK_ID: u16 = tbrw::STACK_ID_FIELD;
 
 /// Every single-code type of the registry with its name (the counter
 /// ranges are named by [`name`]).
@@ -133,6 +137,7 @@ pub const REGISTRY: &[(u16, &str)] = &[
     (PERIOD, "period"),
     (CALLCHAIN_SAMPLE, "callchain_sample"),
     (CALLCHAIN_DEPTH, "callchain_depth"),
+    (STACK_ID, "stack_id"),
 ];
 
 /// The name of one of this project's field types, TBRW's name for a
@@ -209,6 +214,8 @@ mod tests {
         assert_eq!((counter_begin(0x4203), counter_end(0x4203)), (Some(3), None));
         assert_eq!((counter_end(0x43FF), counter_end(0x4400)), (Some(255), None));
         assert_eq!(name(EVENT_ID), Some("event_id"));
+        assert_eq!(name(STACK_ID), Some("stack_id"));
+        assert_eq!(STACK_ID, 0x4503);
         assert_eq!(name(0x4301), Some("counter_end"));
         assert_eq!(name(0x4600), None);
         assert_eq!((constant(CONSTANT + 15), constant(CONSTANT + 16)), (Some(15), None));

@@ -1,8 +1,9 @@
 //! Samples with their call stacks, for the viewer exports (flame graph,
 //! pprof, Firefox) and the inclusive views: [`walk`] runs the query's walk
 //! ([`crate::walk`]) and hands out each sample with its process, thread,
-//! cpu, time, weight and frames (the call chain from a perf import's
-//! call-chain stream, else the sampled address); [`Stacks`] aggregates them
+//! cpu, time, weight and frames (its stack from the stream's stack table,
+//! [`TableStacks`]; or, in perf imports made before the stack table, the
+//! records of the call-chain stream; else the sampled address); [`Stacks`] aggregates them
 //! per distinct stack and label set, so that memory grows with distinct
 //! stacks, not samples; [`Names`] symbolizes each distinct address once.
 //!
@@ -97,8 +98,133 @@ pub struct WalkInfo {
     pub has_cputime: bool,
 }
 
-/// The stream of a perf import's call-chain frames for sample stream `n`:
-/// only stream 0 has them (its frames name their sample's index in stream 0).
+/// Frames a [`TableStacks`] keeps bound, at most: past it, stacks are
+/// bound sample by sample (a hostile table, every sample a new deep stack,
+/// cannot make the cache grow without end).
+const CACHED_FRAMES: usize = 1 << 23;
+
+/// A sample's stack as [`TableStacks::resolve`] gives it.
+#[derive(Clone, Copy, Debug)]
+pub struct Resolved<'a> {
+    /// The frames with their modules, innermost first.
+    pub frames: &'a [Frame],
+    /// Which cached binding of a stack these frames are: equal slots, equal
+    /// frames (with equal modules), for as long as the [`TableStacks`]
+    /// lives; `None` for frames bound for this sample alone.
+    pub slot: Option<u32>,
+}
+
+/// A stream's stacks from its stack table (docs/FORMAT.md "Stack table"),
+/// each frame bound to a module as the sample's own address is: with the
+/// sample's pid and time (docs/FORMAT.md "Binding frames"). A (pid, stack)
+/// is bound once and reused while the sample's time stays where the bind's
+/// answer holds, so a sample costs one lookup, not one per frame.
+pub struct TableStacks<'f> {
+    file: &'f Tb5File,
+    stream: u32,
+    table: Option<StackTableView<'f>>,
+    field: Field,
+    binder: bind::FrameBinder,
+    cache: IdMap<(u32, u32), (bind::Span, u32)>,
+    /// Per slot: its frames' range in `arena`.
+    slots: Vec<(u32, u32)>,
+    arena: Vec<Frame>,
+    addresses: Vec<u64>,
+    scratch: Vec<Frame>,
+}
+
+impl<'f> TableStacks<'f> {
+    /// The stacks of stream `n`, when its records have a stack id field
+    /// (4 bytes; a stream with the field and no table is read, and each of
+    /// its records naming a stack is damage).
+    pub fn of(file: &'f Tb5File, n: u32) -> Result<Option<TableStacks<'f>>, QueryError> {
+        let s = stream::open_stream(file, n)?;
+        let Some(layout) = s.layout()? else { return Ok(None) };
+        let Some(field) = layout.find(fields::STACK_ID, None).copied() else { return Ok(None) };
+        if field.size != 4 {
+            return Err(QueryError::Damaged {
+                file: file.path().display().to_string(),
+                stream: n,
+                what: format!("its stack id field is {} bytes, not 4", field.size),
+            });
+        }
+        Ok(Some(TableStacks {
+            file,
+            stream: n,
+            table: s.stack_table()?,
+            field,
+            binder: bind::FrameBinder::of(file, n)?,
+            cache: IdMap::default(),
+            slots: Vec::new(),
+            arena: Vec::new(),
+            addresses: Vec::new(),
+            scratch: Vec::new(),
+        }))
+    }
+
+    /// The stack id of record `rec`, if it has a stack.
+    #[inline]
+    pub fn stack_id(&self, rec: &[u8]) -> Option<u32> {
+        Some(fields::read(rec, &self.field) as u32).filter(|&id| id != NO_STACK)
+    }
+
+    /// The number of nodes of the table.
+    pub fn nodes(&self) -> u64 {
+        self.table.map_or(0, |t| t.len())
+    }
+
+    /// The stack of record `rec` (record `k` of the stream) with its
+    /// frames' modules; `None` when the record has no stack.
+    pub fn resolve(&mut self, rec: &[u8], k: u64) -> Result<Option<Resolved<'_>>, QueryError> {
+        let Some(id) = self.stack_id(rec) else { return Ok(None) };
+        let key = self.binder.key(rec);
+        let hit = match (self.cache.get(&(key.pid, id)), key.tsc) {
+            (Some(&(span, slot)), Some(t)) if span.holds(t) => Some(slot),
+            _ => None,
+        };
+        if let Some(slot) = hit {
+            let (at, len) = self.slots[slot as usize];
+            return Ok(Some(Resolved { frames: &self.arena[at as usize..(at + len) as usize], slot: Some(slot) }));
+        }
+        let table = self.table.as_ref().ok_or_else(|| QueryError::Damaged {
+            file: self.file.path().display().to_string(),
+            stream: self.stream,
+            what: format!("record {k} names stack {id}, and the stream has no stack table"),
+        })?;
+        self.addresses.clear();
+        table.frames(id, &mut self.addresses)?;
+        self.scratch.clear();
+        let mut span = key.tsc.map(|_| bind::Span::ALWAYS);
+        for &pc in &self.addresses {
+            let (module, s) = self.binder.module_of(&key, k, pc);
+            span = span.zip(s).map(|(a, b)| a.and(b));
+            self.scratch.push(Frame { module, pc });
+        }
+        let Some(span) = span else { return Ok(Some(Resolved { frames: &self.scratch, slot: None })) };
+        // The same frames as the slot this (pid, stack) had: only the span moves.
+        if let Some((old_span, slot)) = self.cache.get_mut(&(key.pid, id)) {
+            let (at, len) = self.slots[*slot as usize];
+            if self.arena[at as usize..(at + len) as usize] == self.scratch[..] {
+                *old_span = span;
+                let slot = *slot;
+                return Ok(Some(Resolved { frames: &self.arena[at as usize..(at + len) as usize], slot: Some(slot) }));
+            }
+        }
+        if self.arena.len() + self.scratch.len() > CACHED_FRAMES {
+            return Ok(Some(Resolved { frames: &self.scratch, slot: None }));
+        }
+        let slot = self.slots.len() as u32;
+        let at = self.arena.len() as u32;
+        self.arena.extend_from_slice(&self.scratch);
+        self.slots.push((at, self.scratch.len() as u32));
+        self.cache.insert((key.pid, id), (span, slot));
+        Ok(Some(Resolved { frames: &self.arena[at as usize..], slot: Some(slot) }))
+    }
+}
+
+/// The stream of a perf import's call-chain frames for sample stream `n`,
+/// in files imported before the stack table: only stream 0 has them (its
+/// frames name their sample's index in stream 0).
 fn chain_stream(file: &Tb5File, n: u32) -> Result<Option<(u32, RecordLayout)>, QueryError> {
     if n != 0 {
         return Ok(None);
@@ -150,9 +276,12 @@ pub fn walk(
     }
     let fields = w.fields();
 
+    // The stacks of the stream's stack table, when it has one; else, in a
+    // perf import made before it, the call-chain stream.
+    let mut table = TableStacks::of(file, n)?;
     // The call chains: a second stream walked in step (its frames are in
     // sample order, innermost first), with its own bind for the modules.
-    let chain = chain_stream(file, n)?;
+    let chain = if table.is_some() { None } else { chain_stream(file, n)? };
     let chain_reader = match &chain {
         Some((m, _)) => Some(file.stream(*m)?),
         None => None,
@@ -191,7 +320,7 @@ pub fn walk(
     let mut info = WalkInfo {
         records: w.records(),
         modules: w.modules().to_vec(),
-        chains: chain.as_ref().map(|(m, _)| *m),
+        chains: if table.is_some() { Some(n) } else { chain.as_ref().map(|(m, _)| *m) },
         time: fields.time_field.clone(),
         has_period: fields.has_period(),
         has_cputime: fields.has_cputime(),
@@ -208,6 +337,16 @@ pub fn walk(
         let k = s.index;
         let rec = s.record;
         frames.clear();
+        if let Some(t) = table.as_mut() {
+            match t.resolve(rec, k) {
+                Ok(Some(r)) => frames.extend_from_slice(r.frames),
+                Ok(None) => {}
+                Err(e) => {
+                    failed = Some(e);
+                    return;
+                }
+            }
+        }
         // This sample's frames in the chain stream, skipping those of
         // samples left out.
         if let (Some(cd), Some(cv), Some((sample_f, ip_f))) = (&chain_data, &chain_view, &chain_fields) {

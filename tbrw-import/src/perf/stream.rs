@@ -1,20 +1,24 @@
 //! The import loop: perf's records read in time order, samples encoded
-//! straight into stream 0's data section in batches (call-chain frames
-//! into a temporary file that becomes stream 1), side-band records
-//! collected into [`Tables`], and the global sections written last.
+//! straight into stream 0's data section in batches (each call chain
+//! interned in the stream's stack table, [`tbrw::StackTable`]), side-band
+//! records collected into [`Tables`], and the global sections written last.
 //!
 //! Stream 0 record (little-endian): `ip` u64, `pid` u32, `tid` u32, time
-//! u64 (ns, field named after perf's clock), `period` u64, `cpu` u32, and
-//! `event_id` u32 when the recording has several events. Stream 1 (only
-//! when samples carry call chains): one record per frame, `ip` u64, `pid`
-//! u32, `tid` u32, time u64, sample index u64, depth u32.
+//! u64 (ns, field named after perf's clock), `period` u64, `cpu` u32,
+//! `event_id` u32 when the recording has several events, and `stack_id` u32
+//! when samples carry call chains (a node of the stack table, docs/FORMAT.md
+//! "Stack table"). Imports before the stack table wrote each frame as a
+//! 36-byte record of a stream 1 ([`callchain_descriptor`]); readers still
+//! read those.
 
 use std::cell::Cell;
-use std::io::{BufReader, Read, Seek, SeekFrom, Write};
+use std::io::{BufReader, Read, Seek};
 use std::rc::Rc;
 
 use linux_perf_data::{AttributeDescription, PerfFile, PerfFileReader, PerfFileRecord, PerfRecordIter};
-use linux_perf_event_reader::{CpuMode, EventRecord, Mmap2FileId, PerfClock, PerfEventType, SamplingPolicy};
+use linux_perf_event_reader::{
+    CpuMode, EventRecord, Mmap2FileId, PerfClock, PerfEventType, SampleFormat, SamplingPolicy,
+};
 use tbrw::*;
 
 use super::map::{MmapEvent, Tables};
@@ -24,7 +28,8 @@ use crate::fields;
 use crate::globals::{field, write_globals};
 use crate::progress::Progress;
 
-/// Bytes per call-chain frame record of stream 1.
+/// Bytes per call-chain frame record of the stream 1 that imports before
+/// the stack table wrote.
 pub const CALLCHAIN_RECORD_SIZE: usize = 36;
 
 /// perf marks context switches inside a chain with values from here up.
@@ -35,8 +40,10 @@ const PERF_CONTEXT_MAX: u64 = 0xffff_ffff_ffff_f001;
 pub struct ImportStats {
     /// Samples written to stream 0.
     pub samples: u64,
-    /// Call-chain frames written to stream 1.
+    /// Call-chain frames of the samples (perf's context markers left out).
     pub frames: u64,
+    /// Nodes of the stack table: the distinct (caller, frame) pairs.
+    pub stack_nodes: u64,
     /// Modules written.
     pub modules: u64,
     /// Events (perf attributes).
@@ -84,7 +91,7 @@ fn event_of(i: usize, a: &AttributeDescription) -> Event {
 }
 
 /// Stream 0's descriptor.
-pub fn descriptor(clock: &str, several_events: bool) -> Vec<DescEntry> {
+pub fn descriptor(clock: &str, several_events: bool, stacks: bool) -> Vec<DescEntry> {
     let mut d = vec![
         field(desc_type::IP, desc_subtype::NONE, 8, "ip"),
         field(desc_type::PID, desc_subtype::NONE, 4, "pid"),
@@ -96,10 +103,14 @@ pub fn descriptor(clock: &str, several_events: bool) -> Vec<DescEntry> {
     if several_events {
         d.push(field(fields::EVENT_ID, desc_subtype::NONE, 4, "event_id"));
     }
+    if stacks {
+        d.push(stack::stack_id_entry("stack_id"));
+    }
     d
 }
 
-/// Stream 1's descriptor (call-chain frames).
+/// The descriptor of the stream 1 of call-chain frames that imports wrote
+/// before the stack table (still read by `tbrw-query`'s stacks).
 pub fn callchain_descriptor(clock: &str) -> Vec<DescEntry> {
     vec![
         field(desc_type::IP, desc_subtype::NONE, 8, "ip"),
@@ -192,6 +203,9 @@ fn convert<R: Read>(
 ) -> Result<ImportStats, Stop> {
     let attrs: Vec<AttributeDescription> = perf.event_attributes().to_vec();
     let several = attrs.len() > 1;
+    // Samples carry call chains (`perf record -g`): each sample's record
+    // gets the id of its stack in the stream's stack table.
+    let with_stacks = attrs.iter().any(|a| a.attr.sample_format.contains(SampleFormat::CALLCHAIN));
     let events: Vec<Event> = attrs.iter().enumerate().map(|(i, a)| event_of(i, a)).collect();
     let clock = clock_name(&attrs.first().map(|a| a.attr.clock).unwrap_or(PerfClock::Default));
     let hostname = text(perf.hostname());
@@ -231,18 +245,17 @@ fn convert<R: Read>(
         .stream(0)?
         .info(&StreamInfo {
             stream_type: stream_type::SAMPLING,
-            command_line: cmdline.clone(),
+            command_line: cmdline,
             comment: Some(comment),
             ..Default::default()
         })?
-        .data_descriptor(&descriptor(&clock, several))?;
+        .data_descriptor(&descriptor(&clock, several, with_stacks))?;
     stream.events(&events)?;
-    let rec_size = if several { 40 } else { 36 };
-    let mut chains = tempfile::tempfile().map_err(|e| ImportError::spill(name, e))?;
-    let mut chain_buf: Vec<u8> = Vec::with_capacity(1 << 20);
+    let rec_size = 36 + if several { 4 } else { 0 } + if with_stacks { 4 } else { 0 };
+    let mut stacks = StackTable::new();
+    let mut frames: Vec<u64> = Vec::new();
     let mut data = stream.data()?;
     let mut batch: Vec<u8> = Vec::with_capacity(1 << 20);
-    let chain_err = |e: std::io::Error| ImportError::spill(name, e);
     loop {
         let record = match iter.next_record(perf) {
             Ok(Some(r)) => r,
@@ -276,28 +289,24 @@ fn convert<R: Read>(
                 if several {
                     batch.extend_from_slice(&(attr_index as u32).to_le_bytes());
                 }
-                debug_assert_eq!(batch.len() - start, rec_size);
-                if let Some(chain) = s.callchain {
-                    let mut depth = 0u32;
-                    for k in 0..chain.len() {
-                        let ip = chain.get(k).unwrap_or(0);
-                        if ip >= PERF_CONTEXT_MAX {
-                            continue;
-                        }
-                        chain_buf.extend_from_slice(&ip.to_le_bytes());
-                        chain_buf.extend_from_slice(&pid.to_le_bytes());
-                        chain_buf.extend_from_slice(&tid.to_le_bytes());
-                        chain_buf.extend_from_slice(&t.to_le_bytes());
-                        chain_buf.extend_from_slice(&stats.samples.to_le_bytes());
-                        chain_buf.extend_from_slice(&depth.to_le_bytes());
-                        depth += 1;
-                        stats.frames += 1;
+                if with_stacks {
+                    frames.clear();
+                    if let Some(chain) = s.callchain {
+                        // Innermost first; perf's context markers are not frames.
+                        frames
+                            .extend((0..chain.len()).filter_map(|k| chain.get(k)).filter(|&ip| ip < PERF_CONTEXT_MAX));
                     }
-                    if chain_buf.len() >= 1 << 20 {
-                        chains.write_all(&chain_buf).map_err(chain_err)?;
-                        chain_buf.clear();
-                    }
+                    stats.frames += frames.len() as u64;
+                    let id = stacks.intern_innermost_first(&frames).map_err(|e| {
+                        ImportError::invalid(
+                            name,
+                            Place::Offset(pos.get()),
+                            format!("sample {}: its call chain of {} frames: {e}", stats.samples, frames.len()),
+                        )
+                    })?;
+                    batch.extend_from_slice(&id.to_le_bytes());
                 }
+                debug_assert_eq!(batch.len() - start, rec_size);
                 stats.samples += 1;
                 if batch.len() >= (1 << 20) - 64 {
                     data.add(&batch)?;
@@ -346,40 +355,18 @@ fn convert<R: Read>(
     data.add(&batch)?;
     data.done()?;
     stats.bytes = pos.get();
+    stats.stack_nodes = stacks.len() as u64;
+    if with_stacks {
+        stream.stack_table(stacks)?;
+    }
     stream.user_defined(
         format!(
-            "perf samples={} frames={} lost={} skipped_records={} clock={clock}\n",
-            stats.samples, stats.frames, stats.lost, stats.skipped
+            "perf samples={} frames={} stack_nodes={} lost={} skipped_records={} clock={clock}\n",
+            stats.samples, stats.frames, stats.stack_nodes, stats.lost, stats.skipped
         )
         .as_bytes(),
     )?;
     stream.finish()?;
-
-    if stats.frames > 0 {
-        chains.write_all(&chain_buf).map_err(chain_err)?;
-        chains.seek(SeekFrom::Start(0)).map_err(chain_err)?;
-        let mut s1 = w
-            .stream(1)?
-            .info(&StreamInfo {
-                stream_type: stream_type::SAMPLING,
-                command_line: cmdline,
-                comment: Some("perf call chains: one record per frame, innermost first".into()),
-                ..Default::default()
-            })?
-            .data_descriptor(&callchain_descriptor(&clock))?;
-        s1.events(&events)?;
-        let mut d1 = s1.data()?;
-        let mut buf = vec![0u8; CALLCHAIN_RECORD_SIZE * (1 << 15)];
-        let mut left = stats.frames as usize * CALLCHAIN_RECORD_SIZE;
-        while left > 0 {
-            let n = left.min(buf.len());
-            chains.read_exact(&mut buf[..n]).map_err(chain_err)?;
-            d1.add(&buf[..n])?;
-            left -= n;
-        }
-        d1.done()?;
-        s1.finish()?;
-    }
 
     let modules: Vec<Module> = tables.modules.iter().map(|m| m.module.clone()).collect();
     stats.modules = modules.len() as u64;

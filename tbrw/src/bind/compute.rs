@@ -84,6 +84,15 @@ fn module_specs(file: &Tb5File, modules: &[Module<StringId>]) -> Vec<ModuleSpec>
     specs
 }
 
+/// The file's modules arranged for lookups (docs/BIND.md).
+pub(crate) fn module_map(file: &Tb5File) -> Result<ModuleMap> {
+    let modules: Vec<Module<StringId>> = match file.modules()? {
+        Some(t) => t.iter().collect::<Result<_>>()?,
+        None => Vec::new(),
+    };
+    Ok(ModuleMap::new(&module_specs(file, &modules)))
+}
+
 /// Binds stream `n` of `file` on [`bind_threads`] threads, handing the
 /// per-record binds, packed in `widths`, to `sink` in stream order, chunk
 /// by chunk, and returns the tables.

@@ -22,9 +22,11 @@ use crate::write::writer::Tb5Writer;
 
 mod compute;
 mod decode;
+mod frames;
 mod session;
 
 pub use compute::{bind_in_memory, bind_in_memory_on, bind_threads};
+pub use frames::{BindKey, FrameBinder, Span};
 
 /// Size of one `DATA_BIND_STRUCT` (`TBRW_get_size_of_data_bind_entry`).
 pub const DATA_BIND_SIZE: u32 = std::mem::size_of::<DataBind>() as u32;
