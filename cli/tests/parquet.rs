@@ -679,3 +679,129 @@ fn a_perf_import_counts_per_event_and_module_as_tbrw_report() {
     assert_eq!(runs[0][3], "perf");
     assert_eq!(runs[0][4].as_u64(), rep["samples"].as_u64());
 }
+
+/// `perf record -g` of a program built here whose two threads of work go
+/// through known call chains, imported (a stack table) and exported with
+/// `--functions`: the `stacks` table has one row per node, parents before
+/// children, and the documented query of the top inclusive functions (a
+/// recursive CTE over the stack nodes) gives per function what the folded
+/// flame graph (`tbrw export flamegraph --folded --by function`) counts:
+/// the samples whose stack holds it. Skipped, with a note, where `cc` or
+/// `perf record -g` fail.
+#[test]
+fn a_perf_g_import_has_stacks_and_inclusive_functions_as_the_flame_graph() {
+    let t = tempfile::tempdir().unwrap();
+    let src = t.path().join("chains.c");
+    std::fs::write(
+        &src,
+        "#include <math.h>\nvolatile double sink;\n\
+         __attribute__((noinline)) void leaf_work(int n) { double s = 0; for (int i = 0; i < n; i++) s += sin(i); sink += s; }\n\
+         __attribute__((noinline)) void middle_a(int n) { leaf_work(n); sink += 1; }\n\
+         __attribute__((noinline)) void middle_b(int n) { leaf_work(2 * n); sink += 1; }\n\
+         __attribute__((noinline)) void outer(int k) { if (k % 3) middle_a(20000); else middle_b(20000); }\n\
+         int main(void) { for (int k = 0; k < 1500; k++) outer(k); return 0; }\n",
+    )
+    .unwrap();
+    let prog = t.path().join("chains");
+    let cc = Command::new("cc")
+        .args(["-O1", "-g", "-fno-omit-frame-pointer", "-o"])
+        .arg(&prog)
+        .arg(&src)
+        .arg("-lm")
+        .output();
+    if !cc.as_ref().is_ok_and(|o| o.status.success()) {
+        eprintln!("note: cc cannot build the test program: test skipped");
+        return;
+    }
+    let data = t.path().join("chains.data");
+    let rec = Command::new("perf").args(["record", "-F", "4000", "-g", "-o"]).arg(&data).arg(&prog).output();
+    match rec {
+        Ok(o) if o.status.success() && data.exists() => {}
+        Ok(o) => {
+            eprintln!("note: perf record -g failed ({}): test skipped", String::from_utf8_lossy(&o.stderr).trim());
+            return;
+        }
+        Err(e) => {
+            eprintln!("note: perf cannot run ({e}): test skipped");
+            return;
+        }
+    }
+    let file = t.path().join("chains.tb5");
+    ok(&["import", "perf", s(&data), "-o", s(&file)]);
+    ok(&["verify", s(&file)]);
+    let f = Tb5File::open(&file).unwrap();
+    assert_eq!(f.stream_count(), 1, "the call chains are a stack table, not a second stream");
+    let nodes = f.stream(0).unwrap().stack_table().unwrap().expect("a stack table").len();
+    let ds = t.path().join("ds");
+    ok(&["export", "parquet", s(&file), "-o", s(&ds), "--functions", "--search-path", s(t.path())]);
+
+    // The stacks table: ids 0..n in order, every parent before its child,
+    // depth one more than the parent's; every sample's stack one of them.
+    let part = std::fs::read_dir(&ds)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("host="))
+        .unwrap()
+        .join("run=chains");
+    let ids = column32(&part.join("stacks.parquet"), "stack_id");
+    let parents = column_opt32(&part.join("stacks.parquet"), "parent");
+    let depths = column32(&part.join("stacks.parquet"), "depth");
+    assert!(!ids.is_empty() && ids.len() as u64 <= nodes * 2, "{} rows for {nodes} nodes", ids.len());
+    for (i, id) in ids.iter().enumerate() {
+        assert_eq!(*id, i as i32);
+        match parents[i] {
+            None => assert_eq!(depths[i], 0),
+            Some(p) => {
+                assert!(p < *id, "node {id}'s parent {p}");
+                assert_eq!(depths[i], depths[p as usize] + 1);
+            }
+        }
+    }
+    let stack_ids = column_opt32(&part.join("samples.parquet"), "stack_id");
+    assert!(stack_ids.iter().all(|s| s.is_some_and(|s| (s as usize) < ids.len())), "every sample has a stack");
+
+    // Inclusive per function: the folded stacks holding it.
+    let folded = t.path().join("f.folded");
+    ok(&[
+        "export",
+        "flamegraph",
+        s(&file),
+        "--folded",
+        "--by",
+        "function",
+        "-o",
+        s(&folded),
+        "--search-path",
+        s(t.path()),
+    ]);
+    let mut want: BTreeMap<String, u64> = BTreeMap::new();
+    for line in std::fs::read_to_string(&folded).unwrap().lines() {
+        let (stack, n) = line.rsplit_once(' ').unwrap();
+        let names: std::collections::BTreeSet<&str> = stack.split(';').filter(|f| !f.starts_with('[')).collect();
+        for f in names {
+            *want.entry(f.to_owned()).or_default() += n.parse::<u64>().unwrap();
+        }
+    }
+    let Some(rows) = duckdb(&ds, "inclusive_functions", &["chains"]) else { return };
+    let got = pairs(&rows);
+    assert_eq!(got, want);
+    let total = report(&[s(&file)])["samples"].as_u64().unwrap();
+    assert!(total > 50, "too few samples to compare: {total}");
+    for f in ["main", "outer"] {
+        assert!(got.get(f).is_some_and(|&n| n * 10 > total * 8), "{f} holds most samples: {got:?} of {total}");
+    }
+    // (Frame-pointer unwinding loses leaf_work under libm's sin, which keeps
+    // no frame: its samples are middle_a's and middle_b's.)
+    assert!(got["middle_a"] > total / 10 && got["middle_b"] > total / 10, "{got:?}");
+}
+
+fn column_opt32(path: &Path, name: &str) -> Vec<Option<i32>> {
+    let f = std::fs::File::open(path).unwrap();
+    let reader = ParquetRecordBatchReaderBuilder::try_new(f).unwrap().build().unwrap();
+    let mut v = Vec::new();
+    for b in reader {
+        let b = b.unwrap();
+        v.extend(b.column_by_name(name).unwrap().as_primitive::<Int32Type>().iter());
+    }
+    v
+}

@@ -22,7 +22,7 @@ except ImportError as e:  # the tests skip with a note
     print(f"duckdb not importable: {e}", file=sys.stderr)
     sys.exit(3)
 
-TABLES = ["runs", "samples", "intervals", "modules", "processes", "threads", "events", "functions"]
+TABLES = ["runs", "samples", "intervals", "modules", "processes", "threads", "events", "functions", "stacks"]
 
 # The views docs/PARQUET.md creates: every table with its host and run
 # columns from the run's folder (DIR/host=H/run=R/TABLE.parquet), kept as text.
@@ -136,6 +136,33 @@ QUERIES = {
                count(*) FILTER (WHERE parse_filename(filename) = 'intervals.parquet') AS interval_rows,
                max(intervals) FILTER (WHERE parse_filename(filename) = 'runs.parquet') AS intervals_recorded
         FROM all_rows GROUP BY ALL ORDER BY host, run
+    """,
+    # Per function, the samples of one run (stream 0) whose stack holds it
+    # (inclusive: each sample once, however many of its frames are in the
+    # function): each distinct stack walked up to its outermost frame by a
+    # recursive CTE over the stack nodes, weighed by its samples. Samples
+    # without a stack count for their own function.
+    "inclusive_functions": """
+        WITH RECURSIVE leaf AS (
+            SELECT host, run, stack_id, count(*) AS samples FROM samples
+            WHERE run = $1 AND stream = 0 AND stack_id IS NOT NULL GROUP BY ALL),
+        up(host, run, leaf, node) AS (
+            SELECT host, run, stack_id, stack_id FROM leaf
+            UNION ALL
+            SELECT up.host, up.run, up.leaf, st.parent FROM up JOIN stacks st
+              ON st.host = up.host AND st.run = up.run AND st.stack_id = up.node
+            WHERE st.parent IS NOT NULL),
+        named AS (
+            SELECT DISTINCT up.host, up.run, up.leaf, f.name FROM up
+            JOIN stacks st ON st.host = up.host AND st.run = up.run AND st.stack_id = up.node
+            JOIN functions f ON f.host = st.host AND f.run = st.run AND f.function_id = st.function_id)
+        SELECT name AS function, sum(samples) AS samples FROM (
+            SELECT n.name, l.samples FROM named n
+            JOIN leaf l ON l.host = n.host AND l.run = n.run AND l.stack_id = n.leaf
+            UNION ALL
+            SELECT f.name, 1 FROM samples s JOIN functions f USING (host, run, function_id)
+            WHERE s.run = $1 AND s.stream = 0 AND s.stack_id IS NULL)
+        GROUP BY ALL ORDER BY samples DESC, function
     """,
     # The runs, one row each.
     "runs": """

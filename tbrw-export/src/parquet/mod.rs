@@ -4,7 +4,7 @@
 //! [`schema`] holds the tables' columns and the batch writer, [`streams`]
 //! turns streams into `samples` and `intervals` rows ([`sort`] puts the
 //! records of a stream out of time order in it), [`tables`] writes the
-//! small tables. [`export_run`] writes one run's files into a [`Folder`];
+//! small tables and the run's `stacks`. [`export_run`] writes one run's files into a [`Folder`];
 //! the folder rules (`--force`, `--append`, staging, run ids, publishing)
 //! are the command line's. The schema and example queries: docs/PARQUET.md.
 
@@ -109,6 +109,7 @@ pub fn export_run(
     let mut samples = open("samples", schema::SAMPLES)?;
     let mut intervals = open("intervals", schema::INTERVALS)?;
     let mut functions = Functions::default();
+    let mut stacks = streams::RunStacks::default();
     let modules = tbrw_query::stream::modules(file)?;
     let mut first_last: (Option<i64>, Option<i64>) = (None, None);
     for n in 0..file.stream_count() {
@@ -122,7 +123,7 @@ pub fn export_run(
                     }),
                     None => None,
                 };
-                streams::write_samples(file, n, &mut samples, sy.as_mut(), sort_chunk, progress)?
+                streams::write_samples(file, n, &mut samples, sy.as_mut(), sort_chunk, &mut stacks, progress)?
             }
             Destination::Intervals => streams::write_intervals(file, n, &mut intervals, progress)?,
             Destination::Nothing => continue,
@@ -147,6 +148,9 @@ pub fn export_run(
     th.close()?;
     let mut t = open("events", schema::EVENTS)?;
     tables::write_events(file, &mut t)?;
+    t.close()?;
+    let mut t = open("stacks", schema::STACKS)?;
+    tables::write_stacks(&stacks, &mut t)?;
     t.close()?;
     let mut t = open("functions", schema::FUNCTIONS)?;
     tables::write_functions(&functions, &mut t)?;

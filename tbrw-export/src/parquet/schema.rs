@@ -78,6 +78,7 @@ pub const SAMPLES: &[Column] = &[
     ("value", Kind::F64, true),
     ("period", Kind::I64, true),
     ("written", Kind::I64, true),
+    ("stack_id", Kind::I32, true),
 ];
 
 /// `intervals`: one row per interval record (MTMC task, winIDEA call).
@@ -159,6 +160,17 @@ pub const EVENTS: &[Column] = &[
 pub const FUNCTIONS: &[Column] =
     &[("function_id", Kind::I32, false), ("module_id", Kind::I32, true), ("name", Kind::Str, false)];
 
+/// `stacks`: the run's call stacks, one row per node of a prefix tree
+/// (each distinct stack once, sharing its outer frames with others).
+pub const STACKS: &[Column] = &[
+    ("stack_id", Kind::I32, false),
+    ("parent", Kind::I32, true),
+    ("address", Kind::U64, false),
+    ("module_id", Kind::I32, true),
+    ("function_id", Kind::I32, true),
+    ("depth", Kind::I32, false),
+];
+
 /// Every table with its columns, in the order docs/PARQUET.md gives them.
 pub const TABLES: &[(&str, &[Column])] = &[
     ("runs", RUNS),
@@ -169,6 +181,7 @@ pub const TABLES: &[(&str, &[Column])] = &[
     ("threads", THREADS),
     ("events", EVENTS),
     ("functions", FUNCTIONS),
+    ("stacks", STACKS),
 ];
 
 fn data_type(k: Kind) -> DataType {

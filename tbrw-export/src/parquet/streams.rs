@@ -4,8 +4,9 @@
 //! clock of its records, and the two writers: samples in time order (read
 //! in place when the stream already is, else through the external sort of
 //! [`super::sort`], in bounded memory), with pid, tid and module from the
-//! bind (stored, or made in memory as `tbrw report` does) and the function from the
-//! symbolizer when asked; intervals in record order, MTMC tasks with the
+//! bind (stored, or made in memory as `tbrw report` does), the function from the
+//! symbolizer when asked and the stack (a node of the run's `stacks`
+//! table, [`RunStacks`]); intervals in record order, MTMC tasks with the
 //! figures of `tbrw report --by task`.
 
 use std::collections::HashMap;
@@ -19,6 +20,7 @@ use crate::vtune_csv::clock_of;
 use tbrw_import::fields::{self, read_le};
 use tbrw_import::mtmc;
 use tbrw_query::file_symbols::FileSymbols;
+use tbrw_query::stacks::TableStacks;
 use tbrw_query::stream::SampleFields;
 use tbrw_query::stream::{modules as resolved_modules, time_at as time_field};
 use tbrw_query::Weight;
@@ -153,6 +155,62 @@ impl Functions {
     }
 }
 
+/// The run's `stacks` table: the stacks of every stream's stack table with
+/// their frames' modules (bound as `tbrw-query`'s stacks bind them), as a
+/// prefix tree of (parent, address, module) nodes. A node of a TB5 stack
+/// table shared by two processes whose frames there lie in different
+/// modules becomes two nodes here, so that every row has one module. Memory
+/// grows with the distinct stacks, never with the samples: a sample costs
+/// one lookup of its (pid, stack) binding, and each binding is turned into
+/// nodes once.
+#[derive(Default)]
+pub struct RunStacks {
+    /// (parent, address, module, function, depth) per node.
+    pub rows: Vec<(Option<i32>, u64, Option<i32>, Option<i32>, i32)>,
+    index: rustc_hash::FxHashMap<(u32, u64, Option<u64>), u32>,
+    /// Per stream, per binding slot of its [`TableStacks`]: the leaf node.
+    slot_leaf: Vec<u32>,
+}
+
+/// A slot of [`RunStacks::slot_leaf`] not turned into nodes yet.
+const NO_LEAF: u32 = u32::MAX;
+
+impl RunStacks {
+    /// The leaf node of `frames` (innermost first), interned outermost
+    /// first; the function of each new node from `symbols` when given.
+    fn intern(
+        &mut self,
+        frames: &[tbrw_query::stacks::Frame],
+        symbols: &mut Option<&mut Symbols<'_>>,
+    ) -> Result<u32, ExportError> {
+        let mut parent = u32::MAX;
+        for (depth, f) in frames.iter().rev().enumerate() {
+            let next = self.rows.len() as u32;
+            let key = (parent, f.pc, f.module);
+            parent = match self.index.get(&key) {
+                Some(&id) => id,
+                None => {
+                    if next == u32::MAX || next > i32::MAX as u32 {
+                        return Err(ExportError::msg("more than 2^31 stack nodes in one run".to_owned()));
+                    }
+                    let function = match symbols {
+                        Some(sy) => {
+                            let found = sy.file.symbolize(f.module, f.pc, sy.warn);
+                            found.function.as_deref().map(|name| sy.functions.id(f.module, name))
+                        }
+                        None => None,
+                    };
+                    let p = (parent != u32::MAX).then_some(parent as i32);
+                    self.rows.push((p, f.pc, f.module.map(|m| m as i32), function, depth as i32));
+                    self.index.insert(key, next);
+                    next
+                }
+            };
+        }
+        Ok(parent)
+    }
+}
+
 /// What writing a stream gave.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Written {
@@ -192,10 +250,13 @@ pub fn write_samples(
     out: &mut TableWriter,
     mut symbols: Option<&mut Symbols<'_>>,
     sort_chunk: usize,
+    run_stacks: &mut RunStacks,
     progress: &mut dyn FnMut(u64),
 ) -> Result<Written, ExportError> {
     let s = file.stream(n)?;
     let name = || file.path().display().to_string();
+    let mut table = TableStacks::of(file, n)?;
+    run_stacks.slot_leaf.clear();
     let (Some(layout), Some(data)) = (s.layout()?, s.data()?) else { return Ok(Written::default()) };
     check_fields(file, n, &layout, data.record_size())?;
     let timing = timing(file, &s, &layout)?;
@@ -254,6 +315,27 @@ pub fn write_samples(
             }
             _ => None,
         };
+        let stack = match table.as_mut().map(|t| t.resolve(rec, k)).transpose()?.flatten() {
+            None => None,
+            Some(r) => {
+                let cached =
+                    r.slot.and_then(|s| run_stacks.slot_leaf.get(s as usize)).copied().filter(|&l| l != NO_LEAF);
+                Some(match cached {
+                    Some(leaf) => leaf,
+                    None => {
+                        let leaf = run_stacks.intern(r.frames, &mut symbols)?;
+                        if let Some(s) = r.slot {
+                            let s = s as usize;
+                            if run_stacks.slot_leaf.len() <= s {
+                                run_stacks.slot_leaf.resize(s + 1, NO_LEAF);
+                            }
+                            run_stacks.slot_leaf[s] = leaf;
+                        }
+                        leaf
+                    }
+                })
+            }
+        };
         // The thread a cumulative CPU time is per: the bind's thread
         // instance, else the record's own tid (as the walk counts it).
         let thread = b.map(|b| b.tid_index).or(fields.tid(rec).map(u64::from)).unwrap_or(0);
@@ -274,6 +356,7 @@ pub fn write_samples(
             V::F64(fields.pmu_value(rec)),
             V::I64(fields.period(rec).map(|p| p as i64)),
             V::I64(fields.written_value(rec).map(|v| v as i64)),
+            V::I32(stack.map(|l| l as i32)),
         ])?;
         w.rows += 1;
         Ok(())

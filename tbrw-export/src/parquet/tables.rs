@@ -1,6 +1,6 @@
 //! The small tables of a run, written once per exported file: `runs`
 //! (host, source, import kind, command line, times, counts), `modules`,
-//! `processes`, `threads`, `events` and `functions`.
+//! `processes`, `threads`, `events`, `functions` and `stacks`.
 
 use tbrw::*;
 
@@ -143,6 +143,21 @@ pub fn write_events(file: &Tb5File, out: &mut TableWriter) -> Result<(), ExportE
 pub fn write_functions(functions: &Functions, out: &mut TableWriter) -> Result<(), ExportError> {
     for (id, module, name) in &functions.rows {
         out.push(&[V::I32(Some(*id)), V::I32(*module), V::S(Some(name))])?;
+    }
+    Ok(())
+}
+
+/// Writes the run's stack nodes (node id = row order).
+pub fn write_stacks(stacks: &super::streams::RunStacks, out: &mut TableWriter) -> Result<(), ExportError> {
+    for (id, (parent, address, module, function, depth)) in stacks.rows.iter().enumerate() {
+        out.push(&[
+            V::I32(Some(id as i32)),
+            V::I32(*parent),
+            V::U64(Some(*address)),
+            V::I32(*module),
+            V::I32(*function),
+            V::I32(Some(*depth)),
+        ])?;
     }
     Ok(())
 }
