@@ -177,15 +177,28 @@ fn module_process_and_thread_counts_equal_perfs() {
 }
 
 #[test]
-fn call_chains_become_stream_1_and_counts_still_equal_perfs() {
+fn call_chains_become_a_stack_table_and_counts_still_equal_perfs() {
     let dir = tempfile::tempdir().unwrap();
     let Some(data) = record(dir.path(), "g.data", &["-F", "2000", "-g"]) else { return };
     check_single_event(&data);
     let f = tbrw::Tb5File::open(data.with_extension("tb5")).unwrap();
-    let s1 = f.stream(1).unwrap();
-    let frames = s1.data().unwrap().unwrap().records().count();
-    let samples = f.stream(0).unwrap().data().unwrap().unwrap().records().count();
-    assert!(frames > samples, "{frames} frames for {samples} samples");
+    assert_eq!(f.stream_count(), 1, "no stream of frames");
+    let s0 = f.stream(0).unwrap();
+    let table = s0.stack_table().unwrap().expect("a stack table");
+    let layout = s0.layout().unwrap().unwrap();
+    let id = *layout.find(tbrw::STACK_ID_FIELD, None).expect("a stack id field");
+    // Every sample's stack: innermost its own ip (perf's chain starts with
+    // the sampled ip), and far fewer nodes than frames.
+    let ip = *layout.find(tbrw::desc_type::IP, None).unwrap();
+    let (mut frames, mut out) = (0usize, Vec::new());
+    let data = s0.data().unwrap().unwrap();
+    for rec in data.records() {
+        out.clear();
+        table.frames(id.read_le(rec).unwrap() as u32, &mut out).unwrap();
+        assert_eq!(out[0], ip.read_le(rec).unwrap());
+        frames += out.len();
+    }
+    assert!(frames as u64 > 2 * table.len(), "{frames} frames in {} nodes", table.len());
 }
 
 #[test]

@@ -406,6 +406,13 @@ impl ModuleMap {
         &self.processes
     }
 
+    /// How many process instances `pid` can have: one, plus one per
+    /// instance start its modules record (docs/BIND.md, "Processes: pid
+    /// reuse"). A bind has at most this many threads of one (pid, tid).
+    pub fn instances_of(&self, pid: u32) -> u64 {
+        self.pid_entry(pid).map_or(1, |e| self.starts(e).len() as u64 + 1)
+    }
+
     /// The unload records that end no load (docs/BIND.md): they are ignored.
     pub fn unmatched_unloads(&self) -> u64 {
         self.unmatched_unloads

@@ -94,7 +94,7 @@ pub struct SampleFields {
     tid: Option<usize>,
     time: Option<(usize, usize)>,
     cpu: Option<(usize, usize)>,
-    period: Option<usize>,
+    period: Option<(usize, usize)>,
     event_id: Option<usize>,
     single_event: Option<u32>,
     cputime_delta: Option<usize>,
@@ -149,7 +149,7 @@ impl SampleFields {
             tid: find(desc_type::TID, &[4]).map(|f| f.0),
             time: time_at(&layout),
             cpu: find(desc_type::PROCESSOR_NUMBER, &[1, 2, 4, 8]),
-            period: find(fields::PERIOD, &[8]).map(|f| f.0),
+            period: find(fields::PERIOD, &[4, 8]),
             event_id: find(fields::EVENT_ID, &[4]).map(|f| f.0),
             single_event: s.events()?.filter(|e| e.len() == 1).map(|e| e[0].id),
             cputime_delta: find(fields::CPUTIME_DELTA, &[8]).map(|f| f.0),
@@ -239,7 +239,7 @@ impl SampleFields {
     /// A perf import's period (the events the sample stands for).
     #[inline]
     pub fn period(&self, rec: &[u8]) -> Option<u64> {
-        self.period.map(|at| read_le(rec, at, 8))
+        self.period.map(|(at, size)| read_le(rec, at, size))
     }
 
     /// The event id of the record: a legacy record's event index, its event

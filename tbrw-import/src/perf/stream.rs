@@ -4,7 +4,8 @@
 //! records collected into [`Tables`], and the global sections written last.
 //!
 //! Stream 0 record (little-endian): `ip` u64, `pid` u32, `tid` u32, time
-//! u64 (ns, field named after perf's clock), `period` u64, `cpu` u32,
+//! u64 (ns, field named after perf's clock), `period` u32 or u64, `cpu`
+//! u16 or u32 ([`Widths`]),
 //! `event_id` u32 when the recording has several events, and `stack_id` u32
 //! when samples carry call chains (a node of the stack table, docs/FORMAT.md
 //! "Stack table"). Imports before the stack table wrote each frame as a
@@ -90,15 +91,48 @@ fn event_of(i: usize, a: &AttributeDescription) -> Event {
     }
 }
 
+/// The widths of stream 0's fields that depend on the recording.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Widths {
+    /// Bytes of `period`: 4 when every event's period fits 32 bits (see [`period_width`]), else 8.
+    pub period: u32,
+    /// Bytes of `cpu`: 2 when the header says the machine has at most 65,536 CPUs, else 4.
+    pub cpu: u32,
+}
+
+/// 4 when no sample of `attrs` can have a period of 32 bits or more: a
+/// fixed period (`-c N`) below 2^32, or a software clock (`cpu-clock`,
+/// `task-clock`, the default without a PMU) sampled by frequency, whose
+/// period the kernel fixes at 10^9 / frequency ns (at most 10^9); else 8
+/// (a hardware event by frequency: the kernel's period adapts to the
+/// event's rate).
+pub fn period_width(attrs: &[AttributeDescription]) -> u32 {
+    use linux_perf_event_reader::SoftwareCounterType;
+    let narrow = |a: &AttributeDescription| match (a.attr.sampling_policy, a.attr.type_) {
+        (SamplingPolicy::Period(p), _) => p.get() <= u64::from(u32::MAX),
+        (SamplingPolicy::NoSampling, _) => true,
+        (
+            SamplingPolicy::Frequency(f),
+            PerfEventType::Software(SoftwareCounterType::CpuClock | SoftwareCounterType::TaskClock),
+        ) => f >= 1,
+        (SamplingPolicy::Frequency(_), _) => false,
+    };
+    if attrs.iter().all(narrow) {
+        4
+    } else {
+        8
+    }
+}
+
 /// Stream 0's descriptor.
-pub fn descriptor(clock: &str, several_events: bool, stacks: bool) -> Vec<DescEntry> {
+pub fn descriptor(clock: &str, several_events: bool, stacks: bool, w: Widths) -> Vec<DescEntry> {
     let mut d = vec![
         field(desc_type::IP, desc_subtype::NONE, 8, "ip"),
         field(desc_type::PID, desc_subtype::NONE, 4, "pid"),
         field(desc_type::TID, desc_subtype::NONE, 4, "tid"),
         field(desc_type::TIME_STAMP, desc_subtype::TS_NANOSECONDS, 8, clock),
-        field(fields::PERIOD, desc_subtype::NONE, 8, "period"),
-        field(desc_type::PROCESSOR_NUMBER, desc_subtype::NONE, 4, "cpu"),
+        field(fields::PERIOD, desc_subtype::NONE, w.period, "period"),
+        field(desc_type::PROCESSOR_NUMBER, desc_subtype::NONE, w.cpu, "cpu"),
     ];
     if several_events {
         d.push(field(fields::EVENT_ID, desc_subtype::NONE, 4, "event_id"));
@@ -206,12 +240,18 @@ fn convert<R: Read>(
     // Samples carry call chains (`perf record -g`): each sample's record
     // gets the id of its stack in the stream's stack table.
     let with_stacks = attrs.iter().any(|a| a.attr.sample_format.contains(SampleFormat::CALLCHAIN));
+    // Narrow fields where the recording guarantees the values fit: 6 of the
+    // 36 bytes a sample took (docs/IMPORT.md).
+    let cpus = perf.nr_cpus().ok().flatten();
+    let widths = Widths {
+        period: period_width(&attrs),
+        cpu: if cpus.is_some_and(|n| n.nr_cpus_available <= 1 << 16) { 2 } else { 4 },
+    };
     let events: Vec<Event> = attrs.iter().enumerate().map(|(i, a)| event_of(i, a)).collect();
     let clock = clock_name(&attrs.first().map(|a| a.attr.clock).unwrap_or(PerfClock::Default));
     let hostname = text(perf.hostname());
     let release = text(perf.os_release());
     let cpu = text(perf.cpu_desc());
-    let cpus = perf.nr_cpus().ok().flatten();
     let cmdline = perf.cmdline().ok().flatten().map(|v| v.join(" "));
     let mut tables = Tables::default();
     if let Ok(ids) = perf.build_ids() {
@@ -249,9 +289,10 @@ fn convert<R: Read>(
             comment: Some(comment),
             ..Default::default()
         })?
-        .data_descriptor(&descriptor(&clock, several, with_stacks))?;
+        .data_descriptor(&descriptor(&clock, several, with_stacks, widths))?;
     stream.events(&events)?;
-    let rec_size = 36 + if several { 4 } else { 0 } + if with_stacks { 4 } else { 0 };
+    let rec_size =
+        24 + (widths.period + widths.cpu) as usize + if several { 4 } else { 0 } + if with_stacks { 4 } else { 0 };
     let mut stacks = StackTable::new();
     let mut frames: Vec<u64> = Vec::new();
     let mut data = stream.data()?;
@@ -284,8 +325,31 @@ fn convert<R: Read>(
                 batch.extend_from_slice(&pid.to_le_bytes());
                 batch.extend_from_slice(&tid.to_le_bytes());
                 batch.extend_from_slice(&t.to_le_bytes());
-                batch.extend_from_slice(&s.period.unwrap_or(1).to_le_bytes());
-                batch.extend_from_slice(&s.cpu.unwrap_or(0).to_le_bytes());
+                let (period, cpu) = (s.period.unwrap_or(1), s.cpu.unwrap_or(0));
+                // The widths hold every value the recording can have; one
+                // that does not fit is damage, never cut short.
+                let too_wide = |what: &str, v: u64, bytes: u32| {
+                    ImportError::invalid(
+                        name,
+                        Place::Offset(pos.get()),
+                        format!(
+                            "sample {}: its {what} {v} does not fit the {bytes} bytes the header allows",
+                            stats.samples
+                        ),
+                    )
+                };
+                match widths.period {
+                    4 => batch.extend_from_slice(
+                        &u32::try_from(period).map_err(|_| too_wide("period", period, 4))?.to_le_bytes(),
+                    ),
+                    _ => batch.extend_from_slice(&period.to_le_bytes()),
+                }
+                match widths.cpu {
+                    2 => batch.extend_from_slice(
+                        &u16::try_from(cpu).map_err(|_| too_wide("cpu", u64::from(cpu), 2))?.to_le_bytes(),
+                    ),
+                    _ => batch.extend_from_slice(&cpu.to_le_bytes()),
+                }
                 if several {
                     batch.extend_from_slice(&(attr_index as u32).to_le_bytes());
                 }

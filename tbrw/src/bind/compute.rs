@@ -290,10 +290,67 @@ pub fn bind_in_memory_on(file: &Tb5File, stream: u32, threads: usize) -> Result<
     Ok(MemoryBind::from_packed(entries, widths, tables))
 }
 
-/// The index widths of the packed binds of stream `n` (docs/FORMAT.md).
+/// The index widths of the packed binds of stream `n` (docs/FORMAT.md):
+/// the thread width holds the number of threads the bind can make, which
+/// is at most the records, and at most the instances (docs/BIND.md) of the
+/// distinct (pid, tid) pairs the records hold, found by one pass over them
+/// when that can narrow the width (a stream of more than 65,536 records):
+/// 2 bytes a record instead of 4 for a recording of fewer than 65,536
+/// threads.
 pub(super) fn packed_widths(file: &Tb5File, n: u32) -> Result<Widths> {
-    let records = file.stream(n)?.data()?.map_or(0, |d| d.len());
-    Ok(Widths::for_counts(file.modules()?.map_or(0, |m| m.len()), records))
+    let s = file.stream(n)?;
+    let Some(data) = s.data()? else { return Ok(Widths::for_counts(file.modules()?.map_or(0, |m| m.len()), 0)) };
+    let records = data.len();
+    let modules = file.modules()?.map_or(0, |m| m.len());
+    let wide = Widths::for_counts(modules, records);
+    if records <= 1 << 16 || data.record_size() == 0 {
+        return Ok(wide);
+    }
+    let decoder = Decoder::for_stream(file, &s)?;
+    let map = module_map(file)?;
+    // (pid, tid) pairs seen, as u64 keys; a thread-count bound past 65,535
+    // gains nothing over the record count's width, so the pass stops there.
+    let mut seen: std::collections::HashSet<u64, PairHash> = Default::default();
+    let mut threads = 0u64;
+    for rec in data.records() {
+        let smp = decoder.decode(rec);
+        if seen.insert(u64::from(smp.pid) << 32 | u64::from(smp.tid)) {
+            threads += map.instances_of(smp.pid);
+            if threads > 0xFFFF {
+                return Ok(wide);
+            }
+        }
+    }
+    Ok(Widths::for_counts_and_threads(modules, records, threads))
+}
+
+/// Hashes a (pid, tid) key by one multiply: the keys are the file's ids.
+#[derive(Clone, Copy, Default)]
+struct PairHash;
+
+impl std::hash::BuildHasher for PairHash {
+    type Hasher = PairHasher;
+    fn build_hasher(&self) -> PairHasher {
+        PairHasher(0)
+    }
+}
+
+#[derive(Clone, Copy, Default)]
+struct PairHasher(u64);
+
+impl std::hash::Hasher for PairHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_u64(&mut self, k: u64) {
+        let h = (self.0 ^ k).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        self.0 = h ^ (h >> 29);
+    }
 }
 
 /// The encoded tables: module binds, processes, threads, thread binds.

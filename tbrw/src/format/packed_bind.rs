@@ -7,9 +7,10 @@
 //! each in its width (1, 2, 4 or 8 bytes). A module index of all ones is
 //! "no module". The process index is not stored: it is the thread's, which
 //! the thread binds section holds. The widths are the narrowest that hold
-//! the file's module count (plus the "no module" value) and the stream's
-//! record count (a stream has at most one thread per record), so both are
-//! known before the first record is bound and the section can be written
+//! the file's module count (plus the "no module" value) and the number of
+//! threads the bind can make (at most one per record, and at most the
+//! process instances of the distinct (pid, tid) pairs of the records), so
+//! both are known before the first record is bound and the section can be written
 //! straight to its place as the bind goes.
 
 use tbrw_bind::{DataBind, UNKNOWN_MODULE};
@@ -63,6 +64,12 @@ impl Widths {
     pub(crate) fn for_counts(modules: u64, records: u64) -> Widths {
         // Module indices are below `modules`, and all ones is taken by "no module".
         Widths { module: width_below(modules.saturating_add(1)), thread: width_below(records) }
+    }
+
+    /// The widths for a stream of `records` records whose bind makes at
+    /// most `threads` threads, in a file of `modules` modules.
+    pub(crate) fn for_counts_and_threads(modules: u64, records: u64, threads: u64) -> Widths {
+        Widths { thread: width_below(records.min(threads)), ..Widths::for_counts(modules, records) }
     }
 
     /// Bytes per record.
@@ -134,6 +141,8 @@ mod tests {
         assert_eq!(Widths::for_counts(10_000, 10_000_000), Widths { module: 2, thread: 4 });
         assert_eq!(Widths::for_counts(65_535, 65_536), Widths { module: 2, thread: 2 });
         assert_eq!(Widths::for_counts(65_536, 1 << 32), Widths { module: 4, thread: 4 });
+        assert_eq!(Widths::for_counts_and_threads(300, 10_000_000, 40), Widths { module: 2, thread: 1 });
+        assert_eq!(Widths::for_counts_and_threads(300, 100, 1000), Widths { module: 2, thread: 1 });
         assert_eq!(Widths::for_counts(1 << 32, (1 << 32) + 1), Widths { module: 8, thread: 8 });
     }
 

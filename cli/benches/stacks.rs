@@ -1,0 +1,170 @@
+//! Call stacks at scale (issue #31): a `perf record -F 20000 -g` recording
+//! of at least `TBRW_STACKS_SAMPLES` samples (default 5,000,000) imported,
+//! bound and exported to Parquet, each step timed, with `tbrw report --by
+//! module` on the same file as the baseline measured in the same run.
+//! Prints the sizes (perf.data, TB5, TB5 bound), the times, the export's
+//! samples per second and its peak anonymous memory (`RssAnon`, polled
+//! every 20 ms: the heap, not the pages of the mapped file).
+//!
+//! ```sh
+//! TBRW_BENCH_DIR=/dev/shm/stacks cargo bench -p tbrw-cli --bench stacks
+//! ```
+//!
+//! The recording is `scripts/stacks-bench/busy.c` (one thread per CPU
+//! walking 64 fixed call-chain patterns of 4 to 19 frames) recorded
+//! system-wide (`-a`, so that the sample count does not depend on the CPU
+//! the program gets), made once in `$TBRW_BENCH_DIR` (default
+//! `target/stacks-bench`; it is hundreds of MB, never in git) and reused;
+//! `TBRW_BENCH_PERF_DATA=FILE` takes another recording instead. Skips with
+//! a note where `cc` or `perf record` fail.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const PROG: &str = include_str!("../../scripts/stacks-bench/busy.c");
+
+/// Runs `cmd`, polling its `RssAnon`; (wall time, peak anonymous KiB).
+fn timed(cmd: &mut Command) -> (Duration, u64) {
+    let t = Instant::now();
+    let mut child = cmd.stdout(Stdio::null()).stderr(Stdio::piped()).spawn().expect("runs");
+    let status_file = format!("/proc/{}/status", child.id());
+    let mut peak = 0u64;
+    loop {
+        if let Ok(s) = std::fs::read_to_string(&status_file) {
+            let anon = s
+                .lines()
+                .find_map(|l| l.strip_prefix("RssAnon:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok());
+            peak = peak.max(anon.unwrap_or(0));
+        }
+        if child.try_wait().expect("wait").is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let o = child.wait_with_output().expect("output");
+    assert!(o.status.success(), "{:?}: {}", cmd, String::from_utf8_lossy(&o.stderr));
+    (t.elapsed(), peak)
+}
+
+fn size(p: &Path) -> u64 {
+    std::fs::metadata(p).map(|m| m.len()).unwrap_or(0)
+}
+
+/// The recording: given, or made once in `dir`.
+fn recording(dir: &Path, want: u64) -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("TBRW_BENCH_PERF_DATA") {
+        return Some(PathBuf::from(p));
+    }
+    let data = dir.join(format!("stacks-{want}.perf.data"));
+    if data.exists() {
+        return Some(data);
+    }
+    std::fs::write(dir.join("busy.c"), PROG).expect("write");
+    let prog = dir.join("busy");
+    let cc = Command::new("cc")
+        .args(["-O2", "-g", "-fno-omit-frame-pointer", "-o"])
+        .arg(&prog)
+        .arg(dir.join("busy.c"))
+        .args(["-lm", "-lpthread"])
+        .status();
+    if !cc.is_ok_and(|s| s.success()) {
+        eprintln!("note: skipped: cc cannot build the benchmark program");
+        return None;
+    }
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+    let seconds = (want as f64 / cpus / 20_000.0 * 1.05).ceil();
+    let part = dir.join("recording.perf.data");
+    let rec = Command::new("perf")
+        .args(["record", "-q", "-F", "20000", "-g", "-a", "-o"])
+        .arg(&part)
+        .arg("--")
+        .arg(&prog)
+        .arg(seconds.to_string())
+        .arg(cpus.to_string())
+        .output();
+    if !rec.as_ref().is_ok_and(|o| o.status.success()) {
+        eprintln!("note: skipped: perf record -g -a failed");
+        return None;
+    }
+    std::fs::rename(&part, &data).expect("rename");
+    Some(data)
+}
+
+fn main() {
+    let want: u64 = std::env::var("TBRW_STACKS_SAMPLES").ok().and_then(|v| v.parse().ok()).unwrap_or(5_000_000);
+    let dir = std::env::var_os("TBRW_BENCH_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/stacks-bench"));
+    std::fs::create_dir_all(&dir).expect("bench dir");
+    let Some(data) = recording(&dir, want) else { return };
+    let tbrw = env!("CARGO_BIN_EXE_tbrw");
+    let tb5 = dir.join("stacks.tb5");
+    let bound = dir.join("stacks-bound.tb5");
+    let ds = dir.join("stacks-ds");
+    let (import, import_anon) = timed(Command::new(tbrw).args(["import", "perf", "-f"]).arg(&data).arg("-o").arg(&tb5));
+    std::fs::copy(&tb5, &bound).expect("copy");
+    let (bind, _) = timed(Command::new(tbrw).arg("bind").arg(&bound));
+    let (report, report_anon) = timed(Command::new(tbrw).arg("report").arg(&bound).args(["--by", "module"]));
+    let (parquet, parquet_anon) =
+        timed(Command::new(tbrw).args(["export", "parquet", "-f"]).arg(&bound).arg("-o").arg(&ds));
+    let (flame, flame_anon) = timed(
+        Command::new(tbrw)
+            .args(["export", "flamegraph", "-f", "--folded"])
+            .arg(&bound)
+            .arg("-o")
+            .arg(dir.join("stacks.folded")),
+    );
+    let samples = tbrw::Tb5File::open(&bound)
+        .and_then(|f| f.stream(0)?.data().map(|d| d.map_or(0, |d| d.len())))
+        .expect("the import reads back");
+    let mb = |b: u64| b as f64 / 1e6;
+    let per_s = |d: Duration| samples as f64 / d.as_secs_f64() / 1e6;
+    let (perf_size, tb5_size, bound_size) = (size(&data), size(&tb5), size(&bound));
+    println!("recording: {} ({:.1} MB), {samples} samples", data.display(), mb(perf_size));
+    println!(
+        "sizes: perf.data {:.1} MB, TB5 {:.1} MB ({:.2}x), bound {:.1} MB ({:.2}x)",
+        mb(perf_size),
+        mb(tb5_size),
+        tb5_size as f64 / perf_size as f64,
+        mb(bound_size),
+        bound_size as f64 / perf_size as f64
+    );
+    println!(
+        "import perf          {:7.2} s  {:6.2} M samples/s  heap peak {:5} MiB",
+        import.as_secs_f64(),
+        per_s(import),
+        import_anon / 1024
+    );
+    println!("bind                 {:7.2} s  {:6.2} M samples/s", bind.as_secs_f64(), per_s(bind));
+    println!(
+        "report --by module   {:7.2} s  {:6.2} M samples/s  heap peak {:5} MiB  (baseline)",
+        report.as_secs_f64(),
+        per_s(report),
+        report_anon / 1024
+    );
+    println!(
+        "export parquet       {:7.2} s  {:6.2} M samples/s  heap peak {:5} MiB",
+        parquet.as_secs_f64(),
+        per_s(parquet),
+        parquet_anon / 1024
+    );
+    println!(
+        "export flamegraph    {:7.2} s  {:6.2} M samples/s  heap peak {:5} MiB",
+        flame.as_secs_f64(),
+        per_s(flame),
+        flame_anon / 1024
+    );
+    println!(
+        "parquet / report time: {:.2}; goal: export parquet at 3 M samples/s or more ({})",
+        parquet.as_secs_f64() / report.as_secs_f64(),
+        if per_s(parquet) >= 3.0 { "met" } else { "NOT met" }
+    );
+    if samples < want {
+        eprintln!(
+            "note: {samples} samples, fewer than the {want} asked (TBRW_STACKS_SAMPLES): a busy machine gives fewer"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&ds);
+}
