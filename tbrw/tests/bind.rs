@@ -418,9 +418,49 @@ fn a_stored_bind_takes_a_few_bytes_per_record() {
     let before = std::fs::metadata(&p).unwrap().len();
     bind::dobind(&p, 0).unwrap();
     let grown = std::fs::metadata(&p).unwrap().len() - before;
-    // 362 modules: 2-byte module indices; 100,000 records: 4-byte thread
-    // indices; plus the tables and a directory.
-    assert!(grown < 100_000 * 6 + 64 * 1024, "the bind added {grown} bytes");
+    // 362 modules: 2-byte module indices; 52 (pid, tid) pairs, one pid
+    // with two process instances: at most 53 threads, 1-byte thread
+    // indices (the record count alone would take 4); plus the tables and
+    // a directory.
+    assert!(grown < 100_000 * 3 + 64 * 1024, "the bind added {grown} bytes");
+    // The narrow indices are the bind's: equal to the one-thread engine's
+    // on 24-byte structs, which knows nothing of widths.
+    let f = Tb5File::open(&p).unwrap();
+    f.verify().unwrap();
+    let v = f.stream(0).unwrap().bind_view().unwrap().unwrap();
+    let samples: Vec<_> = f
+        .stream(0)
+        .unwrap()
+        .legacy_samples()
+        .unwrap()
+        .map(|s| tbrw_bind::Sample { ip: s.pc.ip(), pid: s.pc.pid_rec_index, tid: s.pc.tid, tsc: s.tsc })
+        .collect();
+    let modules: Vec<tbrw_bind::ModuleSpec> = f
+        .modules()
+        .unwrap()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            let m = m.unwrap();
+            tbrw_bind::ModuleSpec {
+                pid: m.associated_pid,
+                load_address: m.load_address,
+                length: m.length,
+                load_time: m.event_when,
+                unload_time: m.unload_tsc,
+                global: m.flags.contains(ModuleFlags::GLOBAL_LOAD),
+                exe: m.flags.contains(ModuleFlags::IS_EXE),
+                tsc_time: m.flags.contains(ModuleFlags::TSC_USED),
+                first_in_process: m.flags.contains(ModuleFlags::FIRST_MODULE_REC_IN_PROCESS),
+                ..Default::default()
+            }
+        })
+        .collect();
+    let want = tbrw_bind::bind(&modules, &samples);
+    assert!(want.tables.threads.len() > 40 && want.tables.threads.len() < 256, "{}", want.tables.threads.len());
+    let got: Vec<(u64, u64, u64)> = triples(&v);
+    let want: Vec<(u64, u64, u64)> = want.data.iter().map(|d| (d.module_index, d.pid_index, d.tid_index)).collect();
+    assert_eq!(got, want);
 }
 
 /// A bind stored before binds were packed: 24-byte `DATA_BIND_STRUCT`s

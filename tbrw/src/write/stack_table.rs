@@ -198,20 +198,17 @@ mod tests {
         assert!(deep.node_of(at, 0).unwrap_err().to_string().contains("deeper than"));
     }
 
-    #[test]
-    fn a_stack_table_is_stored_with_its_stream_and_read_back() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("s.tb5");
-        let mut w = Tb5Writer::create(&path).unwrap();
+    /// A file of one stream: one record per id (ip = its index), with the
+    /// stacks of `stacks` interned, and `extra` ids written as they are.
+    fn file(path: &std::path::Path, stacks: &[&[u64]], extra: &[u32], table: bool) -> Vec<u32> {
+        let mut w = Tb5Writer::create(path).unwrap();
         w.write_hardware(&Default::default()).unwrap();
         w.write_software(&crate::Software { os: Some(Default::default()), ..Default::default() }).unwrap();
         w.write_modules(&[]).unwrap();
         w.write_version_info(&crate::VersionInfo { sample_file_version: 16, ..Default::default() }).unwrap();
         let mut t = StackTable::new();
-        let ids: Vec<u32> = [&[0x30u64, 0x20, 0x10][..], &[0x31, 0x20, 0x10], &[]]
-            .iter()
-            .map(|f| t.intern_innermost_first(f).unwrap())
-            .collect();
+        let mut ids: Vec<u32> = stacks.iter().map(|f| t.intern_innermost_first(f).unwrap()).collect();
+        ids.extend_from_slice(extra);
         let mut st = w
             .stream(0)
             .unwrap()
@@ -229,11 +226,21 @@ mod tests {
         }
         d.done().unwrap();
         st.events(&[]).unwrap();
-        st.stack_table(t).unwrap();
+        if table {
+            st.stack_table(t).unwrap();
+        }
         st.finish().unwrap();
         // A finished stream takes no stack table.
         assert!(w.engine_mut().set_stack_table(0, StackTable::new()).is_err());
         w.close().unwrap();
+        ids
+    }
+
+    #[test]
+    fn a_stack_table_is_stored_with_its_stream_and_read_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.tb5");
+        let ids = file(&path, &[&[0x30u64, 0x20, 0x10][..], &[0x31, 0x20, 0x10], &[]], &[], true);
 
         let f = Tb5File::open(&path).unwrap();
         f.verify().unwrap();
@@ -243,5 +250,21 @@ mod tests {
         v.frames(ids[1], &mut out).unwrap();
         assert_eq!(out, [0x31, 0x20, 0x10]);
         assert_eq!(ids[2], NO_STACK);
+    }
+
+    #[test]
+    fn verify_names_a_record_whose_stack_id_names_no_node() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bad.tb5");
+        file(&path, &[&[0x30u64, 0x20][..]], &[2], true);
+        let e = Tb5File::open(&path).unwrap().verify().unwrap_err().to_string();
+        assert!(e.contains("stack id 2 names no node") && e.contains("record 1") && e.contains("bad.tb5"), "{e}");
+        // Ids without a table: every one that is not NO_STACK is damage.
+        let path = dir.path().join("none.tb5");
+        file(&path, &[], &[NO_STACK, 0], false);
+        let e = Tb5File::open(&path).unwrap().verify().unwrap_err().to_string();
+        assert!(e.contains("stack id 0, and the stream has no stack table"), "{e}");
+        file(&path, &[], &[NO_STACK], false);
+        Tb5File::open(&path).unwrap().verify().unwrap();
     }
 }
