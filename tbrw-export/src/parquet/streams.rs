@@ -160,22 +160,57 @@ impl Functions {
 /// prefix tree of (parent, address, module) nodes. A node of a TB5 stack
 /// table shared by two processes whose frames there lie in different
 /// modules becomes two nodes here, so that every row has one module. Memory
-/// grows with the distinct stacks, never with the samples: a sample costs
-/// one lookup of its (pid, stack) binding, and each binding is turned into
-/// nodes once.
+/// grows with the distinct nodes (about 30 bytes each: the columns, and an
+/// index of node numbers hashed from them), never with the samples: a
+/// sample costs one lookup of its (pid, stack) binding, and each binding is
+/// turned into nodes once.
 #[derive(Default)]
 pub struct RunStacks {
-    /// (parent, address, module, function, depth) per node.
-    pub rows: Vec<(Option<i32>, u64, Option<i32>, Option<i32>, i32)>,
-    index: rustc_hash::FxHashMap<(u32, u64, Option<u64>), u32>,
-    /// Per stream, per binding slot of its [`TableStacks`]: the leaf node.
+    parent: Vec<u32>,
+    address: Vec<u64>,
+    module: Vec<u32>,
+    function: Vec<u32>,
+    depth: Vec<u16>,
+    index: hashbrown::HashTable<u32>,
+    /// Per binding slot of the current stream's [`TableStacks`]: the leaf node.
     slot_leaf: Vec<u32>,
 }
 
+/// "None" in [`RunStacks`]' u32 columns.
+const NONE: u32 = u32::MAX;
 /// A slot of [`RunStacks::slot_leaf`] not turned into nodes yet.
 const NO_LEAF: u32 = u32::MAX;
 
+#[inline]
+fn node_hash(parent: u32, address: u64, module: u32) -> u64 {
+    let h =
+        (address ^ (u64::from(parent) << 32 | u64::from(module)).rotate_left(17)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    h ^ (h >> 31)
+}
+
 impl RunStacks {
+    /// The number of nodes.
+    pub fn len(&self) -> usize {
+        self.parent.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.parent.is_empty()
+    }
+
+    /// Node `i`: (parent, address, module, function, depth).
+    pub fn row(&self, i: usize) -> (Option<i32>, u64, Option<i32>, Option<i32>, i32) {
+        let opt = |v: u32| (v != NONE).then_some(v as i32);
+        (
+            opt(self.parent[i]),
+            self.address[i],
+            opt(self.module[i]),
+            self.function.get(i).copied().and_then(opt),
+            i32::from(self.depth[i]),
+        )
+    }
+
     /// The leaf node of `frames` (innermost first), interned outermost
     /// first; the function of each new node from `symbols` when given.
     fn intern(
@@ -183,26 +218,38 @@ impl RunStacks {
         frames: &[tbrw_query::stacks::Frame],
         symbols: &mut Option<&mut Symbols<'_>>,
     ) -> Result<u32, ExportError> {
-        let mut parent = u32::MAX;
+        let mut parent = NONE;
         for (depth, f) in frames.iter().rev().enumerate() {
-            let next = self.rows.len() as u32;
-            let key = (parent, f.pc, f.module);
-            parent = match self.index.get(&key) {
+            // Module indexes are below 2^32 - 1 in any file a bind reads.
+            let module = f.module.map_or(NONE, |m| u32::try_from(m).unwrap_or(NONE - 1));
+            let h = node_hash(parent, f.pc, module);
+            let (pa, ad, mo) = (&self.parent, &self.address, &self.module);
+            let same = |&i: &u32| pa[i as usize] == parent && ad[i as usize] == f.pc && mo[i as usize] == module;
+            parent = match self.index.find(h, same) {
                 Some(&id) => id,
                 None => {
-                    if next == u32::MAX || next > i32::MAX as u32 {
-                        return Err(ExportError::msg("more than 2^31 stack nodes in one run".to_owned()));
-                    }
+                    let next = u32::try_from(self.len())
+                        .ok()
+                        .filter(|&n| n <= i32::MAX as u32)
+                        .ok_or_else(|| ExportError::msg("more than 2^31 stack nodes in one run".to_owned()))?;
                     let function = match symbols {
                         Some(sy) => {
                             let found = sy.file.symbolize(f.module, f.pc, sy.warn);
-                            found.function.as_deref().map(|name| sy.functions.id(f.module, name))
+                            found.function.as_deref().map_or(NONE, |name| sy.functions.id(f.module, name) as u32)
                         }
-                        None => None,
+                        None => NONE,
                     };
-                    let p = (parent != u32::MAX).then_some(parent as i32);
-                    self.rows.push((p, f.pc, f.module.map(|m| m as i32), function, depth as i32));
-                    self.index.insert(key, next);
+                    self.parent.push(parent);
+                    self.address.push(f.pc);
+                    self.module.push(module);
+                    if symbols.is_some() {
+                        self.function.resize(next as usize, NONE);
+                        self.function.push(function);
+                    }
+                    // A TB5 stack has at most 65,536 frames: depth fits.
+                    self.depth.push(u16::try_from(depth).unwrap_or(u16::MAX));
+                    let (pa, ad, mo) = (&self.parent, &self.address, &self.module);
+                    self.index.insert_unique(h, next, |&i| node_hash(pa[i as usize], ad[i as usize], mo[i as usize]));
                     next
                 }
             };

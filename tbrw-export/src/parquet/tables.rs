@@ -149,14 +149,15 @@ pub fn write_functions(functions: &Functions, out: &mut TableWriter) -> Result<(
 
 /// Writes the run's stack nodes (node id = row order).
 pub fn write_stacks(stacks: &super::streams::RunStacks, out: &mut TableWriter) -> Result<(), ExportError> {
-    for (id, (parent, address, module, function, depth)) in stacks.rows.iter().enumerate() {
+    for id in 0..stacks.len() {
+        let (parent, address, module, function, depth) = stacks.row(id);
         out.push(&[
             V::I32(Some(id as i32)),
-            V::I32(*parent),
-            V::U64(Some(*address)),
-            V::I32(*module),
-            V::I32(*function),
-            V::I32(Some(*depth)),
+            V::I32(parent),
+            V::U64(Some(address)),
+            V::I32(module),
+            V::I32(function),
+            V::I32(Some(depth)),
         ])?;
     }
     Ok(())

@@ -18,9 +18,9 @@
 //! 9. a stored bind fits its stream: one data bind per record, one module
 //!    bind per module, one thread bind per thread, and every index in range;
 //! 10. a stack table's parents come before their children (so every index
-//!    is in range and there is no cycle), no stack has more than
-//!    `MAX_STACK_DEPTH` frames, and every record's stack id names a node of its
-//!    stream's table or is [`NO_STACK`].
+//!     is in range and there is no cycle), no stack has more than
+//!     `MAX_STACK_DEPTH` frames, and every record's stack id names a node of
+//!     its stream's table or is [`NO_STACK`].
 
 use tbrw_bind::UNKNOWN_MODULE;
 
