@@ -179,7 +179,8 @@ pub fn counter_end(t: u16) -> Option<usize> {
 /// (at most 8 bytes; sizes above 8 read the first 8). A field that
 /// reaches past the record reads as 0: layouts are checked when a stream
 /// is opened, so only a damaged record gets there, and a report on it
-/// should not panic.
+/// should not panic. Inlined: every walk reads several fields per record.
+#[inline]
 pub fn read_le(rec: &[u8], at: usize, size: usize) -> u64 {
     let size = size.min(8);
     let Some(bytes) = at.checked_add(size).and_then(|end| rec.get(at..end)) else {
@@ -191,6 +192,7 @@ pub fn read_le(rec: &[u8], at: usize, size: usize) -> u64 {
 }
 
 /// [`read_le`] of a descriptor's field.
+#[inline]
 pub fn read(rec: &[u8], f: &Field) -> u64 {
     read_le(rec, f.offset as usize, f.size as usize)
 }
