@@ -1,6 +1,8 @@
 //! The consistency matrix: one recording gives the same answer in every
-//! output. For committed recordings of each kind (the collector's, a `perf
-//! record -g` import, the shipped sample, an MTMC and a winIDEA import),
+//! output. For committed recordings of each kind (the collector's, `perf
+//! record -g` imports with call chains as a stream of frames, as imported
+//! before the stack table, and as a stack table, the shipped sample, an
+//! MTMC and a winIDEA import),
 //! each applicable weight and a few filter sets, the totals per function,
 //! per module and per thread, and the threads' names, are read back from
 //! `tbrw report --json`, `export flamegraph --folded`, pprof (decoded),
@@ -422,6 +424,12 @@ fn cases(dir: &Path) -> Vec<Case> {
             samples: true,
         },
         Case { name: "perf -g", file: shipped("cli/tests/data/matrix/perf.tb5"), weights: &["samples"], samples: true },
+        Case {
+            name: "perf -g stack table",
+            file: shipped("cli/tests/data/matrix/perf-stacks.tb5"),
+            weights: &["samples"],
+            samples: true,
+        },
         Case {
             name: "shipped sample",
             file: shipped("examples/data/sample.tb5"),
