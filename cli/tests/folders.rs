@@ -164,7 +164,7 @@ fn appends_of_one_name_at_once_each_get_their_own_run() {
     runs.sort();
     assert_eq!(names(&ds.join("host=perfbox")), runs);
     for r in &runs {
-        assert_eq!(names(&ds.join("host=perfbox").join(r)).len(), 8, "{r}: every table");
+        assert_eq!(names(&ds.join("host=perfbox").join(r)).len(), 9, "{r}: every table");
     }
     assert_eq!(names(t.path()), ["ds"]);
     if duckdb {

@@ -252,7 +252,7 @@ fn samples_are_every_record_in_time_order_with_partitions_and_tables() {
         rec.sort_unstable();
         assert!(rec.iter().enumerate().all(|(i, r)| *r == i as i64), "stream {n}: each record once");
     }
-    for table in ["runs", "samples", "intervals", "modules", "processes", "threads", "events", "functions"] {
+    for table in ["runs", "samples", "intervals", "modules", "processes", "threads", "events", "functions", "stacks"] {
         let p = ds.join(format!("host=perfbox/run=sample/{table}.parquet"));
         assert!(p.is_file(), "{}", p.display());
     }
