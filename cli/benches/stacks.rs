@@ -37,6 +37,9 @@ struct Took {
 }
 
 /// Runs `cmd`, polling its `RssAnon` every 20 ms until it ends.
+// The child is reaped by `wait4`, which `Child::wait` cannot replace: it
+// gives the child's rusage.
+#[allow(clippy::zombie_processes)]
 fn timed(cmd: &mut Command) -> Took {
     let err = tempfile::tempfile().expect("temp file");
     let t = Instant::now();
