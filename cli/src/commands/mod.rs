@@ -13,7 +13,7 @@ use tbrw_query::annotate;
 use tbrw_query::file_symbols::SymbolOptions;
 use tbrw_query::report::{self, By, ReportOptions};
 
-pub use crate::dataset::Mode as ParquetMode;
+pub use crate::dataset::{Mode as ParquetMode, ParquetOptions};
 use crate::error::CliError;
 pub use crate::output::open;
 use crate::output::{
@@ -313,17 +313,6 @@ pub fn export_timeline(
             .map_err(written)?;
     }
     Ok(())
-}
-
-/// What `tbrw export parquet` is told besides its paths.
-#[derive(Clone, Debug, Default)]
-pub struct ParquetOptions {
-    /// The host of every run (default: each file's own host name).
-    pub hostname: Option<String>,
-    /// New folder, `--force` or `--append`.
-    pub mode: ParquetMode,
-    /// Symbolize samples (the `functions` table and `function_id`), with these options.
-    pub symbols: Option<SymbolOptions>,
 }
 
 /// `tbrw export parquet`: the runs written on `out` (one line each), the
