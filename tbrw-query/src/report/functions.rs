@@ -289,5 +289,6 @@ pub fn report_in_parts(
         weight: weighed.then(|| WeightSum::new(opts.query.weight, total_weight)),
         rows,
         totals: Vec::new(),
+        auto: None,
     })
 }
