@@ -13,6 +13,7 @@ use tbrw_export::vtune_csv::{Clock, CsvOptions};
 use tbrw_import::elf_profile::{ImportOptions, Layout, ProfileOptions};
 use tbrw_import::mtmc::MtmcOptions;
 use tbrw_import::winidea::BinVersion;
+use tbrw_query::annotate::{AnnotateOptions, View};
 use tbrw_query::file_symbols::SymbolOptions;
 use tbrw_query::report::{By, ReportOptions};
 use tbrw_query::stacks::{ViewOptions, LEVELS};
@@ -92,8 +93,9 @@ enum Command {
         #[command(flatten)]
         symbols: SymbolArgs,
     },
-    /// One function's samples per source line (or per address without line
-    /// information), with percentages of the function's samples.
+    /// One function's samples per instruction (with its source lines
+    /// interleaved) or per source line, with percentages of the function's
+    /// samples, as perf annotate shows them.
     Annotate {
         /// The TB5 file.
         file: PathBuf,
@@ -102,9 +104,18 @@ enum Command {
         function: String,
         #[command(flatten)]
         filters: FilterArgs,
-        /// JSON instead of text.
+        /// JSON instead of text (the same rows: instructions, lines, addresses).
         #[arg(long)]
         json: bool,
+        /// The instruction view: each instruction of the function
+        /// (x86-64, from the module's ELF file) with its samples, source
+        /// lines interleaved, the three hottest marked. The default when
+        /// the function has fewer sampled source lines than sampled instructions.
+        #[arg(long, conflicts_with = "source")]
+        asm: bool,
+        /// The source-line view: samples per source line.
+        #[arg(long)]
+        source: bool,
         #[command(flatten)]
         symbols: SymbolArgs,
     },
@@ -483,11 +494,17 @@ fn run(cli: Cli) -> Result<Outcome, CliError> {
             let opts = ReportOptions { query: filters.query(weight, &file)?, by: By::Auto, top };
             report(&file, &opts, &by, &symbols.options(), json, &mut out)
         }
-        Command::Annotate { file, function, filters, json, symbols } => {
-            let opts = filters.query(Weight::Samples, &file)?;
+        Command::Annotate { file, function, filters, json, asm, source, symbols } => {
+            let query = filters.query(Weight::Samples, &file)?;
+            let view = match (asm, source) {
+                (true, _) => View::Asm,
+                (_, true) => View::Source,
+                _ => View::Auto,
+            };
+            let opts = AnnotateOptions { view, symbols: symbols.options() };
             let bar = spinner("annotating");
             after_bar(&bar, &mut out, |o, e| {
-                commands::annotate(&file, &opts, &function, &symbols.options(), json, o, e).map(|()| Outcome::Success)
+                commands::annotate(&file, &query, &function, &opts, json, o, e).map(|()| Outcome::Success)
             })
         }
         Command::Symbolize { file, symbols } => {

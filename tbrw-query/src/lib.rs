@@ -47,11 +47,13 @@
 //!   viewer exports); [`intervals`]: interval streams (MTMC tasks, winIDEA calls);
 //! - [`report`]: reports by process, thread, module, event, function, line,
 //!   address and their combinations ([`report::run`] chooses); [`tasks`]:
-//!   the MTMC task report; [`annotate`]: one function's lines and addresses.
+//!   the MTMC task report; [`annotate`]: one function's instructions, lines
+//!   and addresses ([`disasm`]: its bytes from the ELF file, disassembled).
 
 #![deny(missing_docs)]
 
 pub mod annotate;
+pub mod disasm;
 pub mod error;
 pub mod file_symbols;
 pub mod intervals;

@@ -200,13 +200,13 @@ pub fn annotate(
     file: &Path,
     opts: &tbrw_query::Query,
     function: &str,
-    symbols: &SymbolOptions,
+    aopts: &annotate::AnnotateOptions,
     json: bool,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<(), CliError> {
-    let f = tbrw::Tb5File::open(file)?;
-    let a = annotate::annotate(&f, opts, function, symbols, err, &mut |_| {})?;
+    let f = open(file)?;
+    let a = annotate::annotate(&f, opts, function, aopts, err, &mut |_| {})?;
     if json {
         serde_json::to_writer(&mut *out, &a).map_err(|e| written(e.into()))?;
         writeln!(out).map_err(written)
