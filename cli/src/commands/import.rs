@@ -279,21 +279,22 @@ pub fn import_winidea(
     w.close()?;
     writeln!(
         out,
-        "{}: {} timeline events, {} calls, {} data writes{}",
+        "{}: {}, {}, {}{}",
         output.display(),
-        stats.events,
-        stats.calls,
-        stats.writes,
+        counted(stats.events as u64, "timeline event"),
+        counted(stats.calls as u64, "call"),
+        counted(stats.writes as u64, "data write"),
         stats.bin_version.map_or(String::new(), |v| format!(" (.BIN version {})", v.name()))
     )
     .map_err(written)?;
     if stats.started_before > 0 || stats.unfinished > 0 {
+        let (before, open) = (stats.started_before as u64, stats.unfinished as u64);
         writeln!(
             err,
-            "tbrw: {}: {} calls were under way when the timeline begins and {} still open at its end; not written as calls",
+            "tbrw: {}: {} {} under way when the timeline begins and {open} still open at its end; not written as calls",
             export.display(),
-            stats.started_before,
-            stats.unfinished
+            counted(before, "call"),
+            if before == 1 { "was" } else { "were" },
         )
         .map_err(written)?;
     }
@@ -344,21 +345,21 @@ pub fn import_perf(
     w.close()?;
     writeln!(
         out,
-        "{}: {} samples of {} events, {} modules, {} call-chain frames",
+        "{}: {} of {}, {}, {}",
         output.display(),
-        stats.samples,
-        stats.events,
-        stats.modules,
-        stats.frames
+        counted(stats.samples, "sample"),
+        counted(stats.events as u64, "event"),
+        counted(stats.modules as u64, "module"),
+        counted(stats.frames, "call-chain frame")
     )
     .map_err(written)?;
     if stats.skipped > 0 || stats.lost > 0 {
         writeln!(
             err,
-            "tbrw: {}: {} records of types the import does not use skipped; perf lost {} samples",
+            "tbrw: {}: {} of types the import does not use skipped; perf lost {}",
             data.display(),
-            stats.skipped,
-            stats.lost
+            counted(stats.skipped, "record"),
+            counted(stats.lost, "sample")
         )
         .map_err(written)?;
     }
