@@ -425,7 +425,7 @@ fn export_sampler_takes_the_collectors_recordings() {
     let c = shipped("cli/tests/data/matrix/collector.tb5");
     let prof = dir.path().join("c.prof");
     let said = ok(&["export", "sampler", &c, "-o", prof.to_str().unwrap()]);
-    // Every thread is read once a tick: 1279 records of 4 threads in 320 ticks.
+    // This recording read all 4 threads each tick: 1279 records in 320 samples.
     assert_eq!(said, format!("{}: 320 samples\n", prof.display()));
     let back = dir.path().join("c.tb5");
     ok(&["import", "sampler", prof.to_str().unwrap(), "-o", back.to_str().unwrap()]);

@@ -35,8 +35,8 @@ fn get(rec: &[u8], (at, size): (usize, usize)) -> u64 {
 
 /// Which sample each record belongs to, asked in record order: the
 /// sample-count time stamp when there is one; else (the collector's
-/// recordings, which read every thread once a tick, one record each) a new
-/// sample starts where a thread of the current one repeats.
+/// recordings, whose ticks write one record per thread read, consecutive)
+/// a new sample starts where a thread of the current one repeats.
 struct Samples {
     at: ExportFields,
     /// Threads of the current sample (no sample index).
