@@ -136,6 +136,27 @@ fn sanitize(s: &str) -> String {
     s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '.' { c } else { '_' }).collect()
 }
 
+/// The user-defined part of a stream's file names: the stream comment's
+/// first phrase (up to a `:`, `,` or `(`; the collector's comment goes on
+/// with its rates and clock), sanitized, runs of `_` made one, at most 32
+/// characters; `stream` when that leaves nothing. Never holds `-`, so the
+/// name keeps VTune's `<user-defined>-hostname-<host>.csv` shape.
+fn short_name(comment: Option<&str>) -> String {
+    let phrase = comment.unwrap_or("").split([':', ',', '(']).next().unwrap_or("").trim();
+    let mut name = String::new();
+    for c in sanitize(phrase).chars() {
+        if !(c == '_' && (name.is_empty() || name.ends_with('_'))) {
+            name.push(c);
+        }
+    }
+    let name: String = name.trim_end_matches('_').chars().take(32).collect();
+    if name.is_empty() {
+        "stream".to_owned()
+    } else {
+        name
+    }
+}
+
 /// Ends a header line with the `pid` and `tid` columns of the id fields
 /// present (`[pid, tid]`).
 fn id_header(out: &mut dyn std::io::Write, ids: [Option<Field>; 2]) -> std::io::Result<()> {
@@ -318,7 +339,7 @@ fn export_stream(
     };
     let event_id = layout.find(fields::EVENT_ID, None).filter(|fl| fl.size == 4).copied();
     let comment = s.info()?.and_then(|i| f.string_opt(i.comment).ok().flatten().map(str::to_owned));
-    let user = format!("{}-s{n}", sanitize(comment.as_deref().unwrap_or("stream")));
+    let user = format!("{}-s{n}", short_name(comment.as_deref()));
     let path = format!("{user}-hostname-{host}.csv");
 
     let legacy = layout.legacy_pc_offset();
@@ -368,7 +389,7 @@ fn export_stream(
         if unended > 0 {
             report.unended.push((n, unended));
         }
-        let base = sanitize(comment.as_deref().unwrap_or("stream"));
+        let base = short_name(comment.as_deref());
         let (files, decreasing) =
             per_cpu_counters(&layout, &data, &name_of, (time, end), clock, dir, &format!("{base}-s{n}"), host)?;
         extra.extend(files);
@@ -422,7 +443,7 @@ fn export_stream(
         if order.is_empty() {
             return Ok(Err("it has no values".into()));
         }
-        let base = sanitize(comment.as_deref().unwrap_or("stream"));
+        let base = short_name(comment.as_deref());
         let mut paths = Vec::new();
         for run in order.chunk_by(|a, b| a.0 == b.0) {
             let v = run[0].0;
@@ -566,4 +587,23 @@ fn per_cpu_counters(
         files.push(p);
     }
     Ok((files, dropped))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::short_name;
+
+    #[test]
+    fn file_names_take_the_comments_first_phrase() {
+        let collector = "sampler: ptrace, 1000 Hz asked, 564.3 Hz reached, time stamps in ns of CLOCK_MONOTONIC_RAW";
+        assert_eq!(short_name(Some(collector)), "sampler");
+        assert_eq!(short_name(Some("sample run")), "sample_run");
+        assert_eq!(short_name(Some("mtmc tasks (v0.1)")), "mtmc_tasks");
+        assert_eq!(short_name(Some("  a -- b  ")), "a_b");
+        assert_eq!(short_name(Some("::")), "stream");
+        assert_eq!(short_name(None), "stream");
+        let long = short_name(Some(&"x".repeat(100)));
+        assert_eq!(long.len(), 32);
+        assert!(!short_name(Some("my-host-hostname-x")).contains('-'));
+    }
 }
