@@ -45,12 +45,29 @@ fn the_documented_spark_queries_give_the_reports_answers() {
     let perf = shipped("cli/tests/data/matrix/perf.tb5");
     let sample = shipped("examples/data/sample.tb5");
     let tasks = dir.path().join("tasks.tb5");
-    ok(&["import", "mtmc", shipped("cli/tests/data/mtmc/doc_example.log").to_str().unwrap(), "-o", tasks.to_str().unwrap()]);
+    ok(&[
+        "import",
+        "mtmc",
+        shipped("cli/tests/data/mtmc/doc_example.log").to_str().unwrap(),
+        "-o",
+        tasks.to_str().unwrap(),
+    ]);
     // Two hosts, several runs: the collector and perf recordings on one,
     // the shipped sample and the MTMC tasks (appended) on the other.
     let s = |p: &Path| p.to_str().unwrap().to_owned();
     ok(&["export", "parquet", &s(&collector), &s(&perf), "-o", &s(&ds), "--hostname", "box-a", "--functions"]);
-    ok(&["export", "parquet", &s(&sample), &s(&tasks), "-o", &s(&ds), "--hostname", "box-b", "--append", "--functions"]);
+    ok(&[
+        "export",
+        "parquet",
+        &s(&sample),
+        &s(&tasks),
+        "-o",
+        &s(&ds),
+        "--hostname",
+        "box-b",
+        "--append",
+        "--functions",
+    ]);
     let o = Command::new("python3").arg(shipped("cli/tests/spark_queries.py")).arg(&ds).output();
     let o = match o {
         Ok(o) if o.status.code() == Some(3) => {
@@ -93,7 +110,8 @@ fn the_documented_spark_queries_give_the_reports_answers() {
     assert_eq!(calls, tasks_report["samples"].as_u64().unwrap());
     assert_eq!(rows("runs").len(), 4);
     // DuckDB gives the same top modules, when it is installed.
-    let duck = Command::new("python3").arg(shipped("cli/tests/parquet_queries.py")).arg(&ds).arg("top_modules").output();
+    let duck =
+        Command::new("python3").arg(shipped("cli/tests/parquet_queries.py")).arg(&ds).arg("top_modules").output();
     match duck {
         Ok(d) if d.status.success() => {
             let duck: Value = serde_json::from_slice(&d.stdout).unwrap();
