@@ -143,7 +143,7 @@ impl Stacks {
         let mut fp = regs.fp;
         let mut word = [0u8; 16];
         while out.len() < MAX_FRAMES {
-            if fp < base || fp % 8 != 0 {
+            if fp < base || !fp.is_multiple_of(8) {
                 break;
             }
             let (next, ret) = if fp + 16 <= base + have {

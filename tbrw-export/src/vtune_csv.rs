@@ -210,7 +210,6 @@ pub fn export_vtune_csv(
     dir: &mut dyn Folder,
     opts: &CsvOptions,
 ) -> std::result::Result<CsvReport, ExportError> {
-    f.verify()?;
     let file = f.path();
     let streams: Vec<u32> = match opts.stream {
         Some(n) => {
@@ -242,10 +241,13 @@ pub fn export_vtune_csv(
     if host.is_empty() || host.contains('/') || host.contains(char::is_whitespace) {
         return Err(ExportError::msg(format!("host name {} cannot be part of a file name", excerpt(&host))));
     }
+    // The whole file is checked once a stream is known to be exported
+    // (Verified): a refusal costs no pass over the data.
+    let mut verified = Verified { file: f, done: false };
     let mut report = CsvReport::default();
     for n in streams {
         let mut extra = Vec::new();
-        match export_stream(f, n, dir, &host, opts, &mut extra, &mut report)? {
+        match export_stream(&mut verified, n, dir, &host, opts, &mut extra, &mut report)? {
             Ok(path) => {
                 report.files.push(path);
                 report.files.extend(extra);
@@ -300,10 +302,27 @@ fn write_file(
     write(&mut out).and_then(|()| std::io::Write::flush(&mut out)).map_err(io)
 }
 
+/// The file exported, and its check ([`Tb5File::verify`]), made once,
+/// before the first stream that is exported reads its data.
+struct Verified<'a> {
+    file: &'a Tb5File,
+    done: bool,
+}
+
+impl Verified<'_> {
+    fn check(&mut self) -> std::result::Result<(), ExportError> {
+        if !self.done {
+            self.file.verify()?;
+            self.done = true;
+        }
+        Ok(())
+    }
+}
+
 /// Exports one stream: `Ok(Ok(name))`, or `Ok(Err(why))` when the stream
 /// has nothing VTune can take (no clock, no values).
 fn export_stream(
-    f: &Tb5File,
+    verified: &mut Verified,
     n: u32,
     dir: &mut dyn Folder,
     host: &str,
@@ -311,6 +330,7 @@ fn export_stream(
     extra: &mut Vec<String>,
     report: &mut CsvReport,
 ) -> std::result::Result<std::result::Result<String, String>, ExportError> {
+    let f = verified.file;
     let s = f.stream(n)?;
     let Some(layout) = s.layout()? else { return Ok(Err("it has no data descriptor".into())) };
     let Some(data) = s.data()? else { return Ok(Err("it has no data".into())) };
@@ -370,6 +390,7 @@ fn export_stream(
         let end = *times[1];
         let name = sanitize(comment.as_deref().unwrap_or("interval"));
         let mut unended = 0u64;
+        verified.check()?;
         write_file(dir, &path, |out| {
             write!(out, "name,start_tsc.{},end_tsc", clock.suffix())?;
             id_header(out, both)?;
@@ -405,6 +426,7 @@ fn export_stream(
         if events.is_empty() {
             return Ok(Err("its legacy samples have no events to count".into()));
         }
+        verified.check()?;
         let column: HashMap<u32, usize> = events.iter().enumerate().map(|(i, e)| (e.id, i)).collect();
         let names: Vec<String> =
             events.iter().map(|e| sanitize(f.string_opt(e.name).ok().flatten().unwrap_or("event"))).collect();
@@ -430,6 +452,9 @@ fn export_stream(
             }
             Ok(())
         })?;
+        let p = format!("{user}-modules-hostname-{host}.csv");
+        module_counts(f, n, dir, &p, clock)?;
+        extra.push(p);
         return Ok(Ok(path));
     }
     // Values written to variables (winIDEA data): one file per variable,
@@ -443,6 +468,7 @@ fn export_stream(
         if order.is_empty() {
             return Ok(Err("it has no values".into()));
         }
+        verified.check()?;
         let base = short_name(comment.as_deref());
         let mut paths = Vec::new();
         for run in order.chunk_by(|a, b| a.0 == b.0) {
@@ -474,10 +500,32 @@ fn export_stream(
                 .map(|(k, float)| (*fl, k, float && fl.size == 8, sanitize(&name_of(fl))))
         })
         .collect();
+    // Samples with an address (a perf import, the collector's recordings):
+    // their counts per module, as cumulative COUNT columns per time bucket.
+    let samples =
+        tbrw_query::stream::SampleFields::of(f, n)?.bindable() && layout.find(fields::CALLCHAIN_SAMPLE, None).is_none();
     if counters.is_empty() {
+        if samples {
+            verified.check()?;
+            let p = format!("{user}-modules-hostname-{host}.csv");
+            module_counts(f, n, dir, &p, clock)?;
+            return Ok(Ok(p));
+        }
+        if layout.find(fields::CALLCHAIN_SAMPLE, None).is_some() {
+            return Ok(Err(
+                "it holds the call-chain frames of another stream's samples, which that stream's modules file counts"
+                    .into(),
+            ));
+        }
         return Ok(Err(
-            "its records have no counter or instantaneous value (docs/EXPORT.md lists the field types)".into()
+            "its records have no counter or instantaneous value, and no instruction pointer and pid to count samples by module (docs/EXPORT.md lists the field types)".into()
         ));
+    }
+    verified.check()?;
+    if samples {
+        let p = format!("{user}-modules-hostname-{host}.csv");
+        module_counts(f, n, dir, &p, clock)?;
+        extra.push(p);
     }
     write_file(dir, &path, |out| {
         write!(out, "tsc.{}", clock.suffix())?;
@@ -506,6 +554,99 @@ fn export_stream(
         Ok(())
     })?;
     Ok(Ok(path))
+}
+
+/// Columns of a table of module counts at most: the modules with the most
+/// samples, the rest summed under `[other]`.
+const MODULE_COLUMNS: usize = 64;
+
+/// Rows of a table of module counts at most: the time buckets.
+const MODULE_ROWS: u64 = 10_000;
+
+/// The samples of stream `n` counted per module (by file name; `[unknown]`
+/// where no module covers the address) and per time bucket, as VTune's
+/// discrete values: one `NAME.COUNT` column per module, each row the
+/// cumulative count at the end of its bucket (a `.COUNT` column is a
+/// cumulative counter, from which VTune draws the rate). The buckets are a
+/// millisecond of a nanosecond clock, wider when the recording is longer
+/// than 10 s (at most [`MODULE_ROWS`] rows); 1/10,000 of the span for other
+/// clocks. The samples come from the one walk of `tbrw-query`, as every
+/// report counts them.
+fn module_counts(
+    f: &Tb5File,
+    n: u32,
+    dir: &mut dyn Folder,
+    name: &str,
+    clock: Clock,
+) -> std::result::Result<(), ExportError> {
+    let walk =
+        tbrw_query::Walk::open(f, &tbrw_query::Query { stream: n, ..Default::default() }, tbrw_query::Binding::Always)?;
+    let fields = walk.fields();
+    let records = walk.records();
+    // Pass 1: the time span and each module name's samples.
+    let names: Vec<String> = walk.modules().iter().map(|m| sanitize(&tbrw_query::names::module_label(m))).collect();
+    let mut span: Option<(u64, u64)> = None;
+    let mut per_name: HashMap<&str, u64> = HashMap::new();
+    walk.pass(0..records, &mut |_| {}, |smp| {
+        if let Some(t) = fields.time_stamp(smp.record) {
+            span = Some(span.map_or((t, t), |(a, b)| (a.min(t), b.max(t))));
+        }
+        let label = smp.module.and_then(|m| names.get(m as usize)).map_or(tbrw_query::names::NO_MODULE, |s| s.as_str());
+        *per_name.entry(label).or_default() += 1;
+    })?;
+    let Some((t0, t1)) = span else {
+        return Err(ExportError::Unsupported {
+            file: f.path().display().to_string(),
+            stream: n,
+            what: "its samples have no time stamp: VTune's discrete values need one".into(),
+        });
+    };
+    let mut order: Vec<(&str, u64)> = per_name.into_iter().collect();
+    order.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    let other = order.len() > MODULE_COLUMNS;
+    order.truncate(if other { MODULE_COLUMNS - 1 } else { MODULE_COLUMNS });
+    let column: HashMap<&str, usize> = order.iter().enumerate().map(|(i, (name, _))| (*name, i)).collect();
+    let columns = order.len() + usize::from(other);
+    let nanos = matches!(clock, Clock::Utc | Clock::MonotonicRaw | Clock::Qpc);
+    let width =
+        if nanos { (t1 - t0).div_ceil(MODULE_ROWS).max(1_000_000) } else { (t1 - t0).div_ceil(MODULE_ROWS).max(1) };
+    let buckets = ((t1 - t0) / width + 1) as usize;
+    // Pass 2: the counts per bucket and column.
+    let mut counts = vec![0u64; buckets * columns];
+    walk.pass(0..records, &mut |_| {}, |smp| {
+        let Some(t) = fields.time_stamp(smp.record) else { return };
+        let label = smp.module.and_then(|m| names.get(m as usize)).map_or(tbrw_query::names::NO_MODULE, |s| s.as_str());
+        let c = column.get(label).copied().unwrap_or(columns - 1);
+        counts[((t - t0) / width) as usize * columns + c] += 1;
+    })?;
+    write_file(dir, name, |out| {
+        write!(out, "tsc.{}", clock.suffix())?;
+        for (label, _) in &order {
+            write!(out, ",{label}.COUNT")?;
+        }
+        if other {
+            write!(out, ",[other].COUNT")?;
+        }
+        writeln!(out)?;
+        // A first row of zeros at the first sample, then each bucket's end.
+        let mut total = vec![0u64; columns];
+        write!(out, "{}", clock.cell(t0))?;
+        for _ in 0..columns {
+            write!(out, ",0")?;
+        }
+        writeln!(out)?;
+        for (b, row) in counts.chunks(columns).enumerate() {
+            for (sum, x) in total.iter_mut().zip(row) {
+                *sum += x;
+            }
+            write!(out, "{}", clock.cell((t0 + (b as u64 + 1) * width).min(t1.max(t0 + 1))))?;
+            for sum in &total {
+                write!(out, ",{sum}")?;
+            }
+            writeln!(out)?;
+        }
+        Ok(())
+    })
 }
 
 /// Counter readings taken at each interval's begin and end (MTMC tasks) as

@@ -190,25 +190,23 @@ pub fn import_winidea(
         };
         // The TIMELINE section's events and the `.BIN`'s, merged.
         let mut text_at = 0;
-        match &mut bin {
-            Some((b, version, _)) => {
-                for_each_bin_event(b.input, b.name, Some(*version), &mut |e| {
-                    while let Some(t) = text_events.get(text_at).filter(|t| t.time <= e.time) {
-                        stats.events += 1;
-                        builder.push(t, &mut emit)?;
-                        text_at += 1;
-                    }
-                    stats.events += 1;
-                    builder.push(&e, &mut emit)
-                })?;
-            }
-            None => {}
+        let mut events = 0u64;
+        if let Some((b, version, _)) = &mut bin {
+            for_each_bin_event(b.input, b.name, Some(*version), &mut |e| {
+                while let Some(t) = text_events.get(text_at).filter(|t| t.time <= e.time) {
+                    events += 1;
+                    builder.push(t, &mut emit)?;
+                    text_at += 1;
+                }
+                events += 1;
+                builder.push(&e, &mut emit)
+            })?;
         }
         for t in &text_events[text_at..] {
-            stats.events += 1;
+            events += 1;
             builder.push(t, &mut emit)?;
         }
-        drop(emit);
+        stats.events += events;
         if let Some(e) = failed {
             return Err(e);
         }
