@@ -621,11 +621,12 @@ fn module_counts(
     })?;
     write_file(dir, name, |out| {
         write!(out, "tsc.{}", clock.suffix())?;
+        // Column names keep VTune's characters: `[unknown]` is `_unknown_`.
         for (label, _) in &order {
-            write!(out, ",{label}.COUNT")?;
+            write!(out, ",{}.COUNT", sanitize(label))?;
         }
         if other {
-            write!(out, ",[other].COUNT")?;
+            write!(out, ",_other_.COUNT")?;
         }
         writeln!(out)?;
         // A first row of zeros at the first sample, then each bucket's end.
