@@ -10,7 +10,8 @@
 //! time, stack, CPU delta and weight; docs/EXPORT.md "Large inputs"). A
 //! sample stream is walked twice: the distinct frames first (each module a
 //! library whose symbol table names the addresses its symbols name), then
-//! the samples.
+//! the samples. Where the records carry no CPU time, the JSON has no CPU
+//! delta column ([`json`]), so that the profiler shows the threads running.
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;

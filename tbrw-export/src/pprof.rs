@@ -2,7 +2,10 @@
 //! (`github.com/google/pprof/proto/profile.proto`), gzip-compressed. The
 //! message types are declared here with `prost`'s derive macros (no protoc
 //! at build time). Samples are aggregated per stack and label set (pid,
-//! tid, cpu), so the profile grows with distinct stacks, not samples.
+//! tid, cpu), so the profile grows with distinct stacks, not samples. What
+//! `go tool pprof` shows of it is what `tbrw report` counts: the same
+//! functions (flat), threads, source lines (`-lines`, `-list`), the
+//! program named first, values and period in their units (docs/EXPORT.md).
 
 use std::collections::{BTreeSet, HashMap};
 use std::io::Write;
