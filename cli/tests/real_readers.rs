@@ -627,11 +627,15 @@ fn chromium() -> Option<PathBuf> {
     there.then_some(bin)
 }
 
-/// Each `<text>` of the SVG at `svg` as Chromium lays it out: (text, x, y,
-/// width, height) of its bounding box, and the drawing's width. A script
-/// added before `</svg>` measures them once the drawing is parsed and
-/// writes them into the document, which `--dump-dom` prints.
-fn chromium_texts(bin: &Path, dir: &Path, svg: &Path) -> (Vec<(String, f64, f64, f64, f64)>, f64) {
+/// A `<text>` as Chromium lays it out: its text, and x, y, width, height
+/// of its bounding box.
+type TextBox = (String, f64, f64, f64, f64);
+
+/// Each `<text>` of the SVG at `svg` as Chromium lays it out, and the
+/// drawing's width. A script added before `</svg>` measures them once the
+/// drawing is parsed and writes them into the document, which
+/// `--dump-dom` prints.
+fn chromium_texts(bin: &Path, dir: &Path, svg: &Path) -> (Vec<TextBox>, f64) {
     let text = std::fs::read_to_string(svg).unwrap();
     let script = r#"<script><![CDATA[
 (function () {
@@ -741,7 +745,7 @@ fn chromium_draws_the_flame_graph_text_inside_its_frames() {
     // inferno's script fits each frame's text to its frame once loaded;
     // the widest frames keep their names.
     assert!(names.iter().any(|n| n.contains("crunch-B (tid 2744)")), "{names:?}");
-    assert!(names.iter().any(|n| *n == "middle_b.constprop.0"), "{names:?}");
+    assert!(names.contains(&"middle_b.constprop.0"), "{names:?}");
     for (t, bx, _, bw, _) in &texts {
         assert!(*bx >= 0.0 && bx + bw <= w + 0.5, "{t:?} drawn at {bx}..{} outside 0..{w}", bx + bw);
     }

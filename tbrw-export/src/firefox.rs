@@ -41,7 +41,7 @@ pub struct FirefoxSummary {
     /// Markers (intervals).
     pub markers: u64,
     /// Whether the samples carry CPU deltas (the stream has a thread CPU
-    /// time field). Without, [`write`] leaves the `threadCPUDelta` column
+    /// time field). Without, [`write()`] leaves the `threadCPUDelta` column
     /// out, and the profiler takes every sample as running.
     pub cpu_deltas: bool,
 }
@@ -398,7 +398,7 @@ pub fn write(
     Ok(summary)
 }
 
-/// The profile's JSON, as [`write`] writes it (uncompressed). Where no CPU
+/// The profile's JSON, as [`write()`] writes it (uncompressed). Where no CPU
 /// time is known (`summary.cpu_deltas` false), the samples tables have no
 /// `threadCPUDelta` column: `fxprof-processed-profile` always writes one,
 /// and the profiler reads a delta of 0 as an idle thread, where a missing
