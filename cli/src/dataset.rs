@@ -11,7 +11,8 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::commands::ParquetOptions;
+use tbrw_query::file_symbols::SymbolOptions;
+
 use crate::error::CliError;
 use crate::output::{crash_point, exists_error, folder_target, lock_folder, plain, rename_noreplace};
 use crate::output::{FolderTarget, WorkFolder};
@@ -55,6 +56,17 @@ pub struct Run {
     pub intervals: u64,
     /// Rows in `functions`.
     pub functions: u64,
+}
+
+/// What `tbrw export parquet` is told besides its paths.
+#[derive(Clone, Debug, Default)]
+pub struct ParquetOptions {
+    /// The host of every run (default: each file's own host name).
+    pub hostname: Option<String>,
+    /// New folder, `--force` or `--append`.
+    pub mode: Mode,
+    /// Symbolize samples (the `functions` table and `function_id`), with these options.
+    pub symbols: Option<SymbolOptions>,
 }
 
 /// Exports `files` to the dataset `dir`. `progress` gets records done in the

@@ -15,6 +15,8 @@ pub enum CliError {
     Query(tbrw_query::QueryError),
     /// From an export.
     Export(tbrw_export::ExportError),
+    /// Writing the command's output (standard output, mostly) failed.
+    Output(std::io::Error),
     /// Anything else, already phrased (a path, an option).
     Msg(String),
 }
@@ -38,12 +40,41 @@ impl fmt::Display for CliError {
             CliError::Import(e) => e.fmt(f),
             CliError::Query(e) => e.fmt(f),
             CliError::Export(e) => e.fmt(f),
+            CliError::Output(e) => write!(f, "writing the output: {e}"),
             CliError::Msg(m) => f.write_str(m),
         }
     }
 }
 
-impl std::error::Error for CliError {}
+impl std::error::Error for CliError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            CliError::Tb5(e) => Some(e),
+            CliError::Import(e) => Some(e),
+            CliError::Query(e) => Some(e),
+            CliError::Export(e) => Some(e),
+            CliError::Output(e) => Some(e),
+            CliError::Msg(_) => None,
+        }
+    }
+}
+
+impl CliError {
+    /// Whether the command stopped because the reader of its output went
+    /// away (`tbrw report | head -2`): an `EPIPE` anywhere in the chain of
+    /// causes. The binary then ends quietly with status 0, as `print_tb5`
+    /// does: the reader took what it wanted (README, "Exit status").
+    pub fn is_broken_pipe(&self) -> bool {
+        let mut e: Option<&(dyn std::error::Error + 'static)> = Some(self);
+        while let Some(x) = e {
+            if x.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe) {
+                return true;
+            }
+            e = x.source();
+        }
+        false
+    }
+}
 
 impl From<tbrw::Error> for CliError {
     fn from(e: tbrw::Error) -> Self {

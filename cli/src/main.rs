@@ -13,9 +13,11 @@ use tbrw_export::vtune_csv::{Clock, CsvOptions};
 use tbrw_import::elf_profile::{ImportOptions, Layout, ProfileOptions};
 use tbrw_import::mtmc::MtmcOptions;
 use tbrw_import::winidea::BinVersion;
+use tbrw_query::annotate::{AnnotateOptions, View};
 use tbrw_query::file_symbols::SymbolOptions;
 use tbrw_query::report::{By, ReportOptions};
 use tbrw_query::stacks::{ViewOptions, LEVELS};
+use tbrw_query::time::{StreamTimes, TimeRange};
 use tbrw_query::{Filters, Query, Weight};
 
 use crate::commands::{Outcome, ParquetMode, ParquetOptions};
@@ -91,8 +93,9 @@ enum Command {
         #[command(flatten)]
         symbols: SymbolArgs,
     },
-    /// One function's samples per source line (or per address without line
-    /// information), with percentages of the function's samples.
+    /// One function's samples per instruction (with its source lines
+    /// interleaved) or per source line, with percentages of the function's
+    /// samples, as perf annotate shows them.
     Annotate {
         /// The TB5 file.
         file: PathBuf,
@@ -101,9 +104,18 @@ enum Command {
         function: String,
         #[command(flatten)]
         filters: FilterArgs,
-        /// JSON instead of text.
+        /// JSON instead of text (the same rows: instructions, lines, addresses).
         #[arg(long)]
         json: bool,
+        /// The instruction view: each instruction of the function
+        /// (x86-64, from the module's ELF file) with its samples, source
+        /// lines interleaved, the three hottest marked. The default when
+        /// the function has fewer sampled source lines than sampled instructions.
+        #[arg(long, conflicts_with = "source")]
+        asm: bool,
+        /// The source-line view: samples per source line.
+        #[arg(long)]
+        source: bool,
         #[command(flatten)]
         symbols: SymbolArgs,
     },
@@ -129,6 +141,21 @@ enum Command {
         /// The collector's options, then the program and its arguments.
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
         args: Vec<std::ffi::OsString>,
+    },
+    /// Prints a completion script for a shell (`tbrw completions bash >
+    /// ~/.local/share/bash-completion/completions/tbrw`; README, "Completions
+    /// and man pages").
+    Completions {
+        /// The shell.
+        #[arg(value_parser = PossibleValuesParser::new(["bash", "zsh", "fish", "elvish", "powershell"]))]
+        shell: String,
+    },
+    /// Writes the man pages, `tbrw.1` and one per subcommand (`tbrw-report.1`,
+    /// `tbrw-export-flamegraph.1`, ...), into DIR (created if missing);
+    /// prints their paths.
+    Man {
+        /// The folder to write them in (`~/.local/share/man/man1`, say).
+        dir: PathBuf,
     },
 }
 
@@ -320,8 +347,10 @@ enum Export {
         /// The width in pixels.
         #[arg(long, default_value_t = 1200)]
         width: u32,
-        /// Only intervals overlapping A..B (the start field's clock; A.. and ..B allowed).
-        #[arg(long)]
+        /// Only intervals overlapping A..B (the start field's clock values,
+        /// percentages of the recording, or time since its start: as
+        /// `report --time`).
+        #[arg(long, value_name = "A..B")]
         time: Option<String>,
     },
     /// Parquet tables for DuckDB, Spark and the like: one dataset folder for
@@ -366,18 +395,37 @@ struct FilterArgs {
     /// Only samples in modules with this name or path.
     #[arg(long)]
     module: Option<String>,
-    /// Only samples with time in A..B (TSC, time stamp or sample index; A.. and ..B allowed).
-    #[arg(long)]
+    /// Only samples with time in A..B, end excluded; A.. and ..B allowed.
+    /// Each end: a value of the stream's clock (TSC, time stamp or record
+    /// index, as `tbrw info` shows them), a percentage of the recording
+    /// (10%..20%), or, on nanosecond clocks, time since its first sample
+    /// (0.5s..1.5s, 250ms, 40us, 7ns).
+    #[arg(long, value_name = "A..B")]
     time: Option<String>,
 }
 
 impl FilterArgs {
-    /// The query these filters make, with `weight`.
-    fn query(self, weight: Weight) -> Result<Query, CliError> {
-        let time = self.time.map(|t| tbrw_query::query::parse_range(&t)).transpose().map_err(CliError::msg)?;
-        let filters = Filters { pid: self.pid, tid: self.tid, module: self.module, time };
+    /// The query these filters make on stream `--stream` of `file`, with `weight`.
+    fn query(self, weight: Weight, file: &Path) -> Result<Query, CliError> {
+        let time = time_range(self.time.as_deref(), file, self.stream)?;
+        let filters = Filters { pid: self.pid, tid: self.tid, module: self.module, time, time_given: self.time };
         Ok(Query { stream: self.stream, filters, weight })
     }
+}
+
+/// `--time` of stream `stream` of `file` as clock values: ends relative to
+/// the recording (percentages, durations) are placed on its first and last
+/// sample times, read once here.
+fn time_range(given: Option<&str>, file: &Path, stream: u32) -> Result<Option<(u64, u64)>, CliError> {
+    let Some(given) = given else { return Ok(None) };
+    let range: TimeRange = given.parse()?;
+    let name = file.display().to_string();
+    if !range.relative() {
+        return Ok(Some(range.resolve(&name, stream, None)?));
+    }
+    let f = commands::open(file)?;
+    let times = StreamTimes::of(&f, stream)?;
+    Ok(Some(range.resolve(&name, stream, times.as_ref())?))
 }
 
 /// The input, output, stream, filters and weight of the sample exports.
@@ -403,7 +451,7 @@ struct ViewArgs {
 impl ViewArgs {
     /// The file, the output, `--force` and the options.
     fn split(self) -> Result<(PathBuf, PathBuf, bool, ViewOptions), CliError> {
-        let opts = ViewOptions { query: self.filters.query(self.weight)?, symbols: self.symbols.options() };
+        let opts = ViewOptions { query: self.filters.query(self.weight, &self.file)?, symbols: self.symbols.options() };
         Ok((self.file, self.output, self.force, opts))
     }
 }
@@ -443,14 +491,20 @@ fn run(cli: Cli) -> Result<Outcome, CliError> {
         Command::Verify { file } => commands::verify(&file, &mut out).map(|()| Outcome::Success),
         Command::Bind { file, stream } => bind(&file, stream, &mut out),
         Command::Report { file, filters, by, top, json, weight, symbols } => {
-            let opts = ReportOptions { query: filters.query(weight)?, by: By::Auto, top };
+            let opts = ReportOptions { query: filters.query(weight, &file)?, by: By::Auto, top };
             report(&file, &opts, &by, &symbols.options(), json, &mut out)
         }
-        Command::Annotate { file, function, filters, json, symbols } => {
-            let opts = filters.query(Weight::Samples)?;
+        Command::Annotate { file, function, filters, json, asm, source, symbols } => {
+            let query = filters.query(Weight::Samples, &file)?;
+            let view = match (asm, source) {
+                (true, _) => View::Asm,
+                (_, true) => View::Source,
+                _ => View::Auto,
+            };
+            let opts = AnnotateOptions { view, symbols: symbols.options() };
             let bar = spinner("annotating");
             after_bar(&bar, &mut out, |o, e| {
-                commands::annotate(&file, &opts, &function, &symbols.options(), json, o, e).map(|()| Outcome::Success)
+                commands::annotate(&file, &query, &function, &opts, json, o, e).map(|()| Outcome::Success)
             })
         }
         Command::Symbolize { file, symbols } => {
@@ -460,6 +514,8 @@ fn run(cli: Cli) -> Result<Outcome, CliError> {
             })
         }
         Command::Record { .. } => unreachable!("tbrw record runs before any other command"),
+        Command::Completions { shell } => completions(&shell, &mut out),
+        Command::Man { dir } => man_pages(&dir, &mut out),
         Command::Import(Import::Sampler { profile, output, force, pid, hostname, layout, volts }) => import_sampler(
             &profile,
             &output,
@@ -502,7 +558,7 @@ fn run(cli: Cli) -> Result<Outcome, CliError> {
             })
         }
         Command::Export(Export::Timeline { file, output, force, stream, lanes, width, time }) => {
-            let time = time.map(|t| tbrw_query::query::parse_range(&t)).transpose().map_err(CliError::msg)?;
+            let time = time_range(time.as_deref(), &file, stream)?;
             let opts = TimelineOptions { stream, lanes, width, time };
             let bar = spinner("exporting");
             after_bar(&bar, &mut out, |o, e| {
@@ -519,8 +575,57 @@ fn run(cli: Cli) -> Result<Outcome, CliError> {
             export_parquet(&files, &output, &opts, &mut out)
         }
     }?;
-    out.flush().map_err(|e| CliError::msg(format!("writing the output: {e}")))?;
+    out.flush().map_err(CliError::Output)?;
     Ok(outcome)
+}
+
+/// `tbrw completions SHELL`: clap_complete's script for the command line as defined here.
+fn completions(shell: &str, out: &mut dyn Write) -> Result<Outcome, CliError> {
+    use clap::CommandFactory;
+    use clap_complete::Shell;
+    let shell = match shell {
+        "bash" => Shell::Bash,
+        "zsh" => Shell::Zsh,
+        "fish" => Shell::Fish,
+        "elvish" => Shell::Elvish,
+        _ => Shell::PowerShell,
+    };
+    let mut text = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "tbrw", &mut text);
+    out.write_all(&text).map_err(CliError::Output)?;
+    Ok(Outcome::Success)
+}
+
+/// `tbrw man DIR`: one roff page per command and subcommand, named as
+/// `man` finds them (`tbrw-export-flamegraph.1` for `man
+/// tbrw-export-flamegraph`), each written whole before it is named.
+fn man_pages(dir: &Path, out: &mut dyn Write) -> Result<Outcome, CliError> {
+    use clap::CommandFactory;
+    std::fs::create_dir_all(dir).map_err(|e| CliError::io(dir, e))?;
+    let mut cmd = Cli::command();
+    cmd.build();
+    let mut pages = Vec::new();
+    fn walk(cmd: &clap::Command, name: String, pages: &mut Vec<(String, clap::Command)>) {
+        // A page's title and usage name the command as typed (`tbrw-export-pprof`).
+        let named = cmd.clone().name(name.clone()).bin_name(name.replace('-', " "));
+        pages.push((name.clone(), named));
+        for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
+            walk(sub, format!("{name}-{}", sub.get_name()), pages);
+        }
+    }
+    walk(&cmd, "tbrw".to_owned(), &mut pages);
+    let mut written = Vec::new();
+    for (name, page) in pages {
+        let path = dir.join(format!("{name}.1"));
+        let mut roff = Vec::new();
+        clap_mangen::Man::new(page).render(&mut roff).map_err(|e| CliError::io(&path, e))?;
+        output::write_atomically(&path, |w| w.write_all(&roff))?;
+        written.push(path);
+    }
+    for p in written {
+        writeln!(out, "{}", p.display()).map_err(CliError::Output)?;
+    }
+    Ok(Outcome::Success)
 }
 
 fn bind(file: &Path, stream: Option<u32>, out: &mut dyn Write) -> Result<Outcome, CliError> {
@@ -648,7 +753,7 @@ fn after_bar(
     let (mut text, mut notes) = (Vec::new(), Vec::new());
     let r = f(&mut text, &mut notes);
     bar.finish_and_clear();
-    let io = |e: std::io::Error| CliError::msg(format!("writing the output: {e}"));
+    let io = CliError::Output;
     std::io::stderr().write_all(&notes).map_err(io)?;
     out.write_all(&text).map_err(io)?;
     r
@@ -664,6 +769,9 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(Outcome::Success) => ExitCode::SUCCESS,
         Ok(Outcome::StatisticsDiffer) => ExitCode::from(3),
+        // The reader of the output went away (`| head`): the work is done
+        // (outputs are printed after it), nothing is left to say.
+        Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("tbrw: {e}");
             ExitCode::FAILURE

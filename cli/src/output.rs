@@ -18,7 +18,7 @@ use crate::error::CliError;
 
 /// A failed write of the command's output.
 pub fn written(e: std::io::Error) -> CliError {
-    CliError::msg(format!("writing the output: {e}"))
+    CliError::Output(e)
 }
 
 /// The word for an I/O error on a path, without the errno noise.

@@ -102,5 +102,5 @@ pub fn command(path: &Path, opts: &SymbolOptions, out: &mut dyn Write, warn: &mu
         s.samples,
         s.streams
     )
-    .map_err(|e| CliError::msg(format!("writing the output: {e}")))
+    .map_err(CliError::Output)
 }

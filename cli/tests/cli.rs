@@ -63,13 +63,13 @@ fn info_verify_bind_report() {
     let fs = f.to_str().unwrap();
     assert!(ok(&["info", fs]).contains("streams: 2"));
     assert_eq!(ok(&["verify", fs]), format!("{fs}: ok\n"));
-    let before = ok(&["report", fs]);
+    let before = ok(&["report", fs, "--by", "module"]);
     assert!(before.contains("3000 of 3000 samples, by module"), "{before}");
     assert!(before.contains("vmlinux-6.1.0-18-amd64 (pid 0)") && before.contains("[unknown]"), "{before}");
     let bound = ok(&["bind", fs]);
     assert!(bound.contains("stream 0 bound") && bound.contains("stream 1 bound"), "{bound}");
     assert!(ok(&["info", fs]).contains(", bound"));
-    assert_eq!(ok(&["report", fs]), before, "a stored bind reports what the in-memory one did");
+    assert_eq!(ok(&["report", fs, "--by", "module"]), before, "a stored bind reports what the in-memory one did");
     // Filters and groupings.
     let by_pid: serde_json::Value = serde_json::from_str(&ok(&["report", fs, "--by", "process", "--json"])).unwrap();
     assert_eq!(by_pid["by"], "process");

@@ -15,6 +15,9 @@
 //! mapping, a Firefox sample's stack's frame with its function and
 //! resource, a Parquet sample row with its module and function rows.
 
+mod common;
+use common::check_vtune_csv;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -322,6 +325,37 @@ fn csv_threads(file: &Path, dir: &Path) -> Option<BTreeMap<u32, f64>> {
     Some(per)
 }
 
+/// The last row of the stream-0 module counts of `export vtune-csv`
+/// (`<name>-modules-hostname-<host>.csv`: cumulative `MODULE.COUNT` columns),
+/// keyed by the report's spelling of each module (`None`: no such file).
+fn csv_modules(file: &Path, dir: &Path, report_names: &BTreeMap<String, f64>) -> Option<BTreeMap<String, f64>> {
+    let out = dir.join("csv-modules");
+    let o = tbrw(&["export", "vtune-csv", file.to_str().unwrap(), "-o", out.to_str().unwrap(), "-f", "--stream", "0"]);
+    if !o.status.success() {
+        return None;
+    }
+    let listed = String::from_utf8(o.stdout).unwrap();
+    let path = listed.lines().find(|l| l.contains("-modules-hostname-"))?;
+    let rows = check_vtune_csv(Path::new(path));
+    assert!(rows > 1, "{path}: a first row of zeros and the buckets");
+    let text = std::fs::read_to_string(path).unwrap();
+    let header: Vec<&str> = text.lines().next().unwrap().split(',').collect();
+    let last: Vec<&str> = text.lines().last().unwrap().split(',').collect();
+    // Column names are VTune's: characters other than letters, digits, `_`
+    // and `.` written as `_`.
+    let column_of = |name: &str| -> String {
+        name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '.' { c } else { '_' }).collect()
+    };
+    let spelled: BTreeMap<String, String> = report_names.keys().map(|k| (column_of(k), k.clone())).collect();
+    let mut per = BTreeMap::new();
+    for (h, v) in header.iter().zip(&last).skip(1) {
+        let column = h.strip_suffix(".COUNT").unwrap_or_else(|| panic!("{path}: {h} is a .COUNT column"));
+        let name = spelled.get(column).cloned().unwrap_or_else(|| column.to_owned());
+        per.insert(name, v.parse::<f64>().unwrap());
+    }
+    Some(per)
+}
+
 /// The module table's paths to names, so that pprof's mapping files (paths)
 /// read as the module names the other outputs give.
 fn module_names(file: &Path) -> BTreeMap<String, String> {
@@ -471,6 +505,12 @@ fn every_output_gives_the_reports_answer() {
                     None => duckdb_missing = true,
                 }
                 if filters.is_empty() && *weight == "samples" {
+                    // Sample recordings count their samples per module; the
+                    // task and call imports have no address to count by.
+                    match csv_modules(&case.file, &work, &want.modules) {
+                        Some(csv) => assert_same(&format!("{label}, CSV, modules"), &want.modules, &csv, weight),
+                        None => assert!(!case.samples, "{label}: a sample recording's CSV counts modules"),
+                    }
                     if let Some(csv) = csv_threads(&case.file, &work) {
                         assert_same(
                             &format!("{label}, CSV, threads"),

@@ -134,6 +134,45 @@ fn the_many_runs_section_runs_on_shipped_data() {
     assert!(scratch.path().join("fleet/_tbrw_dataset.json").is_file());
 }
 
+/// The "Completions and man pages" section: its lines run with `HOME` a
+/// scratch folder; the script and the pages land where it says, and `man`
+/// (where installed) finds a page through `PATH` alone, as it says.
+#[test]
+fn the_completions_and_man_pages_section_runs() {
+    let readme = std::fs::read_to_string(Path::new(ROOT).join("README.md")).unwrap();
+    let lines = sh_lines(&readme, "## Completions and man pages");
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    let home = tempfile::tempdir().unwrap();
+    let bin_dir: PathBuf = Path::new(env!("CARGO_BIN_EXE_tbrw")).parent().unwrap().to_owned();
+    let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default());
+    for line in &lines {
+        assert!(line.starts_with("tbrw ") || line.starts_with("mkdir "), "{line}");
+        let o = Command::new("sh").arg("-c").arg(line).env("PATH", &path).env("HOME", home.path()).output().unwrap();
+        assert!(o.status.success(), "{line}: {}", String::from_utf8_lossy(&o.stderr));
+    }
+    let script = std::fs::read_to_string(home.path().join(".local/share/bash-completion/completions/tbrw")).unwrap();
+    assert!(script.contains("complete") && script.contains("tbrw"), "{script}");
+    let man1 = home.path().join(".cargo/share/man/man1");
+    for page in ["tbrw.1", "tbrw-report.1", "tbrw-annotate.1", "tbrw-export-flamegraph.1"] {
+        assert!(man1.join(page).is_file(), "{page} missing");
+    }
+    // man-db maps ~/.cargo/bin on PATH to ~/.cargo/share/man.
+    let cargo_bin = home.path().join(".cargo/bin");
+    std::fs::create_dir_all(&cargo_bin).unwrap();
+    let o = Command::new("man")
+        .args(["-w", "tbrw-annotate"])
+        .env("PATH", format!("{}:/usr/bin:/bin", cargo_bin.display()))
+        .env_remove("MANPATH")
+        .output();
+    match o {
+        Ok(o) if o.status.success() => {
+            let found = String::from_utf8_lossy(&o.stdout);
+            assert!(found.trim().ends_with(".cargo/share/man/man1/tbrw-annotate.1"), "{found}");
+        }
+        _ => eprintln!("note: no man-db here: where man finds the pages is not checked"),
+    }
+}
+
 #[test]
 fn the_readme_installs_the_command_line_first() {
     let readme = std::fs::read_to_string(Path::new(ROOT).join("README.md")).unwrap();

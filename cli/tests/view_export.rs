@@ -874,3 +874,372 @@ fn firefox_cpu_deltas_add_up_to_each_threads_cputime() {
         assert!((micros as f64 * 1e3 - ns).abs() < 1e3, "tid {}: {micros} µs for {ns} ns", t["tid"]);
     }
 }
+
+fn perf_matrix() -> PathBuf {
+    data("matrix/perf.tb5")
+}
+
+/// The JSON `tbrw export firefox FILE` writes.
+fn firefox_json(file: &Path, dir: &Path, extra: &[&str]) -> serde_json::Value {
+    let out = dir.join("f.json.gz");
+    let mut args = vec!["export", "firefox", file.to_str().unwrap(), "-o", out.to_str().unwrap(), "-f"];
+    args.extend_from_slice(extra);
+    let o = tbrw(&args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&gunzip(&out)).unwrap()
+}
+
+/// Issue 33, item 1: a stream without CPU time has no `threadCPUDelta`
+/// column (the profiler reads 0 as idle, a missing column as running);
+/// one with CPU time has it, in µs, adding up to each thread's cputime.
+#[test]
+fn firefox_cpu_deltas_only_where_cpu_time_is_known() {
+    let dir = tempfile::tempdir().unwrap();
+    for file in [sample(), perf_matrix()] {
+        let v = firefox_json(&file, dir.path(), &[]);
+        for t in v["threads"].as_array().unwrap() {
+            assert!(t["samples"].get("threadCPUDelta").is_none(), "{}: {}", file.display(), t["name"]);
+            assert!(t["samples"]["length"].as_u64().unwrap() > 0);
+        }
+        // The unit stays declared: the profiler requires it.
+        assert_eq!(v["meta"]["sampleUnits"]["threadCPUDelta"], "µs");
+    }
+    let imported = sampler_import(dir.path());
+    let v = firefox_json(&imported, dir.path(), &[]);
+    let query = Query { weight: Weight::Cputime, ..Query::default() };
+    let r = report::report(
+        &open(&imported),
+        &ReportOptions { by: By::Thread, query, ..ReportOptions::default() },
+        &mut |_| {},
+    )
+    .unwrap();
+    let total_ns = r.weight.unwrap().total;
+    let micros: u64 = v["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|t| t["samples"]["threadCPUDelta"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()))
+        .sum();
+    assert!(micros > 0 && (micros as f64 * 1e3 - total_ns).abs() < 2e3, "{micros} µs for {total_ns} ns");
+}
+
+/// Issue 33, item 3: the profile says its frames are named (the profiler
+/// then asks no symbol server), and libraries with a noted build id carry
+/// it as their code id and its Breakpad form as their debug id.
+#[test]
+fn firefox_is_symbolicated_with_build_ids_as_library_ids() {
+    let dir = tempfile::tempdir().unwrap();
+    let v = firefox_json(&perf_matrix(), dir.path(), &[]);
+    assert_eq!(v["meta"]["symbolicated"], true);
+    let libs = v["libs"].as_array().unwrap();
+    let lib = |name: &str| libs.iter().find(|l| l["name"] == name).unwrap_or_else(|| panic!("{name}: {libs:?}"));
+    // `named`'s build id, 389e8736b9dba3d530ec2cf0251bcc363a8900bb (the
+    // perf import's module notes): its first 16 bytes as a GUID, age 0.
+    assert_eq!(lib("named")["codeId"], "389e8736b9dba3d530ec2cf0251bcc363a8900bb");
+    assert_eq!(lib("named")["breakpadId"], "36879E38DBB9D5A330EC2CF0251BCC360");
+    // No build id noted: no code id, the nil debug id.
+    assert!(lib("[kernel.kallsyms]")["codeId"].is_null());
+    assert_eq!(lib("[kernel.kallsyms]")["breakpadId"], "0".repeat(33));
+    // An interval profile has nothing to name either.
+    let v = firefox_json(&golden_mtmc(dir.path()), dir.path(), &[]);
+    assert_eq!(v["meta"]["symbolicated"], true);
+}
+
+/// A program built here (`cc -g`), for exports that need a module's
+/// file: `dir/prog`, or `None` (with a note) without cc.
+fn build_program(dir: &Path) -> Option<PathBuf> {
+    const SOURCE: &str = "volatile double sink;\n\
+__attribute__((noinline)) void spin_a(long n) {\n    double s = 0;\n    for (long i = 0; i < n; i++)\n        s += (double)(i ^ (i >> 3));\n    sink = s;\n}\n\
+__attribute__((noinline)) void spin_b(long n) {\n    double s = 0;\n    for (long i = 0; i < n; i++)\n        s += (double)(i * 7 + (i >> 5));\n    sink = s;\n}\n\
+int main(void) { spin_a(100); spin_b(100); return 0; }\n";
+    if !Command::new("cc").arg("--version").output().is_ok_and(|o| o.status.success()) {
+        eprintln!("note: no cc on this machine: test skipped");
+        return None;
+    }
+    let src = dir.join("prog.c");
+    std::fs::write(&src, SOURCE).unwrap();
+    let out = dir.join("prog");
+    let r = Command::new("cc").args(["-g", "-O1"]).arg(&src).arg("-o").arg(&out).output().unwrap();
+    assert!(r.status.success(), "cc: {}", String::from_utf8_lossy(&r.stderr));
+    Some(out)
+}
+
+/// `prog`'s function symbols, (name, address, size), from its symbol table.
+fn functions_of(prog: &Path) -> Vec<(String, u64, u64)> {
+    let o = Command::new("nm").args(["-S", "--defined-only"]).arg(prog).output();
+    let text = match o {
+        Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).into_owned(),
+        _ => return Vec::new(),
+    };
+    text.lines()
+        .filter_map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            let (true, Ok(a), Ok(s)) = (
+                w.len() == 4 && w[2].eq_ignore_ascii_case("t"),
+                u64::from_str_radix(w[0], 16),
+                u64::from_str_radix(w[1], 16),
+            ) else {
+                return None;
+            };
+            w[3].starts_with("spin_").then(|| (w[3].to_owned(), a, s))
+        })
+        .collect()
+}
+
+/// A TB5 file of `prog` mapped in two processes (pids 1 and 2, at
+/// different addresses, no file offset noted: the module starts at the
+/// file's first byte), with `per` samples in each function in each.
+fn two_processes(dir: &Path, prog: &Path, per: u64) -> PathBuf {
+    use tbrw::*;
+    let spins = functions_of(prog);
+    assert_eq!(spins.len(), 2, "nm found {spins:?}");
+    let loads = [0x5555_0000_0000u64, 0x5566_0000_0000];
+    let len = std::fs::metadata(prog).unwrap().len().max(0x10000);
+    let path = prog.to_str().unwrap().to_owned();
+    let modules: Vec<Module> = [1u32, 2]
+        .iter()
+        .zip(loads)
+        .map(|(&pid, load_address)| Module {
+            associated_pid: pid,
+            flags: ModuleFlags::LOADED | ModuleFlags::IS_EXE | ModuleFlags::FIRST_MODULE_REC_IN_PROCESS,
+            segment_type: processor_mode::BIT64,
+            load_address,
+            length: len,
+            unload_tsc: NEVER_UNLOADED,
+            name: Some("prog".into()),
+            path: Some(path.clone()),
+            ..Default::default()
+        })
+        .collect();
+    let out = dir.join("two.tb5");
+    let mut w = Tb5Writer::create(&out).unwrap();
+    let os = Os { platform: os_family::LINUX64, name: Some("Linux".into()), ..Default::default() };
+    tbrw_import::globals::write_globals(&mut w, &Software { host: None, os: Some(os), application: None }).unwrap();
+    w.write_modules(&modules).unwrap();
+    let field = tbrw_import::globals::field;
+    let mut st = w
+        .stream(0)
+        .unwrap()
+        .info(&StreamInfo { stream_type: stream_type::SAMPLING, ..Default::default() })
+        .unwrap()
+        .data_descriptor(&[
+            field(desc_type::IP, desc_subtype::NONE, 8, "pc"),
+            field(desc_type::PID, desc_subtype::NONE, 4, "pid"),
+            field(desc_type::TID, desc_subtype::NONE, 4, "tid"),
+        ])
+        .unwrap();
+    st.events(&[Event { id: 0, flags: EventFlags::TBS, name: Some("cpu-clock".into()), ..Default::default() }])
+        .unwrap();
+    let mut data = st.data().unwrap();
+    let mut bytes = Vec::new();
+    for (pid, load) in [1u32, 2].into_iter().zip(loads) {
+        for (_, a, size) in &spins {
+            for i in 0..per {
+                // Each process at addresses of its own (even offsets, odd
+                // ones): names from one process's addresses must not be
+                // all the library has.
+                bytes.extend_from_slice(&(load + a + (2 * i + u64::from(pid) - 1) % size).to_le_bytes());
+                bytes.extend_from_slice(&pid.to_le_bytes());
+                bytes.extend_from_slice(&pid.to_le_bytes());
+            }
+        }
+    }
+    data.add(&bytes).unwrap();
+    data.done().unwrap();
+    st.finish().unwrap();
+    w.close().unwrap();
+    out
+}
+
+/// Issue 33, item 2: a library mapped in several processes is one
+/// library of the profile, and its functions are named in every process.
+#[test]
+fn firefox_names_a_library_in_every_process_that_maps_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(prog) = build_program(dir.path()) else { return };
+    let file = two_processes(dir.path(), &prog, 50);
+    let v = firefox_json(&file, dir.path(), &[]);
+    let libs: Vec<&str> = v["libs"].as_array().unwrap().iter().map(|l| l["name"].as_str().unwrap()).collect();
+    assert_eq!(libs, ["prog"]);
+    let threads = v["threads"].as_array().unwrap();
+    assert_eq!(threads.len(), 2);
+    for t in threads {
+        let strings = t["stringArray"].as_array().unwrap();
+        // Each sample's frame's function, by name.
+        let mut per: BTreeMap<&str, u64> = BTreeMap::new();
+        for stack in t["samples"]["stack"].as_array().unwrap() {
+            let frame = t["stackTable"]["frame"][stack.as_u64().unwrap() as usize].as_u64().unwrap() as usize;
+            let func = t["frameTable"]["func"][frame].as_u64().unwrap() as usize;
+            let name = t["funcTable"]["name"][func].as_u64().unwrap() as usize;
+            *per.entry(strings[name].as_str().unwrap()).or_default() += 1;
+        }
+        assert_eq!(per, BTreeMap::from([("spin_a", 50), ("spin_b", 50)]), "{}", t["name"]);
+    }
+}
+
+fn decode_pprof(file: &Path, dir: &Path, extra: &[&str]) -> Profile {
+    let out = dir.join("p.pb.gz");
+    let mut args = vec!["export", "pprof", file.to_str().unwrap(), "-o", out.to_str().unwrap(), "-f"];
+    args.extend_from_slice(extra);
+    let o = tbrw(&args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    Profile::decode(gunzip(&out).as_slice()).unwrap()
+}
+
+/// Issue 33, items 4 and 5: every numeric label keeps a unit (pprof drops
+/// one that has neither value nor unit: cpu 0 vanished), and every
+/// location has a function with a name.
+#[test]
+fn pprof_labels_keep_a_unit_and_locations_a_named_function() {
+    let dir = tempfile::tempdir().unwrap();
+    for file in [sample(), perf_matrix()] {
+        let p = decode_pprof(&file, dir.path(), &[]);
+        let s = |i: i64| p.string_table[i as usize].as_str();
+        let mut cpu0 = 0;
+        for x in &p.sample {
+            for l in &x.label {
+                if l.str == 0 {
+                    assert_eq!(s(l.num_unit), s(l.key), "{}: label {}", file.display(), s(l.key));
+                    cpu0 += i64::from(s(l.key) == "cpu" && l.num == 0) * x.value[0];
+                }
+            }
+            assert!(x.label.iter().any(|l| s(l.key) == "cpu"), "{}: a sample without its cpu", file.display());
+        }
+        assert!(cpu0 > 0, "{}: samples on cpu 0", file.display());
+        for l in &p.location {
+            assert_eq!(l.line.len(), 1, "{l:?}");
+            let f = &p.function[l.line[0].function_id as usize - 1];
+            assert!(!s(f.name).is_empty(), "{l:?}");
+        }
+    }
+}
+
+/// Issue 33, item 6: the executable's mapping first (pprof's `File:`),
+/// the period and its type from the event, values in their units.
+#[test]
+fn pprof_names_the_program_and_the_events_period_and_units() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = decode_pprof(&perf_matrix(), dir.path(), &[]);
+    let s = |i: i64| p.string_table[i as usize].as_str();
+    let vt = |v: &pprof::ValueType| (s(v.r#type).to_owned(), s(v.unit).to_owned());
+    assert_eq!(s(p.mapping[0].filename), "/tmp/mx/named");
+    // cpu-clock at 999 Hz: each sample stands for 1,001,001 ns of CPU time.
+    let types: Vec<_> = p.sample_type.iter().map(vt).collect();
+    assert_eq!(types, [("samples".into(), "count".into()), ("cpu".into(), "nanoseconds".into())]);
+    assert_eq!(s(p.default_sample_type), "cpu");
+    assert_eq!(p.period_type.as_ref().map(vt), Some(("cpu".into(), "nanoseconds".into())));
+    assert_eq!(p.period, 1_001_001);
+    let cpu_ns: i64 = p.sample.iter().map(|x| x.value[1]).sum();
+    assert_eq!(cpu_ns, 987 * 1_001_001);
+
+    // The shipped sample: two events counted every 2,000,003 occurrences;
+    // its busiest program first.
+    let p = decode_pprof(&sample(), dir.path(), &[]);
+    let s = |i: i64| p.string_table[i as usize].as_str();
+    assert_eq!(s(p.mapping[0].filename), "/usr/bin/app");
+    assert_eq!(p.period_type.as_ref().map(|v| (s(v.r#type), s(v.unit))), Some(("events", "count")));
+    assert_eq!(p.period, 2_000_003);
+    // A sampler import: its tick's value has no stated unit, so no period.
+    let p = decode_pprof(&sampler_import(dir.path()), dir.path(), &[]);
+    let s = |i: i64| p.string_table[i as usize].as_str();
+    assert_eq!(s(p.mapping[0].filename), "fixture-app");
+    assert_eq!((p.period_type, p.period), (None, 0));
+}
+
+/// Issue 33, item 7: locations carry the file and line `tbrw report --by
+/// line` gives them, through their function's file.
+#[test]
+fn pprof_lines_are_the_line_reports() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(prog) = build_program(dir.path()) else { return };
+    let file = two_processes(dir.path(), &prog, 40);
+    let p = decode_pprof(&file, dir.path(), &[]);
+    let s = |i: i64| p.string_table[i as usize].as_str();
+    let mut got: BTreeMap<(String, String, i64), i64> = BTreeMap::new();
+    for x in &p.sample {
+        let loc = &p.location[x.location_id[0] as usize - 1];
+        let line = &loc.line[0];
+        let f = &p.function[line.function_id as usize - 1];
+        *got.entry((s(f.name).to_owned(), s(f.filename).to_owned(), line.line)).or_default() += x.value[0];
+    }
+    assert!(p.mapping.iter().all(|m| m.has_filenames && m.has_line_numbers), "{:?}", p.mapping);
+    let r = report::run(
+        &open(&file),
+        &ReportOptions { by: By::Line, ..ReportOptions::default() },
+        &[By::Line],
+        &Default::default(),
+        &mut std::io::sink(),
+        &mut |_| {},
+    )
+    .unwrap();
+    let mut want: BTreeMap<(String, String, i64), i64> = BTreeMap::new();
+    for row in &r.rows {
+        let report::Key::Line { file: Some(f), line: Some(l), function: Some(func), .. } = &row.key else {
+            panic!("{:?}", row.key)
+        };
+        *want.entry((func.clone(), f.clone(), i64::from(*l))).or_default() += row.samples as i64;
+    }
+    assert!(want.len() > 4 && want.keys().all(|k| k.1.ends_with("prog.c")), "{want:?}");
+    assert_eq!(got, want);
+}
+
+/// Issue 33, item 8: the subtitle's start is a date, tick labels stay on
+/// the axis, and the same bars have names whichever the lanes are.
+#[test]
+fn timeline_dates_its_start_keeps_ticks_on_the_axis_and_labels_bars_alike() {
+    let dir = tempfile::tempdir().unwrap();
+    let mtmc = golden_mtmc(dir.path());
+    let draw = |lanes: timeline::Lanes, width: u32| {
+        let mut svg = Vec::new();
+        timeline::write(&open(&mtmc), &TimelineOptions { lanes, width, ..TimelineOptions::default() }, &mut svg)
+            .unwrap();
+        String::from_utf8(svg).unwrap()
+    };
+    let text = draw(timeline::Lanes::Thread, 1200);
+    assert!(text.contains(">from 2023-09-01 00:00:00.100000000 UTC (start_realtime_ns)</text>"), "{text}");
+    for width in [300, 700, 1200, 3000] {
+        let mut labelled = Vec::new();
+        for lanes in timeline::Lanes::ALL {
+            let text = draw(lanes, width);
+            let doc = roxmltree::Document::parse(&text).unwrap();
+            let axis =
+                doc.descendants().find(|n| n.has_tag_name("line") && n.attribute("y1") == n.attribute("y2")).unwrap();
+            let at = |n: roxmltree::Node, a: &str| n.attribute(a).unwrap().parse::<f64>().unwrap();
+            let (left, right, y) = (at(axis, "x1"), at(axis, "x2"), at(axis, "y1"));
+            // Tick labels, with their width as the drawing estimates it (7 px a character).
+            for t in doc
+                .descendants()
+                .filter(|n| n.has_tag_name("text") && n.attribute("y").is_some_and(|v| v.parse::<f64>().unwrap() > y))
+            {
+                let (x, w) = (at(t, "x"), t.text().unwrap().chars().count() as f64 * 7.0);
+                let (a, z) = match t.attribute("text-anchor") {
+                    Some("start") => (x, x + w),
+                    Some("end") => (x - w, x),
+                    Some("middle") => (x - w / 2.0, x + w / 2.0),
+                    // The note under the axis.
+                    _ => continue,
+                };
+                assert!(
+                    a >= left - 1e-6 && z <= right + 1e-6,
+                    "{width} {lanes:?}: {:?} at {a}..{z} off the axis {left}..{right}",
+                    t.text()
+                );
+            }
+            // The bars' labels: the text inside each bar's group, and where the bars are.
+            let bars: Vec<(String, String)> = doc
+                .descendants()
+                .filter(|n| n.has_tag_name("g"))
+                .map(|g| {
+                    let r = g.children().find(|c| c.has_tag_name("rect")).unwrap();
+                    let label = g.children().find(|c| c.has_tag_name("text")).and_then(|t| t.text()).unwrap_or("");
+                    (format!("{}+{}", r.attribute("x").unwrap(), r.attribute("width").unwrap()), label.to_owned())
+                })
+                .collect();
+            let mut bars = bars;
+            bars.sort();
+            labelled.push(bars);
+        }
+        assert_eq!(labelled[0], labelled[1], "width {width}: bars and their labels, --lanes thread and cpu");
+        assert!(labelled[0].iter().any(|b| !b.1.is_empty()) || width < 400, "{width}: {labelled:?}");
+    }
+}

@@ -43,8 +43,11 @@ use tbrw_import::globals::field as e;
 fn legacy_samples_become_cumulative_event_counts() {
     let dir = tempfile::tempdir().unwrap();
     let r = export_vtune_csv(&sample(), dir.path(), &CsvOptions::default()).unwrap();
-    assert_eq!(r.files.len(), 1);
+    assert_eq!(r.files.len(), 2, "{:?}", r.files);
     assert_eq!(r.files[0].file_name().unwrap(), "sample_run-s0-hostname-perfbox.csv");
+    // Its samples per module, as cumulative counts per time bucket.
+    assert_eq!(r.files[1].file_name().unwrap(), "sample_run-s0-modules-hostname-perfbox.csv");
+    assert!(check_vtune_csv(&r.files[1]) > 1);
     assert_eq!(check_vtune_csv(&r.files[0]), 3000);
     // Stream 1's nanosecond time stamp names no clock: left out, and why.
     assert_eq!(r.skipped.len(), 1);
@@ -285,4 +288,33 @@ fn errors_quote_a_long_name_briefly() {
     .unwrap_err()
     .to_string();
     assert!(err.contains("cannot be part of a file name") && err.len() < 400, "{err}");
+}
+
+/// A perf import's samples counted per module and time bucket: the last
+/// row holds `tbrw report --by module`'s counts, every row is cumulative,
+/// and the call-chain stream is refused with the reason, before any work.
+#[test]
+fn a_perf_import_counts_its_samples_per_module() {
+    let dir = tempfile::tempdir().unwrap();
+    let perf = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/matrix/perf.tb5"));
+    let r = export_vtune_csv(&perf, dir.path(), &CsvOptions { stream: Some(0), ..Default::default() }).unwrap();
+    assert_eq!(r.files.len(), 1, "{:?}", r.files);
+    let name = r.files[0].file_name().unwrap().to_str().unwrap().to_owned();
+    assert!(name.ends_with("-s0-modules-hostname-vm.csv"), "{name}");
+    let rows = check_vtune_csv(&r.files[0]);
+    let text = std::fs::read_to_string(&r.files[0]).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(lines.next().unwrap(), "tsc.CLOCK_MONOTONIC_RAW,named.COUNT,libm.so.6.COUNT,_kernel.kallsyms_.COUNT");
+    let table: Vec<Vec<u64>> = lines.map(|l| l.split(',').map(|c| c.parse().unwrap()).collect()).collect();
+    assert_eq!(table.len(), rows);
+    assert_eq!(&table[0][1..], &[0, 0, 0], "a first row of zeros");
+    assert_eq!(&table[rows - 1][1..], &[539, 438, 10], "the report's counts per module");
+    // Buckets of one millisecond of the 2 s recording.
+    assert!(table.windows(2).all(|w| w[1][0] > w[0][0] && w[1][0] - w[0][0] <= 1_000_000));
+    assert!((1900..2100).contains(&rows), "{rows} rows");
+    let e = export_vtune_csv(&perf, &dir.path().join("s1"), &CsvOptions { stream: Some(1), ..Default::default() })
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("stream 1") && e.contains("call-chain frames"), "{e}");
+    assert!(!dir.path().join("s1").exists(), "refused before anything is written");
 }

@@ -488,7 +488,7 @@ fn the_command_line_imports_checks_and_reports() {
     let text = String::from_utf8(o.stdout).unwrap();
     assert!(text.contains("statistics check: 13 figures agree, 17 differ, 0 not checked"), "{text}");
     assert!(text.contains("line 35: 00000000 T.NET: export 267, timeline 133"), "{text}");
-    assert!(String::from_utf8(o.stderr).unwrap().contains("1 calls were under way"));
+    assert!(String::from_utf8(o.stderr).unwrap().contains("1 call was under way"));
     assert!(out.exists(), "the import is written even when statistics differ");
 
     let o = tbrw(&[

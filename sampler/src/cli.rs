@@ -11,6 +11,7 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches, Parser, ValueEnum};
 
+use crate::callstack::CallGraph;
 use crate::pmu::Pmu;
 use crate::tracer::{Config, Outcome, Threads, Tracer};
 /// Output formats.
@@ -69,6 +70,15 @@ pub struct Args {
     /// CPU time. The profile format always does.
     #[arg(long, visible_alias = "all-threads")]
     pub off_cpu: bool,
+    /// Record call stacks by frame pointers, as perf's `-g` (the same as
+    /// `--call-graph fp`).
+    #[arg(short = 'g', conflicts_with = "call_graph")]
+    pub g: bool,
+    /// Record call stacks: `fp` (frame pointers), `dwarf` (the modules'
+    /// DWARF CFI over an 8 KiB copy of each stack top, for code built
+    /// without frame pointers), or `none` (the default).
+    #[arg(long, value_name = "mode", value_parser = clap::builder::PossibleValuesParser::new(["fp", "dwarf", "none"]))]
+    pub call_graph: Option<String>,
     /// The command and its arguments (`--` before it is optional).
     #[arg(required = true, trailing_var_arg = true, num_args = 1.., value_name = "command")]
     pub command: Vec<String>,
@@ -293,7 +303,12 @@ pub fn record(args: &Args, name: &str) -> Result<i32, Box<dyn std::error::Error>
     let pmu = Pmu::open(&args.pmu)?;
     let pmu_info = pmu.as_ref().map(|p| (p.kind(), p.spec.clone()));
     let period_ns = (1e9 / args.frequency).round().max(1.0) as u64;
-    let tracer = Tracer::start(&args.command, Config { period_ns, pmu, threads })?;
+    let call_graph = match (args.g, args.call_graph.as_deref()) {
+        (true, _) => CallGraph::Fp,
+        (false, Some(mode)) => CallGraph::from_name(mode).unwrap_or_default(),
+        (false, None) => CallGraph::None,
+    };
+    let tracer = Tracer::start(&args.command, Config { period_ns, pmu, threads, call_graph })?;
     let outcome = match (&output, format) {
         (Some(path), Some(Format::Tb5)) => crate::tb5::record(
             path,

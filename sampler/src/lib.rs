@@ -9,6 +9,7 @@
 //! - [`sys`]: system-call wrappers (ptrace, wait, clocks, signals, fork);
 //! - [`procfs`], [`host`], [`pmu`]: what is read from `/proc`, `/sys` and `uname`;
 //! - [`buildid`]: the GNU build id of each mapped file;
+//! - [`callstack`]: a stopped thread's callers, by frame pointers or DWARF CFI;
 //! - [`tracer`]: the sampling loop; it knows no output format;
 //! - [`tb5`], [`profile`]: the two outputs;
 //! - [`cli`]: the command line.
@@ -16,6 +17,7 @@
 #![deny(missing_docs)]
 
 pub mod buildid;
+pub mod callstack;
 pub mod cli;
 pub mod host;
 pub mod pmu;

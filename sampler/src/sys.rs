@@ -61,6 +61,54 @@ pub fn event_msg(tid: i32) -> io::Result<u64> {
     Ok(msg as u64)
 }
 
+/// What the call stacks need of a stopped tracee's registers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Regs {
+    /// The program counter.
+    pub pc: u64,
+    /// The stack pointer.
+    pub sp: u64,
+    /// The frame pointer (x86-64 `rbp`, aarch64 `x29`).
+    pub fp: u64,
+    /// The link register (aarch64 `x30`; 0 on x86-64).
+    pub lr: u64,
+}
+
+/// The registers of a stopped tracee (`PTRACE_GETREGSET`, `NT_PRSTATUS`).
+pub fn regs(tid: i32) -> io::Result<Regs> {
+    // SAFETY: user_regs_struct is plain integers; zero is a valid value.
+    let mut regs: libc::user_regs_struct = unsafe { std::mem::zeroed() };
+    let mut iov = libc::iovec {
+        iov_base: &mut regs as *mut libc::user_regs_struct as *mut libc::c_void,
+        iov_len: std::mem::size_of::<libc::user_regs_struct>(),
+    };
+    ptrace(libc::PTRACE_GETREGSET, tid, libc::NT_PRSTATUS as usize, &mut iov as *mut libc::iovec as usize)?;
+    #[cfg(target_arch = "x86_64")]
+    return Ok(Regs { pc: regs.rip, sp: regs.rsp, fp: regs.rbp, lr: 0 });
+    #[cfg(target_arch = "aarch64")]
+    return Ok(Regs { pc: regs.pc, sp: regs.sp, fp: regs.regs[29], lr: regs.regs[30] });
+}
+
+/// Reads `buf.len()` bytes of process `pid` at `addr` (`process_vm_readv`):
+/// the bytes read, fewer where the mapping ends.
+pub fn read_mem(pid: u32, addr: u64, buf: &mut [u8]) -> io::Result<usize> {
+    let local = libc::iovec { iov_base: buf.as_mut_ptr() as *mut libc::c_void, iov_len: buf.len() };
+    let remote = libc::iovec { iov_base: addr as *mut libc::c_void, iov_len: buf.len() };
+    // SAFETY: the local buffer is ours and `buf.len()` long; the remote
+    // address is only read by the kernel, which checks it.
+    let n = unsafe { libc::process_vm_readv(pid as libc::pid_t, &local, 1, &remote, 1, 0) };
+    if n < 0 {
+        let e = io::Error::last_os_error();
+        // A read across the end of a mapping: the part before it.
+        if e.raw_os_error() == Some(libc::EFAULT) && buf.len() > 4096 {
+            let first = (4096 - (addr % 4096) as usize).min(buf.len());
+            return read_mem(pid, addr, &mut buf[..first]);
+        }
+        return Err(e);
+    }
+    Ok(n as usize)
+}
+
 /// The program counter of a stopped tracee (`PTRACE_GETREGSET`,
 /// `NT_PRSTATUS`).
 pub fn pc(tid: i32) -> io::Result<u64> {

@@ -281,8 +281,16 @@ mod tests {
         for (pmu, size) in [(None, RECORD_SIZE[0]), (Some(Kind::Power), RECORD_SIZE[1])] {
             let layout = RecordLayout::from_entries(&descriptor(pmu)).unwrap();
             assert_eq!(layout.record_size() as usize, size);
-            let s =
-                ThreadSample { time_ns: 5, pid: 2, tid: 3, pc: 0x401000, cputime_ns: 7, cputime_delta_ns: 6, cpu: 1 };
+            let s = ThreadSample {
+                time_ns: 5,
+                pid: 2,
+                tid: 3,
+                pc: 0x401000,
+                cputime_ns: 7,
+                cputime_delta_ns: 6,
+                cpu: 1,
+                callers: Vec::new(),
+            };
             let mut out = Vec::new();
             encode(&s, pmu.map(|_| 1.5), &mut out);
             assert_eq!(out.len(), size);

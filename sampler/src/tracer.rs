@@ -20,12 +20,13 @@ use std::ffi::CString;
 use std::io;
 
 use crate::buildid::BuildIds;
+use crate::callstack::{CallGraph, Stacks};
 use crate::pmu::Pmu;
 use crate::procfs::{self, Mapping, ThreadFiles};
 use crate::sys::{self, Status};
 
 /// One thread's state at one tick.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ThreadSample {
     /// When it was read, nanoseconds of `CLOCK_MONOTONIC_RAW`.
     pub time_ns: u64,
@@ -43,6 +44,9 @@ pub struct ThreadSample {
     pub cputime_delta_ns: u64,
     /// The CPU it last ran on.
     pub cpu: u32,
+    /// Its callers' return addresses, innermost first, with `--call-graph`
+    /// (empty without).
+    pub callers: Vec<u64>,
 }
 
 /// Which threads a tick samples.
@@ -389,6 +393,8 @@ pub struct Config {
     pub pmu: Option<Pmu>,
     /// Which threads a tick samples.
     pub threads: Threads,
+    /// Call stacks: none, frame pointers, DWARF.
+    pub call_graph: CallGraph,
 }
 
 /// The sample callback: the thread samples of one tick and its PMU value.
@@ -415,6 +421,7 @@ pub struct Tracer {
     seen_signal: HashMap<i32, u64>,
     tick: u64,
     build_ids: BuildIds,
+    stacks: Stacks,
 }
 
 /// Finds `cmd` as `execvp` would (a name without `/` is searched in `PATH`).
@@ -464,6 +471,7 @@ impl Tracer {
         let mut threads = HashMap::new();
         // Not a record yet: the command starts at its exec, which replaces this entry.
         threads.insert(pid, Thread::new(pid, None, 0, 0));
+        let stacks = Stacks::new(cfg.call_graph);
         Ok(Tracer {
             cfg,
             root: pid,
@@ -477,6 +485,7 @@ impl Tracer {
             seen_signal: HashMap::new(),
             tick: 0,
             build_ids: BuildIds::default(),
+            stacks,
         })
     }
 
@@ -755,6 +764,7 @@ impl Tracer {
             if !maps.contains(m) {
                 if let Some(r) = rec {
                     self.hist.modules[*r].unload_ns = Some(at);
+                    self.stacks.remove_module(pid as u32, m.start);
                 }
             }
         }
@@ -781,6 +791,10 @@ impl Tracer {
                     is_exe: !exe.is_empty() && m.path == exe,
                     first: proc.modules == 0,
                 });
+                // The mapped file itself, even if replaced at its path since.
+                let file = format!("/proc/{pid}/map_files/{:x}-{:x}", m.start, m.end);
+                let file = if std::fs::metadata(&file).is_ok() { file } else { m.path.clone() };
+                self.stacks.add_module(pid as u32, &file, m.offset, m.start..m.end);
                 proc.modules += 1;
                 self.hist.modules.len() - 1
             });
@@ -791,6 +805,7 @@ impl Tracer {
     }
 
     fn end_instance(&mut self, pid: i32, now: u64) {
+        self.stacks.remove_process(pid as u32);
         if let Some(p) = self.procs.remove(&pid) {
             self.hist.processes[p.rec].end_ns = Some(now);
             for (_, rec) in p.maps {
@@ -853,10 +868,11 @@ impl Tracer {
             return; // not started yet (before the command's exec)
         }
         let time_ns = sys::monotonic_raw_ns();
-        let Ok(pc) = sys::pc(tid) else {
+        let Ok(regs) = sys::regs(tid) else {
             self.stats.lost_samples += 1;
             return;
         };
+        let pc = regs.pc;
         if t.files.is_none() {
             t.files = ThreadFiles::open(pid, tid).ok();
         }
@@ -894,10 +910,13 @@ impl Tracer {
                 }
             }
         }
-        let s = ThreadSample { time_ns, pid: pid as u32, tid: tid as u32, pc, cputime_ns, cputime_delta_ns, cpu };
-        out.push(s);
+        let mut callers = Vec::new();
+        self.stacks.take(pid as u32, &regs, &mut callers);
+        let s =
+            ThreadSample { time_ns, pid: pid as u32, tid: tid as u32, pc, cputime_ns, cputime_delta_ns, cpu, callers };
         // The repeats stand for CPU time already in the first one's delta.
-        let repeat = ThreadSample { cputime_delta_ns: 0, ..s };
+        let repeat = ThreadSample { cputime_delta_ns: 0, ..s.clone() };
+        out.push(s);
         out.extend(std::iter::repeat_n(repeat, (copies - 1) as usize));
         self.stats.repeats += copies - 1;
     }

@@ -1,8 +1,9 @@
 //! A TB5 stream back to an ELF-sampler profile (`tbrw export sampler`),
 //! in the layout it was imported from or another, through the one profile
 //! codec of `tbrw_import::elf_profile`. A stream that `tbrw import sampler`
-//! made comes back byte for byte; the collector's recordings have the same
-//! fields. The way there is in docs/EXPORT.md.
+//! made comes back byte for byte; the collector's recordings (no sample
+//! index: a sample ends where a thread repeats) export too. The way there
+//! is in docs/EXPORT.md.
 
 use std::io::Write;
 
@@ -15,9 +16,12 @@ use tbrw_import::fields::{self, read_le};
 use crate::error::ExportError;
 
 /// Where each field an export reads is in a record: (offset, size).
+#[derive(Clone)]
 struct ExportFields {
     time: Option<(usize, usize)>,
-    sample: (usize, usize),
+    /// The sample index; `None` for the collector's recordings, whose
+    /// samples are told apart by [`Samples`].
+    sample: Option<(usize, usize)>,
     pc: (usize, usize),
     tid: (usize, usize),
     cputime: Option<(usize, usize)>,
@@ -27,6 +31,31 @@ struct ExportFields {
 
 fn get(rec: &[u8], (at, size): (usize, usize)) -> u64 {
     read_le(rec, at, size)
+}
+
+/// Which sample each record belongs to, asked in record order: the
+/// sample-count time stamp when there is one; else (the collector's
+/// recordings, whose ticks write one record per thread read, consecutive)
+/// a new sample starts where a thread of the current one repeats.
+struct Samples {
+    at: ExportFields,
+    /// Threads of the current sample (no sample index).
+    seen: std::collections::HashSet<u64>,
+    current: u64,
+}
+
+impl Samples {
+    fn of(&mut self, rec: &[u8]) -> u64 {
+        if let Some(s) = self.at.sample {
+            return get(rec, s);
+        }
+        if !self.seen.insert(get(rec, self.at.tid)) {
+            self.seen.clear();
+            self.seen.insert(get(rec, self.at.tid));
+            self.current += 1;
+        }
+        self.current
+    }
 }
 
 /// Writes stream `stream` of `f` as a sampler profile to `out`, in
@@ -54,10 +83,7 @@ pub fn export_profile(
         lay.fields().iter().find_map(|fl| magic_of(fl.desc_type).filter(|_| fl.size == 8).map(|m| (fl, m)));
     let at = ExportFields {
         time: find(desc_type::TIME_STAMP, Some(desc_subtype::TS_NANOSECONDS), &[8]),
-        sample: need(
-            find(desc_type::TIME_STAMP, Some(desc_subtype::TS_SAMPLE_COUNT), &[4, 8]),
-            "sample-count time stamp",
-        )?,
+        sample: find(desc_type::TIME_STAMP, Some(desc_subtype::TS_SAMPLE_COUNT), &[4, 8]),
         pc: need(find(desc_type::IP, None, &[4, 8]), "ST_IP")?,
         tid: need(find(desc_type::TID, None, &[4, 8]), "ST_TID")?,
         cputime: find(fields::CPUTIME, None, &[8]),
@@ -90,11 +116,13 @@ pub fn export_profile(
     let endian = imported.filter(|f| f.layout == target).map_or(Endian::Little, |f| f.endian);
     let fmt = Format { layout: target, endian, pmu_size };
     let empties = meta.as_ref().map(|m| m.empties.clone()).unwrap_or_default();
+    let grouper = || Samples { at: at.clone(), seen: Default::default(), current: 0 };
     // Samples: distinct sample indices (records of a sample are consecutive) plus the empty ones.
     let mut samples = empties.len() as u64;
     let mut last = None;
+    let mut g = grouper();
     for r in records() {
-        let k = get(r, at.sample);
+        let k = g.of(r);
         if last != Some(k) {
             samples += 1;
             last = Some(k);
@@ -154,11 +182,14 @@ pub fn export_profile(
             }
             Ok(())
         };
-        let mut it = records().peekable();
+        let mut g = grouper();
+        let mut it = records().map(|r| (g.of(r), r)).peekable();
         let mut threads: Vec<ThreadSample> = Vec::new();
-        while let Some(first) = it.next() {
-            let k = get(first, at.sample);
-            put_empties(out, Some(k))?;
+        while let Some((k, first)) = it.next() {
+            // Only samples with a sample index have empty ones to put back.
+            if at.sample.is_some() {
+                put_empties(out, Some(k))?;
+            }
             let time_us = at.time.map_or(0, |t| get(first, t) / 1000);
             let pmu = at.pmu.map(|(o, n)| first.get(o..o + n).unwrap_or_default().to_vec()).unwrap_or_default();
             threads.clear();
@@ -168,7 +199,7 @@ pub fn export_profile(
                 cputime: at.cputime.map_or(0, |c| get(r, c)),
             };
             threads.push(thread(first));
-            while let Some(r) = it.next_if(|r| get(r, at.sample) == k) {
+            while let Some((_, r)) = it.next_if(|(next, _)| *next == k) {
                 threads.push(thread(r));
             }
             let n = u32::try_from(threads.len()).map_err(|_| std::io::Error::other("more than 2^32 threads"))?;

@@ -10,7 +10,8 @@
 //! time, stack, CPU delta and weight; docs/EXPORT.md "Large inputs"). A
 //! sample stream is walked twice: the distinct frames first (each module a
 //! library whose symbol table names the addresses its symbols name), then
-//! the samples.
+//! the samples. Where the records carry no CPU time, the JSON has no CPU
+//! delta column ([`json`]), so that the profiler shows the threads running.
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
@@ -22,6 +23,7 @@ use fxprof_processed_profile::{
     SamplingInterval, StackHandle, StaticSchemaMarker, StaticSchemaMarkerField, StringHandle, Symbol, SymbolTable,
     ThreadHandle, Timestamp,
 };
+use serde_json::ser::{CharEscape, CompactFormatter, Formatter};
 use tbrw::Tb5File;
 
 use crate::error::ExportError;
@@ -38,6 +40,10 @@ pub struct FirefoxSummary {
     pub samples: u64,
     /// Markers (intervals).
     pub markers: u64,
+    /// Whether the samples carry CPU deltas (the stream has a thread CPU
+    /// time field). Without, [`write()`] leaves the `threadCPUDelta` column
+    /// out, and the profiler takes every sample as running.
+    pub cpu_deltas: bool,
 }
 
 /// An interval as a marker: its name and its figures as one text field.
@@ -114,6 +120,15 @@ fn samples(
         None => false,
     };
     let code = p.add_category("Code", CategoryColor::Blue);
+    // Build ids the collector noted: the libraries' code and debug ids.
+    let notes = match file.user_defined_global()? {
+        Some(b) => tbrw_import::module_notes::decode(&String::from_utf8_lossy(b)),
+        None => HashMap::new(),
+    };
+    // Every frame is named below (a function, else `[libfoo.so]`): the
+    // profiler must not look for symbols itself (on a symbol server, for
+    // libraries it cannot identify).
+    p.set_symbolicated(true);
     // Pass 1: the distinct frames, so that each module becomes a library
     // with a symbol table of its named addresses before any frame is
     // interned (the profile names frames when they are interned).
@@ -148,13 +163,14 @@ fn samples(
                 let (lib, symbols) = libs.entry(key).or_insert_with(|| {
                     let name = file_name;
                     let path = md.path.clone().unwrap_or_else(|| name.clone());
+                    let build_id = notes.get(&m).and_then(|n| n.build_id.as_deref()).filter(|b| !b.is_empty());
                     let lib = p.add_lib(LibraryInfo {
                         name: name.clone(),
                         debug_name: name,
                         path: path.clone(),
                         debug_path: path,
-                        debug_id: DebugId::nil(),
-                        code_id: None,
+                        debug_id: build_id.map_or_else(DebugId::nil, debug_id),
+                        code_id: build_id.map(tbrw_import::module_notes::hex),
                         arch: None,
                         symbol_table: None,
                     });
@@ -287,6 +303,7 @@ fn samples(
         }
     }
     summary.threads = threads.len();
+    summary.cpu_deltas = info.has_cputime;
     Ok((p, summary))
 }
 
@@ -306,6 +323,8 @@ fn markers(file: &Tb5File, st: &IntervalStream<'_>) -> Result<(Profile, FirefoxS
         ReferenceTimestamp::from_millis_since_unix_epoch(0.0)
     };
     let mut p = Profile::new(&product(file), reference, SamplingInterval::from_millis(1));
+    // No frames to name.
+    p.set_symbolicated(true);
     let pid = st.pid.unwrap_or(0);
     let process = p.add_process(&st.comment, pid, Timestamp::from_nanos_since_reference(0));
     let mut threads: HashMap<Option<u32>, ThreadHandle> = HashMap::new();
@@ -373,8 +392,265 @@ pub fn write(
     // encoder costs a pass over its 32 KiB output buffer: buffered, the
     // encoder gets large writes (this was most of a large export's time).
     let mut w = std::io::BufWriter::with_capacity(1 << 20, gz);
-    serde_json::to_writer(&mut w, &p).map_err(|e| ExportError::msg(format!("writing the profile: {e}")))?;
+    json(&p, &summary, &mut w).map_err(|e| ExportError::msg(format!("writing the profile: {e}")))?;
     let gz = w.into_inner().map_err(|e| failed(e.into_error()))?;
     gz.finish().map_err(failed)?;
     Ok(summary)
+}
+
+/// The profile's JSON, as [`write()`] writes it (uncompressed). Where no CPU
+/// time is known (`summary.cpu_deltas` false), the samples tables have no
+/// `threadCPUDelta` column: `fxprof-processed-profile` always writes one,
+/// and the profiler reads a delta of 0 as an idle thread, where a missing
+/// column means "running" (its activity graph then shows each sample at
+/// 100 %). `meta.sampleUnits.threadCPUDelta` stays: the profiler requires it.
+pub fn json(p: &Profile, summary: &FirefoxSummary, out: &mut dyn Write) -> serde_json::Result<()> {
+    use serde::Serialize;
+    if summary.cpu_deltas {
+        return serde_json::to_writer(out, p);
+    }
+    let formatter = WithoutKey::new(b"\"samples\"", b"\"threadCPUDelta\"");
+    let mut ser = serde_json::Serializer::with_formatter(out, formatter);
+    p.serialize(&mut ser)
+}
+
+/// A `serde_json` formatter that writes compact JSON without the entries
+/// with key `drop` of the objects that are the value of a key `parent`:
+/// each key is held back until it is complete, then written (with the
+/// comma its object needs) or left out with its whole value.
+struct WithoutKey {
+    /// The keys as written, with their quotes.
+    parent: &'static [u8],
+    drop: &'static [u8],
+    /// The key being written, held back.
+    key: Option<Vec<u8>>,
+    /// The key whose value is being written, until an object or array
+    /// starts (which then is that value) or the value ends.
+    value_of: Option<Vec<u8>>,
+    /// Inside a value left out: how many arrays and objects deep.
+    skipping: Option<u32>,
+    /// Per open object: whether an entry was written (its next needs a
+    /// comma), and whether it is the value of a key `parent`.
+    objects: Vec<(bool, bool)>,
+}
+
+impl WithoutKey {
+    fn new(parent: &'static [u8], drop: &'static [u8]) -> WithoutKey {
+        WithoutKey { parent, drop, key: None, value_of: None, skipping: None, objects: Vec::new() }
+    }
+}
+
+/// The formatter's scalar and string methods: nothing while a value is
+/// left out, into the held-back key while one is written, else through.
+macro_rules! pass {
+    ($($name:ident($($arg:ident: $ty:ty),*);)*) => {$(
+        fn $name<W: ?Sized + Write>(&mut self, w: &mut W $(, $arg: $ty)*) -> std::io::Result<()> {
+            if self.skipping.is_some() {
+                return Ok(());
+            }
+            match &mut self.key {
+                Some(k) => CompactFormatter.$name(k $(, $arg)*),
+                None => CompactFormatter.$name(w $(, $arg)*),
+            }
+        }
+    )*};
+}
+
+impl Formatter for WithoutKey {
+    pass! {
+        write_null();
+        write_bool(v: bool);
+        write_i8(v: i8);
+        write_i16(v: i16);
+        write_i32(v: i32);
+        write_i64(v: i64);
+        write_i128(v: i128);
+        write_u8(v: u8);
+        write_u16(v: u16);
+        write_u32(v: u32);
+        write_u64(v: u64);
+        write_u128(v: u128);
+        write_f32(v: f32);
+        write_f64(v: f64);
+        write_number_str(v: &str);
+        begin_string();
+        end_string();
+        write_string_fragment(v: &str);
+        write_char_escape(v: CharEscape);
+        write_byte_array(v: &[u8]);
+        write_raw_fragment(v: &str);
+    }
+
+    fn begin_array<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        match &mut self.skipping {
+            Some(depth) => {
+                *depth += 1;
+                Ok(())
+            }
+            None => {
+                self.value_of = None;
+                CompactFormatter.begin_array(w)
+            }
+        }
+    }
+
+    fn end_array<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        match &mut self.skipping {
+            Some(depth) => {
+                *depth -= 1;
+                Ok(())
+            }
+            None => CompactFormatter.end_array(w),
+        }
+    }
+
+    fn begin_array_value<W: ?Sized + Write>(&mut self, w: &mut W, first: bool) -> std::io::Result<()> {
+        match self.skipping {
+            Some(_) => Ok(()),
+            None => CompactFormatter.begin_array_value(w, first),
+        }
+    }
+
+    fn end_array_value<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        match self.skipping {
+            Some(_) => Ok(()),
+            None => CompactFormatter.end_array_value(w),
+        }
+    }
+
+    fn begin_object<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        match &mut self.skipping {
+            Some(depth) => {
+                *depth += 1;
+                Ok(())
+            }
+            None => {
+                let in_parent = self.value_of.take().is_some_and(|k| k == self.parent);
+                self.objects.push((false, in_parent));
+                CompactFormatter.begin_object(w)
+            }
+        }
+    }
+
+    fn end_object<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        match &mut self.skipping {
+            Some(depth) => {
+                *depth -= 1;
+                Ok(())
+            }
+            None => {
+                self.objects.pop();
+                CompactFormatter.end_object(w)
+            }
+        }
+    }
+
+    fn begin_object_key<W: ?Sized + Write>(&mut self, _w: &mut W, _first: bool) -> std::io::Result<()> {
+        if self.skipping.is_none() {
+            self.key = Some(Vec::new());
+        }
+        Ok(())
+    }
+
+    fn end_object_key<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        if self.skipping.is_some() {
+            return Ok(());
+        }
+        let key = self.key.take().unwrap_or_default();
+        let Some((written, in_parent)) = self.objects.last_mut() else { return w.write_all(&key) };
+        if *in_parent && key == self.drop {
+            self.skipping = Some(0);
+            return Ok(());
+        }
+        // The comma goes before every entry of the object but its first written one.
+        if std::mem::replace(written, true) {
+            w.write_all(b",")?;
+        }
+        w.write_all(&key)?;
+        self.value_of = Some(key);
+        Ok(())
+    }
+
+    fn begin_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        match self.skipping {
+            Some(_) => Ok(()),
+            None => CompactFormatter.begin_object_value(w),
+        }
+    }
+
+    fn end_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        match self.skipping {
+            // The end of the value left out.
+            Some(0) => {
+                self.skipping = None;
+                Ok(())
+            }
+            Some(_) => Ok(()),
+            None => {
+                self.value_of = None;
+                CompactFormatter.end_object_value(w)
+            }
+        }
+    }
+}
+
+/// An ELF build id as a Breakpad-style debug id, as the Firefox Profiler
+/// and its symbol servers (samply, Mozilla's) derive it: the first 16 bytes
+/// (zero-padded) read as a little-endian GUID, age 0.
+pub fn debug_id(build_id: &[u8]) -> DebugId {
+    let mut guid = [0u8; 16];
+    let n = build_id.len().min(16);
+    guid[..n].copy_from_slice(&build_id[..n]);
+    DebugId::from_guid_age(&guid, 0).unwrap_or_else(|_| DebugId::nil())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn without(v: &serde_json::Value, parent: &'static [u8], key: &'static [u8]) -> String {
+        use serde::Serialize;
+        let mut out = Vec::new();
+        let mut ser = serde_json::Serializer::with_formatter(&mut out, WithoutKey::new(parent, key));
+        v.serialize(&mut ser).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn a_key_is_left_out_with_its_value_where_its_object_is_a_samples_value() {
+        let v = serde_json::json!({
+            "threadCPUDelta": [1, 2],
+            "meta": {"sampleUnits": {"time": "ms", "threadCPUDelta": "µs"}},
+            "threads": [
+                {"samples": {"length": 2, "threadCPUDelta": [1, {"x": [null]}], "weight": null}, "name": "a\"b\u{1}"},
+                {"samples": {"threadCPUDelta": 0}, "markers": {"samples": {"threadCPUDelta": -1.5}}}
+            ],
+            "samples": [{"threadCPUDelta": true}],
+            "samples2": {"threadCPUDelta": 1, "threadCPUDeltas": 2}
+        });
+        let got = without(&v, b"\"samples\"", b"\"threadCPUDelta\"");
+        // serde_json's own compact writing of the same value without the
+        // entries of objects that are a `samples` key's value.
+        let want = serde_json::json!({
+            "threadCPUDelta": [1, 2],
+            "meta": {"sampleUnits": {"time": "ms", "threadCPUDelta": "µs"}},
+            "threads": [
+                {"samples": {"length": 2, "weight": null}, "name": "a\"b\u{1}"},
+                {"samples": {}, "markers": {"samples": {}}}
+            ],
+            "samples": [{"threadCPUDelta": true}],
+            "samples2": {"threadCPUDelta": 1, "threadCPUDeltas": 2}
+        });
+        assert_eq!(got, serde_json::to_string(&want).unwrap());
+        // Nothing left out: the same bytes as serde_json's.
+        assert_eq!(without(&v, b"\"none\"", b"\"threadCPUDelta\""), serde_json::to_string(&v).unwrap());
+    }
+
+    #[test]
+    fn debug_ids_of_build_ids_read_the_first_bytes_as_a_guid() {
+        let id: Vec<u8> = (1..=20).collect();
+        // 01020304-0506-0708-090a-0b0c0d0e0f10, GUID byte order, age 0.
+        assert_eq!(debug_id(&id).breakpad().to_string(), "0403020106050807090A0B0C0D0E0F100");
+        assert_eq!(debug_id(&[0xab]).breakpad().to_string(), format!("000000AB{}0", "0".repeat(24)));
+    }
 }

@@ -2,9 +2,12 @@
 //! (`github.com/google/pprof/proto/profile.proto`), gzip-compressed. The
 //! message types are declared here with `prost`'s derive macros (no protoc
 //! at build time). Samples are aggregated per stack and label set (pid,
-//! tid, cpu), so the profile grows with distinct stacks, not samples.
+//! tid, cpu), so the profile grows with distinct stacks, not samples. What
+//! `go tool pprof` shows of it is what `tbrw report` counts: the same
+//! functions (flat), threads, source lines (`-lines`, `-list`), the
+//! program named first, values and period in their units (docs/EXPORT.md).
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::io::Write;
 
 use tbrw::Tb5File;
@@ -12,6 +15,7 @@ use tbrw::Tb5File;
 use crate::error::ExportError;
 use tbrw_query::names;
 use tbrw_query::stacks::{stacks, Frame, Keep, Names, ViewOptions};
+use tbrw_query::Weight;
 
 /// `Profile`.
 #[derive(Clone, PartialEq, prost::Message)]
@@ -216,6 +220,112 @@ impl Strings {
     }
 }
 
+/// What a stream's events count, for the values of a perf period field
+/// and the profile's period.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Counted {
+    /// perf's software clocks (`cpu-clock`, `task-clock`): a period is
+    /// nanoseconds of CPU time.
+    CpuTime,
+    /// One event (its name without perf's modifiers): a period is a count of it.
+    Event(String),
+    /// Several events: counts of different things.
+    Events,
+}
+
+impl Counted {
+    fn of(events: &[tbrw::Event]) -> Option<Counted> {
+        let names: BTreeSet<&str> =
+            events.iter().map(|e| e.name.as_deref().unwrap_or("events").split(':').next().unwrap_or("")).collect();
+        let clock = |n: &&str| matches!(*n, "cpu-clock" | "task-clock");
+        match names.len() {
+            0 => None,
+            _ if names.iter().all(clock) => Some(Counted::CpuTime),
+            1 => names.first().map(|n| Counted::Event((*n).to_owned())),
+            _ => Some(Counted::Events),
+        }
+    }
+}
+
+/// The sample types, the default one and the period of a stream's profile:
+/// `samples`/`count` first; the weight asked for; a perf period field's
+/// sums in their unit (`cpu`/`nanoseconds` for perf's clocks, else the
+/// event's name and `count`). The period is the mean of the samples'
+/// periods (perf's `-F` varies it), else the sample-after value of the
+/// stream's events when they are counted by event (the guide's `EBS`:
+/// samples every that many occurrences); time-based events' values have
+/// no unit the format states, so they give none.
+struct ValueTypes {
+    types: Vec<(String, &'static str)>,
+    period: Option<((String, &'static str), i64)>,
+}
+
+fn value_types(
+    file: &Tb5File,
+    opts: &ViewOptions,
+    info: &tbrw_query::stacks::WalkInfo,
+    totals: (u64, u64),
+) -> Result<ValueTypes, ExportError> {
+    let events = match file.stream(opts.query.stream)?.events()? {
+        Some(e) => e.into_iter().map(|e| file.resolve(e)).collect::<Result<Vec<_>, _>>()?,
+        None => Vec::new(),
+    };
+    let mut types = vec![("samples".to_owned(), "count")];
+    match opts.query.weight {
+        Weight::Samples => {}
+        Weight::Energy => types.push(("energy".to_owned(), "nanojoules")),
+        Weight::Cputime => types.push(("cpu".to_owned(), "nanoseconds")),
+    }
+    let counted = Counted::of(&events);
+    let mut period = None;
+    if info.has_period {
+        let t = match counted.unwrap_or(Counted::Events) {
+            // `cpu` is taken by --weight cputime's values: then the clock's own name.
+            Counted::CpuTime if types.iter().any(|t| t.0 == "cpu") => ("cpu-clock".to_owned(), "nanoseconds"),
+            Counted::CpuTime => ("cpu".to_owned(), "nanoseconds"),
+            Counted::Event(name) => (name, "count"),
+            Counted::Events => ("events".to_owned(), "count"),
+        };
+        let (samples, periods) = totals;
+        if samples > 0 {
+            period = Some((t.clone(), (periods as f64 / samples as f64).round() as i64));
+        }
+        types.push(t);
+    } else if let (Some(c), Some(first)) = (counted, events.first()) {
+        let by_event = events.iter().all(|e| e.flags.contains(tbrw::EventFlags::EBS) && e.sav == first.sav);
+        if by_event && first.sav > 0 {
+            let name = match c {
+                Counted::Event(name) => name,
+                _ => "events".to_owned(),
+            };
+            period = Some(((name, "count"), first.sav as i64));
+        }
+    }
+    Ok(ValueTypes { types, period })
+}
+
+/// The mapping pprof names the profile after (its `File:` line, and the
+/// binary `-list` and `-disasm` start from): the executable
+/// (`TBRW_MODULE_IS_EXE`) with the most samples, else the most sampled
+/// module that is not the kernel's.
+fn main_module(modules: &[tbrw::Module], leaf_samples: &[u64]) -> Option<usize> {
+    let busiest = |exe: bool| {
+        (0..modules.len())
+            .filter(|&i| leaf_samples[i] > 0)
+            .filter(|&i| {
+                let m = &modules[i];
+                if exe {
+                    m.flags.contains(tbrw::ModuleFlags::IS_EXE)
+                } else {
+                    !m.flags.contains(tbrw::ModuleFlags::GLOBAL_LOAD) && !names::module_label(m).starts_with('[')
+                }
+            })
+            // The lowest index among equals: the same choice every run.
+            .max_by_key(|&i| (leaf_samples[i], std::cmp::Reverse(i)))
+    };
+    busiest(true).or_else(|| busiest(false))
+}
+
 /// The stream's profile. Warnings (modules without symbols) go to `warn`.
 pub fn profile(
     file: &Tb5File,
@@ -228,39 +338,44 @@ pub fn profile(
     let mut strings = Strings::new();
     let mut p = Profile::default();
     let value_type = |s: &mut Strings, t: &str, u: &str| ValueType { r#type: s.get(t), unit: s.get(u) };
-    p.sample_type.push(value_type(&mut strings, "samples", "count"));
-    let weighted = opts.query.weight != tbrw_query::report::Weight::Samples;
-    if weighted {
-        let (t, u) = match opts.query.weight {
-            tbrw_query::report::Weight::Energy => ("energy", "nanojoules"),
-            _ => ("cpu", "nanoseconds"),
-        };
+    let totals = st.stacks.values().fold((0u64, 0u64), |(n, per), t| (n + t.samples, per + t.period));
+    let types = value_types(file, opts, info, totals)?;
+    for (t, u) in &types.types {
         p.sample_type.push(value_type(&mut strings, t, u));
     }
-    if info.has_period {
-        p.sample_type.push(value_type(&mut strings, "events", "count"));
-    }
     p.default_sample_type = p.sample_type.last().map_or(0, |v| v.r#type);
+    if let Some(((t, u), period)) = &types.period {
+        p.period_type = Some(value_type(&mut strings, t, u));
+        p.period = *period;
+    }
 
     // Mappings: the modules, with what the collector noted about them.
     let notes = match file.user_defined_global()? {
         Some(b) => tbrw_import::module_notes::decode(&String::from_utf8_lossy(b)),
         None => HashMap::new(),
     };
-    let mut function_names = Names::new(file, &info.modules, Some(&opts.symbols))?;
+    // Function names and source lines: what the report by function and by line say.
+    let mut function_names = Names::with_lines(file, &info.modules, &opts.symbols)?;
     let mut used: Vec<bool> = vec![false; info.modules.len()];
-    for k in st.stacks.keys() {
+    let mut leaf_samples: Vec<u64> = vec![0; info.modules.len()];
+    for (k, t) in &st.stacks {
         for f in k.frames.iter() {
             if let Some(u) = f.module.and_then(|m| used.get_mut(m as usize)) {
                 *u = true;
             }
         }
+        if let Some(n) = k.frames.first().and_then(|f| f.module).and_then(|m| leaf_samples.get_mut(m as usize)) {
+            *n += t.samples;
+        }
     }
+    let first = main_module(&info.modules, &leaf_samples);
+    let order = first.into_iter().chain((0..info.modules.len()).filter(|&i| Some(i) != first));
     let mut mapping_of: HashMap<u64, u64> = HashMap::new();
-    for (i, m) in info.modules.iter().enumerate() {
+    for i in order {
         if !used[i] {
             continue;
         }
+        let m = &info.modules[i];
         let note = notes.get(&(i as u64));
         let file_name = m.path.clone().unwrap_or_else(|| names::module_label(m));
         let build_id = note.and_then(|n| n.build_id.as_deref()).map(tbrw_import::module_notes::hex).unwrap_or_default();
@@ -273,7 +388,11 @@ pub fn profile(
             file_offset: note.and_then(|n| n.offset).unwrap_or(0),
             filename: strings.get(&file_name),
             build_id: strings.get(&build_id),
-            has_functions: false,
+            // Every location has its function (named, or `[libfoo.so]`):
+            // pprof does not look for the file to name them itself, which
+            // could name them otherwise than the report (`-symbolize=force`
+            // still makes it).
+            has_functions: true,
             has_filenames: false,
             has_line_numbers: false,
             has_inline_frames: false,
@@ -284,7 +403,12 @@ pub fn profile(
     let mut keys: Vec<_> = st.stacks.iter().collect();
     keys.sort_by(|a, b| a.0.cmp(b.0));
     let mut location_of: HashMap<Frame, u64> = HashMap::new();
-    let mut function_of: HashMap<(String, i64), u64> = HashMap::new();
+    // Per (name, mapping file, source file): a function.
+    let mut function_of: HashMap<(String, i64, i64), u64> = HashMap::new();
+    // Numeric labels carry a unit: pprof drops a numeric label that has
+    // neither a value nor a unit, so cpu 0 (pid 0, tid 0) would vanish.
+    // The unit is the key, the unit pprof itself assumes for a unitless
+    // key, so values print as plain numbers.
     let pid_key = strings.get("pid");
     let tid_key = strings.get("tid");
     let cpu_key = strings.get("cpu");
@@ -297,30 +421,33 @@ pub fn profile(
                 None => {
                     let id = p.location.len() as u64 + 1;
                     let mapping_id = f.module.and_then(|m| mapping_of.get(&m).copied()).unwrap_or(0);
-                    let mut line = Vec::new();
                     // Every location has a function: its name, or the one
                     // spelling of an unknown one (`[liba.so]`, `[unknown]`).
                     let module = f.module.and_then(|m| info.modules.get(m as usize));
-                    let named = function_names.function(*f, warn);
-                    let func: Option<std::sync::Arc<str>> = named
-                        .clone()
-                        .or_else(|| Some(names::unknown_function(module.map(names::module_label).as_deref()).into()));
-                    if let Some(func) = func {
-                        let filename =
-                            mapping_id.checked_sub(1).and_then(|i| p.mapping.get(i as usize)).map_or(0, |m| m.filename);
-                        let n = function_of.len() as u64 + 1;
-                        let fid = *function_of.entry((func.to_string(), filename)).or_insert(n);
-                        if fid == n {
-                            let name = strings.get(&func);
-                            p.function.push(Function { id: fid, name, system_name: name, filename: 0, start_line: 0 });
-                        }
-                        if let (Some(m), Some(_)) =
-                            (mapping_id.checked_sub(1).and_then(|i| p.mapping.get_mut(i as usize)), &named)
-                        {
-                            m.has_functions = true;
-                        }
-                        line.push(Line { function_id: fid, line: 0, column: 0 });
+                    let named = function_names.lookup(*f, warn);
+                    let func: String = match &named.function {
+                        Some(n) => n.to_string(),
+                        None => names::unknown_function(module.map(names::module_label).as_deref()),
+                    };
+                    let (source, line_no) = match &named.location {
+                        Some(l) => (strings.get(&l.file), l.line.map_or(0, i64::from)),
+                        None => (0, 0),
+                    };
+                    let mapping = mapping_id.checked_sub(1).and_then(|i| p.mapping.get_mut(i as usize));
+                    let filename = mapping.as_ref().map_or(0, |m| m.filename);
+                    if let (Some(m), true) = (mapping, source != 0) {
+                        m.has_filenames = true;
+                        m.has_line_numbers |= line_no != 0;
                     }
+                    let n = function_of.len() as u64 + 1;
+                    let fid = *function_of.entry((func.clone(), filename, source)).or_insert(n);
+                    if fid == n {
+                        let name = strings.get(&func);
+                        p.function.push(Function { id: fid, name, system_name: name, filename: source, start_line: 0 });
+                    }
+                    // One line: the address's own (inlined code counts for
+                    // the function it was compiled into, as in the report).
+                    let line = vec![Line { function_id: fid, line: line_no, column: 0 }];
                     p.location.push(Location { id, mapping_id, address: f.pc, line, is_folded: false });
                     location_of.insert(*f, id);
                     id
@@ -331,20 +458,21 @@ pub fn profile(
         let pid = info.processes.get(&key.process).map_or(0, |p| p.pid);
         let thread = info.threads.get(&key.thread).cloned().unwrap_or_default();
         let mut label = vec![
-            Label { key: pid_key, str: 0, num: i64::from(pid), num_unit: 0 },
-            Label { key: tid_key, str: 0, num: i64::from(thread.tid), num_unit: 0 },
+            Label { key: pid_key, str: 0, num: i64::from(pid), num_unit: pid_key },
+            Label { key: tid_key, str: 0, num: i64::from(thread.tid), num_unit: tid_key },
         ];
         if let Some(name) = &thread.name {
             let v = strings.get(name);
             label.push(Label { key: thread_key, str: v, num: 0, num_unit: 0 });
         }
         if let Some(c) = key.cpu {
-            label.push(Label { key: cpu_key, str: 0, num: i64::from(c), num_unit: 0 });
+            label.push(Label { key: cpu_key, str: 0, num: i64::from(c), num_unit: cpu_key });
         }
         let mut value = vec![totals.samples as i64];
-        if weighted {
-            let scale = if opts.query.weight == tbrw_query::report::Weight::Energy { 1e9 } else { 1.0 };
-            value.push((totals.weight * scale).round() as i64);
+        match opts.query.weight {
+            Weight::Samples => {}
+            Weight::Energy => value.push((totals.weight * 1e9).round() as i64),
+            Weight::Cputime => value.push(totals.weight.round() as i64),
         }
         if info.has_period {
             value.push(totals.period as i64);

@@ -8,7 +8,7 @@
 //! at most a bar per pixel for them however many there are. Two passes over
 //! the records: the time range and lanes, then the bars.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::Write;
 
 use tbrw::Tb5File;
@@ -81,6 +81,9 @@ pub struct TimelineSummary {
 }
 
 const ROW_H: f64 = 16.0;
+/// The most characters of a lane's label drawn (longer ones are cut with
+/// `…`), so that the label column is at most about 360 pixels wide.
+const LABEL_CHARS: usize = 52;
 const LANE_GAP: f64 = 6.0;
 const TOP: f64 = 48.0;
 /// Nesting rows a lane gets at most; deeper intervals share the last.
@@ -156,6 +159,52 @@ fn tick_label(t: u64, step: u64, nanos: bool) -> String {
     format!("{:.*} {name}", decimals, t as f64 / unit)
 }
 
+/// Where a line of `chars` characters starts: at `x`, or further left as
+/// far as needed to end inside the drawing (7 pixels a character, as
+/// [`tick_anchor`] estimates).
+fn text_x(x: f64, chars: usize, width: f64) -> f64 {
+    x.min(width - chars as f64 * 7.0 - 10.0).max(10.0)
+}
+
+/// `text` cut to `chars` characters, the last of them `…` when cut.
+fn fit(text: &str, chars: usize) -> String {
+    if text.chars().count() <= chars {
+        text.to_owned()
+    } else {
+        text.chars().take(chars.saturating_sub(1)).chain(['…']).collect()
+    }
+}
+
+/// Where a tick's label is anchored so that it stays within the plot
+/// (`left..right`): centred on its tick, unless that would cross an end
+/// (the first and last ticks), then starting or ending at the tick. The
+/// text's width is estimated at 7 pixels a character, a digit's width in
+/// Verdana and DejaVu Sans at the drawing's 11 pixels (the widest of the
+/// fonts a viewer picks for `Verdana, sans-serif`).
+fn tick_anchor(x: f64, chars: usize, left: f64, right: f64) -> &'static str {
+    let half = chars as f64 * 7.0 / 2.0;
+    if x - half < left {
+        "start"
+    } else if x + half > right {
+        "end"
+    } else {
+        "middle"
+    }
+}
+
+/// The first start, readable: a CLOCK_REALTIME time as its UTC date and
+/// time, other nanosecond clocks in seconds (of whatever their zero is:
+/// boot for a monotonic clock), ticks as a number of ticks.
+fn start_text(t0: u64, nanos: bool, realtime: bool) -> String {
+    if realtime {
+        format!("{} UTC", crate::vtune_csv::utc_text(t0))
+    } else if nanos {
+        format!("{}.{:09} s", t0 / 1_000_000_000, t0 % 1_000_000_000)
+    } else {
+        format!("tick {t0}")
+    }
+}
+
 /// One pixel column's sum of sub-pixel intervals in a lane.
 #[derive(Default)]
 struct Column {
@@ -191,6 +240,11 @@ pub fn write(file: &Tb5File, opts: &TimelineOptions, out: &mut dyn Write) -> Res
     // Pass 1: the time range and the lanes.
     let mut summary = TimelineSummary::default();
     let mut lanes: BTreeMap<Option<u64>, usize> = BTreeMap::new();
+    // The lanes the other kind would have: the label column is as wide in
+    // both kinds, so a drawing's time axis, and so which bars have room for
+    // their names, is the same with `--lanes thread` and `--lanes cpu`.
+    let mut other_lanes: BTreeSet<Option<u64>> = BTreeSet::new();
+    let has_cpu = n > 0 && st.interval(0).cpu.is_some();
     let (mut t0, mut t1) = (u64::MAX, 0u64);
     for k in 0..n {
         let iv = st.interval(k);
@@ -204,6 +258,11 @@ pub fn write(file: &Tb5File, opts: &TimelineOptions, out: &mut dyn Write) -> Res
         t0 = t0.min(iv.start);
         t1 = t1.max(iv.end);
         lanes.entry(lane_of(k)).or_insert(0);
+        match opts.lanes {
+            Lanes::Thread if has_cpu => other_lanes.insert(iv.cpu),
+            Lanes::Cpu => other_lanes.insert(iv.tid.map(u64::from)),
+            Lanes::Thread => false,
+        };
         summary.intervals += 1;
     }
     if summary.intervals == 0 {
@@ -215,17 +274,24 @@ pub fn write(file: &Tb5File, opts: &TimelineOptions, out: &mut dyn Write) -> Res
         )));
     }
     let span = (t1 - t0).max(1);
-    // Lane labels, and room for the longest.
-    let labels: Vec<String> = lanes
-        .keys()
-        .map(|key| match (opts.lanes, key) {
-            (Lanes::Thread, Some(t)) => st.lane_name(*t as u32),
-            (Lanes::Cpu, Some(c)) => format!("cpu {c}"),
-            (_, None) => "all".to_owned(),
-        })
-        .collect();
-    let longest = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0);
-    let label_w = (longest as f64 * 6.6 + 14.0).clamp(80.0, 360.0);
+    // Lane labels, and room for the longest of either kind.
+    let label = |lanes: Lanes, key: &Option<u64>| match (lanes, key) {
+        (Lanes::Thread, Some(t)) => st.lane_name(*t as u32),
+        (Lanes::Cpu, Some(c)) => format!("cpu {c}"),
+        (_, None) => "all".to_owned(),
+    };
+    let labels: Vec<String> = lanes.keys().map(|key| label(opts.lanes, key)).collect();
+    let other = match opts.lanes {
+        Lanes::Thread => Lanes::Cpu,
+        Lanes::Cpu => Lanes::Thread,
+    };
+    let longest = labels
+        .iter()
+        .map(|l| l.chars().count())
+        .chain(other_lanes.iter().map(|key| label(other, key).chars().count()))
+        .max()
+        .unwrap_or(0);
+    let label_w = (longest.min(LABEL_CHARS) as f64 * 6.6 + 14.0).max(80.0);
     let plot_w = (f64::from(opts.width) - label_w - 20.0).max(100.0);
     let px = |t: u64| label_w + (t.saturating_sub(t0)) as f64 * plot_w / span as f64;
 
@@ -276,7 +342,9 @@ pub fn write(file: &Tb5File, opts: &TimelineOptions, out: &mut dyn Write) -> Res
         lane_y.push(y);
         y += *d as f64 * ROW_H + LANE_GAP;
     }
-    let height = y + 40.0;
+    // A note under the axis when some intervals were summed into columns.
+    let summed = columns.iter().any(|c| !c.is_empty());
+    let height = y + if summed { 56.0 } else { 40.0 };
     let width = label_w + plot_w + 20.0;
 
     let io = |e: std::io::Error| ExportError::msg(format!("writing the timeline: {e}"));
@@ -296,13 +364,12 @@ pub fn write(file: &Tb5File, opts: &TimelineOptions, out: &mut dyn Write) -> Res
         )?;
         writeln!(w, r##"<rect x="0" y="0" width="{width}" height="{height}" fill="#fafafa"/>"##)?;
         writeln!(w, r#"<text x="{}" y="20" font-size="15" text-anchor="middle">{}</text>"#, width / 2.0, xml(&title))?;
-        let unit = if st.clock.nanos { "" } else { " (ticks)" };
+        let subtitle = format!("from {} ({})", start_text(t0, st.clock.nanos, st.clock.realtime), st.clock.name);
         writeln!(
             w,
-            r##"<text x="{label_w}" y="38" fill="#555">time from {}{} ({}){unit}; bars narrower than a pixel are summed per pixel</text>"##,
-            t0,
-            if st.clock.realtime { " ns since the epoch" } else { "" },
-            xml(&st.clock.name)
+            r##"<text x="{}" y="38" fill="#555">{}</text>"##,
+            text_x(label_w, subtitle.chars().count(), width),
+            xml(&subtitle)
         )?;
         // Lanes: a label and a light band.
         for (i, label) in labels.iter().enumerate() {
@@ -313,7 +380,7 @@ pub fn write(file: &Tb5File, opts: &TimelineOptions, out: &mut dyn Write) -> Res
                 lane_y[i],
                 label_w - 6.0,
                 lane_y[i] + ROW_H * 0.75,
-                xml(label)
+                xml(&fit(label, LABEL_CHARS))
             )?;
         }
         // Summed columns first, under the bars.
@@ -360,11 +427,7 @@ pub fn write(file: &Tb5File, opts: &TimelineOptions, out: &mut dyn Write) -> Res
             // A label when the bar has room for a few characters.
             let room = ((x1 - x0 - 4.0) / 6.5) as usize;
             if room >= 3 {
-                let text: String = if name.chars().count() <= room {
-                    name.to_owned()
-                } else {
-                    name.chars().take(room.saturating_sub(1)).chain(['…']).collect()
-                };
+                let text = fit(name, room);
                 write!(w, r#"<text x="{:.2}" y="{}" font-size="10">{}</text>"#, x0 + 2.0, yy + ROW_H - 4.5, xml(&text))?;
             }
             writeln!(w, "</g>")?;
@@ -377,18 +440,33 @@ pub fn write(file: &Tb5File, opts: &TimelineOptions, out: &mut dyn Write) -> Res
             r#"<line x1="{label_w}" y1="{axis_y}" x2="{}" y2="{axis_y}" stroke="black"/>"#,
             label_w + plot_w
         )?;
-        let step = tick_step(span, 8);
+        // About a tick per 110 pixels, so that the labels do not crowd.
+        let step = tick_step(span, (plot_w / 110.0).clamp(2.0, 10.0) as u64);
         let mut t = 0u64;
         while t <= span {
             let x = px(t0 + t);
+            let text = tick_label(t, step, st.clock.nanos);
             writeln!(
                 w,
-                r#"<line x1="{x:.2}" y1="{axis_y}" x2="{x:.2}" y2="{}" stroke="black"/><text x="{x:.2}" y="{}" text-anchor="middle">{}</text>"#,
+                r#"<line x1="{x:.2}" y1="{axis_y}" x2="{x:.2}" y2="{}" stroke="black"/><text x="{x:.2}" y="{}" text-anchor="{}">{}</text>"#,
                 axis_y + 5.0,
                 axis_y + 18.0,
-                xml(&tick_label(t, step, st.clock.nanos))
+                tick_anchor(x, text.chars().count(), label_w, label_w + plot_w),
+                xml(&text)
             )?;
-            t += step;
+            match t.checked_add(step) {
+                Some(next) => t = next,
+                None => break,
+            }
+        }
+        if summed {
+            let note = "1-pixel bars: intervals narrower than a pixel, summed";
+            writeln!(
+                w,
+                r##"<text x="{}" y="{}" fill="#555">{note}</text>"##,
+                text_x(label_w, note.chars().count(), width),
+                axis_y + 36.0
+            )?;
         }
         writeln!(w, "</svg>")
     })()

@@ -136,6 +136,27 @@ fn sanitize(s: &str) -> String {
     s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '.' { c } else { '_' }).collect()
 }
 
+/// The user-defined part of a stream's file names: the stream comment's
+/// first phrase (up to a `:`, `,` or `(`; the collector's comment goes on
+/// with its rates and clock), sanitized, runs of `_` made one, at most 32
+/// characters; `stream` when that leaves nothing. Never holds `-`, so the
+/// name keeps VTune's `<user-defined>-hostname-<host>.csv` shape.
+fn short_name(comment: Option<&str>) -> String {
+    let phrase = comment.unwrap_or("").split([':', ',', '(']).next().unwrap_or("").trim();
+    let mut name = String::new();
+    for c in sanitize(phrase).chars() {
+        if !(c == '_' && (name.is_empty() || name.ends_with('_'))) {
+            name.push(c);
+        }
+    }
+    let name: String = name.trim_end_matches('_').chars().take(32).collect();
+    if name.is_empty() {
+        "stream".to_owned()
+    } else {
+        name
+    }
+}
+
 /// Ends a header line with the `pid` and `tid` columns of the id fields
 /// present (`[pid, tid]`).
 fn id_header(out: &mut dyn std::io::Write, ids: [Option<Field>; 2]) -> std::io::Result<()> {
@@ -189,7 +210,6 @@ pub fn export_vtune_csv(
     dir: &mut dyn Folder,
     opts: &CsvOptions,
 ) -> std::result::Result<CsvReport, ExportError> {
-    f.verify()?;
     let file = f.path();
     let streams: Vec<u32> = match opts.stream {
         Some(n) => {
@@ -221,10 +241,13 @@ pub fn export_vtune_csv(
     if host.is_empty() || host.contains('/') || host.contains(char::is_whitespace) {
         return Err(ExportError::msg(format!("host name {} cannot be part of a file name", excerpt(&host))));
     }
+    // The whole file is checked once a stream is known to be exported
+    // (Verified): a refusal costs no pass over the data.
+    let mut verified = Verified { file: f, done: false };
     let mut report = CsvReport::default();
     for n in streams {
         let mut extra = Vec::new();
-        match export_stream(f, n, dir, &host, opts, &mut extra, &mut report)? {
+        match export_stream(&mut verified, n, dir, &host, opts, &mut extra, &mut report)? {
             Ok(path) => {
                 report.files.push(path);
                 report.files.extend(extra);
@@ -279,10 +302,27 @@ fn write_file(
     write(&mut out).and_then(|()| std::io::Write::flush(&mut out)).map_err(io)
 }
 
+/// The file exported, and its check ([`Tb5File::verify`]), made once,
+/// before the first stream that is exported reads its data.
+struct Verified<'a> {
+    file: &'a Tb5File,
+    done: bool,
+}
+
+impl Verified<'_> {
+    fn check(&mut self) -> std::result::Result<(), ExportError> {
+        if !self.done {
+            self.file.verify()?;
+            self.done = true;
+        }
+        Ok(())
+    }
+}
+
 /// Exports one stream: `Ok(Ok(name))`, or `Ok(Err(why))` when the stream
 /// has nothing VTune can take (no clock, no values).
 fn export_stream(
-    f: &Tb5File,
+    verified: &mut Verified,
     n: u32,
     dir: &mut dyn Folder,
     host: &str,
@@ -290,6 +330,7 @@ fn export_stream(
     extra: &mut Vec<String>,
     report: &mut CsvReport,
 ) -> std::result::Result<std::result::Result<String, String>, ExportError> {
+    let f = verified.file;
     let s = f.stream(n)?;
     let Some(layout) = s.layout()? else { return Ok(Err("it has no data descriptor".into())) };
     let Some(data) = s.data()? else { return Ok(Err("it has no data".into())) };
@@ -318,7 +359,7 @@ fn export_stream(
     };
     let event_id = layout.find(fields::EVENT_ID, None).filter(|fl| fl.size == 4).copied();
     let comment = s.info()?.and_then(|i| f.string_opt(i.comment).ok().flatten().map(str::to_owned));
-    let user = format!("{}-s{n}", sanitize(comment.as_deref().unwrap_or("stream")));
+    let user = format!("{}-s{n}", short_name(comment.as_deref()));
     let path = format!("{user}-hostname-{host}.csv");
 
     let legacy = layout.legacy_pc_offset();
@@ -349,6 +390,7 @@ fn export_stream(
         let end = *times[1];
         let name = sanitize(comment.as_deref().unwrap_or("interval"));
         let mut unended = 0u64;
+        verified.check()?;
         write_file(dir, &path, |out| {
             write!(out, "name,start_tsc.{},end_tsc", clock.suffix())?;
             id_header(out, both)?;
@@ -368,7 +410,7 @@ fn export_stream(
         if unended > 0 {
             report.unended.push((n, unended));
         }
-        let base = sanitize(comment.as_deref().unwrap_or("stream"));
+        let base = short_name(comment.as_deref());
         let (files, decreasing) =
             per_cpu_counters(&layout, &data, &name_of, (time, end), clock, dir, &format!("{base}-s{n}"), host)?;
         extra.extend(files);
@@ -384,6 +426,7 @@ fn export_stream(
         if events.is_empty() {
             return Ok(Err("its legacy samples have no events to count".into()));
         }
+        verified.check()?;
         let column: HashMap<u32, usize> = events.iter().enumerate().map(|(i, e)| (e.id, i)).collect();
         let names: Vec<String> =
             events.iter().map(|e| sanitize(f.string_opt(e.name).ok().flatten().unwrap_or("event"))).collect();
@@ -409,6 +452,9 @@ fn export_stream(
             }
             Ok(())
         })?;
+        let p = format!("{user}-modules-hostname-{host}.csv");
+        module_counts(f, n, dir, &p, clock)?;
+        extra.push(p);
         return Ok(Ok(path));
     }
     // Values written to variables (winIDEA data): one file per variable,
@@ -422,7 +468,8 @@ fn export_stream(
         if order.is_empty() {
             return Ok(Err("it has no values".into()));
         }
-        let base = sanitize(comment.as_deref().unwrap_or("stream"));
+        verified.check()?;
+        let base = short_name(comment.as_deref());
         let mut paths = Vec::new();
         for run in order.chunk_by(|a, b| a.0 == b.0) {
             let v = run[0].0;
@@ -453,10 +500,32 @@ fn export_stream(
                 .map(|(k, float)| (*fl, k, float && fl.size == 8, sanitize(&name_of(fl))))
         })
         .collect();
+    // Samples with an address (a perf import, the collector's recordings):
+    // their counts per module, as cumulative COUNT columns per time bucket.
+    let samples =
+        tbrw_query::stream::SampleFields::of(f, n)?.bindable() && layout.find(fields::CALLCHAIN_SAMPLE, None).is_none();
     if counters.is_empty() {
+        if samples {
+            verified.check()?;
+            let p = format!("{user}-modules-hostname-{host}.csv");
+            module_counts(f, n, dir, &p, clock)?;
+            return Ok(Ok(p));
+        }
+        if layout.find(fields::CALLCHAIN_SAMPLE, None).is_some() {
+            return Ok(Err(
+                "it holds the call-chain frames of another stream's samples, which that stream's modules file counts"
+                    .into(),
+            ));
+        }
         return Ok(Err(
-            "its records have no counter or instantaneous value (docs/EXPORT.md lists the field types)".into()
+            "its records have no counter or instantaneous value, and no instruction pointer and pid to count samples by module (docs/EXPORT.md lists the field types)".into()
         ));
+    }
+    verified.check()?;
+    if samples {
+        let p = format!("{user}-modules-hostname-{host}.csv");
+        module_counts(f, n, dir, &p, clock)?;
+        extra.push(p);
     }
     write_file(dir, &path, |out| {
         write!(out, "tsc.{}", clock.suffix())?;
@@ -485,6 +554,100 @@ fn export_stream(
         Ok(())
     })?;
     Ok(Ok(path))
+}
+
+/// Columns of a table of module counts at most: the modules with the most
+/// samples, the rest summed under `[other]`.
+const MODULE_COLUMNS: usize = 64;
+
+/// Rows of a table of module counts at most: the time buckets.
+const MODULE_ROWS: u64 = 10_000;
+
+/// The samples of stream `n` counted per module (by file name; `[unknown]`
+/// where no module covers the address) and per time bucket, as VTune's
+/// discrete values: one `NAME.COUNT` column per module, each row the
+/// cumulative count at the end of its bucket (a `.COUNT` column is a
+/// cumulative counter, from which VTune draws the rate). The buckets are a
+/// millisecond of a nanosecond clock, wider when the recording is longer
+/// than 10 s (at most [`MODULE_ROWS`] rows); 1/10,000 of the span for other
+/// clocks. The samples come from the one walk of `tbrw-query`, as every
+/// report counts them.
+fn module_counts(
+    f: &Tb5File,
+    n: u32,
+    dir: &mut dyn Folder,
+    name: &str,
+    clock: Clock,
+) -> std::result::Result<(), ExportError> {
+    let walk =
+        tbrw_query::Walk::open(f, &tbrw_query::Query { stream: n, ..Default::default() }, tbrw_query::Binding::Always)?;
+    let fields = walk.fields();
+    let records = walk.records();
+    // Pass 1: the time span and each module name's samples.
+    let names: Vec<String> = walk.modules().iter().map(|m| sanitize(&tbrw_query::names::module_label(m))).collect();
+    let mut span: Option<(u64, u64)> = None;
+    let mut per_name: HashMap<&str, u64> = HashMap::new();
+    walk.pass(0..records, &mut |_| {}, |smp| {
+        if let Some(t) = fields.time_stamp(smp.record) {
+            span = Some(span.map_or((t, t), |(a, b)| (a.min(t), b.max(t))));
+        }
+        let label = smp.module.and_then(|m| names.get(m as usize)).map_or(tbrw_query::names::NO_MODULE, |s| s.as_str());
+        *per_name.entry(label).or_default() += 1;
+    })?;
+    let Some((t0, t1)) = span else {
+        return Err(ExportError::Unsupported {
+            file: f.path().display().to_string(),
+            stream: n,
+            what: "its samples have no time stamp: VTune's discrete values need one".into(),
+        });
+    };
+    let mut order: Vec<(&str, u64)> = per_name.into_iter().collect();
+    order.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    let other = order.len() > MODULE_COLUMNS;
+    order.truncate(if other { MODULE_COLUMNS - 1 } else { MODULE_COLUMNS });
+    let column: HashMap<&str, usize> = order.iter().enumerate().map(|(i, (name, _))| (*name, i)).collect();
+    let columns = order.len() + usize::from(other);
+    let nanos = matches!(clock, Clock::Utc | Clock::MonotonicRaw | Clock::Qpc);
+    let width =
+        if nanos { (t1 - t0).div_ceil(MODULE_ROWS).max(1_000_000) } else { (t1 - t0).div_ceil(MODULE_ROWS).max(1) };
+    let buckets = ((t1 - t0) / width + 1) as usize;
+    // Pass 2: the counts per bucket and column.
+    let mut counts = vec![0u64; buckets * columns];
+    walk.pass(0..records, &mut |_| {}, |smp| {
+        let Some(t) = fields.time_stamp(smp.record) else { return };
+        let label = smp.module.and_then(|m| names.get(m as usize)).map_or(tbrw_query::names::NO_MODULE, |s| s.as_str());
+        let c = column.get(label).copied().unwrap_or(columns - 1);
+        counts[((t - t0) / width) as usize * columns + c] += 1;
+    })?;
+    write_file(dir, name, |out| {
+        write!(out, "tsc.{}", clock.suffix())?;
+        // Column names keep VTune's characters: `[unknown]` is `_unknown_`.
+        for (label, _) in &order {
+            write!(out, ",{}.COUNT", sanitize(label))?;
+        }
+        if other {
+            write!(out, ",_other_.COUNT")?;
+        }
+        writeln!(out)?;
+        // A first row of zeros at the first sample, then each bucket's end.
+        let mut total = vec![0u64; columns];
+        write!(out, "{}", clock.cell(t0))?;
+        for _ in 0..columns {
+            write!(out, ",0")?;
+        }
+        writeln!(out)?;
+        for (b, row) in counts.chunks(columns).enumerate() {
+            for (sum, x) in total.iter_mut().zip(row) {
+                *sum += x;
+            }
+            write!(out, "{}", clock.cell((t0 + (b as u64 + 1) * width).min(t1.max(t0 + 1))))?;
+            for sum in &total {
+                write!(out, ",{sum}")?;
+            }
+            writeln!(out)?;
+        }
+        Ok(())
+    })
 }
 
 /// Counter readings taken at each interval's begin and end (MTMC tasks) as
@@ -566,4 +729,23 @@ fn per_cpu_counters(
         files.push(p);
     }
     Ok((files, dropped))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::short_name;
+
+    #[test]
+    fn file_names_take_the_comments_first_phrase() {
+        let collector = "sampler: ptrace, 1000 Hz asked, 564.3 Hz reached, time stamps in ns of CLOCK_MONOTONIC_RAW";
+        assert_eq!(short_name(Some(collector)), "sampler");
+        assert_eq!(short_name(Some("sample run")), "sample_run");
+        assert_eq!(short_name(Some("mtmc tasks (v0.1)")), "mtmc_tasks");
+        assert_eq!(short_name(Some("  a -- b  ")), "a_b");
+        assert_eq!(short_name(Some("::")), "stream");
+        assert_eq!(short_name(None), "stream");
+        let long = short_name(Some(&"x".repeat(100)));
+        assert_eq!(long.len(), 32);
+        assert!(!short_name(Some("my-host-hostname-x")).contains('-'));
+    }
 }

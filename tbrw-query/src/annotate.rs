@@ -1,7 +1,11 @@
-//! `tbrw annotate FILE --function NAME`: one function's samples per source
-//! line (with the source text when the file is readable), or per address
-//! when there is no line information, as `perf annotate --stdio` shows
-//! them in its simplest form. Percentages are of the function's samples.
+//! `tbrw annotate FILE --function NAME`: one function's samples per
+//! instruction (disassembled from the module's ELF file, [`crate::disasm`],
+//! with the source lines interleaved and the three hottest marked, as
+//! `perf annotate --stdio` shows them), per source line (with the source
+//! text when the file is readable), or per address when there is neither.
+//! [`View::Auto`] shows instructions when the function has fewer sampled
+//! source lines than sampled instructions (a hot loop on one line).
+//! Percentages are of the function's samples.
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
@@ -9,6 +13,7 @@ use std::io::Write;
 use serde::{Deserialize, Serialize};
 use tbrw::Tb5File;
 
+use crate::disasm::{self, NoCode};
 use crate::error::QueryError;
 use crate::file_symbols::{FileSymbols, SymbolOptions};
 use crate::query::Query;
@@ -43,6 +48,58 @@ pub struct AnnotatedAddress {
     pub percent: f64,
 }
 
+/// An instruction of the function (the instruction view).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AnnotatedInstruction {
+    /// Its ELF virtual address.
+    pub vaddr: u64,
+    /// Its offset from the function's start.
+    pub offset: u64,
+    /// The disassembly (AT&T syntax; branch and call targets named).
+    pub text: String,
+    /// Samples at it.
+    pub samples: u64,
+    /// Percent of the function's samples.
+    pub percent: f64,
+    /// 1, 2 or 3 for the three hottest instructions (most samples; the
+    /// lower address first on a tie).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hot: Option<u32>,
+    /// The source file its code comes from (the innermost inlined frame).
+    pub file: Option<String>,
+    /// The line there.
+    pub line: Option<u32>,
+    /// That line's text, when the source file could be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+}
+
+/// Which view [`write_text`] shows, and the JSON says.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum View {
+    /// The instruction view when the function has fewer sampled source
+    /// lines than sampled instructions (a hot loop on one line), else the
+    /// source lines.
+    #[default]
+    Auto,
+    /// Instructions, with their source lines interleaved.
+    Asm,
+    /// Source lines.
+    Source,
+    /// Sampled addresses (no line information and no instructions).
+    Addresses,
+}
+
+/// What [`annotate`] is asked besides the query.
+#[derive(Clone, Debug, Default)]
+pub struct AnnotateOptions {
+    /// The view (`--asm`, `--source`; default [`View::Auto`]).
+    pub view: View,
+    /// Where the modules' files are.
+    pub symbols: SymbolOptions,
+}
+
 /// One function of one module, annotated.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Annotation {
@@ -54,11 +111,23 @@ pub struct Annotation {
     pub samples: u64,
     /// Samples that passed the filters, in all functions.
     pub total: u64,
+    /// The view chosen ([`View::Auto`] resolved).
+    pub view: View,
     /// Its source lines from the first to the last sampled one in each file
     /// (lines without samples included, with 0), file by file.
     pub lines: Vec<AnnotatedLine>,
     /// Its sampled addresses, in address order.
     pub addresses: Vec<AnnotatedAddress>,
+    /// Its instructions, in address order (empty when they could not be read).
+    pub instructions: Vec<AnnotatedInstruction>,
+    /// Samples at addresses that are no instruction's start in
+    /// `instructions` (or past the bytes read).
+    pub off_instructions: u64,
+    /// Why there are no instructions, when there are none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_instructions: Option<String>,
+    /// Source files its lines come from that could not be read.
+    pub sources_missing: Vec<String>,
 }
 
 fn same_function(found: &str, wanted: &str) -> bool {
@@ -66,36 +135,61 @@ fn same_function(found: &str, wanted: &str) -> bool {
     found == wanted || found.split_once('@').is_some_and(|(f, _)| f == wanted)
 }
 
-/// Annotates function `name` in the samples of `query`: one [`Annotation`] per module whose samples name it.
-/// Fails when no sample does.
+/// What one module's samples of the function are.
+struct Found {
+    function: String,
+    lines: BTreeMap<(String, u32), u64>,
+    /// (vaddr, pc) → (`function+0xoff`, samples).
+    addresses: BTreeMap<(Option<u64>, u64), (String, u64)>,
+    samples: u64,
+    /// A module record of the label, and its pc minus ELF address (the
+    /// instruction view symbolizes other addresses of the function as pcs).
+    module: Option<u64>,
+    bias: Option<u64>,
+    /// The function's start, ELF address (a sample's address less its offset).
+    start: Option<u64>,
+}
+
+/// Annotates function `name` in the samples of `query`: one [`Annotation`]
+/// per module whose samples name it. Fails when no sample does.
 pub fn annotate(
     file: &Tb5File,
     query: &Query,
     name: &str,
-    symbols: &SymbolOptions,
+    opts: &AnnotateOptions,
     warn: &mut dyn Write,
     progress: &mut dyn FnMut(u64),
 ) -> Result<Vec<Annotation>, QueryError> {
     let counted = count(file, query, false, false, progress)?;
-    let mut syms = FileSymbols::new(file, &counted.modules, symbols)?;
-    // In address order already (see `Counted::counts`).
-    let raw = counted.counts.iter().map(|(k, n)| (k, n));
-    // Per module label: lines, addresses, samples.
-    type Lines = BTreeMap<(String, u32), u64>;
-    type Addresses = BTreeMap<(Option<u64>, u64), (String, u64)>;
-    let mut found: BTreeMap<Option<String>, (String, Lines, Addresses, u64)> = BTreeMap::new();
-    for (k, &n) in raw {
+    let mut syms = FileSymbols::new(file, &counted.modules, &opts.symbols)?;
+    // Per module label, in address order already (see `Counted::counts`).
+    let mut found: BTreeMap<Option<String>, Found> = BTreeMap::new();
+    for (k, &n) in counted.counts.iter().map(|(k, n)| (k, n)) {
         let s = syms.symbolize(k.module, k.pc, warn);
         let Some(f) = s.function.as_deref().filter(|f| same_function(f, name)) else { continue };
-        let entry = found
-            .entry(s.module.as_deref().map(str::to_owned))
-            .or_insert_with(|| (f.to_owned(), Lines::new(), Addresses::new(), 0));
+        let entry = found.entry(s.module.as_deref().map(str::to_owned)).or_insert_with(|| Found {
+            function: f.to_owned(),
+            lines: BTreeMap::new(),
+            addresses: BTreeMap::new(),
+            samples: 0,
+            module: k.module,
+            bias: None,
+            start: None,
+        });
         if let Some((file, Some(line))) = s.location().map(|l| (l.file.to_string(), l.line)) {
-            *entry.1.entry((file, line)).or_default() += n;
+            *entry.lines.entry((file, line)).or_default() += n;
+        }
+        if let Some(v) = s.vaddr {
+            if entry.module == k.module {
+                entry.bias.get_or_insert(k.pc.wrapping_sub(v));
+            }
+            if let Some(off) = s.offset {
+                entry.start.get_or_insert(v.wrapping_sub(off));
+            }
         }
         let module = k.module.and_then(|m| counted.modules.get(m as usize));
-        entry.2.entry((s.vaddr, k.pc)).or_insert_with(|| (function_at(&s, module), 0)).1 += n;
-        entry.3 += n;
+        entry.addresses.entry((s.vaddr, k.pc)).or_insert_with(|| (function_at(&s, module), 0)).1 += n;
+        entry.samples += n;
     }
     if found.is_empty() {
         return Err(QueryError::msg(format!(
@@ -104,18 +198,16 @@ pub fn annotate(
             query.stream
         )));
     }
-    let mut sources: HashMap<String, Option<Vec<String>>> = HashMap::new();
+    let mut sources = Sources::default();
     let mut out = Vec::new();
-    for (module, (function, lines, addresses, samples)) in found {
+    for (module, f) in found {
         let mut annotated = Vec::new();
         let mut by_file: BTreeMap<&str, BTreeMap<u32, u64>> = BTreeMap::new();
-        for ((f, l), n) in &lines {
-            by_file.entry(f).or_default().insert(*l, *n);
+        for ((path, l), n) in &f.lines {
+            by_file.entry(path).or_default().insert(*l, *n);
         }
-        for (f, counts) in by_file {
-            let text = sources
-                .entry(f.to_owned())
-                .or_insert_with(|| std::fs::read_to_string(f).ok().map(|t| t.lines().map(str::to_owned).collect()));
+        for (path, counts) in by_file {
+            let text = sources.get(path);
             let (first, last) =
                 (counts.keys().next().copied().unwrap_or(0), counts.keys().last().copied().unwrap_or(0));
             // Without the source, only the sampled lines are worth a row.
@@ -126,30 +218,145 @@ pub fn annotate(
             for line in range {
                 let n = counts.get(&line).copied().unwrap_or(0);
                 annotated.push(AnnotatedLine {
-                    file: f.to_owned(),
+                    file: path.to_owned(),
                     line,
                     samples: n,
-                    percent: percent(n, samples),
-                    text: text.as_ref().and_then(|t| t.get(line.wrapping_sub(1) as usize).cloned()),
+                    percent: percent(n, f.samples),
+                    text: sources.line(path, line),
                 });
             }
         }
-        let addresses = addresses
-            .into_iter()
+        let addresses: Vec<AnnotatedAddress> = f
+            .addresses
+            .iter()
             .map(|((vaddr, _), (function, n))| AnnotatedAddress {
-                vaddr,
-                function,
-                samples: n,
-                percent: percent(n, samples),
+                vaddr: *vaddr,
+                function: function.clone(),
+                samples: *n,
+                percent: percent(*n, f.samples),
             })
             .collect();
-        out.push(Annotation { function, module, samples, total: counted.total, lines: annotated, addresses });
+        let (instructions, no_instructions) = match instructions(&f, &mut syms, &mut sources, warn) {
+            Ok(i) => (i, None),
+            Err(why) => (Vec::new(), Some(why.to_string())),
+        };
+        let on: u64 = instructions.iter().map(|i| i.samples).sum();
+        let sampled_instructions = instructions.iter().filter(|i| i.samples > 0).count();
+        let sampled_lines = annotated.iter().filter(|l| l.samples > 0).count();
+        let view = match opts.view {
+            View::Asm | View::Auto
+                if !instructions.is_empty() && (opts.view == View::Asm || sampled_lines < sampled_instructions) =>
+            {
+                View::Asm
+            }
+            _ if !annotated.is_empty() => View::Source,
+            _ => View::Addresses,
+        };
+        let mut missing: Vec<String> =
+            f.lines.keys().map(|(p, _)| p.clone()).filter(|p| sources.get(p).is_none()).collect();
+        missing.dedup();
+        out.push(Annotation {
+            function: f.function,
+            module,
+            samples: f.samples,
+            total: counted.total,
+            view,
+            lines: annotated,
+            addresses,
+            off_instructions: if instructions.is_empty() { 0 } else { f.samples - on },
+            instructions,
+            no_instructions,
+            sources_missing: missing,
+        });
     }
     Ok(out)
 }
 
-/// Writes annotations as text: a heading per function, then its source
-/// lines, or its addresses when no line information covers it.
+/// Source files read once each: their lines, or `None` when not found.
+#[derive(Default)]
+struct Sources(HashMap<String, Option<Vec<String>>>);
+
+impl Sources {
+    fn get(&mut self, path: &str) -> Option<&Vec<String>> {
+        self.0
+            .entry(path.to_owned())
+            .or_insert_with(|| std::fs::read_to_string(path).ok().map(|t| t.lines().map(str::to_owned).collect()))
+            .as_ref()
+    }
+
+    fn line(&mut self, path: &str, line: u32) -> Option<String> {
+        self.get(path).and_then(|t| t.get(line.wrapping_sub(1) as usize).cloned())
+    }
+}
+
+/// The function's instructions, each with its samples, source line and
+/// whether it is among the three hottest; or why they cannot be read.
+fn instructions(
+    f: &Found,
+    syms: &mut FileSymbols,
+    sources: &mut Sources,
+    warn: &mut dyn Write,
+) -> Result<Vec<AnnotatedInstruction>, NoCode> {
+    let (Some(module), Some(start), Some(bias)) = (f.module, f.start, f.bias) else {
+        return Err(NoCode::NoFile("the samples' addresses could not be placed in its file".into()));
+    };
+    let info = match syms.module_info(module) {
+        Some(Ok(i)) if i.symbols != Some(tbrw_symbols::SymbolSource::Stored) => i,
+        Some(Ok(_)) => return Err(NoCode::NoFile("only the symbols `tbrw symbolize` stored are here".into())),
+        Some(Err(why)) => return Err(NoCode::NoFile(why.to_string())),
+        None => return Err(NoCode::NoFile("no module record".into())),
+    };
+    let last = f.addresses.keys().filter_map(|(v, _)| *v).max().unwrap_or(start);
+    let code = disasm::read_function(&info.file, info.debug_file.as_deref(), start, last)?;
+    let mut per_vaddr: HashMap<u64, u64> = HashMap::new();
+    for ((v, _), (_, n)) in &f.addresses {
+        if let Some(v) = v {
+            *per_vaddr.entry(*v).or_default() += n;
+        }
+    }
+    let mut name = |vaddr: u64| {
+        let s = syms.symbolize(Some(module), vaddr.wrapping_add(bias), warn);
+        s.function.as_ref().map(|func| match s.offset {
+            Some(0) | None => func.to_string(),
+            Some(off) => format!("{func}+{off:#x}"),
+        })
+    };
+    let decoded = disasm::disassemble(&code, &f.function, &mut name);
+    let mut rows: Vec<AnnotatedInstruction> = decoded
+        .into_iter()
+        .map(|i| {
+            let s = syms.symbolize(Some(module), i.vaddr.wrapping_add(bias), warn);
+            let loc = s.location();
+            let (file, line) = (loc.map(|l| l.file.to_string()), loc.and_then(|l| l.line));
+            let source = match (&file, line) {
+                (Some(p), Some(l)) => sources.line(p, l),
+                _ => None,
+            };
+            let n = per_vaddr.get(&i.vaddr).copied().unwrap_or(0);
+            AnnotatedInstruction {
+                vaddr: i.vaddr,
+                offset: i.vaddr - start,
+                text: i.text,
+                samples: n,
+                percent: percent(n, f.samples),
+                hot: None,
+                file,
+                line,
+                source,
+            }
+        })
+        .collect();
+    let mut order: Vec<usize> = (0..rows.len()).filter(|&i| rows[i].samples > 0).collect();
+    order.sort_by_key(|&i| (std::cmp::Reverse(rows[i].samples), rows[i].vaddr));
+    for (rank, &i) in order.iter().take(3).enumerate() {
+        rows[i].hot = Some(rank as u32 + 1);
+    }
+    Ok(rows)
+}
+
+/// Writes annotations as text: a heading per function, then the view
+/// chosen: instructions with their source lines, source lines, or
+/// addresses. A source file that could not be read is named once.
 pub fn write_text(annotations: &[Annotation], out: &mut dyn Write) -> std::io::Result<()> {
     for (i, a) in annotations.iter().enumerate() {
         if i > 0 {
@@ -164,32 +371,83 @@ pub fn write_text(annotations: &[Annotation], out: &mut dyn Write) -> std::io::R
             a.total,
             percent(a.samples, a.total)
         )?;
-        if a.lines.is_empty() {
-            writeln!(out, "{:>8} {:>8}  {:<18} function", "percent", "samples", "address")?;
-            for x in &a.addresses {
-                let v = x.vaddr.map_or("?".to_owned(), |v| format!("{v:#x}"));
-                writeln!(out, "{:>7.2}% {:>8}  {v:<18} {}", x.percent, x.samples, x.function)?;
-            }
-            continue;
+        for m in &a.sources_missing {
+            writeln!(out, "{m}: not found (its lines are shown without their text)")?;
         }
-        writeln!(out, "{:>8} {:>8}  source", "percent", "samples")?;
-        let mut file = None;
-        for l in &a.lines {
-            if file != Some(&l.file) {
-                writeln!(out, "{:>18}  {}", "", l.file)?;
-                file = Some(&l.file);
-            }
-            let text = l.text.as_deref().unwrap_or("");
-            if l.samples == 0 {
-                writeln!(out, "{:>18}  {:>5}: {text}", "", l.line)?;
-            } else {
-                writeln!(out, "{:>7.2}% {:>8}  {:>5}: {text}", l.percent, l.samples, l.line)?;
-            }
+        if let (Some(why), View::Source | View::Addresses) = (&a.no_instructions, a.view) {
+            writeln!(out, "no instruction view: {why}")?;
         }
-        let unlined: u64 = a.samples - a.lines.iter().map(|l| l.samples).sum::<u64>();
-        if unlined > 0 {
-            writeln!(out, "{:>7.2}% {:>8}  (no line information)", percent(unlined, a.samples), unlined)?;
+        match a.view {
+            View::Asm => write_asm(a, out)?,
+            View::Source => write_lines(a, out)?,
+            View::Addresses | View::Auto => write_addresses(a, out)?,
         }
+    }
+    Ok(())
+}
+
+fn write_addresses(a: &Annotation, out: &mut dyn Write) -> std::io::Result<()> {
+    writeln!(out, "{:>8} {:>8}  {:<18} function", "percent", "samples", "address")?;
+    for x in &a.addresses {
+        let v = x.vaddr.map_or("?".to_owned(), |v| format!("{v:#x}"));
+        writeln!(out, "{:>7.2}% {:>8}  {v:<18} {}", x.percent, x.samples, x.function)?;
+    }
+    Ok(())
+}
+
+fn write_lines(a: &Annotation, out: &mut dyn Write) -> std::io::Result<()> {
+    writeln!(out, "{:>8} {:>8}  source", "percent", "samples")?;
+    let mut file = None;
+    for l in &a.lines {
+        if file != Some(&l.file) {
+            writeln!(out, "{:>18}  {}", "", l.file)?;
+            file = Some(&l.file);
+        }
+        let text = l.text.as_deref().unwrap_or("");
+        if l.samples == 0 {
+            writeln!(out, "{:>18}  {:>5}: {text}", "", l.line)?;
+        } else {
+            writeln!(out, "{:>7.2}% {:>8}  {:>5}: {text}", l.percent, l.samples, l.line)?;
+        }
+    }
+    let unlined: u64 = a.samples - a.lines.iter().map(|l| l.samples).sum::<u64>();
+    if unlined > 0 {
+        writeln!(out, "{:>7.2}% {:>8}  (no line information)", percent(unlined, a.samples), unlined)?;
+    }
+    Ok(())
+}
+
+/// The instruction view: a source line's `file:line  text` above the
+/// instructions that come from it (again whenever it changes, as `perf
+/// annotate` interleaves them), then per instruction its percent and
+/// samples (blank without), address, hottest mark and disassembly.
+fn write_asm(a: &Annotation, out: &mut dyn Write) -> std::io::Result<()> {
+    writeln!(out, "{:>8} {:>8}  {:>10}  {:<3} instruction", "percent", "samples", "address", "hot")?;
+    let mut at: Option<(Option<&str>, Option<u32>)> = None;
+    for i in &a.instructions {
+        let here = (i.file.as_deref(), i.line);
+        if at != Some(here) {
+            if let (Some(f), Some(l)) = here {
+                let base = f.rsplit('/').next().unwrap_or(f);
+                let text = i.source.as_deref().map_or(String::new(), |t| format!("  {}", t.trim()));
+                writeln!(out, "{:>31}  {base}:{l}{text}", "")?;
+            }
+            at = Some(here);
+        }
+        let mark = i.hot.map_or(String::new(), |h| format!("#{h}"));
+        if i.samples == 0 {
+            writeln!(out, "{:>17}  {:>10x}  {mark:<3} {}", "", i.vaddr, i.text)?;
+        } else {
+            writeln!(out, "{:>7.2}% {:>8}  {:>10x}  {mark:<3} {}", i.percent, i.samples, i.vaddr, i.text)?;
+        }
+    }
+    if a.off_instructions > 0 {
+        writeln!(
+            out,
+            "{:>7.2}% {:>8}  (at addresses that start no instruction read from the file)",
+            percent(a.off_instructions, a.samples),
+            a.off_instructions
+        )?;
     }
     Ok(())
 }

@@ -200,6 +200,20 @@ impl FileSymbols {
         self.symbolizer.stored_files(symbols)
     }
 
+    /// Whether module record `module` can be symbolized: its file (or the
+    /// symbols stored for it, or kallsyms for the kernel) found, naming
+    /// functions. Reads the files now; no warning.
+    pub fn can_symbolize(&mut self, module: u64) -> bool {
+        self.module_info(module).is_some_and(|i| i.is_ok_and(|i| i.symbol_count > 0))
+    }
+
+    /// What was found for module record `module` (its files read now), or
+    /// why nothing usable was; `None` for a record not in the file. No warning.
+    pub fn module_info(&mut self, module: u64) -> Option<Result<tbrw_symbols::ModuleInfo, tbrw_symbols::Unknown>> {
+        let (id, _) = self.modules.get(usize::try_from(module).ok()?)?;
+        Some(self.symbolizer.module_info(*id))
+    }
+
     /// The name of a symbol a [`ModuleFunctions`] gave.
     pub fn symbol_name(&self, symbol: SymbolRef) -> Option<&str> {
         self.symbolizer.symbol_name(symbol)

@@ -38,7 +38,8 @@
 //!   [`error`]: why it has no answer; [`names`]: the one spelling of
 //!   modules, threads, processes and unknowns;
 //! - [`stream`]: a stream's records read as samples (the one reader of a
-//!   record's fields, and of its weight);
+//!   record's fields, and of its weight); [`time`]: `--time` ranges
+//!   (clock values, percentages, seconds from the start) resolved on a stream;
 //! - [`walk`]: the filtered pass over a stream, bound, in parts on threads;
 //! - [`file_symbols`]: a file's modules handed to `tbrw-symbols` (which
 //!   translation each module gets, stored symbols, one warning per module);
@@ -46,11 +47,13 @@
 //!   viewer exports); [`intervals`]: interval streams (MTMC tasks, winIDEA calls);
 //! - [`report`]: reports by process, thread, module, event, function, line,
 //!   address and their combinations ([`report::run`] chooses); [`tasks`]:
-//!   the MTMC task report; [`annotate`]: one function's lines and addresses.
+//!   the MTMC task report; [`annotate`]: one function's instructions, lines
+//!   and addresses ([`disasm`]: its bytes from the ELF file, disassembled).
 
 #![deny(missing_docs)]
 
 pub mod annotate;
+pub mod disasm;
 pub mod error;
 pub mod file_symbols;
 pub mod intervals;
@@ -60,6 +63,7 @@ pub mod report;
 pub mod stacks;
 pub mod stream;
 pub mod tasks;
+pub mod time;
 pub mod walk;
 
 pub use error::QueryError;

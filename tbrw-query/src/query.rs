@@ -27,8 +27,12 @@ pub struct Filters {
     pub module: Option<String>,
     /// Only samples with time in `start..end` (the stream's time field: a
     /// legacy sample's TSC, else its first time stamp; the record index
-    /// when it has none).
+    /// when it has none): clock values, resolved from what was given by
+    /// [`crate::time::TimeRange::resolve`].
     pub time: Option<(u64, u64)>,
+    /// The `--time` range as given (`10%..20%`), for messages; `None`:
+    /// spelled from [`Filters::time`].
+    pub time_given: Option<String>,
 }
 
 impl Filters {
@@ -50,10 +54,22 @@ impl Filters {
         if let Some(m) = &self.module {
             given.push(format!("--module {m:?}"));
         }
-        if let Some((lo, hi)) = self.time {
-            given.push(format!("--time {lo}..{}", if hi == u64::MAX { String::new() } else { hi.to_string() }));
+        match (&self.time_given, self.time) {
+            (Some(t), Some((lo, hi))) => given.push(format!("--time {t} ({lo}..{})", end(hi))),
+            (Some(t), None) => given.push(format!("--time {t}")),
+            (None, Some((lo, hi))) => given.push(format!("--time {lo}..{}", end(hi))),
+            (None, None) => {}
         }
         given.join(" ")
+    }
+}
+
+/// A range's end as spelled: nothing for an open one.
+fn end(hi: u64) -> String {
+    if hi == u64::MAX {
+        String::new()
+    } else {
+        hi.to_string()
     }
 }
 
@@ -99,39 +115,17 @@ impl Weight {
     }
 }
 
-/// Parses `A..B`, `A..` or `..B` (decimal or 0x hex).
-pub fn parse_range(s: &str) -> Result<(u64, u64), String> {
-    let (a, b) = s.split_once("..").ok_or_else(|| format!("time range {s:?} is not A..B"))?;
-    let num = |x: &str, default: u64| -> Result<u64, String> {
-        let x = x.trim();
-        if x.is_empty() {
-            return Ok(default);
-        }
-        match x.strip_prefix("0x") {
-            Some(h) => u64::from_str_radix(h, 16),
-            None => x.parse(),
-        }
-        .map_err(|_| format!("{x:?} in time range {s:?} is not a number"))
-    };
-    Ok((num(a, 0)?, num(b, u64::MAX)?))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn ranges_parse_open_ended_and_hex() {
-        assert_eq!(parse_range("..0x10"), Ok((0, 16)));
-        assert_eq!(parse_range("5.."), Ok((5, u64::MAX)));
-        assert!(parse_range("5").is_err() && parse_range("x..1").is_err());
-    }
 
     #[test]
     fn filters_are_spelled_as_given() {
         let f =
             Filters { pid: Some(3), module: Some("libc.so.6".into()), time: Some((5, u64::MAX)), ..Filters::default() };
         assert_eq!(f.spelled(), "--pid 3 --module \"libc.so.6\" --time 5..");
+        let g = Filters { time: Some((10, 20)), time_given: Some("10%..20%".into()), ..Filters::default() };
+        assert_eq!(g.spelled(), "--time 10%..20% (10..20)");
         assert!(f.any() && !Filters::default().any());
     }
 }

@@ -541,10 +541,23 @@ pub fn stacks(
 
 pub use crate::names::{clean, module_name};
 
-/// Function names of addresses, each distinct (module, address) looked up once.
+/// Function names of addresses (and, made [`Names::with_lines`], their
+/// source lines), each distinct (module, address) looked up once.
 pub struct Names {
     symbols: Option<FileSymbols>,
-    cache: HashMap<Frame, Option<Arc<str>>>,
+    lines: bool,
+    cache: HashMap<Frame, Named>,
+}
+
+/// What [`Names`] knows of an address.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Named {
+    /// The function holding it, from the symbol tables: the name `tbrw
+    /// report --by function` gives its samples.
+    pub function: Option<Arc<str>>,
+    /// Its source file and line, as `tbrw report --by line` gives them
+    /// (only from [`Names::with_lines`]).
+    pub location: Option<tbrw_symbols::SourceLocation>,
 }
 
 impl Names {
@@ -558,18 +571,39 @@ impl Names {
             }
             None => None,
         };
-        Ok(Names { symbols, cache: HashMap::new() })
+        Ok(Names { symbols, lines: false, cache: HashMap::new() })
+    }
+
+    /// The same, reading the modules' DWARF line tables too, for
+    /// [`Named::location`].
+    pub fn with_lines(file: &Tb5File, modules: &[Module], symbols: &SymbolOptions) -> Result<Names, QueryError> {
+        let config = tbrw_symbols::Config { lines: true, ..symbols.config() };
+        Ok(Names {
+            symbols: Some(FileSymbols::with_config(file, modules, config)?),
+            lines: true,
+            cache: HashMap::new(),
+        })
     }
 
     /// The function holding `f`'s address, when its module's symbols name it.
     /// A module that cannot be symbolized gets one warning on `warn`.
     pub fn function(&mut self, f: Frame, warn: &mut dyn Write) -> Option<Arc<str>> {
-        if let Some(c) = self.cache.get(&f) {
-            return c.clone();
-        }
-        let name = self.symbols.as_mut().and_then(|s| s.symbolize(f.module, f.pc, warn).function.clone());
-        self.cache.insert(f, name.clone());
-        name
+        self.lookup(f, warn).function.clone()
+    }
+
+    /// What is known of `f`'s address: its function and (with lines) its
+    /// source line. A module that cannot be symbolized gets one warning on `warn`.
+    pub fn lookup(&mut self, f: Frame, warn: &mut dyn Write) -> &Named {
+        let lines = self.lines;
+        let symbols = &mut self.symbols;
+        self.cache.entry(f).or_insert_with(|| {
+            let Some(s) = symbols.as_mut().map(|s| s.symbolize(f.module, f.pc, warn)) else { return Named::default() };
+            // With DWARF read, an address no symbol table covers takes its
+            // function's name from DWARF (no offset then); the report by
+            // function reads symbol tables only, and so does this name.
+            let function = s.function.clone().filter(|_| !lines || s.offset.is_some());
+            Named { function, location: s.location().cloned() }
+        })
     }
 }
 

@@ -3,7 +3,7 @@
 //! imports nothing of the crate, so the symbolizer and the function index
 //! both take them from here.
 
-/// A module registered with [`Symbolizer::add_module`] or [`Symbolizer::kernel`].
+/// A module registered with [`Symbolizer::add_module`](crate::Symbolizer::add_module) or [`Symbolizer::kernel`](crate::Symbolizer::kernel).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ModuleId(pub(crate) u32);
 
@@ -13,13 +13,13 @@ impl ModuleId {
     }
 }
 
-/// One function symbol of one file (see [`Symbolizer::function_symbol`]).
+/// One function symbol of one file (see [`Symbolizer::function_symbol`](crate::Symbolizer::function_symbol)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct SymbolRef(pub(crate) u32);
 
 impl SymbolRef {
     /// The symbol of an [ordinal](SymbolRef::ordinal) (one of this
-    /// symbolizer's, or [`Symbolizer::symbol_name`] gives `None`).
+    /// symbolizer's, or [`Symbolizer::symbol_name`](crate::Symbolizer::symbol_name) gives `None`).
     pub fn from_ordinal(ordinal: u32) -> SymbolRef {
         SymbolRef(ordinal)
     }

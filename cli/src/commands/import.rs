@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use tbrw_import::elf_profile::{self as sampler, ImportOptions, ProfileOptions};
 use tbrw_import::{mtmc, winidea};
+use tbrw_query::report::counted;
 
 use super::Outcome;
 use crate::error::CliError;
@@ -131,23 +132,27 @@ pub fn import_mtmc(
     };
     writeln!(
         out,
-        "{}: {} tasks, {} counters{}, {} threads, {layout}, {pid}",
+        "{}: {}, {}{}, {}, {layout}, {pid}",
         output.display(),
-        stats.tasks,
-        stats.counters,
+        counted(stats.tasks, "task"),
+        counted(stats.counters as u64, "counter"),
         if stats.topdown { " and topdown" } else { "" },
-        stats.threads
+        counted(stats.threads as u64, "thread")
     )
     .map_err(written)?;
     if stats.unended > 0 || stats.migrated > 0 {
-        writeln!(
-            err,
-            "tbrw: {}: {} tasks have no end and {} ended on another CPU than they began on: they have no counter deltas",
-            log.display(),
-            stats.unended,
-            stats.migrated
-        )
-        .map_err(written)?;
+        let (u, m) = (stats.unended, stats.migrated);
+        let mut what = Vec::new();
+        if u > 0 {
+            what.push(format!("{} {} no end", counted(u, "task"), if u == 1 { "has" } else { "have" }));
+        }
+        if m > 0 {
+            // "1 task has no end and 2 ended ...": the noun is said once.
+            let n = if u > 0 { m.to_string() } else { counted(m, "task") };
+            what.push(format!("{n} ended on another CPU than {} began on", if m == 1 { "it" } else { "they" }));
+        }
+        let all = if u + m == 1 { "it has" } else { "they have" };
+        writeln!(err, "tbrw: {}: {}: {all} no counter deltas", log.display(), what.join(" and ")).map_err(written)?;
     }
     if let Some((line, given, expected)) = stats.events_field_mismatch {
         writeln!(
@@ -274,21 +279,22 @@ pub fn import_winidea(
     w.close()?;
     writeln!(
         out,
-        "{}: {} timeline events, {} calls, {} data writes{}",
+        "{}: {}, {}, {}{}",
         output.display(),
-        stats.events,
-        stats.calls,
-        stats.writes,
+        counted(stats.events as u64, "timeline event"),
+        counted(stats.calls as u64, "call"),
+        counted(stats.writes as u64, "data write"),
         stats.bin_version.map_or(String::new(), |v| format!(" (.BIN version {})", v.name()))
     )
     .map_err(written)?;
     if stats.started_before > 0 || stats.unfinished > 0 {
+        let (before, open) = (stats.started_before as u64, stats.unfinished as u64);
         writeln!(
             err,
-            "tbrw: {}: {} calls were under way when the timeline begins and {} still open at its end; not written as calls",
+            "tbrw: {}: {} {} under way when the timeline begins and {open} still open at its end; not written as calls",
             export.display(),
-            stats.started_before,
-            stats.unfinished
+            counted(before, "call"),
+            if before == 1 { "was" } else { "were" },
         )
         .map_err(written)?;
     }
@@ -339,21 +345,21 @@ pub fn import_perf(
     w.close()?;
     writeln!(
         out,
-        "{}: {} samples of {} events, {} modules, {} call-chain frames",
+        "{}: {} of {}, {}, {}",
         output.display(),
-        stats.samples,
-        stats.events,
-        stats.modules,
-        stats.frames
+        counted(stats.samples, "sample"),
+        counted(stats.events as u64, "event"),
+        counted(stats.modules as u64, "module"),
+        counted(stats.frames, "call-chain frame")
     )
     .map_err(written)?;
     if stats.skipped > 0 || stats.lost > 0 {
         writeln!(
             err,
-            "tbrw: {}: {} records of types the import does not use skipped; perf lost {} samples",
+            "tbrw: {}: {} of types the import does not use skipped; perf lost {}",
             data.display(),
-            stats.skipped,
-            stats.lost
+            counted(stats.skipped, "record"),
+            counted(stats.lost, "sample")
         )
         .map_err(written)?;
     }

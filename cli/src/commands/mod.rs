@@ -13,7 +13,7 @@ use tbrw_query::annotate;
 use tbrw_query::file_symbols::SymbolOptions;
 use tbrw_query::report::{self, By, ReportOptions};
 
-pub use crate::dataset::Mode as ParquetMode;
+pub use crate::dataset::{Mode as ParquetMode, ParquetOptions};
 use crate::error::CliError;
 pub use crate::output::open;
 use crate::output::{
@@ -38,8 +38,26 @@ pub enum Outcome {
 /// `tbrw info`: sections and streams.
 pub fn info(file: &Path, out: &mut dyn Write) -> Result<(), CliError> {
     let f = open(file)?;
-    tbrw::summary::write_summary(&f, out)?;
-    Ok(())
+    tbrw::summary::write_summary_with(&f, out, &mut |n, out: &mut dyn Write| stream_times(&f, n, out))
+}
+
+/// `tbrw info`'s line of a stream's first and last sample time: as clock
+/// values, and as seconds from the first (nanosecond clocks), the two
+/// forms `--time` takes. A stream whose records cannot be read as samples
+/// (no descriptor, fields past the record) gets no line.
+fn stream_times(f: &tbrw::Tb5File, n: u32, out: &mut dyn Write) -> Result<(), CliError> {
+    let Ok(Some(t)) = tbrw_query::time::StreamTimes::of(f, n) else { return Ok(()) };
+    let seconds = if t.nanos() { format!(" = 0 s .. {} s", secs(t.seconds(t.last))) } else { String::new() };
+    writeln!(out, "    time: {} .. {} {}{seconds}", t.first, t.last, t.unit()).map_err(written)
+}
+
+/// Seconds with the digits that matter: milliseconds, or nanoseconds below one.
+fn secs(s: f64) -> String {
+    if s >= 1.0 || s == 0.0 {
+        format!("{s:.3}")
+    } else {
+        format!("{s:.9}").trim_end_matches('0').to_owned()
+    }
 }
 
 /// `tbrw verify`: the whole file checked.
@@ -65,17 +83,33 @@ pub fn bind(
         report::samples::stream(&open(file)?, n)?;
     }
     let mut w = tbrw::Tb5Writer::append(file)?;
+    // Said once the binds are stored: a reader that stops reading (`| head`)
+    // must not leave them unwritten.
+    let mut said = Vec::new();
+    let mut bound = 0;
     for n in streams {
         binding(n);
         match w.dobind(n) {
-            Ok(()) => writeln!(out, "{}: stream {n} bound", file.display()).map_err(written)?,
+            Ok(()) => {
+                bound += 1;
+                said.push(format!("{}: stream {n} bound", file.display()));
+            }
             Err(tbrw::Error::InvalidStream { why, .. }) if stream.is_none() => {
-                writeln!(out, "{}: stream {n} not bound: {why}", file.display()).map_err(written)?
+                said.push(format!("{}: stream {n} not bound: {why}", file.display()))
             }
             Err(e) => return Err(e.into()),
         }
     }
+    if bound == 0 {
+        // Nothing asked for was done: an error, whatever the reasons.
+        w.abort();
+        let why: Vec<&str> = said.iter().filter_map(|l| l.split_once(": ").map(|(_, r)| r)).collect();
+        return Err(CliError::msg(format!("{}: nothing bound: {}", file.display(), why.join("; "))));
+    }
     w.close()?;
+    for l in said {
+        writeln!(out, "{l}").map_err(written)?;
+    }
     Ok(())
 }
 
@@ -166,15 +200,15 @@ pub fn annotate(
     file: &Path,
     opts: &tbrw_query::Query,
     function: &str,
-    symbols: &SymbolOptions,
+    aopts: &annotate::AnnotateOptions,
     json: bool,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<(), CliError> {
-    let f = tbrw::Tb5File::open(file)?;
-    let a = annotate::annotate(&f, opts, function, symbols, err, &mut |_| {})?;
+    let f = open(file)?;
+    let a = annotate::annotate(&f, opts, function, aopts, err, &mut |_| {})?;
     if json {
-        serde_json::to_writer(&mut *out, &a).map_err(|e| CliError::msg(format!("writing the output: {e}")))?;
+        serde_json::to_writer(&mut *out, &a).map_err(|e| written(e.into()))?;
         writeln!(out).map_err(written)
     } else {
         annotate::write_text(&a, out).map_err(written)
@@ -196,10 +230,14 @@ fn write_view<T>(
     let tb5 = open(file)?;
     if output.as_os_str() == "-" {
         let stdout = std::io::stdout();
-        let mut lock = stdout.lock();
-        let r = f(&tb5, &mut lock)?;
-        lock.flush().map_err(written)?;
-        return Ok(r);
+        let mut w = Watched { inner: stdout.lock(), broken: false };
+        let r = f(&tb5, &mut w).and_then(|r| w.flush().map(|()| r).map_err(written));
+        // An export may phrase a failed write into its message: what the
+        // writer saw says whether the reader went away.
+        return match r {
+            Err(_) if w.broken => Err(written(std::io::ErrorKind::BrokenPipe.into())),
+            r => r,
+        };
     }
     let mut result = None;
     let mut failure = None;
@@ -219,6 +257,33 @@ fn write_view<T>(
     }
     r?;
     result.ok_or_else(|| CliError::msg(format!("{}: nothing was written", output.display())))
+}
+
+/// A writer that remembers whether a write found the reader gone (`EPIPE`).
+struct Watched<W> {
+    inner: W,
+    broken: bool,
+}
+
+impl<W: Write> Watched<W> {
+    fn seen<T>(&mut self, r: std::io::Result<T>) -> std::io::Result<T> {
+        if let Err(e) = &r {
+            self.broken |= e.kind() == std::io::ErrorKind::BrokenPipe;
+        }
+        r
+    }
+}
+
+impl<W: Write> Write for Watched<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let r = self.inner.write(buf);
+        self.seen(r)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        let r = self.inner.flush();
+        self.seen(r)
+    }
 }
 
 /// `tbrw export flamegraph`: the SVG (or with `--folded` the folded stacks)
@@ -313,17 +378,6 @@ pub fn export_timeline(
             .map_err(written)?;
     }
     Ok(())
-}
-
-/// What `tbrw export parquet` is told besides its paths.
-#[derive(Clone, Debug, Default)]
-pub struct ParquetOptions {
-    /// The host of every run (default: each file's own host name).
-    pub hostname: Option<String>,
-    /// New folder, `--force` or `--append`.
-    pub mode: ParquetMode,
-    /// Symbolize samples (the `functions` table and `function_id`), with these options.
-    pub symbols: Option<SymbolOptions>,
 }
 
 /// `tbrw export parquet`: the runs written on `out` (one line each), the

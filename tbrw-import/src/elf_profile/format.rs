@@ -215,7 +215,7 @@ impl Format {
 
 /// Bytes of a VM map record.
 pub const MAP_SIZE: u64 = 272;
-/// Threads handed out per [`ProfileReader::threads`] call: what bounds
+/// Threads handed out per [`ProfileReader::threads`](super::profile::ProfileReader::threads) call: what bounds
 /// the reader's memory whatever a sample claims.
 pub const THREAD_BLOCK: usize = 4096;
 /// Largest PMU-data size read: a header claiming more is rejected rather
@@ -259,7 +259,7 @@ pub struct ProfileHeader {
 }
 
 /// The header of a [`Layout::Readme`] profile with its maps, as
-/// [`write_header`] writes it.
+/// [`write_header`](super::profile::write_header) writes it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Header {
     /// What the samples' PMU values are.
@@ -285,7 +285,7 @@ pub struct ThreadSample {
     pub cputime: u64,
 }
 
-/// One [`Layout::Readme`] sample, as [`write_sample`] writes it.
+/// One [`Layout::Readme`] sample, as [`write_sample`](super::profile::write_sample) writes it.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Sample {
     /// The PMU value (current, voltage, power, or custom).
@@ -357,10 +357,10 @@ impl fmt::Display for ProfileError {
 
 impl std::error::Error for ProfileError {}
 
-/// What [`ProfileReader::next_sample`] found.
+/// What [`ProfileReader::next_sample`](super::profile::ProfileReader::next_sample) found.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Next {
-    /// A sample's head was read; its threads follow ([`ProfileReader::threads`]).
+    /// A sample's head was read; its threads follow ([`ProfileReader::threads`](super::profile::ProfileReader::threads)).
     Sample,
     /// The samples ended where they should.
     End,
@@ -371,7 +371,7 @@ pub enum Next {
     },
 }
 
-/// What [`ProfileReader::threads`] handed out.
+/// What [`ProfileReader::threads`](super::profile::ProfileReader::threads) handed out.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Threads {
     /// A block; more of this sample follow.

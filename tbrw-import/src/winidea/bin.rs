@@ -56,7 +56,7 @@ pub fn parse_bin(bytes: &[u8], version: BinVersion, name: &str) -> Result<Vec<Ti
 }
 
 /// Bytes per `.BIN` entry.
-const ENTRY: usize = 24;
+pub(crate) const ENTRY: usize = 24;
 
 fn whole_entries(len: u64, name: &str) -> Result<(), ImportError> {
     let left = len % ENTRY as u64;
@@ -71,7 +71,7 @@ fn whole_entries(len: u64, name: &str) -> Result<(), ImportError> {
 }
 
 /// Decodes the entry at byte `at` (`e` is its 24 bytes).
-fn parse_entry(e: &[u8], at: u64, version: BinVersion, name: &str) -> Result<TimelineEvent, ImportError> {
+pub(crate) fn parse_entry(e: &[u8], at: u64, version: BinVersion, name: &str) -> Result<TimelineEvent, ImportError> {
     let word_at = |o: usize| u32::from_le_bytes(e[o..o + 4].try_into().unwrap_or_default());
     let (handle, word) = (word_at(0), word_at(4));
     let value = u64::from_le_bytes(e[8..16].try_into().unwrap_or_default());
@@ -109,11 +109,9 @@ fn parse_entry(e: &[u8], at: u64, version: BinVersion, name: &str) -> Result<Tim
 /// Called with each piece of the input and its offset; `false` stops.
 type PieceFn<'a> = dyn FnMut(&[u8], u64) -> Result<bool, ImportError> + 'a;
 
-/// Reads the `.BIN` timeline `input` (from where it stands to its end;
-/// `name` names it in errors) in 1 MiB pieces, no copy of the whole in
-/// memory, detecting the layout first with a pass of its own when
-/// `version` is `None` (the input is read twice then: it seeks back to
-/// where it started). Events are appended to `out`.
+/// Reads the `.BIN` timeline `input` (named `name` in errors) into `out`,
+/// in the layout `version` (default: detected); returns the layout. See
+/// [`for_each_bin_event`], which does not hold the events.
 pub fn read_bin<R: Read + Seek + ?Sized>(
     input: &mut R,
     name: &str,
@@ -123,45 +121,89 @@ pub fn read_bin<R: Read + Seek + ?Sized>(
     let io = |e| ImportError::io(name, e);
     let start = input.stream_position().map_err(io)?;
     let len = input.seek(SeekFrom::End(0)).map_err(io)?.saturating_sub(start);
-    whole_entries(len, name)?;
-    let mut buf = vec![0u8; ENTRY * 43_690];
-    let mut pieces = |input: &mut R, each: &mut PieceFn<'_>| -> Result<(), ImportError> {
-        input.seek(SeekFrom::Start(start)).map_err(io)?;
-        let mut at = 0u64;
-        while at < len {
-            let n = ((len - at) as usize).min(buf.len());
-            input.read_exact(&mut buf[..n]).map_err(io)?;
-            if !each(&buf[..n], at)? {
-                break;
-            }
-            at += n as u64;
-        }
-        Ok(())
-    };
-    let version = match version {
-        Some(v) => v,
-        None => {
-            let mut v = BinVersion::V1_1;
-            pieces(input, &mut |chunk, _| {
-                if detect_bin(chunk) == BinVersion::V1_0 {
-                    v = BinVersion::V1_0;
-                    return Ok(false);
-                }
-                Ok(true)
-            })?;
-            v
-        }
-    };
+    input.seek(SeekFrom::Start(start)).map_err(io)?;
     // The size the input claims is not trusted for a reservation (a sparse
     // file can claim terabytes): the vector grows by what was read.
-    pieces(input, &mut |chunk, at| {
-        out.reserve(chunk.len() / ENTRY);
+    out.reserve((len / ENTRY as u64).min(1 << 20) as usize);
+    for_each_bin_event(input, name, version, &mut |e| {
+        out.push(e);
+        Ok(())
+    })
+}
+
+/// The layout of the `.BIN` timeline `input`: `version` when given, else
+/// detected from every entry (one pass; the input is left where it was).
+pub fn bin_version<R: Read + Seek + ?Sized>(
+    input: &mut R,
+    name: &str,
+    version: Option<BinVersion>,
+) -> Result<BinVersion, ImportError> {
+    if let Some(v) = version {
+        return Ok(v);
+    }
+    let io = |e| ImportError::io(name, e);
+    let start = input.stream_position().map_err(io)?;
+    let len = input.seek(SeekFrom::End(0)).map_err(io)?.saturating_sub(start);
+    whole_entries(len, name)?;
+    let mut v = BinVersion::V1_1;
+    pieces(input, name, start, len, &mut |chunk, _| {
+        if detect_bin(chunk) == BinVersion::V1_0 {
+            v = BinVersion::V1_0;
+            return Ok(false);
+        }
+        Ok(true)
+    })?;
+    input.seek(SeekFrom::Start(start)).map_err(io)?;
+    Ok(v)
+}
+
+/// Hands each event of the `.BIN` timeline `input` (from where it stands to
+/// its end) to `each`, in file order, reading a megabyte at a time: memory
+/// does not depend on the file's size. Returns the layout (`version`, or
+/// detected in a first pass).
+pub fn for_each_bin_event<R: Read + Seek + ?Sized>(
+    input: &mut R,
+    name: &str,
+    version: Option<BinVersion>,
+    each: &mut dyn FnMut(TimelineEvent) -> Result<(), ImportError>,
+) -> Result<BinVersion, ImportError> {
+    let io = |e| ImportError::io(name, e);
+    let start = input.stream_position().map_err(io)?;
+    let len = input.seek(SeekFrom::End(0)).map_err(io)?.saturating_sub(start);
+    input.seek(SeekFrom::Start(start)).map_err(io)?;
+    whole_entries(len, name)?;
+    let version = bin_version(input, name, version)?;
+    pieces(input, name, start, len, &mut |chunk, at| {
         for (i, e) in chunk.chunks_exact(ENTRY).enumerate() {
-            out.push(parse_entry(e, at + (i * ENTRY) as u64, version, name)?);
+            each(parse_entry(e, at + (i * ENTRY) as u64, version, name)?)?;
         }
         Ok(true)
     })?;
     Ok(version)
+}
+
+/// Reads `len` bytes of `input` from `start` in pieces of whole entries,
+/// handing each with its offset to `each` until it says stop.
+fn pieces<R: Read + Seek + ?Sized>(
+    input: &mut R,
+    name: &str,
+    start: u64,
+    len: u64,
+    each: &mut PieceFn<'_>,
+) -> Result<(), ImportError> {
+    let io = |e| ImportError::io(name, e);
+    let mut buf = vec![0u8; ENTRY * 43_690];
+    input.seek(SeekFrom::Start(start)).map_err(io)?;
+    let mut at = 0u64;
+    while at < len {
+        let n = ((len - at) as usize).min(buf.len());
+        input.read_exact(&mut buf[..n]).map_err(io)?;
+        if !each(&buf[..n], at)? {
+            break;
+        }
+        at += n as u64;
+    }
+    Ok(())
 }
 
 /// Writes a `.BIN` timeline (for tests and tools): 24-byte entries.

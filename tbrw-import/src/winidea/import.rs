@@ -1,14 +1,15 @@
 //! The TB5 file of a winIDEA import: stream 0 the calls, stream 1 the data
 //! writes, the contexts as the thread table.
 
-use std::io::{BufReader, Read, Seek};
+use std::collections::BTreeSet;
+use std::io::{BufReader, Read, Seek, SeekFrom, Write as _};
 
 use tbrw::*;
 
-use super::bin::{read_bin, BinVersion, UNKNOWN_CONTEXT};
+use super::bin::{bin_version, for_each_bin_event, BinVersion, ENTRY, UNKNOWN_CONTEXT};
 use super::check::{check, Difference};
 use super::text1::parse_text1_from;
-use super::timeline::build;
+use super::timeline::{Builder, Built};
 use crate::error::ImportError;
 use crate::fields;
 use crate::globals::{field, write_globals};
@@ -66,8 +67,12 @@ pub struct WinIdeaOptions {
 /// Imports the Text1 export `text` (named `name` in errors and in the
 /// stream's command line), and the `.BIN` timeline `bin` when there is one,
 /// into `w` (the caller closes it, or drops it on error and nothing is
-/// written). The export is read once, line by line; the timeline's events
-/// are held in memory (calls are built from them in time order).
+/// written). The export is read once, line by line. The `.BIN` is read a
+/// megabyte at a time, its events merged in time order with the export's
+/// TIMELINE section (an event of the section first on a tie), and calls
+/// are built and written as they complete: memory holds the open calls and
+/// the figures, never the events, so a `.BIN` of any size takes a bounded
+/// amount (the data writes wait in a temporary file for their stream).
 pub fn import_winidea(
     text: impl Read,
     name: &str,
@@ -77,34 +82,36 @@ pub fn import_winidea(
 ) -> Result<WinIdeaStats, ImportError> {
     let mut ex = parse_text1_from(BufReader::with_capacity(1 << 20, text), name)?;
     let mut stats = WinIdeaStats::default();
-    let mut events = std::mem::take(&mut ex.timeline);
+    let text_events = std::mem::take(&mut ex.timeline);
     let has_bin = bin.is_some();
-    let mut bin_name = name;
-    if let Some(b) = bin {
-        let had = events.len();
-        stats.bin_version = Some(read_bin(b.input, b.name, opts.bin_version, &mut events)?);
-        bin_name = b.name;
-        if had > 0 {
-            // Both a TIMELINE section and a .BIN: one time order (stable, so
-            // equal times keep the text's events first).
-            events.sort_by_key(|e| e.time);
+    let bin_name = bin.as_ref().map_or(name, |b| b.name);
+    // The `.BIN`'s layout and first event: the earliest time is needed
+    // before any record is written.
+    let mut bin = match bin {
+        Some(b) => {
+            let version = bin_version(b.input, b.name, opts.bin_version)?;
+            stats.bin_version = Some(version);
+            let io = |e| ImportError::io(b.name, e);
+            let start = b.input.stream_position().map_err(io)?;
+            let mut first = None;
+            let mut entry = [0u8; ENTRY];
+            if b.input.read_exact(&mut entry).is_ok() {
+                first = Some(super::bin::parse_entry(&entry, 0, version, b.name)?.time);
+            }
+            b.input.seek(SeekFrom::Start(start)).map_err(io)?;
+            Some((b, version, first))
         }
-    }
-    stats.events = events.len() as u64;
-    let tl = build(&ex, &events, name, bin_name, ex.total_time)?;
-    stats.started_before = tl.started_before;
-    stats.unfinished = tl.unfinished;
-    if opts.check {
-        let checked = check(&ex, &tl);
-        stats.agree = checked.agree;
-        stats.differences = checked.differences;
-        stats.unchecked = checked.unchecked;
-    }
+        None => None,
+    };
 
     // TB5 time stamps are unsigned; winIDEA's are signed (pre-trigger events
     // are negative), so a timeline that starts before 0 is shifted to start
-    // at 0 and the shift is recorded in the streams' user-defined data.
-    let origin = events.iter().map(|e| e.time).min().unwrap_or(0).min(0);
+    // at 0 and the shift is recorded in the streams' user-defined data. The
+    // events come in time order (else the build stops), so the earliest is
+    // a first one.
+    let first_text = text_events.iter().map(|e| e.time).min();
+    let first_bin = bin.as_ref().and_then(|(_, _, f)| *f);
+    let origin = first_text.into_iter().chain(first_bin).min().unwrap_or(0).min(0);
     let stamp = |t: i64| -> u64 { t.wrapping_sub(origin) as u64 };
     stats.time_origin_ns = origin;
 
@@ -124,7 +131,7 @@ pub fn import_winidea(
             .collect()
     };
     let ns = desc_subtype::TS_NANOSECONDS;
-    // Stream 0: calls of functions and lines.
+    // Stream 0: calls of functions and lines, written as they complete.
     let mut s = w
         .stream(0)?
         .info(&StreamInfo {
@@ -142,19 +149,78 @@ pub fn import_winidea(
             field(desc_type::TID, 0, 4, "context"),
         ])?;
     s.events(&name_events(&|h| h >> 28 <= 1))?;
-    {
+    // The writes' records wait in an unnamed temporary file for stream 1.
+    let mut writes =
+        std::io::BufWriter::with_capacity(1 << 20, tempfile::tempfile().map_err(|e| ImportError::spill(name, e))?);
+    let mut contexts_seen: BTreeSet<u32> = ex.contexts.keys().copied().collect();
+    let tl = {
         let mut data = s.data()?;
-        let mut buf = Vec::with_capacity(tl.calls.len() * 40);
-        for c in &tl.calls {
-            buf.extend_from_slice(&stamp(c.start).to_le_bytes());
-            buf.extend_from_slice(&stamp(c.end).to_le_bytes());
-            buf.extend_from_slice(&c.net.to_le_bytes());
-            buf.extend_from_slice(&c.gross.to_le_bytes());
-            buf.extend_from_slice(&c.handle.to_le_bytes());
-            buf.extend_from_slice(&c.context.to_le_bytes());
+        let mut calls = Vec::with_capacity(1 << 20);
+        let mut failed: Option<ImportError> = None;
+        let mut builder = Builder::new(&ex, name, bin_name);
+        let mut emit = |built: Built| match built {
+            Built::Call(c) => {
+                stats.calls += 1;
+                contexts_seen.insert(c.context);
+                calls.extend_from_slice(&stamp(c.start).to_le_bytes());
+                calls.extend_from_slice(&stamp(c.end).to_le_bytes());
+                calls.extend_from_slice(&c.net.to_le_bytes());
+                calls.extend_from_slice(&c.gross.to_le_bytes());
+                calls.extend_from_slice(&c.handle.to_le_bytes());
+                calls.extend_from_slice(&c.context.to_le_bytes());
+                if calls.len() >= 1 << 20 && failed.is_none() {
+                    if let Err(e) = data.add(&calls) {
+                        failed = Some(e.into());
+                    }
+                    calls.clear();
+                }
+            }
+            Built::Write(wr) => {
+                stats.writes += 1;
+                contexts_seen.insert(wr.context);
+                let mut rec = [0u8; 24];
+                rec[..8].copy_from_slice(&stamp(wr.time).to_le_bytes());
+                rec[8..16].copy_from_slice(&wr.value.to_le_bytes());
+                rec[16..20].copy_from_slice(&wr.handle.to_le_bytes());
+                rec[20..].copy_from_slice(&wr.context.to_le_bytes());
+                if let Err(e) = writes.write_all(&rec) {
+                    failed.get_or_insert(ImportError::spill(name, e));
+                }
+            }
+        };
+        // The TIMELINE section's events and the `.BIN`'s, merged.
+        let mut text_at = 0;
+        let mut events = 0u64;
+        if let Some((b, version, _)) = &mut bin {
+            for_each_bin_event(b.input, b.name, Some(*version), &mut |e| {
+                while let Some(t) = text_events.get(text_at).filter(|t| t.time <= e.time) {
+                    events += 1;
+                    builder.push(t, &mut emit)?;
+                    text_at += 1;
+                }
+                events += 1;
+                builder.push(&e, &mut emit)
+            })?;
         }
-        data.add(&buf)?;
+        for t in &text_events[text_at..] {
+            events += 1;
+            builder.push(t, &mut emit)?;
+        }
+        stats.events += events;
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        data.add(&calls)?;
         data.done()?;
+        builder.finish(ex.total_time)
+    };
+    stats.started_before = tl.started_before;
+    stats.unfinished = tl.unfinished;
+    if opts.check {
+        let checked = check(&ex, &tl);
+        stats.agree = checked.agree;
+        stats.differences = checked.differences;
+        stats.unchecked = checked.unchecked;
     }
     let contexts: Vec<String> = {
         let mut v: Vec<(&u32, &String)> = ex.contexts.iter().collect();
@@ -163,7 +229,7 @@ pub fn import_winidea(
     };
     s.user_defined(format!("time_origin_ns {origin}\ncontexts {}\n", contexts.join(";")).as_bytes())?;
     s.finish()?;
-    // Stream 1: data writes.
+    // Stream 1: data writes, from the temporary file.
     let mut s = w
         .stream(1)?
         .info(&StreamInfo {
@@ -180,26 +246,24 @@ pub fn import_winidea(
     s.events(&name_events(&|h| matches!(h >> 28, 2 | 4)))?;
     {
         let mut data = s.data()?;
-        let mut buf = Vec::with_capacity(tl.writes.len() * 24);
-        for wr in &tl.writes {
-            buf.extend_from_slice(&stamp(wr.time).to_le_bytes());
-            buf.extend_from_slice(&wr.value.to_le_bytes());
-            buf.extend_from_slice(&wr.handle.to_le_bytes());
-            buf.extend_from_slice(&wr.context.to_le_bytes());
+        let mut spill = writes.into_inner().map_err(|e| ImportError::spill(name, e.into_error()))?;
+        spill.seek(SeekFrom::Start(0)).map_err(|e| ImportError::spill(name, e))?;
+        let mut buf = vec![0u8; 24 << 16];
+        loop {
+            let n = read_full(&mut spill, &mut buf).map_err(|e| ImportError::spill(name, e))?;
+            if n == 0 {
+                break;
+            }
+            data.add(&buf[..n])?;
         }
-        data.add(&buf)?;
         data.done()?;
     }
     s.user_defined(format!("time_origin_ns {origin}\n").as_bytes())?;
     s.finish()?;
     // Contexts are the target's threads of execution: the thread table
     // names them, so the context field is an ST_TID.
-    let mut seen: Vec<u32> = tl.calls.iter().map(|c| c.context).chain(tl.writes.iter().map(|w| w.context)).collect();
-    seen.extend(ex.contexts.keys());
-    seen.sort_unstable();
-    seen.dedup();
     let mut pt = w.process_threads()?;
-    for id in seen {
+    for id in contexts_seen {
         let name = match ex.contexts.get(&id) {
             Some(n) => n.clone(),
             None if id == UNKNOWN_CONTEXT => "unknown context".to_owned(),
@@ -209,9 +273,21 @@ pub fn import_winidea(
         pt.add_thread(&Tid { associated_pid: 0, id, name: Some(name), ..Default::default() })?;
     }
     pt.done()?;
-    stats.calls = tl.calls.len() as u64;
-    stats.writes = tl.writes.len() as u64;
     Ok(stats)
+}
+
+/// Reads until `buf` is full or the input ends; the bytes read.
+fn read_full(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
 }
 
 #[cfg(test)]

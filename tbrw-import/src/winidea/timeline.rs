@@ -175,62 +175,91 @@ impl ContextClock {
 /// The largest time stamp magnitude accepted (2^62 - 1 ns, 146 years).
 pub const MAX_TIME_NS: u64 = (1 << 62) - 1;
 
-/// Builds calls and statistics from the timeline. Unknown handles are an
-/// error (with the line or byte); time going backwards is an error. Errors
-/// name `text` for the events of the export's TIMELINE section (a line)
-/// and `bin` for those of the `.BIN` (a byte).
-pub fn build(
-    ex: &Export,
-    events: &[TimelineEvent],
-    text: &str,
-    bin: &str,
-    end_time: Option<i64>,
-) -> Result<Timeline, ImportError> {
-    let mut tl = Timeline::default();
-    let mut stacks: HashMap<(u32, u32), Vec<Open>> = HashMap::new();
-    let mut clocks: HashMap<u32, ContextClock> = HashMap::new();
-    let mut last_time = i64::MIN;
-    let mut last_write: HashMap<u32, (i64, u64)> = HashMap::new();
-    let bad = |e: &TimelineEvent, what: String| {
-        let input = match e.at {
-            Pos::Line(_) => text,
-            Pos::Byte(_) => bin,
+/// What [`Builder::push`] hands out as the timeline goes: a complete call
+/// (at its exit) or a data write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Built {
+    /// A call of a function or line, complete.
+    Call(Call),
+    /// A write of a variable.
+    Write(Write),
+}
+
+/// Builds calls, writes and statistics from timeline events pushed in time
+/// order, holding only the open calls and the figures (per handle and
+/// context): memory does not grow with the events, so a `.BIN` of any size
+/// streams through it. Unknown handles are an error (with the line or
+/// byte); time going backwards is an error. Errors name `text` for the
+/// events of the export's TIMELINE section (a line) and `bin` for those of
+/// the `.BIN` (a byte).
+pub struct Builder<'a> {
+    ex: &'a Export,
+    text: &'a str,
+    bin: &'a str,
+    tl: Timeline,
+    stacks: HashMap<(u32, u32), Vec<Open>>,
+    clocks: HashMap<u32, ContextClock>,
+    last_time: i64,
+    last_write: HashMap<u32, (i64, u64)>,
+}
+
+impl<'a> Builder<'a> {
+    /// A builder for the events of export `ex`.
+    pub fn new(ex: &'a Export, text: &'a str, bin: &'a str) -> Builder<'a> {
+        Builder {
+            ex,
+            text,
+            bin,
+            tl: Timeline::default(),
+            stacks: HashMap::new(),
+            clocks: HashMap::new(),
+            last_time: i64::MIN,
+            last_write: HashMap::new(),
+        }
+    }
+
+    /// Takes the next event; a call it completes or a write it is goes to `out`.
+    pub fn push(&mut self, e: &TimelineEvent, out: &mut dyn FnMut(Built)) -> Result<(), ImportError> {
+        let bad = |e: &TimelineEvent, what: String| {
+            let input = match e.at {
+                Pos::Line(_) => self.text,
+                Pos::Byte(_) => self.bin,
+            };
+            ImportError::invalid(input, e.at.place(), what)
         };
-        ImportError::invalid(input, e.at.place(), what)
-    };
-    for e in events {
-        if !ex.names.contains_key(&e.handle) {
+        if !self.ex.names.contains_key(&e.handle) {
             return Err(bad(e, format!("handle {:08X} is not in any HANDLE section", e.handle)));
         }
         // Within this range every difference of two times fits an i64.
         if e.time.unsigned_abs() > MAX_TIME_NS {
             return Err(bad(e, format!("time {} ns is 2^62 ns (146 years) or more from the session's zero", e.time)));
         }
-        if e.time < last_time {
-            return Err(bad(e, format!("time {} goes back from {last_time}", e.time)));
+        if e.time < self.last_time {
+            return Err(bad(e, format!("time {} goes back from {}", e.time, self.last_time)));
         }
-        last_time = e.time;
+        self.last_time = e.time;
+        let tl = &mut self.tl;
         let area = e.handle >> 28;
         let is_data = matches!(area, 2..=5);
         if e.kind == b'W' || (is_data && e.kind == b'E') {
             // A write: to the variable (W on the variable's handle) or entering a state (E on the state handle).
             let var = if area == 3 || area == 5 { e.handle - (1 << 28) } else { e.handle };
             let state = var + (1 << 28);
-            if let Some((t0, v0)) = last_write.insert(var, (e.time, e.value)) {
+            if let Some((t0, v0)) = self.last_write.insert(var, (e.time, e.value)) {
                 let fig = tl.data.entry((state, Some(v0))).or_default();
                 fig.net = fig.net.saturating_add(e.time - t0);
             }
             tl.data.entry((var, None)).or_default().count += 1;
             tl.data.entry((state, Some(e.value))).or_default().count += 1;
-            tl.writes.push(Write { handle: var, context: e.context, time: e.time, value: e.value });
-            continue;
+            out(Built::Write(Write { handle: var, context: e.context, time: e.time, value: e.value }));
+            return Ok(());
         }
         if is_data {
-            continue; // exits of states: the next write closes them
+            return Ok(()); // exits of states: the next write closes them
         }
         let key = (e.context, e.handle);
-        let stack = stacks.entry(key).or_default();
-        let clock = clocks.entry(e.context).or_default();
+        let stack = self.stacks.entry(key).or_default();
+        let clock = self.clocks.entry(e.context).or_default();
         let fig = tl.functions.entry(key).or_default();
         let all = tl.neutral.entry(e.handle).or_default();
         match e.kind {
@@ -282,36 +311,67 @@ pub fn build(
                             let gross = clock.at(e.time) - o.active_at_entry;
                             fig.completed(o.net, gross, e.time - s);
                             all.completed(o.net, gross, e.time - s);
-                            tl.calls.push(Call {
+                            out(Built::Call(Call {
                                 handle: e.handle,
                                 context: e.context,
                                 start: s,
                                 end: e.time,
                                 net: o.net,
                                 gross,
-                            });
+                            }));
                         }
                     }
                     None => tl.started_before += 1, // an exit whose entry came before the trace
                 }
             }
         }
+        Ok(())
     }
-    // States last until the end of the session.
-    let end = end_time.unwrap_or(last_time).clamp(-(MAX_TIME_NS as i64), MAX_TIME_NS as i64);
-    for (var, (t0, v0)) in last_write {
-        let fig = tl.data.entry((var + (1 << 28), Some(v0))).or_default();
-        fig.net = fig.net.saturating_add(end.max(t0) - t0);
-    }
-    // Calls still running at the end ran until then, as states last.
-    for ((ctx, h), stack) in &stacks {
-        for o in stack {
-            if let Some(r) = o.running_since {
-                tl.functions.entry((*ctx, *h)).or_default().ran(end.max(r) - r);
-                tl.neutral.entry(*h).or_default().ran(end.max(r) - r);
+
+    /// The figures, once every event is in: states and calls still running
+    /// last until `end_time` (else the last event). The calls and writes
+    /// are not in it: they went to `push`'s `out`.
+    pub fn finish(self, end_time: Option<i64>) -> Timeline {
+        let mut tl = self.tl;
+        // States last until the end of the session.
+        let end = end_time.unwrap_or(self.last_time).clamp(-(MAX_TIME_NS as i64), MAX_TIME_NS as i64);
+        for (var, (t0, v0)) in self.last_write {
+            let fig = tl.data.entry((var + (1 << 28), Some(v0))).or_default();
+            fig.net = fig.net.saturating_add(end.max(t0) - t0);
+        }
+        // Calls still running at the end ran until then, as states last.
+        for ((ctx, h), stack) in &self.stacks {
+            for o in stack {
+                if let Some(r) = o.running_since {
+                    tl.functions.entry((*ctx, *h)).or_default().ran(end.max(r) - r);
+                    tl.neutral.entry(*h).or_default().ran(end.max(r) - r);
+                }
             }
         }
+        tl.unfinished = self.stacks.values().map(|s| s.iter().filter(|o| o.start.is_some()).count() as u64).sum();
+        tl
     }
-    tl.unfinished = stacks.values().map(|s| s.iter().filter(|o| o.start.is_some()).count() as u64).sum();
+}
+
+/// Builds calls and statistics from the timeline, all in memory (see
+/// [`Builder`], which the import streams through).
+pub fn build(
+    ex: &Export,
+    events: &[TimelineEvent],
+    text: &str,
+    bin: &str,
+    end_time: Option<i64>,
+) -> Result<Timeline, ImportError> {
+    let mut b = Builder::new(ex, text, bin);
+    let (mut calls, mut writes) = (Vec::new(), Vec::new());
+    for e in events {
+        b.push(e, &mut |built| match built {
+            Built::Call(c) => calls.push(c),
+            Built::Write(w) => writes.push(w),
+        })?;
+    }
+    let mut tl = b.finish(end_time);
+    tl.calls = calls;
+    tl.writes = writes;
     Ok(tl)
 }

@@ -1,6 +1,6 @@
 //! Sample counts per function, source line or address, alone or combined
 //! with process, thread and module (`--by module,function`), through the
-//! symbolizer ([`crate::symbols`]). Grouped by function (with process,
+//! symbolizer ([`crate::file_symbols`]). Grouped by function (with process,
 //! thread or module), samples are counted straight under their function
 //! symbol, on the bind's threads (that counting is in `by_symbol.rs`, the
 //! rows' order in `rows.rs`); otherwise, and for samples no symbol names,
@@ -289,5 +289,6 @@ pub fn report_in_parts(
         weight: weighed.then(|| WeightSum::new(opts.query.weight, total_weight)),
         rows,
         totals: Vec::new(),
+        auto: None,
     })
 }

@@ -11,7 +11,7 @@ use std::io::Write;
 use serde::{Deserialize, Serialize};
 
 use crate::names;
-pub use crate::query::{parse_range, Query, Weight};
+pub use crate::query::{Query, Weight};
 use crate::walk::{ProcessName, ThreadName};
 
 pub mod samples;
@@ -433,6 +433,26 @@ pub struct Report {
     pub rows: Vec<Row>,
     /// Task reports: totals per thread, then per core. Empty otherwise.
     pub totals: Vec<Row>,
+    /// Why `--by auto` chose [`Report::by`] (`None`: it was asked for).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auto: Option<String>,
+}
+
+/// `n noun`, the noun in the plural unless `n` is 1 (`1 task`, `2 tasks`).
+pub fn counted(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("{n} {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
+/// A percentage with two decimals, never `-0.00`: a figure that rounds to
+/// zero prints as `0.00` whatever its sign.
+pub fn percent_text(v: f64) -> String {
+    // -0.0 + 0.0 is +0.0.
+    let r = (v * 100.0).round() / 100.0 + 0.0;
+    format!("{r:.2}")
 }
 
 /// `part` in percent of `whole` (0 when `whole` is).
@@ -460,9 +480,11 @@ pub fn write_table(r: &Report, out: &mut dyn Write) -> std::io::Result<()> {
         _ => None,
     };
     let by = combined.as_deref().unwrap_or(r.by.name());
+    // As perf's header says what it sorted by: here, what `--by auto` chose and why.
+    let chosen = r.auto.as_deref().map_or(String::new(), |why| format!(" (--by auto: {why})"));
     match &r.weight {
         None => {
-            writeln!(out, "{}: stream {}, {} of {} samples, by {by}", r.file, r.stream, r.samples, r.records)?;
+            writeln!(out, "{}: stream {}, {} of {} samples, by {by}{chosen}", r.file, r.stream, r.samples, r.records)?;
             writeln!(out, "{:>10} {:>7}  {by}", "samples", "percent")?;
             for row in &r.rows {
                 writeln!(out, "{:>10} {:>6.2}%  {}", row.samples, row.percent, row.key)?;
@@ -471,22 +493,21 @@ pub fn write_table(r: &Report, out: &mut dyn Write) -> std::io::Result<()> {
         Some(w) => {
             writeln!(
                 out,
-                "{}: stream {}, {} of {} samples, {} {} {}, by {by}",
+                "{}: stream {}, {} of {} samples, {} {}, by {by}{chosen}",
                 r.file,
                 r.stream,
                 r.samples,
                 r.records,
-                w.total,
-                w.unit,
+                quantity(w.total, w.weight),
                 w.weight.name()
             )?;
             writeln!(out, "{:>10} {:>16} {:>7}  {by}", "samples", w.weight.name(), "percent")?;
             for row in &r.rows {
                 writeln!(
                     out,
-                    "{:>10} {:>16.6e} {:>6.2}%  {}",
+                    "{:>10} {:>16} {:>6.2}%  {}",
                     row.samples,
-                    row.weight.unwrap_or(0.0),
+                    quantity(row.weight.unwrap_or(0.0), w.weight),
                     row.percent,
                     row.key
                 )?;
@@ -494,6 +515,32 @@ pub fn write_table(r: &Report, out: &mut dyn Write) -> std::io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// A weight's sum in fixed notation with the unit that keeps it short:
+/// CPU time in ns, µs, ms or s, energy in J, mJ, µJ or nJ (3 significant
+/// decimals), sample counts as integers.
+pub fn quantity(x: f64, weight: Weight) -> String {
+    let (units, scale): (&[&str], f64) = match weight {
+        Weight::Samples => return format!("{x:.0}"),
+        // From the smallest unit up, each 1000 times the one before.
+        Weight::Cputime => (&["ns", "us", "ms", "s"], 1.0),
+        Weight::Energy => (&["nJ", "uJ", "mJ", "J"], 1e9),
+    };
+    let mut v = x * scale;
+    let mut unit = units[0];
+    for u in &units[1..] {
+        if v.abs() < 1000.0 {
+            break;
+        }
+        v /= 1000.0;
+        unit = u;
+    }
+    if unit == units[0] {
+        format!("{v:.0} {unit}")
+    } else {
+        format!("{v:.3} {unit}")
+    }
 }
 
 /// The key of module record `index`.
@@ -535,6 +582,7 @@ pub fn run(
         return functions::report(file, opts, by, symbols, warn, progress);
     }
     match first {
+        By::Auto if !is_tasks => auto(file, opts, symbols, warn, progress),
         By::Auto | By::Task if is_tasks => {
             if opts.top == Some(0) {
                 return Err(crate::QueryError::NothingMatches {
@@ -567,6 +615,70 @@ pub fn run(
         }
         b => samples::report(file, &ReportOptions { by: b, ..opts.clone() }, progress),
     }
+}
+
+/// `--by auto` on a sample stream: by function when the modules holding
+/// most of the samples (more than half) can be symbolized (their files
+/// found with function symbols, symbols `tbrw symbolize` stored, or
+/// kallsyms for the kernel), as perf reports by symbol; else by module;
+/// streams that cannot be bound as [`samples::resolve_by`] says. The
+/// report's [`Report::auto`] says which and why.
+fn auto(
+    file: &tbrw::Tb5File,
+    opts: &ReportOptions,
+    symbols: &crate::file_symbols::SymbolOptions,
+    warn: &mut dyn Write,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Report, crate::QueryError> {
+    let by = samples::resolve_by(file, opts.query.stream, By::Auto)?;
+    if by != By::Module {
+        return samples::report(file, &ReportOptions { by, ..opts.clone() }, progress);
+    }
+    // Every module's count (no --top yet): what the choice weighs.
+    let mut modules = samples::report(file, &ReportOptions { by, top: None, ..opts.clone() }, progress)?;
+    let table = crate::stream::modules(file)?;
+    let mut syms = crate::file_symbols::FileSymbols::with_config(
+        file,
+        &table,
+        tbrw_symbols::Config { lines: false, ..symbols.config() },
+    )?;
+    let named: u64 = modules
+        .rows
+        .iter()
+        .filter(|r| match r.key {
+            Key::Module { index, .. } => syms.can_symbolize(index),
+            _ => false,
+        })
+        .map(|r| r.samples)
+        .sum();
+    if opts.top == Some(0) {
+        return Err(crate::QueryError::NothingMatches {
+            file: file.path().display().to_string(),
+            stream: opts.query.stream,
+            filters: "--top 0".into(),
+        });
+    }
+    if named * 2 > modules.samples {
+        let why = format!("{named} of {} samples are in modules whose symbols were found", modules.samples);
+        let mut r = functions::report(
+            file,
+            &ReportOptions { by: By::Function, ..opts.clone() },
+            &[By::Function],
+            symbols,
+            warn,
+            &mut |_| {},
+        )?;
+        r.auto = Some(why);
+        return Ok(r);
+    }
+    if let Some(k) = opts.top {
+        modules.rows.truncate(k);
+    }
+    modules.auto = Some(format!(
+        "{named} of {} samples are in modules whose symbols were found; --by function names what it can",
+        modules.samples
+    ));
+    Ok(modules)
 }
 
 /// Writes a report as text: the task report's own layout, else the table.

@@ -2,7 +2,7 @@
 //! module, pc) before symbolizing ([`Samples`], [`count`]), and the key a
 //! grouping gives a symbolized address ([`part`]): what the reports by
 //! function, line and address ([`super::functions`]), the counting under
-//! function symbols ([`super::by_symbol`]) and annotate share. A leaf of
+//! function symbols (`by_symbol.rs`) and annotate share. A leaf of
 //! the report module: imports neither of those.
 
 use std::collections::HashMap;

@@ -199,6 +199,7 @@ pub fn report(file: &Tb5File, opts: &ReportOptions, progress: &mut dyn FnMut(u64
         weight: weighed.then(|| WeightSum::new(opts.query.weight, total_weight)),
         rows,
         totals: Vec::new(),
+        auto: None,
     })
 }
 

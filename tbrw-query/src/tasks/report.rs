@@ -10,7 +10,7 @@ use tbrw::*;
 
 use super::topdown::{NoTopdown, Sums, Topdown, LEVEL1, LEVEL2};
 use crate::error::QueryError;
-use crate::report::{percent, By, Key, Level2Percent, Report, Row, TaskFigures, TopdownPercent};
+use crate::report::{counted, percent, percent_text, By, Key, Level2Percent, Report, Row, TaskFigures, TopdownPercent};
 use tbrw_import::mtmc::import::{counters_of, decode, Decoded, Shape, NAME_BASE, UNNAMED};
 use tbrw_import::mtmc::log::Task;
 
@@ -229,6 +229,7 @@ pub fn task_report(file: &Tb5File, stream: u32, top: Option<usize>) -> Result<Re
         samples: total,
         rows,
         totals,
+        auto: None,
     })
 }
 
@@ -241,7 +242,14 @@ pub fn write_task_text(r: &Report, out: &mut dyn Write) -> std::io::Result<()> {
         .chain(&r.totals)
         .find_map(|row| row.task.as_ref().and_then(|t| t.counter_deltas.as_ref()))
         .map_or(0, Vec::len);
-    writeln!(out, "{}: stream {}, {} tasks, {counters} counters", r.file, r.stream, r.samples)?;
+    writeln!(
+        out,
+        "{}: stream {}, {}, {}",
+        r.file,
+        r.stream,
+        counted(r.samples, "task"),
+        counted(counters as u64, "counter")
+    )?;
     for row in r.rows.iter().chain(&r.totals) {
         let Some(t) = &row.task else { continue };
         let mut line = match &row.key {
@@ -298,7 +306,7 @@ pub fn write_task_text(r: &Report, out: &mut dyn Write) -> std::io::Result<()> {
 
 fn topdown_text(td: &TopdownPercent) -> String {
     let level1 = [td.retiring, td.bad_speculation, td.frontend_bound, td.backend_bound];
-    let mut parts: Vec<String> = LEVEL1.iter().zip(level1).map(|(n, v)| format!("{n}={v:.2}%")).collect();
+    let mut parts: Vec<String> = LEVEL1.iter().zip(level1).map(|(n, v)| format!("{n}={}%", percent_text(v))).collect();
     if let Some(l) = &td.level2 {
         let level2 = [
             l.heavy_operations,
@@ -310,7 +318,7 @@ fn topdown_text(td: &TopdownPercent) -> String {
             l.memory_bound,
             l.core_bound,
         ];
-        parts.extend(LEVEL2.iter().zip(level2).map(|(n, v)| format!("{n}={v:.2}%")));
+        parts.extend(LEVEL2.iter().zip(level2).map(|(n, v)| format!("{n}={}%", percent_text(v))));
     }
     parts.join(" ")
 }

@@ -5,7 +5,10 @@
 
 use std::io::Write;
 
+use std::collections::HashMap;
+
 use super::file::Tb5File;
+use super::tables::ProcessTable;
 use crate::model::descriptor::desc_type;
 use crate::model::error::{Error, Result};
 use crate::model::section::{GlobalSection, StreamSection};
@@ -14,8 +17,47 @@ fn io(file: &Tb5File) -> impl Fn(std::io::Error) -> Error + '_ {
     move |e| Error::io(file.path(), "write summary", e)
 }
 
+/// Processes and threads the table records, each counted once: a table
+/// holds a creation and a termination record per instance (guide 4.6), so
+/// records are paired per id in table order; a termination without a
+/// creation before it is an instance whose start was not recorded.
+pub fn instances(table: &ProcessTable<'_>) -> (u64, u64) {
+    fn count(records: impl Iterator<Item = (u64, bool)>) -> u64 {
+        // Per id: whether an instance is open (created, not yet ended).
+        let mut open: HashMap<u64, bool> = HashMap::new();
+        let mut n = 0;
+        for (id, destroyed) in records {
+            let o = open.entry(id).or_default();
+            match (destroyed, *o) {
+                (false, _) => {
+                    n += 1;
+                    *o = true;
+                }
+                (true, true) => *o = false,
+                (true, false) => n += 1,
+            }
+        }
+        n
+    }
+    let pids = count(table.pids().map(|p| (u64::from(p.id), p.flags.is_destroyed())));
+    let tids =
+        count(table.tids().map(|t| ((u64::from(t.associated_pid) << 32) | u64::from(t.id), t.flags.is_destroyed())));
+    (pids, tids)
+}
+
 /// Writes the overview of `file` to `out`.
 pub fn write_summary(file: &Tb5File, out: &mut dyn Write) -> Result<()> {
+    write_summary_with(file, out, &mut |_, _| Ok(()))
+}
+
+/// [`write_summary`], with lines of the caller's after each stream's
+/// heading: `stream(n, out)` for stream `n` (the command line adds the
+/// streams' first and last sample times, which this crate does not read).
+pub fn write_summary_with<E: From<Error>>(
+    file: &Tb5File,
+    out: &mut dyn Write,
+    stream: &mut dyn FnMut(u32, &mut dyn Write) -> std::result::Result<(), E>,
+) -> std::result::Result<(), E> {
     let e = io(file);
     writeln!(out, "{}: TB5 (commit {}), {} strings", file.path().display(), file.generation(), file.string_count())
         .map_err(&e)?;
@@ -26,7 +68,8 @@ pub fn write_summary(file: &Tb5File, out: &mut dyn Write) -> Result<()> {
         writeln!(out, "modules: {}", m.len()).map_err(&e)?;
     }
     if let Some(p) = file.processes()? {
-        writeln!(out, "processes: {}, threads: {}", p.pid_count(), p.tid_count()).map_err(&e)?;
+        let (pids, tids) = instances(&p);
+        writeln!(out, "processes: {pids}, threads: {tids} ({} records)", p.pid_count() + p.tid_count()).map_err(&e)?;
     }
     writeln!(out, "streams: {}", file.stream_count()).map_err(&e)?;
     for n in 0..file.stream_count() {
@@ -45,6 +88,7 @@ pub fn write_summary(file: &Tb5File, out: &mut dyn Write) -> Result<()> {
         };
         let bound = if s.is_bound() { ", bound" } else { "" };
         writeln!(out, "  stream {n}: {kind}, {records}{bound}").map_err(&e)?;
+        stream(n, out)?;
         if let Some(layout) = s.layout()? {
             let descs = s.descriptor()?.unwrap_or_default();
             for f in layout.fields() {
@@ -66,4 +110,38 @@ pub fn write_summary(file: &Tb5File, out: &mut dyn Write) -> Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::process::{Pid, PidTidFlags, Tid};
+    use crate::read::bind_view::BindTables;
+
+    #[test]
+    fn instances_pair_creation_and_termination_records() {
+        let pid = |id, destroyed: bool| Pid {
+            id,
+            flags: if destroyed { PidTidFlags::DESTROYED } else { PidTidFlags::CREATED },
+            ..Pid::default()
+        };
+        let tid = |id, destroyed: bool| Tid {
+            associated_pid: 10,
+            id,
+            flags: if destroyed { PidTidFlags::DESTROYED } else { PidTidFlags::CREATED },
+            ..Tid::default()
+        };
+        // One process of four threads, each started and ended (as the
+        // collector writes them), and pid 10 reused by a second instance
+        // whose end was not recorded; thread 5 only seen ending.
+        let mut threads: Vec<_> = (1..=4).map(|t| tid(t, false)).collect();
+        threads.extend((1..=4).map(|t| tid(t, true)));
+        threads.push(tid(5, true));
+        let tables = BindTables {
+            processes: vec![pid(10, false), pid(10, true), pid(10, false)],
+            threads,
+            ..BindTables::default()
+        };
+        assert_eq!(instances(&ProcessTable::generated(&tables)), (2, 5));
+    }
 }
