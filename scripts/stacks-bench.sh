@@ -3,7 +3,8 @@
 # "Scale": a `perf record -F 20000 -g` recording imported, bound and exported
 # by a `tbrw` binary, each step timed (wall and CPU seconds, peak RSS).
 #
-#   scripts/stacks-bench.sh record DIR [SECONDS]  # busy.c recorded system-wide into DIR/perf.data
+#   scripts/stacks-bench.sh record DIR [SECONDS [THREADS]]  # busy.c recorded into DIR/perf.data
+#                                                # (PERF_FLAGS=-a: system-wide)
 #   scripts/stacks-bench.sh run TBRW DIR NAME     # TBRW's figures on DIR/perf.data, in DIR/NAME/
 #
 # Give TBRW as a release build: `cargo build --release -p tbrw-cli --bin tbrw`
@@ -15,12 +16,13 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 case "${1:-}" in
 record)
-    dir=$2 secs=${3:-130}
+    dir=$2 secs=${3:-130} threads=${4:-$(nproc)}
     mkdir -p "$dir"
     gcc -O2 -g -fno-omit-frame-pointer -o "$dir/busy" "$here/stacks-bench/busy.c" -lm -lpthread
-    # System-wide, so that the sample count does not depend on how much CPU
-    # the program gets: 2 CPUs x 20 kHz x 130 s = 5.2 M samples.
-    perf record -F 20000 -g -a -o "$dir/perf.data" -- "$dir/busy" "$secs" "$(nproc)"
+    # 20 kHz per thread of CPU time: 2 CPUs x 130 s = 5.2 M samples on an
+    # idle machine (docs/PARQUET.md "Call stacks" has what a busy one gave).
+    # shellcheck disable=SC2086
+    perf record -F 20000 -g ${PERF_FLAGS:-} -o "$dir/perf.data" -- "$dir/busy" "$secs" "$threads"
     ;;
 run)
     tbrw=$2 dir=$3 name=$4
@@ -47,7 +49,7 @@ run)
     rm -rf "$out/ds" "$out/f.svg" "$out/p.pb.gz" "$out/f.json.gz"
     ;;
 *)
-    sed -n '2,13p' "$0"
+    sed -n '2,14p' "$0"
     exit 2
     ;;
 esac

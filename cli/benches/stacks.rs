@@ -13,9 +13,10 @@
 //! ```
 //!
 //! The recording is `scripts/stacks-bench/busy.c` (one thread per CPU
-//! walking 64 fixed call-chain patterns of 4 to 19 frames) recorded
-//! system-wide (`-a`, so that the sample count does not depend on the CPU
-//! the program gets), made once in `$TBRW_BENCH_DIR` (default
+//! walking 64 fixed call-chain patterns of 4 to 19 frames), recorded for
+//! as long as the samples asked take at 20 kHz on every CPU (a machine
+//! busy with other work gives fewer; not system-wide, which would record
+//! that work's stacks too), made once in `$TBRW_BENCH_DIR` (default
 //! `target/stacks-bench`; it is hundreds of MB, never in git) and reused;
 //! `TBRW_BENCH_PERF_DATA=FILE` takes another recording instead. Skips with
 //! a note where `cc` or `perf record` fail.
@@ -107,7 +108,7 @@ fn recording(dir: &Path, want: u64) -> Option<PathBuf> {
     let seconds = (want as f64 / cpus / 20_000.0 * 1.05).ceil();
     let part = dir.join("recording.perf.data");
     let rec = Command::new("perf")
-        .args(["record", "-q", "-F", "20000", "-g", "-a", "-o"])
+        .args(["record", "-q", "-F", "20000", "-g", "-o"])
         .arg(&part)
         .arg("--")
         .arg(&prog)
@@ -115,7 +116,7 @@ fn recording(dir: &Path, want: u64) -> Option<PathBuf> {
         .arg(cpus.to_string())
         .output();
     if !rec.as_ref().is_ok_and(|o| o.status.success()) {
-        eprintln!("note: skipped: perf record -g -a failed");
+        eprintln!("note: skipped: perf record -g failed");
         return None;
     }
     std::fs::rename(&part, &data).expect("rename");
