@@ -179,6 +179,45 @@ mod tests {
     use crate::write::writer::Tb5Writer;
     use crate::{desc_subtype, desc_type, DescEntry, StreamInfo};
 
+    proptest::proptest! {
+        /// Any stacks intern and read back: a stack's id walks back to its
+        /// frames, equal stacks get one id and different ones two, parents
+        /// come before children, and the section's bytes decode to the
+        /// same nodes.
+        #[test]
+        fn interned_stacks_read_back(stacks in proptest::collection::vec(proptest::collection::vec(0u64..40, 0..10), 0..60)) {
+            let mut t = StackTable::new();
+            let ids: Vec<u32> = stacks.iter().map(|f| t.intern_innermost_first(f).unwrap()).collect();
+            for (f, &id) in stacks.iter().zip(&ids) {
+                let mut walked = Vec::new();
+                let mut at = (id != NO_STACK).then_some(id);
+                while let Some(i) = at {
+                    let n = t.node(i).unwrap();
+                    proptest::prop_assert!(n.parent.is_none_or(|p| p < i));
+                    walked.push(n.address);
+                    at = n.parent;
+                }
+                proptest::prop_assert_eq!(&walked, f);
+            }
+            for (a, fa) in ids.iter().zip(&stacks) {
+                for (b, fb) in ids.iter().zip(&stacks) {
+                    proptest::prop_assert_eq!(a == b, fa == fb);
+                }
+            }
+            let n = t.len() as u64;
+            let (parts, count) = t.into_parts();
+            let mut bytes = Vec::new();
+            for p in parts {
+                if let Part::Bytes(b) = p {
+                    bytes.extend_from_slice(&b);
+                }
+            }
+            proptest::prop_assert_eq!(count, n);
+            let body = stack_table::nodes(&bytes, count).unwrap();
+            proptest::prop_assert!(stack_table::node(body, count).is_none());
+        }
+    }
+
     #[test]
     fn interning_shares_prefixes_and_refuses_what_cannot_be_a_stack() {
         let mut t = StackTable::new();
