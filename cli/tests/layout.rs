@@ -163,7 +163,7 @@ fn crates_import_only_what_the_layout_allows() {
         ("tbrw-query", &["tbrw", "tbrw-import", "tbrw-symbols"]),
         ("tbrw-export", &["tbrw", "tbrw-import", "tbrw-query", "tbrw-symbols"]),
         ("tbrw-sys", &["tbrw"]),
-        ("sampler", &["tbrw", "tbrw-import"]),
+        ("sampler", &["tbrw", "tbrw-import", "tbrw-symbols"]),
     ];
     let workspace = [
         "tbrw",
