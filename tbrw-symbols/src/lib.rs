@@ -95,6 +95,7 @@ mod function_index;
 mod ids;
 mod kallsyms;
 mod mapping;
+pub mod perf_map;
 mod plt;
 mod recent;
 pub mod stored;
