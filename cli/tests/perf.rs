@@ -475,11 +475,11 @@ int main(void) { double t = 0; for (int r = 0; r < 250; r++) t += top(40000, r);
         .unwrap()
         .unwrap()
         .records()
-        .map(|r| (u32_at(&r, 8), u32_at(&r, 12), u64_at(&r, 16)))
+        .map(|r| (u32_at(r, 8), u32_at(r, 12), u64_at(r, 16)))
         .collect();
     let mut chains: Vec<Vec<u64>> = vec![Vec::new(); samples.len()];
     for r in f.stream(1).unwrap().data().unwrap().unwrap().records() {
-        chains[u64_at(&r, 24) as usize].push(u64_at(&r, 0));
+        chains[u64_at(r, 24) as usize].push(u64_at(r, 0));
     }
     let (mut compared, mut agreed, mut deep) = (0usize, 0usize, 0usize);
     let mut differences = Vec::new();

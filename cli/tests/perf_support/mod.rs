@@ -140,14 +140,14 @@ pub fn tbrw_counts(file: &Path, key: Key, names: &[String]) -> PerEvent {
     let u32_at = |rec: &[u8], at: usize| u32::from_le_bytes(rec[at..at + 4].try_into().unwrap());
     let mut all = PerEvent::new();
     for (rec, b) in data.records().zip(&bind.to_vec()) {
-        let id = ev.map_or(0, |e| u32_at(&rec, e.offset as usize));
+        let id = ev.map_or(0, |e| u32_at(rec, e.offset as usize));
         let name = names.get(id as usize).cloned().unwrap_or_else(|| format!("event{id}"));
         let k = match key {
             Key::Module => {
                 modules.get(b.module_index as usize).and_then(|m| m.name.clone()).unwrap_or("[unknown]".into())
             }
-            Key::Thread => u32_at(&rec, tid.offset as usize).to_string(),
-            Key::Process => u32_at(&rec, pid.offset as usize).to_string(),
+            Key::Thread => u32_at(rec, tid.offset as usize).to_string(),
+            Key::Process => u32_at(rec, pid.offset as usize).to_string(),
         };
         *all.entry(name).or_default().entry(k).or_default() += 1;
     }
