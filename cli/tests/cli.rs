@@ -152,8 +152,12 @@ fn import_from_stdin_export_to_stdout_and_csv() {
     let o = tbrw(&["export", "vtune-csv", f.to_str().unwrap(), "-o", csv_dir.to_str().unwrap()]);
     assert!(o.status.success());
     let files = String::from_utf8(o.stdout).unwrap();
-    assert_eq!(files.lines().count(), 1);
-    assert_eq!(check_vtune_csv(Path::new(files.trim())), 3000);
+    // The samples' values, and their counts per module per time bucket.
+    let files: Vec<&str> = files.lines().collect();
+    assert_eq!(files.len(), 2, "{files:?}");
+    let samples = files.iter().find(|f| !f.contains("-modules-")).unwrap();
+    assert_eq!(check_vtune_csv(Path::new(samples)), 3000);
+    assert!(files.iter().any(|f| f.ends_with("-s0-modules-hostname-perfbox.csv")), "{files:?}");
     assert!(String::from_utf8(o.stderr).unwrap().contains("stream 1 not exported"));
     // Bad input for the import: one line, nothing written.
     let bad = dir.path().join("bad.bin");

@@ -159,11 +159,11 @@ fn crates_import_only_what_the_layout_allows() {
         ("tbrw-bind", &[]),
         ("tbrw-symbols", &[]),
         ("tbrw", &["tbrw-bind"]),
-        ("tbrw-import", &["tbrw"]),
+        ("tbrw-import", &["tbrw", "tbrw-symbols"]),
         ("tbrw-query", &["tbrw", "tbrw-import", "tbrw-symbols"]),
         ("tbrw-export", &["tbrw", "tbrw-import", "tbrw-query", "tbrw-symbols"]),
         ("tbrw-sys", &["tbrw"]),
-        ("sampler", &["tbrw", "tbrw-import"]),
+        ("sampler", &["tbrw", "tbrw-import", "tbrw-symbols"]),
     ];
     let workspace = [
         "tbrw",

@@ -1,11 +1,22 @@
-//! `tbrw import perf` checked against perf itself: a small C program is
-//! recorded with `perf record` (plain, with `-g`, with two events), imported,
-//! and `tbrw report` counts per module, process and thread must equal
-//! perf's (`perf report --sort dso`/`--sort pid`, `perf script -F pid`). Skipped, with a note, where `cc` or `perf record` fail.
+//! `tbrw import perf` checked against perf itself: small programs are
+//! recorded with `perf record` (plain, `-g`, two events, a leader-sampled
+//! group, pipe mode saved to a file and through `perf inject`, JIT code
+//! with its perf map, `--call-graph dwarf`), imported, and the counts per
+//! event and module, thread and process must equal perf's (`perf report
+//! --sort dso`/`--sort pid`, `perf script -F pid,event`), the functions
+//! per module perf's `--sort dso,sym`, and the unwound call chains perf
+//! script's. A version 1 header, a killed recording and a cut file give
+//! perf's answer or a clear error. Skipped, with a note, where `cc` or
+//! `perf record` fail. The files of other machines are checked in
+//! `perf_corpus.rs`.
 
-use std::collections::BTreeMap;
+mod perf_support;
+
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
+
+use perf_support::*;
 
 const PROG: &str = r#"
 #include <math.h>
@@ -21,166 +32,41 @@ int main(void) {
   sink = v[7]; free(v); pthread_join(t, 0); return 0; }
 "#;
 
-fn tbrw() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_tbrw"))
+/// The program recorded with `perf record ARGS`, or `None` (with a note).
+fn record_prog(dir: &Path, name: &str, args: &[&str]) -> Option<PathBuf> {
+    let exe = build(dir, "prog", PROG, &["-O1"])?;
+    record(&dir.join(name), args, &[&exe])
 }
 
-/// The program, built in `dir`, or `None` (with a note) without a compiler.
-fn program(dir: &Path) -> Option<PathBuf> {
-    let src = dir.join("prog.c");
-    std::fs::write(&src, PROG).unwrap();
-    let exe = dir.join("prog");
-    let ok = Command::new("cc")
-        .args(["-O1", "-o"])
-        .arg(&exe)
-        .arg(&src)
-        .args(["-lm", "-lpthread"])
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        eprintln!("note: skipped: cc cannot build the test program");
-        return None;
+/// PLT stubs are the one place where perf 6.1's names are not the
+/// symbolizer's, as docs/SYMBOLS.md says ("Where perf 6.1 differs"):
+/// perf names a stub after the size-0 `_init` its table stretches over
+/// `.plt`, or `@plt` alone; the symbolizer `name@plt`. Both spellings
+/// become `[plt]`.
+fn plt_as_one(m: BTreeMap<String, u64>) -> BTreeMap<String, u64> {
+    let mut out = BTreeMap::new();
+    for (k, n) in m {
+        let (dso, sym) = k.split_once('\t').unwrap();
+        let sym = if sym.ends_with("@plt") || sym == "_init" { "[plt]" } else { sym };
+        *out.entry(format!("{dso}\t{sym}")).or_default() += n;
     }
-    Some(exe)
-}
-
-/// `perf record ARGS -o OUT PROG`, or `None` (with a note) where perf cannot record.
-fn record(dir: &Path, name: &str, args: &[&str]) -> Option<PathBuf> {
-    let exe = program(dir)?;
-    let out = dir.join(name);
-    let r = Command::new("perf").arg("record").args(args).arg("-o").arg(&out).arg(&exe).output();
-    match r {
-        Ok(o) if o.status.success() && out.exists() => Some(out),
-        Ok(o) => {
-            eprintln!("note: skipped: perf record failed: {}", String::from_utf8_lossy(&o.stderr));
-            None
-        }
-        Err(e) => {
-            eprintln!("note: skipped: perf cannot run: {e}");
-            None
-        }
-    }
-}
-
-/// `perf report --sort KEY -F sample,KEY` as key → samples, per event name.
-fn perf_counts(data: &Path, key: &str) -> BTreeMap<String, BTreeMap<String, u64>> {
-    let o = Command::new("perf")
-        .args(["report", "--stdio", "--no-children", "-g", "none", "-i"])
-        .arg(data)
-        .args(["--sort", key, "-F", &format!("sample,{key}")])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let mut all: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
-    let mut event = String::new();
-    for line in String::from_utf8_lossy(&o.stdout).lines() {
-        if let Some(rest) = line.strip_prefix("# Samples: ") {
-            event = rest.split('\'').nth(1).unwrap_or("").split(':').next().unwrap_or("").to_owned();
-            continue;
-        }
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        let (n, k) = line.split_once(char::is_whitespace).unwrap();
-        let k = k.trim();
-        // --sort pid/tid show "ID:comm": the id is what is compared.
-        let k = if key == "dso" { k.to_owned() } else { k.split(':').next().unwrap().to_owned() };
-        *all.entry(event.clone()).or_default().entry(k).or_default() += n.parse::<u64>().unwrap();
-    }
-    all
-}
-
-/// Samples per process id, from `perf script -F pid`.
-fn perf_script_pids(data: &Path) -> BTreeMap<String, u64> {
-    let o = Command::new("perf").args(["script", "-F", "pid", "-i"]).arg(data).output().unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let mut m = BTreeMap::new();
-    for line in String::from_utf8_lossy(&o.stdout).lines().map(str::trim).filter(|l| !l.is_empty()) {
-        *m.entry(line.to_owned()).or_default() += 1;
-    }
-    m
-}
-
-/// `tbrw report --by BY --json` as key → samples.
-fn tbrw_counts(file: &Path, by: &str) -> BTreeMap<String, u64> {
-    let o = tbrw().arg("report").arg(file).args(["--by", by, "--json"]).output().unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let mut m = BTreeMap::new();
-    for row in v["rows"].as_array().unwrap() {
-        let k = &row["key"];
-        let key = match by {
-            "module" if k["kind"] == "unknown_module" => "[unknown]".to_owned(),
-            "module" => k["name"].as_str().unwrap().to_owned(),
-            "process" => k["pid"].to_string(),
-            _ => k["tid"].to_string(),
-        };
-        *m.entry(key).or_default() += row["samples"].as_u64().unwrap();
-    }
-    m
-}
-
-/// Per event, per module name, from the file itself (the report has no
-/// event filter): the in-memory bind's module of each record.
-fn tbrw_module_counts_per_event(file: &Path) -> BTreeMap<String, BTreeMap<String, u64>> {
-    use tbrw::*;
-    let f = Tb5File::open(file).unwrap();
-    let s = f.stream(0).unwrap();
-    let layout = s.layout().unwrap().unwrap();
-    let ev = layout.find(0x4402, None).unwrap();
-    let events = s.events().unwrap().unwrap();
-    let modules: Vec<Module> = f.modules().unwrap().unwrap().iter().map(|m| f.resolve(m.unwrap()).unwrap()).collect();
-    let bind = tbrw::bind::bind_in_memory(&f, 0).unwrap();
-    let data = s.data().unwrap().unwrap();
-    let mut all: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
-    for (rec, b) in data.records().zip(&bind.to_vec()) {
-        let id = u32::from_le_bytes(rec[ev.offset as usize..ev.offset as usize + 4].try_into().unwrap());
-        let e = events.iter().find(|e| e.id == id).unwrap();
-        let name = f.resolve(e.clone()).unwrap().name.unwrap();
-        let m = modules.get(b.module_index as usize).and_then(|m| m.name.clone()).unwrap_or("[unknown]".into());
-        *all.entry(name).or_default().entry(m).or_default() += 1;
-    }
-    all
-}
-
-fn import(data: &Path) -> PathBuf {
-    let out = data.with_extension("tb5");
-    let o = tbrw().args(["import", "perf"]).arg(data).arg("-o").arg(&out).output().unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let v = tbrw().arg("verify").arg(&out).output().unwrap();
-    assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stderr));
     out
 }
 
-fn single(m: BTreeMap<String, BTreeMap<String, u64>>) -> BTreeMap<String, u64> {
-    assert_eq!(m.len(), 1, "{m:?}");
-    m.into_values().next().unwrap()
-}
-
-fn check_single_event(data: &Path) {
-    let tb5 = import(data);
-    let modules = single(perf_counts(data, "dso"));
-    assert!(modules.values().sum::<u64>() > 20, "too few samples to compare: {modules:?}");
-    assert_eq!(tbrw_counts(&tb5, "module"), modules);
-    // perf's `--sort pid` key is the thread ("tid:comm"); its processes
-    // come from `perf script -F pid`, one line per sample.
-    assert_eq!(tbrw_counts(&tb5, "thread"), single(perf_counts(data, "pid")));
-    assert_eq!(tbrw_counts(&tb5, "process"), perf_script_pids(data));
-}
-
 #[test]
-fn module_process_and_thread_counts_equal_perfs() {
+fn module_process_thread_and_function_counts_equal_perfs() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(data) = record(dir.path(), "plain.data", &["-F", "2000"]) else { return };
-    check_single_event(&data);
+    let Some(data) = record_prog(dir.path(), "plain.data", &["-F", "2000"]) else { return };
+    assert!(check_counts(&data) > 20);
+    let (tb5, _) = import(&data);
+    assert_eq!(plt_as_one(tbrw_functions(&tb5)), plt_as_one(perf_functions(&data)));
 }
 
 #[test]
 fn call_chains_become_a_stack_table_and_counts_still_equal_perfs() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(data) = record(dir.path(), "g.data", &["-F", "2000", "-g"]) else { return };
-    check_single_event(&data);
+    let Some(data) = record_prog(dir.path(), "g.data", &["-F", "2000", "-g"]) else { return };
+    check_counts(&data);
     let f = tbrw::Tb5File::open(data.with_extension("tb5")).unwrap();
     assert_eq!(f.stream_count(), 1, "no stream of frames");
     let s0 = f.stream(0).unwrap();
@@ -204,17 +90,170 @@ fn call_chains_become_a_stack_table_and_counts_still_equal_perfs() {
 #[test]
 fn two_events_count_per_event_as_perf_does() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(data) = record(dir.path(), "two.data", &["-F", "2000", "-e", "cpu-clock,task-clock"]) else { return };
-    let tb5 = import(&data);
-    let theirs = perf_counts(&data, "dso");
-    assert_eq!(theirs.len(), 2, "{theirs:?}");
-    assert_eq!(tbrw_module_counts_per_event(&tb5), theirs);
+    let Some(data) = record_prog(dir.path(), "two.data", &["-F", "2000", "-e", "cpu-clock,task-clock"]) else {
+        return;
+    };
+    check_counts(&data);
+    assert_eq!(perf_counts(&data, "dso").unwrap().len(), 2);
+}
+
+/// Leader sampling (`{a,b}:S`): the leader's samples read the group, and
+/// perf counts a sample for each member whose count grew; the event table
+/// names each member.
+#[test]
+fn a_leader_sampled_group_counts_a_sample_per_member() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(data) = record_prog(dir.path(), "group.data", &["-F", "2000", "-e", "{cpu-clock,task-clock}:S"]) else {
+        return;
+    };
+    let total = check_counts(&data);
+    let theirs = perf_counts(&data, "dso").unwrap();
+    assert_eq!(theirs.keys().cloned().collect::<Vec<_>>(), ["cpu-clock", "task-clock"], "{theirs:?}");
+    assert!(theirs.values().all(|m| m.values().sum::<u64>() * 3 > total), "both members counted: {theirs:?}");
+    let f = tbrw::Tb5File::open(data.with_extension("tb5")).unwrap();
+    let events: Vec<String> = f
+        .stream(0)
+        .unwrap()
+        .events()
+        .unwrap()
+        .unwrap()
+        .iter()
+        .map(|e| f.resolve(e.clone()).unwrap().name.unwrap())
+        .collect();
+    assert_eq!(events, ["cpu-clock", "task-clock"]);
+}
+
+/// What `perf record -o -` writes, saved to a file, and what `perf inject`
+/// writes from it (pipe format too), import by path.
+#[test]
+fn pipe_format_files_import_by_path() {
+    let dir = tempfile::tempdir().unwrap();
+    if !have_perf() {
+        return;
+    }
+    let Some(exe) = build(dir.path(), "prog", PROG, &["-O1"]) else { return };
+    let piped = dir.path().join("piped.data");
+    let o = Command::new("perf")
+        .args(["record", "-F", "2000", "-o", "-"])
+        .arg(&exe)
+        .stdout(std::fs::File::create(&piped).unwrap())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    if !o.success() {
+        return eprintln!("note: skipped: perf record -o - failed");
+    }
+    assert_eq!(&std::fs::read(&piped).unwrap()[..8], b"PERFILE2");
+    assert!(check_counts(&piped) > 20);
+    let injected = dir.path().join("injected.data");
+    let o = Command::new("perf")
+        .args(["inject", "-o"])
+        .arg(&injected)
+        .stdin(std::fs::File::open(&piped).unwrap())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // From a pipe, perf inject writes the pipe format.
+    let head = std::fs::read(&injected).unwrap();
+    assert_eq!(u64::from_le_bytes(head[8..16].try_into().unwrap()), 16);
+    assert!(check_counts(&injected) > 20);
+
+    // Cut inside a record: perf reports the records before it, and so does the import.
+    let bytes = std::fs::read(&piped).unwrap();
+    let cut = dir.path().join("cut-pipe.data");
+    std::fs::write(&cut, &bytes[..bytes.len() * 2 / 3 + 5]).unwrap();
+    let (_, err) = import(&cut);
+    assert!(err.contains("the input ends inside record"), "{err}");
+    check_counts(&cut);
+}
+
+/// A file of perf's version 1 (`PERFFILE`, 72-byte header, attributes of
+/// `PERF_ATTR_SIZE_VER4`), made from a recording: perf reads it, and the
+/// import gives its counts.
+#[test]
+fn a_version_1_header_is_read_as_perf_reads_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(data) = record_prog(dir.path(), "v2.data", &["-F", "2000", "-e", "cpu-clock"]) else { return };
+    let b = std::fs::read(&data).unwrap();
+    let u64_at = |at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
+    let (attr_size, attrs, attrs_len, data_at, data_len) = (u64_at(16), u64_at(24), u64_at(32), u64_at(40), u64_at(48));
+    let mut out = vec![0u8; 72];
+    out[..8].copy_from_slice(b"PERFFILE");
+    out[8..16].copy_from_slice(&72u64.to_le_bytes());
+    out[16..24].copy_from_slice(&(104u64 + 16).to_le_bytes());
+    let n = (attrs_len / attr_size) as usize;
+    let attrs_at = out.len() as u64;
+    let ids_at = attrs_at + n as u64 * 120;
+    let mut ids = Vec::new();
+    for i in 0..n {
+        let a = (attrs + i as u64 * attr_size) as usize;
+        let mut attr = b[a..a + 104].to_vec();
+        attr[4..8].copy_from_slice(&104u32.to_le_bytes());
+        out.extend_from_slice(&attr);
+        let (ids_off, ids_len) = (u64_at(a + attr_size as usize - 16) as usize, u64_at(a + attr_size as usize - 8));
+        out.extend_from_slice(&(ids_at + ids.len() as u64).to_le_bytes());
+        out.extend_from_slice(&ids_len.to_le_bytes());
+        ids.extend_from_slice(&b[ids_off..ids_off + ids_len as usize]);
+    }
+    out.extend_from_slice(&ids);
+    let new_data_at = out.len() as u64;
+    out.extend_from_slice(&b[data_at as usize..(data_at + data_len) as usize]);
+    out[24..32].copy_from_slice(&attrs_at.to_le_bytes());
+    out[32..40].copy_from_slice(&(n as u64 * 120).to_le_bytes());
+    out[40..48].copy_from_slice(&new_data_at.to_le_bytes());
+    out[48..56].copy_from_slice(&data_len.to_le_bytes());
+    let v1 = dir.path().join("v1.data");
+    std::fs::write(&v1, &out).unwrap();
+    assert!(check_counts(&v1) > 20);
+    assert_eq!(check_counts(&v1), check_counts(&data));
+}
+
+/// A recording whose `perf record` was killed: its header says the data
+/// section is empty, perf cannot read it, and the import says why in one
+/// line naming the file.
+#[test]
+fn a_killed_recording_is_an_error_saying_it_was_not_finished() {
+    let dir = tempfile::tempdir().unwrap();
+    if !have_perf() {
+        return;
+    }
+    let Some(exe) = build(dir.path(), "prog", PROG, &["-O1"]) else { return };
+    let data = dir.path().join("killed.data");
+    let mut child = Command::new("perf")
+        .args(["record", "-F", "2000", "-o"])
+        .arg(&data)
+        .arg(&exe)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(400));
+    // SIGKILL, as an OOM kill or a lost session does: perf writes nothing more.
+    child.kill().unwrap();
+    child.wait().unwrap();
+    if !data.exists() {
+        return eprintln!("note: skipped: perf record wrote nothing before it was killed");
+    }
+    let out = dir.path().join("killed.tb5");
+    let o = tbrw().args(["import", "perf"]).arg(&data).arg("-o").arg(&out).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    if o.status.success() {
+        // perf wrote its header before the kill: then perf reads it too.
+        check_counts(&data);
+        return eprintln!("note: perf finished its header before the kill; nothing to check");
+    }
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("killed.data") && err.contains("not finished"), "{err}");
+    assert!(!out.exists());
+    let theirs = Command::new("perf").args(["report", "--stdio", "-i"]).arg(&data).output().unwrap();
+    let said = String::from_utf8_lossy(&theirs.stderr);
+    assert!(said.contains("properly terminated") || !theirs.status.success(), "{said}");
 }
 
 #[test]
 fn a_truncated_file_names_file_record_and_offset_and_leaves_nothing() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(data) = record(dir.path(), "cut.data", &["-F", "2000"]) else { return };
+    let Some(data) = record_prog(dir.path(), "cut.data", &["-F", "2000"]) else { return };
     let bytes = std::fs::read(&data).unwrap();
     // The data section ends before the feature sections: cut inside it.
     let data_offset = u64::from_le_bytes(bytes[40..48].try_into().unwrap()) as usize;
@@ -236,4 +275,260 @@ fn a_truncated_file_names_file_record_and_offset_and_leaves_nothing() {
         })
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
+
+    // Cut in the feature sections after the data: perf reads the file
+    // without them, and so does the import.
+    let features = dir.path().join("features-cut.data");
+    std::fs::write(&features, &bytes[..data_offset + data_size + 40]).unwrap();
+    let (_, err) = import(&features);
+    assert!(err.contains("feature sections are cut short"), "{err}");
+    check_counts(&features);
+
+    // Too short for a header, and not perf.data at all: one line each.
+    for (name, bytes) in [("tiny.data", &bytes[..50]), ("elf.data", &b"\x7fELF\x02\x01\x01\0\0\0\0\0\0\0\0\0\0\0"[..])]
+    {
+        let p = dir.path().join(name);
+        std::fs::write(&p, bytes).unwrap();
+        let o = tbrw().args(["import", "perf"]).arg(&p).arg("-o").arg(&out).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success() && err.lines().count() == 1 && err.contains(name), "{err}");
+    }
+}
+
+/// A program that writes its own machine code into anonymous executable
+/// memory and names it in `/tmp/perf-<pid>.map`, as JITs do: perf names
+/// the module `[JIT] tid <pid>` and the function from the map, in every
+/// report; so do the import, the reports, annotate and the exports.
+#[test]
+fn jit_code_is_named_from_its_perf_map_as_perf_names_it() {
+    if !cfg!(target_arch = "x86_64") {
+        return eprintln!("note: skipped: the JIT test's machine code is x86-64");
+    }
+    const JIT: &str = r#"
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+/* long f(long n) { long s = 0; do s += n; while (--n); return s; }:
+   xor %rax,%rax; 1: add %rdi,%rax; dec %rdi; jnz 1b; ret */
+static const unsigned char code[] = {0x48, 0x31, 0xc0, 0x48, 0x01, 0xf8, 0x48, 0xff, 0xcf, 0x75, 0xf8, 0xc3};
+int main(void) {
+    unsigned char *page = mmap(0, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (page == MAP_FAILED) return 1;
+    memcpy(page + 64, code, sizeof code);
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/perf-%d.map", (int)getpid());
+    FILE *m = fopen(path, "w");
+    if (!m) return 2;
+    fprintf(m, "%lx %zx jit_spin\n", (unsigned long)(page + 64), sizeof code);
+    fclose(m);
+    long (*f)(long) = (long (*)(long))(void *)(page + 64);
+    volatile long sink = 0;
+    for (int i = 0; i < 4; i++) sink += f(100000000L);
+    printf("%d\n", (int)getpid());
+    return 0;
+}
+"#;
+    let dir = tempfile::tempdir().unwrap();
+    let Some(exe) = build(dir.path(), "jit", JIT, &["-O1"]) else { return };
+    let data = dir.path().join("jit.data");
+    if !have_perf() {
+        return;
+    }
+    let o = Command::new("perf").args(["record", "-F", "2000", "-o"]).arg(&data).arg(&exe).output().unwrap();
+    if !o.status.success() {
+        return eprintln!("note: skipped: perf record failed: {}", String::from_utf8_lossy(&o.stderr));
+    }
+    let pid = String::from_utf8_lossy(&o.stdout).trim().to_owned();
+    let map = PathBuf::from(format!("/tmp/perf-{pid}.map"));
+    // The map is the program's: removed whatever the checks say.
+    struct Remove(PathBuf);
+    impl Drop for Remove {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
+    let _remove = Remove(map.clone());
+    assert!(map.exists());
+    check_counts(&data);
+    let (tb5, _) = import(&data);
+    let jit = format!("[JIT] tid {pid}");
+    let ours = tbrw_functions(&tb5);
+    assert_eq!(plt_as_one(ours.clone()), plt_as_one(perf_functions(&data)));
+    let spin = ours.get(&format!("{jit}\tjit_spin")).copied().unwrap_or(0);
+    assert!(spin > 100, "{ours:?}");
+
+    // Annotate and an export name it too.
+    let a = tbrw().arg("annotate").arg(&tb5).args(["--function", "jit_spin"]).output().unwrap();
+    assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
+    assert!(String::from_utf8_lossy(&a.stdout).contains(&spin.to_string()), "{}", String::from_utf8_lossy(&a.stdout));
+    let folded = dir.path().join("jit.folded");
+    let e = tbrw().args(["export", "flamegraph", "--folded"]).arg(&tb5).arg("-o").arg(&folded).output().unwrap();
+    assert!(e.status.success(), "{}", String::from_utf8_lossy(&e.stderr));
+    let text = std::fs::read_to_string(&folded).unwrap();
+    assert!(text.lines().any(|l| l.contains(&format!("{jit};jit_spin"))), "{text}");
+
+    // Without the map: the module still has perf's name, its functions
+    // are unknown (perf shows addresses), and the warning says why.
+    drop(_remove);
+    let o = tbrw().arg("report").arg(&tb5).args(["--by", "module,function"]).output().unwrap();
+    assert!(o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains(&format!("/tmp/perf-{pid}.map")));
+    assert!(String::from_utf8_lossy(&o.stdout).contains(&jit));
+    assert!(plt_as_one(tbrw_functions(&tb5)).contains_key(&format!("{jit}\t?")));
+}
+
+/// `--call-graph dwarf`: each sample's user frames, unwound by the import,
+/// are perf script's for at least 95 % of the samples, on a program built
+/// without frame pointers calling into libm and libc.
+#[test]
+fn dwarf_call_graphs_unwind_to_perfs_frames() {
+    if !cfg!(target_arch = "x86_64") {
+        return eprintln!("note: skipped: the comparison runs on x86-64");
+    }
+    const CHAIN: &str = r#"
+#include <math.h>
+#include <string.h>
+volatile double sink;
+static char src[8192], dst[8192];
+__attribute__((noinline)) double leaf(int n, double x) {
+    double s = 0;
+    for (int i = 0; i < n; i++) {
+        s += sin(x + i);
+        memcpy(dst + (i & 1023), src + ((i * 7) & 1023), 1024 + (i & 2047));
+        s += dst[i & 4095];
+    }
+    return s;
+}
+__attribute__((noinline)) double middle(int n, double x) { double r = leaf(n, x); sink = r; return r * 2; }
+__attribute__((noinline)) double top(int n, double x) { double r = middle(n, x) + 1; sink = r; return r; }
+int main(void) { double t = 0; for (int r = 0; r < 250; r++) t += top(40000, r); return (int)t & 1; }
+"#;
+    let dir = tempfile::tempdir().unwrap();
+    let Some(exe) = build(dir.path(), "chain", CHAIN, &["-O2", "-fomit-frame-pointer", "-fno-builtin"]) else {
+        return;
+    };
+    let Some(data) = record(&dir.path().join("dwarf.data"), &["--call-graph", "dwarf", "-e", "cpu-clock"], &[&exe])
+    else {
+        return;
+    };
+    let (tb5, _) = import(&data);
+    check_counts(&data);
+
+    // perf's user frames per sample, by (tid, time): each as (file offset,
+    // path), the sampled address itself and each caller's return address
+    // minus 1, as perf script prints frames it unwound.
+    let script = Command::new("perf")
+        .args([
+            "script",
+            "-F",
+            "tid,time,ip,dso",
+            "--ns",
+            "--no-inline",
+            "--full-source-path",
+            "--show-mmap-events",
+            "-i",
+        ])
+        .arg(&data)
+        .output()
+        .unwrap();
+    assert!(script.status.success(), "{}", String::from_utf8_lossy(&script.stderr));
+    let mut theirs: HashMap<(u32, u64), Vec<(u64, String)>> = HashMap::new();
+    let mut current: Option<(u32, u64)> = None;
+    for line in String::from_utf8_lossy(&script.stdout).lines() {
+        if line.trim().is_empty() || line.contains("PERF_RECORD_") {
+            continue;
+        }
+        if !line.starts_with('\t') {
+            let mut w = line.split_whitespace();
+            let tid = w.next().and_then(|t| t.parse().ok());
+            let time = w.next().and_then(|t| {
+                let (s, ns) = t.trim_end_matches(':').split_once('.')?;
+                Some(s.parse::<u64>().ok()? * 1_000_000_000 + ns.parse::<u64>().ok()?)
+            });
+            current = tid.zip(time);
+            if let Some(k) = current {
+                theirs.entry(k).or_default();
+            }
+            continue;
+        }
+        let Some(k) = current else { continue };
+        let addr = line.split_whitespace().next().and_then(|a| u64::from_str_radix(a, 16).ok()).unwrap();
+        let dso = line.rsplit_once(" (").map_or("", |(_, d)| d.trim_end_matches(')')).to_owned();
+        if dso != "[kernel.kallsyms]" {
+            theirs.entry(k).or_default().push((addr, dso));
+        }
+    }
+
+    // Ours: stream 1's frames of each sample past its kernel frames, as
+    // perf prints them, with the modules the import wrote.
+    use tbrw::*;
+    let f = Tb5File::open(&tb5).unwrap();
+    let modules: Vec<Module> = f.modules().unwrap().unwrap().iter().map(|m| f.resolve(m.unwrap()).unwrap()).collect();
+    let notes = tbrw_import::module_notes::decode(&String::from_utf8_lossy(f.user_defined_global().unwrap().unwrap()));
+    let place = |pid: u32, a: u64| -> Option<(u64, String)> {
+        let (i, m) = modules.iter().enumerate().rev().find(|(_, m)| {
+            (m.associated_pid == pid || m.flags.contains(ModuleFlags::GLOBAL_LOAD))
+                && a >= m.load_address
+                && a - m.load_address < m.length
+        })?;
+        if m.flags.contains(ModuleFlags::GLOBAL_LOAD) {
+            return None;
+        }
+        let pgoff = notes.get(&(i as u64)).and_then(|n| n.offset).unwrap_or(0);
+        Some((a - m.load_address + pgoff, m.path.clone().unwrap()))
+    };
+    let u32_at = |r: &[u8], at: usize| u32::from_le_bytes(r[at..at + 4].try_into().unwrap());
+    let u64_at = |r: &[u8], at: usize| u64::from_le_bytes(r[at..at + 8].try_into().unwrap());
+    let samples: Vec<(u32, u32, u64)> = f
+        .stream(0)
+        .unwrap()
+        .data()
+        .unwrap()
+        .unwrap()
+        .records()
+        .map(|r| (u32_at(r, 8), u32_at(r, 12), u64_at(r, 16)))
+        .collect();
+    let mut chains: Vec<Vec<u64>> = vec![Vec::new(); samples.len()];
+    for r in f.stream(1).unwrap().data().unwrap().unwrap().records() {
+        chains[u64_at(r, 24) as usize].push(u64_at(r, 0));
+    }
+    let (mut compared, mut agreed, mut deep) = (0usize, 0usize, 0usize);
+    let mut differences = Vec::new();
+    for ((pid, tid, time), chain) in samples.iter().zip(&chains) {
+        let Some(want) = theirs.get(&(*tid, *time)) else { continue };
+        let mut got = Vec::new();
+        let mut user = false;
+        for &a in chain {
+            // The first user frame is the sampled (or interrupted) pc; the
+            // ones after it are return addresses.
+            let Some(frame) = place(*pid, if user { a - 1 } else { a }) else {
+                if user {
+                    got.push((a - 1, "[unknown]".to_owned()));
+                }
+                continue;
+            };
+            user = true;
+            got.push(frame);
+        }
+        compared += 1;
+        if &got == want {
+            agreed += 1;
+            deep += usize::from(got.iter().filter(|f| f.1 == exe.to_str().unwrap()).count() >= 4);
+        } else if differences.len() < 5 {
+            differences.push(format!("perf  {want:x?}\ntbrw  {got:x?}"));
+        }
+    }
+    let share = agreed as f64 / compared.max(1) as f64;
+    eprintln!(
+        "--call-graph dwarf: {agreed} of {compared} samples give perf script's user frames ({:.2} %), {deep} of them through leaf, middle, top and main",
+        100.0 * share
+    );
+    for d in &differences {
+        eprintln!("{d}");
+    }
+    assert!(compared >= 200, "too few samples compared: {compared}");
+    assert!(deep * 2 >= compared, "{deep} of {compared} samples unwound through the program's four functions");
+    assert!(share >= 0.95, "{agreed} of {compared}");
 }

@@ -1,8 +1,11 @@
-//! What sampling costs a CPU-bound program: its run time bare, under
-//! `sampler -f 1000` (`--no-output`, and with a TB5 file), and under
-//! `perf record -F 1000` when perf works here, as ratios to the bare time.
-//! One thread, then four threads (more threads than cores shows the
-//! reached frequency dropping).
+//! What sampling costs a CPU-bound program with a three-deep call chain:
+//! its run time bare, under `sampler -f 1000` without stacks, with
+//! frame-pointer stacks (`-g`) and with DWARF stacks (`--call-graph
+//! dwarf`, on a build without frame pointers), each writing its TB5 file,
+//! and under `perf record -F 1000`, `-g` and `--call-graph dwarf` when perf
+//! works here, as ratios to the bare time of the same build. One thread,
+//! then four threads (more threads than cores shows the reached frequency
+//! dropping).
 //!
 //! `cargo bench -p sampler --bench overhead [-- REPEATS]`
 
@@ -15,11 +18,16 @@ const SOURCE: &str = r#"
 #include <stdlib.h>
 volatile unsigned long sink;
 static long iters;
-static void *work(void *a) {
+__attribute__((noinline)) static unsigned long leaf(unsigned long x, long i) { return x * 31 + i; }
+__attribute__((noinline)) static unsigned long middle(unsigned long x, long i) { return leaf(x, i) ^ (x >> 7); }
+__attribute__((noinline)) static unsigned long top(long n) {
     unsigned long x = 0;
+    for (long i = 0; i < n; i++) x = middle(x, i);
+    return x;
+}
+static void *work(void *a) {
     (void)a;
-    for (long i = 0; i < iters; i++) x = x * 31 + i;
-    sink = x;
+    sink = top(iters);
     return 0;
 }
 int main(int argc, char **argv) {
@@ -51,14 +59,27 @@ fn line<'a>(text: &'a str, key: &str) -> &'a str {
     text.lines().find_map(|l| l.split_once(key)).map_or("", |(_, v)| v.trim_start_matches(':').trim())
 }
 
+/// One measured configuration: a label, the program's build, and the
+/// command that runs it (`None`: the program alone).
+struct Run<'a> {
+    label: &'a str,
+    build: &'a Path,
+    wrapper: Option<Vec<std::ffi::OsString>>,
+}
+
 fn main() {
     let repeats: usize = std::env::args().skip(1).find_map(|a| a.parse().ok()).unwrap_or(3);
     let dir = tempfile::tempdir().unwrap();
     let src = dir.path().join("cpu.c");
     std::fs::write(&src, SOURCE).unwrap();
-    let bin: PathBuf = dir.path().join("cpu");
-    let ok = Command::new("cc").args(["-O1", "-g"]).arg(&src).arg("-o").arg(&bin).arg("-lpthread").status();
-    assert!(ok.is_ok_and(|s| s.success()), "cc");
+    // Frame pointers kept for `--call-graph fp` and `perf -g`; left out
+    // for `--call-graph dwarf`, whose unwinding needs none.
+    let fp: PathBuf = dir.path().join("cpu-fp");
+    let nofp: PathBuf = dir.path().join("cpu-nofp");
+    for (bin, flag) in [(&fp, "-fno-omit-frame-pointer"), (&nofp, "-fomit-frame-pointer")] {
+        let ok = Command::new("cc").args(["-O2", "-g", flag]).arg(&src).arg("-o").arg(bin).arg("-lpthread").status();
+        assert!(ok.is_ok_and(|s| s.success()), "cc");
+    }
     let sampler = Path::new(env!("CARGO_BIN_EXE_sampler"));
     let tb5 = dir.path().join("run.tb5");
     let perf_data = dir.path().join("perf.data");
@@ -68,56 +89,75 @@ fn main() {
         .args(["--", "true"])
         .output()
         .is_ok_and(|o| o.status.success());
-    println!("overhead of sampling a CPU-bound program (best of {repeats}; {} cpus)", num_cpus());
+    let os = |v: &[&str]| -> Vec<std::ffi::OsString> { v.iter().map(Into::into).collect() };
+    let with = |mut v: Vec<std::ffi::OsString>, out: &Path| {
+        v.push("-o".into());
+        v.push(out.into());
+        v.push("--".into());
+        v
+    };
+    let samp = |args: &[&str]| {
+        let mut v = vec![sampler.as_os_str().to_owned()];
+        v.extend(os(&["--force", "-f", "1000"]));
+        v.extend(os(args));
+        Some(with(v, &tb5))
+    };
+    let perf = |args: &[&str]| {
+        let mut v = os(&["perf", "record", "-q", "-F", "1000"]);
+        v.extend(os(args));
+        Some(with(v, &perf_data))
+    };
+    let mut runs = vec![
+        Run { label: "bare (frame pointers)", build: &fp, wrapper: None },
+        Run { label: "bare (no frame pointers)", build: &nofp, wrapper: None },
+        Run { label: "sampler -f 1000 --call-graph none", build: &fp, wrapper: samp(&["--call-graph", "none"]) },
+        Run { label: "sampler -f 1000 -g (fp)", build: &fp, wrapper: samp(&["-g"]) },
+        Run { label: "sampler -f 1000 --call-graph dwarf", build: &nofp, wrapper: samp(&["--call-graph", "dwarf"]) },
+    ];
+    if perf_ok {
+        runs.push(Run { label: "perf record -F 1000", build: &fp, wrapper: perf(&[]) });
+        runs.push(Run { label: "perf record -F 1000 -g", build: &fp, wrapper: perf(&["-g"]) });
+        runs.push(Run {
+            label: "perf record -F 1000 --call-graph dwarf",
+            build: &nofp,
+            wrapper: perf(&["--call-graph", "dwarf"]),
+        });
+    } else {
+        println!("perf record: not usable here");
+    }
+    println!(
+        "overhead of sampling a CPU-bound program with a three-deep call chain (best of {repeats}; {} cpus)",
+        num_cpus()
+    );
     for threads in ["1", "4"] {
         let iters = if threads == "1" { "400000000" } else { "150000000" };
-        let Some((bare, _)) = time(Command::new(&bin).args([threads, iters]), repeats) else {
-            println!("  the program failed");
-            return;
-        };
-        println!("{threads} thread(s): bare {bare:.3} s");
-        let s = time(
-            Command::new(sampler).args(["-d", "--no-output", "-f", "1000", "--"]).arg(&bin).args([threads, iters]),
-            repeats,
-        );
-        match s {
-            Some((t, err)) if err.contains("reached") => println!(
-                "  sampler -f 1000 --no-output {t:.3} s  x{:.3}  reached {}, target stopped {}",
-                t / bare,
-                line(&err, "reached frequency"),
-                line(&err, "target stopped")
-            ),
-            _ => println!("  sampler: could not run here (ptrace refused?)"),
-        }
-        let _ = std::fs::remove_file(&tb5);
-        let s = time(
-            Command::new(sampler)
-                .args(["--force", "-f", "1000", "-o"])
-                .arg(&tb5)
-                .arg("--")
-                .arg(&bin)
-                .args([threads, iters]),
-            repeats,
-        );
-        if let Some((t, _)) = s {
-            let size = std::fs::metadata(&tb5).map(|m| m.len()).unwrap_or(0);
-            println!("  sampler -f 1000 -o run.tb5 {t:.3} s  x{:.3}  ({size} bytes)", t / bare);
-        }
-        if perf_ok {
-            let p = time(
-                Command::new("perf")
-                    .args(["record", "-q", "-F", "1000", "-o"])
-                    .arg(&perf_data)
-                    .arg("--")
-                    .arg(&bin)
-                    .args([threads, iters]),
-                repeats,
-            );
-            if let Some((t, _)) = p {
-                println!("  perf record -F 1000        {t:.3} s  x{:.3}", t / bare);
+        println!("{threads} thread(s):");
+        let mut bare = [0.0f64; 2];
+        for run in &runs {
+            let mut cmd = match &run.wrapper {
+                Some(w) => {
+                    let mut c = Command::new(&w[0]);
+                    c.args(&w[1..]).arg(run.build);
+                    c
+                }
+                None => Command::new(run.build),
+            };
+            cmd.args([threads, iters]);
+            let Some((t, err)) = time(&mut cmd, repeats) else {
+                println!("  {:<40} could not run here", run.label);
+                continue;
+            };
+            let which = usize::from(run.build == nofp.as_path());
+            if run.wrapper.is_none() {
+                bare[which] = t;
+                println!("  {:<40} {t:.3} s", run.label);
+                continue;
             }
-        } else {
-            println!("  perf record: not usable here");
+            let out = if run.label.starts_with("perf") { &perf_data } else { &tb5 };
+            let size = std::fs::metadata(out).map(|m| m.len()).unwrap_or(0);
+            let reached = line(&err, "reached frequency");
+            let reached = if reached.is_empty() { String::new() } else { format!(", reached {reached}") };
+            println!("  {:<40} {t:.3} s  x{:.3} of bare  ({size} bytes{reached})", run.label, t / bare[which]);
         }
     }
 }

@@ -50,10 +50,12 @@
 //!
 //! - [`perf`] (feature `perf`): Linux `perf.data`,
 //!   [`import_perf_file`](perf::import_perf_file) over `Read + Seek` (a
-//!   damaged file's error names the record and its offset) and
+//!   pipe-format or version 1 file told by its header; a damaged file's
+//!   error names the record and its offset) and
 //!   [`import_perf_pipe`](perf::import_perf_pipe) over `Read`. Samples go
-//!   to the file in batches as they are read; call chains wait in a
-//!   temporary file.
+//!   to the file in batches as they are read, counted per event as perf
+//!   counts them; call chains, `--call-graph dwarf` samples unwound with
+//!   `tbrw-symbols`, wait in a temporary file.
 //! - [`elf_profile`]: the intrusive ELF sampler's binary profiles (the one
 //!   codec, read and write) and their import:
 //!   [`import_profile`](elf_profile::import_profile) over `Read + Seek`

@@ -68,6 +68,10 @@ pub fn is_sampler_import(file: &Tb5File) -> bool {
 pub enum MappingRule {
     /// `TBRW_MODULE_GLOBAL_LOAD`: a kernel module, absolute addresses looked up in kallsyms.
     Kernel,
+    /// The module's file is a perf map (`/tmp/perf-<pid>.map`, what a perf
+    /// import names JIT code by, as perf does): its symbols have absolute
+    /// addresses, whatever file offset the mapping recorded.
+    PerfMap,
     /// A file offset is recorded for it ([`ModuleNote::offset`]): the load
     /// address is where that offset was mapped.
     FileOffset(u64),
@@ -79,11 +83,13 @@ pub enum MappingRule {
     LoadBase,
 }
 
-/// The rule for one module record, first match wins: kernel flag, a recorded
-/// file offset, a sampler import, else the load base.
+/// The rule for one module record, first match wins: kernel flag, a perf
+/// map, a recorded file offset, a sampler import, else the load base.
 pub fn mapping_rule(module: &Module, note: Option<&ModuleNote>, sampler_import: bool) -> MappingRule {
     if module.flags.contains(ModuleFlags::GLOBAL_LOAD) {
         MappingRule::Kernel
+    } else if module.path.as_deref().or(module.name.as_deref()).is_some_and(tbrw_symbols::perf_map::is_perf_map) {
+        MappingRule::PerfMap
     } else if let Some(pgoff) = note.and_then(|n| n.offset) {
         MappingRule::FileOffset(pgoff)
     } else if sampler_import {
@@ -133,6 +139,8 @@ impl FileSymbols {
                 let label = m.path.clone().or_else(|| m.name.clone()).unwrap_or_else(|| format!("[module {i}]"));
                 let mapping = match mapping_rule(m, note, sampler_import) {
                     MappingRule::Kernel => return (symbolizer.kernel(), "[kernel]".to_owned()),
+                    // The map's layout is the whole address space at 0.
+                    MappingRule::PerfMap => Mapping::LoadBase { load_base: 0 },
                     MappingRule::FileOffset(pgoff) => Mapping::FileOffset { map_start: m.load_address, pgoff },
                     MappingRule::ExecSegment => Mapping::ExecSegment { map_start: m.load_address },
                     MappingRule::LoadBase => Mapping::LoadBase { load_base: m.load_address },
@@ -269,5 +277,8 @@ mod tests {
         assert_eq!(mapping_rule(&user, Some(&note), true), MappingRule::FileOffset(0x2000));
         assert_eq!(mapping_rule(&user, None, true), MappingRule::ExecSegment);
         assert_eq!(mapping_rule(&user, Some(&ModuleNote::default()), false), MappingRule::LoadBase);
+        let jit = Module { path: Some("/tmp/perf-77.map".into()), ..Module::default() };
+        assert_eq!(mapping_rule(&jit, Some(&note), false), MappingRule::PerfMap);
+        assert_eq!(mapping_rule(&Module { flags: ModuleFlags::GLOBAL_LOAD, ..jit }, None, false), MappingRule::Kernel);
     }
 }

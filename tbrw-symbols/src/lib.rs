@@ -11,6 +11,9 @@
 //! what is cached and what is reported when something is missing are in
 //! `docs/SYMBOLS.md`.
 //!
+//! [`perf_map`] reads perf's symbol files for JIT code
+//! (`/tmp/perf-<pid>.map`), a module's symbols when its path is one.
+//!
 //! [`unwind`] turns samples that carry user registers and a stack copy
 //! (perf's `--call-graph dwarf`) into call chains with the modules' DWARF
 //! CFI, finding and placing the files as the symbolizer does.
@@ -95,6 +98,7 @@ mod function_index;
 mod ids;
 mod kallsyms;
 mod mapping;
+pub mod perf_map;
 mod plt;
 mod recent;
 pub mod stored;

@@ -573,6 +573,17 @@ fn load(
     config: &Config,
     stored: &StoredFiles,
 ) -> Result<Loaded, Arc<Symbolized>> {
+    if crate::perf_map::is_perf_map(label) {
+        return match crate::perf_map::load(label, config) {
+            Ok((path, symbols)) => Ok(Loaded::perf_map(label, &path, &symbols)),
+            // As for an ELF file: the symbols stored with the profile
+            // stand in for a map file that is not here.
+            Err(why) => match stored.get(&(label.to_string(), build_id.cloned())) {
+                Some(f) => Ok(Loaded::stored(label, f)),
+                None => Err(Arc::new(Symbolized::missing(Some(label.clone()), None, why))),
+            },
+        };
+    }
     let Located { main, debug } = match locate(label, build_id, config) {
         Ok(found) => found,
         // The file cannot be used here: the symbols stored with the profile
@@ -620,6 +631,17 @@ impl Loaded {
         let table = SymbolTable::from_stored(&f.symbols);
         let outside = Arc::new(Symbolized::missing(Some(label.clone()), None, Unknown::OutsideSegments));
         let symtab = (table.len() > 0).then(|| (Arc::new(table), SymbolSource::Stored, path));
+        let own_symbols = symtab.is_some();
+        Loaded { main, debug: None, symtab, own_symbols, dwarf: Some(None), outside }
+    }
+
+    /// A perf map's symbols (JIT code): absolute addresses, no DWARF.
+    fn perf_map(label: &Arc<str>, path: &Path, symbols: &[StoredSymbol]) -> Loaded {
+        let mut main = ElfFile::stored(label, crate::perf_map::layout(), None);
+        main.path = Arc::from(path);
+        let table = SymbolTable::from_stored(symbols);
+        let outside = Arc::new(Symbolized::missing(Some(label.clone()), None, Unknown::OutsideSegments));
+        let symtab = (table.len() > 0).then(|| (Arc::new(table), SymbolSource::PerfMap, main.path.clone()));
         let own_symbols = symtab.is_some();
         Loaded { main, debug: None, symtab, own_symbols, dwarf: Some(None), outside }
     }

@@ -22,6 +22,9 @@ pub enum SymbolSource {
     /// The symbols stored with the profile (`tbrw symbolize`): the file
     /// itself could not be used.
     Stored,
+    /// A perf map (`/tmp/perf-<pid>.map`): the symbols a JIT wrote for its
+    /// code ([`crate::perf_map`]).
+    PerfMap,
 }
 
 /// Function symbols of one file, sorted by address, one per address. The

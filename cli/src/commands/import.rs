@@ -322,8 +322,9 @@ pub fn import_winidea(
 }
 
 /// `tbrw import perf`: a perf.data file (`-`: standard input, read in pipe
-/// mode) into a new TB5 file; skipped record types and lost samples are
-/// noted on `err`.
+/// mode; a file in pipe format is told by its header) into a new TB5 file;
+/// skipped record types, lost samples, and what perf's own reading would
+/// also leave out are noted on `err`.
 pub fn import_perf(
     data: &Path,
     output: &Path,
@@ -343,9 +344,14 @@ pub fn import_perf(
         other => tbrw_import::perf::import_perf_pipe(other, &name, &mut w, progress)?,
     };
     w.close()?;
+    let unwound = if stats.unwound > 0 {
+        format!(" ({} samples unwound from their stack copies)", stats.unwound)
+    } else {
+        String::new()
+    };
     writeln!(
         out,
-        "{}: {} of {}, {}, {}",
+        "{}: {} of {}, {}, {}{unwound}",
         output.display(),
         counted(stats.samples, "sample"),
         counted(stats.events as u64, "event"),
@@ -353,15 +359,51 @@ pub fn import_perf(
         counted(stats.frames, "call-chain frame")
     )
     .map_err(written)?;
+    let shown = data.display();
     if stats.skipped > 0 || stats.lost > 0 {
         writeln!(
             err,
-            "tbrw: {}: {} of types the import does not use skipped; perf lost {}",
-            data.display(),
+            "tbrw: {shown}: {} of types the import does not use skipped; perf lost {}",
             counted(stats.skipped, "record"),
             counted(stats.lost, "sample")
         )
         .map_err(written)?;
+    }
+    if let Some(cut) = &stats.cut {
+        writeln!(
+            err,
+            "tbrw: {shown}: the input ends inside record {} (at byte {}: {}): the records before it are imported, as perf reports them",
+            cut.record, cut.offset, cut.why
+        )
+        .map_err(written)?;
+    }
+    if let Some((whole, declared)) = stats.features_cut {
+        writeln!(
+            err,
+            "tbrw: {shown}: {} of its {declared} header feature sections are cut short and left out, as perf leaves them out (host, command line or build ids may be missing)",
+            declared - whole
+        )
+        .map_err(written)?;
+    }
+    if stats.unplaced > 0 {
+        writeln!(
+            err,
+            "tbrw: {shown}: {} samples were taken in a cpu mode whose mappings do not hold their address (a user-mode sample at a kernel address, say): [unknown], as perf shows them",
+            stats.unplaced
+        )
+        .map_err(written)?;
+    }
+    if stats.unknown_ids > 0 {
+        writeln!(
+            err,
+            "tbrw: {shown}: {} group-read values have an id no event of the file has: not counted, as perf does not count them",
+            stats.unknown_ids
+        )
+        .map_err(written)?;
+    }
+    for missing in &stats.unwind_missing {
+        writeln!(err, "tbrw: warning: {missing}; its frames of --call-graph dwarf samples unwind by frame pointers")
+            .map_err(written)?;
     }
     Ok(())
 }

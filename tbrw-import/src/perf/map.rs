@@ -5,6 +5,11 @@
 //! nanoseconds: modules carry `TBRW_MODULE_TSC_USED`, which for this
 //! importer means "on the clock of stream 0's time stamp field", the one
 //! the bind compares them with.
+//!
+//! Two of perf's rules are applied here, where the mappings are known:
+//! anonymous executable memory is JIT code, named as perf names it
+//! ([`jit_map`]), and a sample's cpu mode decides which mappings can take
+//! it ([`Tables::placed_as_perf`]).
 
 use std::collections::HashMap;
 
@@ -48,6 +53,68 @@ pub struct MmapEvent<'a> {
     pub time: u64,
     /// MMAP2's build id.
     pub build_id: Option<&'a [u8]>,
+    /// MMAP2's `flags` (`MAP_*`; 0 for MMAP).
+    pub flags: u32,
+}
+
+/// `MAP_HUGETLB`: perf takes anonymous huge pages for anonymous memory.
+const MAP_HUGETLB: u32 = 0x40000;
+
+/// The perf map perf reads for an executable mapping of `path` in process
+/// `pid` when the mapping is JIT code, as `map__new` decides: anonymous
+/// memory (`//anon`, `/dev/zero`, `/anon_hugepage`, huge pages) or memory
+/// of no file (`[stack…`, `/SYSV…`, `[heap]`), executable. perf names its
+/// module `[JIT] tid <pid>` (`dso__set_basename`) and looks its symbols up
+/// in `/tmp/perf-<pid>.map`, at absolute addresses.
+pub fn jit_map(pid: i32, path: &str, executable: bool, flags: u32) -> Option<String> {
+    let anon = path == "//anon"
+        || path.starts_with("/dev/zero")
+        || path.starts_with("/anon_hugepage")
+        || flags & MAP_HUGETLB != 0;
+    let no_file = path.starts_with("[stack") || path.starts_with("/SYSV") || path == "[heap]";
+    ((anon || no_file) && executable).then(|| format!("/tmp/perf-{pid}.map"))
+}
+
+/// The address a sample gets when perf places it in no mapping because
+/// of its cpu mode (a user-mode sample at a kernel address, say): no
+/// module covers it (docs/BIND.md: a range never covers 2^64 - 1), so it
+/// binds to `[unknown]` in every output, as perf shows it.
+pub const UNPLACED: u64 = u64::MAX;
+
+/// perf's `PERF_RECORD_MISC_CPUMODE_*` values (the record's `misc & 7`).
+pub mod cpumode {
+    /// The kernel.
+    pub const KERNEL: u16 = 1;
+    /// User space.
+    pub const USER: u16 = 2;
+}
+
+/// Address ranges, sorted and merged, for "is this address in one of
+/// them" in a binary search.
+#[derive(Clone, Debug, Default)]
+struct Ranges(Vec<(u64, u64)>);
+
+impl Ranges {
+    fn add(&mut self, start: u64, end: u64) {
+        if end <= start {
+            return;
+        }
+        self.0.push((start, end));
+        self.0.sort_unstable();
+        let mut merged: Vec<(u64, u64)> = Vec::with_capacity(self.0.len());
+        for &(s, e) in &self.0 {
+            match merged.last_mut() {
+                Some(last) if s <= last.1 => last.1 = last.1.max(e),
+                _ => merged.push((s, e)),
+            }
+        }
+        self.0 = merged;
+    }
+
+    fn contains(&self, a: u64) -> bool {
+        let i = self.0.partition_point(|&(s, _)| s <= a);
+        i > 0 && a < self.0[i - 1].1
+    }
 }
 
 /// The short name perf's `--sort dso` shows for a path: `[kernel.kallsyms]`
@@ -82,6 +149,9 @@ struct PidState {
     want_exe: bool,
     /// Whether the next module record is the first of a process instance.
     first: bool,
+    /// The lowest start and highest end of `live`: most addresses of
+    /// another mode are outside, which needs no look at `live`.
+    span: (u64, u64),
 }
 
 /// The tables being collected.
@@ -97,19 +167,58 @@ pub struct Tables {
     pub header_build_ids: HashMap<String, String>,
     state: HashMap<i32, PidState>,
     names: HashMap<i32, String>,
+    /// The kernel's mappings (global modules).
+    kernel: Ranges,
 }
 
 impl Tables {
     fn state(&mut self, pid: i32) -> &mut PidState {
-        self.state.entry(pid).or_insert_with(|| PidState { want_exe: true, first: true, ..Default::default() })
+        self.state.entry(pid).or_insert_with(|| PidState {
+            want_exe: true,
+            first: true,
+            span: (u64::MAX, 0),
+            ..Default::default()
+        })
+    }
+
+    /// Whether a sample of process `pid` at `ip`, taken in cpu mode
+    /// `mode`, binds where perf places it. perf looks a user-mode sample
+    /// up in the process's mappings only, a kernel-mode one in the
+    /// kernel's only, and places a sample of any other mode (hypervisor,
+    /// guest, unknown) nowhere (`thread__find_map`); the bind looks in the
+    /// process's mappings, then the kernel's (docs/BIND.md). They differ
+    /// for a user-mode sample at a kernel address (the 32-bit ARM kuser
+    /// helpers at 0xffff0fa0, say) and a kernel-mode one at a user
+    /// address: perf puts those in `[unknown]`, and the caller gives them
+    /// [`UNPLACED`]. (A kernel-mode sample at an address both a user and a
+    /// kernel mapping hold would differ too; no machine maps one address
+    /// both ways.)
+    pub fn placed_as_perf(&self, pid: i32, ip: u64, mode: u16) -> bool {
+        let in_process = || {
+            self.state.get(&pid).is_some_and(|st| {
+                ip >= st.span.0
+                    && ip < st.span.1
+                    && st.live.iter().any(|&i| {
+                        let m = &self.modules[i].module;
+                        ip >= m.load_address && ip - m.load_address < m.length
+                    })
+            })
+        };
+        match mode {
+            cpumode::USER => !self.kernel.contains(ip) || in_process(),
+            cpumode::KERNEL => !in_process(),
+            _ => !self.kernel.contains(ip) && !in_process(),
+        }
     }
 
     /// A mapping.
     pub fn mmap(&mut self, m: &MmapEvent) {
         let global = m.kernel || m.pid == -1;
         let mut flags = ModuleFlags::LOADED | ModuleFlags::TSC_USED;
+        let jit = if global { None } else { jit_map(m.pid, m.path, m.executable, m.flags) };
         if global {
             flags |= ModuleFlags::GLOBAL_LOAD;
+            self.kernel.add(m.address, m.address.saturating_add(m.length));
         } else {
             let st = self.state(m.pid);
             let file = m.path.starts_with('/') && m.executable;
@@ -124,6 +233,12 @@ impl Tables {
         }
         let build_id =
             m.build_id.map(hex).or_else(|| self.header_build_ids.get(m.path).cloned()).filter(|b| !b.is_empty());
+        // JIT code: the module is the perf map, named as perf names it, and
+        // its addresses are absolute (no file offset to note).
+        let (path, name, pgoff, build_id) = match jit {
+            Some(map) => (map, format!("[JIT] tid {}", m.pid), 0, None),
+            None => (m.path.to_owned(), dso_name(m.path, m.kernel), m.pgoff, build_id),
+        };
         let module = Module {
             associated_pid: if global { KERNEL_PID } else { m.pid as u32 },
             flags,
@@ -132,14 +247,16 @@ impl Tables {
             load_address: m.address,
             length: m.length,
             unload_tsc: NEVER_UNLOADED,
-            path: Some(m.path.to_owned()),
-            name: Some(dso_name(m.path, m.kernel)),
+            path: Some(path),
+            name: Some(name),
             ..Default::default()
         };
         let i = self.modules.len();
-        self.modules.push(Mapping { module, pgoff: m.pgoff, build_id });
+        self.modules.push(Mapping { module, pgoff, build_id });
         if !global {
-            self.state(m.pid).live.push(i);
+            let st = self.state(m.pid);
+            st.live.push(i);
+            st.span = (st.span.0.min(m.address), st.span.1.max(m.address.saturating_add(m.length)));
         }
     }
 
@@ -149,6 +266,7 @@ impl Tables {
         if exec {
             let st = self.state(pid);
             st.live.clear();
+            st.span = (u64::MAX, 0);
             st.want_exe = true;
             st.first = true;
         }
@@ -178,7 +296,8 @@ impl Tables {
     /// mappings (perf's own rule: a child sees what its parent had mapped).
     pub fn fork(&mut self, pid: i32, ppid: i32, tid: i32, time: u64) {
         if pid != ppid {
-            let parent: Vec<usize> = self.state.get(&ppid).map(|s| s.live.clone()).unwrap_or_default();
+            let (parent, span) =
+                self.state.get(&ppid).map(|s| (s.live.clone(), s.span)).unwrap_or((Vec::new(), (u64::MAX, 0)));
             let mut first = true;
             for i in parent {
                 let mut m = self.modules[i].clone();
@@ -196,6 +315,7 @@ impl Tables {
             let st = self.state(pid);
             st.want_exe = false;
             st.first = first;
+            st.span = (st.span.0.min(span.0), st.span.1.max(span.1));
             let name = self.names.get(&ppid).cloned();
             self.pids.push(Pid {
                 id: pid as u32,
@@ -272,6 +392,7 @@ mod tests {
             executable: true,
             time,
             build_id: Some(&[0xab, 0x01]),
+            flags: 0,
         };
         t.comm(5, 5, "prog", true, 10);
         t.mmap(&ev("/bin/prog", 11));
@@ -285,5 +406,68 @@ mod tests {
         assert!(t.modules[2].module.flags.contains(ModuleFlags::IS_EXE));
         assert_eq!(t.module_notes().lines().nth(1), Some("module 0 offset=0x2000 build_id=ab01"));
         assert_eq!(t.pids.len(), 2);
+    }
+
+    #[test]
+    fn anonymous_executable_memory_is_jit_code_named_as_perf_names_it() {
+        assert_eq!(jit_map(42, "//anon", true, 0).as_deref(), Some("/tmp/perf-42.map"));
+        assert_eq!(jit_map(42, "[heap]", true, 0).as_deref(), Some("/tmp/perf-42.map"));
+        assert_eq!(jit_map(42, "/memfd:x", true, MAP_HUGETLB).as_deref(), Some("/tmp/perf-42.map"));
+        assert_eq!(jit_map(42, "//anon", false, 0), None);
+        assert_eq!(jit_map(42, "/usr/lib/libc.so.6", true, 0), None);
+        let mut t = Tables::default();
+        t.mmap(&MmapEvent {
+            pid: 42,
+            address: 0x7f00_0000_0000,
+            length: 0x1000,
+            pgoff: 0x7f00_0000,
+            path: "//anon",
+            kernel: false,
+            executable: true,
+            time: 5,
+            build_id: None,
+            flags: 0,
+        });
+        let m = &t.modules[0];
+        assert_eq!(m.module.path.as_deref(), Some("/tmp/perf-42.map"));
+        assert_eq!(m.module.name.as_deref(), Some("[JIT] tid 42"));
+        // Absolute addresses: no offset note.
+        assert_eq!(m.pgoff, 0);
+    }
+
+    #[test]
+    fn cpu_modes_place_samples_as_perf_does() {
+        let mut t = Tables::default();
+        let ev = |pid, address, path, kernel| MmapEvent {
+            pid,
+            address,
+            length: 0x1000,
+            pgoff: 0,
+            path,
+            kernel,
+            executable: true,
+            time: 0,
+            build_id: None,
+            flags: 0,
+        };
+        t.mmap(&ev(-1, 0xffff_0000, "[kernel.kallsyms]_text", true));
+        t.mmap(&ev(7, 0x1000, "/bin/x", false));
+        let (user, kernel, hv) = (cpumode::USER, cpumode::KERNEL, 3);
+        // In their own mode's mappings, or in none: as the bind says.
+        assert!(t.placed_as_perf(7, 0x1100, user));
+        assert!(t.placed_as_perf(7, 0xffff_0fa0, kernel));
+        assert!(t.placed_as_perf(7, 0x9000, user));
+        assert!(t.placed_as_perf(8, 0xffff_0fa0, kernel));
+        // User mode at a kernel address, kernel mode at a user one: unplaced.
+        assert!(!t.placed_as_perf(7, 0xffff_0fa0, user));
+        assert!(!t.placed_as_perf(7, 0x1100, kernel));
+        // Hypervisor (or guest, or unknown) mode: nowhere.
+        assert!(!t.placed_as_perf(7, 0x1100, hv));
+        assert!(t.placed_as_perf(7, 0x9000, hv));
+        // A fork's child has its parent's mappings; an exec none.
+        t.fork(9, 7, 9, 1);
+        assert!(!t.placed_as_perf(9, 0x1100, kernel));
+        t.comm(9, 9, "y", true, 2);
+        assert!(t.placed_as_perf(9, 0x1100, kernel));
     }
 }
