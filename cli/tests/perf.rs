@@ -461,7 +461,7 @@ int main(void) { double t = 0; for (int r = 0; r < 250; r++) t += top(40000, r);
         }
     }
 
-    // Ours: stream 1's frames of each sample past its kernel frames, as
+    // Ours: each sample's stack (stack table) past its kernel frames, as
     // perf prints them, with the modules the import wrote.
     use tbrw::*;
     let f = Tb5File::open(&tb5).unwrap();
@@ -481,18 +481,19 @@ int main(void) { double t = 0; for (int r = 0; r < 250; r++) t += top(40000, r);
     };
     let u32_at = |r: &[u8], at: usize| u32::from_le_bytes(r[at..at + 4].try_into().unwrap());
     let u64_at = |r: &[u8], at: usize| u64::from_le_bytes(r[at..at + 8].try_into().unwrap());
-    let samples: Vec<(u32, u32, u64)> = f
-        .stream(0)
-        .unwrap()
-        .data()
-        .unwrap()
-        .unwrap()
-        .records()
-        .map(|r| (u32_at(r, 8), u32_at(r, 12), u64_at(r, 16)))
-        .collect();
-    let mut chains: Vec<Vec<u64>> = vec![Vec::new(); samples.len()];
-    for r in f.stream(1).unwrap().data().unwrap().unwrap().records() {
-        chains[u64_at(r, 24) as usize].push(u64_at(r, 0));
+    // The stack id is the record's last field.
+    let stream = f.stream(0).unwrap();
+    let table = stream.stack_table().unwrap().expect("a stack table");
+    let mut samples: Vec<(u32, u32, u64)> = Vec::new();
+    let mut chains: Vec<Vec<u64>> = Vec::new();
+    for r in stream.data().unwrap().unwrap().records() {
+        samples.push((u32_at(r, 8), u32_at(r, 12), u64_at(r, 16)));
+        let mut chain = Vec::new();
+        let id = u32_at(r, r.len() - 4);
+        if id != NO_STACK {
+            table.frames(id, &mut chain).unwrap();
+        }
+        chains.push(chain);
     }
     let (mut compared, mut agreed, mut deep) = (0usize, 0usize, 0usize);
     let mut differences = Vec::new();
