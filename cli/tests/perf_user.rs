@@ -411,9 +411,10 @@ fn vtune_csv_names_are_short_and_keep_vtunes_rule() {
     let c = shipped("cli/tests/data/matrix/collector.tb5");
     let listed = ok(&["export", "vtune-csv", &c, "-o", out.to_str().unwrap(), "--hostname", "vm"]);
     let names: Vec<PathBuf> = listed.lines().map(PathBuf::from).collect();
-    assert_eq!(names.len(), 1, "{listed}");
-    let name = names[0].file_name().unwrap().to_str().unwrap();
-    assert_eq!(name, "sampler-s0-hostname-vm.csv");
+    let names: Vec<&str> = names.iter().map(|n| n.file_name().unwrap().to_str().unwrap()).collect();
+    // The CPU time's table and the samples per module.
+    assert_eq!(names, ["sampler-s0-hostname-vm.csv", "sampler-s0-modules-hostname-vm.csv"], "{listed}");
+    let name = names[0];
     // `<user-defined>-hostname-<host>.csv`: the user part holds no `-hostname-`.
     let (user, host) = name.strip_suffix(".csv").unwrap().split_once("-hostname-").unwrap();
     assert!(!user.contains("hostname") && host == "vm");

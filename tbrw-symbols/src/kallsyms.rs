@@ -39,8 +39,15 @@ impl Kallsyms {
                 "kallsyms lists no text symbols".into()
             });
         }
+        // Of the names at one address (`memcpy`, `__memcpy`, `__pi_memcpy`)
+        // perf keeps the last one listed: kallsyms has no sizes, so perf
+        // sizes each symbol up to the next address, which leaves the
+        // earlier aliases empty, and it prefers a sized symbol. The sort is
+        // stable; reversed, the last listed comes first and stays.
         syms.sort_by_key(|s| s.0);
+        syms.reverse();
         syms.dedup_by_key(|s| s.0);
+        syms.reverse();
         let addrs = syms.iter().map(|s| s.0).collect();
         let names = syms
             .iter()
@@ -82,6 +89,20 @@ mod tests {
         assert_eq!(k.lookup(0xffffffff81000104), Some(("do_one".into(), 4)));
         assert_eq!(k.lookup(0xffffffffc0001010), Some(("ext4_thing [ext4]".into(), 0x10)));
         assert_eq!(k.lookup(0x1000), None);
+    }
+
+    #[test]
+    fn of_aliases_the_last_listed_is_kept_as_perf_keeps_it() {
+        let k = Kallsyms::parse(
+            "ffffffff821f64a0 T memcpy\n\
+             ffffffff821f64a0 T __memcpy\n\
+             ffffffff821f64a0 T __pi_memcpy\n\
+             ffffffff821f6500 T memset\n",
+        )
+        .unwrap();
+        assert_eq!(k.len(), 2);
+        assert_eq!(k.lookup(0xffffffff821f64a8), Some(("__pi_memcpy".into(), 8)));
+        assert_eq!(k.lookup(0xffffffff821f6500), Some(("memset".into(), 0)));
     }
 
     #[test]
