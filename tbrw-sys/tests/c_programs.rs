@@ -365,3 +365,34 @@ fn a_stream_of_the_writing_session_is_bound_at_close() {
     assert!(s.is_bound());
     assert_eq!(s.bind_view().unwrap().unwrap().len(), 1000);
 }
+
+/// A perf `-g` import keeps its stacks in a stack table: a C reader that
+/// knows nothing of it reads stream 0's descriptor, records and binds as
+/// the Rust reader does (the table is an extra section C readers skip),
+/// and binds it through the C API.
+#[test]
+fn a_file_with_a_stack_table_reads_as_any_other() {
+    let dir = temp();
+    let f = dir.path().join("perf-stacks.tb5");
+    std::fs::copy(sys_dir().join("../cli/tests/data/matrix/perf-stacks.tb5"), &f).unwrap();
+    // The C reader binds the copy (each run of check_program finds it bound
+    // after the first), then reads it.
+    let out = check_program("read_stream", &[f.to_str().unwrap()]);
+    let file = tb5::Tb5File::open(&f).unwrap();
+    let stream = file.stream(0).unwrap();
+    assert!(stream.stack_table().unwrap().is_some_and(|t| !t.is_empty()), "the fixture has a stack table");
+    let data = stream.data().unwrap().unwrap();
+    let (mut records, mut ip_sum) = (0u64, 0u64);
+    for r in data.records() {
+        records += 1;
+        ip_sum = ip_sum.wrapping_add(u64::from_le_bytes(r[..8].try_into().unwrap()));
+    }
+    let binds = stream.bind_view().unwrap().expect("bound by the C reader");
+    let in_module = (0..binds.len())
+        .filter(|&i| binds.data_bind(i).unwrap().module_index != tb5::UNKNOWN_MODULE)
+        .count();
+    assert!(out.contains("field stack_id offset "), "{out}");
+    assert!(out.contains(&format!("\nrecords {records}\n")), "{out}");
+    assert!(out.contains(&format!("\nip sum {ip_sum:#x}\n")), "{out}");
+    assert!(out.contains(&format!("\nbound {records}\nin a module {in_module}\n")), "{out}");
+}
