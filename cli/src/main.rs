@@ -224,6 +224,22 @@ enum Import {
         /// Replace OUTPUT if it exists (never an input).
         #[arg(short, long)]
         force: bool,
+        /// Keep `--call-graph dwarf` samples' stack copies unread: their
+        /// stacks hold the kernel's frames only (faster; the user frames are lost).
+        #[arg(long)]
+        no_unwind: bool,
+        /// Where the unwinder finds the recorded modules' files: a root prefixed
+        /// to every module path (the profiled system's files copied here), like perf's.
+        #[arg(long, value_name = "DIR")]
+        symfs: Option<PathBuf>,
+        /// A directory of separate debug files with unwind tables
+        /// (.build-id/xx/yyyy.debug); repeatable; /usr/lib/debug is searched after them.
+        #[arg(long = "debug-dir", value_name = "DIR")]
+        debug_dirs: Vec<PathBuf>,
+        /// A directory searched for a module by its file name when its recorded
+        /// path is not on this machine; repeatable.
+        #[arg(long = "search-path", value_name = "DIR")]
+        search_paths: Vec<PathBuf>,
     },
     /// An MTMC temporal profiler raw task log.
     Mtmc {
@@ -524,7 +540,20 @@ fn run(cli: Cli) -> Result<Outcome, CliError> {
             &ProfileOptions { layout, volts },
             &mut out,
         ),
-        Command::Import(Import::Perf { data, output, force }) => import_perf(&data, &output, force, &mut out),
+        Command::Import(Import::Perf { data, output, force, no_unwind, symfs, debug_dirs, search_paths }) => {
+            let symbols = SymbolOptions { symfs, debug_dirs, search_paths, kallsyms: None };
+            let opts = tbrw_import::perf::PerfOptions {
+                unwind: !no_unwind,
+                // Unwinding needs the modules' unwind tables only: no
+                // kernel symbols, no source lines.
+                symbols: tbrw_symbols::Config {
+                    kernel: tbrw_symbols::KernelSymbols::Off,
+                    lines: false,
+                    ..symbols.config()
+                },
+            };
+            import_perf(&data, &output, &opts, force, &mut out)
+        }
         Command::Import(Import::Mtmc { log, output, force, pid }) => import_mtmc(&log, &output, force, pid, &mut out),
         Command::Import(Import::Winidea { export, bin, bin_version, output, force, check }) => {
             import_winidea(&export, bin.as_deref(), bin_version, &output, check, force, &mut out)
@@ -670,11 +699,19 @@ fn import_sampler(
     })
 }
 
-fn import_perf(data: &Path, output: &Path, force: bool, out: &mut dyn Write) -> Result<Outcome, CliError> {
+fn import_perf(
+    data: &Path,
+    output: &Path,
+    opts: &tbrw_import::perf::PerfOptions,
+    force: bool,
+    out: &mut dyn Write,
+) -> Result<Outcome, CliError> {
     let len = std::fs::metadata(data).map(|m| m.len()).unwrap_or(0);
     let bar = progress(len, "import");
     let mut set = |n: u64| bar.set_position(n.min(len));
-    after_bar(&bar, out, |o, e| commands::import_perf(data, output, &mut set, force, o, e).map(|()| Outcome::Success))
+    after_bar(&bar, out, |o, e| {
+        commands::import_perf(data, output, opts, &mut set, force, o, e).map(|()| Outcome::Success)
+    })
 }
 
 fn import_mtmc(

@@ -328,6 +328,7 @@ pub fn import_winidea(
 pub fn import_perf(
     data: &Path,
     output: &Path,
+    opts: &tbrw_import::perf::PerfOptions,
     progress: &mut dyn FnMut(u64),
     force: bool,
     out: &mut dyn Write,
@@ -340,8 +341,10 @@ pub fn import_perf(
     let (input, name) = open_input(data)?;
     let mut w = tbrw::Tb5Writer::create(output)?;
     let stats = match input {
-        Input::File(f) if is_plain(&f, data)? => tbrw_import::perf::import_perf_file(f, &name, &mut w, progress)?,
-        other => tbrw_import::perf::import_perf_pipe(other, &name, &mut w, progress)?,
+        Input::File(f) if is_plain(&f, data)? => {
+            tbrw_import::perf::import_perf_file_with(f, &name, &mut w, opts, progress)?
+        }
+        other => tbrw_import::perf::import_perf_pipe_with(other, &name, &mut w, opts, progress)?,
     };
     w.close()?;
     let unwound = if stats.unwound > 0 {
