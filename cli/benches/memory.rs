@@ -4,8 +4,9 @@
 //! 20 ms: the heap) and peak resident memory (`ru_maxrss`: the heap and the
 //! pages of the mapped TB5 file it touched), the slope in bytes per record
 //! between the two sizes, and whether both sizes fit the rule the docs
-//! give. Then the `--time` seek: `report --time 40%..55%` (15 % of the
-//! recording) against the whole file, resident memory and wall time.
+//! give. Then the `--time` seek: `report --by address --time 40%..55%`
+//! (15 % of the recording) against `report --by address` of the whole
+//! file (both read every record's address), resident memory and wall time.
 //!
 //! ```sh
 //! TBRW_BENCH_DIR=/dev/shm/memory cargo bench -p tbrw-cli --bench memory
@@ -57,12 +58,13 @@ struct Rule {
 
 const RULES: &[Rule] = &[
     Rule { name: "import sampler", mib: 16.0, per_record: 0.0 },
-    Rule { name: "bind", mib: 16.0, per_record: 0.0 },
+    Rule { name: "bind", mib: 24.0, per_record: 0.0 },
     Rule { name: "report --by module", mib: 16.0, per_record: 0.0 },
-    Rule { name: "report --time 40%..55%", mib: 16.0, per_record: 0.0 },
+    Rule { name: "report --by address", mib: 64.0, per_record: 0.0 },
+    Rule { name: "report --time 40%..55%", mib: 64.0, per_record: 0.0 },
     Rule { name: "export flamegraph", mib: 32.0, per_record: 0.0 },
-    Rule { name: "export pprof", mib: 32.0, per_record: 0.0 },
-    Rule { name: "export firefox", mib: 32.0, per_record: 40.0 },
+    Rule { name: "export pprof", mib: 64.0, per_record: 0.0 },
+    Rule { name: "export firefox", mib: 64.0, per_record: 48.0 },
     Rule { name: "export parquet", mib: 160.0, per_record: 0.0 },
     Rule { name: "export vtune-csv", mib: 16.0, per_record: 0.0 },
     Rule { name: "export sampler", mib: 16.0, per_record: 0.0 },
@@ -78,16 +80,25 @@ fn run(tbrw: &str, dir: &Path, name: &str, bound: &Path, prof: &Path) -> Took {
             c.arg("bind").arg(out("bind.tb5"))
         }
         "report --by module" => c.arg("report").arg(bound).args(["--by", "module"]),
-        "report --time 40%..55%" => c.arg("report").arg(bound).args(["--by", "module", "--time", "40%..55%"]),
+        "report --by address" => c.arg("report").arg(bound).args(["--by", "address"]),
+        "report --time 40%..55%" => c.arg("report").arg(bound).args(["--by", "address", "--time", "40%..55%"]),
         "export flamegraph" => c.args(["export", "flamegraph", "-f"]).arg(bound).arg("-o").arg(out("f.svg")),
         "export pprof" => c.args(["export", "pprof", "-f"]).arg(bound).arg("-o").arg(out("p.pb.gz")),
         "export firefox" => c.args(["export", "firefox", "-f"]).arg(bound).arg("-o").arg(out("ff.json.gz")),
         "export parquet" => c.args(["export", "parquet", "-f"]).arg(bound).arg("-o").arg(out("ds")),
-        "export vtune-csv" => c.args(["export", "vtune-csv", "-f"]).arg(bound).arg("-o").arg(out("csv")),
+        "export vtune-csv" => c
+            .args(["export", "vtune-csv", "-f", "--hostname", "bench", "--clock", "monotonic-raw"])
+            .arg(bound)
+            .arg("-o")
+            .arg(out("csv")),
         "export sampler" => c.args(["export", "sampler", "-f"]).arg(bound).arg("-o").arg(out("back.bin")),
         _ => unreachable!("{name}"),
     };
     timed(&mut c)
+}
+
+fn row_took(t: &Took) -> Took {
+    Took { wall: t.wall, cpu: t.cpu, anon_kib: t.anon_kib, maxrss_kib: t.maxrss_kib }
 }
 
 fn main() {
@@ -115,7 +126,9 @@ fn main() {
         let bound = d.join("bind.tb5");
         let mut row = Vec::new();
         for r in RULES {
-            if only.as_ref().is_some_and(|o| !o.iter().any(|x| x == r.name)) && !matches!(r.name, "import sampler" | "bind") {
+            if only.as_ref().is_some_and(|o| !o.iter().any(|x| x == r.name))
+                && !matches!(r.name, "import sampler" | "bind")
+            {
                 row.push(Took { wall: Default::default(), cpu: Default::default(), anon_kib: 0, maxrss_kib: 0 });
                 continue;
             }
@@ -125,11 +138,14 @@ fn main() {
             tbrw::Tb5File::open(&bound).and_then(|f| f.stream(0)?.data().map(|d| d.map_or(0, |d| d.len()))).unwrap(),
         );
         took.push(row);
-        let mut c = Command::new(tbrw);
-        whole.push(timed(c.arg("report").arg(&bound).args(["--by", "module"])));
+        let k = RULES.iter().position(|r| r.name == "report --by address").unwrap();
+        whole.push(Took { ..row_took(&took.last().unwrap()[k]) });
     }
     let (r0, r1) = (records[0] as f64, records[1] as f64);
-    println!("records: {} and {} (sampler profiles of {} and {} samples, 4 threads)", records[0], records[1], sizes[0], sizes[1]);
+    println!(
+        "records: {} and {} (sampler profiles of {} and {} samples, 4 threads)",
+        records[0], records[1], sizes[0], sizes[1]
+    );
     println!(
         "{:<24} {:>10} {:>10} {:>9} {:>10} {:>10} {:>9}  rule (heap)                fits",
         "command", "heap A", "heap B", "B/record", "RSS A", "RSS B", "wall B s"
@@ -160,7 +176,7 @@ fn main() {
     for (k, n) in records.iter().enumerate() {
         let (c, w) = (&took[k][cut], &whole[k]);
         println!(
-            "seek, {n} records: report --time 40%..55% {} MiB RSS, {:.3} s; whole file {} MiB RSS, {:.3} s: {:.2}x the RSS, {:.2}x the time",
+            "seek, {n} records: report --by address --time 40%..55% {} MiB RSS, {:.3} s; the whole file {} MiB RSS, {:.3} s: {:.2}x the RSS, {:.2}x the time",
             c.maxrss_kib / 1024,
             c.wall.as_secs_f64(),
             w.maxrss_kib / 1024,

@@ -52,9 +52,11 @@ fn write(path: &std::path::Path, recs: &[Rec], time_field: bool) {
     w.close().unwrap();
 }
 
-/// Per sample that passed: (index, ip, weight bits, cpu time), and the
-/// records the walk reads.
-fn walk(file: &Tb5File, query: &Query) -> Result<(Vec<(u64, u64, u64, Option<u64>)>, u64), QueryError> {
+/// A sample that passed: index, ip, weight bits, cpu time.
+type Passed = (u64, u64, u64, Option<u64>);
+
+/// The samples that passed, and the records the walk reads.
+fn walk(file: &Tb5File, query: &Query) -> Result<(Vec<Passed>, u64), QueryError> {
     let w = Walk::open(file, query, Binding::IfBindable { needed: false })?.with_cpu_time()?;
     let mut out = Vec::new();
     // In parts, as the reports count: the result may not depend on them.
@@ -85,7 +87,7 @@ fn walk(file: &Tb5File, query: &Query) -> Result<(Vec<(u64, u64, u64, Option<u64
 }
 
 /// The reference: every record read, filtered by the plain rule.
-fn reference(recs: &[Rec], time_field: bool, f: &Filters, weight: Weight) -> Vec<(u64, u64, u64, Option<u64>)> {
+fn reference(recs: &[Rec], time_field: bool, f: &Filters, weight: Weight) -> Vec<Passed> {
     let mut last = std::collections::HashMap::new();
     let mut out = Vec::new();
     for (k, r) in recs.iter().enumerate() {

@@ -68,4 +68,3 @@ pub fn timed(cmd: &mut Command) -> Took {
     let tv = |t: libc::timeval| Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64);
     Took { wall, cpu: tv(usage.ru_utime) + tv(usage.ru_stime), anon_kib: peak, maxrss_kib: usage.ru_maxrss as u64 }
 }
-
