@@ -22,62 +22,13 @@
 //! a note where `cc` or `perf record` fail.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
+
+mod support;
+use support::timed;
 
 const PROG: &str = include_str!("../../scripts/stacks-bench/busy.c");
-
-/// What a step took: wall time, CPU time (user + system, from the
-/// child's rusage: on a machine shared with other work the wall time is
-/// mostly waiting, the CPU time is the figure to compare) and the peak
-/// anonymous memory in KiB.
-struct Took {
-    wall: Duration,
-    cpu: Duration,
-    anon_kib: u64,
-}
-
-/// Runs `cmd`, polling its `RssAnon` every 20 ms until it ends.
-// The child is reaped by `wait4`, which `Child::wait` cannot replace: it
-// gives the child's rusage.
-#[allow(clippy::zombie_processes)]
-fn timed(cmd: &mut Command) -> Took {
-    let err = tempfile::tempfile().expect("temp file");
-    let t = Instant::now();
-    let child = cmd.stdout(Stdio::null()).stderr(err.try_clone().expect("dup")).spawn().expect("runs");
-    let pid = child.id() as libc::pid_t;
-    let status_file = format!("/proc/{pid}/status");
-    let mut peak = 0u64;
-    let (status, usage) = loop {
-        if let Ok(s) = std::fs::read_to_string(&status_file) {
-            let anon = s
-                .lines()
-                .find_map(|l| l.strip_prefix("RssAnon:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok());
-            peak = peak.max(anon.unwrap_or(0));
-        }
-        let mut status = 0;
-        // SAFETY: a plain system call on our own child; rusage is written by the kernel.
-        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-        let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
-        if r == pid {
-            break (status, usage);
-        }
-        assert!(r == 0, "wait4: {}", std::io::Error::last_os_error());
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let wall = t.elapsed();
-    if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
-        let mut text = String::new();
-        let mut e = err;
-        use std::io::{Read, Seek};
-        let _ = e.seek(std::io::SeekFrom::Start(0));
-        let _ = e.read_to_string(&mut text);
-        panic!("{cmd:?} failed: {text}");
-    }
-    let tv = |t: libc::timeval| Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64);
-    Took { wall, cpu: tv(usage.ru_utime) + tv(usage.ru_stime), anon_kib: peak }
-}
 
 fn size(p: &Path) -> u64 {
     std::fs::metadata(p).map(|m| m.len()).unwrap_or(0)

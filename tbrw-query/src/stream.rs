@@ -73,14 +73,10 @@ pub fn time_field(
 
 /// (offset, size) of the time `--time` filters on: a legacy sample's TSC,
 /// else the first 4- or 8-byte time stamp field.
+/// The format's rule ([`RecordLayout::time_at`]), which a data section's
+/// time order flag is about.
 pub fn time_at(layout: &RecordLayout) -> Option<(usize, usize)> {
-    match (layout.legacy_pc_offset(), layout.tsc_offset()) {
-        (Some(_), Some(t)) => Some((t as usize, 8)),
-        _ => layout
-            .find(desc_type::TIME_STAMP, None)
-            .filter(|f| f.size == 4 || f.size == 8)
-            .map(|f| (f.offset as usize, f.size as usize)),
-    }
+    layout.time_at().map(|(at, size)| (at as usize, size as usize))
 }
 
 /// Where each field a walk reads lies in a record.
@@ -221,6 +217,12 @@ impl SampleFields {
         self.time.map_or(k, |(at, size)| read_le(rec, at, size))
     }
 
+    /// Whether the records have a time field (else [`SampleFields::time`]
+    /// is the record index).
+    pub fn has_time(&self) -> bool {
+        self.time.is_some()
+    }
+
     /// The time stamp, when the records have one.
     #[inline]
     pub fn time_stamp(&self, rec: &[u8]) -> Option<u64> {
@@ -334,6 +336,13 @@ impl Weigher {
     /// Whether every sample weighs 1.
     pub fn is_one(&self) -> bool {
         matches!(self, Weigher::One)
+    }
+
+    /// Whether a sample's weight depends on the samples before it (a
+    /// cumulative CPU time, differenced per thread): a walk must then read
+    /// every record from the first, those the filters leave out included.
+    pub fn needs_history(&self) -> bool {
+        matches!(self, Weigher::Cputime(CpuTime::Cumulative(_), _) | Weigher::Energy(CpuTime::Cumulative(_), _, _))
     }
 
     /// The weight of `rec`, a sample of thread `thread` (any number that

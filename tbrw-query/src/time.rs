@@ -84,7 +84,8 @@ impl FromStr for TimeRange {
 pub struct StreamTimes {
     /// The time field and its unit.
     pub field: Option<TimeField>,
-    /// The smallest time of a record (records need not be in time order).
+    /// The smallest time of a record (records need not be in time order;
+    /// when their data section is marked so, the first record's).
     pub first: u64,
     /// The largest.
     pub last: u64,
@@ -99,6 +100,12 @@ impl StreamTimes {
             return Ok(None);
         }
         let fields = SampleFields::of(file, n)?;
+        if !fields.has_time() || data.time_ordered() {
+            // In time order: the first record's and the last's, two pages read.
+            let at = |k: u64| fields.time(data.record(k).unwrap_or_default(), k);
+            let (first, last) = (at(0), at(data.len() - 1));
+            return Ok(Some(StreamTimes { field: fields.time_field, first, last }));
+        }
         let (mut first, mut last) = (u64::MAX, 0);
         for (k, rec) in data.records().enumerate() {
             let t = fields.time(rec, k as u64);

@@ -8,6 +8,16 @@
 //! ([`Walk::process`], [`Walk::thread`]). Nothing else in the workspace
 //! reads a record's fields or applies a filter.
 //!
+//! A `--time` cut of records in time order (the records have no time
+//! field, so the index is their time, or their data section carries the
+//! writer's time order flag, docs/FORMAT.md) is a seek: the first record
+//! at or after the start and the first at or after the end are found by
+//! binary search ([`Walk::span`]), and passes read only the records
+//! between, so the pages a cut touches follow the cut. Not when a weight
+//! needs every earlier sample (a cumulative CPU time): then every record
+//! is read, as without the flag. A pass checks the order it relies on and
+//! reports a record out of order as damage rather than answer wrongly.
+//!
 //! Imports `query`, `stream`, `error`; no report, export or symbol module.
 
 use std::ops::Range;
@@ -90,6 +100,11 @@ pub struct Walk<'f> {
     cpu_weigher: Option<Weigher>,
     /// The file's thread table, for the names of unbound threads.
     threads: Vec<Tid<StringId>>,
+    /// The records a pass reads ([`Walk::span`]).
+    span: Range<u64>,
+    /// Whether `span` was found by binary search on the records' times
+    /// (a pass then checks their order).
+    seeks: bool,
 }
 
 impl<'f> Walk<'f> {
@@ -163,6 +178,12 @@ impl<'f> Walk<'f> {
             Some(pt) if direct_tid => pt.tids().collect(),
             _ => Vec::new(),
         };
+        let all = 0..data.len();
+        let seek = query.filters.time.filter(|_| !weigher.needs_history());
+        let (span, seeks) = match seek {
+            Some(t) if !fields.has_time() || data.time_ordered() => (time_span(&data, &fields, t), fields.has_time()),
+            _ => (all, false),
+        };
         Ok(Walk {
             file,
             query: query.clone(),
@@ -175,6 +196,8 @@ impl<'f> Walk<'f> {
             weigher,
             cpu_weigher: None,
             threads,
+            span,
+            seeks,
         })
     }
 
@@ -183,7 +206,11 @@ impl<'f> Walk<'f> {
     /// Profiler's CPU deltas).
     pub fn with_cpu_time(mut self) -> Result<Walk<'f>, QueryError> {
         if self.fields.has_cputime() {
-            self.cpu_weigher = Some(self.fields.weigher(Weight::Cputime, self.file, self.query.stream)?);
+            let w = self.fields.weigher(Weight::Cputime, self.file, self.query.stream)?;
+            if w.needs_history() {
+                (self.span, self.seeks) = (0..self.records(), false);
+            }
+            self.cpu_weigher = Some(w);
         }
         Ok(self)
     }
@@ -211,6 +238,14 @@ impl<'f> Walk<'f> {
     /// Records in the stream.
     pub fn records(&self) -> u64 {
         self.data.len()
+    }
+
+    /// The records a pass reads: all of them, or, for a `--time` cut of
+    /// records in time order, those from the first at or after the cut's
+    /// start to the last before its end (binary search: O(log n) records
+    /// read). Passes and parts keep inside it.
+    pub fn span(&self) -> Range<u64> {
+        self.span.clone()
     }
 
     /// The file's module table.
@@ -241,7 +276,7 @@ impl<'f> Walk<'f> {
         if self.query.weight != Weight::Samples {
             return 1;
         }
-        parts_for(self.records())
+        parts_for(self.span.end - self.span.start)
     }
 
     /// The error of filters that leave no sample.
@@ -253,10 +288,11 @@ impl<'f> Walk<'f> {
         }
     }
 
-    /// Passes over records `range` in order: each sample that passes the
-    /// filters goes to `each`. `progress` gets the records done in the
-    /// range. Returns the samples that passed, or the first record bound
-    /// to a module past the module table.
+    /// Passes over records `range` (within [`Walk::span`]) in order: each
+    /// sample that passes the filters goes to `each`. `progress` gets the
+    /// records done in the range. Returns the samples that passed, or the
+    /// first record bound to a module past the module table, or one out of
+    /// time order in a section marked in time order.
     #[inline]
     pub fn pass(
         &self,
@@ -272,6 +308,8 @@ impl<'f> Walk<'f> {
         let mut passed = 0u64;
         let mut binds = Vec::new();
         let chunk = 1 << 16;
+        let range = range.start.max(self.span.start)..range.end.min(self.span.end);
+        let mut last_time = 0u64;
         let mut i = range.start;
         while i < range.end {
             let end = (i + chunk).min(range.end);
@@ -294,6 +332,12 @@ impl<'f> Walk<'f> {
                 let cpu_time = cpu_weigher.as_mut().map(|c| c.weigh(rec, thread()) as u64);
                 if let Some((lo, hi)) = filters.time {
                     let t = self.fields.time(rec, k);
+                    if self.seeks {
+                        if t < last_time {
+                            return Err(self.out_of_order(k, t, last_time));
+                        }
+                        last_time = t;
+                    }
                     if t < lo || t >= hi {
                         continue;
                     }
@@ -366,7 +410,20 @@ impl<'f> Walk<'f> {
         count: impl Fn(Range<u64>, &mut dyn FnMut(u64)) -> T + Sync,
         merge: impl FnMut(T, T) -> T,
     ) -> T {
-        in_parts(self.records(), parts, progress, count, merge)
+        in_parts(self.span(), parts, progress, count, merge)
+    }
+
+    /// The error of a record whose time is below its predecessor's in a
+    /// data section marked in time order.
+    #[cold]
+    fn out_of_order(&self, k: u64, t: u64, before: u64) -> QueryError {
+        QueryError::Damaged {
+            file: self.file.path().display().to_string(),
+            stream: self.query.stream,
+            what: format!(
+                "record {k} has time {t}, below the {before} of a record before it, but the data section is marked as in time order (tbrw verify checks it)"
+            ),
+        }
     }
 
     /// Process `index` of the bind.
@@ -399,18 +456,41 @@ pub fn parts_for(records: u64) -> usize {
     tbrw::bind::bind_threads().min(usize::try_from(records.div_ceil(1 << 16)).unwrap_or(usize::MAX)).max(1)
 }
 
-/// Runs `count` over `parts` contiguous parts of records `0..records`, the
+/// The records `start..end` of `data` whose times can lie in `lo..hi`,
+/// its records being in time order: the first at or after `lo` and the
+/// first at or after `hi`, each by binary search (the pages of O(log n)
+/// records read).
+pub fn time_span(data: &DataSection<'_>, fields: &SampleFields, (lo, hi): (u64, u64)) -> Range<u64> {
+    let time = |k: u64| fields.time(data.record(k).unwrap_or_default(), k);
+    let first_at_or_after = |from: u64, t: u64| {
+        let (mut a, mut b) = (from, data.len());
+        while a < b {
+            let m = a + (b - a) / 2;
+            if time(m) < t {
+                a = m + 1;
+            } else {
+                b = m;
+            }
+        }
+        a
+    };
+    let start = first_at_or_after(0, lo);
+    start..first_at_or_after(start, hi.max(lo))
+}
+
+/// Runs `count` over `parts` contiguous parts of records `records`, the
 /// first on this thread and each other on its own, and folds the later
 /// parts' results into the first's in stream order with `merge`.
 pub fn in_parts<T: Send>(
-    records: u64,
+    records: Range<u64>,
     parts: usize,
     progress: &mut dyn FnMut(u64),
     count: impl Fn(Range<u64>, &mut dyn FnMut(u64)) -> T + Sync,
     mut merge: impl FnMut(T, T) -> T,
 ) -> T {
-    let parts = (parts as u64).clamp(1, records.max(1));
-    let range = |p: u64| records * p / parts..records * (p + 1) / parts;
+    let (first, n) = (records.start, records.end.saturating_sub(records.start));
+    let parts = (parts as u64).clamp(1, n.max(1));
+    let range = |p: u64| first + n * p / parts..first + n * (p + 1) / parts;
     let count = &count;
     std::thread::scope(|scope| {
         let later: Vec<_> = (1..parts).map(|p| scope.spawn(move || count(range(p), &mut |_| {}))).collect();

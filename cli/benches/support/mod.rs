@@ -1,4 +1,9 @@
-//! Shared by the benches: reading this process's memory figures.
+//! Shared by the benches: reading this process's memory figures, and a
+//! child's (`timed`).
+#![allow(dead_code)]
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 /// A `/proc/self/status` figure in KiB (`VmRSS:`, `VmHWM:`), 0 where there is none.
 pub fn status_kib(field: &str) -> u64 {
@@ -6,4 +11,60 @@ pub fn status_kib(field: &str) -> u64 {
         .ok()
         .and_then(|s| s.lines().find(|l| l.starts_with(field)).and_then(|l| l.split_whitespace().nth(1)?.parse().ok()))
         .unwrap_or(0)
+}
+
+/// What a step took: wall time, CPU time (user + system, from the
+/// child's rusage: on a machine shared with other work the wall time is
+/// mostly waiting, the CPU time is the figure to compare) and the peak
+/// anonymous memory in KiB (`RssAnon`: the heap, not the pages of
+/// mapped files).
+pub struct Took {
+    pub wall: Duration,
+    pub cpu: Duration,
+    pub anon_kib: u64,
+    /// Peak resident memory (`ru_maxrss`): the heap and the pages of
+    /// mapped files the child touched.
+    pub maxrss_kib: u64,
+}
+
+/// Runs `cmd`, polling its `RssAnon` every 20 ms until it ends.
+// The child is reaped by `wait4`, which `Child::wait` cannot replace: it
+// gives the child's rusage.
+#[allow(clippy::zombie_processes)]
+pub fn timed(cmd: &mut Command) -> Took {
+    let err = tempfile::tempfile().expect("temp file");
+    let t = Instant::now();
+    let child = cmd.stdout(Stdio::null()).stderr(err.try_clone().expect("dup")).spawn().expect("runs");
+    let pid = child.id() as libc::pid_t;
+    let status_file = format!("/proc/{pid}/status");
+    let mut peak = 0u64;
+    let (status, usage) = loop {
+        if let Ok(s) = std::fs::read_to_string(&status_file) {
+            let anon = s
+                .lines()
+                .find_map(|l| l.strip_prefix("RssAnon:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok());
+            peak = peak.max(anon.unwrap_or(0));
+        }
+        let mut status = 0;
+        // SAFETY: a plain system call on our own child; rusage is written by the kernel.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
+        if r == pid {
+            break (status, usage);
+        }
+        assert!(r == 0, "wait4: {}", std::io::Error::last_os_error());
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let wall = t.elapsed();
+    if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
+        let mut text = String::new();
+        let mut e = err;
+        use std::io::{Read, Seek};
+        let _ = e.seek(std::io::SeekFrom::Start(0));
+        let _ = e.read_to_string(&mut text);
+        panic!("{cmd:?} failed: {text}");
+    }
+    let tv = |t: libc::timeval| Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64);
+    Took { wall, cpu: tv(usage.ru_utime) + tv(usage.ru_stime), anon_kib: peak, maxrss_kib: usage.ru_maxrss as u64 }
 }

@@ -190,15 +190,17 @@ impl<'a> Samples<'a> {
         self.walk.in_parts(parts, progress, count, merge)
     }
 
-    /// Per module record, whether any record binds to it (filters aside):
-    /// the modules a pass may ask about.
+    /// Per module record, whether any record a pass reads
+    /// ([`Walk::span`]) binds to it (filters aside): the modules a pass
+    /// may ask about.
     pub(crate) fn modules_bound(&self, modules: usize) -> Vec<bool> {
         let mut used = vec![false; modules];
         let Some(view) = self.walk.bind_view() else { return used };
         let mut binds = Vec::new();
-        let mut i = 0;
-        while i < self.records() {
-            let n = (self.records() - i).min(1 << 16);
+        let span = self.walk.span();
+        let mut i = span.start;
+        while i < span.end {
+            let n = (span.end - i).min(1 << 16);
             binds.clear();
             view.data_binds(i, n as usize, &mut binds);
             for b in &binds {

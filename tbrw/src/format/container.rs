@@ -26,6 +26,10 @@ pub(crate) const SLOT_OFFSET: [u64; 2] = [64, 96];
 pub(crate) const SECTION_ALIGN: u64 = 8;
 /// `stream` of a directory entry that belongs to no stream.
 pub(crate) const NO_STREAM: u32 = u32::MAX;
+/// Directory entry flag of a data section: the writer read the time of
+/// every record as it was added ([`crate::RecordLayout::time_at`]) and no
+/// record's is below its predecessor's, so readers may seek by time.
+pub(crate) const FLAG_TIME_ORDERED: u16 = 1;
 
 /// The header checksum covers bytes `0..60`; the checksum itself follows.
 const HEADER_CRC_END: usize = 60;

@@ -387,6 +387,21 @@ impl RecordLayout {
             .map(|f| f.offset)
     }
 
+    /// (offset, size) of the time readers cut and order records by: a
+    /// legacy sample's TSC (after a PC record), else the first
+    /// `ST_TIME_STAMP` field when it has 4 or 8 bytes; `None` when the
+    /// records have none (a record's index is then its time). The time a
+    /// data section's "time order" flag (docs/FORMAT.md, "Directory") is about.
+    pub fn time_at(&self) -> Option<(u32, u32)> {
+        match (self.legacy_pc_offset(), self.tsc_offset()) {
+            (Some(_), Some(t)) => Some((t, LEGACY_TSC_SIZE)),
+            _ => self
+                .find(desc_type::TIME_STAMP, None)
+                .filter(|f| f.size == 4 || f.size == 8)
+                .map(|f| (f.offset, f.size)),
+        }
+    }
+
     /// Whether a record may be cut at byte `pos` (0..=record size) when it
     /// arrives in pieces: only at the start or end of a field.
     pub fn is_boundary(&self, pos: u32) -> bool {

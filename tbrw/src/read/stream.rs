@@ -5,7 +5,7 @@
 use super::bind_view::BindView;
 use super::directory::SectionEntry;
 use super::file::{SharedBytes, Tb5File};
-use crate::format::codec;
+use crate::format::{codec, container};
 use crate::model::descriptor::{DescEntry, RecordLayout};
 use crate::model::error::{Error, Result};
 use crate::model::event::Event;
@@ -83,6 +83,7 @@ impl<'f> StreamReader<'f> {
             len: e.raw.count,
             offset: e.raw.offset,
             stream: self.index,
+            time_ordered: e.raw.flags & container::FLAG_TIME_ORDERED != 0,
         }))
     }
 
@@ -161,6 +162,7 @@ pub struct DataSection<'f> {
     len: u64,
     offset: u64,
     stream: u32,
+    time_ordered: bool,
 }
 
 impl std::fmt::Debug for DataSection<'_> {
@@ -193,6 +195,14 @@ impl<'f> DataSection<'f> {
     /// All records as one slice.
     pub fn as_bytes(&self) -> &'f [u8] {
         self.bytes
+    }
+
+    /// Whether the writer marked the records as in time order: the time
+    /// of [`crate::RecordLayout::time_at`] never goes down from one record
+    /// to the next (docs/FORMAT.md, "Directory"; `verify` checks it).
+    /// `false`: not known to be.
+    pub fn time_ordered(&self) -> bool {
+        self.time_ordered
     }
 
     /// Absolute file offset of the first record.

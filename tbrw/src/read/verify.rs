@@ -138,6 +138,7 @@ pub(crate) fn verify(file: &Tb5File) -> Result<()> {
         let Some(layout) = stream.layout()? else { continue };
         let Some(data) = stream.data()? else { continue };
         check_stack_ids(file, n, &layout, &data, table.map_or(0, |t| t.len()))?;
+        check_time_order(file, n, &layout, &data)?;
         for (i, d) in descs.iter().enumerate() {
             let stored_end = u64::from(d.offset) + u64::from(d.data_size);
             if !desc_type::is_extended(d.desc_type)
@@ -185,6 +186,43 @@ pub(crate) fn verify(file: &Tb5File) -> Result<()> {
                 }
             }
         }
+    }
+    Ok(())
+}
+
+/// A data section marked time-ordered has a time field, and no record's
+/// time is below its predecessor's.
+fn check_time_order(
+    file: &Tb5File,
+    n: u32,
+    layout: &crate::model::descriptor::RecordLayout,
+    data: &super::DataSection<'_>,
+) -> Result<()> {
+    if !data.time_ordered() {
+        return Ok(());
+    }
+    let at = |k: usize| Location {
+        file: file.path().to_owned(),
+        section: SectionRef::Stream(n, StreamSection::Data),
+        record: Some(k as u64),
+        offset: data.file_offset() + (k * data.record_size()) as u64,
+    };
+    let Some((offset, size)) = layout.time_at() else {
+        return Err(Error::malformed(at(0), "marked as in time order, but its records have no time field"));
+    };
+    let (offset, size) = (offset as usize, size as usize);
+    let mut last = 0u64;
+    for (k, rec) in data.records().enumerate() {
+        let mut b = [0u8; 8];
+        b[..size].copy_from_slice(&rec[offset..offset + size]);
+        let t = u64::from_le_bytes(b);
+        if t < last {
+            return Err(Error::malformed(
+                at(k),
+                format!("time {t} is below the previous record's {last}, but the section is marked as in time order"),
+            ));
+        }
+        last = t;
     }
     Ok(())
 }

@@ -49,12 +49,14 @@ pub(crate) struct Pending {
     parts: Vec<Part>,
     count: u64,
     record_size: u32,
+    /// The directory entry's flags.
+    flags: u16,
 }
 
 impl Pending {
     /// A section of stream `stream` (or [`NO_STREAM`]) holding `count` entries.
     pub(crate) fn new(kind: SectionKind, stream: u32, parts: Vec<Part>, count: u64) -> Pending {
-        Pending { kind, stream, parts, count, record_size: 0 }
+        Pending { kind, stream, parts, count, record_size: 0, flags: 0 }
     }
 
     /// A global section.
@@ -62,10 +64,12 @@ impl Pending {
         Pending::new(SectionKind::Global(s), NO_STREAM, parts, count)
     }
 
-    /// A data section of records of `record_size` bytes.
-    pub(crate) fn data(stream: u32, sink: SectionSink, count: u64, record_size: u32) -> Pending {
+    /// A data section of records of `record_size` bytes; `time_ordered`:
+    /// the writer saw every record's time and none went back.
+    pub(crate) fn data(stream: u32, sink: SectionSink, count: u64, record_size: u32, time_ordered: bool) -> Pending {
         let kind = SectionKind::Stream(StreamSection::Data);
-        Pending { record_size, ..Pending::new(kind, stream, vec![Part::Sink(sink)], count) }
+        let flags = if time_ordered { container::FLAG_TIME_ORDERED } else { 0 };
+        Pending { record_size, flags, ..Pending::new(kind, stream, vec![Part::Sink(sink)], count) }
     }
 }
 
@@ -208,7 +212,10 @@ impl Output {
         let (length, crc) = sink.finish_direct(&self.file, &self.path)?;
         self.revision += 1;
         crash_point("data section written");
-        self.entries.push(entry(p.kind, p.stream, start, length, p.count, p.record_size, crc));
+        self.entries.push(DirEntryRaw {
+            flags: p.flags,
+            ..entry(p.kind, p.stream, start, length, p.count, p.record_size, crc)
+        });
         self.end = start + length;
         self.tail = None;
         self.flush_pending()
@@ -316,7 +323,8 @@ impl Output {
         }
         self.zero_pad(self.end, start)?;
         crash_point("section written");
-        self.entries.push(entry(p.kind, p.stream, start, at - start, p.count, p.record_size, hasher.finalize()));
+        let e = entry(p.kind, p.stream, start, at - start, p.count, p.record_size, hasher.finalize());
+        self.entries.push(DirEntryRaw { flags: p.flags, ..e });
         self.end = at;
         Ok(())
     }

@@ -74,6 +74,81 @@ pub(super) struct DataState {
     /// gigabytes). `None` when some bytes arrived before the layout was
     /// known: then they are read back once the section is done.
     pub(super) events: Option<EventScan>,
+    /// Whether the records' times go up, noted as the bytes go by; `None`
+    /// when some bytes arrived before the layout was known, or the records
+    /// have no time field: then the section is not marked time-ordered.
+    pub(super) order: Option<TimeOrder>,
+}
+
+/// Whether the times of the records written so far never went back
+/// ([`RecordLayout::time_at`]): a data section's "time order" flag.
+pub(super) struct TimeOrder {
+    at: usize,
+    size: usize,
+    record_size: usize,
+    /// The time field's bytes of a record arriving in pieces.
+    piece: [u8; 8],
+    last: Option<u64>,
+    pub(super) ordered: bool,
+}
+
+impl TimeOrder {
+    /// The check for records of `layout`, if they have a time field.
+    pub(super) fn for_layout(layout: &RecordLayout) -> Option<TimeOrder> {
+        let (at, size) = layout.time_at()?;
+        Some(TimeOrder {
+            at: at as usize,
+            size: size as usize,
+            record_size: layout.record_size() as usize,
+            piece: [0; 8],
+            last: None,
+            ordered: true,
+        })
+    }
+
+    #[inline]
+    fn see(&mut self, t: u64) {
+        if self.last.is_some_and(|last| t < last) {
+            self.ordered = false;
+        }
+        self.last = Some(t);
+    }
+
+    #[inline]
+    fn time(&self, field: &[u8]) -> u64 {
+        let mut b = [0u8; 8];
+        b[..self.size].copy_from_slice(&field[..self.size]);
+        u64::from_le_bytes(b)
+    }
+
+    /// Notes `bytes`, which start at byte `pos` of a record.
+    #[inline]
+    pub(super) fn note(&mut self, mut pos: usize, mut bytes: &[u8]) {
+        let (rs, at, size) = (self.record_size, self.at, self.size);
+        while self.ordered && !bytes.is_empty() {
+            if pos == 0 && bytes.len() >= rs {
+                let whole = bytes.len() / rs * rs;
+                for r in bytes[..whole].chunks_exact(rs) {
+                    let t = self.time(&r[at..at + size]);
+                    self.see(t);
+                }
+                bytes = &bytes[whole..];
+                continue;
+            }
+            if (at..at + size).contains(&pos) {
+                self.piece[pos - at] = bytes[0];
+                if pos == at + size - 1 {
+                    let t = self.time(&self.piece);
+                    self.see(t);
+                }
+            }
+            pos += 1;
+            if pos == rs {
+                pos = 0;
+            }
+            bytes = &bytes[1..];
+        }
+    }
 }
 
 /// The eventIndex values of the legacy samples written so far.
@@ -152,7 +227,7 @@ impl GlobalBuilder {
 
 impl DataState {
     pub(super) fn new(sink: SectionSink) -> DataState {
-        DataState { sink, pos_in_record: 0, poisoned: None, events: None }
+        DataState { sink, pos_in_record: 0, poisoned: None, events: None, order: None }
     }
 
     /// Notes bytes about to be written at byte `pos` of a record: from the
@@ -162,6 +237,12 @@ impl DataState {
     fn note(&mut self, layout: &RecordLayout, pos: u32, bytes: &[u8]) {
         if self.sink.len() == 0 && self.events.is_none() {
             self.events = EventScan::for_layout(layout);
+        }
+        if self.sink.len() == 0 && self.order.is_none() {
+            self.order = TimeOrder::for_layout(layout);
+        }
+        if let Some(order) = self.order.as_mut() {
+            order.note(pos as usize, bytes);
         }
         if let Some(scan) = self.events.as_mut() {
             scan.note(pos as usize, bytes);
@@ -237,7 +318,8 @@ impl StreamState {
                 }
                 let d = self.data.take().expect("checked above");
                 let count = d.sink.len() / u64::from(record_size);
-                Pending::data(n, d.sink, count, record_size)
+                let ordered = d.order.as_ref().is_some_and(|o| o.ordered);
+                Pending::data(n, d.sink, count, record_size, ordered)
             }
             StreamSection::UserDefinedStream => {
                 // Bytes are bytes: a section given none is an empty one.
