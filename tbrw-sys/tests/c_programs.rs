@@ -388,9 +388,8 @@ fn a_file_with_a_stack_table_reads_as_any_other() {
         ip_sum = ip_sum.wrapping_add(u64::from_le_bytes(r[..8].try_into().unwrap()));
     }
     let binds = stream.bind_view().unwrap().expect("bound by the C reader");
-    let in_module = (0..binds.len())
-        .filter(|&i| binds.data_bind(i).unwrap().module_index != tb5::UNKNOWN_MODULE)
-        .count();
+    let in_module =
+        (0..binds.len()).filter(|&i| binds.data_bind(i).unwrap().module_index != tb5::UNKNOWN_MODULE).count();
     assert!(out.contains("field stack_id offset "), "{out}");
     assert!(out.contains(&format!("\nrecords {records}\n")), "{out}");
     assert!(out.contains(&format!("\nip sum {ip_sum:#x}\n")), "{out}");

@@ -227,7 +227,9 @@ pub fn report_in_parts(
         g.1 += w;
     }
     let row = |(key, (samples, w)): (Key, (u64, f64))| match weighed {
-        false => Row { key, samples, percent: percent(samples, counted.total), weight: None, task: None, children: None },
+        false => {
+            Row { key, samples, percent: percent(samples, counted.total), weight: None, task: None, children: None }
+        }
         true => {
             let share = if total_weight > 0.0 { w * 100.0 / total_weight } else { 0.0 };
             Row { key, samples, percent: share, weight: Some(w), task: None, children: None }
