@@ -144,7 +144,7 @@ fn layout_of(path: &Path) -> (u32, bool, bool) {
         // Memory and the file grow with distinct frames, not samples.
         assert!(table.len() < records, "{} nodes for {records} samples", table.len());
     }
-    (layout.record_size() as u32, field.is_some(), table.is_some())
+    (layout.record_size(), field.is_some(), table.is_some())
 }
 
 #[test]
@@ -157,7 +157,7 @@ fn the_stack_id_is_the_perf_imports_field_and_none_keeps_the_old_layout() {
     let s = file.stream(0).unwrap();
     let layout = s.layout().unwrap().unwrap();
     let f = layout.find(tbrw::STACK_ID_FIELD, None).unwrap();
-    let name = s.descriptor().unwrap().unwrap()[f.entry as usize].name;
+    let name = s.descriptor().unwrap().unwrap()[f.entry].name;
     assert_eq!(file.string(name).unwrap(), "stack_id");
 }
 
