@@ -90,6 +90,12 @@ enum Command {
         /// What the percentages weigh: samples, a sampler import's cputime, or energy.
         #[arg(long, value_parser = named!(Weight), default_value = "samples")]
         weight: Weight,
+        /// Per function, its inclusive share (samples with it anywhere in
+        /// their call stack, once per sample) beside its self share, sorted
+        /// by the inclusive one, as `perf report --children`: for files with
+        /// call stacks (`sampler -g`, `perf record -g`).
+        #[arg(long)]
+        children: bool,
         #[command(flatten)]
         symbols: SymbolArgs,
     },
@@ -506,9 +512,9 @@ fn run(cli: Cli) -> Result<Outcome, CliError> {
         Command::Info { file } => commands::info(&file, &mut out).map(|()| Outcome::Success),
         Command::Verify { file } => commands::verify(&file, &mut out).map(|()| Outcome::Success),
         Command::Bind { file, stream } => bind(&file, stream, &mut out),
-        Command::Report { file, filters, by, top, json, weight, symbols } => {
+        Command::Report { file, filters, by, top, json, weight, children, symbols } => {
             let opts = ReportOptions { query: filters.query(weight, &file)?, by: By::Auto, top };
-            report(&file, &opts, &by, &symbols.options(), json, &mut out)
+            report(&file, &opts, &by, &symbols.options(), json, children, &mut out)
         }
         Command::Annotate { file, function, filters, json, asm, source, symbols } => {
             let query = filters.query(Weight::Samples, &file)?;
@@ -670,6 +676,7 @@ fn report(
     by: &[By],
     symbols: &SymbolOptions,
     json: bool,
+    children: bool,
     out: &mut dyn Write,
 ) -> Result<Outcome, CliError> {
     let bar = progress(0, "report");
@@ -677,8 +684,9 @@ fn report(
         bar.set_length(all);
         bar.set_position(done);
     };
+    let how = commands::ReportHow { json, children };
     after_bar(&bar, out, |o, e| {
-        commands::report(file, opts, by, symbols, json, &mut set, o, e).map(|()| Outcome::Success)
+        commands::report(file, opts, by, symbols, how, &mut set, o, e).map(|()| Outcome::Success)
     })
 }
 

@@ -533,3 +533,127 @@ int main(void) { double t = 0; for (int r = 0; r < 250; r++) t += top(40000, r);
     assert!(deep * 2 >= compared, "{deep} of {compared} samples unwound through the program's four functions");
     assert!(share >= 0.95, "{agreed} of {compared}");
 }
+
+/// A three-deep chain `top -> middle -> leaf`, a second leaf `side`
+/// called from `top` and from the bottom of a recursion `rec` (four
+/// frames of `rec` in one stack: its children count each sample once).
+const CHAIN_PROG: &str = r#"
+static volatile unsigned long sink;
+__attribute__((noinline)) void leaf(long n) { for (long i = 0; i < n; i++) sink += i ^ (sink >> 3); }
+__attribute__((noinline)) void middle(long n) { leaf(n); sink++; }
+__attribute__((noinline)) void side(long n) { for (long i = 0; i < n; i++) sink += i * 7 + (sink >> 5); }
+__attribute__((noinline)) void rec(int depth, long n) { if (depth == 0) { side(n); return; } rec(depth - 1, n); sink++; }
+__attribute__((noinline)) void top(long n) { for (int r = 0; r < 30; r++) { middle(n); side(n / 2); rec(3, n / 2); } }
+int main(void) { top(5000000); sink++; return 0; }
+"#;
+
+/// CHAIN_PROG's functions.
+const FUNCTIONS: [&str; 6] = ["main", "top", "middle", "leaf", "side", "rec"];
+
+/// `perf report --children --sort sym` as symbol → (children %, self %).
+fn perf_children(data: &Path) -> BTreeMap<String, (f64, f64)> {
+    let o = Command::new("perf")
+        .args(["report", "--children", "--sort", "sym", "--stdio", "-q", "-g", "none", "-i"])
+        .arg(data)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut m = BTreeMap::new();
+    // "    75.63%     0.00%  [.] top"
+    for line in String::from_utf8_lossy(&o.stdout).lines() {
+        let w: Vec<&str> = line.split_whitespace().collect();
+        let pct = |s: &str| s.strip_suffix('%').and_then(|p| p.parse::<f64>().ok());
+        if let [c, s, _mode, sym @ ..] = &w[..] {
+            if let (Some(c), Some(s)) = (pct(c), pct(s)) {
+                m.insert(sym.join(" "), (c, s));
+            }
+        }
+    }
+    m
+}
+
+/// `tbrw report --children` of a `perf record -g` import: each function's
+/// children and self shares are perf's `--children` ones, and are what
+/// the folded flame graph's stacks add up to; a file without stacks is refused.
+#[test]
+fn report_children_equals_perf_report_children() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(exe) = build(dir.path(), "chain", CHAIN_PROG, &["-O1", "-g", "-fno-omit-frame-pointer"]) else { return };
+    // A fixed period: perf's percentages (of periods) are shares of samples.
+    let args = ["-e", "cpu-clock:u", "-c", "250000", "-g"];
+    let Some(data) = record(&dir.path().join("children.data"), &args, &[&exe]) else { return };
+    let (tb5, _) = import(&data);
+    let o = tbrw().arg("report").arg(&tb5).args(["--children", "--json"]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let total = v["samples"].as_u64().unwrap();
+    let mut ours: BTreeMap<String, (f64, f64, u64, u64)> = BTreeMap::new();
+    for row in v["rows"].as_array().unwrap() {
+        let name = row["key"]["name"].as_str().or(row["key"]["unknown"].as_str()).unwrap().to_owned();
+        let c = &row["children"];
+        let figures = (
+            c["percent"].as_f64().unwrap(),
+            row["percent"].as_f64().unwrap(),
+            c["samples"].as_u64().unwrap(),
+            row["samples"].as_u64().unwrap(),
+        );
+        ours.insert(name, figures);
+    }
+    let theirs = perf_children(&data);
+    eprintln!("tbrw: {ours:?}\nperf: {theirs:?}");
+    // `middle` is in perf's chains only where the compiler gave `leaf` a
+    // frame (GCC 12 leaves it frameless, whatever -fno-omit-frame-pointer
+    // says): then neither side has a row for it.
+    for f in FUNCTIONS {
+        let Some(&(c, s, ..)) = ours.get(f) else {
+            assert!(f == "middle" && !theirs.contains_key(f), "no row for {f}: {ours:?}");
+            continue;
+        };
+        let (pc, ps) = *theirs.get(f).unwrap_or_else(|| panic!("perf has no row for {f}: {theirs:?}"));
+        assert!((c - pc).abs() < 0.011, "{f}: children {c:.3} %, perf's {pc:.2} %");
+        assert!((s - ps).abs() < 0.011, "{f}: self {s:.3} %, perf's {ps:.2} %");
+    }
+    // A function four times in a stack counts once: rec's children are
+    // the samples under it, at most all of them.
+    assert!(ours["rec"].2 <= total && ours["rec"].2 >= ours["rec"].3);
+    assert!(ours["top"].2 >= ours["leaf"].2 + ours["rec"].2, "{ours:?}");
+
+    // The reference from the folded stacks: a function's children are the
+    // samples of the stacks it is in, once per stack; self, of those it ends.
+    let o = tbrw()
+        .args(["export", "flamegraph", "--folded", "--by", "function"])
+        .arg(&tb5)
+        .args(["-o", "-"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut inclusive: BTreeMap<String, u64> = BTreeMap::new();
+    let mut own: BTreeMap<String, u64> = BTreeMap::new();
+    for line in String::from_utf8_lossy(&o.stdout).lines() {
+        let (stack, n) = line.rsplit_once(' ').unwrap();
+        let n: u64 = n.parse().unwrap();
+        let frames: Vec<&str> = stack.split(';').collect();
+        let distinct: std::collections::BTreeSet<&str> = frames.iter().copied().collect();
+        for f in distinct {
+            *inclusive.entry(f.to_owned()).or_default() += n;
+        }
+        *own.entry(frames.last().unwrap().to_string()).or_default() += n;
+    }
+    for f in FUNCTIONS {
+        let Some(&(.., children, own_samples)) = ours.get(f) else { continue };
+        assert_eq!(children, inclusive[f], "{f}'s children against the folded stacks");
+        assert_eq!(own_samples, own.get(f).copied().unwrap_or(0), "{f}'s self against the folded stacks");
+    }
+
+    // The table: perf's columns, sorted by children.
+    let o = tbrw().arg("report").arg(&tb5).arg("--children").output().unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success() && text.lines().nth(1).is_some_and(|l| l.contains("children")), "{text}");
+
+    // Without stacks: refused, saying why.
+    let Some(plain) = record(&dir.path().join("plain.data"), &["-e", "cpu-clock:u"], &[&exe]) else { return };
+    let (plain, _) = import(&plain);
+    let o = tbrw().arg("report").arg(&plain).arg("--children").output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && err.contains("no call stacks"), "{err}");
+}

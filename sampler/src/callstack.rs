@@ -6,6 +6,18 @@
 //! `tbrw_symbols::unwind`, as perf's `--call-graph dwarf` and samply do).
 //! Either gives the callers' return addresses, innermost first; the
 //! sampled pc is not among them. Knows nothing of TB5.
+//!
+//! Frame pointers miss the caller of a function that has no frame of its
+//! own where it was sampled: a leaf function compilers leave frameless
+//! even with `-fno-omit-frame-pointer` (GCC before 14 on x86-64 ignores
+//! `-mno-omit-leaf-frame-pointer` for leaves that need no stack), or any
+//! function at its first instruction or its `ret`. On x86-64 its return
+//! address is then the word at the stack pointer: it is taken as the first
+//! caller when the instruction before it is a direct `call` (`e8 rel32`)
+//! whose target is at most [`LEAF_SPAN`] below the sampled pc, which a
+//! local or saved register a framed function keeps there almost never is
+//! (perf's `--call-graph fp` has no such step, and shows such samples
+//! without their caller).
 
 use std::ops::Range;
 
@@ -56,11 +68,22 @@ const FP_WINDOW: usize = 16 << 10;
 /// `--call-graph dwarf`).
 pub const DWARF_STACK: usize = 8 << 10;
 
+/// How far below the sampled pc the target of the call before the word at
+/// the stack pointer may be for that word to be taken as the return
+/// address of a frameless function (its size, at most).
+pub const LEAF_SPAN: u64 = 64 << 10;
+
+/// Call targets remembered, at most (then forgotten all at once).
+const CALL_TARGETS: usize = 1 << 16;
+
 /// Takes call stacks of one run's threads.
 pub struct Stacks {
     mode: CallGraph,
     unwinder: Option<Unwinder>,
     buf: Vec<u8>,
+    /// Per (pid, address after a call): the direct call's target, `None`
+    /// when the bytes before it are not one.
+    call_targets: std::collections::HashMap<(u32, u64), Option<u64>>,
 }
 
 impl std::fmt::Debug for Stacks {
@@ -76,7 +99,7 @@ impl Stacks {
             (CallGraph::Dwarf, Some(arch)) => Some(Unwinder::new(arch, Config::default())),
             _ => None,
         };
-        Stacks { mode, unwinder, buf: Vec::new() }
+        Stacks { mode, unwinder, buf: Vec::new(), call_targets: std::collections::HashMap::new() }
     }
 
     /// The mode.
@@ -104,6 +127,8 @@ impl Stacks {
 
     /// A process that ended (or exec'd: its modules are read again).
     pub fn remove_process(&mut self, pid: u32) {
+        // Its code is another after an exec.
+        self.call_targets.retain(|k, _| k.0 != pid);
         if let Some(u) = &mut self.unwinder {
             u.remove_process(pid);
         }
@@ -142,6 +167,16 @@ impl Stacks {
         let have = sys::read_mem(pid, base, &mut self.buf).unwrap_or(0) as u64;
         let mut fp = regs.fp;
         let mut word = [0u8; 16];
+        // A frameless function's return address, at the stack pointer.
+        let leaf_caller = if cfg!(target_arch = "x86_64") && have >= 8 {
+            let top = read_u64(&self.buf);
+            self.is_return_into_caller_of(pid, top, regs.pc).then_some(top)
+        } else {
+            None
+        };
+        if let Some(ret) = leaf_caller {
+            out.push(ret);
+        }
         while out.len() < MAX_FRAMES {
             if fp < base || !fp.is_multiple_of(8) {
                 break;
@@ -159,12 +194,41 @@ impl Stacks {
             if ret == 0 {
                 break;
             }
+            // The frame the stack pointer's word already gave.
+            if out.len() == 1 && leaf_caller == Some(ret) {
+                out.clear();
+            }
             out.push(ret);
             if next <= fp {
                 break;
             }
             fp = next;
         }
+    }
+}
+
+impl Stacks {
+    /// Whether `ret` follows a direct call (`e8 rel32`, x86-64) in process
+    /// `pid` whose target is at most [`LEAF_SPAN`] below `pc`: then `ret`
+    /// is the return address of the function holding `pc`.
+    fn is_return_into_caller_of(&mut self, pid: u32, ret: u64, pc: u64) -> bool {
+        if ret < 5 {
+            return false;
+        }
+        if self.call_targets.len() >= CALL_TARGETS {
+            self.call_targets.clear();
+        }
+        let target = *self.call_targets.entry((pid, ret)).or_insert_with(|| {
+            let mut code = [0u8; 5];
+            match sys::read_mem(pid, ret - 5, &mut code) {
+                Ok(5) if code[0] == 0xe8 => {
+                    let rel = i32::from_le_bytes([code[1], code[2], code[3], code[4]]);
+                    Some(ret.wrapping_add(rel as i64 as u64))
+                }
+                _ => None,
+            }
+        });
+        target.is_some_and(|t| t <= pc && pc - t < LEAF_SPAN)
     }
 }
 

@@ -313,7 +313,13 @@ pub fn record(args: &Args, name: &str) -> Result<i32, Box<dyn std::error::Error>
         (Some(path), Some(Format::Tb5)) => crate::tb5::record(
             path,
             tracer,
-            &crate::tb5::RunInfo { command_line: shell_words(&args.command), period_ns, pmu: pmu_info, threads },
+            &crate::tb5::RunInfo {
+                command_line: shell_words(&args.command),
+                period_ns,
+                pmu: pmu_info,
+                threads,
+                call_graph,
+            },
         )?,
         (Some(path), Some(Format::Profile)) => crate::profile::record(path, tracer, pmu_info.map(|p| p.0))?,
         _ => tracer.run(&mut |_, _| Ok(()))?,

@@ -15,10 +15,19 @@
 //! | 32..40 | CPU time since the thread's previous sample, ns | user-defined [`field_type::CPUTIME_DELTA`] |
 //! | 40..44 | CPU number | `ST_PROCESSOR_NUMBER` |
 //! | 44..52 | PMU value, f64 (with `-p` only) | [`field_type`] or `ST_POWER` |
+//! | last 4 | stack id, u32 (with `--call-graph fp`/`dwarf` only) | `tbrw::STACK_ID_FIELD`, named `stack_id` |
 //!
 //! The user-defined types are those `tbrw import sampler` writes, so the
 //! command line's reports and CSV export read both alike; the delta is what
 //! `tbrw report --weight cputime` weighs by.
+//!
+//! With call stacks, each sample's stack is interned in the stream's stack
+//! table ([`tbrw::StackTable`], docs/FORMAT.md "Stack table") as the perf
+//! import interns perf's call chains: innermost first, the sampled pc
+//! itself, then its callers' return addresses; the record holds its node.
+//! The table (memory: the distinct frames, not the samples) is stored when
+//! the data section is done, on every way the run ends that completes the
+//! file (the command exits or is killed, ^C).
 
 use std::io;
 use std::path::Path;
@@ -26,6 +35,7 @@ use std::path::Path;
 use tbrw::*;
 use tbrw_import::module_notes::{self, ModuleNote};
 
+use crate::callstack::CallGraph;
 use crate::pmu::Kind;
 use crate::tracer::{History, Outcome, ThreadSample, Threads, Tracer};
 
@@ -39,8 +49,14 @@ pub mod field_type {
 /// CSV export reads it.
 pub const TIME_FIELD: &str = "time_monotonic_raw_ns";
 
-/// Bytes of a record without / with a PMU value.
+/// Bytes of a record without / with a PMU value (without a stack id).
 pub const RECORD_SIZE: [usize; 2] = [44, 52];
+
+/// Bytes a stack id adds to a record (`--call-graph fp`/`dwarf`).
+pub const STACK_ID_SIZE: usize = 4;
+
+/// The name of the stack id field: the perf import's.
+pub const STACK_FIELD: &str = "stack_id";
 
 fn entry(desc_type: u16, subtype: u16, data_size: u32, name: &str) -> DescEntry {
     DescEntry { desc_type, subtype, data_size, name: Some(name.into()), ..Default::default() }
@@ -56,8 +72,8 @@ pub fn value_type(kind: Kind) -> u16 {
     }
 }
 
-/// The data descriptor of stream 0.
-pub fn descriptor(pmu: Option<Kind>) -> Vec<DescEntry> {
+/// The data descriptor of stream 0; `stacks`: records end with a stack id.
+pub fn descriptor(pmu: Option<Kind>, stacks: bool) -> Vec<DescEntry> {
     let mut v = vec![
         entry(desc_type::IP, desc_subtype::NONE, 8, "pc"),
         entry(desc_type::PID, desc_subtype::NONE, 4, "pid"),
@@ -71,11 +87,15 @@ pub fn descriptor(pmu: Option<Kind>) -> Vec<DescEntry> {
     if let Some(k) = pmu {
         v.push(entry(value_type(k), desc_subtype::NONE, 8, k.name()));
     }
+    if stacks {
+        v.push(stack::stack_id_entry(STACK_FIELD));
+    }
     v
 }
 
-/// Appends the record of `s` to `out`.
-pub fn encode(s: &ThreadSample, value: Option<f64>, out: &mut Vec<u8>) {
+/// Appends the record of `s` to `out`, with its stack id when the
+/// descriptor has the field.
+pub fn encode(s: &ThreadSample, value: Option<f64>, stack_id: Option<u32>, out: &mut Vec<u8>) {
     out.extend_from_slice(&s.pc.to_le_bytes());
     out.extend_from_slice(&s.pid.to_le_bytes());
     out.extend_from_slice(&s.tid.to_le_bytes());
@@ -85,6 +105,50 @@ pub fn encode(s: &ThreadSample, value: Option<f64>, out: &mut Vec<u8>) {
     out.extend_from_slice(&s.cpu.to_le_bytes());
     if let Some(v) = value {
         out.extend_from_slice(&v.to_le_bytes());
+    }
+    if let Some(id) = stack_id {
+        out.extend_from_slice(&id.to_le_bytes());
+    }
+}
+
+/// The stacks of a recording with `--call-graph`: each sample's stack
+/// interned once in the table, the last one remembered (a tick's repeats
+/// and a thread spinning in one place cost one comparison).
+#[derive(Debug, Default)]
+pub struct Stacks {
+    table: StackTable,
+    frames: Vec<u64>,
+    last: Option<u32>,
+    /// Frames of the samples' stacks, summed.
+    pub frames_seen: u64,
+}
+
+impl Stacks {
+    /// The stack id of `s`: its pc, then its callers.
+    pub fn id(&mut self, s: &ThreadSample) -> io::Result<u32> {
+        let n = 1 + s.callers.len();
+        self.frames_seen += n as u64;
+        if let Some(id) = self.last {
+            if self.frames.len() == n && self.frames[0] == s.pc && self.frames[1..] == s.callers[..] {
+                return Ok(id);
+            }
+        }
+        self.frames.clear();
+        self.frames.push(s.pc);
+        self.frames.extend_from_slice(&s.callers);
+        let id = self.table.intern_innermost_first(&self.frames).map_err(io::Error::other)?;
+        self.last = Some(id);
+        Ok(id)
+    }
+
+    /// The table's nodes.
+    pub fn nodes(&self) -> usize {
+        self.table.len()
+    }
+
+    /// The table, to store.
+    pub fn into_table(self) -> StackTable {
+        self.table
     }
 }
 
@@ -99,6 +163,8 @@ pub struct RunInfo {
     pub pmu: Option<(Kind, String)>,
     /// Which threads were sampled at each tick.
     pub threads: Threads,
+    /// How call stacks were taken (`None`: no stack id field, no table).
+    pub call_graph: CallGraph,
 }
 
 /// Ticks of 100 ns since 1601 (Windows `FILETIME`) from ns since 1970.
@@ -119,7 +185,8 @@ pub fn record(path: &Path, tracer: Tracer, info: &RunInfo) -> Result<Outcome, Bo
         sample_file_version: MIN_SAMPLE_FILE_VERSION,
     })?;
     let kind = info.pmu.as_ref().map(|p| p.0);
-    let mut stream = w.stream(0)?.data_descriptor(&descriptor(kind))?;
+    let with_stacks = info.call_graph != CallGraph::None;
+    let mut stream = w.stream(0)?.data_descriptor(&descriptor(kind, with_stacks))?;
     stream.events(&[Event {
         id: 0,
         flags: EventFlags::TBS,
@@ -128,23 +195,39 @@ pub fn record(path: &Path, tracer: Tracer, info: &RunInfo) -> Result<Outcome, Bo
         arch_name: Some(std::env::consts::ARCH.into()),
         details: Vec::new(),
     }])?;
+    let mut stacks = with_stacks.then(Stacks::default);
     let outcome = {
         let mut data = stream.data()?;
         let mut buf = Vec::new();
         let outcome = tracer.run(&mut |samples, value| {
             buf.clear();
             for s in samples {
-                encode(s, value, &mut buf);
+                let id = match stacks.as_mut() {
+                    Some(t) => Some(t.id(s)?),
+                    None => None,
+                };
+                encode(s, value, id, &mut buf);
             }
             data.add(&buf).map_err(io::Error::other)
         })?;
         data.done()?;
         outcome
     };
+    // Stored whatever ended the run: tracer.run returns (and the file is
+    // completed) when the command exits, is killed, or ^C stops recording.
+    let stack_words = match stacks {
+        Some(t) => {
+            let words =
+                format!(" call_graph={} frames={} stack_nodes={}", info.call_graph.name(), t.frames_seen, t.nodes());
+            stream.stack_table(t.into_table())?;
+            words
+        }
+        None => String::new(),
+    };
     let st = &outcome.stats;
     stream.user_defined(
         format!(
-            "sampler wall_time={} cpu_time={} samples={} records={} missed_ticks={} reached_hz={:.1} clock=CLOCK_MONOTONIC_RAW threads={}{}\n",
+            "sampler wall_time={} cpu_time={} samples={} records={} missed_ticks={} reached_hz={:.1} clock=CLOCK_MONOTONIC_RAW threads={}{}{}\n",
             st.wall_ns() / 1000,
             st.stopped_ns / 1000,
             st.ticks,
@@ -153,6 +236,7 @@ pub fn record(path: &Path, tracer: Tracer, info: &RunInfo) -> Result<Outcome, Bo
             st.reached_hz(),
             threads_word(info.threads),
             info.pmu.as_ref().map(|(k, s)| format!(" magic={} pmu={s}", k.magic())).unwrap_or_default(),
+            stack_words,
         )
         .as_bytes(),
     )?;
@@ -165,12 +249,16 @@ pub fn record(path: &Path, tracer: Tracer, info: &RunInfo) -> Result<Outcome, Bo
         command_line: Some(info.command_line.clone()),
         cpu_mask: std::fs::read_to_string("/sys/devices/system/cpu/online").ok().map(|s| s.trim().to_owned()),
         comment: Some(format!(
-            "sampler: ptrace, {:.0} Hz asked, {:.1} Hz reached, {}, time stamps in ns of CLOCK_MONOTONIC_RAW",
+            "sampler: ptrace, {:.0} Hz asked, {:.1} Hz reached, {}{}, time stamps in ns of CLOCK_MONOTONIC_RAW",
             1e9 / info.period_ns as f64,
             st.reached_hz(),
             match info.threads {
                 Threads::OnCpu => "on-CPU",
                 Threads::All => "all threads",
+            },
+            match info.call_graph {
+                CallGraph::None => String::new(),
+                g => format!(", call stacks by --call-graph {}", g.name()),
             }
         )),
     })?;
@@ -278,8 +366,9 @@ mod tests {
 
     #[test]
     fn records_match_the_descriptor() {
-        for (pmu, size) in [(None, RECORD_SIZE[0]), (Some(Kind::Power), RECORD_SIZE[1])] {
-            let layout = RecordLayout::from_entries(&descriptor(pmu)).unwrap();
+        for (pmu, stacks) in [(None, false), (Some(Kind::Power), false), (None, true), (Some(Kind::Power), true)] {
+            let size = RECORD_SIZE[pmu.is_some() as usize] + if stacks { STACK_ID_SIZE } else { 0 };
+            let layout = RecordLayout::from_entries(&descriptor(pmu, stacks)).unwrap();
             assert_eq!(layout.record_size() as usize, size);
             let s = ThreadSample {
                 time_ns: 5,
@@ -292,7 +381,7 @@ mod tests {
                 callers: Vec::new(),
             };
             let mut out = Vec::new();
-            encode(&s, pmu.map(|_| 1.5), &mut out);
+            encode(&s, pmu.map(|_| 1.5), stacks.then_some(9), &mut out);
             assert_eq!(out.len(), size);
             let at = |t: u16| layout.find(t, None).unwrap();
             let f = at(desc_type::TIME_STAMP);
@@ -303,7 +392,44 @@ mod tests {
             assert_eq!(out[f.offset as usize..][..8], 7u64.to_le_bytes());
             let f = at(field_type::CPUTIME_DELTA);
             assert_eq!(out[f.offset as usize..][..8], 6u64.to_le_bytes());
+            match layout.find(STACK_ID_FIELD, None) {
+                Some(f) => {
+                    assert!(stacks);
+                    assert_eq!(f.size, 4);
+                    assert_eq!(out[f.offset as usize..][..4], 9u32.to_le_bytes());
+                }
+                None => assert!(!stacks),
+            }
         }
+    }
+
+    /// A stack is the sampled pc then its callers, as the perf import
+    /// stores perf's call chains; equal stacks share an id.
+    #[test]
+    fn stacks_start_with_the_sampled_pc() {
+        let sample = |pc, callers: &[u64]| ThreadSample {
+            time_ns: 0,
+            pid: 1,
+            tid: 1,
+            pc,
+            cputime_ns: 0,
+            cputime_delta_ns: 0,
+            cpu: 0,
+            callers: callers.to_vec(),
+        };
+        let mut st = Stacks::default();
+        let a = st.id(&sample(0x30, &[0x20, 0x10])).unwrap();
+        assert_eq!(st.id(&sample(0x30, &[0x20, 0x10])).unwrap(), a);
+        let b = st.id(&sample(0x31, &[0x20, 0x10])).unwrap();
+        let c = st.id(&sample(0x30, &[0x21, 0x10])).unwrap();
+        assert_eq!(st.id(&sample(0x30, &[0x20, 0x10])).unwrap(), a);
+        assert!(a != b && a != c && b != c);
+        let lone = st.id(&sample(0x30, &[])).unwrap();
+        assert!(lone != a);
+        assert_eq!(st.nodes(), 7);
+        assert_eq!(st.frames_seen, 3 + 3 + 3 + 3 + 3 + 1);
+        let mut table = st.into_table();
+        assert_eq!(table.intern_innermost_first(&[0x30, 0x20, 0x10]).unwrap(), a);
     }
 
     #[test]

@@ -375,8 +375,17 @@ struct Proc {
     rec: usize,
     maps: Vec<(Mapping, Option<usize>)>,
     reread_tick: u64,
+    /// The tick a caller outside the known mappings last had them reread.
+    caller_reread_tick: u64,
     modules: usize,
 }
+
+/// Ticks between rereads of a process's maps for callers no mapping holds:
+/// the first reread finds the libraries mapped after the exec (the
+/// loader's work); a frame-pointer chain through code built without them
+/// gives addresses no mapping holds at every tick, which must not cost a
+/// read of the maps each time.
+const CALLER_REREAD_TICKS: u64 = 256;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Resume {
@@ -743,7 +752,10 @@ impl Tracer {
             origin,
         });
         let rec = self.hist.processes.len() - 1;
-        self.procs.insert(pid, Proc { rec, maps: Vec::new(), reread_tick: u64::MAX, modules: 0 });
+        self.procs.insert(
+            pid,
+            Proc { rec, maps: Vec::new(), reread_tick: u64::MAX, caller_reread_tick: u64::MAX, modules: 0 },
+        );
         self.reread_maps(pid, now);
     }
 
@@ -912,6 +924,25 @@ impl Tracer {
         }
         let mut callers = Vec::new();
         self.stacks.take(pid as u32, &regs, &mut callers);
+        // Callers in libraries mapped since the maps were read (most are
+        // mapped by the loader after the exec, and only a sampled pc in
+        // one has them read): read again, and the stack taken again (the
+        // DWARF unwinder goes on through the modules now known).
+        if let Some(p) = self.procs.get(&pid) {
+            let unknown = callers.iter().any(|&c| !p.maps.iter().any(|(m, _)| m.contains(c)));
+            let due = p.caller_reread_tick == u64::MAX || tick >= p.caller_reread_tick + CALLER_REREAD_TICKS;
+            if unknown && due && p.reread_tick != tick {
+                let p = self.procs.get_mut(&pid).expect("present");
+                p.caller_reread_tick = tick;
+                p.reread_tick = tick;
+                self.stats.map_rereads += 1;
+                let known = p.maps.len();
+                self.reread_maps(pid, time_ns);
+                if self.procs.get(&pid).is_some_and(|p| p.maps.len() != known) {
+                    self.stacks.take(pid as u32, &regs, &mut callers);
+                }
+            }
+        }
         let s =
             ThreadSample { time_ns, pid: pid as u32, tid: tid as u32, pc, cputime_ns, cputime_delta_ns, cpu, callers };
         // The repeats stand for CPU time already in the first one's delta.

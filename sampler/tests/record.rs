@@ -303,24 +303,59 @@ fn dlopen_after_a_while() {
     assert!((0.4..0.95).contains(&in_lib), "{in_lib} of the samples in the library");
 }
 
+/// With call stacks (`stacks`), the file's stack table is there and every
+/// record's stack id names one of its stacks (`verify` checks them).
+fn check_stacks(r: &Recorded, stacks: bool) {
+    let s = r.file.stream(0).unwrap();
+    let table = s.stack_table().unwrap();
+    let field = s.layout().unwrap().unwrap().find(STACK_ID_FIELD, None).copied();
+    assert_eq!((field.is_some(), table.is_some()), (stacks, stacks));
+    if let (Some(f), Some(t)) = (field, table) {
+        let mut frames = Vec::new();
+        for rec in s.data().unwrap().unwrap().records() {
+            frames.clear();
+            t.frames(f.read_le(rec).unwrap() as u32, &mut frames).unwrap();
+            assert!(!frames.is_empty());
+        }
+    }
+}
+
 #[test]
 fn killed_command_still_leaves_a_complete_file() {
-    let dir = tempfile::tempdir().unwrap();
-    let bin = build(dir.path(), "killself", &[]);
-    let out_file = dir.path().join("run.tb5");
-    let Some(out) = sample(&["-f", "300", "-o", out_file.to_str().unwrap()], &[&bin], &[]) else { return };
-    assert_eq!(out.status.code(), Some(128 + 9));
-    let r = load(&out_file);
-    assert!(r.recs.len() > 20);
+    for stacks in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = build(dir.path(), "killself", &[]);
+        let out_file = dir.path().join("run.tb5");
+        let mut args = vec!["-f", "300", "-o", out_file.to_str().unwrap()];
+        if stacks {
+            args.push("-g");
+        }
+        let Some(out) = sample(&args, &[&bin], &[]) else { return };
+        assert_eq!(out.status.code(), Some(128 + 9));
+        let r = load(&out_file);
+        assert!(r.recs.len() > 20);
+        check_stacks(&r, stacks);
+    }
 }
 
 #[test]
 fn interrupted_sampler_finishes_the_file() {
+    interrupted(false);
+}
+
+#[test]
+fn interrupted_sampler_with_stacks_finishes_the_file_and_its_stack_table() {
+    interrupted(true);
+}
+
+fn interrupted(stacks: bool) {
     let dir = tempfile::tempdir().unwrap();
     let bin = build(dir.path(), "spin", &[]);
     let out_file = dir.path().join("run.tb5");
     let child = Command::new(SAMPLER)
-        .args(["-f", "300", "-o", out_file.to_str().unwrap(), "--"])
+        .args(["-f", "300", "-o", out_file.to_str().unwrap()])
+        .args(if stacks { &["--call-graph", "dwarf"][..] } else { &[] })
+        .arg("--")
         .arg(&bin)
         .arg("20")
         .stdout(std::process::Stdio::null())
@@ -350,6 +385,7 @@ fn interrupted_sampler_finishes_the_file() {
     assert!(err.contains("passed signal 2"), "{err}");
     let r = load(&out_file);
     assert!(r.recs.len() > 20);
+    check_stacks(&r, stacks);
 }
 
 #[test]

@@ -5,7 +5,8 @@
 //! [`TableStacks`]; or, in perf imports made before the stack table, the
 //! records of the call-chain stream; else the sampled address); [`Stacks`] aggregates them
 //! per distinct stack and label set, so that memory grows with distinct
-//! stacks, not samples; [`Names`] symbolizes each distinct address once.
+//! stacks, not samples (what the exports and `report --children` read);
+//! [`Names`] symbolizes each distinct address once.
 //!
 //! Imports `walk`, `stream`, `query`, `names`, `file_symbols`, `report`'s
 //! `By`; no export.
@@ -239,6 +240,14 @@ fn chain_stream(file: &Tb5File, n: u32) -> Result<Option<(u32, RecordLayout)>, Q
         }
     }
     Ok(None)
+}
+
+/// Whether stream `n`'s samples have call stacks: a stack id field (the
+/// stack table), or, in a perf import made before it, a call-chain stream.
+pub fn has_stacks(file: &Tb5File, n: u32) -> Result<bool, QueryError> {
+    let s = stream::open_stream(file, n)?;
+    let field = s.layout()?.is_some_and(|l| l.find(fields::STACK_ID, None).is_some());
+    Ok(field || chain_stream(file, n)?.is_some())
 }
 
 /// Streams the samples of `opts.query` that pass its filters to `each`,

@@ -123,15 +123,29 @@ pub fn report(
     opts: &ReportOptions,
     by: &[By],
     symbols: &SymbolOptions,
-    json: bool,
+    how: ReportHow,
     progress: &mut dyn FnMut(u64, u64),
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<(), CliError> {
     let f = open(file)?;
     let records = report::samples::stream(&f, opts.query.stream)?.data()?.map_or(0, |d| d.len());
-    let r = report::run(&f, opts, by, symbols, err, &mut |n| progress(n, records))?;
-    if json { report::write_json(&r, out) } else { report::write_text(&r, out) }.map_err(written)
+    let mut progress = |n| progress(n, records);
+    let r = match how.children {
+        true => report::children::report(&f, opts, by, symbols, err, &mut progress)?,
+        false => report::run(&f, opts, by, symbols, err, &mut progress)?,
+    };
+    if how.json { report::write_json(&r, out) } else { report::write_text(&r, out) }.map_err(written)
+}
+
+/// How `tbrw report` answers: JSON or a table; `--children` (perf's
+/// inclusive view) or the counts `--by` asks for.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ReportHow {
+    /// JSON instead of a table.
+    pub json: bool,
+    /// Self and children per function.
+    pub children: bool,
 }
 
 /// `tbrw export vtune-csv`: the files written on `out`, streams left out on `err`.

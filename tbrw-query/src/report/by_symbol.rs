@@ -409,7 +409,7 @@ pub fn symbol_rows(
                     .collect(),
             },
         };
-        Row { key, samples, percent: percent(samples, total), weight: None, task: None }
+        Row { key, samples, percent: percent(samples, total), weight: None, task: None, children: None }
     };
     if let [By::Function] = by {
         let order = order_by_samples_and_label(merged.len(), |i| merged[i].2, |i| merged[i].1.unwrap_or("?"));

@@ -227,10 +227,12 @@ pub fn report_in_parts(
         g.1 += w;
     }
     let row = |(key, (samples, w)): (Key, (u64, f64))| match weighed {
-        false => Row { key, samples, percent: percent(samples, counted.total), weight: None, task: None },
+        false => {
+            Row { key, samples, percent: percent(samples, counted.total), weight: None, task: None, children: None }
+        }
         true => {
             let share = if total_weight > 0.0 { w * 100.0 / total_weight } else { 0.0 };
-            Row { key, samples, percent: share, weight: Some(w), task: None }
+            Row { key, samples, percent: share, weight: Some(w), task: None, children: None }
         }
     };
     let mut rows: Vec<Row> = groups.into_iter().map(row).collect();

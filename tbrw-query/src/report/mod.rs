@@ -17,6 +17,7 @@ use crate::walk::{ProcessName, ThreadName};
 pub mod samples;
 
 mod by_symbol;
+pub mod children;
 pub mod functions;
 pub mod raw;
 mod rows;
@@ -409,6 +410,24 @@ pub struct Row {
     /// function have tens of thousands of rows to sort).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub task: Option<Box<TaskFigures>>,
+    /// `--children` only: the samples with this function anywhere in their
+    /// stack (each sample once); `samples`, `percent` and `weight` are then
+    /// the function's self figures, as `--by function` gives them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub children: Option<Inclusive>,
+}
+
+/// A function's inclusive figures (`tbrw report --children`, perf's
+/// "Children" column).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Inclusive {
+    /// Samples whose stack holds the function (once per sample).
+    pub samples: u64,
+    /// Percent of the report's samples (of its weight, when weighted).
+    pub percent: f64,
+    /// Their weight, when the report is weighted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weight: Option<f64>,
 }
 
 /// A report: what `tbrw report --json` writes, one shape for every `--by`.
@@ -482,6 +501,9 @@ pub fn write_table(r: &Report, out: &mut dyn Write) -> std::io::Result<()> {
     let by = combined.as_deref().unwrap_or(r.by.name());
     // As perf's header says what it sorted by: here, what `--by auto` chose and why.
     let chosen = r.auto.as_deref().map_or(String::new(), |why| format!(" (--by auto: {why})"));
+    if r.rows.iter().any(|row| row.children.is_some()) {
+        return write_children_table(r, by, out);
+    }
     match &r.weight {
         None => {
             writeln!(out, "{}: stream {}, {} of {} samples, by {by}{chosen}", r.file, r.stream, r.samples, r.records)?;
@@ -509,6 +531,54 @@ pub fn write_table(r: &Report, out: &mut dyn Write) -> std::io::Result<()> {
                     row.samples,
                     quantity(row.weight.unwrap_or(0.0), w.weight),
                     row.percent,
+                    row.key
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The table of `tbrw report --children`: as perf's `--children`, the
+/// inclusive share first (the column the rows are sorted by), then self.
+fn write_children_table(r: &Report, by: &str, out: &mut dyn Write) -> std::io::Result<()> {
+    let inclusive = |row: &Row| row.children.clone().unwrap_or(Inclusive { samples: 0, percent: 0.0, weight: None });
+    let what = "children: samples with the function anywhere in their stack; self: with it sampled";
+    match &r.weight {
+        None => {
+            writeln!(out, "{}: stream {}, {} of {} samples, by {by} ({what})", r.file, r.stream, r.samples, r.records)?;
+            writeln!(out, "{:>8} {:>8} {:>10} {:>10}  {by}", "children", "self", "samples", "self")?;
+            for row in &r.rows {
+                let c = inclusive(row);
+                writeln!(
+                    out,
+                    "{:>7.2}% {:>7.2}% {:>10} {:>10}  {}",
+                    c.percent, row.percent, c.samples, row.samples, row.key
+                )?;
+            }
+        }
+        Some(w) => {
+            writeln!(
+                out,
+                "{}: stream {}, {} of {} samples, {} {}, by {by} ({what})",
+                r.file,
+                r.stream,
+                r.samples,
+                r.records,
+                quantity(w.total, w.weight),
+                w.weight.name()
+            )?;
+            let name = w.weight.name();
+            writeln!(out, "{:>8} {:>8} {:>16} {:>16}  {by}", "children", "self", name, format!("self {name}"))?;
+            for row in &r.rows {
+                let c = inclusive(row);
+                writeln!(
+                    out,
+                    "{:>7.2}% {:>7.2}% {:>16} {:>16}  {}",
+                    c.percent,
+                    row.percent,
+                    quantity(c.weight.unwrap_or(0.0), w.weight),
+                    quantity(row.weight.unwrap_or(0.0), w.weight),
                     row.key
                 )?;
             }

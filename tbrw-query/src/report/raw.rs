@@ -340,6 +340,16 @@ pub fn function_at(s: &Symbolized, module: Option<&Module>) -> String {
     }
 }
 
+/// The [`Key::Function`] of an address of `module` symbolized as `s`: what
+/// `--by function` groups a sample by, and `--children` each frame.
+pub fn function_key(s: &Symbolized, module: Option<&Module>) -> Key {
+    Key::Function {
+        module: module.and_then(module_name),
+        name: s.function.as_deref().map(str::to_owned),
+        unknown: s.function.is_none().then(|| unknown_label(module)),
+    }
+}
+
 /// The key of grouping `by` for a sample at `k`, symbolized as `s`.
 pub fn part(by: By, k: &RawKey, s: &Symbolized, counted: &Counted) -> Key {
     let module = k.module.and_then(|m| counted.modules.get(m as usize));
@@ -353,11 +363,7 @@ pub fn part(by: By, k: &RawKey, s: &Symbolized, counted: &Counted) -> Key {
             }
             _ => Key::UnknownModule,
         },
-        By::Function => Key::Function {
-            module: module.and_then(module_name),
-            name: s.function.as_deref().map(str::to_owned),
-            unknown: s.function.is_none().then(|| unknown_label(module)),
-        },
+        By::Function => function_key(s, module),
         By::Line => {
             let loc = s.location();
             Key::Line {

@@ -97,7 +97,7 @@ mod tests {
     use super::*;
 
     fn row(key: Key, samples: u64) -> Row {
-        Row { key, samples, percent: 0.0, weight: None, task: None }
+        Row { key, samples, percent: 0.0, weight: None, task: None, children: None }
     }
 
     proptest! {

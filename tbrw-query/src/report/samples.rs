@@ -187,7 +187,7 @@ pub fn report(file: &Tb5File, opts: &ReportOptions, progress: &mut dyn FnMut(u64
                     (if total_weight > 0.0 { w * 100.0 / total_weight } else { 0.0 }, Some(w))
                 }
             };
-            Row { key: typed(key), samples, percent: share, weight, task: None }
+            Row { key: typed(key), samples, percent: share, weight, task: None, children: None }
         })
         .collect();
     Ok(Report {

@@ -178,6 +178,7 @@ pub fn task_report(file: &Tb5File, stream: u32, top: Option<usize>) -> Result<Re
                 percent: percent(1, total),
                 weight: None,
                 task: Some(Box::new(task_figures(t, name))),
+                children: None,
             }
         })
         .collect();
@@ -214,6 +215,7 @@ pub fn task_report(file: &Tb5File, stream: u32, top: Option<usize>) -> Result<Re
         percent: percent(t.tasks, total),
         weight: None,
         task: Some(Box::new(t.figures())),
+        children: None,
     };
     let totals = by_thread
         .iter()
