@@ -532,6 +532,37 @@ int main(void) { double t = 0; for (int r = 0; r < 250; r++) t += top(40000, r);
     assert!(compared >= 200, "too few samples compared: {compared}");
     assert!(deep * 2 >= compared, "{deep} of {compared} samples unwound through the program's four functions");
     assert!(share >= 0.95, "{agreed} of {compared}");
+
+    // The unwinder's options: `--no-unwind` leaves the stack copies
+    // unread; with the program moved away its file is found by
+    // `--search-path`, and without that it is named as missing.
+    let run = |args: &[&str]| {
+        let o = tbrw()
+            .args(["import", "perf"])
+            .arg(&data)
+            .arg("-o")
+            .arg(dir.path().join("options.tb5"))
+            .arg("--force")
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
+    };
+    let counted = |out: &str| -> u64 {
+        out.split(" samples unwound").next().and_then(|h| h.rsplit('(').next()).and_then(|n| n.parse().ok()).unwrap_or(0)
+    };
+    let (with, _) = run(&[]);
+    assert!(counted(&with) >= compared as u64, "{with}");
+    let (without, _) = run(&["--no-unwind"]);
+    assert_eq!(counted(&without), 0, "{without}");
+    let away = dir.path().join("away");
+    std::fs::create_dir(&away).unwrap();
+    std::fs::rename(&exe, away.join("chain")).unwrap();
+    let (found, _) = run(&["--search-path", away.to_str().unwrap()]);
+    assert_eq!(counted(&found), counted(&with), "{found}");
+    let (_, missing) = run(&[]);
+    assert!(missing.contains("chain"), "the moved program is not named: {missing}");
 }
 
 /// A three-deep chain `top -> middle -> leaf`, a second leaf `side`
