@@ -130,7 +130,9 @@ fn main() {
         num_cpus()
     );
     for threads in ["1", "4"] {
-        let iters = if threads == "1" { "400000000" } else { "150000000" };
+        // About 4 s a run: long enough that the profilers' start and end
+        // (perf's is about 0.3 s) do not decide the ratio.
+        let iters = if threads == "1" { "2000000000" } else { "750000000" };
         println!("{threads} thread(s):");
         let mut bare = [0.0f64; 2];
         for run in &runs {
