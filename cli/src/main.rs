@@ -165,10 +165,11 @@ enum Command {
     },
 }
 
-/// Where the modules' files and symbols are looked for (reports by
-/// function, line or address, and annotate).
+/// Where the modules' files are looked for: by the reports by function,
+/// line or address and annotate (their symbols), and by `import perf`
+/// (the unwind tables of `--call-graph dwarf` samples).
 #[derive(clap::Args)]
-struct SymbolArgs {
+struct ModuleFileArgs {
     /// A root prefixed to every module path (the profiled system's files copied here), like perf's.
     #[arg(long, value_name = "DIR")]
     symfs: Option<PathBuf>,
@@ -176,22 +177,32 @@ struct SymbolArgs {
     /// repeatable; /usr/lib/debug is searched after them.
     #[arg(long = "debug-dir", value_name = "DIR")]
     debug_dirs: Vec<PathBuf>,
-    /// A directory searched for modules by file name (sampler imports record base names); repeatable.
+    /// A directory searched for modules by file name (sampler imports record base names,
+    /// recordings of another machine other paths); repeatable.
     #[arg(long = "search-path", value_name = "DIR")]
     search_paths: Vec<PathBuf>,
+}
+
+/// Where the modules' files and symbols are looked for (reports by
+/// function, line or address, and annotate).
+#[derive(clap::Args)]
+struct SymbolArgs {
+    #[command(flatten)]
+    files: ModuleFileArgs,
     /// The profiled machine's kallsyms, for kernel addresses (default: /proc/kallsyms).
     #[arg(long, value_name = "FILE")]
     kallsyms: Option<PathBuf>,
 }
 
+impl ModuleFileArgs {
+    fn options(self, kallsyms: Option<PathBuf>) -> SymbolOptions {
+        SymbolOptions { symfs: self.symfs, debug_dirs: self.debug_dirs, search_paths: self.search_paths, kallsyms }
+    }
+}
+
 impl SymbolArgs {
     fn options(self) -> SymbolOptions {
-        SymbolOptions {
-            symfs: self.symfs,
-            debug_dirs: self.debug_dirs,
-            search_paths: self.search_paths,
-            kallsyms: self.kallsyms,
-        }
+        self.files.options(self.kallsyms)
     }
 }
 
@@ -234,18 +245,9 @@ enum Import {
         /// stacks hold the kernel's frames only (faster; the user frames are lost).
         #[arg(long)]
         no_unwind: bool,
-        /// Where the unwinder finds the recorded modules' files: a root prefixed
-        /// to every module path (the profiled system's files copied here), like perf's.
-        #[arg(long, value_name = "DIR")]
-        symfs: Option<PathBuf>,
-        /// A directory of separate debug files with unwind tables
-        /// (.build-id/xx/yyyy.debug); repeatable; /usr/lib/debug is searched after them.
-        #[arg(long = "debug-dir", value_name = "DIR")]
-        debug_dirs: Vec<PathBuf>,
-        /// A directory searched for a module by its file name when its recorded
-        /// path is not on this machine; repeatable.
-        #[arg(long = "search-path", value_name = "DIR")]
-        search_paths: Vec<PathBuf>,
+        /// Where the unwinder of `--call-graph dwarf` samples finds the modules' files.
+        #[command(flatten)]
+        files: ModuleFileArgs,
     },
     /// An MTMC temporal profiler raw task log.
     Mtmc {
@@ -546,8 +548,8 @@ fn run(cli: Cli) -> Result<Outcome, CliError> {
             &ProfileOptions { layout, volts },
             &mut out,
         ),
-        Command::Import(Import::Perf { data, output, force, no_unwind, symfs, debug_dirs, search_paths }) => {
-            let symbols = SymbolOptions { symfs, debug_dirs, search_paths, kallsyms: None };
+        Command::Import(Import::Perf { data, output, force, no_unwind, files }) => {
+            let symbols = files.options(None);
             let opts = tbrw_import::perf::PerfOptions {
                 unwind: !no_unwind,
                 // Unwinding needs the modules' unwind tables only: no

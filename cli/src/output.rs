@@ -61,6 +61,18 @@ pub fn same_file(a: &std::fs::Metadata, b: &Path) -> bool {
     std::fs::metadata(b).is_ok_and(|m| m.dev() == a.dev() && m.ino() == a.ino())
 }
 
+/// [`check_output`] for a TB5 file, which cannot go to standard output: it
+/// is written beside its target and committed by a rename, so `-` is
+/// refused rather than taken as a file name.
+pub fn check_tb5_output(path: &Path, inputs: &[&Path], force: bool) -> Result<(), CliError> {
+    if path.as_os_str() == "-" {
+        return Err(CliError::msg(
+            "-o -: a TB5 file cannot be written to standard output (it is committed by a rename): give a file name",
+        ));
+    }
+    check_output(path, inputs, force)
+}
+
 /// Checks an output file path before any work: not a folder, in a folder
 /// that exists and can be written, never one of `inputs` (not even with
 /// `force`), and not an existing file unless `force`. `-` (standard

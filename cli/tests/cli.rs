@@ -167,3 +167,20 @@ fn import_from_stdin_export_to_stdout_and_csv() {
         .contains("magic number 0x9090909"));
     assert!(!target.exists());
 }
+
+/// A TB5 output is committed by a rename: `-o -` is refused by every
+/// import, never written to a file named `-`.
+#[test]
+fn imports_refuse_standard_output_for_a_tb5_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let perf = concat!(env!("CARGO_MANIFEST_DIR"), "/../tbrw-import/tests/data/perf/perf.data.armv7-3.4");
+    let log = dir.path().join("mtmc_raw_0");
+    std::fs::write(&log, "").unwrap();
+    for args in [["import", "perf", perf, "-o", "-"], ["import", "mtmc", log.to_str().unwrap(), "-o", "-"]] {
+        let o = Command::new(env!("CARGO_BIN_EXE_tbrw")).args(args).current_dir(dir.path()).output().unwrap();
+        assert!(!o.status.success(), "{args:?}");
+        let e = String::from_utf8(o.stderr).unwrap();
+        assert!(e.contains("cannot be written to standard output"), "{e}");
+        assert!(!dir.path().join("-").exists(), "{args:?} wrote a file named -");
+    }
+}

@@ -550,7 +550,11 @@ int main(void) { double t = 0; for (int r = 0; r < 250; r++) t += top(40000, r);
         (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
     };
     let counted = |out: &str| -> u64 {
-        out.split(" samples unwound").next().and_then(|h| h.rsplit('(').next()).and_then(|n| n.parse().ok()).unwrap_or(0)
+        out.split(" samples unwound")
+            .next()
+            .and_then(|h| h.rsplit('(').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0)
     };
     let (with, _) = run(&[]);
     assert!(counted(&with) >= compared as u64, "{with}");

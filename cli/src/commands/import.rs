@@ -10,7 +10,7 @@ use tbrw_query::report::counted;
 
 use super::Outcome;
 use crate::error::CliError;
-use crate::output::{check_input, check_output, plain, written};
+use crate::output::{check_input, check_tb5_output, plain, written};
 
 /// What `tbrw import sampler` is told besides its paths.
 #[derive(Clone, Copy, Debug)]
@@ -34,7 +34,7 @@ pub fn import_sampler(
 ) -> Result<(), CliError> {
     let SamplerArgs { opts, profile: popts, force } = args;
     check_input(profile, "a sampler profile")?;
-    check_output(output, &[profile], force)?;
+    check_tb5_output(output, &[profile], force)?;
     // A plain file is probed whole for its layout; standard input or a
     // pipe by its first bytes.
     let (input, name) = open_input(profile)?;
@@ -109,7 +109,7 @@ pub fn import_mtmc(
     err: &mut dyn Write,
 ) -> Result<(), CliError> {
     check_input(log, "an MTMC task log")?;
-    check_output(output, &[log], force)?;
+    check_tb5_output(output, &[log], force)?;
     // The import reads its log twice (checked whole, then written): standard
     // input, or a file that cannot seek, is spooled to an unnamed temporary
     // file first, which goes away with the process.
@@ -254,7 +254,7 @@ pub fn import_winidea(
     };
     let bin = bin.or(found.as_deref());
     let inputs: Vec<&Path> = [Some(export), bin].into_iter().flatten().collect();
-    check_output(output, &inputs, force)?;
+    check_tb5_output(output, &inputs, force)?;
     if export.as_os_str() == "-" && bin.is_some_and(|b| b.as_os_str() == "-") {
         return Err(CliError::msg("the export and the .BIN cannot both be standard input (-)"));
     }
@@ -335,7 +335,7 @@ pub fn import_perf(
     err: &mut dyn Write,
 ) -> Result<(), CliError> {
     check_input(data, "a perf.data file")?;
-    check_output(output, &[data], force)?;
+    check_tb5_output(output, &[data], force)?;
     // File mode needs seeks; standard input, or a pipe named by a path
     // (`<(perf record -o - ...)`), is read in pipe mode.
     let (input, name) = open_input(data)?;
