@@ -10,7 +10,7 @@
 //! `strtoull(.., 16)`, so an optional `0x`, then one separator character;
 //! the name is the rest of the line, spaces included). A line perf skips
 //! (too short for a name) is skipped. Addresses are absolute: the map's
-//! layout ([`layout`]) is a fixed executable image of the whole address
+//! layout (`layout()`) is a fixed executable image of the whole address
 //! space, so `Mapping::LoadBase { load_base: 0 }` is the identity.
 
 use std::io::{BufRead, BufReader, Read};
