@@ -20,11 +20,11 @@
 //!
 //! - **sampler**: a sampler profile as `examples/make_view_bench.rs` writes
 //!   it (4 threads a sample, 64 modules, 32,768 distinct addresses),
-//!   `TBRW_MEMORY_SAMPLES=A,B` samples (default 250000,1000000: 1 M and 4 M
-//!   records), imported and bound; the reports and sample exports read it.
+//!   `TBRW_MEMORY_SAMPLES=A,B` samples (default 1000000,2000000: 4 M and 8 M
+//!   records: the reports' batches fill up at 4 M), imported and bound; the reports and sample exports read it.
 //! - **perf**: `perf record -F 20000 -g` of `scripts/stacks-bench/busy.c`
 //!   (one thread, 64 call-chain patterns) for `TBRW_MEMORY_SECONDS=A,B`
-//!   seconds (default 2,8), imported, bound, and `annotate --function
+//!   seconds (default 8,16), imported, bound, and `annotate --function
 //!   alpha` on it (the program is built with `-g`, so annotate
 //!   disassembles it and reads its lines). Skipped with a note where `cc`
 //!   or `perf record` fail.
@@ -34,7 +34,7 @@
 //!   250000,1000000; 64 threads, 16 cores, 8 counters), imported; `export
 //!   timeline` of the import.
 //! - **winidea**: a winIDEA Text1 export of `TBRW_MEMORY_EVENTS=A,B`
-//!   TIMELINE events (default 250000,1000000; nested calls in 4 contexts,
+//!   TIMELINE events (default 1000000,2000000; nested calls in 4 contexts,
 //!   128 functions, 8 variables; its records here are the events) and the same events as a version 1.1
 //!   `.BIN` beside a Text1 file without a TIMELINE, each imported; `export
 //!   timeline` of the `.BIN` import.
@@ -252,10 +252,10 @@ impl Input {
 
     fn sizes(self) -> [u64; 2] {
         let (var, default) = match self {
-            Input::Sampler => ("TBRW_MEMORY_SAMPLES", [250_000, 1_000_000]),
-            Input::Perf | Input::Record => ("TBRW_MEMORY_SECONDS", [2, 8]),
+            Input::Sampler => ("TBRW_MEMORY_SAMPLES", [1_000_000, 2_000_000]),
+            Input::Perf | Input::Record => ("TBRW_MEMORY_SECONDS", [8, 16]),
             Input::Mtmc => ("TBRW_MEMORY_TASKS", [250_000, 1_000_000]),
-            Input::WinIdea => ("TBRW_MEMORY_EVENTS", [250_000, 1_000_000]),
+            Input::WinIdea => ("TBRW_MEMORY_EVENTS", [1_000_000, 2_000_000]),
         };
         std::env::var(var)
             .ok()
@@ -316,7 +316,7 @@ const RULES: &[Rule] = &[
     rule("import mtmc", Input::Mtmc, 16.0, 0.0, 1024.0),
     rule("export timeline (mtmc)", Input::Mtmc, 16.0, 0.0, LANE),
     rule("import winidea (text)", Input::WinIdea, 16.0, 96.0, 0.0),
-    rule("import winidea (.BIN)", Input::WinIdea, 16.0, 0.0, 0.0),
+    rule("import winidea (.BIN)", Input::WinIdea, 24.0, 0.0, 0.0),
     rule("export timeline (winidea)", Input::WinIdea, 16.0, 0.0, LANE),
 ];
 
