@@ -282,18 +282,30 @@ impl Input {
     }
 }
 
-/// A command's rule: heap ≤ `mib` MiB + `per_record` B per record +
-/// `per_thing` B per [`Input::thing`] (docs/EXPORT.md "Memory").
+/// A command's rule: heap ≤ `mib` MiB + `per_part` MiB per part of the
+/// pass (the report's threads: min(cores, 8)) + `per_record` B per record
+/// + `per_thing` B per [`Input::thing`] (docs/EXPORT.md "Memory").
+/// `fills`: the per-part and per-thing terms are buffers and maps that fill
+/// as the records come, up to a size the code bounds (the report's sort
+/// batches, the timeline's name counts per pixel column), so the slope
+/// check lets them grow by up to their whole size between the sizes.
 struct Rule {
     name: &'static str,
     input: Input,
     mib: f64,
+    per_part: f64,
     per_record: f64,
     per_thing: f64,
+    fills: bool,
 }
 
 const fn rule(name: &'static str, input: Input, mib: f64, per_record: f64, per_thing: f64) -> Rule {
-    Rule { name, input, mib, per_record, per_thing }
+    Rule { name, input, mib, per_part: 0.0, per_record, per_thing, fills: false }
+}
+
+/// A rule whose per-part and per-thing terms fill with the records.
+const fn filling(name: &'static str, input: Input, mib: f64, per_part: f64, per_thing: f64) -> Rule {
+    Rule { name, input, mib, per_part, per_record: 0.0, per_thing, fills: true }
 }
 
 /// The rules, in the order they run (an input's import first: the
@@ -302,8 +314,8 @@ const RULES: &[Rule] = &[
     rule("import sampler", Input::Sampler, 16.0, 0.0, 0.0),
     rule("bind", Input::Sampler, 24.0, 0.0, 0.0),
     rule("report --by module", Input::Sampler, 16.0, 0.0, 0.0),
-    rule("report --by address", Input::Sampler, 64.0, 0.0, 96.0),
-    rule("report --time 40%..55%", Input::Sampler, 64.0, 0.0, 96.0),
+    filling("report --by address", Input::Sampler, 16.0, REPORT_PART, 144.0),
+    filling("report --time 40%..55%", Input::Sampler, 16.0, REPORT_PART, 144.0),
     rule("export flamegraph", Input::Sampler, 32.0, 0.0, 256.0),
     rule("export pprof", Input::Sampler, 64.0, 0.0, 512.0),
     rule("export firefox", Input::Sampler, 64.0, 48.0, 256.0),
@@ -316,14 +328,31 @@ const RULES: &[Rule] = &[
     rule("import mtmc", Input::Mtmc, 16.0, 0.0, 1024.0),
     rule("export timeline (mtmc)", Input::Mtmc, 16.0, 0.0, LANE),
     rule("import winidea (text)", Input::WinIdea, 16.0, 96.0, 0.0),
-    rule("import winidea (.BIN)", Input::WinIdea, 24.0, 0.0, 0.0),
-    rule("export timeline (winidea)", Input::WinIdea, 16.0, 0.0, LANE),
+    rule("import winidea (.BIN)", Input::WinIdea, 16.0, 0.0, 0.0),
+    filling("export timeline (winidea)", Input::WinIdea, 16.0, 0.0, LANE + NAMES_128),
 ];
+
+/// A report part's sort buffers (`tbrw-query` `report/raw.rs`): a batch of
+/// 2^18 keys (`RawKey`, 40 B: 10 MiB) and its packed copy (16 B a key:
+/// 4 MiB). Its runs and merged counts are 48 B per distinct key, up to
+/// three lists at once: the rule's 144 B per distinct address.
+const REPORT_PART: f64 = 14.0;
 
 /// A timeline lane's columns: 1,200 pixels (the default width) of 256 B
 /// each (`Column`: two counts and a map of names, 64 B, the map's table
 /// for a name or two, about 80 B, and its entry in the lane's `BTreeMap`).
 const LANE: f64 = 1200.0 * 256.0;
+
+/// What a lane's columns' maps of names grow to when every column meets
+/// all 128 functions of the winIDEA input: a hash table of 256 buckets
+/// (128 names are over 7/8 of 128) of 16 B and a control byte each, 4,368
+/// B, in each of 1,200 columns.
+const NAMES_128: f64 = 1200.0 * (256.0 * 17.0 + 16.0);
+
+/// The parts a report's pass is split over (`tbrw::bind::bind_threads`).
+fn parts() -> f64 {
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(8)) as f64
+}
 
 /// How much more than the rule's growth the slope check allows between the
 /// two sizes: the 20 ms polling and the allocator's rounding.
@@ -467,13 +496,18 @@ fn main() {
             let (a, b) = (&took[0][i], &took[1][i]);
             let (ha, hb) = (a.anon_kib as f64 * 1024.0, b.anon_kib as f64 * 1024.0);
             let slope = (hb - ha) / (r1 as f64 - r0 as f64);
-            let limit =
-                |recs: u64, things: u64| r.mib * 1048576.0 + r.per_record * recs as f64 + r.per_thing * things as f64;
-            let growth = r.per_record * (r1 as f64 - r0 as f64) + r.per_thing * (t1 as f64 - t0 as f64);
+            let parts = parts();
+            let limit = |recs: u64, things: u64| {
+                (r.mib + r.per_part * parts) * 1048576.0 + r.per_record * recs as f64 + r.per_thing * things as f64
+            };
+            // Buffers that fill may grow by their whole size; the rest by
+            // the rule's terms for the records and things added.
+            let filled = if r.fills { r.per_part * parts * 1048576.0 + r.per_thing * t1 as f64 } else { 0.0 };
+            let growth = r.per_record * (r1 as f64 - r0 as f64) + r.per_thing * (t1 as f64 - t0 as f64) + filled;
             let grows_ok = hb - ha <= growth.max(0.0) + SLACK_MIB * 1048576.0;
             let fits = ha <= limit(r0, t0) && hb <= limit(r1, t1) && grows_ok;
             let line = format!(
-                "{:<26} {:>9} {:>8} {:>10.2} {:>4} MiB {:>4} MiB {:>9} {:>4} MiB {:>4} MiB  ≤ {:>3} MiB + {:>3} B/record + {:>4} B/{:<16} {}",
+                "{:<26} {:>9} {:>8} {:>10.2} {:>4} MiB {:>4} MiB {:>9} {:>4} MiB {:>4} MiB  ≤ {:>3} MiB + {:>3} B/record + {:>4} B/{:<16}{} {}",
                 r.name,
                 r0,
                 r1,
@@ -487,6 +521,7 @@ fn main() {
                 r.per_record,
                 r.per_thing,
                 input.thing(),
+                if r.per_part > 0.0 { format!(" + {} MiB x {parts} parts", r.per_part) } else { String::new() },
                 if fits {
                     "yes"
                 } else if grows_ok {
