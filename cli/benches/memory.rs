@@ -4,11 +4,12 @@
 //! (`RssAnon`, polled every 20 ms: the heap) and peak resident memory
 //! (`ru_maxrss`: the heap and the pages of the mapped TB5 file it
 //! touched), the slope in bytes per record between the two sizes, and
-//! whether it fits the rule the docs give: heap ≤ X MiB + Y B per record +
-//! Z B per <thing> at both sizes, and the growth from the small size to
-//! the large one no more than the rule allows plus 2 MiB (the slope check:
-//! it fails when memory grows with the records where the rule says it
-//! should not). Then the `--time` seek: `report --by address --time
+//! whether it fits the rule the docs give: heap ≤ X MiB (+ W MiB per part
+//! of a report's pass) + Y B per record + Z B per <thing> at both sizes,
+//! and the growth from the small size to the large one no more than the
+//! rule allows plus 2 MiB (the slope check: it fails when memory grows with
+//! the records where the rule says it should not; terms that fill, buffers
+//! and per-pixel counts the code bounds, may grow by their whole size). Then the `--time` seek: `report --by address --time
 //! 40%..55%` against `report --by address` of the whole file.
 //!
 //! ```sh

@@ -396,3 +396,32 @@ pub fn build(
     tl.writes = writes;
     Ok(tl)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::winidea::{check, parse_text1};
+
+    #[test]
+    fn state_figures_only_for_the_values_the_statistics_list() {
+        let text = "* HANDLE(Data) %HANDLE%,%NAME%,%VALUE%\n20000000,v,\n30000000,,0\n30000000,,1\n\n\
+            * STATISTICS(Data) %HANDLE%,%VALUE%,%COUNT%,%T.NET%\n20000000,,4,0\n30000000,1,2,30\n";
+        let ex = parse_text1(text, "s.txt").unwrap();
+        let ev =
+            |value, time| TimelineEvent { handle: 0x2000_0000, kind: b'W', value, time, context: 0, at: Pos::Byte(0) };
+        // Values 1, 7, 1, 9: only value 1 of the state is listed.
+        let events = [ev(1, 0), ev(7, 10), ev(1, 20), ev(9, 40)];
+        let tl = build(&ex, &events, "s.txt", "s.txt.BIN", Some(50)).unwrap();
+        let keys: Vec<_> = {
+            let mut k: Vec<_> = tl.data.keys().copied().collect();
+            k.sort();
+            k
+        };
+        assert_eq!(keys, [(0x2000_0000, None), (0x3000_0000, Some(1))]);
+        let one = &tl.data[&(0x3000_0000, Some(1))];
+        assert_eq!((one.count, one.net), (2, 10 + 20));
+        assert_eq!(tl.data[&(0x2000_0000, None)].count, 4);
+        let r = check(&ex, &tl);
+        assert_eq!((r.agree, r.differences.len()), (4, 0), "{:?}", r.differences);
+    }
+}
