@@ -284,8 +284,9 @@ impl Input {
 }
 
 /// A command's rule: heap ≤ `mib` MiB + `per_part` MiB per part of the
-/// pass (the report's threads: min(cores, 8)) + `per_record` B per record
-/// + `per_thing` B per [`Input::thing`] (docs/EXPORT.md "Memory").
+/// pass (the report's threads: min(cores, 8)) + `per_record` B per
+/// record + `per_thing` B per [`Input::thing`] (docs/EXPORT.md "Memory").
+///
 /// `fills`: the per-part and per-thing terms are buffers and maps that fill
 /// as the records come, up to a size the code bounds (the report's sort
 /// batches, the timeline's name counts per pixel column), so the slope
