@@ -1,30 +1,58 @@
 //! Memory of each command against its rule (issue #31, docs/EXPORT.md
-//! "Memory"): every command run as a child of this bench on two sizes of
-//! the same recording, its peak anonymous memory (`RssAnon`, polled every
-//! 20 ms: the heap) and peak resident memory (`ru_maxrss`: the heap and the
-//! pages of the mapped TB5 file it touched), the slope in bytes per record
-//! between the two sizes, and whether both sizes fit the rule the docs
-//! give. Then the `--time` seek: `report --by address --time 40%..55%`
-//! (15 % of the recording) against `report --by address` of the whole
-//! file (both read every record's address), resident memory and wall time.
+//! "Memory"): every command of the docs' table run as a child of this
+//! bench on two sizes of the same kind of input, its peak anonymous memory
+//! (`RssAnon`, polled every 20 ms: the heap) and peak resident memory
+//! (`ru_maxrss`: the heap and the pages of the mapped TB5 file it
+//! touched), the slope in bytes per record between the two sizes, and
+//! whether it fits the rule the docs give: heap ≤ X MiB (+ W MiB per part
+//! of a report's pass) + Y B per record + Z B per <thing> at both sizes,
+//! and the growth from the small size to the large one no more than the
+//! rule allows plus 2 MiB (the slope check: it fails when memory grows with
+//! the records where the rule says it should not; terms that fill, buffers
+//! and per-pixel counts the code bounds, may grow by their whole size). Then the `--time` seek: `report --by address --time
+//! 40%..55%` against `report --by address` of the whole file.
 //!
 //! ```sh
-//! TBRW_BENCH_DIR=/dev/shm/memory cargo bench -p tbrw-cli --bench memory
+//! TBRW_BENCH_DIR=/dev/shm/membench cargo bench -p tbrw-cli --bench memory
 //! ```
 //!
-//! The recording is a sampler profile as `examples/make_view_bench.rs`
-//! writes it (4 threads a sample, 64 modules, 32,768 distinct addresses,
-//! nanosecond time stamps in order), `TBRW_MEMORY_SAMPLES=A,B` samples
-//! (default 500000,2000000: 2 M and 8 M records), imported and bound.
+//! The inputs, all made here (in `$TBRW_BENCH_DIR`, default
+//! `target/memory-bench`; delete it after):
+//!
+//! - **sampler**: a sampler profile as `examples/make_view_bench.rs` writes
+//!   it (4 threads a sample, 64 modules, 32,768 distinct addresses),
+//!   `TBRW_MEMORY_SAMPLES=A,B` samples (default 1000000,2000000: 4 M and 8 M
+//!   records: the reports' batches fill up at 4 M), imported and bound; the reports and sample exports read it.
+//! - **perf**: `perf record -F 20000 -g` of `scripts/stacks-bench/busy.c`
+//!   (one thread, 64 call-chain patterns) for `TBRW_MEMORY_SECONDS=A,B`
+//!   seconds (default 8,16), imported, bound, and `annotate --function
+//!   alpha` on it (the program is built with `-g`, so annotate
+//!   disassembles it and reads its lines). Skipped with a note where `cc`
+//!   or `perf record` fail.
+//! - **record**: `tbrw record -F 5000 -g` of the same program for the same
+//!   durations (the collector; skipped with a note where it cannot trace).
+//! - **mtmc**: an MTMC task log of `TBRW_MEMORY_TASKS=A,B` tasks (default
+//!   250000,1000000; 64 threads, 16 cores, 8 counters), imported; `export
+//!   timeline` of the import.
+//! - **winidea**: a winIDEA Text1 export of `TBRW_MEMORY_EVENTS=A,B`
+//!   TIMELINE events (default 1000000,2000000; nested calls in 4 contexts,
+//!   128 functions, 8 variables; its records here are the events) and the same events as a version 1.1
+//!   `.BIN` beside a Text1 file without a TIMELINE, each imported; `export
+//!   timeline` of the `.BIN` import.
+//!
+//! `TBRW_MEMORY_ONLY=sampler,perf,...` runs those inputs only.
 
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use tbrw_import::elf_profile::{write_header, write_sample, Header, Magic, Sample, ThreadSample, VmMap};
+use tbrw_import::winidea::{self, BinVersion, Pos, TimelineEvent};
 
 mod support;
 use support::{timed, Took};
+
+const BUSY: &str = include_str!("../../scripts/stacks-bench/busy.c");
 
 /// A sampler profile of `samples` samples of 4 threads (make_view_bench's).
 fn profile(path: &Path, samples: u64) {
@@ -47,142 +75,484 @@ fn profile(path: &Path, samples: u64) {
     w.flush().unwrap();
 }
 
-/// A command's rule: heap ≤ `mib` MiB + `per_record` bytes per record
-/// (the docs' table; distinct stacks, functions and modules are fixed
-/// here: 32,768 addresses in 64 modules).
-struct Rule {
-    name: &'static str,
-    mib: f64,
-    per_record: f64,
+/// An MTMC log of `tasks` lines (the `mtmc` bench's shape: 64 threads, 16
+/// cores, 8 counters at both ends, no prefix).
+fn mtmc_log(path: &Path, tasks: u64) {
+    let mut out = BufWriter::new(std::fs::File::create(path).unwrap());
+    let mut x = 0x1234_5678_9abc_def1u64;
+    for i in 0..tasks {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let start = 1_662_113_994_732_217_088 + i * 1_000;
+        let c: Vec<String> = (0..8).map(|k| (x >> k).to_string()).collect();
+        let e: Vec<String> = (0..8).map(|k| ((x >> k) + 1000 + k).to_string()).collect();
+        writeln!(
+            out,
+            "{},{},{start},{},{},{},{},{}_{}_0_{}_{}_0,8_{}_0,{},8_{}_0,{},",
+            1_100_000 + i % 64,
+            1_600_000_000 + i % 64,
+            start + 500 + (x % 400),
+            1_100_000,
+            1_241_265_920,
+            start - 10,
+            i * 1000,
+            x,
+            i * 1000 + 900,
+            x.rotate_left(8),
+            i % 16,
+            c.join("_"),
+            i % 16,
+            e.join("_")
+        )
+        .unwrap();
+    }
+    out.flush().unwrap();
 }
 
+/// A winIDEA Text1 export of about `n` TIMELINE events (the `winidea`
+/// bench's: nested calls in 4 contexts, 128 functions, data writes to 8
+/// variables), `export.txt`; and the same events as a version 1.1 `.BIN`
+/// beside a Text1 file without a TIMELINE, `header.txt` and `header.txt.BIN`.
+fn winidea_inputs(dir: &Path, n: usize) {
+    let mut events = Vec::with_capacity(n);
+    let mut x = 0x1234_5678_9abc_def1u64;
+    let mut t = 0i64;
+    while events.len() + 6 <= n {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let ctx = (x % 4) as u32;
+        let (f, g) = ((x >> 8) as u32 % 64, 64 + (x >> 16) as u32 % 64);
+        let mut ev = |handle: u32, kind: u8, value: u64, dt: i64| {
+            t += dt;
+            events.push(TimelineEvent { handle, kind, value, time: t, context: ctx, at: Pos::Byte(0) });
+        };
+        ev(f, b'E', 0, 1 + (x % 50) as i64);
+        ev(f, b'S', 0, 10 + (x % 300) as i64);
+        ev(g, b'E', 0, 0);
+        ev(g, b'X', 0, 5 + (x % 200) as i64);
+        ev(f, b'R', 0, 0);
+        if x.is_multiple_of(2) {
+            ev(0x2000_0000 + (x % 8) as u32, b'W', x & 0xFFFF, 1);
+        }
+        ev(f, b'X', 0, 3 + (x % 100) as i64);
+    }
+    let mut header = String::from("* HANDLE(Functions) %HANDLE%,%NAME%,%VALUE%\n");
+    for f in 0..128 {
+        header += &format!("{f:08X},function_{f},\n");
+    }
+    header += "* HANDLE(Data) %HANDLE%,%NAME%,%VALUE%\n";
+    for v in 0..8 {
+        header += &format!("{:08X},variable_{v},\n", 0x2000_0000 + v);
+    }
+    header += "* STATISTICS(Functions) %HANDLE%,%COUNT%,%T.NET%,%T.GROSS.AVG%,%T.PERIOD.MAX%\n00000000,1,1,1,1\n";
+    let mut out = BufWriter::new(std::fs::File::create(dir.join("export.txt")).unwrap());
+    out.write_all(header.as_bytes()).unwrap();
+    writeln!(out, "* TIMELINE %HANDLE%,%EVENT%,%VALUE%,%TIME%,%CONTEXT%").unwrap();
+    for e in &events {
+        let value = if e.kind == b'W' { format!("{:08X}", e.value) } else { String::new() };
+        writeln!(out, "{:08X},{},{value},{},{:#x}", e.handle, e.kind as char, e.time, e.context).unwrap();
+    }
+    out.flush().unwrap();
+    std::fs::write(dir.join("header.txt"), &header).unwrap();
+    std::fs::write(dir.join("events"), events.len().to_string()).unwrap();
+    std::fs::write(dir.join("header.txt.BIN"), winidea::write_bin(&events, BinVersion::V1_1)).unwrap();
+}
+
+/// `busy` built in `dir` (with `-g` and frame pointers), or why not.
+fn busy(dir: &Path) -> Result<PathBuf, String> {
+    let prog = dir.join("busy");
+    if prog.exists() {
+        return Ok(prog);
+    }
+    std::fs::write(dir.join("busy.c"), BUSY).unwrap();
+    let cc = Command::new("cc")
+        .args(["-O2", "-g", "-fno-omit-frame-pointer", "-o"])
+        .arg(&prog)
+        .arg(dir.join("busy.c"))
+        .args(["-lm", "-lpthread"])
+        .status();
+    if cc.is_ok_and(|s| s.success()) {
+        Ok(prog)
+    } else {
+        Err("cc cannot build scripts/stacks-bench/busy.c".into())
+    }
+}
+
+/// `perf record -F 20000 -g` of one busy thread for `seconds`, or why not.
+fn perf_data(dir: &Path, seconds: u64) -> Result<PathBuf, String> {
+    let data = dir.join("busy.perf.data");
+    if data.exists() {
+        return Ok(data);
+    }
+    let prog = busy(dir.parent().unwrap())?;
+    let part = dir.join("part.perf.data");
+    let rec = Command::new("perf")
+        .args(["record", "-q", "-F", "20000", "-g", "-o"])
+        .arg(&part)
+        .arg("--")
+        .arg(&prog)
+        .arg(seconds.to_string())
+        .arg("1")
+        .output();
+    match rec {
+        Ok(o) if o.status.success() => {
+            std::fs::rename(&part, &data).unwrap();
+            Ok(data)
+        }
+        Ok(o) => Err(format!("perf record -g failed: {}", String::from_utf8_lossy(&o.stderr).trim())),
+        Err(e) => Err(format!("perf: {e}")),
+    }
+}
+
+/// The kinds of input, each made at two sizes.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Input {
+    Sampler,
+    Perf,
+    Record,
+    Mtmc,
+    WinIdea,
+}
+
+impl Input {
+    const ALL: [Input; 5] = [Input::Sampler, Input::Perf, Input::Record, Input::Mtmc, Input::WinIdea];
+
+    fn name(self) -> &'static str {
+        match self {
+            Input::Sampler => "sampler",
+            Input::Perf => "perf",
+            Input::Record => "record",
+            Input::Mtmc => "mtmc",
+            Input::WinIdea => "winidea",
+        }
+    }
+
+    /// What the rules' per-thing term counts for this input.
+    fn thing(self) -> &'static str {
+        match self {
+            Input::Sampler => "distinct address",
+            Input::Perf | Input::Record => "stack node",
+            Input::Mtmc => "thread",
+            Input::WinIdea => "context",
+        }
+    }
+
+    /// The file whose stream 0 counts the records (and its stack table
+    /// the stack nodes).
+    fn counted(self) -> &'static str {
+        match self {
+            Input::Sampler => "bind.tb5",
+            Input::Perf => "perf-bound.tb5",
+            Input::Record => "record.tb5",
+            Input::Mtmc => "mtmc.tb5",
+            Input::WinIdea => "winidea-bin.tb5",
+        }
+    }
+
+    fn sizes(self) -> [u64; 2] {
+        let (var, default) = match self {
+            Input::Sampler => ("TBRW_MEMORY_SAMPLES", [1_000_000, 2_000_000]),
+            Input::Perf | Input::Record => ("TBRW_MEMORY_SECONDS", [8, 16]),
+            Input::Mtmc => ("TBRW_MEMORY_TASKS", [250_000, 1_000_000]),
+            Input::WinIdea => ("TBRW_MEMORY_EVENTS", [1_000_000, 2_000_000]),
+        };
+        std::env::var(var)
+            .ok()
+            .map(|v| v.split(',').filter_map(|x| x.trim().parse().ok()).collect::<Vec<u64>>())
+            .and_then(|v| <[u64; 2]>::try_from(v).ok())
+            .unwrap_or(default)
+    }
+
+    /// Makes this input of `size` in `dir`, or says why it cannot.
+    fn make(self, dir: &Path, size: u64) -> Result<(), String> {
+        match self {
+            Input::Sampler if !dir.join("profile.bin").exists() => profile(&dir.join("profile.bin"), size),
+            Input::Perf => {
+                perf_data(dir, size)?;
+            }
+            Input::Record => {
+                busy(dir.parent().unwrap())?;
+            }
+            Input::Mtmc if !dir.join("tasks.log").exists() => mtmc_log(&dir.join("tasks.log"), size),
+            Input::WinIdea if !dir.join("header.txt.BIN").exists() => winidea_inputs(dir, size as usize),
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+/// A command's rule: heap ≤ `mib` MiB + `per_part` MiB per part of the
+/// pass (the report's threads: min(cores, 8)) + `per_record` B per
+/// record + `per_thing` B per [`Input::thing`] (docs/EXPORT.md "Memory").
+///
+/// `fills`: the per-part and per-thing terms are buffers and maps that fill
+/// as the records come, up to a size the code bounds (the report's sort
+/// batches, the timeline's name counts per pixel column), so the slope
+/// check lets them grow by up to their whole size between the sizes.
+struct Rule {
+    name: &'static str,
+    input: Input,
+    mib: f64,
+    per_part: f64,
+    per_record: f64,
+    per_thing: f64,
+    fills: bool,
+}
+
+const fn rule(name: &'static str, input: Input, mib: f64, per_record: f64, per_thing: f64) -> Rule {
+    Rule { name, input, mib, per_part: 0.0, per_record, per_thing, fills: false }
+}
+
+/// A rule whose per-part and per-thing terms fill with the records.
+const fn filling(name: &'static str, input: Input, mib: f64, per_part: f64, per_thing: f64) -> Rule {
+    Rule { name, input, mib, per_part, per_record: 0.0, per_thing, fills: true }
+}
+
+/// The rules, in the order they run (an input's import first: the
+/// commands after it read its output).
 const RULES: &[Rule] = &[
-    Rule { name: "import sampler", mib: 16.0, per_record: 0.0 },
-    Rule { name: "bind", mib: 24.0, per_record: 0.0 },
-    Rule { name: "report --by module", mib: 16.0, per_record: 0.0 },
-    Rule { name: "report --by address", mib: 64.0, per_record: 0.0 },
-    Rule { name: "report --time 40%..55%", mib: 64.0, per_record: 0.0 },
-    Rule { name: "export flamegraph", mib: 32.0, per_record: 0.0 },
-    Rule { name: "export pprof", mib: 64.0, per_record: 0.0 },
-    Rule { name: "export firefox", mib: 64.0, per_record: 48.0 },
-    Rule { name: "export parquet", mib: 160.0, per_record: 0.0 },
-    Rule { name: "export vtune-csv", mib: 16.0, per_record: 0.0 },
-    Rule { name: "export sampler", mib: 16.0, per_record: 0.0 },
+    rule("import sampler", Input::Sampler, 16.0, 0.0, 0.0),
+    rule("bind", Input::Sampler, 24.0, 0.0, 0.0),
+    rule("report --by module", Input::Sampler, 16.0, 0.0, 0.0),
+    filling("report --by address", Input::Sampler, 16.0, REPORT_PART, 144.0),
+    filling("report --time 40%..55%", Input::Sampler, 16.0, REPORT_PART, 144.0),
+    rule("export flamegraph", Input::Sampler, 32.0, 0.0, 256.0),
+    rule("export pprof", Input::Sampler, 64.0, 0.0, 512.0),
+    rule("export firefox", Input::Sampler, 64.0, 48.0, 256.0),
+    rule("export parquet", Input::Sampler, 160.0, 0.0, 256.0),
+    rule("export vtune-csv", Input::Sampler, 16.0, 0.0, 0.0),
+    rule("export sampler", Input::Sampler, 16.0, 0.0, 0.0),
+    rule("import perf", Input::Perf, 16.0, 0.0, 64.0),
+    rule("annotate (perf)", Input::Perf, 64.0, 0.0, 64.0),
+    rule("record", Input::Record, 16.0, 0.0, 64.0),
+    rule("import mtmc", Input::Mtmc, 16.0, 0.0, 1024.0),
+    rule("export timeline (mtmc)", Input::Mtmc, 16.0, 0.0, LANE),
+    rule("import winidea (text)", Input::WinIdea, 16.0, 96.0, 0.0),
+    rule("import winidea (.BIN)", Input::WinIdea, 16.0, 0.0, 0.0),
+    filling("export timeline (winidea)", Input::WinIdea, 16.0, 0.0, LANE + NAMES_128),
 ];
 
-fn run(tbrw: &str, dir: &Path, name: &str, bound: &Path, prof: &Path) -> Took {
-    let out = |x: &str| dir.join(x);
+/// A report part's sort buffers (`tbrw-query` `report/raw.rs`): a batch of
+/// 2^18 keys (`RawKey`, 40 B: 10 MiB) and its packed copy (16 B a key:
+/// 4 MiB). Its runs and merged counts are 48 B per distinct key, up to
+/// three lists at once: the rule's 144 B per distinct address.
+const REPORT_PART: f64 = 14.0;
+
+/// A timeline lane's columns: 1,200 pixels (the default width) of 256 B
+/// each (`Column`: two counts and a map of names, 64 B, the map's table
+/// for a name or two, about 80 B, and its entry in the lane's `BTreeMap`).
+const LANE: f64 = 1200.0 * 256.0;
+
+/// What a lane's columns' maps of names grow to when every column meets
+/// all 128 functions of the winIDEA input: a hash table of 256 buckets
+/// (128 names are over 7/8 of 128) of 16 B and a control byte each, 4,368
+/// B, in each of 1,200 columns.
+const NAMES_128: f64 = 1200.0 * (256.0 * 17.0 + 16.0);
+
+/// The parts a report's pass is split over (`tbrw::bind::bind_threads`).
+fn parts() -> f64 {
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(8)) as f64
+}
+
+/// How much more than the rule's growth the slope check allows between the
+/// two sizes: the 20 ms polling and the allocator's rounding.
+const SLACK_MIB: f64 = 2.0;
+
+fn run(tbrw: &str, d: &Path, r: &Rule, seconds: u64) -> Took {
+    let out = |x: &str| d.join(x);
     let mut c = Command::new(tbrw);
-    match name {
-        "import sampler" => c.args(["import", "sampler", "-f"]).arg(prof).arg("-o").arg(out("import.tb5")),
-        "bind" => {
-            std::fs::copy(out("import.tb5"), out("bind.tb5")).unwrap();
-            c.arg("bind").arg(out("bind.tb5"))
+    let bound = out("bind.tb5");
+    match r.name {
+        "import sampler" => {
+            c.args(["import", "sampler", "-f"]).arg(out("profile.bin")).arg("-o").arg(out("import.tb5"))
         }
-        "report --by module" => c.arg("report").arg(bound).args(["--by", "module"]),
-        "report --by address" => c.arg("report").arg(bound).args(["--by", "address"]),
-        "report --time 40%..55%" => c.arg("report").arg(bound).args(["--by", "address", "--time", "40%..55%"]),
-        "export flamegraph" => c.args(["export", "flamegraph", "-f"]).arg(bound).arg("-o").arg(out("f.svg")),
-        "export pprof" => c.args(["export", "pprof", "-f"]).arg(bound).arg("-o").arg(out("p.pb.gz")),
-        "export firefox" => c.args(["export", "firefox", "-f"]).arg(bound).arg("-o").arg(out("ff.json.gz")),
-        "export parquet" => c.args(["export", "parquet", "-f"]).arg(bound).arg("-o").arg(out("ds")),
+        "bind" => {
+            std::fs::copy(out("import.tb5"), &bound).unwrap();
+            c.arg("bind").arg(&bound)
+        }
+        "report --by module" => c.arg("report").arg(&bound).args(["--by", "module"]),
+        "report --by address" => c.arg("report").arg(&bound).args(["--by", "address"]),
+        "report --time 40%..55%" => c.arg("report").arg(&bound).args(["--by", "address", "--time", "40%..55%"]),
+        "export flamegraph" => c.args(["export", "flamegraph", "-f"]).arg(&bound).arg("-o").arg(out("f.svg")),
+        "export pprof" => c.args(["export", "pprof", "-f"]).arg(&bound).arg("-o").arg(out("p.pb.gz")),
+        "export firefox" => c.args(["export", "firefox", "-f"]).arg(&bound).arg("-o").arg(out("ff.json.gz")),
+        "export parquet" => c.args(["export", "parquet", "-f"]).arg(&bound).arg("-o").arg(out("ds")),
         "export vtune-csv" => c
             .args(["export", "vtune-csv", "-f", "--hostname", "bench", "--clock", "monotonic-raw"])
-            .arg(bound)
+            .arg(&bound)
             .arg("-o")
             .arg(out("csv")),
-        "export sampler" => c.args(["export", "sampler", "-f"]).arg(bound).arg("-o").arg(out("back.bin")),
-        _ => unreachable!("{name}"),
+        "export sampler" => c.args(["export", "sampler", "-f"]).arg(&bound).arg("-o").arg(out("back.bin")),
+        "import perf" => c.args(["import", "perf", "-f"]).arg(out("busy.perf.data")).arg("-o").arg(out("perf.tb5")),
+        "annotate (perf)" => {
+            std::fs::copy(out("perf.tb5"), out("perf-bound.tb5")).unwrap();
+            let bind = Command::new(tbrw).arg("bind").arg(out("perf-bound.tb5")).status().unwrap();
+            assert!(bind.success(), "tbrw bind of the perf import");
+            c.arg("annotate").arg(out("perf-bound.tb5")).args(["--function", "alpha", "--asm"])
+        }
+        "record" => c
+            .args(["record", "-f", "-F", "5000", "-g", "-o"])
+            .arg(out("record.tb5"))
+            .arg("--")
+            .arg(d.parent().unwrap().join("busy"))
+            .arg(seconds.to_string())
+            .arg("1"),
+        "import mtmc" => c.args(["import", "mtmc", "-f"]).arg(out("tasks.log")).arg("-o").arg(out("mtmc.tb5")),
+        "export timeline (mtmc)" => {
+            c.args(["export", "timeline", "-f"]).arg(out("mtmc.tb5")).arg("-o").arg(out("mtmc.svg"))
+        }
+        "import winidea (text)" => {
+            c.args(["import", "winidea", "-f"]).arg(out("export.txt")).arg("-o").arg(out("winidea-text.tb5"))
+        }
+        "import winidea (.BIN)" => {
+            c.args(["import", "winidea", "-f"]).arg(out("header.txt")).arg("-o").arg(out("winidea-bin.tb5"))
+        }
+        "export timeline (winidea)" => {
+            c.args(["export", "timeline", "-f"]).arg(out("winidea-bin.tb5")).arg("-o").arg(out("winidea.svg"))
+        }
+        _ => unreachable!("{}", r.name),
     };
     timed(&mut c)
 }
 
-fn row_took(t: &Took) -> Took {
-    Took { wall: t.wall, cpu: t.cpu, anon_kib: t.anon_kib, maxrss_kib: t.maxrss_kib }
+/// Stream 0's records and stack nodes in `path`.
+fn count(path: &Path) -> (u64, u64) {
+    let f = tbrw::Tb5File::open(path).unwrap();
+    let s = f.stream(0).unwrap();
+    let records = s.data().unwrap().map_or(0, |d| d.len());
+    let nodes = s.stack_table().unwrap().map_or(0, |t| t.len());
+    (records, nodes)
+}
+
+/// Per input, per size: (records, things), once its commands ran.
+fn measured(input: Input, d: &Path) -> (u64, u64) {
+    let (mut records, nodes) = count(&d.join(input.counted()));
+    if input == Input::WinIdea {
+        // The TIMELINE events, which the text import holds (the TB5
+        // records are the calls).
+        records = std::fs::read_to_string(d.join("events")).unwrap().parse().unwrap();
+    }
+    let things = match input {
+        Input::Sampler => 64 * 512,
+        Input::Perf | Input::Record => nodes,
+        Input::Mtmc => 64,
+        Input::WinIdea => 4,
+    };
+    (records, things)
 }
 
 fn main() {
-    let sizes: Vec<u64> = std::env::var("TBRW_MEMORY_SAMPLES")
-        .ok()
-        .map(|v| v.split(',').filter_map(|x| x.trim().parse().ok()).collect())
-        .filter(|v: &Vec<u64>| v.len() == 2)
-        .unwrap_or_else(|| vec![500_000, 2_000_000]);
     let dir = std::env::var_os("TBRW_BENCH_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/memory-bench"));
     let only: Option<Vec<String>> =
         std::env::var("TBRW_MEMORY_ONLY").ok().map(|v| v.split(',').map(|s| s.trim().to_owned()).collect());
     let tbrw = env!("CARGO_BIN_EXE_tbrw");
-    let mut took: Vec<Vec<Took>> = Vec::new();
-    let mut records = Vec::new();
-    let mut whole = Vec::new();
-    for &n in &sizes {
-        let d = dir.join(n.to_string());
-        std::fs::create_dir_all(&d).unwrap();
-        let prof = d.join("profile.bin");
-        if !prof.exists() {
-            profile(&prof, n);
-        }
-        let bound = d.join("bind.tb5");
-        let mut row = Vec::new();
-        for r in RULES {
-            if only.as_ref().is_some_and(|o| !o.iter().any(|x| x == r.name))
-                && !matches!(r.name, "import sampler" | "bind")
-            {
-                row.push(Took { wall: Default::default(), cpu: Default::default(), anon_kib: 0, maxrss_kib: 0 });
-                continue;
-            }
-            row.push(run(tbrw, &d, r.name, &bound, &prof));
-        }
-        records.push(
-            tbrw::Tb5File::open(&bound).and_then(|f| f.stream(0)?.data().map(|d| d.map_or(0, |d| d.len()))).unwrap(),
-        );
-        took.push(row);
-        let k = RULES.iter().position(|r| r.name == "report --by address").unwrap();
-        whole.push(Took { ..row_took(&took.last().unwrap()[k]) });
-    }
-    let (r0, r1) = (records[0] as f64, records[1] as f64);
+    let mut lines = Vec::new();
+    let mut seek = Vec::new();
     println!(
-        "records: {} and {} (sampler profiles of {} and {} samples, 4 threads)",
-        records[0], records[1], sizes[0], sizes[1]
+        "{:<26} {:>8} {:>8} {:>10} {:>8} {:>8} {:>9} {:>8} {:>8}  rule (heap)                                 fits",
+        "command", "records A", "B", "B/record", "heap A", "heap B", "thing", "RSS A", "RSS B"
     );
-    println!(
-        "{:<24} {:>10} {:>10} {:>9} {:>10} {:>10} {:>9}  rule (heap)                fits",
-        "command", "heap A", "heap B", "B/record", "RSS A", "RSS B", "wall B s"
-    );
-    for (i, r) in RULES.iter().enumerate() {
-        let (a, b) = (&took[0][i], &took[1][i]);
-        if b.anon_kib == 0 {
+    for input in Input::ALL {
+        if only.as_ref().is_some_and(|o| !o.iter().any(|x| x == input.name())) {
             continue;
         }
-        let slope = (b.anon_kib as f64 - a.anon_kib as f64) * 1024.0 / (r1 - r0);
-        let limit = |recs: f64| r.mib * 1048576.0 + r.per_record * recs;
-        let fits = (a.anon_kib as f64 * 1024.0) <= limit(r0) && (b.anon_kib as f64 * 1024.0) <= limit(r1);
+        let sizes = input.sizes();
+        let rules: Vec<&Rule> = RULES.iter().filter(|r| r.input == input).collect();
+        let mut took: Vec<Vec<Took>> = Vec::new();
+        let mut counts = Vec::new();
+        let mut skipped = None;
+        for &n in &sizes {
+            let d = dir.join(input.name()).join(n.to_string());
+            std::fs::create_dir_all(&d).unwrap();
+            if let Err(why) = input.make(&d, n) {
+                skipped = Some(why);
+                break;
+            }
+            let row: Vec<Took> = rules.iter().map(|r| run(tbrw, &d, r, n)).collect();
+            counts.push(measured(input, &d));
+            took.push(row);
+        }
+        if let Some(why) = skipped {
+            println!("note: {} rows skipped: {why}", input.name());
+            continue;
+        }
+        let ((r0, t0), (r1, t1)) = (counts[0], counts[1]);
         println!(
-            "{:<24} {:>6} MiB {:>6} MiB {:>9.1} {:>6} MiB {:>6} MiB {:>9.2}  ≤ {:>4} MiB + {:>3} B/record  {}",
-            r.name,
-            a.anon_kib / 1024,
-            b.anon_kib / 1024,
-            slope,
-            a.maxrss_kib / 1024,
-            b.maxrss_kib / 1024,
-            b.wall.as_secs_f64(),
-            r.mib,
-            r.per_record,
-            if fits { "yes" } else { "NO" }
+            "# {}: {r0} and {r1} records, {t0} and {t1} {}s ({} {} and {})",
+            input.name(),
+            input.thing(),
+            match input {
+                Input::Sampler => "samples",
+                Input::Perf | Input::Record => "seconds",
+                Input::Mtmc => "tasks",
+                Input::WinIdea => "events",
+            },
+            sizes[0],
+            sizes[1]
         );
+        for (i, r) in rules.iter().enumerate() {
+            let (a, b) = (&took[0][i], &took[1][i]);
+            let (ha, hb) = (a.anon_kib as f64 * 1024.0, b.anon_kib as f64 * 1024.0);
+            let slope = (hb - ha) / (r1 as f64 - r0 as f64);
+            let parts = parts();
+            let limit = |recs: u64, things: u64| {
+                (r.mib + r.per_part * parts) * 1048576.0 + r.per_record * recs as f64 + r.per_thing * things as f64
+            };
+            // Buffers that fill may grow by their whole size; the rest by
+            // the rule's terms for the records and things added.
+            let filled = if r.fills { r.per_part * parts * 1048576.0 + r.per_thing * t1 as f64 } else { 0.0 };
+            let growth = r.per_record * (r1 as f64 - r0 as f64) + r.per_thing * (t1 as f64 - t0 as f64) + filled;
+            let grows_ok = hb - ha <= growth.max(0.0) + SLACK_MIB * 1048576.0;
+            let fits = ha <= limit(r0, t0) && hb <= limit(r1, t1) && grows_ok;
+            let line = format!(
+                "{:<26} {:>9} {:>8} {:>10.2} {:>4} MiB {:>4} MiB {:>9} {:>4} MiB {:>4} MiB  ≤ {:>3} MiB + {:>3} B/record + {:>4} B/{:<16}{} {}",
+                r.name,
+                r0,
+                r1,
+                slope,
+                a.anon_kib / 1024,
+                b.anon_kib / 1024,
+                t1,
+                a.maxrss_kib / 1024,
+                b.maxrss_kib / 1024,
+                r.mib,
+                r.per_record,
+                r.per_thing,
+                input.thing(),
+                if r.per_part > 0.0 { format!(" + {} MiB x {parts} parts", r.per_part) } else { String::new() },
+                if fits {
+                    "yes"
+                } else if grows_ok {
+                    "NO (over the rule)"
+                } else {
+                    "NO (grows with the records)"
+                }
+            );
+            println!("{line}");
+            lines.push(line);
+        }
+        if input == Input::Sampler {
+            let cut = rules.iter().position(|r| r.name == "report --time 40%..55%").unwrap();
+            let whole = rules.iter().position(|r| r.name == "report --by address").unwrap();
+            for (k, &(n, _)) in counts.iter().enumerate() {
+                let (c, w) = (&took[k][cut], &took[k][whole]);
+                seek.push(format!(
+                    "seek, {n} records: report --by address --time 40%..55% {} MiB RSS, {:.3} s; the whole file {} MiB RSS, {:.3} s: {:.2}x the RSS, {:.2}x the time",
+                    c.maxrss_kib / 1024,
+                    c.wall.as_secs_f64(),
+                    w.maxrss_kib / 1024,
+                    w.wall.as_secs_f64(),
+                    c.maxrss_kib as f64 / w.maxrss_kib.max(1) as f64,
+                    c.wall.as_secs_f64() / w.wall.as_secs_f64().max(1e-6)
+                ));
+            }
+        }
     }
-    let cut = RULES.iter().position(|r| r.name == "report --time 40%..55%").unwrap();
-    for (k, n) in records.iter().enumerate() {
-        let (c, w) = (&took[k][cut], &whole[k]);
-        println!(
-            "seek, {n} records: report --by address --time 40%..55% {} MiB RSS, {:.3} s; the whole file {} MiB RSS, {:.3} s: {:.2}x the RSS, {:.2}x the time",
-            c.maxrss_kib / 1024,
-            c.wall.as_secs_f64(),
-            w.maxrss_kib / 1024,
-            w.wall.as_secs_f64(),
-            c.maxrss_kib as f64 / w.maxrss_kib.max(1) as f64,
-            c.wall.as_secs_f64() / w.wall.as_secs_f64().max(1e-6)
-        );
+    for s in seek {
+        println!("{s}");
     }
 }

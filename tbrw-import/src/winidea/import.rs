@@ -162,18 +162,23 @@ pub fn import_winidea(
             Built::Call(c) => {
                 stats.calls += 1;
                 contexts_seen.insert(c.context);
+                // Written out before a record would outgrow the buffer's
+                // megabyte (40-byte records do not fill it exactly: growing
+                // it would copy it into two).
+                if calls.len() + CALL_RECORD > calls.capacity() {
+                    if failed.is_none() {
+                        if let Err(e) = data.add(&calls) {
+                            failed = Some(e.into());
+                        }
+                    }
+                    calls.clear();
+                }
                 calls.extend_from_slice(&stamp(c.start).to_le_bytes());
                 calls.extend_from_slice(&stamp(c.end).to_le_bytes());
                 calls.extend_from_slice(&c.net.to_le_bytes());
                 calls.extend_from_slice(&c.gross.to_le_bytes());
                 calls.extend_from_slice(&c.handle.to_le_bytes());
                 calls.extend_from_slice(&c.context.to_le_bytes());
-                if calls.len() >= 1 << 20 && failed.is_none() {
-                    if let Err(e) = data.add(&calls) {
-                        failed = Some(e.into());
-                    }
-                    calls.clear();
-                }
             }
             Built::Write(wr) => {
                 stats.writes += 1;
@@ -275,6 +280,9 @@ pub fn import_winidea(
     pt.done()?;
     Ok(stats)
 }
+
+/// Bytes of a call record in stream 0.
+const CALL_RECORD: usize = 40;
 
 /// Reads until `buf` is full or the input ends; the bytes read.
 fn read_full(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {

@@ -1,7 +1,7 @@
 //! Calls and data writes built from the timeline's events, with the
 //! statistics winIDEA shows for each function, line, variable and state.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use super::text1::Export;
 use super::{Pos, TimelineEvent};
@@ -129,7 +129,11 @@ pub struct Timeline {
     pub functions: HashMap<(u32, u32), Figures>,
     /// Statistics per handle over all contexts (winIDEA's "neutral" view).
     pub neutral: HashMap<u32, Figures>,
-    /// Statistics per (variable handle) and per (state handle, value) for data.
+    /// Statistics per (variable handle) for data, and per (state handle,
+    /// value) for the state values the export's STATISTICS lists: a
+    /// variable can take as many values as it has writes, so figures for
+    /// every value would grow with the events (about 250 B a value); the
+    /// check compares the listed ones only.
     pub data: HashMap<(u32, Option<u64>), Figures>,
     /// Calls under way when the trace begins (first event R, S or X), not written as intervals.
     pub started_before: u64,
@@ -187,7 +191,8 @@ pub enum Built {
 
 /// Builds calls, writes and statistics from timeline events pushed in time
 /// order, holding only the open calls and the figures (per handle and
-/// context): memory does not grow with the events, so a `.BIN` of any size
+/// context, per variable, per state value the export's STATISTICS lists):
+/// memory does not grow with the events, so a `.BIN` of any size
 /// streams through it. Unknown handles are an error (with the line or
 /// byte); time going backwards is an error. Errors name `text` for the
 /// events of the export's TIMELINE section (a line) and `bin` for those of
@@ -201,6 +206,9 @@ pub struct Builder<'a> {
     clocks: HashMap<u32, ContextClock>,
     last_time: i64,
     last_write: HashMap<u32, (i64, u64)>,
+    /// The (state handle, value) pairs the export's STATISTICS lists: the
+    /// only state values [`Timeline::data`] keeps figures for.
+    states: HashSet<(u32, u64)>,
 }
 
 impl<'a> Builder<'a> {
@@ -215,6 +223,12 @@ impl<'a> Builder<'a> {
             clocks: HashMap::new(),
             last_time: i64::MIN,
             last_write: HashMap::new(),
+            states: ex
+                .stats
+                .iter()
+                .filter(|r| matches!(r.handle >> 28, 3 | 5))
+                .filter_map(|r| Some((r.handle, r.value?)))
+                .collect(),
         }
     }
 
@@ -246,11 +260,15 @@ impl<'a> Builder<'a> {
             let var = if area == 3 || area == 5 { e.handle - (1 << 28) } else { e.handle };
             let state = var + (1 << 28);
             if let Some((t0, v0)) = self.last_write.insert(var, (e.time, e.value)) {
-                let fig = tl.data.entry((state, Some(v0))).or_default();
-                fig.net = fig.net.saturating_add(e.time - t0);
+                if self.states.contains(&(state, v0)) {
+                    let fig = tl.data.entry((state, Some(v0))).or_default();
+                    fig.net = fig.net.saturating_add(e.time - t0);
+                }
             }
             tl.data.entry((var, None)).or_default().count += 1;
-            tl.data.entry((state, Some(e.value))).or_default().count += 1;
+            if self.states.contains(&(state, e.value)) {
+                tl.data.entry((state, Some(e.value))).or_default().count += 1;
+            }
             out(Built::Write(Write { handle: var, context: e.context, time: e.time, value: e.value }));
             return Ok(());
         }
@@ -336,6 +354,9 @@ impl<'a> Builder<'a> {
         // States last until the end of the session.
         let end = end_time.unwrap_or(self.last_time).clamp(-(MAX_TIME_NS as i64), MAX_TIME_NS as i64);
         for (var, (t0, v0)) in self.last_write {
+            if !self.states.contains(&(var + (1 << 28), v0)) {
+                continue;
+            }
             let fig = tl.data.entry((var + (1 << 28), Some(v0))).or_default();
             fig.net = fig.net.saturating_add(end.max(t0) - t0);
         }
@@ -374,4 +395,33 @@ pub fn build(
     tl.calls = calls;
     tl.writes = writes;
     Ok(tl)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::winidea::{check, parse_text1};
+
+    #[test]
+    fn state_figures_only_for_the_values_the_statistics_list() {
+        let text = "* HANDLE(Data) %HANDLE%,%NAME%,%VALUE%\n20000000,v,\n30000000,,0\n30000000,,1\n\n\
+            * STATISTICS(Data) %HANDLE%,%VALUE%,%COUNT%,%T.NET%\n20000000,,4,0\n30000000,1,2,30\n";
+        let ex = parse_text1(text, "s.txt").unwrap();
+        let ev =
+            |value, time| TimelineEvent { handle: 0x2000_0000, kind: b'W', value, time, context: 0, at: Pos::Byte(0) };
+        // Values 1, 7, 1, 9: only value 1 of the state is listed.
+        let events = [ev(1, 0), ev(7, 10), ev(1, 20), ev(9, 40)];
+        let tl = build(&ex, &events, "s.txt", "s.txt.BIN", Some(50)).unwrap();
+        let keys: Vec<_> = {
+            let mut k: Vec<_> = tl.data.keys().copied().collect();
+            k.sort();
+            k
+        };
+        assert_eq!(keys, [(0x2000_0000, None), (0x3000_0000, Some(1))]);
+        let one = &tl.data[&(0x3000_0000, Some(1))];
+        assert_eq!((one.count, one.net), (2, 10 + 20));
+        assert_eq!(tl.data[&(0x2000_0000, None)].count, 4);
+        let r = check(&ex, &tl);
+        assert_eq!((r.agree, r.differences.len()), (4, 0), "{:?}", r.differences);
+    }
 }
