@@ -1,6 +1,8 @@
 //! Shared by the benches: reading this process's memory figures, and a
-//! child's (`timed`).
+//! child's (`timed`); the inputs they write ([`inputs`]).
 #![allow(dead_code)]
+
+pub mod inputs;
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
