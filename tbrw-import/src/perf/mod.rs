@@ -7,13 +7,14 @@
 //! `--call-graph dwarf` samples; [`stream`] is the import loop and the
 //! record layouts. The mapping is in docs/IMPORT.md.
 
+pub mod layout;
 pub mod map;
 pub mod read;
 pub mod sample;
 pub mod stream;
 pub mod unwind;
 
+pub use layout::CALLCHAIN_RECORD_SIZE;
 pub use stream::{
     import_perf_file, import_perf_file_with, import_perf_pipe, import_perf_pipe_with, ImportStats, PerfOptions,
-    CALLCHAIN_RECORD_SIZE,
 };

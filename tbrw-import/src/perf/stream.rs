@@ -5,11 +5,11 @@
 //!
 //! Stream 0 record (little-endian): `ip` u64, `pid` u32, `tid` u32, time
 //! u64 (ns, field named after perf's clock), `period` u32 or u64, `cpu`
-//! u16 or u32 ([`Widths`]), `event_id` u32 when the recording has several
+//! u16 or u32 ([`super::layout::Widths`]), `event_id` u32 when the recording has several
 //! events, and `stack_id` u32 when samples carry call chains (a node of the
 //! stack table, docs/FORMAT.md "Stack table"). Imports before the stack
 //! table wrote each frame as a 36-byte record of a stream 1
-//! ([`callchain_descriptor`]); readers still read those.
+//! ([`super::layout::callchain_descriptor`]); readers still read those.
 //!
 //! A sample becomes one stream-0 record per event perf counts it for: one,
 //! or, when it reads a group (`PERF_SAMPLE_READ`, leader sampling), one per
@@ -24,24 +24,17 @@ use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::rc::Rc;
 
 use linux_perf_data::{AttributeDescription, Feature, PerfFile, PerfFileReader, PerfFileRecord, PerfRecordIter};
-use linux_perf_event_reader::{
-    CpuMode, Endianness, EventRecord, Mmap2FileId, PerfClock, PerfEventType, RecordParseInfo, RecordType,
-    SamplingPolicy,
-};
+use linux_perf_event_reader::{CpuMode, Endianness, EventRecord, Mmap2FileId, PerfClock, RecordParseInfo, RecordType};
 use tbrw::*;
 
+use super::layout::{clock_name, descriptor, event_of, period_width, Widths};
 use super::map::{MmapEvent, Tables, UNPLACED};
 use super::read::{self, Counting, Detected, Overlay, PipeEnd, WholeRecords, FILE_HEADER, PIPE_HEADER};
 use super::sample::{self, bits, ReadValues};
 use super::unwind::DwarfUnwinding;
 use crate::error::{ImportError, Place};
-use crate::fields;
-use crate::globals::{field, write_globals};
+use crate::globals::write_globals;
 use crate::progress::Progress;
-
-/// Bytes per call-chain frame record of the stream 1 that imports before
-/// the stack table wrote.
-pub const CALLCHAIN_RECORD_SIZE: usize = 36;
 
 /// perf marks context switches inside a chain with values from here up.
 const PERF_CONTEXT_MAX: u64 = 0xffff_ffff_ffff_f001;
@@ -109,105 +102,6 @@ impl Default for PerfOptions {
             },
         }
     }
-}
-
-/// The name of the time stamp field: perf's clock, so that `tbrw export
-/// vtune-csv` finds the clock VTune should use.
-pub fn clock_name(clock: &PerfClock) -> String {
-    use linux_perf_event_reader::ClockId;
-    match clock {
-        // perf's default clock is the kernel's local clock: nanoseconds
-        // since boot, never set back, i.e. a monotonic clock.
-        PerfClock::Default => "time_perf_clock_monotonic".into(),
-        PerfClock::ClockId(ClockId::Monotonic) => "time_CLOCK_MONOTONIC".into(),
-        PerfClock::ClockId(ClockId::MonotonicRaw) => "time_CLOCK_MONOTONIC_RAW".into(),
-        PerfClock::ClockId(ClockId::Realtime) => "time_CLOCK_REALTIME".into(),
-        PerfClock::ClockId(c) => format!("time_clock_{c:?}"),
-    }
-}
-
-fn event_of(i: usize, a: &AttributeDescription) -> Event {
-    let sav = match a.attr.sampling_policy {
-        SamplingPolicy::Period(p) => p.get(),
-        SamplingPolicy::Frequency(f) => f,
-        SamplingPolicy::NoSampling => 0,
-    };
-    let flags = match a.attr.type_ {
-        PerfEventType::Software(_) => EventFlags::TBS,
-        _ => EventFlags::EBS,
-    };
-    Event {
-        id: i as u32,
-        flags,
-        sav,
-        name: Some(a.name.clone().unwrap_or_else(|| format!("event{i}"))),
-        ..Default::default()
-    }
-}
-
-/// The widths of stream 0's fields that depend on the recording.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Widths {
-    /// Bytes of `period`: 4 when every event's period fits 32 bits (see [`period_width`]), else 8.
-    pub period: u32,
-    /// Bytes of `cpu`: 2 when the header says the machine has at most 65,536 CPUs, else 4.
-    pub cpu: u32,
-}
-
-/// 4 when no sample of `attrs` can have a period of 32 bits or more: a
-/// fixed period (`-c N`) below 2^32, or a software clock (`cpu-clock`,
-/// `task-clock`, the default without a PMU) sampled by frequency, whose
-/// period the kernel fixes at 10^9 / frequency ns (at most 10^9); else 8
-/// (a hardware event by frequency: the kernel's period adapts to the
-/// event's rate).
-pub fn period_width(attrs: &[AttributeDescription]) -> u32 {
-    use linux_perf_event_reader::SoftwareCounterType;
-    let narrow = |a: &AttributeDescription| match (a.attr.sampling_policy, a.attr.type_) {
-        (SamplingPolicy::Period(p), _) => p.get() <= u64::from(u32::MAX),
-        (SamplingPolicy::NoSampling, _) => true,
-        (
-            SamplingPolicy::Frequency(f),
-            PerfEventType::Software(SoftwareCounterType::CpuClock | SoftwareCounterType::TaskClock),
-        ) => f >= 1,
-        (SamplingPolicy::Frequency(_), _) => false,
-    };
-    if attrs.iter().all(narrow) {
-        4
-    } else {
-        8
-    }
-}
-
-/// Stream 0's descriptor.
-pub fn descriptor(clock: &str, several_events: bool, stacks: bool, w: Widths) -> Vec<DescEntry> {
-    let mut d = vec![
-        field(desc_type::IP, desc_subtype::NONE, 8, "ip"),
-        field(desc_type::PID, desc_subtype::NONE, 4, "pid"),
-        field(desc_type::TID, desc_subtype::NONE, 4, "tid"),
-        field(desc_type::TIME_STAMP, desc_subtype::TS_NANOSECONDS, 8, clock),
-        field(fields::PERIOD, desc_subtype::NONE, w.period, "period"),
-        field(desc_type::PROCESSOR_NUMBER, desc_subtype::NONE, w.cpu, "cpu"),
-    ];
-    if several_events {
-        d.push(field(fields::EVENT_ID, desc_subtype::NONE, 4, "event_id"));
-    }
-    if stacks {
-        d.push(stack::stack_id_entry("stack_id"));
-    }
-    d
-}
-
-/// The descriptor of the stream 1 of call-chain frames that imports wrote
-/// before the stack table (still read by `tbrw-query`'s stacks).
-pub fn callchain_descriptor(clock: &str) -> Vec<DescEntry> {
-    vec![
-        field(desc_type::IP, desc_subtype::NONE, 8, "ip"),
-        field(desc_type::PID, desc_subtype::NONE, 4, "pid"),
-        field(desc_type::TID, desc_subtype::NONE, 4, "tid"),
-        field(desc_type::TIME_STAMP, desc_subtype::TS_NANOSECONDS, 8, clock),
-        field(fields::CALLCHAIN_SAMPLE, desc_subtype::NONE, 8, "sample"),
-        field(fields::CALLCHAIN_DEPTH, desc_subtype::NONE, 4, "depth"),
-    ]
 }
 
 /// Imports the perf.data file `input` (file mode: perf's default
