@@ -1,4 +1,9 @@
 //! `tbrw`: inspect, verify, bind, report on, import into and export from TB5 files.
+//!
+//! One file on purpose: the command line's whole grammar (clap's types, one
+//! per subcommand, their help texts) and the dispatch from it to
+//! [`commands`], which holds the work. `--help`, completions and man pages
+//! are generated from these types, so they stay beside each other.
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};

@@ -5,6 +5,10 @@
 //! lock, see [`tbrw::work_file`]), folder outputs that appear whole
 //! ([`WorkFolder`]: built beside the target, put in its place in one
 //! step), and the command line's crash points for the kill tests.
+//!
+//! One file on purpose: every rule that decides whether and how an output
+//! appears (checks, locks, work files and folders, publication) is read
+//! together when any of them changes; the last 130 lines are its tests.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Write};
