@@ -413,3 +413,66 @@ fn a_target_behind_a_symbolic_link_is_locked_and_appended_to() {
     assert_eq!(Tb5File::open(&real).unwrap().generation(), 2);
     assert!(tbrw::work_file::lock_target(&link).unwrap().is_held());
 }
+
+/// A child forked while a writer is open, and not yet past its exec (as
+/// any thread of a program may start one at any time), holds copies of the
+/// writer's descriptors. Its copies must not keep the writer's lock once
+/// the writer is done: the next writer of the path gets it at once.
+#[test]
+fn a_child_forked_meanwhile_does_not_keep_a_finished_writers_lock() {
+    /// A forked child that waits, doing nothing, until it is killed.
+    struct Forked(libc::pid_t);
+    impl Forked {
+        fn start() -> Forked {
+            // SAFETY: the child only calls pause(2), which is async-signal-safe.
+            match unsafe { libc::fork() } {
+                0 => loop {
+                    unsafe { libc::pause() };
+                },
+                -1 => panic!("fork: {}", std::io::Error::last_os_error()),
+                pid => Forked(pid),
+            }
+        }
+    }
+    impl Drop for Forked {
+        fn drop(&mut self) {
+            // SAFETY: our own child, killed and reaped.
+            unsafe {
+                libc::kill(self.0, libc::SIGKILL);
+                libc::waitpid(self.0, std::ptr::null_mut(), 0);
+            }
+        }
+    }
+
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("f.tb5");
+    let content = guide_content(3);
+    let mut more = guide_content(1).streams[1..].to_vec();
+    more.truncate(1);
+    let mut children = Vec::new();
+    // A new file, a file replacing it, an append, an append after a commit.
+    for round in 0..2 {
+        let mut w = Tb5Writer::create(&p).unwrap();
+        write_globals(&mut w, &content).unwrap();
+        write_streams(&mut w, &content.streams).unwrap();
+        children.push(Forked::start());
+        w.close().unwrap();
+        let mut w = Tb5Writer::append(&p).unwrap_or_else(|e| panic!("round {round}, append after a new file: {e}"));
+        write_streams(&mut w, &more).unwrap();
+        children.push(Forked::start());
+        w.close().unwrap();
+        Tb5Writer::append(&p).unwrap_or_else(|e| panic!("round {round}, append after an append: {e}")).close().unwrap();
+    }
+    // A command's work file, and a target lock taken and let go.
+    let q = dir.path().join("w.csv");
+    let work = tbrw::work_file::WorkFile::create(&q).unwrap();
+    children.push(Forked::start());
+    work.persist().unwrap();
+    let lock = tbrw::work_file::lock_target(&q).unwrap();
+    assert!(lock.is_held());
+    children.push(Forked::start());
+    drop(lock);
+    tbrw::work_file::lock_target(&q).unwrap_or_else(|e| panic!("lock after a lock: {e}"));
+    Tb5File::open(&p).unwrap().verify().unwrap();
+    drop(children);
+}

@@ -22,13 +22,13 @@
 //! point ([`work_file::crash_point`]: test builds stop there on request).
 
 use std::collections::HashSet;
-use std::fs::{File, OpenOptions};
+use std::fs::OpenOptions;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use super::durability::Durability;
 use super::sink::SectionSink;
-use super::work_file::{self, crash_point, WorkFile};
+use super::work_file::{self, crash_point, LockedFile, WorkFile};
 use crate::format::container::{self, NO_STREAM};
 use crate::format::kind::SectionKind;
 use crate::format::raw::{DirEntryRaw, ProcessThreadRaw, Raw};
@@ -90,7 +90,7 @@ pub(crate) fn process_thread_section(pids: Part, tids: Part, np: u64, nt: u64) -
 pub(crate) struct Output {
     /// Whether commits `fsync` (see [`Durability`]).
     durability: Durability,
-    file: File,
+    file: LockedFile,
     /// The work file of a new file (put at `path` on commit; it holds the
     /// writer lock of the file it replaces until then); `None` when appending.
     temp: Option<WorkFile>,
@@ -119,7 +119,10 @@ impl Output {
     pub(crate) fn create(path: &Path, durability: Durability) -> Result<Output> {
         let open_err = |source| Error::FileOpen { path: path.to_owned(), source };
         let temp = WorkFile::create_locked(work_file::lock_target(path).map_err(open_err)?).map_err(open_err)?;
-        let file = temp.file().try_clone().map_err(|e| Error::io(path, "open", e))?;
+        // The same open file as the work file's, locked with it: this
+        // output releases the lock when it is dropped, after the commit (or
+        // the appends that follow it, `into_append`).
+        let file = LockedFile::holding(temp.file().try_clone().map_err(|e| Error::io(path, "open", e))?);
         file.write_all_at(&container::new_header(), 0).map_err(|e| Error::io(path, "write", e))?;
         crash_point("header written");
         Ok(Output::new(file, Some(temp), path, container::HEADER_SIZE, durability))
@@ -150,7 +153,7 @@ impl Output {
         Ok((Output::new(file, None, path, end, durability), existing))
     }
 
-    fn new(file: File, temp: Option<WorkFile>, path: &Path, end: u64, durability: Durability) -> Output {
+    fn new(file: LockedFile, temp: Option<WorkFile>, path: &Path, end: u64, durability: Durability) -> Output {
         Output {
             durability,
             file,
@@ -409,8 +412,10 @@ impl Output {
             crash_point("slot synced");
         }
         if let Some(temp) = self.temp.take() {
-            let placed = if self.durability.syncs() { temp.persist() } else { temp.put_in_place() };
-            placed.map_err(|e| Error::io(&path, "put into place", e))?;
+            let placed = if self.durability.syncs() { temp.persist_locked() } else { temp.put_in_place_locked() };
+            // The lock stays: this output's own descriptor of the same open
+            // file releases it when the output is dropped.
+            drop(placed.map_err(|e| Error::io(&path, "put into place", e))?.into_file());
         }
         Ok(())
     }

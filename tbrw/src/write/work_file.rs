@@ -97,6 +97,60 @@ pub const WRITER_HOLDS: &str = "another writer (an append, or a new file replaci
 pub const READER_HOLDS: &str =
     "another process reads it with a lock (shared flock): no writer may change it until that lock is released";
 
+/// A file this process holds an exclusive `flock` on, released when it is
+/// dropped. The release is explicit (`LOCK_UN`) rather than left to the
+/// close: a child another thread is starting (fork, then exec) holds a copy
+/// of every descriptor until its exec closes them, and with it the lock, so
+/// a writer opening the target right after this one closed it would find
+/// it held by nobody that still writes.
+#[derive(Debug)]
+pub(crate) struct LockedFile(Option<File>);
+
+impl LockedFile {
+    /// A file whose lock this process already holds through another
+    /// descriptor of the same open file (a `try_clone`): released when
+    /// either is dropped.
+    pub(crate) fn holding(file: File) -> LockedFile {
+        LockedFile(Some(file))
+    }
+
+    /// Takes the lock on `file` without waiting.
+    fn lock(file: File) -> Result<LockedFile, (File, std::fs::TryLockError)> {
+        match file.try_lock() {
+            Ok(()) => Ok(LockedFile(Some(file))),
+            Err(e) => Err((file, e)),
+        }
+    }
+
+    /// The file, its lock kept until every descriptor of it is closed
+    /// (for a holder of another descriptor of the same open file, which
+    /// releases it).
+    pub(crate) fn into_file(mut self) -> File {
+        self.0.take().expect("a LockedFile holds its file until dropped")
+    }
+}
+
+impl std::ops::Deref for LockedFile {
+    type Target = File;
+    fn deref(&self) -> &File {
+        self.0.as_ref().expect("a LockedFile holds its file until dropped")
+    }
+}
+
+impl std::ops::DerefMut for LockedFile {
+    fn deref_mut(&mut self) -> &mut File {
+        self.0.as_mut().expect("a LockedFile holds its file until dropped")
+    }
+}
+
+impl Drop for LockedFile {
+    fn drop(&mut self) {
+        if let Some(file) = &self.0 {
+            let _ = file.unlock();
+        }
+    }
+}
+
 /// The writer lock of a target path: the file at the path, open and
 /// `flock`ed exclusively, or nothing when there was no file to lock. Held
 /// until dropped; hand it to [`WorkFile::create_locked`] to keep it until
@@ -104,7 +158,7 @@ pub const READER_HOLDS: &str =
 #[derive(Debug)]
 pub struct TargetLock {
     target: PathBuf,
-    file: Option<File>,
+    file: Option<LockedFile>,
 }
 
 impl TargetLock {
@@ -154,14 +208,13 @@ pub fn lock_target(path: &Path) -> io::Result<TargetLock> {
 /// holds a lock on it. The file returned is the one at `path` once locked
 /// (a file renamed over the path between the open and the lock is opened
 /// again), so the lock is never taken on a file that is no longer there.
-pub(crate) fn lock_open(path: &Path, options: &OpenOptions) -> io::Result<File> {
+pub(crate) fn lock_open(path: &Path, options: &OpenOptions) -> io::Result<LockedFile> {
     loop {
-        let file = options.open(path)?;
-        match file.try_lock() {
-            Ok(()) => {}
-            Err(std::fs::TryLockError::WouldBlock) => return Err(busy(&file)),
-            Err(std::fs::TryLockError::Error(e)) => return Err(e),
-        }
+        let file = match LockedFile::lock(options.open(path)?) {
+            Ok(locked) => locked,
+            Err((file, std::fs::TryLockError::WouldBlock)) => return Err(busy(&file)),
+            Err((_, std::fs::TryLockError::Error(e))) => return Err(e),
+        };
         // Followed, as the open followed it: a target may be a link to its file.
         let still = match (fs::metadata(path), file.metadata()) {
             (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
@@ -191,7 +244,7 @@ fn busy(file: &File) -> io::Error {
 /// without [`persist`](WorkFile::persist) leaves nothing behind.
 #[derive(Debug)]
 pub struct WorkFile {
-    file: File,
+    file: LockedFile,
     target: PathBuf,
     /// The name of a fallback work file; `None` while the file is unnamed.
     named: Option<PathBuf>,
@@ -242,18 +295,31 @@ impl WorkFile {
 
     /// Puts the file at its target path, replacing what was there, and
     /// makes the new name durable. The caller syncs the content first.
+    /// The writer lock is released.
     pub fn persist(self) -> io::Result<()> {
-        let target = self.target.clone();
-        self.put_in_place()?;
-        File::open(folder_of(&target))?.sync_all()?;
-        crash_point("folder synced");
-        Ok(())
+        self.persist_locked().map(drop)
     }
 
     /// Puts the file at its target path, replacing what was there
     /// atomically, without waiting for the disk (see
-    /// [`crate::write::Durability::Ordered`]).
-    pub fn put_in_place(mut self) -> io::Result<()> {
+    /// [`crate::write::Durability::Ordered`]). The writer lock is released.
+    pub fn put_in_place(self) -> io::Result<()> {
+        self.put_in_place_locked().map(drop)
+    }
+
+    /// [`persist`](WorkFile::persist) that hands back the file now at the
+    /// target, its writer lock still held.
+    pub(crate) fn persist_locked(self) -> io::Result<LockedFile> {
+        let target = self.target.clone();
+        let file = self.put_in_place_locked()?;
+        File::open(folder_of(&target))?.sync_all()?;
+        crash_point("folder synced");
+        Ok(file)
+    }
+
+    /// [`put_in_place`](WorkFile::put_in_place) that hands back the file
+    /// now at the target, its writer lock still held.
+    pub(crate) fn put_in_place_locked(mut self) -> io::Result<LockedFile> {
         match self.named.take() {
             Some(name) => rename_into_place(&name, &self.target)?,
             None => match link(&self.file, &self.target) {
@@ -281,8 +347,11 @@ impl WorkFile {
                 Err(e) => return Err(e),
             },
         }
-        // The target's lock (on the file just replaced) goes with `self`.
-        Ok(())
+        // The target's lock (on the file just replaced) goes with `self`;
+        // a named work file's name is gone with the rename.
+        self.named = None;
+        let file = std::mem::replace(&mut self.file, LockedFile(None));
+        Ok(file)
     }
 }
 
@@ -303,14 +372,15 @@ fn rename_into_place(name: &Path, target: &Path) -> io::Result<()> {
 /// Errors carry the OS error only, no name: the caller names the target.
 pub(crate) fn spill_file(target: &Path) -> io::Result<File> {
     let dir = folder_of(target);
+    // Nobody else can reach a spill file, so its lock does not matter.
     match unnamed(&dir) {
-        Ok(file) => return Ok(file),
+        Ok(file) => return Ok(file.into_file()),
         Err(e) if !unsupported(&e) => return Err(e),
         Err(_) => {}
     }
     let (file, name) = named(&dir, target)?;
     fs::remove_file(&name)?;
-    Ok(file)
+    Ok(file.into_file())
 }
 
 /// Test builds only (debug assertions): with `TBRW_TEST_CRASH_AT=k` in the
@@ -352,12 +422,11 @@ fn c_path(p: &Path) -> io::Result<std::ffi::CString> {
 }
 
 /// An `O_TMPFILE` in `dir`, locked.
-fn unnamed(dir: &Path) -> io::Result<File> {
+fn unnamed(dir: &Path) -> io::Result<LockedFile> {
     let file = OpenOptions::new().read(true).write(true).custom_flags(libc::O_TMPFILE).mode(0o666).open(dir)?;
     // Nothing else can reach an unnamed file yet: the lock only matters once
     // `persist` names it, and is taken now so that it is never missing.
-    file.try_lock().map_err(io::Error::from)?;
-    Ok(file)
+    LockedFile::lock(file).map_err(|(_, e)| io::Error::from(e))
 }
 
 /// Errors of an `O_TMPFILE` open that mean "not supported here".
@@ -366,7 +435,7 @@ fn unsupported(e: &io::Error) -> bool {
 }
 
 /// A new named work file for `target`, locked and known to still be ours.
-fn named(dir: &Path, target: &Path) -> io::Result<(File, PathBuf)> {
+fn named(dir: &Path, target: &Path) -> io::Result<(LockedFile, PathBuf)> {
     loop {
         let name = dir.join(work_name(target));
         let file = match OpenOptions::new().read(true).write(true).create_new(true).mode(0o666).open(&name) {
@@ -377,10 +446,10 @@ fn named(dir: &Path, target: &Path) -> io::Result<(File, PathBuf)> {
         // Between the create and the lock another writer's cleanup may have
         // found the file unlocked and removed it (or still hold it to do
         // so): then start again under a new name.
-        if file.try_lock().is_err() || !same_file(&name, &file) {
-            continue;
+        match LockedFile::lock(file) {
+            Ok(file) if same_file(&name, &file) => return Ok((file, name)),
+            _ => continue,
         }
-        return Ok((file, name));
     }
 }
 
