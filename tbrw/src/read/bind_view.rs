@@ -4,8 +4,8 @@
 
 use tbrw_bind::{DataBind, ModuleBind, TidBind, UNKNOWN_MODULE};
 
+use super::data_section::DataSection;
 use super::file::Tb5File;
-use super::stream::DataSection;
 use crate::format::codec;
 use crate::format::packed_bind::{self, Widths};
 use crate::format::raw::{DataBindRaw, PidRaw, Raw, TidRaw};

@@ -20,12 +20,10 @@ use std::sync::Arc;
 use memmap2::{Mmap, MmapOptions};
 
 use super::directory::{Directory, SectionEntry};
-use super::stream::StreamReader;
-use super::tables::{ModuleTable, ProcessTable};
 use crate::format::codec;
 use crate::format::container;
 use crate::format::cursor::SectionCursor;
-use crate::format::raw::{ModuleRaw, PidRaw, ProcessThreadRaw, Raw, SlotRaw, TidRaw};
+use crate::format::raw::SlotRaw;
 use crate::model::error::{Error, Location, Result};
 use crate::model::hardware::System;
 use crate::model::section::{BindSection, GlobalSection, SectionRef, StreamSection};
@@ -339,7 +337,7 @@ impl Tb5File {
         Ok(SectionCursor::new(self.checked_bytes(e)?, e.raw.offset, &self.path, e.section))
     }
 
-    fn global(&self, s: GlobalSection) -> Option<&SectionEntry> {
+    pub(super) fn global(&self, s: GlobalSection) -> Option<&SectionEntry> {
         self.dir.global(s)
     }
 
@@ -395,40 +393,9 @@ impl Tb5File {
         self.dir.stored_symbols().map(|e| self.checked_bytes(e)).transpose()
     }
 
-    /// The module section.
-    pub fn modules(&self) -> Result<Option<ModuleTable<'_>>> {
-        let Some(e) = self.global(GlobalSection::Module) else { return Ok(None) };
-        let mut c = self.cursor(e)?;
-        let n = c.check_count(e.raw.count, ModuleRaw::SIZE, "modules")?;
-        let bytes = c.bytes(n * ModuleRaw::SIZE, "modules")?;
-        c.finish("the modules")?;
-        Ok(Some(ModuleTable::new(bytes, e.raw.offset, self)))
-    }
-
-    /// The process/thread section.
-    pub fn processes(&self) -> Result<Option<ProcessTable<'_>>> {
-        let Some(e) = self.global(GlobalSection::ProcessThread) else { return Ok(None) };
-        let mut c = self.cursor(e)?;
-        let head: ProcessThreadRaw = c.read("process/thread header")?;
-        let np = c.check_count(head.pid_count, PidRaw::SIZE, "processes")?;
-        let pids = c.bytes(np * PidRaw::SIZE, "processes")?;
-        let nt = c.check_count(head.tid_count, TidRaw::SIZE, "threads")?;
-        let tids = c.bytes(nt * TidRaw::SIZE, "threads")?;
-        c.finish("the threads")?;
-        Ok(Some(ProcessTable::new(pids, tids)))
-    }
-
     /// The number of data streams.
     pub fn stream_count(&self) -> u32 {
         self.dir.stream_count() as u32
-    }
-
-    /// One data stream.
-    pub fn stream(&self, index: u32) -> Result<StreamReader<'_>> {
-        if index >= self.stream_count() {
-            return Err(Error::StreamNotExist { stream: index });
-        }
-        Ok(StreamReader::new(self, index))
     }
 
     /// The number of strings in the file (ids 1 to this).
@@ -475,11 +442,6 @@ impl Tb5File {
     /// Replaces every string id in `value` by its text.
     pub fn resolve<T: MapStrings<StringId>>(&self, value: T) -> Result<T::Output<Text>> {
         value.map_strings(&mut |id| self.string_opt(id).map(|s| s.map(str::to_owned)))
-    }
-
-    /// Checks the whole file: docs/FORMAT.md ("What `verify` checks") lists the checks.
-    pub fn verify(&self) -> Result<()> {
-        super::verify::verify(self)
     }
 }
 

@@ -4,8 +4,13 @@
 //!
 //! Imports `model` and `format`; must not import `write` or `bind` (the
 //! bind view holds a computed bind without knowing how it was computed).
+//! Inside, `file.rs` (the mapping and its directory) imports none of the
+//! others: the tables, the streams and `verify` add their methods to
+//! [`Tb5File`] in their own files, so that no module imports one that
+//! imports it (`cli/tests/layout.rs`).
 
 mod bind_view;
+mod data_section;
 mod directory;
 mod file;
 mod stack_table;
@@ -15,7 +20,8 @@ mod tables;
 mod verify;
 
 pub use bind_view::{BindTables, BindView, MemoryBind, PackedData, StoredData};
+pub use data_section::DataSection;
 pub use file::{SharedBytes, Tb5File};
 pub use stack_table::StackTableView;
-pub use stream::{DataSection, LegacySamples, StreamReader};
+pub use stream::{LegacySamples, StreamReader};
 pub use tables::{ModuleTable, ProcessTable};

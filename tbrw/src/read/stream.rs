@@ -1,11 +1,16 @@
-//! One data stream of a committed file: [`StreamReader`] for its sections,
-//! [`DataSection`] for its records (zero-copy slices of the mapping) and
-//! [`LegacySamples`] for the guide's PC records of stream 0.
+//! One data stream of a committed file: [`Tb5File::stream`] and
+//! [`StreamReader`] for its sections, [`LegacySamples`] for the guide's PC
+//! records of stream 0. The records themselves are a
+//! [`DataSection`](super::DataSection) (`data_section.rs`).
+//!
+//! Imports the file, its data sections, stack tables and bind view; none of
+//! those imports this.
 
 use super::bind_view::BindView;
+use super::data_section::DataSection;
 use super::directory::SectionEntry;
-use super::file::{SharedBytes, Tb5File};
-use crate::format::{codec, container};
+use super::file::Tb5File;
+use crate::format::codec;
 use crate::model::descriptor::{DescEntry, RecordLayout};
 use crate::model::error::{Error, Result};
 use crate::model::event::Event;
@@ -76,15 +81,7 @@ impl<'f> StreamReader<'f> {
     /// The data section: the records, as slices of the mapped file.
     pub fn data(&self) -> Result<Option<DataSection<'f>>> {
         let Some(e) = self.entry(StreamSection::Data) else { return Ok(None) };
-        Ok(Some(DataSection {
-            file: self.file,
-            bytes: self.file.raw_bytes(e),
-            record_size: e.raw.record_size as usize,
-            len: e.raw.count,
-            offset: e.raw.offset,
-            stream: self.index,
-            time_ordered: e.raw.flags & container::FLAG_TIME_ORDERED != 0,
-        }))
+        Ok(Some(DataSection::new(self.file, e, self.index)))
     }
 
     /// The data section after checking it against the data descriptor:
@@ -94,15 +91,15 @@ impl<'f> StreamReader<'f> {
     pub fn checked_data(&self) -> Result<Option<DataSection<'f>>> {
         let Some(d) = self.data()? else { return Ok(None) };
         let want = self.layout()?.map(|l| l.record_size() as usize);
-        let fits = d.len().checked_mul(d.record_size() as u64) == Some(d.bytes.len() as u64);
+        let fits = d.len().checked_mul(d.record_size() as u64) == Some(d.as_bytes().len() as u64);
         if want != Some(d.record_size()) || !fits {
             return Err(Error::malformed(
-                self.file.loc(SectionRef::Stream(self.index, StreamSection::Data), d.offset),
+                self.file.loc(SectionRef::Stream(self.index, StreamSection::Data), d.file_offset()),
                 format!(
                     "{} records of {} bytes in {} bytes, but the data descriptor defines {}",
                     d.len(),
                     d.record_size(),
-                    d.bytes.len(),
+                    d.as_bytes().len(),
                     want.map_or("no record".to_owned(), |w| format!("{w}-byte records")),
                 ),
             ));
@@ -145,111 +142,11 @@ impl<'f> StreamReader<'f> {
             .ok_or(Error::SectionNotExist { section: SectionRef::Stream(self.index, StreamSection::Data) })?;
         if data.record_size() != layout.record_size() as usize {
             return Err(Error::malformed(
-                self.file.loc(SectionRef::Stream(self.index, StreamSection::Data), data.offset),
+                self.file.loc(SectionRef::Stream(self.index, StreamSection::Data), data.file_offset()),
                 format!("records are {} bytes but the descriptor defines {}", data.record_size(), layout.record_size()),
             ));
         }
         Ok(LegacySamples { data, next: 0, pc: pc as usize, tsc: layout.tsc_offset().map(|t| t as usize) })
-    }
-}
-
-/// The records of a data section: zero-copy slices of the mapped file.
-#[derive(Clone, Copy)]
-pub struct DataSection<'f> {
-    file: &'f Tb5File,
-    bytes: &'f [u8],
-    record_size: usize,
-    len: u64,
-    offset: u64,
-    stream: u32,
-    time_ordered: bool,
-}
-
-impl std::fmt::Debug for DataSection<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("DataSection")
-            .field("record_size", &self.record_size)
-            .field("len", &self.len)
-            .field("offset", &self.offset)
-            .field("stream", &self.stream)
-            .finish()
-    }
-}
-
-impl<'f> DataSection<'f> {
-    /// The number of records.
-    pub fn len(&self) -> u64 {
-        self.len
-    }
-
-    /// Whether there are none.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// Bytes per record.
-    pub fn record_size(&self) -> usize {
-        self.record_size
-    }
-
-    /// All records as one slice.
-    pub fn as_bytes(&self) -> &'f [u8] {
-        self.bytes
-    }
-
-    /// Whether the writer marked the records as in time order: the time
-    /// of [`crate::RecordLayout::time_at`] never goes down from one record
-    /// to the next (docs/FORMAT.md, "Directory"; `verify` checks it).
-    /// `false`: not known to be.
-    pub fn time_ordered(&self) -> bool {
-        self.time_ordered
-    }
-
-    /// Absolute file offset of the first record.
-    pub fn file_offset(&self) -> u64 {
-        self.offset
-    }
-
-    /// Record `index`, if it exists.
-    pub fn record(&self, index: u64) -> Option<&'f [u8]> {
-        let start = usize::try_from(index).ok()?.checked_mul(self.record_size)?;
-        self.bytes.get(start..start.checked_add(self.record_size)?)
-    }
-
-    /// Every record in order.
-    pub fn records(&self) -> std::slice::ChunksExact<'f, u8> {
-        self.bytes.chunks_exact(self.record_size)
-    }
-
-    /// The records from `start` on, in slices of at most `per_chunk`
-    /// whole records: what the `enumerate_` functions hand to callbacks.
-    /// A start past the end is [`Error::InvalidReadStart`]; a start equal
-    /// to the number of records yields nothing.
-    pub fn chunks_from(&self, start: u64, per_chunk: usize) -> Result<std::slice::Chunks<'f, u8>> {
-        if start > self.len {
-            return Err(Error::InvalidReadStart {
-                section: SectionRef::Stream(self.stream, StreamSection::Data),
-                start,
-                len: self.len,
-            });
-        }
-        let from = start as usize * self.record_size;
-        Ok(self.bytes[from..].chunks(per_chunk.max(1).saturating_mul(self.record_size)))
-    }
-}
-
-impl DataSection<'_> {
-    /// Up to `max` records from `start` (fewer at the end), sharing the
-    /// file's mapping instead of copying: an enumeration's chunk.
-    pub fn shared_chunk(&self, start: u64, max: usize) -> Result<SharedBytes> {
-        let chunk = self.chunks_from(start, max)?.next().unwrap_or(&self.bytes[self.bytes.len()..]);
-        Ok(self.file.share(chunk).expect("a data section is inside its file"))
-    }
-
-    /// Tells the kernel the records from `start` on are about to be read in order.
-    pub fn advise_sequential(&self, start: u64) {
-        let from = (start.min(self.len) as usize) * self.record_size;
-        self.file.advise_sequential(&self.bytes[from..]);
     }
 }
 
@@ -274,5 +171,16 @@ impl Iterator for LegacySamples<'_> {
     fn size_hint(&self) -> (usize, Option<usize>) {
         let n = self.data.len().saturating_sub(self.next) as usize;
         (n, Some(n))
+    }
+}
+
+/// The streams of a file.
+impl Tb5File {
+    /// One data stream.
+    pub fn stream(&self, index: u32) -> Result<StreamReader<'_>> {
+        if index >= self.stream_count() {
+            return Err(Error::StreamNotExist { stream: index });
+        }
+        Ok(StreamReader::new(self, index))
     }
 }

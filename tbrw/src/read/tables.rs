@@ -1,10 +1,13 @@
 //! The tables of the global sections that hold many entries: modules, and
-//! processes with threads. Entries are decoded by index on access.
+//! processes with threads ([`Tb5File::modules`], [`Tb5File::processes`]).
+//! Entries are decoded by index on access.
+//!
+//! Imports the file and the bind view's generated tables; neither imports this.
 
 use super::bind_view::BindTables;
 use super::file::Tb5File;
 use crate::format::codec;
-use crate::format::raw::{ModuleRaw, PidRaw, Raw, TidRaw};
+use crate::format::raw::{ModuleRaw, PidRaw, ProcessThreadRaw, Raw, TidRaw};
 use crate::model::error::{Error, Location, Result};
 use crate::model::module::Module;
 use crate::model::process::{Pid, Tid};
@@ -125,5 +128,31 @@ impl<'f> ProcessTable<'f> {
     /// Every thread in order.
     pub fn tids(&self) -> impl Iterator<Item = Tid<StringId>> + '_ {
         (0..self.tid_count()).filter_map(|i| self.tid(i))
+    }
+}
+
+/// The tables of a file.
+impl Tb5File {
+    /// The module section.
+    pub fn modules(&self) -> Result<Option<ModuleTable<'_>>> {
+        let Some(e) = self.global(GlobalSection::Module) else { return Ok(None) };
+        let mut c = self.cursor(e)?;
+        let n = c.check_count(e.raw.count, ModuleRaw::SIZE, "modules")?;
+        let bytes = c.bytes(n * ModuleRaw::SIZE, "modules")?;
+        c.finish("the modules")?;
+        Ok(Some(ModuleTable::new(bytes, e.raw.offset, self)))
+    }
+
+    /// The process/thread section.
+    pub fn processes(&self) -> Result<Option<ProcessTable<'_>>> {
+        let Some(e) = self.global(GlobalSection::ProcessThread) else { return Ok(None) };
+        let mut c = self.cursor(e)?;
+        let head: ProcessThreadRaw = c.read("process/thread header")?;
+        let np = c.check_count(head.pid_count, PidRaw::SIZE, "processes")?;
+        let pids = c.bytes(np * PidRaw::SIZE, "processes")?;
+        let nt = c.check_count(head.tid_count, TidRaw::SIZE, "threads")?;
+        let tids = c.bytes(nt * TidRaw::SIZE, "threads")?;
+        c.finish("the threads")?;
+        Ok(Some(ProcessTable::new(pids, tids)))
     }
 }

@@ -1,4 +1,5 @@
-//! `verify()`: the whole-file check behind `TBRW_verify`.
+//! [`Tb5File::verify`]: the whole-file check behind `TBRW_verify`. The top
+//! of the reader: it imports the rest of it, nothing imports it.
 //!
 //! It checks, in this order, stopping at the first failure:
 //! 1. magic, format version, header checksum and directory (done when the
@@ -316,4 +317,11 @@ fn check_bind(file: &Tb5File, n: u32) -> Result<()> {
         }
     }
     Ok(())
+}
+
+impl Tb5File {
+    /// Checks the whole file: docs/FORMAT.md ("What `verify` checks") lists the checks.
+    pub fn verify(&self) -> Result<()> {
+        verify(self)
+    }
 }
