@@ -7,6 +7,8 @@
 //! installs it, so CI runs them. The perf import's test records with `perf
 //! record` and skips, with a note, where `cc` or perf cannot run.
 
+mod program;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -14,6 +16,7 @@ use std::process::{Command, Output};
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Int32Type, Int64Type};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use program::{build_prog, elf_symbol};
 use serde_json::Value;
 use tbrw::*;
 use tbrw_import::globals::{field, write_globals};
@@ -322,27 +325,12 @@ fn output_rules_force_append_inputs_and_failures() {
 /// report --by function --time` on each bucket.
 #[test]
 fn a_functions_share_per_run_over_time() {
-    if !Command::new("cc").arg("--version").output().is_ok_and(|o| o.status.success()) {
-        eprintln!("note: no cc on this machine: test skipped");
-        return;
-    }
     let t = tempfile::tempdir().unwrap();
-    let src = t.path().join("prog.c");
-    std::fs::write(
-        &src,
-        "volatile long sink;\n__attribute__((noinline)) void spin_a(long n) { for (long i = 0; i < n; i++) sink += i; }\n\
+    let source = "volatile long sink;\n__attribute__((noinline)) void spin_a(long n) { for (long i = 0; i < n; i++) sink += i; }\n\
          __attribute__((noinline)) void spin_b(long n) { for (long i = 0; i < n; i++) sink ^= i; }\n\
-         int main(void) { spin_a(10); spin_b(10); return 0; }\n",
-    )
-    .unwrap();
-    let prog = t.path().join("prog");
-    let cc = Command::new("cc").args(["-g", "-O1"]).arg(&src).arg("-o").arg(&prog).output().unwrap();
-    assert!(cc.status.success(), "{}", String::from_utf8_lossy(&cc.stderr));
-    let data = std::fs::read(&prog).unwrap();
-    let elf = object::File::parse(&*data).unwrap();
-    use object::{Object, ObjectSymbol};
-    let sym = |n: &str| elf.symbols().find(|s| s.name() == Ok(n)).map(|s| s.address()).unwrap();
-    let (a, b) = (sym("spin_a"), sym("spin_b"));
+         int main(void) { spin_a(10); spin_b(10); return 0; }\n";
+    let Some(prog) = build_prog(t.path(), "prog.c", source, &["-g", "-O1"]) else { return };
+    let (a, b) = (elf_symbol(&prog, "spin_a").0, elf_symbol(&prog, "spin_b").0);
     let base = 0x5600_0000_0000u64;
     // Two runs of 1000 samples over 1 s: spin_a takes 80 % then 40 % (run 1),
     // 20 % throughout (run 2).

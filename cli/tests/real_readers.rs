@@ -21,6 +21,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+mod program;
+
+use program::{build_prog, elf_symbol, exec_vaddr};
 use serde_json::Value;
 use tbrw_import::elf_profile::{
     import_profile, write_header, write_sample, Header, ImportOptions, Magic, Sample, ThreadSample, VmMap,
@@ -163,35 +166,7 @@ int main(void) {
 
 /// `dir/prog` built with `cc -g -O1` from `dir/main.c`; `None` without cc.
 fn build(dir: &Path) -> Option<PathBuf> {
-    if !Command::new("cc").arg("--version").output().is_ok_and(|o| o.status.success()) {
-        eprintln!("note: no cc on this machine: the built program's checks are skipped");
-        return None;
-    }
-    let src = dir.join("main.c");
-    std::fs::write(&src, SOURCE).unwrap();
-    let out = dir.join("prog");
-    let r = Command::new("cc").args(["-g", "-O1", "-Wl,--build-id"]).arg(&src).arg("-o").arg(&out).output().unwrap();
-    assert!(r.status.success(), "cc: {}", String::from_utf8_lossy(&r.stderr));
-    Some(out)
-}
-
-fn elf_symbol(path: &Path, name: &str) -> (u64, u64) {
-    use object::{Object, ObjectSymbol};
-    let data = std::fs::read(path).unwrap();
-    let f = object::File::parse(&*data).unwrap();
-    let s = f.symbols().find(|s| s.name() == Ok(name)).unwrap();
-    (s.address(), s.size())
-}
-
-fn exec_vaddr(path: &Path) -> u64 {
-    use object::{Object, ObjectSegment};
-    let data = std::fs::read(path).unwrap();
-    let f = object::File::parse(&*data).unwrap();
-    let seg = f
-        .segments()
-        .find(|s| matches!(s.flags(), object::SegmentFlags::Elf { p_flags, .. } if p_flags.contains(object::elf::PF_X)))
-        .unwrap();
-    seg.address() & !0xfff
+    build_prog(dir, "main.c", SOURCE, &["-g", "-O1", "-Wl,--build-id"])
 }
 
 /// The program's samples as a sampler import (two threads, CPU times

@@ -7,7 +7,9 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use object::{Object, ObjectSegment, ObjectSymbol};
+mod program;
+
+use program::{build_prog, elf_symbol as symbol, exec_vaddr, have};
 use tbrw::*;
 use tbrw_import::elf_profile::{
     import_profile, write_header, write_sample, Header, ImportOptions, Magic, Sample, ThreadSample, VmMap,
@@ -34,44 +36,13 @@ int main(void) {
     return 0;
 }
 ";
+
+/// `dir/prog` built with `cc -g -O1` (a PIE) from `dir/prog.c`; `None` without cc.
+fn build(dir: &Path) -> Option<PathBuf> {
+    build_prog(dir, "prog.c", SOURCE, &["-g", "-O1", "-Wl,--build-id"])
+}
 const A_LINES: std::ops::RangeInclusive<u32> = 3..=8;
 const B_LINES: std::ops::RangeInclusive<u32> = 9..=14;
-
-fn have(tool: &str) -> bool {
-    Command::new(tool).arg("--version").output().is_ok_and(|o| o.status.success())
-}
-
-/// `dir/prog` built with `cc -g -O1` (a PIE); `None` with a note without cc.
-fn build(dir: &Path) -> Option<PathBuf> {
-    if !have("cc") {
-        eprintln!("note: no cc on this machine: test skipped");
-        return None;
-    }
-    let src = dir.join("prog.c");
-    std::fs::write(&src, SOURCE).unwrap();
-    let out = dir.join("prog");
-    let r = Command::new("cc").args(["-g", "-O1", "-Wl,--build-id"]).arg(&src).arg("-o").arg(&out).output().unwrap();
-    assert!(r.status.success(), "cc: {}", String::from_utf8_lossy(&r.stderr));
-    Some(out)
-}
-
-/// (address, size) of `name` in `.symtab`, and the executable segment's page-aligned p_vaddr.
-fn symbol(path: &Path, name: &str) -> (u64, u64) {
-    let data = std::fs::read(path).unwrap();
-    let f = object::File::parse(&*data).unwrap();
-    let s = f.symbols().find(|s| s.name() == Ok(name)).unwrap();
-    (s.address(), s.size())
-}
-
-fn exec_vaddr(path: &Path) -> u64 {
-    let data = std::fs::read(path).unwrap();
-    let f = object::File::parse(&*data).unwrap();
-    let seg = f
-        .segments()
-        .find(|s| matches!(s.flags(), object::SegmentFlags::Elf { p_flags, .. } if p_flags.contains(object::elf::PF_X)))
-        .unwrap();
-    seg.address() & !0xfff
-}
 
 /// 1000 ELF virtual addresses: 750 spread over `spin_a`, 250 over `spin_b`.
 fn designed(prog: &Path) -> Vec<u64> {

@@ -15,12 +15,14 @@
 
 #[path = "common/mtmc_writer.rs"]
 mod mtmc_writer;
+mod program;
 
 use std::collections::{BTreeMap, HashSet};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use program::build_prog;
 use prost::Message;
 use tbrw_export::firefox;
 use tbrw_export::flamegraph::{self, FlameOptions};
@@ -952,16 +954,7 @@ fn build_program(dir: &Path) -> Option<PathBuf> {
 __attribute__((noinline)) void spin_a(long n) {\n    double s = 0;\n    for (long i = 0; i < n; i++)\n        s += (double)(i ^ (i >> 3));\n    sink = s;\n}\n\
 __attribute__((noinline)) void spin_b(long n) {\n    double s = 0;\n    for (long i = 0; i < n; i++)\n        s += (double)(i * 7 + (i >> 5));\n    sink = s;\n}\n\
 int main(void) { spin_a(100); spin_b(100); return 0; }\n";
-    if !Command::new("cc").arg("--version").output().is_ok_and(|o| o.status.success()) {
-        eprintln!("note: no cc on this machine: test skipped");
-        return None;
-    }
-    let src = dir.join("prog.c");
-    std::fs::write(&src, SOURCE).unwrap();
-    let out = dir.join("prog");
-    let r = Command::new("cc").args(["-g", "-O1"]).arg(&src).arg("-o").arg(&out).output().unwrap();
-    assert!(r.status.success(), "cc: {}", String::from_utf8_lossy(&r.stderr));
-    Some(out)
+    build_prog(dir, "prog.c", SOURCE, &["-g", "-O1"])
 }
 
 /// `prog`'s function symbols, (name, address, size), from its symbol table.
