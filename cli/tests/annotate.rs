@@ -111,7 +111,7 @@ fn the_hottest_instructions_agree_with_perf_annotate() {
     let Some(exe) = build_loops(dir.path()) else { return };
     let data = dir.path().join("perf.data");
     let rec = Command::new("perf")
-        .args(["record", "-q", "-F", "4000", "-e", "cpu-clock", "-o"])
+        .args(["record", "-N", "-q", "-F", "4000", "-e", "cpu-clock", "-o"])
         .arg(&data)
         .arg(&exe)
         .arg("200000000")

@@ -627,7 +627,7 @@ fn a_perf_import_counts_per_event_and_module_as_tbrw_report() {
     }
     let data = t.path().join("spin.data");
     let rec = Command::new("perf")
-        .args(["record", "-F", "2000", "-e", "cpu-clock,task-clock", "-o"])
+        .args(["record", "-N", "-F", "2000", "-e", "cpu-clock,task-clock", "-o"])
         .arg(&data)
         .arg(&prog)
         .output();
@@ -702,7 +702,7 @@ fn a_perf_g_import_has_stacks_and_inclusive_functions_as_the_flame_graph() {
         return;
     }
     let data = t.path().join("chains.data");
-    let rec = Command::new("perf").args(["record", "-F", "4000", "-g", "-o"]).arg(&data).arg(&prog).output();
+    let rec = Command::new("perf").args(["record", "-N", "-F", "4000", "-g", "-o"]).arg(&data).arg(&prog).output();
     match rec {
         Ok(o) if o.status.success() && data.exists() => {}
         Ok(o) => {

@@ -134,7 +134,7 @@ fn pipe_format_files_import_by_path() {
     let Some(exe) = build(dir.path(), "prog", PROG, &["-O1"]) else { return };
     let piped = dir.path().join("piped.data");
     let o = Command::new("perf")
-        .args(["record", "-F", "2000", "-o", "-"])
+        .args(["record", "-N", "-F", "2000", "-o", "-"])
         .arg(&exe)
         .stdout(std::fs::File::create(&piped).unwrap())
         .stderr(Stdio::null())
@@ -220,7 +220,7 @@ fn a_killed_recording_is_an_error_saying_it_was_not_finished() {
     let Some(exe) = build(dir.path(), "prog", PROG, &["-O1"]) else { return };
     let data = dir.path().join("killed.data");
     let mut child = Command::new("perf")
-        .args(["record", "-F", "2000", "-o"])
+        .args(["record", "-N", "-F", "2000", "-o"])
         .arg(&data)
         .arg(&exe)
         .stdout(Stdio::null())
@@ -336,7 +336,7 @@ int main(void) {
     if !have_perf() {
         return;
     }
-    let o = Command::new("perf").args(["record", "-F", "2000", "-o"]).arg(&data).arg(&exe).output().unwrap();
+    let o = Command::new("perf").args(["record", "-N", "-F", "2000", "-o"]).arg(&data).arg(&exe).output().unwrap();
     if !o.status.success() {
         return eprintln!("note: skipped: perf record failed: {}", String::from_utf8_lossy(&o.stderr));
     }

@@ -327,7 +327,7 @@ fn checked_against_perf() {
     let dir = tempfile::tempdir().unwrap();
     let Some(prog) = build(dir.path()) else { return };
     let data = dir.path().join("perf.data");
-    let rec = Command::new("perf").args(["record", "-F", "2000", "-o"]).arg(&data).arg(&prog).output();
+    let rec = Command::new("perf").args(["record", "-N", "-F", "2000", "-o"]).arg(&data).arg(&prog).output();
     match rec {
         Ok(o) if o.status.success() => {}
         Ok(o) => return eprintln!("note: perf record failed, test skipped: {}", String::from_utf8_lossy(&o.stderr)),

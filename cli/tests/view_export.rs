@@ -546,7 +546,7 @@ fn call_chains_of_a_perf_import_become_deeper_stacks() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("perf.data");
     let rec = Command::new("perf")
-        .args(["record", "-q", "-g", "-F", "2000", "-o"])
+        .args(["record", "-N", "-q", "-g", "-F", "2000", "-o"])
         .arg(&data)
         .args(["--", "sh", "-c", "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done"])
         .output();

@@ -121,7 +121,7 @@ fn names_agree_with_perf() {
     let data = dir.path().join("perf.data");
     let (data_s, prog_s) = (data.to_str().unwrap(), prog.to_str().unwrap());
     let recorded = Command::new("perf")
-        .args(["record", "-e", "cpu-clock", "-o", data_s, prog_s])
+        .args(["record", "-N", "-e", "cpu-clock", "-o", data_s, prog_s])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .output()

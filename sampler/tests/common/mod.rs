@@ -77,7 +77,7 @@ pub fn function_report(path: &Path) -> (Vec<(String, f64, bool)>, String) {
 pub fn perf_shares(dir: &Path, cmd: &[&Path]) -> Result<HashMap<String, f64>, String> {
     let data = dir.join("perf.data");
     let rec = Command::new("perf")
-        .args(["record", "-q", "-e", "cpu-clock", "-F", "1000", "-o"])
+        .args(["record", "-N", "-q", "-e", "cpu-clock", "-F", "1000", "-o"])
         .arg(&data)
         .arg("--")
         .args(cmd)

@@ -82,7 +82,7 @@ pub fn record(source: &str, flags: &[&str], record_args: &[&str]) -> Option<Reco
     let dir = tempfile::tempdir().unwrap();
     let program = super::compile(dir.path(), "chain", source, flags)?;
     let data = dir.path().join("perf.data");
-    let mut args = vec!["record", "-e", "cpu-clock", "-o", data.to_str().unwrap()];
+    let mut args = vec!["record", "-N", "-e", "cpu-clock", "-o", data.to_str().unwrap()];
     args.extend_from_slice(record_args);
     args.push(program.to_str().unwrap());
     let out = Command::new("perf").args(&args).stdout(Stdio::null()).stderr(Stdio::piped()).output().ok()?;
