@@ -504,25 +504,15 @@ pub fn write_table(r: &Report, out: &mut dyn Write) -> std::io::Result<()> {
     if r.rows.iter().any(|row| row.children.is_some()) {
         return write_children_table(r, by, out);
     }
+    writeln!(out, "{}", heading(r, by, &chosen))?;
     match &r.weight {
         None => {
-            writeln!(out, "{}: stream {}, {} of {} samples, by {by}{chosen}", r.file, r.stream, r.samples, r.records)?;
             writeln!(out, "{:>10} {:>7}  {by}", "samples", "percent")?;
             for row in &r.rows {
                 writeln!(out, "{:>10} {:>6.2}%  {}", row.samples, row.percent, row.key)?;
             }
         }
         Some(w) => {
-            writeln!(
-                out,
-                "{}: stream {}, {} of {} samples, {} {}, by {by}{chosen}",
-                r.file,
-                r.stream,
-                r.samples,
-                r.records,
-                quantity(w.total, w.weight),
-                w.weight.name()
-            )?;
             writeln!(out, "{:>10} {:>16} {:>7}  {by}", "samples", w.weight.name(), "percent")?;
             for row in &r.rows {
                 writeln!(
@@ -539,14 +529,23 @@ pub fn write_table(r: &Report, out: &mut dyn Write) -> std::io::Result<()> {
     Ok(())
 }
 
+/// A table's heading line: the file, the stream, the samples counted of
+/// those read, the weight's sum when there is a weight, the grouping, then
+/// `tail`.
+fn heading(r: &Report, by: &str, tail: &str) -> String {
+    let weight =
+        r.weight.as_ref().map_or(String::new(), |w| format!(", {} {}", quantity(w.total, w.weight), w.weight.name()));
+    format!("{}: stream {}, {} of {} samples{weight}, by {by}{tail}", r.file, r.stream, r.samples, r.records)
+}
+
 /// The table of `tbrw report --children`: as perf's `--children`, the
 /// inclusive share first (the column the rows are sorted by), then self.
 fn write_children_table(r: &Report, by: &str, out: &mut dyn Write) -> std::io::Result<()> {
     let inclusive = |row: &Row| row.children.clone().unwrap_or(Inclusive { samples: 0, percent: 0.0, weight: None });
     let what = "children: samples with the function anywhere in their stack; self: with it sampled";
+    writeln!(out, "{}", heading(r, by, &format!(" ({what})")))?;
     match &r.weight {
         None => {
-            writeln!(out, "{}: stream {}, {} of {} samples, by {by} ({what})", r.file, r.stream, r.samples, r.records)?;
             writeln!(out, "{:>8} {:>8} {:>10} {:>10}  {by}", "children", "self", "samples", "self")?;
             for row in &r.rows {
                 let c = inclusive(row);
@@ -558,16 +557,6 @@ fn write_children_table(r: &Report, by: &str, out: &mut dyn Write) -> std::io::R
             }
         }
         Some(w) => {
-            writeln!(
-                out,
-                "{}: stream {}, {} of {} samples, {} {}, by {by} ({what})",
-                r.file,
-                r.stream,
-                r.samples,
-                r.records,
-                quantity(w.total, w.weight),
-                w.weight.name()
-            )?;
             let name = w.weight.name();
             writeln!(out, "{:>8} {:>8} {:>16} {:>16}  {by}", "children", "self", name, format!("self {name}"))?;
             for row in &r.rows {
