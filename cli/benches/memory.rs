@@ -49,10 +49,8 @@ use std::process::Command;
 use tbrw_import::elf_profile::{write_header, write_sample, Header, Magic, Sample, ThreadSample, VmMap};
 
 mod support;
-use support::inputs::{mtmc_log, winidea_inputs};
+use support::inputs::{busy_program, mtmc_log, perf_record_busy, winidea_inputs};
 use support::{timed, Took};
-
-const BUSY: &str = include_str!("../../scripts/stacks-bench/busy.c");
 
 /// A sampler profile of `samples` samples of 4 threads (make_view_bench's).
 fn profile(path: &Path, samples: u64) {
@@ -75,50 +73,14 @@ fn profile(path: &Path, samples: u64) {
     w.flush().unwrap();
 }
 
-/// `busy` built in `dir` (with `-g` and frame pointers), or why not.
-fn busy(dir: &Path) -> Result<PathBuf, String> {
-    let prog = dir.join("busy");
-    if prog.exists() {
-        return Ok(prog);
-    }
-    std::fs::write(dir.join("busy.c"), BUSY).unwrap();
-    let cc = Command::new("cc")
-        .args(["-O2", "-g", "-fno-omit-frame-pointer", "-o"])
-        .arg(&prog)
-        .arg(dir.join("busy.c"))
-        .args(["-lm", "-lpthread"])
-        .status();
-    if cc.is_ok_and(|s| s.success()) {
-        Ok(prog)
-    } else {
-        Err("cc cannot build scripts/stacks-bench/busy.c".into())
-    }
-}
-
 /// `perf record -F 20000 -g` of one busy thread for `seconds`, or why not.
 fn perf_data(dir: &Path, seconds: u64) -> Result<PathBuf, String> {
     let data = dir.join("busy.perf.data");
-    if data.exists() {
-        return Ok(data);
+    if !data.exists() {
+        let prog = busy_program(dir.parent().unwrap())?;
+        perf_record_busy(&prog, seconds as f64, 1, &data)?;
     }
-    let prog = busy(dir.parent().unwrap())?;
-    let part = dir.join("part.perf.data");
-    let rec = Command::new("perf")
-        .args(["record", "-q", "-F", "20000", "-g", "-o"])
-        .arg(&part)
-        .arg("--")
-        .arg(&prog)
-        .arg(seconds.to_string())
-        .arg("1")
-        .output();
-    match rec {
-        Ok(o) if o.status.success() => {
-            std::fs::rename(&part, &data).unwrap();
-            Ok(data)
-        }
-        Ok(o) => Err(format!("perf record -g failed: {}", String::from_utf8_lossy(&o.stderr).trim())),
-        Err(e) => Err(format!("perf: {e}")),
-    }
+    Ok(data)
 }
 
 /// The kinds of input, each made at two sizes.
@@ -188,7 +150,7 @@ impl Input {
                 perf_data(dir, size)?;
             }
             Input::Record => {
-                busy(dir.parent().unwrap())?;
+                busy_program(dir.parent().unwrap())?;
             }
             Input::Mtmc if !dir.join("tasks.log").exists() => mtmc_log(&dir.join("tasks.log"), size),
             Input::WinIdea if !dir.join("header.txt.BIN").exists() => winidea_inputs(dir, size as usize),

@@ -26,9 +26,8 @@ use std::process::Command;
 use std::time::Duration;
 
 mod support;
+use support::inputs::{busy_program, perf_record_busy};
 use support::timed;
-
-const PROG: &str = include_str!("../../scripts/stacks-bench/busy.c");
 
 fn size(p: &Path) -> u64 {
     std::fs::metadata(p).map(|m| m.len()).unwrap_or(0)
@@ -43,35 +42,15 @@ fn recording(dir: &Path, want: u64) -> Option<PathBuf> {
     if data.exists() {
         return Some(data);
     }
-    std::fs::write(dir.join("busy.c"), PROG).expect("write");
-    let prog = dir.join("busy");
-    let cc = Command::new("cc")
-        .args(["-O2", "-g", "-fno-omit-frame-pointer", "-o"])
-        .arg(&prog)
-        .arg(dir.join("busy.c"))
-        .args(["-lm", "-lpthread"])
-        .status();
-    if !cc.is_ok_and(|s| s.success()) {
-        eprintln!("note: skipped: cc cannot build the benchmark program");
-        return None;
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let seconds = (want as f64 / cpus as f64 / 20_000.0 * 1.05).ceil();
+    match busy_program(dir).and_then(|prog| perf_record_busy(&prog, seconds, cpus, &data)) {
+        Ok(()) => Some(data),
+        Err(why) => {
+            eprintln!("note: skipped: {why}");
+            None
+        }
     }
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
-    let seconds = (want as f64 / cpus / 20_000.0 * 1.05).ceil();
-    let part = dir.join("recording.perf.data");
-    let rec = Command::new("perf")
-        .args(["record", "-q", "-F", "20000", "-g", "-o"])
-        .arg(&part)
-        .arg("--")
-        .arg(&prog)
-        .arg(seconds.to_string())
-        .arg(cpus.to_string())
-        .output();
-    if !rec.as_ref().is_ok_and(|o| o.status.success()) {
-        eprintln!("note: skipped: perf record -g failed");
-        return None;
-    }
-    std::fs::rename(&part, &data).expect("rename");
-    Some(data)
 }
 
 fn main() {

@@ -1,8 +1,10 @@
 //! Inputs the benches write: an MTMC task log and a winIDEA export with
-//! its `.BIN`, of any size, the same every time (a fixed xorshift).
+//! its `.BIN`, of any size, the same every time (a fixed xorshift); and
+//! `perf record -g` recordings of `scripts/stacks-bench/busy.c`.
 
 use std::io::{BufWriter, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use tbrw_import::winidea::{self, BinVersion, Pos, TimelineEvent};
 
@@ -88,4 +90,47 @@ pub fn winidea_inputs(dir: &Path, n: usize) {
     std::fs::write(dir.join("header.txt"), &header).unwrap();
     std::fs::write(dir.join("events"), events.len().to_string()).unwrap();
     std::fs::write(dir.join("header.txt.BIN"), winidea::write_bin(&events, BinVersion::V1_1)).unwrap();
+}
+
+const BUSY: &str = include_str!("../../../scripts/stacks-bench/busy.c");
+
+/// `scripts/stacks-bench/busy.c` built in `dir` (once), or why not.
+pub fn busy_program(dir: &Path) -> Result<PathBuf, String> {
+    let prog = dir.join("busy");
+    if prog.exists() {
+        return Ok(prog);
+    }
+    std::fs::write(dir.join("busy.c"), BUSY).unwrap();
+    let cc = Command::new("cc")
+        .args(["-O2", "-g", "-fno-omit-frame-pointer", "-o"])
+        .arg(&prog)
+        .arg(dir.join("busy.c"))
+        .args(["-lm", "-lpthread"])
+        .status();
+    if cc.is_ok_and(|s| s.success()) {
+        Ok(prog)
+    } else {
+        Err("cc cannot build scripts/stacks-bench/busy.c".into())
+    }
+}
+
+/// `perf record -F 20000 -g` of `prog` (`busy_program`) spinning for
+/// `seconds` on `threads` threads, to `data`: written under another name
+/// and renamed when complete, so that a recording cut short is never
+/// taken for one. Or why not.
+pub fn perf_record_busy(prog: &Path, seconds: f64, threads: usize, data: &Path) -> Result<(), String> {
+    let part = data.with_extension("part");
+    let rec = Command::new("perf")
+        .args(["record", "-q", "-F", "20000", "-g", "-o"])
+        .arg(&part)
+        .arg("--")
+        .arg(prog)
+        .arg(seconds.to_string())
+        .arg(threads.to_string())
+        .output();
+    match rec {
+        Ok(o) if o.status.success() => std::fs::rename(&part, data).map_err(|e| format!("{}: {e}", data.display())),
+        Ok(o) => Err(format!("perf record -g failed: {}", String::from_utf8_lossy(&o.stderr).trim())),
+        Err(e) => Err(format!("perf: {e}")),
+    }
 }
