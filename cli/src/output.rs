@@ -137,6 +137,7 @@ pub fn write_atomically(path: &Path, f: impl FnOnce(&mut dyn Write) -> std::io::
 /// (test builds only, see [`crash_point`]). The library's own points have
 /// theirs (`TBRW_TEST_CRASH_AT`), counted apart: a command reaches both
 /// kinds, and one number must name one point.
+#[cfg(debug_assertions)]
 pub const CRASH_AT: &str = "TBRW_TEST_CLI_CRASH_AT";
 
 /// Test builds only (debug assertions): with `TBRW_TEST_CLI_CRASH_AT=k` in
