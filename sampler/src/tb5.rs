@@ -33,6 +33,7 @@ use std::io;
 use std::path::Path;
 
 use tbrw::*;
+use tbrw_import::globals::field;
 use tbrw_import::module_notes::{self, ModuleNote};
 
 use crate::callstack::CallGraph;
@@ -58,10 +59,6 @@ pub const STACK_ID_SIZE: usize = 4;
 /// The name of the stack id field: the perf import's.
 pub const STACK_FIELD: &str = "stack_id";
 
-fn entry(desc_type: u16, subtype: u16, data_size: u32, name: &str) -> DescEntry {
-    DescEntry { desc_type, subtype, data_size, name: Some(name.into()), ..Default::default() }
-}
-
 /// The descriptor type of a PMU value.
 pub fn value_type(kind: Kind) -> u16 {
     match kind {
@@ -75,17 +72,17 @@ pub fn value_type(kind: Kind) -> u16 {
 /// The data descriptor of stream 0; `stacks`: records end with a stack id.
 pub fn descriptor(pmu: Option<Kind>, stacks: bool) -> Vec<DescEntry> {
     let mut v = vec![
-        entry(desc_type::IP, desc_subtype::NONE, 8, "pc"),
-        entry(desc_type::PID, desc_subtype::NONE, 4, "pid"),
-        entry(desc_type::TID, desc_subtype::NONE, 4, "tid"),
-        entry(desc_type::TIME_STAMP, desc_subtype::TS_NANOSECONDS, 8, TIME_FIELD),
-        entry(field_type::CPUTIME, desc_subtype::NONE, 8, "cputime"),
+        field(desc_type::IP, desc_subtype::NONE, 8, "pc"),
+        field(desc_type::PID, desc_subtype::NONE, 4, "pid"),
+        field(desc_type::TID, desc_subtype::NONE, 4, "tid"),
+        field(desc_type::TIME_STAMP, desc_subtype::TS_NANOSECONDS, 8, TIME_FIELD),
+        field(field_type::CPUTIME, desc_subtype::NONE, 8, "cputime"),
         // The import's name for it, so both spell it alike.
-        entry(field_type::CPUTIME_DELTA, desc_subtype::NONE, 8, "cputime_delta_ns"),
-        entry(desc_type::PROCESSOR_NUMBER, desc_subtype::NONE, 4, "cpu"),
+        field(field_type::CPUTIME_DELTA, desc_subtype::NONE, 8, "cputime_delta_ns"),
+        field(desc_type::PROCESSOR_NUMBER, desc_subtype::NONE, 4, "cpu"),
     ];
     if let Some(k) = pmu {
-        v.push(entry(value_type(k), desc_subtype::NONE, 8, k.name()));
+        v.push(field(value_type(k), desc_subtype::NONE, 8, k.name()));
     }
     if stacks {
         v.push(stack::stack_id_entry(STACK_FIELD));
