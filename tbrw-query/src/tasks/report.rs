@@ -19,10 +19,22 @@ use tbrw_import::mtmc::log::Task;
 fn invalid_reason(t: &Task) -> Option<String> {
     if t.end == 0 {
         Some("no end".into())
+    } else if t.end < t.start {
+        // The importer refuses such a task; a damaged or foreign file may still hold one.
+        Some(format!("ends ({}) before it starts ({})", t.end, t.start))
     } else if t.begin_info[1] != t.end_info[1] {
         Some(format!("migrated from cpu {} to cpu {}", t.begin_info[1], t.end_info[1]))
     } else {
         None
+    }
+}
+
+/// A task's duration in ns: `None` when it never ended or ends before it starts.
+fn duration(t: &Task) -> Option<u64> {
+    if t.end == 0 {
+        None
+    } else {
+        t.end.checked_sub(t.start)
     }
 }
 
@@ -81,8 +93,8 @@ struct Totals {
 impl Totals {
     fn add(&mut self, t: &Task, counters: usize) {
         self.tasks += 1;
-        if t.end != 0 {
-            self.duration += t.end - t.start;
+        if let Some(d) = duration(t) {
+            self.duration = self.duration.saturating_add(d);
             self.ended = true;
         }
         if invalid_reason(t).is_some() {
@@ -124,7 +136,7 @@ pub fn task_figures(t: &Task, name: Option<String>) -> TaskFigures {
     let ex = t.extra.as_ref();
     TaskFigures {
         name,
-        duration_ns: (t.end != 0).then(|| t.end - t.start),
+        duration_ns: duration(t),
         cpu_end: (t.end != 0).then_some(t.end_info[1]),
         numa_node: Some(t.begin_info[2]),
         counter_deltas: (!t.begin.is_empty() && invalid_reason(t).is_none()).then(|| deltas(t)),
@@ -160,10 +172,9 @@ pub fn task_report(file: &Tb5File, stream: u32, top: Option<usize>) -> Result<Re
         .collect();
     let tasks: Vec<Decoded> = data.records().map(|r| decode(r, shape)).collect();
     let total = tasks.len() as u64;
-    let duration = |d: &Decoded| if d.task.end == 0 { 0 } else { d.task.end - d.task.start };
     let mut order: Vec<usize> = (0..tasks.len()).collect();
     if let Some(k) = top {
-        order.sort_by_key(|&i| std::cmp::Reverse(duration(&tasks[i])));
+        order.sort_by_key(|&i| std::cmp::Reverse(duration(&tasks[i].task).unwrap_or(0)));
         order.truncate(k);
     }
     let rows = order
@@ -323,4 +334,21 @@ fn topdown_text(td: &TopdownPercent) -> String {
         parts.extend(LEVEL2.iter().zip(level2).map(|(n, v)| format!("{n}={}%", percent_text(v))));
     }
     parts.join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_task_that_ends_before_it_starts_is_invalid_and_has_no_duration() {
+        let t = Task { start: 2_000, end: 1_000, begin: vec![5], end_counters: vec![9], ..Task::default() };
+        let fig = task_figures(&t, None);
+        assert_eq!(fig.duration_ns, None);
+        assert_eq!(fig.counter_deltas, None);
+        assert_eq!(fig.invalid, vec!["ends (1000) before it starts (2000)".to_owned()]);
+        let mut totals = Totals::default();
+        totals.add(&t, 1);
+        assert_eq!((totals.duration, totals.ended, totals.invalid), (0, false, 1));
+    }
 }
