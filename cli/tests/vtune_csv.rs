@@ -318,3 +318,35 @@ fn a_perf_import_counts_its_samples_per_module() {
     assert!(e.contains("stream 1") && e.contains("call-chain frames"), "{e}");
     assert!(!dir.path().join("s1").exists(), "refused before anything is written");
 }
+
+/// Time stamps at the top of the clock (a damaged or hostile file) give the
+/// per-module counts without wrapping; the fuzzer found the overflow.
+#[test]
+fn module_counts_at_the_top_of_the_clock() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("top.tb5");
+    let mut data = Vec::new();
+    for i in 0..50u64 {
+        let t = if i == 49 { u64::MAX } else { u64::MAX - 1_000_000_007 + i * 20_000_000 };
+        data.extend_from_slice(&t.to_le_bytes());
+        data.extend_from_slice(&(0x1000 + i).to_le_bytes());
+        data.extend_from_slice(&7u32.to_le_bytes());
+    }
+    base_file(
+        &f,
+        &[(
+            StreamInfo { stream_type: stream_type::SAMPLING, ..Default::default() },
+            vec![
+                e(desc_type::TIME_STAMP, desc_subtype::TSC, 8, "tsc"),
+                e(desc_type::IP, 0, 8, "ip"),
+                e(desc_type::PID, 0, 4, "pid"),
+            ],
+            data,
+        )],
+    );
+    let r = export_vtune_csv(&f, &dir.path().join("out"), &CsvOptions::default()).unwrap();
+    let text = std::fs::read_to_string(&r.files[0]).unwrap();
+    let last = text.lines().last().unwrap();
+    assert!(last.ends_with(",50"), "every sample counted once: {last}");
+    check_vtune_csv(&r.files[0]);
+}

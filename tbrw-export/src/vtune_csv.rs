@@ -640,7 +640,9 @@ fn module_counts(
             for (sum, x) in total.iter_mut().zip(row) {
                 *sum += x;
             }
-            write!(out, "{}", clock.cell((t0 + (b as u64 + 1) * width).min(t1.max(t0 + 1))))?;
+            // Saturating: time stamps near the top of the clock must not wrap.
+            let end = t0.saturating_add((b as u64 + 1).saturating_mul(width));
+            write!(out, "{}", clock.cell(end.min(t1.max(t0.saturating_add(1)))))?;
             for sum in &total {
                 write!(out, ",{sum}")?;
             }
