@@ -6,8 +6,9 @@
 # input in artifacts/ and makes this script fail.
 #   usage: fuzz/run.sh [SECONDS|ci] [TARGET...]
 # `ci` runs a fixed number of inputs per target from a fixed seed (about 20 s
-# each here), so that CI's verdict does not depend on the machine's speed or
-# on luck: the same inputs every run.
+# each here), so that CI's length does not depend on the machine's speed.
+# (The inputs can still differ between runs: coverage depends on hash-map
+# order in places. Fixed crashes join the seeds, so every run tries them.)
 set -euo pipefail
 cd "$(dirname "$0")"
 secs=${1:-60}

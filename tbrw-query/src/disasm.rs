@@ -106,7 +106,7 @@ pub fn read_function(path: &Path, debug_file: Option<&Path>, start: u64, last_sa
         .find(|s| s.address() <= start && start < s.address().saturating_add(s.size()))
         .ok_or_else(|| NoCode::NotInFile { path: path.to_owned(), start })?;
     // Not past the section's end (an unsized function at the end of `.text`).
-    let n = want.min(section.address() + section.size() - start);
+    let n = want.min(section.address().saturating_add(section.size()) - start);
     let bytes = section
         .data_range(start, n)
         .ok()
