@@ -8,7 +8,7 @@
 # `ci` runs a fixed number of inputs per target from a fixed seed (about 20 s
 # each here), so that CI's length does not depend on the machine's speed.
 # (The inputs can still differ between runs: coverage depends on hash-map
-# order in places. Fixed crashes join the seeds, so every run tries them.)
+# order in places. Each fixed crash has its own test.)
 set -euo pipefail
 cd "$(dirname "$0")"
 secs=${1:-60}
