@@ -17,6 +17,7 @@ pub(crate) mod output;
 pub(crate) mod sink;
 mod stack_table;
 mod stored_symbols;
+mod target;
 pub mod work_file;
 pub mod writer;
 

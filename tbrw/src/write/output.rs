@@ -22,7 +22,6 @@
 //! point ([`work_file::crash_point`]: test builds stop there on request).
 
 use std::collections::HashSet;
-use std::fs::OpenOptions;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
@@ -136,9 +135,7 @@ impl Output {
     pub(crate) fn append(path: &Path, durability: Durability) -> Result<(Output, Tb5File)> {
         let open_err = |source| Error::FileOpen { path: path.to_owned(), source };
         work_file::check_existing(path).map_err(open_err)?;
-        let mut rw = OpenOptions::new();
-        rw.read(true).write(true);
-        let file = work_file::lock_open(path, &rw).map_err(open_err)?;
+        let file = work_file::lock_open(path, true).map_err(open_err)?;
         crash_point("target locked");
         work_file::remove_dead(&work_file::folder_of(path), path);
         let existing = Tb5File::open(path)?;

@@ -19,22 +19,34 @@
 //! process id is recorded: a lock cannot outlive its process, an id can be
 //! reused by another one.
 //!
+//! What may be at the target, and what a writer does with it (a link is
+//! replaced itself, never followed; a device or FIFO is never replaced), is
+//! decided by [`plan`] (the rules are in `target`, re-exported here). The
+//! target's folder is opened once; every step after it (the lock, the work
+//! file, its link and rename, the removal of dead work files) is made
+//! relative to that folder with exclusive, no-follow creation.
+//!
 //! Writers of one path exclude each other with an exclusive `flock` on the
-//! file at the path ([`lock_target`]); a new file holds it on the file it
-//! replaces until the rename. A shared `flock` (what `flock -s` takes, a
-//! reader asking writers to wait) refuses writers too, with its own
+//! regular file at the path ([`lock_target`]); a new file holds it on the
+//! file it replaces until the rename. A shared `flock` (what `flock -s`
+//! takes, a reader asking writers to wait) refuses writers too, with its own
 //! message ([`READER_HOLDS`]); this library's readers take no lock.
 //!
-//! Holds no TB5 knowledge and imports nothing of this crate: the command
-//! line builds its own outputs (CSV, exports) with it too.
+//! Holds no TB5 knowledge and imports nothing of this crate but `target`:
+//! the command line builds its own outputs (CSV, exports) with it too.
 
-use std::fs::{self, File, OpenOptions};
+use std::ffi::{CStr, CString};
+use std::fs::{self, File};
 use std::io;
-use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+
+use rustix::fs::{self as rfs, AtFlags, Mode, OFlags};
+
+use super::target::Target;
+pub use super::target::{open_into, plan, refuse_planted, Kind, Plan, Writing};
 
 /// The folder a file at `path` lives in (`.` for a bare name).
 pub fn folder_of(path: &Path) -> PathBuf {
@@ -45,35 +57,16 @@ pub fn folder_of(path: &Path) -> PathBuf {
 }
 
 /// Checks, before any work, that a new file can be put at `path`: the name
-/// is not empty, is not a directory, and its folder exists and is writable.
-/// The errors carry the OS error number the check stands for (`ENOENT`,
-/// `EISDIR`, `ENOTDIR`, `EACCES`, `EROFS`).
+/// is not empty, is not a directory, its folder exists and is writable, and
+/// what is at the name may be replaced by a file written whole ([`plan`]:
+/// a regular file, or a link, which is replaced itself; never a planted
+/// link, a device, a FIFO or a socket). The OS errors carry the error
+/// number the check stands for (`ENOENT`, `EISDIR`, `ENOTDIR`, `EACCES`,
+/// `EROFS`); the refusals of [`plan`] say what was found.
 pub fn check_target(path: &Path) -> io::Result<()> {
-    if path.as_os_str().is_empty() {
-        return Err(io::Error::from_raw_os_error(libc::ENOENT));
-    }
-    match fs::metadata(path) {
-        Ok(m) if m.is_dir() => return Err(io::Error::from_raw_os_error(libc::EISDIR)),
-        Ok(_) => {}
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-        // ENOTDIR (a parent that is a file), ELOOP, EACCES on a parent: the target can't be made.
-        Err(e) => return Err(e),
-    }
-    if path.file_name().is_none() {
-        // `a/..` or `/`: not a name a file can be given.
-        return Err(io::Error::from_raw_os_error(libc::EISDIR));
-    }
-    let dir = folder_of(path);
-    if !fs::metadata(&dir)?.is_dir() {
-        return Err(io::Error::from_raw_os_error(libc::ENOTDIR));
-    }
-    let c = c_path(&dir)?;
-    // SAFETY: `c` is a NUL-terminated path that lives across the call.
-    // AT_EACCESS: the effective ids decide, as for the create that follows.
-    if unsafe { libc::faccessat(libc::AT_FDCWD, c.as_ptr(), libc::W_OK | libc::X_OK, libc::AT_EACCESS) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
+    let target = Target::open(path)?;
+    target.plan(Writing::Whole)?;
+    target.check_writable()
 }
 
 /// Checks that an existing file at `path` can be opened for reading or
@@ -151,73 +144,93 @@ impl Drop for LockedFile {
     }
 }
 
-/// The writer lock of a target path: the file at the path, open and
-/// `flock`ed exclusively, or nothing when there was no file to lock. Held
-/// until dropped; hand it to [`WorkFile::create_locked`] to keep it until
-/// the replacement is in place.
+/// The writer lock of a target path: the regular file at the path, open
+/// and `flock`ed exclusively, or nothing when there was none to lock (no
+/// file, or a link: the link is replaced itself, and the file it names is
+/// left alone, so its lock is not this writer's to take). Held until
+/// dropped; hand it to [`WorkFile::create_locked`] to keep it until the
+/// replacement is in place.
 #[derive(Debug)]
 pub struct TargetLock {
-    target: PathBuf,
+    at: Target,
     file: Option<LockedFile>,
 }
 
 impl TargetLock {
     /// The target path.
     pub fn target(&self) -> &Path {
-        &self.target
+        self.at.path()
     }
 
-    /// Whether a file was at the target and is locked (`false`: there was
-    /// none, or it could not be opened for reading, as a file this user may
-    /// replace but not read: no appender can open it either).
+    /// Whether a regular file was at the target and is locked (`false`:
+    /// there was none, a link is there, or it could not be opened for
+    /// reading, as a file this user may replace but not read: no appender
+    /// can open it either).
     pub fn is_held(&self) -> bool {
         self.file.is_some()
     }
 }
 
 /// Takes the writer lock of `path` before any work is done for a new file
-/// there: checks the path ([`check_target`]), locks the file at it if there
-/// is one, and removes what killed writers of it left ([`remove_dead`]). A
-/// file another writer holds (an append, a new file replacing it) is
-/// refused with [`WRITER_HOLDS`], one held with a shared lock with
-/// [`READER_HOLDS`], both as `ErrorKind::WouldBlock` (`EWOULDBLOCK`).
-/// Every writer of TB5 files in this library takes this lock; an export
-/// replacing a file calls this first and keeps the lock until the new file
-/// is in place ([`WorkFile::create_locked`]).
+/// there: checks the path ([`check_target`]: a planted link, a device, a
+/// FIFO or a socket are refused), locks the regular file at it if there is
+/// one (never through a link), and removes what killed writers of it left
+/// ([`remove_dead`]). A file another writer holds (an append, a new file
+/// replacing it) is refused with [`WRITER_HOLDS`], one held with a shared
+/// lock with [`READER_HOLDS`], both as `ErrorKind::WouldBlock`
+/// (`EWOULDBLOCK`). Every writer of TB5 files in this library takes this
+/// lock; an export replacing a file calls this first and keeps the lock
+/// until the new file is in place ([`WorkFile::create_locked`]).
 pub fn lock_target(path: &Path) -> io::Result<TargetLock> {
-    check_target(path)?;
-    remove_dead(&folder_of(path), path);
-    // O_NONBLOCK: a FIFO of that name does not hang the open (and changes
-    // nothing for a regular file).
-    let mut read = OpenOptions::new();
-    read.read(true).custom_flags(libc::O_NONBLOCK);
-    let file = match lock_open(path, &read) {
-        Ok(f) => Some(f),
-        Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Err(e),
-        // Nothing to replace; or a file this user may replace (the folder is
-        // writable) but not read: it cannot be locked, and an appender could
-        // not open it either.
-        Err(_) => None,
+    let at = Target::open(path)?;
+    let plan = at.plan(Writing::Whole)?;
+    at.check_writable()?;
+    remove_dead_at(&at);
+    let file = match plan {
+        Plan::Replace { link: false } => match lock_at(&at, false, false) {
+            Ok(f) => Some(f),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Err(e),
+            // Gone meanwhile; or a file this user may replace (the folder is
+            // writable) but not read: it cannot be locked, and an appender
+            // could not open it either.
+            Err(_) => None,
+        },
+        Plan::New | Plan::Replace { link: true } | Plan::Into => None,
     };
     crash_point("target locked");
-    Ok(TargetLock { target: path.to_owned(), file })
+    Ok(TargetLock { at, file })
 }
 
-/// Opens the file at `path` with `options` and takes its writer lock:
-/// refused with [`WRITER_HOLDS`] or [`READER_HOLDS`] when another process
-/// holds a lock on it. The file returned is the one at `path` once locked
-/// (a file renamed over the path between the open and the lock is opened
+/// Opens the TB5 file at `path` for an append (`write`) and takes its
+/// writer lock: refused with [`WRITER_HOLDS`] or [`READER_HOLDS`] when
+/// another process holds a lock on it. A symbolic link there is followed
+/// (the user names the file to change through it) unless it was planted
+/// ([`refuse_planted`]); anything but a regular file is refused.
+pub(crate) fn lock_open(path: &Path, write: bool) -> io::Result<LockedFile> {
+    let at = Target::open(path)?;
+    let follow = match at.stat(false)? {
+        Some(st) => {
+            at.refuse_if_planted(&st)?;
+            rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Symlink
+        }
+        None => return Err(io::Error::from_raw_os_error(libc::ENOENT)),
+    };
+    lock_at(&at, write, follow)
+}
+
+/// Opens the regular file at `at` ([`Target::open_regular`]) and takes its
+/// writer lock. The file returned is the one at the name once locked (a
+/// file renamed over the name between the open and the lock is opened
 /// again), so the lock is never taken on a file that is no longer there.
-pub(crate) fn lock_open(path: &Path, options: &OpenOptions) -> io::Result<LockedFile> {
+fn lock_at(at: &Target, write: bool, follow: bool) -> io::Result<LockedFile> {
     loop {
-        let file = match LockedFile::lock(options.open(path)?) {
+        let file = match LockedFile::lock(at.open_regular(write, follow)?) {
             Ok(locked) => locked,
             Err((file, std::fs::TryLockError::WouldBlock)) => return Err(busy(&file)),
             Err((_, std::fs::TryLockError::Error(e))) => return Err(e),
         };
-        // Followed, as the open followed it: a target may be a link to its file.
-        let still = match (fs::metadata(path), file.metadata()) {
-            (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        let still = match (at.stat(follow), file.metadata()) {
+            (Ok(Some(a)), Ok(b)) => a.st_dev == b.dev() && a.st_ino == b.ino(),
             _ => false,
         };
         if still {
@@ -240,16 +253,17 @@ fn busy(file: &File) -> io::Error {
     io::Error::new(io::ErrorKind::WouldBlock, why)
 }
 
-/// A file being built for `target` (see the module doc). Dropping it
+/// A file being built for a target (see the module doc). Dropping it
 /// without [`persist`](WorkFile::persist) leaves nothing behind.
 #[derive(Debug)]
 pub struct WorkFile {
     file: LockedFile,
-    target: PathBuf,
-    /// The name of a fallback work file; `None` while the file is unnamed.
-    named: Option<PathBuf>,
-    /// The writer lock of the target, held until the new file replaces it.
-    _lock: TargetLock,
+    /// The name of a fallback work file in the target's folder; `None`
+    /// while the file is unnamed.
+    named: Option<CString>,
+    /// The writer lock of the target, held until the new file replaces it;
+    /// its target's folder is where the work file is named.
+    lock: TargetLock,
 }
 
 impl WorkFile {
@@ -265,22 +279,22 @@ impl WorkFile {
     /// before its work ([`lock_target`]); the lock is held until the new
     /// file is in place, or until the work file is dropped.
     pub fn create_locked(lock: TargetLock) -> io::Result<WorkFile> {
-        let target = lock.target.clone();
-        check_target(&target)?;
-        let dir = folder_of(&target);
+        // Looked at again: what is at the name may have changed since the lock.
+        lock.at.plan(Writing::Whole)?;
+        lock.at.check_writable()?;
         if Path::new("/proc/self/fd").is_dir() {
-            match unnamed(&dir) {
+            match unnamed(&lock.at) {
                 Ok(file) => {
                     crash_point("work file created");
-                    return Ok(WorkFile { file, target, named: None, _lock: lock });
+                    return Ok(WorkFile { file, named: None, lock });
                 }
                 Err(e) if !unsupported(&e) => return Err(e),
                 Err(_) => {}
             }
         }
-        let (file, name) = named(&dir, &target)?;
+        let (file, name) = named(&lock.at)?;
         crash_point("work file created");
-        Ok(WorkFile { file, target, named: Some(name), _lock: lock })
+        Ok(WorkFile { file, named: Some(name), lock })
     }
 
     /// The file to write.
@@ -309,10 +323,9 @@ impl WorkFile {
 
     /// [`persist`](WorkFile::persist) that hands back the file now at the
     /// target, its writer lock still held.
-    pub(crate) fn persist_locked(self) -> io::Result<LockedFile> {
-        let target = self.target.clone();
-        let file = self.put_in_place_locked()?;
-        File::open(folder_of(&target))?.sync_all()?;
+    pub(crate) fn persist_locked(mut self) -> io::Result<LockedFile> {
+        let file = self.place()?;
+        self.lock.at.sync_folder()?;
         crash_point("folder synced");
         Ok(file)
     }
@@ -320,9 +333,16 @@ impl WorkFile {
     /// [`put_in_place`](WorkFile::put_in_place) that hands back the file
     /// now at the target, its writer lock still held.
     pub(crate) fn put_in_place_locked(mut self) -> io::Result<LockedFile> {
+        self.place()
+    }
+
+    /// Puts the file at the target's name and hands it back; the lock of
+    /// the file it replaced goes when `self` is dropped.
+    fn place(&mut self) -> io::Result<LockedFile> {
+        let at = &self.lock.at;
         match self.named.take() {
-            Some(name) => rename_into_place(&name, &self.target)?,
-            None => match link(&self.file, &self.target) {
+            Some(name) => rename_into_place(at, &name)?,
+            None => match link(&self.file, at, at.name()) {
                 Ok(()) => crash_point("linked into place"),
                 Err(e) if e.raw_os_error() == Some(libc::EEXIST) => {
                     // linkat never replaces: give the file a work name, then
@@ -332,33 +352,37 @@ impl WorkFile {
                     // then, and removed by the next writer of the target.
                     // (RENAME_EXCHANGE would not help: the exchanged name
                     // would be left holding the old file instead.)
-                    let dir = folder_of(&self.target);
                     let name = loop {
-                        let name = dir.join(work_name(&self.target));
-                        match link(&self.file, &name) {
+                        let name = work_name(at.path());
+                        match link(&self.file, at, &name) {
                             Ok(()) => break name,
                             Err(e) if e.raw_os_error() == Some(libc::EEXIST) => continue,
                             Err(e) => return Err(e),
                         }
                     };
                     crash_point("linked under a work name");
-                    rename_into_place(&name, &self.target)?;
+                    rename_into_place(at, &name)?;
                 }
                 Err(e) => return Err(e),
             },
         }
-        // The target's lock (on the file just replaced) goes with `self`;
-        // a named work file's name is gone with the rename.
-        self.named = None;
-        let file = std::mem::replace(&mut self.file, LockedFile(None));
-        Ok(file)
+        // A named work file's name is gone with the rename.
+        Ok(std::mem::replace(&mut self.file, LockedFile(None)))
     }
 }
 
-/// Renames the work name `name` over `target`; on failure the work name is removed.
-fn rename_into_place(name: &Path, target: &Path) -> io::Result<()> {
-    if let Err(e) = fs::rename(name, target) {
-        let _ = fs::remove_file(name);
+/// Renames the work name `name` over the target of `at`; on failure the
+/// work name is removed. Refused when what is at the target became a
+/// device, a FIFO, a socket or a folder since it was looked at: those are
+/// never replaced.
+fn rename_into_place(at: &Target, name: &CStr) -> io::Result<()> {
+    let now = at.stat(false).and_then(|st| match st.map(|st| rfs::FileType::from_raw_mode(st.st_mode)) {
+        None | Some(rfs::FileType::RegularFile | rfs::FileType::Symlink) => Ok(()),
+        Some(_) => at.plan(Writing::Whole).map(drop),
+    });
+    let renamed = now.and_then(|()| rfs::renameat(at.dir(), name, at.dir(), at.name()).map_err(io::Error::from));
+    if let Err(e) = renamed {
+        let _ = rfs::unlinkat(at.dir(), name, AtFlags::empty());
         return Err(e);
     }
     crash_point("renamed into place");
@@ -371,15 +395,15 @@ fn rename_into_place(name: &Path, target: &Path) -> io::Result<()> {
 /// killed in between, it is a dead writer's work file like any other.
 /// Errors carry the OS error only, no name: the caller names the target.
 pub(crate) fn spill_file(target: &Path) -> io::Result<File> {
-    let dir = folder_of(target);
+    let at = Target::open(target)?;
     // Nobody else can reach a spill file, so its lock does not matter.
-    match unnamed(&dir) {
+    match unnamed(&at) {
         Ok(file) => return Ok(file.into_file()),
         Err(e) if !unsupported(&e) => return Err(e),
         Err(_) => {}
     }
-    let (file, name) = named(&dir, target)?;
-    fs::remove_file(&name)?;
+    let (file, name) = named(&at)?;
+    rfs::unlinkat(at.dir(), &name, AtFlags::empty())?;
     Ok(file.into_file())
 }
 
@@ -412,18 +436,15 @@ pub(crate) fn crash_point(_name: &str) {}
 impl Drop for WorkFile {
     fn drop(&mut self) {
         if let Some(name) = self.named.take() {
-            let _ = fs::remove_file(name);
+            let _ = rfs::unlinkat(self.lock.at.dir(), &name, AtFlags::empty());
         }
     }
 }
 
-fn c_path(p: &Path) -> io::Result<std::ffi::CString> {
-    std::ffi::CString::new(p.as_os_str().as_bytes()).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))
-}
-
-/// An `O_TMPFILE` in `dir`, locked.
-fn unnamed(dir: &Path) -> io::Result<LockedFile> {
-    let file = OpenOptions::new().read(true).write(true).custom_flags(libc::O_TMPFILE).mode(0o666).open(dir)?;
+/// An `O_TMPFILE` in the folder of `at`, locked.
+fn unnamed(at: &Target) -> io::Result<LockedFile> {
+    let flags = OFlags::TMPFILE | OFlags::RDWR | OFlags::CLOEXEC;
+    let file = File::from(rfs::openat(at.dir(), c".", flags, Mode::from_raw_mode(0o666))?);
     // Nothing else can reach an unnamed file yet: the lock only matters once
     // `persist` names it, and is taken now so that it is never missing.
     LockedFile::lock(file).map_err(|(_, e)| io::Error::from(e))
@@ -434,43 +455,40 @@ fn unsupported(e: &io::Error) -> bool {
     matches!(e.raw_os_error(), Some(libc::EOPNOTSUPP | libc::EISDIR | libc::EINVAL))
 }
 
-/// A new named work file for `target`, locked and known to still be ours.
-fn named(dir: &Path, target: &Path) -> io::Result<(LockedFile, PathBuf)> {
+/// A new named work file in the folder of `at`, locked and known to still
+/// be ours. Made exclusively (`O_EXCL`, which never follows a link, and
+/// `O_NOFOLLOW`): a link planted under the name is never written through.
+fn named(at: &Target) -> io::Result<(LockedFile, CString)> {
+    let flags = OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::RDWR | OFlags::CLOEXEC;
     loop {
-        let name = dir.join(work_name(target));
-        let file = match OpenOptions::new().read(true).write(true).create_new(true).mode(0o666).open(&name) {
-            Ok(f) => f,
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(e),
+        let name = work_name(at.path());
+        let file = match rfs::openat(at.dir(), &name, flags, Mode::from_raw_mode(0o666)) {
+            Ok(f) => File::from(f),
+            Err(rustix::io::Errno::EXIST) => continue,
+            Err(e) => return Err(e.into()),
         };
         // Between the create and the lock another writer's cleanup may have
         // found the file unlocked and removed it (or still hold it to do
         // so): then start again under a new name.
         match LockedFile::lock(file) {
-            Ok(file) if same_file(&name, &file) => return Ok((file, name)),
+            Ok(file) if same_file(at, &name, &file) => return Ok((file, name)),
             _ => continue,
         }
     }
 }
 
-/// Gives the unnamed `file` the name `to`.
-fn link(file: &File, to: &Path) -> io::Result<()> {
-    let from = c_path(Path::new(&format!("/proc/self/fd/{}", file.as_raw_fd())))?;
-    let to = c_path(to)?;
-    // SAFETY: both are NUL-terminated paths that live across the call.
-    let r =
-        unsafe { libc::linkat(libc::AT_FDCWD, from.as_ptr(), libc::AT_FDCWD, to.as_ptr(), libc::AT_SYMLINK_FOLLOW) };
-    if r == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
+/// Gives the unnamed `file` the name `to` in the folder of `at` (`linkat`
+/// never replaces, nor follows a link at `to`).
+fn link(file: &File, at: &Target, to: &CStr) -> io::Result<()> {
+    let from = format!("/proc/self/fd/{}", file.as_raw_fd());
+    rfs::linkat(rfs::CWD, from.as_str(), at.dir(), to, AtFlags::SYMLINK_FOLLOW).map_err(io::Error::from)
 }
 
-/// Whether `path` (not followed if a link) is the file open as `file`.
-fn same_file(path: &Path, file: &File) -> bool {
-    match (fs::symlink_metadata(path), file.metadata()) {
-        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+/// Whether `name` in the folder of `at` (not followed if a link) is the
+/// file open as `file`.
+fn same_file(at: &Target, name: &CStr, file: &File) -> bool {
+    match (at.stat_name(name, false), file.metadata()) {
+        (Ok(Some(a)), Ok(b)) => a.st_dev == b.dev() && a.st_ino == b.ino(),
         _ => false,
     }
 }
@@ -480,7 +498,13 @@ const TOKEN_LEN: usize = 12;
 
 /// `.NAME.TOKEN.tmp` for `target`, with a token unique in this process and
 /// unlikely in any other.
-fn work_name(target: &Path) -> String {
+fn work_name(target: &Path) -> CString {
+    let name = work_name_text(target);
+    CString::new(name.into_bytes()).unwrap_or_else(|_| CString::from(c".tb5.tmp"))
+}
+
+/// [`work_name`] as text.
+fn work_name_text(target: &Path) -> String {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
     let mut x = nanos ^ (u64::from(std::process::id()) << 32) ^ COUNTER.fetch_add(1, Ordering::Relaxed).rotate_right(7);
@@ -514,25 +538,33 @@ fn is_work_name(file_name: &[u8], target: &Path) -> bool {
 /// Removes the work files of `target` in `dir` whose writer is dead (their
 /// lock is free). Best effort: a file it cannot open or lock stays.
 pub fn remove_dead(dir: &Path, target: &Path) -> usize {
-    let Ok(entries) = fs::read_dir(dir) else { return 0 };
+    match Target::open(&dir.join(base_name(target))) {
+        Ok(at) => remove_dead_at(&at),
+        Err(_) => 0,
+    }
+}
+
+/// [`remove_dead`] for the target `at`, in its folder: every name opened,
+/// checked and removed relative to the folder, never through a link.
+fn remove_dead_at(at: &Target) -> usize {
+    let listing = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    let Ok(entries) = rfs::openat(at.dir(), c".", listing, Mode::empty()).and_then(rfs::Dir::new) else { return 0 };
     let mut removed = 0;
     for entry in entries.flatten() {
         let name = entry.file_name();
-        if !is_work_name(name.as_bytes(), target) {
+        if !is_work_name(name.to_bytes(), at.path()) {
             continue;
         }
-        let path = entry.path();
-        // O_NOFOLLOW: never act through a link; O_NONBLOCK: a FIFO of that name does not hang us.
-        let Ok(file) = OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(&path)
-        else {
-            continue;
-        };
+        // O_NOFOLLOW: never act through a link; O_NONBLOCK: a FIFO of that
+        // name does not hang us; O_NOCTTY: a terminal is not taken.
+        let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
+        let Ok(file) = rfs::openat(at.dir(), name, flags, Mode::empty()).map(File::from) else { continue };
         if !file.metadata().is_ok_and(|m| m.is_file()) || file.try_lock().is_err() {
             continue;
         }
         // Locked by us now, so no live writer has it; the name must still be
         // this file (a writer may have renamed it into place meanwhile).
-        if same_file(&path, &file) && fs::remove_file(&path).is_ok() {
+        if same_file(at, name, &file) && rfs::unlinkat(at.dir(), name, AtFlags::empty()).is_ok() {
             removed += 1;
         }
     }
@@ -542,6 +574,7 @@ pub fn remove_dead(dir: &Path, target: &Path) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::ffi::OsStrExt;
 
     fn names(dir: &Path) -> Vec<String> {
         let mut v: Vec<_> = fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
@@ -549,16 +582,16 @@ mod tests {
         v
     }
 
-    /// A lock of a target with nothing at it.
+    /// A lock of a target, holding no file.
     fn unlocked(target: &Path) -> TargetLock {
-        TargetLock { target: target.to_owned(), file: None }
+        TargetLock { at: Target::open(target).unwrap(), file: None }
     }
 
     #[test]
     fn work_names_are_recognised_and_nothing_else() {
         let t = Path::new("d/out.tb5");
         let n = work_name(t);
-        assert!(is_work_name(n.as_bytes(), t), "{n}");
+        assert!(is_work_name(n.to_bytes(), t), "{n:?}");
         assert_ne!(work_name(t), work_name(t));
         assert!(is_work_name(b".out.tb5.AbC123.tmp", t));
         for other in [".out.tb5.tmp", ".out.tb5.bak.tmp", ".out.tb5.abc-123.tmp", ".out.tb5x.abc123.tmp", "out.tb5"] {
@@ -589,11 +622,12 @@ mod tests {
     fn the_fallback_is_locked_while_open_and_gone_when_dropped() {
         let dir = tempfile::tempdir().unwrap();
         let target = dir.path().join("f.tb5");
-        let (file, name) = named(dir.path(), &target).unwrap();
-        let w = WorkFile { file, target: target.clone(), named: Some(name.clone()), _lock: unlocked(&target) };
+        let lock = unlocked(&target);
+        let (file, name) = named(&lock.at).unwrap();
+        let w = WorkFile { file, named: Some(name.clone()), lock };
         assert!(w.is_named());
         assert_eq!(remove_dead(dir.path(), &target), 0, "a live writer's file stays");
-        assert!(name.exists());
+        assert!(dir.path().join(std::ffi::OsStr::from_bytes(name.to_bytes())).exists());
         drop(w);
         assert!(names(dir.path()).is_empty());
     }
@@ -604,9 +638,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let target = dir.path().join("f.tb5");
         fs::write(&target, b"old").unwrap();
-        let (mut file, name) = named(dir.path(), &target).unwrap();
+        let lock = unlocked(&target);
+        let (mut file, name) = named(&lock.at).unwrap();
         file.write_all(b"new").unwrap();
-        WorkFile { file, target: target.clone(), named: Some(name), _lock: unlocked(&target) }.persist().unwrap();
+        WorkFile { file, named: Some(name), lock }.persist().unwrap();
         assert_eq!(fs::read(&target).unwrap(), b"new");
         assert_eq!(names(dir.path()), ["f.tb5"]);
     }
