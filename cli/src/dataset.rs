@@ -296,7 +296,21 @@ fn append_runs(work: &WorkFolder, dir: &Path, runs: &mut [Run]) -> io::Result<()
         }
         for host in hosts {
             let (from, to) = (out.join(format!("host={host}")), dir.join(format!("host={host}")));
-            if !to.exists() {
+            // The host's folder, never a link or file of that name: a run is
+            // never put through a link planted in the dataset.
+            let present = match fs::symlink_metadata(&to) {
+                Ok(m) if m.is_dir() => true,
+                Ok(m) => {
+                    let what = if m.file_type().is_symlink() { "a symbolic link" } else { "not a folder" };
+                    return Err(io::Error::other(format!(
+                        "host={host} in the dataset is {what}: no run is put through it (remove it, or give \
+                         another dataset folder)"
+                    )));
+                }
+                Err(e) if e.kind() == io::ErrorKind::NotFound => false,
+                Err(e) => return Err(e),
+            };
+            if !present {
                 match rename_noreplace(&from, &to) {
                     Ok(()) => {
                         crash_point("runs published");
@@ -311,8 +325,8 @@ fn append_runs(work: &WorkFolder, dir: &Path, runs: &mut [Run]) -> io::Result<()
             for r in runs.iter_mut().filter(|r| r.host == host) {
                 let from = out.join(run_folder(&host, &r.run));
                 loop {
-                    let id =
-                        free_id(&r.stem, |id| chosen.iter().any(|c| c == id) || to.join(format!("run={id}")).exists());
+                    let taken = |id: &str| fs::symlink_metadata(to.join(format!("run={id}"))).is_ok();
+                    let id = free_id(&r.stem, |id| chosen.iter().any(|c| c == id) || taken(id));
                     let dest = to.join(format!("run={id}"));
                     match rename_noreplace(&from, &dest) {
                         Ok(()) => {

@@ -661,7 +661,7 @@ fn man_pages(dir: &Path, out: &mut dyn Write) -> Result<Outcome, CliError> {
         let path = dir.join(format!("{name}.1"));
         let mut roff = Vec::new();
         clap_mangen::Man::new(page).render(&mut roff).map_err(|e| CliError::io(&path, e))?;
-        output::write_atomically(&path, |w| w.write_all(&roff))?;
+        output::write_output(&path, |w| w.write_all(&roff))?;
         written.push(path);
     }
     for p in written {

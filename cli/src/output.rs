@@ -16,7 +16,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
-use tbrw::work_file::WorkFile;
+use tbrw::work_file::{Plan, WorkFile, Writing};
 
 use crate::error::CliError;
 
@@ -25,9 +25,13 @@ pub fn written(e: std::io::Error) -> CliError {
     CliError::Output(e)
 }
 
-/// The word for an I/O error on a path, without the errno noise.
+/// The word for an I/O error on a path, without the errno noise. An error
+/// the library phrased itself (a refused link or device) keeps its words.
 pub fn plain(e: &std::io::Error) -> String {
     use std::io::ErrorKind as K;
+    if e.raw_os_error().is_none() && e.get_ref().is_some() {
+        return e.to_string();
+    }
     match e.kind() {
         K::NotFound => "no such file or folder".to_owned(),
         K::PermissionDenied => "permission denied".to_owned(),
@@ -67,21 +71,32 @@ pub fn same_file(a: &std::fs::Metadata, b: &Path) -> bool {
 
 /// [`check_output`] for a TB5 file, which cannot go to standard output: it
 /// is written beside its target and committed by a rename, so `-` is
-/// refused rather than taken as a file name.
+/// refused rather than taken as a file name, and so is a device or FIFO
+/// (which a stream is written into).
 pub fn check_tb5_output(path: &Path, inputs: &[&Path], force: bool) -> Result<(), CliError> {
     if path.as_os_str() == "-" {
         return Err(CliError::msg(
             "-o -: a TB5 file cannot be written to standard output (it is committed by a rename): give a file name",
         ));
     }
-    check_output(path, inputs, force)
+    check_output_as(path, inputs, force, Writing::Whole)
 }
 
 /// Checks an output file path before any work: not a folder, in a folder
 /// that exists and can be written, never one of `inputs` (not even with
 /// `force`), and not an existing file unless `force`. `-` (standard
-/// output) passes.
+/// output) passes. What is at the path decides the rest
+/// ([`tbrw::work_file::plan`], docs/FORMAT.md "Output paths"): a symbolic
+/// link is replaced itself (with `force`), never the file it names; one
+/// planted in a shared sticky folder is refused; a character device or
+/// FIFO is written into (nothing is replaced, so without `force`, as
+/// `perf record -o /dev/null`); a block device or a socket is refused.
 pub fn check_output(path: &Path, inputs: &[&Path], force: bool) -> Result<(), CliError> {
+    check_output_as(path, inputs, force, Writing::Stream)
+}
+
+/// [`check_output`] for an output written as `writing` says.
+fn check_output_as(path: &Path, inputs: &[&Path], force: bool, writing: Writing) -> Result<(), CliError> {
     let p = path.display();
     if path.as_os_str() == "-" {
         return Ok(());
@@ -89,18 +104,16 @@ pub fn check_output(path: &Path, inputs: &[&Path], force: bool) -> Result<(), Cl
     if path.as_os_str().as_encoded_bytes().ends_with(b"/") {
         return Err(CliError::msg(format!("{p}: ends with '/', which names a folder: give a file name to write")));
     }
-    if let Ok(m) = std::fs::symlink_metadata(path).and_then(|_| std::fs::metadata(path)) {
+    let is_folder = || CliError::msg(format!("{p}: is a folder: give a file name to write"));
+    if let Ok(m) = std::fs::metadata(path) {
         if m.is_dir() {
-            return Err(CliError::msg(format!("{p}: is a folder: give a file name to write")));
+            return Err(is_folder());
         }
         if let Some(i) = inputs.iter().find(|i| i.as_os_str() != "-" && same_file(&m, i)) {
             return Err(CliError::msg(format!(
                 "{p}: is the input {}: give another output name (not even --force replaces an input)",
                 i.display()
             )));
-        }
-        if !force {
-            return Err(CliError::msg(format!("{p}: exists: add --force (-f) to replace it")));
         }
     }
     let dir = match path.parent() {
@@ -112,6 +125,24 @@ pub fn check_output(path: &Path, inputs: &[&Path], force: bool) -> Result<(), Cl
         Ok(_) => return Err(CliError::msg(format!("{p}: {} is not a folder", dir.display()))),
         Err(e) => return Err(CliError::msg(format!("{p}: folder {}: {}", dir.display(), plain(&e)))),
     }
+    match tbrw::work_file::plan(path, writing) {
+        // Written into: nothing is made in the folder.
+        Ok(Plan::Into) => return Ok(()),
+        Ok(Plan::New) => {}
+        Ok(Plan::Replace { link }) if !force => {
+            return Err(CliError::msg(if link {
+                format!(
+                    "{p}: exists (a symbolic link): add --force (-f) to replace the link itself (the file it \
+                     names is left as it is)"
+                )
+            } else {
+                format!("{p}: exists: add --force (-f) to replace it")
+            }))
+        }
+        Ok(Plan::Replace { .. }) => {}
+        Err(e) if e.raw_os_error() == Some(libc::EISDIR) => return Err(is_folder()),
+        Err(e) => return Err(CliError::msg(format!("{p}: {}", plain(&e)))),
+    }
     // An unnamed file, gone when closed: proves the folder can be written
     // without leaving anything there.
     tempfile::tempfile_in(dir)
@@ -119,8 +150,17 @@ pub fn check_output(path: &Path, inputs: &[&Path], force: bool) -> Result<(), Cl
         .map_err(|e| CliError::msg(format!("{p}: cannot write in folder {}: {}", dir.display(), plain(&e))))
 }
 
-/// Writes `path` through `f`; on any error nothing is left at `path`.
-pub fn write_atomically(path: &Path, f: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<(), CliError> {
+/// Writes `path` through `f`. A file appears only when complete (a work
+/// file put in place): on any error nothing is left at `path`. A character
+/// device or FIFO at `path` (or named by a link there, as `/dev/stdout`) is
+/// written into instead, and never replaced.
+pub fn write_output(path: &Path, f: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<(), CliError> {
+    if let Ok(Plan::Into) = tbrw::work_file::plan(path, Writing::Stream) {
+        let file = tbrw::work_file::open_into(path)
+            .map_err(|e| CliError::msg(format!("{}: cannot open: {}", path.display(), plain(&e))))?;
+        let mut out = BufWriter::with_capacity(1 << 20, &file);
+        return f(&mut out).and_then(|()| out.flush()).map_err(|e| CliError::io(path, e));
+    }
     // Refused as the TB5 writers refuse (`bind`, imports): a file another
     // writer holds, a path that cannot be written; before any work.
     let work = WorkFile::create(path).map_err(|source| tbrw::Error::FileOpen { path: path.to_owned(), source })?;
@@ -367,6 +407,12 @@ pub fn folder_target(given: &Path, what: &str, parents: bool) -> Result<FolderTa
     let mut made = None;
     let (parent, name) = match fs::symlink_metadata(given) {
         Ok(_) => {
+            // A link the user names is followed (the folder it names is the
+            // output), unless planted in a shared sticky folder.
+            let named: PathBuf = given.components().collect();
+            if fs::symlink_metadata(&named).is_ok_and(|m| m.file_type().is_symlink()) {
+                tbrw::work_file::refuse_planted(&named).map_err(|e| bad(&e))?;
+            }
             let m = fs::metadata(given).map_err(|e| bad(&e))?;
             if !m.is_dir() {
                 return Err(CliError::msg(format!("{p}: is a file, not a folder: -o names {what}")));
@@ -497,9 +543,11 @@ pub fn lock_folder(path: &Path, given: &Path) -> Result<File, CliError> {
     let p = given.display();
     let start = std::time::Instant::now();
     loop {
+        // O_NOFOLLOW: the path is the real one; a link there now was put
+        // there meanwhile, and is not locked through.
         let f = OpenOptions::new()
             .read(true)
-            .custom_flags(libc::O_DIRECTORY)
+            .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW)
             .open(path)
             .map_err(|e| CliError::msg(format!("{p}: {}", plain(&e))))?;
         match f.try_lock() {
@@ -813,15 +861,15 @@ mod tests {
     fn complete_output_replaces_the_target_and_a_failure_leaves_it() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("out.csv");
-        write_atomically(&p, |w| w.write_all(b"one")).unwrap();
+        write_output(&p, |w| w.write_all(b"one")).unwrap();
         assert_eq!(std::fs::read(&p).unwrap(), b"one");
-        let r = write_atomically(&p, |w| {
+        let r = write_output(&p, |w| {
             w.write_all(b"half")?;
             Err(std::io::Error::other("failed midway"))
         });
         assert!(r.is_err());
         assert_eq!(std::fs::read(&p).unwrap(), b"one");
-        write_atomically(&p, |w| w.write_all(b"two")).unwrap();
+        write_output(&p, |w| w.write_all(b"two")).unwrap();
         assert_eq!(std::fs::read(&p).unwrap(), b"two");
         assert_eq!(names(dir.path()), ["out.csv"]);
     }
@@ -833,7 +881,7 @@ mod tests {
         assert!(work_file::check_target(&dir.path().join("no/such/out.csv")).is_err());
         assert!(work_file::check_target(&dir.path().join("out.csv")).is_ok());
         let mut called = false;
-        assert!(write_atomically(dir.path(), |_| {
+        assert!(write_output(dir.path(), |_| {
             called = true;
             Ok(())
         })

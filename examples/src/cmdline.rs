@@ -97,8 +97,10 @@ impl InOut {
 }
 
 /// Checks that `output` may be written: it is none of `inputs` (never
-/// allowed), and it does not exist unless `force`. The error is one line
-/// naming the path.
+/// allowed), and it does not exist unless `force`; what is there may be
+/// replaced by a file written whole (`tbrw::work_file::plan`: a link is
+/// replaced itself, never followed; a planted link, a device, a FIFO or a
+/// socket is refused). The error is one line naming the path.
 pub fn check_output(output: &Path, inputs: &[&Path], force: bool) -> Result<(), String> {
     for input in inputs {
         if same_file(output, input) {
@@ -109,10 +111,12 @@ pub fn check_output(output: &Path, inputs: &[&Path], force: bool) -> Result<(), 
             });
         }
     }
-    if !force && std::fs::symlink_metadata(output).is_ok() {
-        return Err(format!("{} exists: give --force to replace it", output.display()));
+    use tbrw::work_file::{plan, Plan, Writing};
+    match plan(output, Writing::Whole) {
+        Ok(Plan::Replace { .. }) if !force => Err(format!("{} exists: give --force to replace it", output.display())),
+        Ok(_) => Ok(()),
+        Err(e) => Err(format!("{}: {e}", output.display())),
     }
-    Ok(())
 }
 
 /// Whether two paths name the same file: the same device and inode when

@@ -15,6 +15,7 @@ use std::fs::File;
 use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
+use tbrw::work_file::WorkFile;
 use tbrw::*;
 
 /// The magic at the start of a `.dat` file.
@@ -291,8 +292,11 @@ pub fn tb5_to_dat(tb5: &Path, dat: &Path) -> R<PathBuf> {
         record(&mut out, tag::USER_GLOBAL, GLOBAL, b);
     }
 
-    let data_file = File::create(&data_path).map_err(|e| DatError::Io(data_path.clone(), e))?;
-    let mut data_out = BufWriter::with_capacity(1 << 20, data_file);
+    // Each file is built in a work file and put in place whole: a link at
+    // either name is replaced itself, never written through (docs/FORMAT.md,
+    // "Output paths").
+    let data_work = WorkFile::create(&data_path).map_err(|e| DatError::Io(data_path.clone(), e))?;
+    let mut data_out = BufWriter::with_capacity(1 << 20, data_work.file());
     let mut data_at = 0u64;
     for n in 0..file.stream_count() {
         let s = file.stream(n)?;
@@ -366,7 +370,11 @@ pub fn tb5_to_dat(tb5: &Path, dat: &Path) -> R<PathBuf> {
     }
     record(&mut out, tag::END, GLOBAL, &[]);
     data_out.flush().map_err(|e| DatError::Io(data_path.clone(), e))?;
-    std::fs::write(dat, &out).map_err(|e| DatError::Io(dat.to_owned(), e))?;
+    drop(data_out);
+    data_work.put_in_place().map_err(|e| DatError::Io(data_path.clone(), e))?;
+    let dat_work = WorkFile::create(dat).map_err(|e| DatError::Io(dat.to_owned(), e))?;
+    dat_work.file().write_all(&out).map_err(|e| DatError::Io(dat.to_owned(), e))?;
+    dat_work.put_in_place().map_err(|e| DatError::Io(dat.to_owned(), e))?;
     Ok(data_path)
 }
 

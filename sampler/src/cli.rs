@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches, Parser, ValueEnum};
+use tbrw::work_file::{Plan, Writing};
 
 use crate::callstack::CallGraph;
 use crate::pmu::Pmu;
@@ -196,10 +197,21 @@ pub fn check_output(path: &Path, command: &str, force: bool) -> Result<(), Strin
             return Err(format!("{}: the output would overwrite the command's executable", path.display()));
         }
     }
-    if path.exists() && !force {
-        return Err(format!("{}: exists; give --force to overwrite it", path.display()));
+    // What is at the path, not followed (docs/FORMAT.md, "Output paths"): a
+    // link is replaced itself, never written through, and a planted one, a
+    // device, a FIFO or a socket is refused.
+    match tbrw::work_file::plan(path, Writing::Whole) {
+        Ok(Plan::Replace { link: true }) if !force => Err(format!(
+            "{}: exists (a symbolic link); give --force to replace the link itself (the file it names is left \
+             as it is)",
+            path.display()
+        )),
+        Ok(Plan::Replace { link: false }) if !force => {
+            Err(format!("{}: exists; give --force to overwrite it", path.display()))
+        }
+        Ok(_) => Ok(()),
+        Err(e) => Err(format!("{}: {e}", path.display())),
     }
-    Ok(())
 }
 
 /// The default output's name without its extension.

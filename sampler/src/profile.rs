@@ -10,12 +10,16 @@
 //! * the maps, the target's executable first.
 //!
 //! Each sample is one `write`: nothing is buffered beyond the kernel's
-//! page cache, as in the original.
+//! page cache, as in the original. The writes go to a work file put at the
+//! output path when the run ends (`tbrw::work_file`, as every other output):
+//! a sampler killed meanwhile leaves no profile, never one whose header is
+//! still zeros.
 
 use std::fs::File;
 use std::io::{self, Seek, SeekFrom, Write};
 use std::path::Path;
 
+use tbrw::work_file::WorkFile;
 use tbrw_import::elf_profile::profile::{
     encode_header, write_map, write_sample_head, write_thread, Endian, Format, Layout, Magic, ProfileHeader,
     ThreadSample, VmMap,
@@ -56,10 +60,14 @@ pub fn format(pmu: Option<Kind>) -> Format {
     Format { layout: Layout::Head, endian: Endian::Little, pmu_size: if pmu.is_some() { 8 } else { 0 } }
 }
 
-/// Runs `tracer` writing a profile to `path`.
+/// Runs `tracer` writing a profile to `path`: built in a work file, which
+/// takes the name when the run ends (a link there is replaced itself, never
+/// followed; see `tbrw::work_file`).
 pub fn record(path: &Path, tracer: Tracer, pmu: Option<Kind>) -> Result<Outcome, Box<dyn std::error::Error>> {
     let fmt = format(pmu);
-    let mut f = File::create(path)?;
+    let work =
+        WorkFile::create(path).map_err(|source| tbrw::Error::FileOpen { path: path.to_owned(), source })?;
+    let mut f: &File = work.file();
     f.write_all(&vec![0u8; fmt.layout.header_size() as usize])?;
     let mut buf = Vec::new();
     let outcome = tracer.run(&mut |samples, value| {
@@ -90,6 +98,7 @@ pub fn record(path: &Path, tracer: Tracer, pmu: Option<Kind>) -> Result<Outcome,
     };
     f.seek(SeekFrom::Start(0))?;
     f.write_all(&encode_header(&fmt, &header)?)?;
-    f.sync_all().or_else(|e| if e.kind() == io::ErrorKind::InvalidInput { Ok(()) } else { Err(e) })?;
+    f.sync_all()?;
+    work.persist().map_err(|e| format!("{}: put into place: {e}", path.display()))?;
     Ok(outcome)
 }

@@ -249,18 +249,28 @@ pub struct Child {
     go: i32,
 }
 
+/// The shell a file the kernel cannot execute (`ENOEXEC`: a script
+/// without `#!`) is run with, as `execvp` and perf run it.
+const SHELL: &std::ffi::CStr = c"/bin/sh";
+
 /// Forks a child that will `execve(path, argv, environ)` once released,
-/// with the signal mask `mask`. Everything the child needs is prepared
-/// here: after `fork` it only makes async-signal-safe calls.
+/// with the signal mask `mask`. A file the kernel refuses as not
+/// executable (`ENOEXEC`: a script without `#!`) is run by `/bin/sh`
+/// instead, as `execvp` does: `/bin/sh path argv[1..]`. Everything the
+/// child needs is prepared here: after `fork` it only makes
+/// async-signal-safe calls.
 pub fn spawn_held(path: &CString, argv: &[CString], mask: &libc::sigset_t) -> io::Result<Child> {
     let mut argp: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
     argp.push(std::ptr::null());
+    let mut shell_argp: Vec<*const libc::c_char> = vec![SHELL.as_ptr(), path.as_ptr()];
+    shell_argp.extend(argv.iter().skip(1).map(|a| a.as_ptr()));
+    shell_argp.push(std::ptr::null());
     let mut fds = [0; 2];
     // SAFETY: fds is a valid out array.
     check(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } as libc::c_long)?;
     // SAFETY: after fork the child only calls read, close,
-    // pthread_sigmask, execve and _exit, all async-signal-safe, on memory
-    // prepared before the fork.
+    // pthread_sigmask, execve and _exit, all async-signal-safe, and reads
+    // errno, on memory prepared before the fork.
     let pid = unsafe { libc::fork() };
     if pid == -1 {
         let e = io::Error::last_os_error();
@@ -286,6 +296,9 @@ pub fn spawn_held(path: &CString, argv: &[CString], mask: &libc::sigset_t) -> io
                 static environ: *const *const libc::c_char;
             }
             libc::execve(path.as_ptr(), argp.as_ptr(), environ);
+            if *libc::__errno_location() == libc::ENOEXEC {
+                libc::execve(SHELL.as_ptr(), shell_argp.as_ptr(), environ);
+            }
             libc::_exit(127);
         }
     }

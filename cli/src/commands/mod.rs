@@ -17,7 +17,7 @@ pub use crate::dataset::{Mode as ParquetMode, ParquetOptions};
 use crate::error::CliError;
 pub use crate::output::open;
 use crate::output::{
-    check_input, check_output, check_output_folder, csv_folder_holds, csv_may_replace, write_atomically, written,
+    check_input, check_output, check_output_folder, csv_folder_holds, csv_may_replace, write_output, written,
     WorkFolder,
 };
 
@@ -231,8 +231,9 @@ pub fn annotate(
 
 /// The viewer exports' common part: checks `file` and `output` (`--force`,
 /// never the input), opens `file` and writes `output` through `f`:
-/// standard output for `-`, else atomically (nothing is left at `output`
-/// when `f` fails).
+/// standard output for `-`, into a character device or FIFO found at
+/// `output`, else atomically (nothing is left at `output` when `f` fails;
+/// see [`write_output`]).
 fn write_view<T>(
     file: &Path,
     output: &Path,
@@ -255,7 +256,7 @@ fn write_view<T>(
     }
     let mut result = None;
     let mut failure = None;
-    let r = write_atomically(output, |w| match f(&tb5, w) {
+    let r = write_output(output, |w| match f(&tb5, w) {
         Ok(x) => {
             result = Some(x);
             Ok(())

@@ -253,14 +253,16 @@ impl Target {
             Kind::Link => ("neither followed nor replaced", "fs.protected_symlinks"),
             _ => ("not written into", "fs.protected_fifos"),
         };
+        let folder = super::work_file::folder_of(&self.path);
+        let folder =
+            if folder == Path::new(".") { "the current folder".to_owned() } else { format!("folder {}", folder.display()) };
         Err(io::Error::new(
             io::ErrorKind::PermissionDenied,
             format!(
-                "is {} owned by user {}, in {}, a folder that others can write to and that has the sticky bit: \
+                "is {} owned by user {}, in {folder}, which others can write to and which has the sticky bit: \
                  one planted there is {done} (the kernel's {rule} rule); remove it, or give another name",
                 kind.described(),
                 st.st_uid,
-                super::work_file::folder_of(&self.path).display(),
             ),
         ))
     }
@@ -287,9 +289,8 @@ impl Target {
             Kind::CharDevice | Kind::Fifo => Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 format!(
-                    "is {}: this output is written whole and put in place by a rename, which would replace it, \
-                     and {} is never replaced: give the name of a regular file",
-                    kind.described(),
+                    "is {}, which is never replaced: a file written whole (a TB5 file, a sampler profile) is put \
+                     in place by a rename; give the name of a regular file",
                     kind.described(),
                 ),
             )),
@@ -361,7 +362,7 @@ mod tests {
         assert_eq!(plan(&d.join("fifo"), Writing::Stream).unwrap(), Plan::Into);
         assert_eq!(plan(&d.join("to-fifo"), Writing::Stream).unwrap(), Plan::Into);
         let e = plan(&d.join("fifo"), Writing::Whole).unwrap_err().to_string();
-        assert!(e.starts_with("is a FIFO (named pipe): this output is written whole"), "{e}");
+        assert!(e.starts_with("is a FIFO (named pipe), which is never replaced: a file written whole"), "{e}");
         assert_eq!(plan(&d.join("to-fifo"), Writing::Whole).unwrap(), Plan::Replace { link: true });
         assert_eq!(plan(Path::new(""), Writing::Whole).unwrap_err().raw_os_error(), Some(libc::ENOENT));
         let slash = format!("{}/new/", d.display());
