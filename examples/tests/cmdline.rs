@@ -158,3 +158,32 @@ fn an_input_is_never_the_output_even_with_force() {
     assert_eq!(bytes(&dat), dump);
     assert_eq!(bytes(&data), data_bytes);
 }
+
+/// Links at the outputs: the dump and the data file written beside it each
+/// replace the link at their name, never the file it names, and a dangling
+/// one never makes a file where it points (docs/FORMAT.md, "Output paths";
+/// before: both were written through the links).
+#[test]
+fn links_at_the_outputs_are_replaced_never_followed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dat, data) = (tmp.path().join("s.dat"), tmp.path().join("sample.tb5.dat"));
+    let victim = tmp.path().join("victim");
+    std::fs::write(&victim, b"precious").unwrap();
+    let nowhere = tmp.path().join("made-through-the-link");
+    std::os::unix::fs::symlink(&victim, &dat).unwrap();
+    std::os::unix::fs::symlink(&nowhere, &data).unwrap();
+    let reader = BINS[1].1;
+    let o = run(reader, &[&sample(), &dat]);
+    assert_eq!(o.status.code(), Some(1), "a link is a name taken: --force replaces it");
+    let o = run(reader, &[&sample(), &dat, &"--force"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for p in [&dat, &data] {
+        assert!(std::fs::symlink_metadata(p).unwrap().file_type().is_file(), "{}", p.display());
+    }
+    assert_eq!(bytes(&victim), b"precious");
+    assert!(!nowhere.exists());
+    let new = tmp.path().join("new.tb5");
+    assert!(run(BINS[2].1, &[&dat, &new]).status.success());
+    let printed = |p: &Path| run(BINS[0].1, &[&p, &"--records", &"all"]).stdout;
+    assert_eq!(printed(&new), printed(&sample()));
+}

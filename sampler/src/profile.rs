@@ -65,8 +65,7 @@ pub fn format(pmu: Option<Kind>) -> Format {
 /// followed; see `tbrw::work_file`).
 pub fn record(path: &Path, tracer: Tracer, pmu: Option<Kind>) -> Result<Outcome, Box<dyn std::error::Error>> {
     let fmt = format(pmu);
-    let work =
-        WorkFile::create(path).map_err(|source| tbrw::Error::FileOpen { path: path.to_owned(), source })?;
+    let work = WorkFile::create(path).map_err(|source| tbrw::Error::FileOpen { path: path.to_owned(), source })?;
     let mut f: &File = work.file();
     f.write_all(&vec![0u8; fmt.layout.header_size() as usize])?;
     let mut buf = Vec::new();

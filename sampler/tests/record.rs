@@ -3,6 +3,7 @@
 //! where the programs spend their time. Where ptrace is refused the tests
 //! say so and pass without checking.
 
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -386,6 +387,65 @@ fn interrupted(stacks: bool) {
     let r = load(&out_file);
     assert!(r.recs.len() > 20);
     check_stacks(&r, stacks);
+}
+
+/// The sampler killed (`SIGKILL`) in the middle of a `--format profile`
+/// recording leaves no profile at all (it is built in a work file put in
+/// place at the end), never a partial one whose header is all zeros, which
+/// `tbrw import sampler` refuses (before: it left that).
+#[test]
+fn a_killed_profile_recording_leaves_no_profile() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = build(dir.path(), "spin", &[]);
+    let out_file = dir.path().join("run.profile");
+    let child = Command::new(SAMPLER)
+        .args(["-f", "300", "-o", out_file.to_str().unwrap(), "--"])
+        .arg(&bin)
+        .arg("20")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let children = format!("/proc/{}/task/{}/children", child.id(), child.id());
+    let started = std::time::Instant::now();
+    while std::fs::read_to_string(&children).unwrap_or_default().trim().is_empty()
+        && started.elapsed() < std::time::Duration::from_secs(10)
+    {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // Samples written meanwhile: the killed run had a profile to leave.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    // SAFETY: a signal to our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    if err.contains("ptrace is refused") {
+        eprintln!("SKIPPED: {}", err.trim());
+        return;
+    }
+    assert_eq!(out.status.signal(), Some(libc::SIGKILL), "{err}");
+    let mut left: Vec<String> =
+        std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    left.sort();
+    assert_eq!(left, ["spin"], "nothing but the program: no profile, no work file");
+}
+
+/// A script without `#!` (which `execve` refuses with `ENOEXEC`) is run by
+/// `/bin/sh`, as `execvp` and `perf record` run it, with its arguments; the
+/// exit status is the script's (before: "the command did not start (exit
+/// status 127 before its exec)").
+#[test]
+fn a_script_without_a_shebang_runs_under_the_shell() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("count");
+    std::fs::write(&script, "i=0\nwhile [ $i -lt 20000 ]; do i=$((i+1)); done\nexit \"$1\"\n").unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out_file = dir.path().join("run.tb5");
+    let Some(out) = sample(&["-o", out_file.to_str().unwrap()], &[&script], &["7"]) else { return };
+    assert_eq!(out.status.code(), Some(7), "{}", String::from_utf8_lossy(&out.stderr));
+    let r = load(&out_file);
+    assert!(!r.recs.is_empty(), "the shell running the script was sampled");
 }
 
 #[test]

@@ -86,3 +86,48 @@ pub unsafe extern "C" fn TBRW_error_string(error_code: u32, error_string: *mut *
 pub unsafe extern "C" fn TBRW_verify(ptr: *mut c_void) -> u32 {
     boundary(|| with(ptr, |h| h.engine.verify().map_err(Code::from)))
 }
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::FileTypeExt;
+
+    use super::*;
+    use crate::convert::to_wide;
+
+    /// `TBRW_open` for writing at a FIFO or a socket (and a character
+    /// device, where this process may make one): `TBRW_FILE_OPEN_FAILED`,
+    /// `errno` `EINVAL`, and the node left as it was, never replaced by a
+    /// TB5 file (docs/FORMAT.md, "Output paths"; before: replaced).
+    #[test]
+    fn a_new_file_at_a_device_fifo_or_socket_is_refused_and_the_node_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let (fifo, dev, sock) = (dir.path().join("fifo"), dir.path().join("null"), dir.path().join("socket"));
+        let c = |p: &std::path::Path| std::ffi::CString::new(p.to_str().unwrap()).unwrap();
+        // SAFETY: NUL-terminated paths in a temporary folder.
+        assert_eq!(unsafe { libc::mkfifo(c(&fifo).as_ptr(), 0o666) }, 0);
+        let _listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+        let mut nodes = vec![fifo, sock];
+        // SAFETY: as above.
+        if unsafe { libc::mknod(c(&dev).as_ptr(), libc::S_IFCHR | 0o666, libc::makedev(1, 3)) } == 0 {
+            nodes.push(dev);
+        } else {
+            eprintln!("NOTE: no character device tried: mknod: {}", std::io::Error::last_os_error());
+        }
+        for p in &nodes {
+            let kind = std::fs::symlink_metadata(p).unwrap().file_type();
+            for mode in [tb5::access::WRITE | tb5::access::CREATE_ALWAYS, tb5::access::WRITE] {
+                let mut h = std::ptr::null_mut();
+                let name = to_wide(p.to_str().unwrap());
+                // SAFETY: valid out pointer and NUL-terminated wide string.
+                let r = unsafe { TBRW_open(&mut h, name.as_ptr(), mode) };
+                assert_eq!((r, h.is_null()), (TBRW_FILE_OPEN_FAILED, true), "{}", p.display());
+                assert_eq!(std::io::Error::last_os_error().raw_os_error(), Some(libc::EINVAL), "{}", p.display());
+                let now = std::fs::symlink_metadata(p).unwrap().file_type();
+                assert_eq!(
+                    (now.is_fifo(), now.is_socket(), now.is_char_device()),
+                    (kind.is_fifo(), kind.is_socket(), kind.is_char_device())
+                );
+            }
+        }
+    }
+}

@@ -254,8 +254,11 @@ impl Target {
             _ => ("not written into", "fs.protected_fifos"),
         };
         let folder = super::work_file::folder_of(&self.path);
-        let folder =
-            if folder == Path::new(".") { "the current folder".to_owned() } else { format!("folder {}", folder.display()) };
+        let folder = if folder == Path::new(".") {
+            "the current folder".to_owned()
+        } else {
+            format!("folder {}", folder.display())
+        };
         Err(io::Error::new(
             io::ErrorKind::PermissionDenied,
             format!(
@@ -310,20 +313,29 @@ impl Target {
     /// put there meanwhile does not hang the open, `O_NOCTTY` so that a
     /// terminal is never taken, then refused unless regular.
     pub(crate) fn open_regular(&self, write: bool, follow: bool) -> io::Result<File> {
+        let not_regular = |kind: Kind| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("is {}, not a regular file: a TB5 file is changed in place", kind.described()),
+            )
+        };
+        // Looked at first, so that a device is not even opened (an open may
+        // act on one: a tape rewinds); then checked again on what was opened.
+        match self.stat(follow)?.map(|st| Kind::of(&st)) {
+            None => return Err(io::Error::from_raw_os_error(libc::ENOENT)),
+            Some(Kind::File | Kind::Link) => {}
+            Some(kind) => return Err(not_regular(kind)),
+        }
         let mut flags = OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
         flags |= if write { OFlags::RDWR } else { OFlags::RDONLY };
         if !follow {
             flags |= OFlags::NOFOLLOW;
         }
         let fd = rfs::openat(&self.dir, &self.name, flags, Mode::empty())?;
-        let kind = Kind::of(&rfs::fstat(&fd)?);
-        if kind != Kind::File {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("is {}, not a regular file: a TB5 file is changed in place", kind.described()),
-            ));
+        match Kind::of(&rfs::fstat(&fd)?) {
+            Kind::File => Ok(File::from(fd)),
+            kind => Err(not_regular(kind)),
         }
-        Ok(File::from(fd))
     }
 }
 
