@@ -23,7 +23,7 @@
 //! rename, the folder's sync) is made relative to the folder's descriptor
 //! with the name, never through the path again.
 //!
-//! Holds no TB5 knowledge and imports nothing of this crate.
+//! Knows nothing of the TB5 layout and imports nothing of this crate.
 
 use std::ffi::{CStr, CString};
 use std::fs::File;
@@ -81,6 +81,14 @@ impl Kind {
             Kind::Socket => "a socket",
             Kind::Other => "a special file",
         }
+    }
+}
+
+/// The folder a file at `path` lives in (`.` for a bare name).
+pub fn folder_of(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
+        _ => PathBuf::from("."),
     }
 }
 
@@ -182,7 +190,7 @@ impl Target {
             _ => return Err(io::Error::from_raw_os_error(libc::EISDIR)),
         };
         let name = CString::new(name.as_bytes()).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
-        let folder = super::work_file::folder_of(path);
+        let folder = folder_of(path);
         let dir = rfs::open(&folder, OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())?;
         Ok(Target { dir, name, path: path.to_owned() })
     }
@@ -253,7 +261,7 @@ impl Target {
             Kind::Link => ("neither followed nor replaced", "fs.protected_symlinks"),
             _ => ("not written into", "fs.protected_fifos"),
         };
-        let folder = super::work_file::folder_of(&self.path);
+        let folder = folder_of(&self.path);
         let folder = if folder == Path::new(".") {
             "the current folder".to_owned()
         } else {

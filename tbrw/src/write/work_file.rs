@@ -40,21 +40,13 @@ use std::fs::{self, File};
 use std::io;
 use std::os::unix::fs::MetadataExt;
 use std::os::unix::io::AsRawFd;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use rustix::fs::{self as rfs, AtFlags, Mode, OFlags};
 
 use super::target::Target;
-pub use super::target::{open_into, plan, refuse_planted, Kind, Plan, Writing};
-
-/// The folder a file at `path` lives in (`.` for a bare name).
-pub fn folder_of(path: &Path) -> PathBuf {
-    match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
-        _ => PathBuf::from("."),
-    }
-}
+pub use super::target::{folder_of, open_into, plan, refuse_planted, Kind, Plan, Writing};
 
 /// Checks, before any work, that a new file can be put at `path`: the name
 /// is not empty, is not a directory, its folder exists and is writable, and
