@@ -23,7 +23,11 @@ pub unsafe extern "C" fn TBRW_get_version(major: *mut u32, minor: *mut u32) -> u
 
 /// `TBRW_open`. The path is checked before anything is done: an empty
 /// name, a directory, a missing folder or one this process cannot write to
-/// is `TBRW_FILE_OPEN_FAILED` with `errno` saying which.
+/// is `TBRW_FILE_OPEN_FAILED` with `errno` saying which. For writing, a
+/// device node, FIFO or socket at the path is refused (`EINVAL`) and left
+/// as it is, and so is a link planted in a shared sticky folder (`EACCES`);
+/// a new file at any other link replaces the link, not the file it names
+/// (docs/FORMAT.md, "Output paths").
 #[no_mangle]
 pub unsafe extern "C" fn TBRW_open(ptr: *mut *mut c_void, filename: *const TBRW_CHAR, access_mode: u32) -> u32 {
     boundary(|| {
