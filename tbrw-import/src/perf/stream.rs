@@ -250,8 +250,9 @@ fn pipe<R: Read>(
 ) -> Result<ImportStats, ImportError> {
     let pos = Rc::new(Cell::new(0u64));
     let end = Rc::new(RefCell::new(PipeEnd::default()));
-    let r =
-        Counting::new(WholeRecords::new(BufReader::with_capacity(1 << 20, input), header, d, end.clone()), pos.clone());
+    let whole = WholeRecords::new(BufReader::with_capacity(1 << 20, input), header, d, end.clone())
+        .counting_dropped(pos.clone());
+    let r = Counting::new(whole, pos.clone());
     let done = match PerfFileReader::parse_pipe(r) {
         Ok(PerfFileReader { mut perf_file, mut record_iter }) => {
             convert(name, w, &mut perf_file, &mut record_iter, &pos, opts, progress)
