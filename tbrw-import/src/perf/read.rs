@@ -366,6 +366,9 @@ pub struct WholeRecords<R> {
     drop: u64,
     /// Where dropped bytes are counted, beside the bytes handed on.
     dropped: Option<Rc<Cell<u64>>>,
+    /// Where the tracing data dropped is kept (its first [`TRACING_KEPT`]
+    /// bytes), for the tracepoints' names.
+    tracing: Option<Rc<std::cell::RefCell<Vec<u8>>>>,
     /// The number and offset of the last record read.
     last: (u64, u64),
     /// Where the next record starts, and its number.
@@ -379,6 +382,11 @@ const AUXTRACE: u32 = 71;
 /// perf's `PERF_RECORD_HEADER_TRACING_DATA` (pipe mode, and files `perf
 /// inject` wrote from a pipe): the tracepoints' formats follow the record.
 pub const TRACING_DATA: u32 = 66;
+
+/// How much of a pipe's tracing data is kept for the tracepoints' names:
+/// their formats come first, and take some KiB; the kernel's symbols that
+/// may follow them are not needed.
+pub const TRACING_KEPT: u64 = 4 << 20;
 
 /// The width of the payload size at the start of the body of a record of
 /// type `t` whose payload follows it, for the records that have one:
@@ -412,6 +420,7 @@ impl<R: Read> WholeRecords<R> {
             payload: 0,
             drop: 0,
             dropped: None,
+            tracing: None,
             last: (0, PIPE_HEADER as u64),
             offset: PIPE_HEADER as u64,
             record: 0,
@@ -423,6 +432,13 @@ impl<R: Read> WholeRecords<R> {
     /// counter of the bytes it hands on, so that `pos` is the input's position.
     pub fn counting_dropped(mut self, pos: Rc<Cell<u64>>) -> Self {
         self.dropped = Some(pos);
+        self
+    }
+
+    /// Keeps the first [`TRACING_KEPT`] bytes of the tracing data it drops
+    /// in `into`.
+    pub fn keeping_tracing_data(mut self, into: Rc<std::cell::RefCell<Vec<u8>>>) -> Self {
+        self.tracing = Some(into);
         self
     }
 
@@ -444,7 +460,16 @@ impl<R: Read> WholeRecords<R> {
     /// input, the record it belongs to is the one cut short.
     fn skip_dropped(&mut self) -> std::io::Result<()> {
         let want = self.drop;
-        let got = std::io::copy(&mut (&mut self.inner).take(want), &mut std::io::sink())?;
+        let mut from = (&mut self.inner).take(want);
+        let got = match &self.tracing {
+            Some(keep) => {
+                let mut keep = keep.borrow_mut();
+                let room = TRACING_KEPT.saturating_sub(keep.len() as u64);
+                let kept = (&mut from).take(room).read_to_end(&mut keep)? as u64;
+                kept + std::io::copy(&mut from, &mut std::io::sink())?
+            }
+            None => std::io::copy(&mut from, &mut std::io::sink())?,
+        };
         self.drop -= got;
         if let Some(pos) = &self.dropped {
             pos.set(pos.get() + got);
