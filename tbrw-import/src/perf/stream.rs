@@ -348,6 +348,9 @@ fn convert<R: Read>(
     let cpu = text(perf.cpu_desc());
     let cmdline = perf.cmdline().ok().flatten().map(|v| v.join(" "));
     let mut tables = Tables::default();
+    let big_endian = perf.endian() == Endianness::BigEndian;
+    tables.kernel_dso =
+        perf.feature_section_data(Feature::BUILD_ID).and_then(|s| super::map::kernel_dso(s, big_endian));
     if let Ok(ids) = perf.build_ids() {
         for info in ids.values() {
             tables
