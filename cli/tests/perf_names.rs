@@ -63,3 +63,40 @@ fn the_kernel_is_named_as_perf_names_it_from_the_build_id_table() {
         assert!(module_names(&renamed).contains(&name.to_owned()), "{path}");
     }
 }
+
+/// A static binary (`-static -lm`) whose functions have several names at
+/// one address: global, weak and local aliases with two leading
+/// underscores, one and none, names of one length and of two. Every
+/// function perf names the import names alike (perf's
+/// `choose_best_symbol`: size, then non-weak, global, fewer leading
+/// underscores, the longer name, the first in the table).
+const ALIASES: &str = r#"
+#include <math.h>
+static volatile double sink;
+double __hypot_impl(double x, double y) { double s = 0; for (int i = 0; i < 50; i++) s += sqrt(x * x + y * y + i); return s; }
+extern double __hypot_finite(double, double) __attribute__((alias("__hypot_impl")));
+extern double __hypot(double, double) __attribute__((alias("__hypot_impl")));
+extern double hypot_w(double, double) __attribute__((weak, alias("__hypot_impl")));
+static double __attribute__((noinline)) spin_local(long n) { double s = 0; for (long i = 0; i < n; i++) s += i * 0.5; return s; }
+static double spin_alias_l(long) __attribute__((alias("spin_local")));
+extern double _spin(long) __attribute__((alias("spin_local")));
+int main(void) { double s = 0; for (long i = 1; i < 300000L; i++) s += __hypot((double)i, 3.0);
+  s += spin_alias_l(20000000L); s += hypot(s, 2.0); sink = s; return 0; }
+"#;
+
+#[test]
+fn aliases_in_a_static_binary_are_chosen_as_perf_chooses() {
+    if !have_perf() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let Some(exe) = build(dir.path(), "aliases", ALIASES, &["-O1", "-static"]) else { return };
+    let Some(data) = record(&dir.path().join("a.data"), &["-e", "cpu-clock:u", "-c", "100000"], &[&exe]) else {
+        return;
+    };
+    let (tb5, _) = import(&data);
+    let ours = tbrw_functions(&tb5);
+    assert_eq!(ours, perf_functions(&data));
+    let named = |f: &str| ours.keys().any(|k| k.ends_with(&format!("\t{f}")));
+    assert!(named("__hypot_finite") && named("_spin"), "{ours:?}");
+}
