@@ -37,8 +37,11 @@ __attribute__((noinline)) unsigned long long fill(int rounds) {
 int main() { std::printf("%llu\n", fill(1500)); return 0; }
 "#;
 
-/// `tbrw report --children --json [extra]`: name → (children %, self %, children, self).
-fn children(tb5: &Path, extra: &[&str]) -> BTreeMap<String, (f64, f64, u64, u64)> {
+/// A row's children %, self %, children and self samples.
+type Figures = (f64, f64, u64, u64);
+
+/// `tbrw report --children --json [extra]`: name → its [`Figures`].
+fn children(tb5: &Path, extra: &[&str]) -> BTreeMap<String, Figures> {
     let o = tbrw().arg("report").arg(tb5).args(["--children", "--json"]).args(extra).output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -132,8 +135,7 @@ fn inlined_functions_are_frames_and_no_inline_gives_perfs_figures() {
     for (name, row) in &plain {
         assert_eq!(inlined.get(name), Some(row), "{name}");
     }
-    let extra: Vec<(&String, &(f64, f64, u64, u64))> =
-        inlined.iter().filter(|(k, _)| !plain.contains_key(*k)).collect();
+    let extra: Vec<(&String, &Figures)> = inlined.iter().filter(|(k, _)| !plain.contains_key(*k)).collect();
     let has = |part: &str| extra.iter().any(|(k, _)| k.contains(part));
     assert!(has("push_back") && has("generate_n") && has("next_rand"), "{extra:?}");
     for (name, &(_, _, c, s)) in &extra {
