@@ -197,17 +197,26 @@ struct SymbolArgs {
     /// The profiled machine's kallsyms, for kernel addresses (default: /proc/kallsyms).
     #[arg(long, value_name = "FILE")]
     kallsyms: Option<PathBuf>,
+    /// No inlined functions as frames of the stacks (flame graphs, exports, --children), as perf's --no-inline.
+    #[arg(long)]
+    no_inline: bool,
 }
 
 impl ModuleFileArgs {
     fn options(self, kallsyms: Option<PathBuf>) -> SymbolOptions {
-        SymbolOptions { symfs: self.symfs, debug_dirs: self.debug_dirs, search_paths: self.search_paths, kallsyms }
+        SymbolOptions {
+            symfs: self.symfs,
+            debug_dirs: self.debug_dirs,
+            search_paths: self.search_paths,
+            kallsyms,
+            no_inline: false,
+        }
     }
 }
 
 impl SymbolArgs {
     fn options(self) -> SymbolOptions {
-        self.files.options(self.kallsyms)
+        SymbolOptions { no_inline: self.no_inline, ..self.files.options(self.kallsyms) }
     }
 }
 

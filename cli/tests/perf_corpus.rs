@@ -2,8 +2,10 @@
 //! origin in the README there): kernels 3.2 to 6.12, x86-64, i686, armv7
 //! and aarch64, pipe mode, call chains, branch stacks, Intel PT and
 //! CoreSight, hybrid CPUs, lost samples, system-wide, JIT code, mixed cpu
-//! modes. Each is imported, and where perf reads it its counts per event
-//! and module, thread and process must be perf's (`perf report --sort
+//! modes, perfparser's uprobe in file and pipe mode (tracing data),
+//! simpleperf's files. Each is imported, and where perf reads it its
+//! counts per event and module, thread and process must be perf's, and
+//! its events perf's names (`perf report`'s, modifiers included) (`perf report --sort
 //! dso`/`pid`, `perf script -F pid,event`, with `--no-branch-stack
 //! --no-group --no-itrace`). Their binaries are not here, so functions
 //! are not compared (the recordings of `perf.rs` compare them). Without
@@ -59,6 +61,10 @@ const FILES: &[(&str, Expect)] = &[
     ("perf.data.systemwide.5-3.4", Perf(13142)),
     ("perf.data.throttle-3.8", Perf(14980)),
     ("perf.data.weight_struct", Perf(14)),
+    ("perf_with_tracepoint_event.data", PerfFails { perf: "incompatible file format", samples: 45 }),
+    ("perf_with_two_event_types.data", Perf(10)),
+    ("probe.data.file", Perf(1)),
+    ("probe.data.stream", Perf(1)),
     ("single-event-multi-process.perf.data", Perf(19989)),
 ];
 
@@ -183,4 +189,41 @@ fn jit_code_of_other_machines_is_named_as_perf_names_it() {
     }
     let names: Vec<String> = vec!["cycles".into()];
     assert_eq!(tbrw_counts(&tb5, Key::Module, &names)["cycles"]["[JIT] tid 1748"], 1);
+}
+
+/// Every sample under its own event (by its id: PERF_SAMPLE_IDENTIFIER or
+/// PERF_SAMPLE_ID, through EVENT_DESC, the pipe's attribute records or
+/// the header's attribute section), and every event named as perf names
+/// it: EVENT_DESC's name, else derived from its type and config with
+/// perf's modifiers (simpleperf's `cycles:HG`), a tracepoint from the
+/// tracing data (`probe_untitled1:main` in pipe mode).
+#[test]
+fn every_event_is_named_and_counted_as_perf_names_and_counts_it() {
+    // What perf 6.1 says, for the files where the issue found it differs.
+    let known: &[(&str, &[(&str, u64)])] = &[
+        ("perf_with_two_event_types.data", &[("cpu-clock:HG", 2), ("cycles:HG", 8)]),
+        ("probe.data.stream", &[("probe_untitled1:main", 1)]),
+        ("probe.data.file", &[("probe_untitled1:main", 1)]),
+        ("perf_with_tracepoint_event.data", &[("cpu-cycles", 14), ("sched:sched_switch", 31)]),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    for &(name, want) in known {
+        let tb5 = import_copy(dir.path(), name).unwrap();
+        let want: std::collections::BTreeMap<String, u64> = want.iter().map(|&(e, n)| (e.to_owned(), n)).collect();
+        assert_eq!(tbrw_events(&tb5), want, "{name}");
+    }
+    if !have_perf() {
+        return;
+    }
+    let mut compared = 0;
+    let dir = tempfile::tempdir().unwrap();
+    for &(name, expect) in FILES {
+        if !matches!(expect, Perf(_)) {
+            continue;
+        }
+        let tb5 = import_copy(dir.path(), name).unwrap();
+        assert_eq!(tbrw_events(&tb5), perf_events(&dir.path().join(name)), "{name}");
+        compared += 1;
+    }
+    eprintln!("{compared} files: every event perf's name and count");
 }

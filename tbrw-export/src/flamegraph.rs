@@ -88,10 +88,13 @@ pub fn folded(
             previous = Some(f.module);
             let mut named = false;
             if has(By::Function) {
-                if let Some(func) = names.function(*f, warn) {
-                    parts.push(clean(&func));
+                let n = names.lookup(*f, warn);
+                if let Some(func) = &n.function {
+                    parts.push(clean(func));
                     named = true;
                 }
+                // Inlined functions: frames inside it, outermost first.
+                parts.extend(n.inlined.iter().map(|i| clean(i)));
             }
             if has(By::Address) {
                 parts.push(format!("{:#x}", f.pc));

@@ -31,6 +31,10 @@ pub struct SymbolOptions {
     /// A kallsyms file saved from the profiled machine (default: this
     /// machine's `/proc/kallsyms`).
     pub kallsyms: Option<PathBuf>,
+    /// No inlined functions as frames of stacks (perf's `--no-inline`):
+    /// by default a frame in inlined code is its function, then each
+    /// function inlined there, outermost first (from DWARF).
+    pub no_inline: bool,
 }
 
 impl SymbolOptions {

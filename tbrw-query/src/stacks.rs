@@ -555,6 +555,8 @@ pub use crate::names::{clean, module_name};
 pub struct Names {
     symbols: Option<FileSymbols>,
     lines: bool,
+    /// Whether [`Named::inlined`] is filled (DWARF read for it).
+    inline: bool,
     cache: HashMap<Frame, Named>,
 }
 
@@ -567,20 +569,25 @@ pub struct Named {
     /// Its source file and line, as `tbrw report --by line` gives them
     /// (only from [`Names::with_lines`]).
     pub location: Option<tbrw_symbols::SourceLocation>,
+    /// The functions inlined at the address, outermost first (DWARF's
+    /// inline chain), unless the symbol options say `no_inline`: frames of
+    /// the stack inside `function`, as perf's `--inline` shows them.
+    pub inlined: Vec<Arc<str>>,
 }
 
 impl Names {
     /// A symbolizer for the file's modules; `None` leaves every function unknown.
     pub fn new(file: &Tb5File, modules: &[Module], symbols: Option<&SymbolOptions>) -> Result<Names, QueryError> {
+        let inline = symbols.is_some_and(|o| !o.no_inline);
         let symbols = match symbols {
             Some(o) => {
-                // Function names only: no DWARF line tables.
-                let config = tbrw_symbols::Config { lines: false, ..o.config() };
+                // Function names, and DWARF only for the inline chains.
+                let config = tbrw_symbols::Config { lines: inline, ..o.config() };
                 Some(FileSymbols::with_config(file, modules, config)?)
             }
             None => None,
         };
-        Ok(Names { symbols, lines: false, cache: HashMap::new() })
+        Ok(Names { symbols, lines: inline, inline, cache: HashMap::new() })
     }
 
     /// The same, reading the modules' DWARF line tables too, for
@@ -590,6 +597,7 @@ impl Names {
         Ok(Names {
             symbols: Some(FileSymbols::with_config(file, modules, config)?),
             lines: true,
+            inline: !symbols.no_inline,
             cache: HashMap::new(),
         })
     }
@@ -603,7 +611,7 @@ impl Names {
     /// What is known of `f`'s address: its function and (with lines) its
     /// source line. A module that cannot be symbolized gets one warning on `warn`.
     pub fn lookup(&mut self, f: Frame, warn: &mut dyn Write) -> &Named {
-        let lines = self.lines;
+        let (lines, inline) = (self.lines, self.inline);
         let symbols = &mut self.symbols;
         self.cache.entry(f).or_insert_with(|| {
             let Some(s) = symbols.as_mut().map(|s| s.symbolize(f.module, f.pc, warn)) else { return Named::default() };
@@ -611,7 +619,11 @@ impl Names {
             // function's name from DWARF (no offset then); the report by
             // function reads symbol tables only, and so does this name.
             let function = s.function.clone().filter(|_| !lines || s.offset.is_some());
-            Named { function, location: s.location().cloned() }
+            let inlined = match inline {
+                true => s.inline_chain().filter_map(|f| f.function.clone()).collect(),
+                false => Vec::new(),
+            };
+            Named { function, location: s.location().cloned(), inlined }
         })
     }
 }

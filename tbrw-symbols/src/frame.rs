@@ -213,6 +213,16 @@ impl Symbolized {
         }
     }
 
+    /// The inline chain as frames of a stack: each function inlined at the
+    /// address, outermost first, with the source position in it (the
+    /// innermost's is the address's own, each other's the call site of the
+    /// next); empty when the address is not in inlined code or DWARF does
+    /// not cover it. The function the code was compiled into, the
+    /// symbol's, is not in it.
+    pub fn inline_chain(&self) -> impl Iterator<Item = &Frame> {
+        self.inlined().iter().rev()
+    }
+
     /// The module's file name without directories, for labels.
     pub fn module_name(&self) -> &str {
         let label = self.module.as_deref().unwrap_or("");

@@ -31,7 +31,8 @@ pub fn clock_name(clock: &PerfClock) -> String {
     }
 }
 
-pub(crate) fn event_of(i: usize, a: &AttributeDescription) -> Event {
+/// The TB5 event of perf's attribute `i`, named `name`.
+pub(crate) fn event_of(i: usize, a: &AttributeDescription, name: String) -> Event {
     let sav = match a.attr.sampling_policy {
         SamplingPolicy::Period(p) => p.get(),
         SamplingPolicy::Frequency(f) => f,
@@ -41,13 +42,7 @@ pub(crate) fn event_of(i: usize, a: &AttributeDescription) -> Event {
         PerfEventType::Software(_) => EventFlags::TBS,
         _ => EventFlags::EBS,
     };
-    Event {
-        id: i as u32,
-        flags,
-        sav,
-        name: Some(a.name.clone().unwrap_or_else(|| format!("event{i}"))),
-        ..Default::default()
-    }
+    Event { id: i as u32, flags, sav, name: Some(name), ..Default::default() }
 }
 
 /// The widths of stream 0's fields that depend on the recording.

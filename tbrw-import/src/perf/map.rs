@@ -136,6 +136,56 @@ pub fn dso_name(path: &str, kernel: bool) -> String {
     file.into()
 }
 
+/// The kernel's file as perf finds it in the header's build-id section.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelDso {
+    /// The name perf's `--sort dso` shows for the kernel's mappings.
+    pub name: String,
+    /// Its build id (lowercase hex).
+    pub build_id: String,
+}
+
+/// The kernel perf's `machine__process_kernel_mmap_event` takes for the
+/// kernel's mappings: the first kernel-mode entry of the build-id section
+/// (`BUILD_ID` feature: `perf_event_header`, pid, 24-byte build id,
+/// padded path, each) that is no kernel module; its name `[kernel.vmlinux]`
+/// when its path has "vmlinux" in it (`/tmp/vmlinux`, perf's
+/// `dso__set_short_name`), else the path's file name (`[kernel.kallsyms]`
+/// as it is). `None` where the section has none: `[kernel.kallsyms]`.
+pub fn kernel_dso(section: &[u8], big_endian: bool) -> Option<KernelDso> {
+    const PATH_AT: usize = 8 + 4 + 24;
+    let mut at = 0usize;
+    while let Some(h) = section.get(at..at + 8) {
+        let misc = if big_endian { u16::from_be_bytes([h[4], h[5]]) } else { u16::from_le_bytes([h[4], h[5]]) };
+        let size =
+            usize::from(if big_endian { u16::from_be_bytes([h[6], h[7]]) } else { u16::from_le_bytes([h[6], h[7]]) });
+        let record = section.get(at..at.checked_add(size)?).filter(|_| size >= PATH_AT)?;
+        at += size;
+        if misc & 7 != cpumode::KERNEL {
+            continue;
+        }
+        let raw = &record[PATH_AT..];
+        let path = String::from_utf8_lossy(&raw[..raw.iter().position(|&b| b == 0).unwrap_or(raw.len())]).into_owned();
+        let module = path.ends_with(".ko")
+            || path.contains(".ko.")
+            || (path.starts_with('[') && !path.starts_with("[kernel.kallsyms]") && !path.starts_with("[guest.kernel"));
+        if module {
+            continue;
+        }
+        // The id's size after it where perf says so (PERF_RECORD_MISC_BUILD_ID_SIZE);
+        // else up to its last 4 bytes not zero, as linux-perf-data reads it.
+        let id = &record[12..32];
+        let id_len = if misc & (1 << 15) != 0 {
+            usize::from(record[32]).min(20)
+        } else {
+            id.chunks(4).rposition(|c| c.iter().any(|&b| b != 0)).map_or(0, |i| 4 * i + 4)
+        };
+        let name = if path.contains("vmlinux") { "[kernel.vmlinux]".to_owned() } else { dso_name(&path, true) };
+        return Some(KernelDso { name, build_id: hex(&id[..id_len]) });
+    }
+    None
+}
+
 /// Lowercase hex of a build id.
 pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
@@ -165,6 +215,8 @@ pub struct Tables {
     pub tids: Vec<Tid>,
     /// Build ids from the header's build-id section, by path.
     pub header_build_ids: HashMap<String, String>,
+    /// The kernel as the header's build-id section names it ([`kernel_dso`]).
+    pub kernel_dso: Option<KernelDso>,
     state: HashMap<i32, PidState>,
     names: HashMap<i32, String>,
     /// The kernel's mappings (global modules).
@@ -231,13 +283,21 @@ impl Tables {
                 st.first = false;
             }
         }
-        let build_id =
-            m.build_id.map(hex).or_else(|| self.header_build_ids.get(m.path).cloned()).filter(|b| !b.is_empty());
+        let kernel_dso = self.kernel_dso.as_ref().filter(|_| m.kernel && m.path.starts_with("[kernel.kallsyms]"));
+        let build_id = m
+            .build_id
+            .map(hex)
+            .or_else(|| self.header_build_ids.get(m.path).cloned())
+            .or_else(|| kernel_dso.map(|k| k.build_id.clone()))
+            .filter(|b| !b.is_empty());
         // JIT code: the module is the perf map, named as perf names it, and
         // its addresses are absolute (no file offset to note).
         let (path, name, pgoff, build_id) = match jit {
             Some(map) => (map, format!("[JIT] tid {}", m.pid), 0, None),
-            None => (m.path.to_owned(), dso_name(m.path, m.kernel), m.pgoff, build_id),
+            None => {
+                let name = kernel_dso.map_or_else(|| dso_name(m.path, m.kernel), |k| k.name.clone());
+                (m.path.to_owned(), name, m.pgoff, build_id)
+            }
         };
         let module = Module {
             associated_pid: if global { KERNEL_PID } else { m.pid as u32 },
@@ -375,6 +435,38 @@ mod tests {
     fn dso_names_are_perfs() {
         assert_eq!(dso_name("[kernel.kallsyms]_text", true), "[kernel.kallsyms]");
         assert_eq!(dso_name("/lib/modules/6.1/kernel/drivers/foo-bar.ko", true), "[foo_bar]");
+        // The kernel as the build-id section names it: perf's first kernel,
+        // not module, entry.
+        let entry = |misc: u16, path: &str, id: u8| {
+            let mut r = Vec::new();
+            let padded = (path.len() + 1).next_multiple_of(64);
+            r.extend(67u32.to_le_bytes());
+            r.extend(misc.to_le_bytes());
+            r.extend(((8 + 4 + 24 + padded) as u16).to_le_bytes());
+            r.extend((-1i32).to_le_bytes());
+            r.extend([id; 20]);
+            r.extend([0; 4]);
+            r.extend(path.as_bytes());
+            r.resize(r.len() + padded - path.len(), 0);
+            r
+        };
+        let section =
+            |entries: &[(u16, &str, u8)]| -> Vec<u8> { entries.iter().flat_map(|&(m, p, i)| entry(m, p, i)).collect() };
+        let user = cpumode::USER;
+        let k = cpumode::KERNEL;
+        let vmlinux = section(&[(user, "/usr/lib/libc.so.6", 1), (k, "[e1000e]", 2), (k, "/tmp/vmlinux", 3)]);
+        assert_eq!(
+            kernel_dso(&vmlinux, false),
+            Some(KernelDso { name: "[kernel.vmlinux]".into(), build_id: "03".repeat(20) })
+        );
+        let kallsyms = section(&[(k, "/lib/modules/x/foo.ko", 2), (k, "[kernel.kallsyms]", 4)]);
+        assert_eq!(kernel_dso(&kallsyms, false).unwrap().name, "[kernel.kallsyms]");
+        assert_eq!(kernel_dso(&section(&[(k, "/boot/kimage", 5)]), false).unwrap().name, "kimage");
+        assert_eq!(kernel_dso(&section(&[(user, "/bin/true", 5)]), false), None);
+        // Cut anywhere: no panic.
+        for cut in 0..vmlinux.len() {
+            let _ = kernel_dso(&vmlinux[..cut], false);
+        }
         assert_eq!(dso_name("/usr/lib/x86_64-linux-gnu/libc.so.6", false), "libc.so.6");
         assert_eq!(dso_name("[vdso]", false), "[vdso]");
     }

@@ -3,10 +3,12 @@
 //! TB5. [`read`] tells the input's format, counts it and locates damage;
 //! [`map`] turns perf's MMAP, COMM, FORK and EXIT records into TB5
 //! modules, processes and threads (JIT code and cpu modes as perf sees
-//! them); [`sample`] reads a sample's fields; [`unwind`] unwinds
+//! them); [`events`] names the events as perf does and finds a sample's
+//! event by its id; [`sample`] reads a sample's fields; [`unwind`] unwinds
 //! `--call-graph dwarf` samples; [`stream`] is the import loop and the
 //! record layouts. The mapping is in docs/IMPORT.md.
 
+pub mod events;
 pub mod layout;
 pub mod map;
 pub mod read;

@@ -113,15 +113,19 @@ pub fn find_damage<R: Read + Seek>(r: &mut BufReader<R>) -> Option<Damage> {
                 why: format!("it is cut short: it needs {size} bytes, the file has {} left", len - pos),
             });
         }
-        // perf's AUXTRACE records carry their payload after the record.
-        let extra = if t == 71 {
-            let mut b = [0u8; 8];
-            r.read_exact(&mut b).ok()?;
-            r.seek_relative(size as i64 - 16).ok()?;
-            u64::from_le_bytes(b)
-        } else {
-            r.seek_relative(size as i64 - 8).ok()?;
-            0
+        // perf's AUXTRACE and tracing-data records carry their payload
+        // after the record; its size is in the record's body.
+        let extra = match payload_size_field(t) {
+            Some(width) if size >= RECORD_HEADER + width as u64 => {
+                let mut b = [0u8; 8];
+                r.read_exact(&mut b[..width]).ok()?;
+                r.seek_relative(size as i64 - 8 - width as i64).ok()?;
+                u64::from_le_bytes(b)
+            }
+            _ => {
+                r.seek_relative(size as i64 - 8).ok()?;
+                0
+            }
         };
         if extra > 0 {
             r.seek_relative(i64::try_from(extra).ok()?).ok()?;
@@ -356,6 +360,17 @@ pub struct WholeRecords<R> {
     at: usize,
     /// Payload bytes still to pass through.
     payload: u64,
+    /// Payload bytes still to drop: the tracing data, which
+    /// `linux-perf-data` does not know follows its record and would read
+    /// as records.
+    drop: u64,
+    /// Where dropped bytes are counted, beside the bytes handed on.
+    dropped: Option<Rc<Cell<u64>>>,
+    /// Where the tracing data dropped is kept (its first [`TRACING_KEPT`]
+    /// bytes), for the tracepoints' names.
+    tracing: Option<Rc<std::cell::RefCell<Vec<u8>>>>,
+    /// The number and offset of the last record read.
+    last: (u64, u64),
     /// Where the next record starts, and its number.
     offset: u64,
     record: u64,
@@ -364,6 +379,29 @@ pub struct WholeRecords<R> {
 
 /// perf's `PERF_RECORD_AUXTRACE`, whose trace data follows the record.
 const AUXTRACE: u32 = 71;
+/// perf's `PERF_RECORD_HEADER_TRACING_DATA` (pipe mode, and files `perf
+/// inject` wrote from a pipe): the tracepoints' formats follow the record.
+pub const TRACING_DATA: u32 = 66;
+
+/// How much of a pipe's tracing data is kept for the tracepoints' names:
+/// their formats come first, and take some KiB; the kernel's symbols that
+/// may follow them are not needed.
+pub const TRACING_KEPT: u64 = 4 << 20;
+
+/// The width of the payload size at the start of the body of a record of
+/// type `t` whose payload follows it, for the records that have one:
+/// AUXTRACE's `u64 size`, the tracing data's `u32 size`. The size field
+/// is the payload's whole length (perf pads it to 8 bytes and counts the
+/// padding), and the payload starts at the end of the record as its
+/// `header.size` says: 12 bytes in perf before 3.x (no padding word), 16
+/// since.
+fn payload_size_field(t: u32) -> Option<usize> {
+    match t {
+        AUXTRACE => Some(8),
+        TRACING_DATA => Some(4),
+        _ => None,
+    }
+}
 
 impl<R: Read> WholeRecords<R> {
     /// The stream `inner`, its 16 header bytes already read into `header`
@@ -380,10 +418,28 @@ impl<R: Read> WholeRecords<R> {
             buf: Vec::with_capacity(1 << 16),
             at: 0,
             payload: 0,
+            drop: 0,
+            dropped: None,
+            tracing: None,
+            last: (0, PIPE_HEADER as u64),
             offset: PIPE_HEADER as u64,
             record: 0,
             end,
         }
+    }
+
+    /// Counts the payload bytes it drops (the tracing data) into `pos`, the
+    /// counter of the bytes it hands on, so that `pos` is the input's position.
+    pub fn counting_dropped(mut self, pos: Rc<Cell<u64>>) -> Self {
+        self.dropped = Some(pos);
+        self
+    }
+
+    /// Keeps the first [`TRACING_KEPT`] bytes of the tracing data it drops
+    /// in `into`.
+    pub fn keeping_tracing_data(mut self, into: Rc<std::cell::RefCell<Vec<u8>>>) -> Self {
+        self.tracing = Some(into);
+        self
     }
 
     /// Reads into `buf[from..]` until it is full or the input ends; the bytes read.
@@ -398,6 +454,32 @@ impl<R: Read> WholeRecords<R> {
             }
         }
         Ok(got - from)
+    }
+
+    /// Reads and drops the payload left in `drop`; at the end of the
+    /// input, the record it belongs to is the one cut short.
+    fn skip_dropped(&mut self) -> std::io::Result<()> {
+        let want = self.drop;
+        let mut from = (&mut self.inner).take(want);
+        let got = match &self.tracing {
+            Some(keep) => {
+                let mut keep = keep.borrow_mut();
+                let room = TRACING_KEPT.saturating_sub(keep.len() as u64);
+                let kept = (&mut from).take(room).read_to_end(&mut keep)? as u64;
+                kept + std::io::copy(&mut from, &mut std::io::sink())?
+            }
+            None => std::io::copy(&mut from, &mut std::io::sink())?,
+        };
+        self.drop -= got;
+        if let Some(pos) = &self.dropped {
+            pos.set(pos.get() + got);
+        }
+        if self.drop > 0 {
+            let (record, offset) = self.last;
+            let why = format!("the input ends {got} bytes into its tracing data, of {want}");
+            self.end.borrow_mut().cut = Some(Damage { record, offset, record_type: Some(TRACING_DATA), why });
+        }
+        Ok(())
     }
 
     /// The next whole record into `buf`; `false` at the end of the input.
@@ -444,8 +526,21 @@ impl<R: Read> WholeRecords<R> {
             self.buf.clear();
             return Ok(false);
         }
-        self.payload = if t == AUXTRACE && size >= 16 { word(&self.buf, 8, self.big_endian) } else { 0 };
-        self.offset = offset.saturating_add(size as u64).saturating_add(self.payload);
+        let payload = match payload_size_field(t) {
+            Some(8) if size >= 16 => word(&self.buf, 8, self.big_endian),
+            Some(4) if size >= 12 => {
+                let b: [u8; 4] = self.buf[8..12].try_into().unwrap_or_default();
+                u64::from(if self.big_endian { u32::from_be_bytes(b) } else { u32::from_le_bytes(b) })
+            }
+            _ => 0,
+        };
+        if t == TRACING_DATA {
+            (self.payload, self.drop) = (0, payload);
+        } else {
+            (self.payload, self.drop) = (payload, 0);
+        }
+        self.last = (record, offset);
+        self.offset = offset.saturating_add(size as u64).saturating_add(payload);
         self.record += 1;
         Ok(true)
     }
@@ -469,6 +564,13 @@ impl<R: Read> Read for WholeRecords<R> {
                 let n = self.inner.read(&mut out[..want])?;
                 self.payload -= n as u64;
                 return Ok(n);
+            }
+            if self.drop > 0 {
+                self.skip_dropped()?;
+                if self.drop > 0 {
+                    // The input ended inside the tracing data.
+                    return Ok(0);
+                }
             }
             if out.is_empty() || !self.next_record()? {
                 return Ok(0);
@@ -578,6 +680,74 @@ mod tests {
         let r = w.read_to_end(&mut out).map(|_| out);
         let e = end.borrow().clone();
         (r, e)
+    }
+
+    /// A pipe stream with a tracing-data record (type 66) whose payload of
+    /// `payload` bytes follows it, its header `header_size` bytes (12 in
+    /// perf before 3.x, 16 since), between two 16-byte records.
+    fn with_tracing_data(header_size: u16, payload: u32) -> (Vec<u8>, Vec<u8>) {
+        let mut s = b"PERFILE2".to_vec();
+        s.extend(le(16));
+        let record = |s: &mut Vec<u8>, t: u32, size: u16| {
+            s.extend(t.to_le_bytes());
+            s.extend(0u16.to_le_bytes());
+            s.extend(size.to_le_bytes());
+        };
+        record(&mut s, 9, 16);
+        s.extend([0xab; 8]);
+        record(&mut s, TRACING_DATA, header_size);
+        s.extend(payload.to_le_bytes());
+        s.extend(vec![0; usize::from(header_size) - 12]);
+        let mut seen = s.clone();
+        // The payload: bytes that would read as a record of size 0.
+        s.extend(vec![0; payload as usize]);
+        record(&mut s, 3, 16);
+        s.extend([0xcd; 8]);
+        seen.extend(&s[s.len() - 16..]);
+        (s, seen)
+    }
+
+    #[test]
+    fn tracing_data_is_dropped_whatever_its_header_size() {
+        for header_size in [12u16, 16] {
+            let (s, seen) = with_tracing_data(header_size, 40);
+            let (got, end) = through(&s);
+            assert_eq!((got.unwrap(), end), (seen, PipeEnd::default()), "{header_size}");
+            // Counted as read, though not handed on.
+            let end = Rc::new(std::cell::RefCell::new(PipeEnd::default()));
+            let pos = Rc::new(Cell::new(0));
+            let d = detect(&s[..16]).unwrap();
+            let w = WholeRecords::new(&s[16..], s[..16].try_into().unwrap(), &d, end).counting_dropped(pos.clone());
+            let mut counted = Counting::new(w, pos.clone());
+            std::io::copy(&mut counted, &mut std::io::sink()).unwrap();
+            assert_eq!(pos.get(), s.len() as u64);
+            // Cut inside the payload: the tracing-data record is the one cut.
+            let (got, end) = through(&s[..32 + usize::from(header_size) + 10]);
+            assert_eq!(got.unwrap().len(), 32 + usize::from(header_size));
+            let c = end.cut.unwrap();
+            assert_eq!((c.record, c.offset, c.record_type), (1, 32, Some(TRACING_DATA)));
+        }
+    }
+
+    #[test]
+    fn the_damage_walk_steps_over_tracing_data() {
+        // A file whose data section holds the pipe stream's records.
+        let (s, _) = with_tracing_data(16, 40);
+        let records = &s[16..];
+        let mut f = b"PERFILE2".to_vec();
+        f.extend(le(104));
+        f.extend(le(136));
+        f.extend([0; 16]);
+        f.extend(le(104));
+        f.extend(le(records.len() as u64));
+        f.resize(104, 0);
+        f.extend(records);
+        let mut r = BufReader::new(std::io::Cursor::new(f.clone()));
+        assert_eq!(find_damage(&mut r), None);
+        // Its last record cut short is found after the payload.
+        f.truncate(f.len() - 4);
+        let d = find_damage(&mut BufReader::new(std::io::Cursor::new(f))).unwrap();
+        assert_eq!((d.record, d.offset, d.record_type), (2, 104 + 16 + 16 + 40, Some(3)));
     }
 
     #[test]

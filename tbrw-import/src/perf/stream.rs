@@ -27,6 +27,7 @@ use linux_perf_data::{AttributeDescription, Feature, PerfFile, PerfFileReader, P
 use linux_perf_event_reader::{CpuMode, Endianness, EventRecord, Mmap2FileId, PerfClock, RecordParseInfo, RecordType};
 use tbrw::*;
 
+use super::events::{attr_section_ids, perf_name, sample_id, tracepoint_names};
 use super::layout::{clock_name, descriptor, event_of, period_width, Widths};
 use super::map::{MmapEvent, Tables, UNPLACED};
 use super::read::{self, Counting, Detected, Overlay, PipeEnd, WholeRecords, FILE_HEADER, PIPE_HEADER};
@@ -166,6 +167,9 @@ pub fn import_perf_file_with<R: Read + Seek>(
     } else {
         (0, 0)
     };
+    // The attribute section's ids: perf's own way to a sample's event where
+    // no EVENT_DESC lists them (simpleperf writes none).
+    let section_ids = attr_section_ids(&mut input, &h, d.big_endian, len);
     let v2 = Detected { version: 2, ..d };
     let patch = if whole < declared { read::patched_header(&h, &v2, Some(whole)) } else { base };
     input.seek(SeekFrom::Start(0)).map_err(io)?;
@@ -176,7 +180,8 @@ pub fn import_perf_file_with<R: Read + Seek>(
     // same input can be walked for the damaged record.
     let done = match PerfFileReader::parse_file(&mut r) {
         Ok(PerfFileReader { mut perf_file, mut record_iter }) => {
-            convert(name, w, &mut perf_file, &mut record_iter, &pos, opts, progress)
+            let side = SideBand { pos: pos.clone(), section_ids, tracing: None };
+            convert(name, w, &mut perf_file, &mut record_iter, &side, opts, progress)
         }
         Err(e) => Err(Stop::Read(e)),
     };
@@ -250,11 +255,15 @@ fn pipe<R: Read>(
 ) -> Result<ImportStats, ImportError> {
     let pos = Rc::new(Cell::new(0u64));
     let end = Rc::new(RefCell::new(PipeEnd::default()));
-    let r =
-        Counting::new(WholeRecords::new(BufReader::with_capacity(1 << 20, input), header, d, end.clone()), pos.clone());
+    let tracing = Rc::new(RefCell::new(Vec::new()));
+    let whole = WholeRecords::new(BufReader::with_capacity(1 << 20, input), header, d, end.clone())
+        .counting_dropped(pos.clone())
+        .keeping_tracing_data(tracing.clone());
+    let r = Counting::new(whole, pos.clone());
     let done = match PerfFileReader::parse_pipe(r) {
         Ok(PerfFileReader { mut perf_file, mut record_iter }) => {
-            convert(name, w, &mut perf_file, &mut record_iter, &pos, opts, progress)
+            let side = SideBand { pos: pos.clone(), section_ids: Vec::new(), tracing: Some(tracing) };
+            convert(name, w, &mut perf_file, &mut record_iter, &side, opts, progress)
         }
         Err(e) => Err(Stop::Read(e)),
     };
@@ -279,6 +288,16 @@ impl<E: Into<ImportError>> From<E> for Stop {
     }
 }
 
+/// What the import reads beside `linux-perf-data`'s reader.
+struct SideBand {
+    /// The bytes read so far.
+    pos: Rc<Cell<u64>>,
+    /// The ids of each attribute of the file header's attribute section.
+    section_ids: Vec<Vec<u64>>,
+    /// The pipe's tracing data, as it is read ([`WholeRecords`] keeps it).
+    tracing: Option<Rc<RefCell<Vec<u8>>>>,
+}
+
 fn text(r: Result<Option<&str>, linux_perf_data::Error>) -> Option<String> {
     r.ok().flatten().map(str::to_owned)
 }
@@ -288,18 +307,18 @@ fn convert<R: Read>(
     w: &mut Tb5Writer,
     perf: &mut PerfFile,
     iter: &mut PerfRecordIter<R>,
-    pos: &Rc<Cell<u64>>,
+    side: &SideBand,
     opts: &PerfOptions,
     mut progress: impl Progress,
 ) -> Result<ImportStats, Stop> {
+    let pos = &side.pos;
     let attrs: Vec<AttributeDescription> = perf.event_attributes().to_vec();
     let endian = perf.endian();
     let read_formats = raw_read_formats(perf, &attrs);
     let parse_infos: Vec<RecordParseInfo> = attrs.iter().map(|a| RecordParseInfo::new(&a.attr, endian)).collect();
     let layouts: Vec<sample::Layout> =
         parse_infos.iter().zip(&read_formats).map(|(info, &f)| sample::Layout::new(info, f)).collect();
-    let id_to_attr: HashMap<u64, usize> =
-        attrs.iter().enumerate().flat_map(|(i, a)| a.event_ids.iter().map(move |&id| (id, i))).collect();
+    let id_to_attr = ids_to_attrs(&attrs, &side.section_ids);
     // perf's `sid->period`: each counter's value at its previous sample.
     let mut last_read: HashMap<u64, u64> = HashMap::new();
     let dwarf_recorded =
@@ -323,13 +342,15 @@ fn convert<R: Read>(
         period: if reads_groups { 8 } else { period_width(&attrs) },
         cpu: if cpus.is_some_and(|n| n.nr_cpus_available <= 1 << 16) { 2 } else { 4 },
     };
-    let events: Vec<Event> = attrs.iter().enumerate().map(|(i, a)| event_of(i, a)).collect();
     let clock = clock_name(&attrs.first().map(|a| a.attr.clock).unwrap_or(PerfClock::Default));
     let hostname = text(perf.hostname());
     let release = text(perf.os_release());
     let cpu = text(perf.cpu_desc());
     let cmdline = perf.cmdline().ok().flatten().map(|v| v.join(" "));
     let mut tables = Tables::default();
+    let big_endian = perf.endian() == Endianness::BigEndian;
+    tables.kernel_dso =
+        perf.feature_section_data(Feature::BUILD_ID).and_then(|s| super::map::kernel_dso(s, big_endian));
     if let Ok(ids) = perf.build_ids() {
         for info in ids.values() {
             tables
@@ -366,7 +387,6 @@ fn convert<R: Read>(
             ..Default::default()
         })?
         .data_descriptor(&descriptor(&clock, several, with_stacks, widths))?;
-    stream.events(&events)?;
     let rec_size =
         24 + (widths.period + widths.cpu) as usize + if several { 4 } else { 0 } + if with_stacks { 4 } else { 0 };
     let mut stacks = StackTable::new();
@@ -392,6 +412,12 @@ fn convert<R: Read>(
         };
         if raw.record_type == RecordType::SAMPLE {
             let body = raw.data.as_slice();
+            // The event is the one of the sample's id, as perf finds it.
+            let attr_index = layouts
+                .get(attr_index)
+                .and_then(|l| sample_id(&body, l))
+                .and_then(|id| id_to_attr.get(&id).copied())
+                .unwrap_or(attr_index);
             let layout = layouts.get(attr_index).copied().unwrap_or_default();
             let s = sample::parse(&body, &layout).map_err(|why| {
                 // Records come sorted by time, out of file order: where
@@ -579,6 +605,17 @@ fn convert<R: Read>(
     }
     data.add(&batch)?;
     data.done()?;
+    // The events, named now that the pipe's tracing data has been read.
+    let tracing = match &side.tracing {
+        Some(kept) => tracepoint_names(&kept.borrow()),
+        None => perf.feature_section_data(Feature::TRACING_DATA).map(tracepoint_names).unwrap_or_default(),
+    };
+    let events: Vec<Event> = attrs
+        .iter()
+        .enumerate()
+        .map(|(i, a)| event_of(i, a, a.name.clone().unwrap_or_else(|| perf_name(&a.attr, &tracing))))
+        .collect();
+    stream.events(&events)?;
     stats.bytes = pos.get();
     stats.stack_nodes = stacks.len() as u64;
     if with_stacks {
@@ -609,6 +646,23 @@ fn convert<R: Read>(
     }
     progress.done(stats.bytes);
     Ok(stats)
+}
+
+/// Each event id's attribute: the ids `linux-perf-data` read (EVENT_DESC,
+/// the pipe's attribute records), and for attributes it found none for,
+/// those of the header's attribute section at the same place.
+fn ids_to_attrs(attrs: &[AttributeDescription], section_ids: &[Vec<u64>]) -> HashMap<u64, usize> {
+    let mut map = HashMap::new();
+    for (i, a) in attrs.iter().enumerate() {
+        let ids = match (a.event_ids.is_empty(), section_ids.len() == attrs.len()) {
+            (true, true) => &section_ids[i],
+            _ => &a.event_ids,
+        };
+        for &id in ids {
+            map.insert(id, i);
+        }
+    }
+    map
 }
 
 /// Each attribute's `read_format` as the file has it: from the

@@ -7,7 +7,10 @@
 //! weight, aggregated per distinct stack by [`crate::stacks::stacks`] (the
 //! stack table, or an old perf import's call-chain stream); each distinct
 //! frame is symbolized once and keyed as `--by function` keys a sample
-//! ([`super::raw::function_key`]).
+//! ([`super::raw::function_key`]). A frame in inlined code is also each
+//! function inlined there (DWARF's inline chain, as perf's `--inline` and
+//! samply show them), for children only: self stays by symbol, as perf's
+//! `--no-children` counts it. `SymbolOptions::no_inline` leaves them out.
 //!
 //! Imports `stacks`, `file_symbols`, `query`, the report's types and
 //! `raw`'s function key; nothing imports it but the command line.
@@ -16,6 +19,7 @@ use std::collections::HashMap;
 use std::io::Write;
 
 use tbrw::Tb5File;
+use tbrw_symbols::Symbolized;
 
 use super::raw::function_key;
 use super::{percent, By, Inclusive, Key, Report, ReportOptions, Row, WeightSum};
@@ -66,11 +70,14 @@ pub fn report(
     }
     let view = ViewOptions { query: opts.query.clone(), symbols: symbols.clone() };
     let st = stacks::stacks(file, &view, Keep::default(), "report --children", progress)?;
-    let config = tbrw_symbols::Config { lines: false, ..symbols.config() };
+    let inline = !symbols.no_inline;
+    let config = tbrw_symbols::Config { lines: inline, ..symbols.config() };
     let mut syms = FileSymbols::with_config(file, &st.info.modules, config)?;
 
-    // Each distinct frame symbolized once, each distinct key numbered once.
-    let mut frame_ids: HashMap<Frame, usize> = HashMap::new();
+    // Each distinct frame symbolized once, each distinct key numbered once;
+    // a frame's keys are its function's, then its inlined functions'.
+    let mut frame_ids: HashMap<Frame, std::ops::Range<usize>> = HashMap::new();
+    let mut frame_keys: Vec<usize> = Vec::new();
     let mut key_ids: HashMap<Key, usize> = HashMap::new();
     let mut keys: Vec<Key> = Vec::new();
     let mut sums: Vec<Sums> = Vec::new();
@@ -83,31 +90,37 @@ pub fn report(
     for (i, (stack, t)) in order.into_iter().enumerate() {
         total_weight += t.weight;
         for (depth, f) in stack.frames.iter().enumerate() {
-            let id = match frame_ids.get(f) {
-                Some(&id) => id,
+            let ids = match frame_ids.get(f) {
+                Some(ids) => ids.clone(),
                 None => {
                     let s = syms.symbolize(f.module, f.pc, warn);
-                    let key = function_key(&s, f.module.and_then(|m| st.info.modules.get(m as usize)));
-                    let next = keys.len();
-                    let id = *key_ids.entry(key.clone()).or_insert(next);
-                    if id == next {
-                        keys.push(key);
-                        sums.push(Sums::default());
-                        counted_in.push(usize::MAX);
+                    let module = f.module.and_then(|m| st.info.modules.get(m as usize));
+                    let start = frame_keys.len();
+                    for key in frame_function_keys(&s, module, inline) {
+                        let next = keys.len();
+                        let id = *key_ids.entry(key.clone()).or_insert(next);
+                        if id == next {
+                            keys.push(key);
+                            sums.push(Sums::default());
+                            counted_in.push(usize::MAX);
+                        }
+                        frame_keys.push(id);
                     }
-                    frame_ids.insert(*f, id);
-                    id
+                    frame_ids.insert(*f, start..frame_keys.len());
+                    start..frame_keys.len()
                 }
             };
-            let s = &mut sums[id];
-            if depth == 0 {
-                s.self_samples += t.samples;
-                s.self_weight += t.weight;
-            }
-            if counted_in[id] != i {
-                counted_in[id] = i;
-                s.samples += t.samples;
-                s.weight += t.weight;
+            for (k, &id) in frame_keys[ids].iter().enumerate() {
+                let s = &mut sums[id];
+                if depth == 0 && k == 0 {
+                    s.self_samples += t.samples;
+                    s.self_weight += t.weight;
+                }
+                if counted_in[id] != i {
+                    counted_in[id] = i;
+                    s.samples += t.samples;
+                    s.weight += t.weight;
+                }
             }
         }
     }
@@ -149,6 +162,30 @@ pub fn report(
         totals: Vec::new(),
         auto: None,
     })
+}
+
+/// A frame's keys: its function's, as `--by function` keys it (from the
+/// symbol tables: a name DWARF alone gives is not one), then, with
+/// `inline`, each function inlined at its address, outermost first.
+fn frame_function_keys(s: &Symbolized, module: Option<&tbrw::Module>, inline: bool) -> Vec<Key> {
+    let own = if inline && s.offset.is_none() && s.function.is_some() {
+        function_key(&Symbolized { function: None, ..s.clone() }, module)
+    } else {
+        function_key(s, module)
+    };
+    let mut keys = vec![own];
+    if inline {
+        let module_name = match &keys[0] {
+            Key::Function { module, .. } => module.clone(),
+            _ => None,
+        };
+        for f in s.inline_chain() {
+            if let Some(name) = &f.function {
+                keys.push(Key::Function { module: module_name.clone(), name: Some(name.to_string()), unknown: None });
+            }
+        }
+    }
+    keys
 }
 
 /// Most children first (weight when weighted, else samples), then most
