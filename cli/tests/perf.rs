@@ -227,11 +227,18 @@ fn a_killed_recording_is_an_error_saying_it_was_not_finished() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
+    // Kill it once it has begun its file and sampled for a while. A fixed
+    // wait alone was not enough on a loaded machine: perf could be killed
+    // before writing a byte, which is another case (an empty file).
+    let begun = std::time::Instant::now();
+    while std::fs::metadata(&data).map_or(true, |m| m.len() == 0) && begun.elapsed().as_secs() < 20 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
     std::thread::sleep(std::time::Duration::from_millis(400));
     // SIGKILL, as an OOM kill or a lost session does: perf writes nothing more.
     child.kill().unwrap();
     child.wait().unwrap();
-    if !data.exists() {
+    if std::fs::metadata(&data).map_or(true, |m| m.len() == 0) {
         return eprintln!("note: skipped: perf record wrote nothing before it was killed");
     }
     let out = dir.path().join("killed.tb5");
