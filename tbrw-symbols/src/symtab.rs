@@ -283,6 +283,22 @@ impl SymbolTable {
         }
     }
 
+    /// A perf map's symbols (sorted by start, one per start already).
+    pub(crate) fn from_perf_map(map: &crate::perf_map::PerfMap) -> SymbolTable {
+        let kept = || map.iter().filter(|(start, end, _)| end > start);
+        let (count, bytes) = kept().fold((0, 0), |(n, b), s| (n + 1, b + s.2.len()));
+        let mut raw_names = NameList { text: String::with_capacity(bytes), ends: Vec::with_capacity(count) };
+        for (_, _, name) in kept() {
+            raw_names.push(name);
+        }
+        SymbolTable {
+            starts: kept().map(|s| s.0).collect(),
+            ends: kept().map(|s| s.1).collect(),
+            names: kept().map(|_| OnceLock::new()).collect(),
+            raw_names,
+        }
+    }
+
     /// Symbol `index`: its start, end and name as the table spells it.
     pub(crate) fn entry(&self, index: usize) -> Option<(u64, u64, &str)> {
         Some((*self.starts.get(index)?, self.ends[index], self.raw_names.get(index)?))
