@@ -138,7 +138,8 @@ fn config() -> Config {
 
 /// The fixture built in `dir` (`None` without `cc`).
 fn fixture(dir: &Path, flags: &[&str]) -> Option<(Vec<u8>, u64)> {
-    let path = common::build(dir, "fixture", flags)?;
+    let flags: Vec<&str> = ["-DWITH_MAIN"].iter().chain(flags).copied().collect();
+    let path = common::build(dir, "fixture", &flags)?;
     let (work, size) = common::symbol(&path, "work");
     Some((std::fs::read(&path).unwrap(), work + size / 2))
 }
