@@ -197,17 +197,27 @@ struct SymbolArgs {
     /// The profiled machine's kallsyms, for kernel addresses (default: /proc/kallsyms).
     #[arg(long, value_name = "FILE")]
     kallsyms: Option<PathBuf>,
+    /// Use JIT maps (/tmp/perf-PID.map) of any owner, and through a link; by default only
+    /// regular files of this user or root are read, as perf requires.
+    #[arg(long)]
+    trust_jit_maps: bool,
 }
 
 impl ModuleFileArgs {
     fn options(self, kallsyms: Option<PathBuf>) -> SymbolOptions {
-        SymbolOptions { symfs: self.symfs, debug_dirs: self.debug_dirs, search_paths: self.search_paths, kallsyms }
+        SymbolOptions {
+            symfs: self.symfs,
+            debug_dirs: self.debug_dirs,
+            search_paths: self.search_paths,
+            kallsyms,
+            trust_jit_maps: false,
+        }
     }
 }
 
 impl SymbolArgs {
     fn options(self) -> SymbolOptions {
-        self.files.options(self.kallsyms)
+        SymbolOptions { trust_jit_maps: self.trust_jit_maps, ..self.files.options(self.kallsyms) }
     }
 }
 

@@ -28,6 +28,7 @@ use std::path::{Path, PathBuf};
 use crate::elf::{ElfKind, Layout, Segment};
 use crate::find::under;
 use crate::frame::Unknown;
+use crate::symtab::NameList;
 use crate::Config;
 
 /// The longest line read; a longer one (no JIT writes a name that long)
@@ -152,22 +153,21 @@ fn parse_line(line: &[u8]) -> Option<(u64, u64, &[u8])> {
     Some((start, size, &line[at..]))
 }
 
-/// One symbol of a map as read: its range and where its name is in
-/// [`PerfMap::names`] (24 bytes a line, beside the name's bytes).
+/// One symbol of a map as read: its range and the number of its name in
+/// [`PerfMap::names`] (24 bytes a line, beside the name's text).
 #[derive(Clone, Copy, Debug)]
 struct MapSymbol {
     start: u64,
     end: u64,
-    name_start: u32,
-    name_end: u32,
+    name: u32,
 }
 
 /// A perf map as read: one symbol per start address, sorted by start,
 /// and the bound it was cut at, if any.
 pub(crate) struct PerfMap {
     symbols: Vec<MapSymbol>,
-    /// The names, one after another, in line order.
-    names: String,
+    /// The names, in line order.
+    names: NameList,
     /// The bound the map reached (the symbols before it are kept).
     pub(crate) cut: Option<MapLimit>,
 }
@@ -178,14 +178,30 @@ impl PerfMap {
         self.symbols.len()
     }
 
-    /// The symbols, by start: (start, end, name).
-    pub(crate) fn iter(&self) -> impl Iterator<Item = (u64, u64, &str)> {
-        self.symbols.iter().map(|s| (s.start, s.end, &self.names[s.name_start as usize..s.name_end as usize]))
+    /// What a symbol table is made of: the starts, the ends and the
+    /// names of the symbols that cover an address (`end > start`), the
+    /// names' text moved, not copied (a map may hold 200 MiB of names).
+    pub(crate) fn into_table(self) -> (Vec<u64>, Vec<u64>, NameList) {
+        let kept = || self.symbols.iter().filter(|s| s.end > s.start);
+        let count = kept().count();
+        let mut starts = Vec::with_capacity(count);
+        let mut ends = Vec::with_capacity(count);
+        let mut order = Vec::with_capacity(count);
+        for s in kept() {
+            starts.push(s.start);
+            ends.push(s.end);
+            order.push(s.name);
+        }
+        let mut names = self.names;
+        names.set_order(order);
+        (starts, ends, names)
     }
 
+    /// The symbols, by start, as stored symbols.
     #[cfg(test)]
     fn stored(&self) -> Vec<crate::stored::StoredSymbol> {
-        self.iter().map(|(start, end, name)| crate::stored::StoredSymbol { start, end, name: name.to_owned() }).collect()
+        let name = |s: &MapSymbol| self.names.pushed(s.name as usize).unwrap_or_default().to_owned();
+        self.symbols.iter().map(|s| crate::stored::StoredSymbol { start: s.start, end: s.end, name: name(s) }).collect()
     }
 }
 
@@ -222,7 +238,7 @@ pub(crate) fn parse(input: impl Read, limits: &JitMaps) -> std::io::Result<PerfM
     let consumed = |r: &BufReader<std::io::Take<_>>| cap - r.get_ref().limit() - r.buffer().len() as u64;
     let mut line = Vec::new();
     let mut symbols: Vec<MapSymbol> = Vec::new();
-    let mut names = String::new();
+    let mut names = NameList::default();
     let (mut lines, mut cut) = (0u64, None);
     loop {
         if lines == limits.max_lines {
@@ -253,27 +269,18 @@ pub(crate) fn parse(input: impl Read, limits: &JitMaps) -> std::io::Result<PerfM
         let text = text.strip_suffix(b"\r").unwrap_or(text);
         if let Some((start, size, name)) = parse_line(text) {
             let end = start.saturating_add(size.max(1));
-            let name_start = offset(names.len())?;
-            names.push_str(&String::from_utf8_lossy(name));
-            symbols.push(MapSymbol { start, end, name_start, name_end: offset(names.len())? });
+            let number = u32::try_from(symbols.len()).map_err(|_| std::io::Error::other("more than 2^32 symbols"))?;
+            names.push(&String::from_utf8_lossy(name));
+            symbols.push(MapSymbol { start, end, name: number });
         }
     }
-    // By start, the last line of each start kept (the sort is stable).
-    symbols.sort_by_key(|s| s.start);
-    let mut kept: Vec<MapSymbol> = Vec::with_capacity(symbols.len());
-    for s in symbols {
-        match kept.last_mut() {
-            Some(last) if last.start == s.start => *last = s,
-            _ => kept.push(s),
-        }
-    }
-    Ok(PerfMap { symbols: kept, names, cut })
-}
-
-/// A name's offset as stored: the names of a map within `u32` reach
-/// (4 GiB, far past any byte bound a caller would set).
-fn offset(at: usize) -> std::io::Result<u32> {
-    u32::try_from(at).map_err(|_| std::io::Error::other("names past 4 GiB (set a lower byte bound)"))
+    // By start, the last line of each start kept: the highest name number
+    // sorts first among equal starts, and `dedup` keeps the first.
+    symbols.sort_unstable_by_key(|s| (s.start, std::cmp::Reverse(s.name)));
+    symbols.dedup_by_key(|s| s.start);
+    symbols.shrink_to_fit();
+    names.shrink_to_fit();
+    Ok(PerfMap { symbols, names, cut })
 }
 
 /// Opens the map at `path` as untrusted input: non-blocking (a FIFO

@@ -592,7 +592,7 @@ fn load(
 ) -> Result<Loaded, Arc<Symbolized>> {
     if crate::perf_map::is_perf_map(label) {
         return match crate::perf_map::load(label, config) {
-            Ok((path, map)) => Ok(Loaded::perf_map(label, path, &map)),
+            Ok((path, map)) => Ok(Loaded::perf_map(label, path, map)),
             // As for an ELF file: the symbols stored with the profile
             // stand in for a map file that is not here.
             Err(why) => match stored.get(&(label.to_string(), build_id.cloned())) {
@@ -653,14 +653,14 @@ impl Loaded {
     }
 
     /// A perf map's symbols (JIT code): absolute addresses, no DWARF.
-    fn perf_map(label: &Arc<str>, path: PathBuf, map: &PerfMap) -> Loaded {
+    fn perf_map(label: &Arc<str>, path: PathBuf, map: PerfMap) -> Loaded {
         let warnings = match map.cut {
             Some(limit) => vec![Warning::PerfMapCut { path: path.clone(), limit, symbols: map.len() }],
             None => Vec::new(),
         };
         let mut main = ElfFile::stored(label, crate::perf_map::layout(), None);
         main.path = Arc::from(path);
-        let table = SymbolTable::from_perf_map(map);
+        let table = SymbolTable::from_perf_map(map.into_table());
         let outside = Arc::new(Symbolized::missing(Some(label.clone()), None, Unknown::OutsideSegments));
         let symtab = (table.len() > 0).then(|| (Arc::new(table), SymbolSource::PerfMap, main.path.clone()));
         let own_symbols = symtab.is_some();
