@@ -835,7 +835,8 @@ fn main() -> ExitCode {
         // (outputs are printed after it), nothing is left to say.
         Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("tbrw: {e}");
+            // Messages name files and what they hold: escaped, on one line.
+            eprintln!("tbrw: {}", tbrw::text::Escaped(&e.to_string()));
             ExitCode::FAILURE
         }
     }

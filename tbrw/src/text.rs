@@ -17,7 +17,9 @@
 //!   shows around them: `\u{202e}`.
 //!
 //! Anything else is kept, a backslash too: the escape is for reading, not
-//! a reversible encoding (a Windows path keeps its backslashes). Formats
+//! a reversible encoding (a Windows path keeps its backslashes); where an
+//! output quotes names ([`Quoted`]), quotes and backslashes are escaped as
+//! well, so the quoted text is unambiguous. Formats
 //! that are not read on a terminal (JSON, pprof, the Firefox Profiler,
 //! Parquet, CSV) keep the exact names.
 //!
@@ -69,6 +71,26 @@ impl fmt::Display for Escaped<'_> {
     }
 }
 
+/// `s` in double quotes, escaped, with its own quotes and backslashes
+/// escaped too (`\"`, `\\`): for outputs that quote names so that where
+/// one ends is never in doubt (`tbrw info`).
+#[derive(Clone, Copy, Debug)]
+pub struct Quoted<'a>(pub &'a str);
+
+impl fmt::Display for Quoted<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("\"")?;
+        let mut rest = self.0;
+        while let Some(at) = rest.find(['"', '\\']) {
+            Escaped(&rest[..at]).fmt(f)?;
+            f.write_str(if rest.as_bytes()[at] == b'"' { "\\\"" } else { "\\\\" })?;
+            rest = &rest[at + 1..];
+        }
+        Escaped(rest).fmt(f)?;
+        f.write_str("\"")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -83,6 +105,14 @@ mod tests {
         // Kept: backslashes, quotes, other Unicode, spaces.
         assert_eq!(escape("C:\\app\\x.dll \"é\" 名前 ;"), "C:\\app\\x.dll \"é\" 名前 ;");
         assert!(matches!(escape("plain"), Cow::Borrowed("plain")));
+    }
+
+    #[test]
+    fn quoted_names_escape_their_quotes_too() {
+        assert_eq!(Quoted("cpu-clock").to_string(), "\"cpu-clock\"");
+        assert_eq!(Quoted("say \"hi\"\\\x1b").to_string(), "\"say \\\"hi\\\"\\\\\\x1b\"");
+        // As Rust's `Debug` quotes printable text.
+        assert_eq!(Quoted("a\"b\\c é").to_string(), format!("{:?}", "a\"b\\c é"));
     }
 
     #[test]
