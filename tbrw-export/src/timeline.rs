@@ -475,3 +475,15 @@ pub fn write(file: &Tb5File, opts: &TimelineOptions, out: &mut dyn Write) -> Res
     summary.lanes = lanes.len();
     Ok(summary)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_in_the_svg_are_escaped_as_in_every_text_output() {
+        assert_eq!(xml("task\x1b[31m <a> & \"b\"\n"), "task\\x1b[31m &lt;a&gt; &amp; &quot;b&quot;\\n");
+        // Nothing XML 1.0 forbids is left.
+        assert!(!xml("\0\x07\x1b\u{9b}").chars().any(char::is_control));
+    }
+}

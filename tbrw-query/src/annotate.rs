@@ -453,7 +453,9 @@ fn write_asm(a: &Annotation, out: &mut dyn Write) -> std::io::Result<()> {
         )?;
     }
     Ok(())
-}/// A source line as a text output shows it: tabs expanded to the next
+}
+
+/// A source line as a text output shows it: tabs expanded to the next
 /// multiple of 8 columns, then escaped ([`tbrw::text`]).
 fn source_text(line: &str) -> String {
     let mut out = String::with_capacity(line.len());
@@ -471,4 +473,13 @@ fn source_text(line: &str) -> String {
     tbrw::text::escape(&out).into_owned()
 }
 
+#[cfg(test)]
+mod tests {
+    use super::*;
 
+    #[test]
+    fn source_lines_show_tabs_as_columns_and_escape_the_rest() {
+        assert_eq!(source_text("\tx = 1;\t// y"), "        x = 1;  // y");
+        assert_eq!(source_text("s = \"\x1b[2J\";\x0c"), "s = \"\\x1b[2J\";\\x0c");
+    }
+}
