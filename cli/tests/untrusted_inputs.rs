@@ -148,19 +148,20 @@ fn names_from_files_reach_every_text_output_escaped() {
     assert!(out.contains("[lib\\x1b[2Jx.so]"), "{out}");
     assert!(err.contains("warning: /nonexistent/lib\\x1b[2Jx.so: file not found"), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
-    // Threads, processes, modules, events: one line each, escaped.
-    for (by, names) in [
-        ("thread", vec![format!("{} (tid {PID}, pid {PID})", esc(THREADS[0].1)), esc(THREADS[1].1)]),
-        ("process", vec![format!("{} (pid {PID})", esc("proc\x1b[31m"))]),
-        ("module", vec![esc("lib\x1b[2Jx.so")]),
-        ("event", vec![esc(EVENT)]),
+    // Threads, processes, modules, events: one line each (after the
+    // heading and the column names), escaped.
+    for (by, names, rows) in [
+        ("thread", vec![format!("{} (tid {PID}, pid {PID})", esc(THREADS[0].1)), esc(THREADS[1].1)], 2),
+        ("process", vec![format!("{} (pid {PID})", esc("proc\x1b[31m"))], 1),
+        ("module", vec![esc("lib\x1b[2Jx.so")], 2),
+        ("event", vec![esc(EVENT)], 1),
     ] {
         let (out, _) = ok(&["report", f, "--by", by]);
         assert!(!raw_controls(&out), "{by}: {out:?}");
         for n in names {
             assert!(out.contains(&n), "{by}: {n} in {out}");
         }
-        assert_eq!(out.lines().count(), 2 + if by == "thread" { 2 } else if by == "module" { 2 } else { 1 }, "{out}");
+        assert_eq!(out.lines().count(), 2 + rows, "{out}");
     }
     // JSON keeps the exact names.
     let (out, _) = ok(&["report", f, "--by", "function", "--symfs", sym, "--json"]);

@@ -135,7 +135,9 @@ fn names_with_control_characters_are_printed_escaped() {
     print_file(&p, Options::default(), &mut out).unwrap();
     let text = String::from_utf8(out).unwrap();
     assert!(!text.chars().any(|c| c != '\n' && tbrw::text::needs_escape(c)), "{text:?}");
-    for want in ["path=\"/bin/a\\x1b[2Jb\"", "name=\"say \\\"hi\\\"\\n\"", "name=\"t\\x1b]0;x\\x07\"", "name=\"ev\\u{9b}2J\""] {
+    for want in
+        ["path=\"/bin/a\\x1b[2Jb\"", "name=\"say \\\"hi\\\"\\n\"", "name=\"t\\x1b]0;x\\x07\"", "name=\"ev\\u{9b}2J\""]
+    {
         assert!(text.contains(want), "{want} in {text}");
     }
     let mut out = Vec::new();

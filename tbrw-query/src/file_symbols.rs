@@ -10,12 +10,12 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use tbrw::text::Escaped;
 use tbrw::{Module, ModuleFlags, Tb5File};
 use tbrw_symbols::{
     BuildId, Config, FunctionIndex, JitMaps, KernelSymbols, Mapping, ModuleId, ModuleIndex, ModuleSpec, SymbolRef,
     Symbolized, Symbolizer,
 };
-use tbrw::text::Escaped;
 
 use crate::error::QueryError;
 
@@ -248,7 +248,8 @@ impl FileSymbols {
                 match self.symbolizer.module_info(*id) {
                     Err(why) => {
                         let why = why.to_string();
-                        let _ = writeln!(warn, "tbrw: warning: {}: {}; {}", Escaped(label), Escaped(&why), self.unusable);
+                        let _ =
+                            writeln!(warn, "tbrw: warning: {}: {}; {}", Escaped(label), Escaped(&why), self.unusable);
                     }
                     Ok(info) => {
                         for w in info.warnings {

@@ -122,7 +122,7 @@ pub use function_index::{FunctionIndex, IndexedSymbol, ModuleIndex};
 pub use mapping::Mapping;
 pub use perf_map::JitMaps;
 pub use recent::RecentSymbols;
+pub use sections::{MAX_DECOMPRESSED, ZLIB_MAX_RATIO, ZSTD_MAX_RATIO};
 pub use symbolizer::{Config, KernelSymbols, ModuleId, ModuleInfo, ModuleSpec, SymbolRef, Symbolizer};
 pub use symtab::SymbolSource;
-pub use sections::{MAX_DECOMPRESSED, ZLIB_MAX_RATIO, ZSTD_MAX_RATIO};
 pub use warning::{SectionProblem, Warning};

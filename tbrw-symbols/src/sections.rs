@@ -152,10 +152,8 @@ fn inflate(data: &[u8], claimed: usize) -> std::io::Result<Vec<u8>> {
 /// (`claimed`) or 8 MiB (zstd's levels up to 19 use no more), whichever
 /// is larger, and never past ruzstd's default bound.
 fn unzstd(data: &[u8], claimed: usize) -> std::io::Result<Vec<u8>> {
-    let window = (claimed as u64)
-        .next_power_of_two()
-        .max(8 << 20)
-        .min(ruzstd::decoding::FrameDecoder::new().max_window_size());
+    let window =
+        (claimed as u64).next_power_of_two().max(8 << 20).min(ruzstd::decoding::FrameDecoder::new().max_window_size());
     let mut out = buffer(claimed);
     let mut src = data;
     while !src.is_empty() && out.len() <= claimed {

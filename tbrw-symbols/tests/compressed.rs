@@ -186,7 +186,11 @@ fn a_line_table_claiming_3_gib_is_skipped_with_a_warning() {
         assert_eq!((line, function.as_deref()), (None, Some("work")), "{name}");
         assert!(peak < SMALL, "{name}: {peak} bytes");
         match &warnings[..] {
-            [w @ Warning::SectionSkipped { section, problem: SectionProblem::TooLarge { claimed, format: f, .. }, .. }] => {
+            [w @ Warning::SectionSkipped {
+                section,
+                problem: SectionProblem::TooLarge { claimed, format: f, .. },
+                ..
+            }] => {
                 assert_eq!((section.as_str(), *claimed, *f), (".debug_line", GIB3, name));
                 assert!(w.to_string().contains("section .debug_line skipped"), "{w}");
             }

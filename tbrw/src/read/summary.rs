@@ -96,7 +96,8 @@ pub fn write_summary_with<E: From<Error>>(
             for f in layout.fields() {
                 let name = descs.get(f.entry).map(|d| file.string_opt(d.name)).transpose()?.flatten().unwrap_or("");
                 let t = desc_type::name(f.desc_type).map_or_else(|| format!("{:#06x}", f.desc_type), str::to_owned);
-                writeln!(out, "    field {:>3}..{:<3} {t} {}", f.offset, f.offset + f.size, Quoted(name)).map_err(&e)?;
+                writeln!(out, "    field {:>3}..{:<3} {t} {}", f.offset, f.offset + f.size, Quoted(name))
+                    .map_err(&e)?;
             }
         }
         if let Some(events) = s.events()? {
