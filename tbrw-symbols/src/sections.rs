@@ -46,7 +46,9 @@ pub enum SectionProblem {
         compressed: u64,
         /// The uncompressed size its header claims.
         claimed: u64,
-        /// The most it may take: [`bound`].
+        /// The most it may take: the compressed bytes times the format's
+        /// largest ratio ([`ZLIB_MAX_RATIO`], [`ZSTD_MAX_RATIO`]), at most
+        /// [`MAX_DECOMPRESSED`].
         bound: u64,
     },
     /// Its compression header or compressed bytes are damaged (an unknown
