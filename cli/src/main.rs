@@ -200,6 +200,10 @@ struct SymbolArgs {
     /// No inlined functions as frames of the stacks (flame graphs, exports, --children), as perf's --no-inline.
     #[arg(long)]
     no_inline: bool,
+    /// Use JIT maps (/tmp/perf-PID.map) of any owner, and through a link; by default only
+    /// regular files of this user or root are read, as perf requires.
+    #[arg(long)]
+    trust_jit_maps: bool,
 }
 
 impl ModuleFileArgs {
@@ -210,13 +214,18 @@ impl ModuleFileArgs {
             search_paths: self.search_paths,
             kallsyms,
             no_inline: false,
+            trust_jit_maps: false,
         }
     }
 }
 
 impl SymbolArgs {
     fn options(self) -> SymbolOptions {
-        SymbolOptions { no_inline: self.no_inline, ..self.files.options(self.kallsyms) }
+        SymbolOptions {
+            no_inline: self.no_inline,
+            trust_jit_maps: self.trust_jit_maps,
+            ..self.files.options(self.kallsyms)
+        }
     }
 }
 
@@ -834,7 +843,8 @@ fn main() -> ExitCode {
         // (outputs are printed after it), nothing is left to say.
         Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("tbrw: {e}");
+            // Messages name files and what they hold: escaped, on one line.
+            eprintln!("tbrw: {}", tbrw::text::Escaped(&e.to_string()));
             ExitCode::FAILURE
         }
     }

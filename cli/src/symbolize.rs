@@ -59,7 +59,9 @@ fn symbols_of(
     warn: &mut dyn Write,
 ) -> Result<(Stored, Vec<u8>), CliError> {
     let modules = tbrw_query::stream::modules(file)?;
-    let mut syms = FileSymbols::new(file, &modules, opts)?;
+    // Function symbols only: no DWARF is read (nor warned about).
+    let config = tbrw_symbols::Config { lines: false, ..opts.config() };
+    let mut syms = FileSymbols::with_config(file, &modules, config)?;
     syms.set_unusable_note("none of its functions is stored");
     let mut done = Stored::default();
     let mut hit = Vec::new();

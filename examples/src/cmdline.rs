@@ -31,9 +31,10 @@ impl Program {
         std::process::exit(2)
     }
 
-    /// Reports a failure in one line on stderr and exits 1.
+    /// Reports a failure in one line on stderr (escaped: messages name
+    /// what files hold, `tbrw::text`) and exits 1.
     pub fn fail(&self, message: impl std::fmt::Display) -> ! {
-        eprintln!("{}: {message}", self.name);
+        eprintln!("{}: {}", self.name, tbrw::text::Escaped(&message.to_string()));
         std::process::exit(1)
     }
 

@@ -81,9 +81,11 @@ struct Ctx<'f> {
 }
 
 impl Ctx<'_> {
+    /// A string of the file, quoted, its control characters (and quotes)
+    /// escaped as every text output escapes names (`tbrw::text`).
     fn text(&self, id: StringId) -> R<String> {
         Ok(match self.file.string_opt(id)? {
-            Some(s) => format!("\"{s}\""),
+            Some(s) => tbrw::text::Quoted(s).to_string(),
             None => "(none)".into(),
         })
     }
@@ -522,7 +524,7 @@ fn print_stream_text(c: &Ctx<'_>, n: u32, modules: &[Module<StringId>], opts: Op
                     let name = descs
                         .get(f.entry)
                         .and_then(|d| file.string_opt(d.name).ok().flatten())
-                        .map_or_else(|| type_name(f.desc_type), str::to_owned);
+                        .map_or_else(|| type_name(f.desc_type), |n| tbrw::text::escape(n).into_owned());
                     format!(
                         "{name}={}",
                         field_value(f.desc_type, &rec[f.offset as usize..(f.offset + f.size) as usize])

@@ -90,3 +90,58 @@ fn the_sample_is_realistic() {
     let known = m.to_vec().iter().filter(|d| d.module_index != tbrw::UNKNOWN_MODULE).count();
     assert!(known > 2800, "{known}");
 }
+
+/// Names a file holds reach print_tb5's text escaped and quoted (quotes
+/// inside escaped too), one line each; the JSON keeps them exact.
+#[test]
+fn names_with_control_characters_are_printed_escaped() {
+    use tbrw::*;
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path().join("names.tb5");
+    let mut w = Tb5Writer::create(&p).unwrap();
+    w.write_hardware(&System::default()).unwrap();
+    let os = Os { platform: os_family::LINUX64, name: Some("Linux".into()), ..Default::default() };
+    w.write_software(&Software { host: None, os: Some(os), application: None }).unwrap();
+    w.write_version_info(&VersionInfo {
+        sampling_driver_version: UNKNOWN_DRIVER_VERSION,
+        bind_version: 0,
+        sample_file_version: MIN_SAMPLE_FILE_VERSION,
+    })
+    .unwrap();
+    w.write_modules(&[Module {
+        associated_pid: 7,
+        flags: ModuleFlags::LOADED | ModuleFlags::IS_EXE,
+        length: 0x1000,
+        unload_tsc: NEVER_UNLOADED,
+        path: Some("/bin/a\x1b[2Jb".into()),
+        name: Some("say \"hi\"\n".into()),
+        ..Default::default()
+    }])
+    .unwrap();
+    let tid = Tid { associated_pid: 7, id: 7, name: Some("t\x1b]0;x\x07".into()), ..Default::default() };
+    w.write_process_threads(&[Pid { id: 7, ..Default::default() }], &[tid]).unwrap();
+    let mut st = w
+        .stream(0)
+        .unwrap()
+        .info(&StreamInfo { stream_type: stream_type::SAMPLING, ..Default::default() })
+        .unwrap()
+        .data_descriptor(&legacy_descriptor())
+        .unwrap();
+    st.events(&[Event { id: 0, name: Some("ev\u{9b}2J".into()), ..Default::default() }]).unwrap();
+    st.data().unwrap().done().unwrap();
+    st.finish().unwrap();
+    w.close().unwrap();
+    let mut out = Vec::new();
+    print_file(&p, Options::default(), &mut out).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    assert!(!text.chars().any(|c| c != '\n' && tbrw::text::needs_escape(c)), "{text:?}");
+    for want in
+        ["path=\"/bin/a\\x1b[2Jb\"", "name=\"say \\\"hi\\\"\\n\"", "name=\"t\\x1b]0;x\\x07\"", "name=\"ev\\u{9b}2J\""]
+    {
+        assert!(text.contains(want), "{want} in {text}");
+    }
+    let mut out = Vec::new();
+    print_file(&p, Options { json: true, ..Options::default() }, &mut out).unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert!(v.to_string().contains("\\u001b[2J"), "{v}");
+}

@@ -162,7 +162,7 @@ where
         // A status is 0..=255 (128 + a signal number at most).
         Ok(code) => u8::try_from(code).unwrap_or(1),
         Err(e) => {
-            eprintln!("{}: {e}", flavor.name());
+            eprintln!("{}: {}", flavor.name(), tbrw::text::Escaped(&e.to_string()));
             1
         }
     }
@@ -289,7 +289,8 @@ fn summary(o: &Outcome, debug: bool, name: &str, out: &mut dyn Write) -> std::io
         writeln!(out, "{name}: passed signal {sig} on to the command")?;
     }
     for n in &s.notes {
-        writeln!(out, "{name}: {n}")?;
+        // Notes name the traced program's files: escaped (tbrw::text).
+        writeln!(out, "{name}: {}", tbrw::text::Escaped(n))?;
     }
     Ok(())
 }

@@ -171,7 +171,7 @@ pub fn write(
 fn svg(lines: &[(String, u64)], title: String, count_name: &str, out: &mut dyn Write) -> Result<(), ExportError> {
     let text: Vec<String> = lines.iter().map(|(s, n)| format!("{s} {n}")).collect();
     let mut o = inferno::flamegraph::Options::default();
-    o.title = title;
+    o.title = tbrw::text::escape(&title).into_owned();
     o.count_name = count_name.to_owned();
     o.deterministic = true;
     inferno::flamegraph::from_lines(&mut o, text.iter().map(String::as_str), out)

@@ -116,17 +116,18 @@ pub fn colour(name: &str) -> String {
     format!("#{:02x}{:02x}{:02x}", to(r), to(g), to(b))
 }
 
-/// Text for XML: `&`, `<`, `>`, quotes escaped, control characters dropped.
+/// Text for XML: control characters escaped as every text output escapes
+/// them ([`tbrw::text`]; XML cannot hold most of them), then `&`, `<`,
+/// `>` and quotes as entities.
 pub fn xml(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
-    for c in s.chars() {
+    for c in tbrw::text::escape(s).chars() {
         match c {
             '&' => o.push_str("&amp;"),
             '<' => o.push_str("&lt;"),
             '>' => o.push_str("&gt;"),
             '"' => o.push_str("&quot;"),
             '\'' => o.push_str("&apos;"),
-            c if c.is_control() => o.push(' '),
             c => o.push(c),
         }
     }
@@ -473,4 +474,16 @@ pub fn write(file: &Tb5File, opts: &TimelineOptions, out: &mut dyn Write) -> Res
     .map_err(io)?;
     summary.lanes = lanes.len();
     Ok(summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_in_the_svg_are_escaped_as_in_every_text_output() {
+        assert_eq!(xml("task\x1b[31m <a> & \"b\"\n"), "task\\x1b[31m &lt;a&gt; &amp; &quot;b&quot;\\n");
+        // Nothing XML 1.0 forbids is left.
+        assert!(!xml("\0\x07\x1b\u{9b}").chars().any(char::is_control));
+    }
 }

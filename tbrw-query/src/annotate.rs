@@ -11,6 +11,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 
 use serde::{Deserialize, Serialize};
+use tbrw::text::Escaped;
 use tbrw::Tb5File;
 
 use crate::disasm::{self, NoCode};
@@ -356,7 +357,9 @@ fn instructions(
 
 /// Writes annotations as text: a heading per function, then the view
 /// chosen: instructions with their source lines, source lines, or
-/// addresses. A source file that could not be read is named once.
+/// addresses. A source file that could not be read is named once. Names,
+/// paths and source text are escaped ([`tbrw::text`]; a source line's
+/// tabs first expanded, as a viewer shows them).
 pub fn write_text(annotations: &[Annotation], out: &mut dyn Write) -> std::io::Result<()> {
     for (i, a) in annotations.iter().enumerate() {
         if i > 0 {
@@ -365,17 +368,17 @@ pub fn write_text(annotations: &[Annotation], out: &mut dyn Write) -> std::io::R
         writeln!(
             out,
             "{} in {}: {} of {} samples ({:.2}%)",
-            a.function,
-            a.module.as_deref().unwrap_or("?"),
+            Escaped(&a.function),
+            Escaped(a.module.as_deref().unwrap_or("?")),
             a.samples,
             a.total,
             percent(a.samples, a.total)
         )?;
         for m in &a.sources_missing {
-            writeln!(out, "{m}: not found (its lines are shown without their text)")?;
+            writeln!(out, "{}: not found (its lines are shown without their text)", Escaped(m))?;
         }
         if let (Some(why), View::Source | View::Addresses) = (&a.no_instructions, a.view) {
-            writeln!(out, "no instruction view: {why}")?;
+            writeln!(out, "no instruction view: {}", Escaped(&why.to_string()))?;
         }
         match a.view {
             View::Asm => write_asm(a, out)?,
@@ -390,7 +393,7 @@ fn write_addresses(a: &Annotation, out: &mut dyn Write) -> std::io::Result<()> {
     writeln!(out, "{:>8} {:>8}  {:<18} function", "percent", "samples", "address")?;
     for x in &a.addresses {
         let v = x.vaddr.map_or("?".to_owned(), |v| format!("{v:#x}"));
-        writeln!(out, "{:>7.2}% {:>8}  {v:<18} {}", x.percent, x.samples, x.function)?;
+        writeln!(out, "{:>7.2}% {:>8}  {v:<18} {}", x.percent, x.samples, Escaped(&x.function))?;
     }
     Ok(())
 }
@@ -400,10 +403,10 @@ fn write_lines(a: &Annotation, out: &mut dyn Write) -> std::io::Result<()> {
     let mut file = None;
     for l in &a.lines {
         if file != Some(&l.file) {
-            writeln!(out, "{:>18}  {}", "", l.file)?;
+            writeln!(out, "{:>18}  {}", "", Escaped(&l.file))?;
             file = Some(&l.file);
         }
-        let text = l.text.as_deref().unwrap_or("");
+        let text = source_text(l.text.as_deref().unwrap_or(""));
         if l.samples == 0 {
             writeln!(out, "{:>18}  {:>5}: {text}", "", l.line)?;
         } else {
@@ -429,16 +432,16 @@ fn write_asm(a: &Annotation, out: &mut dyn Write) -> std::io::Result<()> {
         if at != Some(here) {
             if let (Some(f), Some(l)) = here {
                 let base = f.rsplit('/').next().unwrap_or(f);
-                let text = i.source.as_deref().map_or(String::new(), |t| format!("  {}", t.trim()));
-                writeln!(out, "{:>31}  {base}:{l}{text}", "")?;
+                let text = i.source.as_deref().map_or(String::new(), |t| format!("  {}", source_text(t.trim())));
+                writeln!(out, "{:>31}  {}:{l}{text}", "", Escaped(base))?;
             }
             at = Some(here);
         }
         let mark = i.hot.map_or(String::new(), |h| format!("#{h}"));
         if i.samples == 0 {
-            writeln!(out, "{:>17}  {:>10x}  {mark:<3} {}", "", i.vaddr, i.text)?;
+            writeln!(out, "{:>17}  {:>10x}  {mark:<3} {}", "", i.vaddr, Escaped(&i.text))?;
         } else {
-            writeln!(out, "{:>7.2}% {:>8}  {:>10x}  {mark:<3} {}", i.percent, i.samples, i.vaddr, i.text)?;
+            writeln!(out, "{:>7.2}% {:>8}  {:>10x}  {mark:<3} {}", i.percent, i.samples, i.vaddr, Escaped(&i.text))?;
         }
     }
     if a.off_instructions > 0 {
@@ -450,4 +453,33 @@ fn write_asm(a: &Annotation, out: &mut dyn Write) -> std::io::Result<()> {
         )?;
     }
     Ok(())
+}
+
+/// A source line as a text output shows it: tabs expanded to the next
+/// multiple of 8 columns, then escaped ([`tbrw::text`]).
+fn source_text(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut column = 0;
+    for c in line.chars() {
+        if c == '\t' {
+            let to = (column / 8 + 1) * 8;
+            out.extend(std::iter::repeat_n(' ', to - column));
+            column = to;
+        } else {
+            out.push(c);
+            column += 1;
+        }
+    }
+    tbrw::text::escape(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn source_lines_show_tabs_as_columns_and_escape_the_rest() {
+        assert_eq!(source_text("\tx = 1;\t// y"), "        x = 1;  // y");
+        assert_eq!(source_text("s = \"\x1b[2J\";\x0c"), "s = \"\\x1b[2J\";\\x0c");
+    }
 }

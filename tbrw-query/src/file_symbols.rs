@@ -10,16 +10,18 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use tbrw::text::Escaped;
 use tbrw::{Module, ModuleFlags, Tb5File};
 use tbrw_symbols::{
-    BuildId, Config, FunctionIndex, KernelSymbols, Mapping, ModuleId, ModuleIndex, ModuleSpec, SymbolRef, Symbolized,
-    Symbolizer,
+    BuildId, Config, FunctionIndex, JitMaps, KernelSymbols, Mapping, ModuleId, ModuleIndex, ModuleSpec, SymbolRef,
+    Symbolized, Symbolizer,
 };
 
 use crate::error::QueryError;
 
 /// Where to look for the modules' files and debug information
-/// (`--symfs`, `--debug-dir`, `--search-path`, `--kallsyms`).
+/// (`--symfs`, `--debug-dir`, `--search-path`, `--kallsyms`), and whether
+/// to trust perf maps of other users (`--trust-jit-maps`).
 #[derive(Clone, Debug, Default)]
 pub struct SymbolOptions {
     /// A root prefixed to every module path, like perf's `--symfs`.
@@ -35,6 +37,10 @@ pub struct SymbolOptions {
     /// by default a frame in inlined code is its function, then each
     /// function inlined there, outermost first (from DWARF).
     pub no_inline: bool,
+    /// Use perf maps (JIT code) whoever owns them, and through a link
+    /// ([`tbrw_symbols::JitMaps::trust`]); default: only this user's or
+    /// root's regular files, as perf.
+    pub trust_jit_maps: bool,
 }
 
 impl SymbolOptions {
@@ -48,6 +54,7 @@ impl SymbolOptions {
             debug_dirs,
             search_paths: self.search_paths.clone(),
             kernel: self.kallsyms.clone().map_or(KernelSymbols::Proc, KernelSymbols::File),
+            jit_maps: JitMaps { trust: self.trust_jit_maps, ..JitMaps::default() },
             ..Config::default()
         }
     }
@@ -231,17 +238,28 @@ impl FileSymbols {
         self.symbolizer.symbol_name(symbol)
     }
 
+    /// Labels, paths and reasons come from files: escaped
+    /// ([`tbrw::text`]). A failed write of a warning must not stop the
+    /// report.
     fn module_id(&mut self, module: Option<u64>, warn: &mut dyn Write) -> Option<ModuleId> {
         if let Some(why) = self.stored_problem.take() {
-            let _ = writeln!(warn, "tbrw: warning: {why}; they are not used");
+            let _ = writeln!(warn, "tbrw: warning: {}; they are not used", Escaped(&why));
         }
         let i = usize::try_from(module?).ok()?;
         let (id, label) = self.modules.get(i)?;
         if !self.warned[i] {
             if !self.checked.contains(label) {
-                if let Err(why) = self.symbolizer.module_info(*id) {
-                    // A failed write of a warning must not stop the report.
-                    let _ = writeln!(warn, "tbrw: warning: {label}: {why}; {}", self.unusable);
+                match self.symbolizer.module_info(*id) {
+                    Err(why) => {
+                        let why = why.to_string();
+                        let _ =
+                            writeln!(warn, "tbrw: warning: {}: {}; {}", Escaped(label), Escaped(&why), self.unusable);
+                    }
+                    Ok(info) => {
+                        for w in info.warnings {
+                            let _ = writeln!(warn, "tbrw: warning: {}", Escaped(&w.to_string()));
+                        }
+                    }
                 }
                 self.checked.insert(label.clone());
             }

@@ -10,6 +10,10 @@
 //! - a thread: `NAME (tid N)`, or `tid N` without a name; a process:
 //!   `NAME (pid N)`, or `pid N`.
 //!
+//! The names are the files' own here; each text output escapes their
+//! control characters as it writes them ([`tbrw::text`], [`clean`] for
+//! folded stacks), and the other formats keep them exact.
+//!
 //! Imports nothing of the crate.
 
 use tbrw::Module;
@@ -73,19 +77,12 @@ pub fn process_label(pid: u32, name: Option<&str>) -> String {
     }
 }
 
-/// A label safe in folded stacks and SVG text: no `;`, no line breaks.
+/// A label safe in folded stacks and SVG text: `;` (the frame separator)
+/// as `:`, as perf's and inferno's stack collapsers write it, and control
+/// characters (line breaks among them) escaped as every text output
+/// escapes them ([`tbrw::text`]).
 pub fn clean(s: &str) -> String {
-    s.chars()
-        .map(|c| {
-            if c == ';' {
-                ':'
-            } else if c.is_control() {
-                ' '
-            } else {
-                c
-            }
-        })
-        .collect()
+    tbrw::text::escape(s).replace(';', ":")
 }
 
 #[cfg(test)]
@@ -104,6 +101,6 @@ mod tests {
         assert_eq!(process_label(3, None), "pid 3");
         let m = Module { path: Some("/usr/lib/libc.so.6".into()), ..Module::default() };
         assert_eq!(module_name(&m).as_deref(), Some("libc.so.6"));
-        assert_eq!(clean("a;b\nc"), "a:b c");
+        assert_eq!(clean("a;b\nc\x1b[0m"), "a:b\\nc\\x1b[0m");
     }
 }

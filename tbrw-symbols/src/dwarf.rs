@@ -1,6 +1,7 @@
 //! DWARF line tables and inlined-function chains of one ELF file, through
 //! `addr2line` over readers that share the file's mapping (compressed
-//! sections are inflated once, into owned buffers).
+//! sections are decompressed once, within their bound, into owned buffers:
+//! `sections`).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -11,6 +12,8 @@ use object::{Object, ObjectSection};
 use crate::demangle::demangle;
 use crate::elf::{Bytes, ElfFile};
 use crate::frame::{Frame, SourceLocation};
+use crate::sections::{section_data, SectionData};
+use crate::warning::Warning;
 
 type Reader = EndianReader<RunTimeEndian, Bytes>;
 
@@ -34,22 +37,27 @@ fn intern(map: &mut HashMap<Box<str>, Arc<str>>, key: &str, make: impl FnOnce(&s
 }
 
 impl Dwarf {
-    /// Reads the DWARF sections of `file`; `Err` carries gimli's reason.
-    pub(crate) fn load(file: &ElfFile) -> Result<Dwarf, String> {
+    /// Reads the DWARF sections of `file`; `Err` carries gimli's reason. A
+    /// compressed section beyond what the file can justify, or damaged, is
+    /// left out (read as empty) with a warning in `warnings`.
+    pub(crate) fn load(file: &ElfFile, warnings: &mut Vec<Warning>) -> Result<Dwarf, String> {
         let obj = file.object().ok_or_else(|| "the file no longer parses".to_owned())?;
         let endian = if obj.is_little_endian() { RunTimeEndian::Little } else { RunTimeEndian::Big };
         let whole = Reader::new(file.bytes.clone(), endian);
         let empty = Reader::new(Bytes::owned(Vec::new()), endian);
         let load = |id: SectionId| -> Result<Reader, String> {
+            // `section_by_name` finds the `.zdebug_*` form too.
             let Some(section) = obj.section_by_name(id.name()) else { return Ok(empty.clone()) };
-            let range = section.compressed_file_range().map_err(|e| e.to_string())?;
-            if range.format == object::CompressionFormat::None {
-                let Some((offset, size)) = section.file_range() else { return Ok(empty.clone()) };
-                // `ElfFile::parse` checked every section range against the file.
-                return Ok(whole.range(offset as usize..(offset + size) as usize));
+            match section_data(&section, file.bytes.len()) {
+                Ok(Some(SectionData::InPlace(range))) => Ok(whole.range(range)),
+                Ok(Some(SectionData::Owned(data))) => Ok(Reader::new(Bytes::owned(data), endian)),
+                Ok(None) => Ok(empty.clone()),
+                Err(problem) => {
+                    let section = section.name().unwrap_or(id.name()).to_owned();
+                    warnings.push(Warning::SectionSkipped { path: file.path.to_path_buf(), section, problem });
+                    Ok(empty.clone())
+                }
             }
-            let data = section.uncompressed_data().map_err(|e| format!("{}: {e}", id.name()))?;
-            Ok(Reader::new(Bytes::owned(data.into_owned()), endian))
         };
         let dwarf = gimli::Dwarf::load(load)?;
         let ctx = addr2line::Context::from_dwarf(dwarf).map_err(|e| e.to_string())?;

@@ -81,6 +81,16 @@ pub enum Unknown {
         /// What is wrong with it.
         message: String,
     },
+    /// A perf map owned by a user other than the one reading it and root:
+    /// not used unless trusted (`Config::jit_maps`), as perf refuses it.
+    Untrusted {
+        /// The map.
+        path: PathBuf,
+        /// Its owner's uid.
+        owner: u32,
+        /// The effective uid reading it.
+        user: u32,
+    },
     /// The profile recorded a build id and the only file found has another
     /// (or none): it is a different build and was not used.
     BuildIdMismatch {
@@ -112,6 +122,7 @@ impl Unknown {
             Unknown::Directory { .. } => "a directory, not a file",
             Unknown::Unreadable { .. } => "unreadable file",
             Unknown::Malformed { .. } => "not a valid ELF file",
+            Unknown::Untrusted { .. } => "owned by another user",
             Unknown::BuildIdMismatch { .. } => "build id mismatch",
             Unknown::OutsideSegments => "address outside the file's segments",
             Unknown::NoSymbols => "no symbols",
@@ -134,6 +145,12 @@ impl fmt::Display for Unknown {
             Unknown::Directory { path } => write!(f, "{} is a directory, not a file", path.display()),
             Unknown::Unreadable { path, message } => write!(f, "cannot read {}: {message}", path.display()),
             Unknown::Malformed { path, message } => write!(f, "{} is not a valid ELF file: {message}", path.display()),
+            Unknown::Untrusted { path, owner, user } => write!(
+                f,
+                "{} belongs to uid {owner}, neither this user (uid {user}) nor root: not trusted, as perf does not \
+                 trust it (--trust-jit-maps uses it)",
+                path.display()
+            ),
             Unknown::BuildIdMismatch { path, expected, found } => {
                 write!(f, "build id mismatch: the profile recorded {expected}, {} has ", path.display())?;
                 match found {

@@ -12,7 +12,14 @@
 //! `docs/SYMBOLS.md`.
 //!
 //! [`perf_map`] reads perf's symbol files for JIT code
-//! (`/tmp/perf-<pid>.map`), a module's symbols when its path is one.
+//! (`/tmp/perf-<pid>.map`), a module's symbols when its path is one, as
+//! untrusted input ([`JitMaps`]: regular files of this user or root,
+//! opened without blocking or following links, bounded in bytes and lines).
+//!
+//! Compressed sections (`SHF_COMPRESSED` zlib or zstd, `.zdebug_*`) are
+//! decompressed as streams, within what their compressed size can justify
+//! and at most 1 GiB; one beyond is left out with a [`Warning`]
+//! ([`ModuleInfo::warnings`], [`unwind::Unwinder::take_warnings`]).
 //!
 //! [`unwind`] turns samples that carry user registers and a stack copy
 //! (perf's `--call-graph dwarf`) into call chains with the modules' DWARF
@@ -101,16 +108,21 @@ mod mapping;
 pub mod perf_map;
 mod plt;
 mod recent;
+mod sections;
 pub mod stored;
 mod symbolizer;
 mod symtab;
 pub mod unwind;
+mod warning;
 
 pub use demangle::demangle;
 pub use elf::{BuildId, ElfKind, Layout, Segment};
 pub use frame::{Frame, SourceLocation, Symbolized, Unknown};
 pub use function_index::{FunctionIndex, IndexedSymbol, ModuleIndex};
 pub use mapping::Mapping;
+pub use perf_map::JitMaps;
 pub use recent::RecentSymbols;
+pub use sections::{MAX_DECOMPRESSED, ZLIB_MAX_RATIO, ZSTD_MAX_RATIO};
 pub use symbolizer::{Config, KernelSymbols, ModuleId, ModuleInfo, ModuleSpec, SymbolRef, Symbolizer};
 pub use symtab::SymbolSource;
+pub use warning::{SectionProblem, Warning};

@@ -14,10 +14,12 @@ use crate::function_index::{FunctionIndex, IndexedFile, IndexedModule, JUMP_GRAN
 pub use crate::ids::{ModuleId, SymbolRef};
 use crate::kallsyms::Kallsyms;
 use crate::mapping::Mapping;
+use crate::perf_map::{JitMaps, PerfMap};
 use crate::plt::plt_entries;
 use crate::recent::RecentSymbols;
 use crate::stored::{StoredFile, StoredSymbol};
 use crate::symtab::{SymbolSource, SymbolTable};
+use crate::warning::Warning;
 
 /// Where kernel symbols come from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -51,6 +53,8 @@ pub struct Config {
     /// Read DWARF for source lines and inline chains. Default: on. Off, only
     /// symbol tables are read (faster on huge debug files).
     pub lines: bool,
+    /// Which perf maps (JIT code) are trusted, and how much of one is read.
+    pub jit_maps: JitMaps,
 }
 
 impl Default for Config {
@@ -62,6 +66,7 @@ impl Default for Config {
             kernel: KernelSymbols::Proc,
             demangle: true,
             lines: true,
+            jit_maps: JitMaps::default(),
         }
     }
 }
@@ -106,6 +111,10 @@ pub struct ModuleInfo {
     pub symbol_count: usize,
     /// Whether DWARF line information is available.
     pub dwarf: bool,
+    /// What was used only in part (a perf map cut at its bound, a
+    /// compressed DWARF section left out): for a warning each. DWARF is
+    /// read for this answer when the configuration reads lines.
+    pub warnings: Vec<Warning>,
 }
 
 /// Results by (file, ELF address), hashed with the workspace's one
@@ -143,6 +152,8 @@ struct Loaded {
     dwarf: Option<Option<(Dwarf, Arc<Path>)>>,
     /// Returned for addresses the mapping puts outside the file.
     outside: Arc<Symbolized>,
+    /// What was used only in part ([`ModuleInfo::warnings`]).
+    warnings: Vec<Warning>,
 }
 
 struct KernelSlot {
@@ -263,6 +274,7 @@ impl Symbolizer {
                         symbols: None,
                         symbol_count: syms.len(),
                         dwarf: false,
+                        warnings: Vec::new(),
                     }),
                     Err(s) => Err(s.unknown.clone().unwrap_or(Unknown::NoSymbols)),
                 }
@@ -271,6 +283,10 @@ impl Symbolizer {
                 let lines = self.config.lines;
                 match self.load(file) {
                     Ok(l) => {
+                        if lines {
+                            // Its warnings belong to this answer.
+                            l.load_dwarf();
+                        }
                         let dwarf = lines && l.dwarf_file().is_some();
                         Ok(ModuleInfo {
                             file: l.main.path.to_path_buf(),
@@ -279,6 +295,7 @@ impl Symbolizer {
                             symbols: l.symtab.as_ref().map(|s| s.1),
                             symbol_count: l.symtab.as_ref().map_or(0, |s| s.0.len()),
                             dwarf,
+                            warnings: l.warnings.clone(),
                         })
                     }
                     Err(s) => Err(s.unknown.clone().unwrap_or(Unknown::NoSymbols)),
@@ -495,7 +512,7 @@ impl Symbolizer {
         }
     }
 
-    fn load(&mut self, file: u32) -> &Result<Loaded, Arc<Symbolized>> {
+    fn load(&mut self, file: u32) -> &mut Result<Loaded, Arc<Symbolized>> {
         let config = &self.config;
         let stored = &self.stored;
         let slot = &mut self.files[file as usize];
@@ -575,7 +592,7 @@ fn load(
 ) -> Result<Loaded, Arc<Symbolized>> {
     if crate::perf_map::is_perf_map(label) {
         return match crate::perf_map::load(label, config) {
-            Ok((path, symbols)) => Ok(Loaded::perf_map(label, &path, &symbols)),
+            Ok((path, map)) => Ok(Loaded::perf_map(label, path, map)),
             // As for an ELF file: the symbols stored with the profile
             // stand in for a map file that is not here.
             Err(why) => match stored.get(&(label.to_string(), build_id.cloned())) {
@@ -620,7 +637,7 @@ fn load(
         }
     }
     let outside = Arc::new(Symbolized::missing(Some(label.clone()), None, Unknown::OutsideSegments));
-    Ok(Loaded { main, debug, symtab, own_symbols, dwarf: None, outside })
+    Ok(Loaded { main, debug, symtab, own_symbols, dwarf: None, outside, warnings: Vec::new() })
 }
 
 impl Loaded {
@@ -632,18 +649,33 @@ impl Loaded {
         let outside = Arc::new(Symbolized::missing(Some(label.clone()), None, Unknown::OutsideSegments));
         let symtab = (table.len() > 0).then(|| (Arc::new(table), SymbolSource::Stored, path));
         let own_symbols = symtab.is_some();
-        Loaded { main, debug: None, symtab, own_symbols, dwarf: Some(None), outside }
+        Loaded { main, debug: None, symtab, own_symbols, dwarf: Some(None), outside, warnings: Vec::new() }
     }
 
     /// A perf map's symbols (JIT code): absolute addresses, no DWARF.
-    fn perf_map(label: &Arc<str>, path: &Path, symbols: &[StoredSymbol]) -> Loaded {
+    fn perf_map(label: &Arc<str>, path: PathBuf, map: PerfMap) -> Loaded {
+        let warnings = match map.cut {
+            Some(limit) => vec![Warning::PerfMapCut { path: path.clone(), limit, symbols: map.len() }],
+            None => Vec::new(),
+        };
         let mut main = ElfFile::stored(label, crate::perf_map::layout(), None);
         main.path = Arc::from(path);
-        let table = SymbolTable::from_stored(symbols);
+        let table = SymbolTable::from_perf_map(map.into_table());
         let outside = Arc::new(Symbolized::missing(Some(label.clone()), None, Unknown::OutsideSegments));
         let symtab = (table.len() > 0).then(|| (Arc::new(table), SymbolSource::PerfMap, main.path.clone()));
         let own_symbols = symtab.is_some();
-        Loaded { main, debug: None, symtab, own_symbols, dwarf: Some(None), outside }
+        Loaded { main, debug: None, symtab, own_symbols, dwarf: Some(None), outside, warnings }
+    }
+
+    /// Parses the DWARF if not done yet (its warnings kept).
+    fn load_dwarf(&mut self) {
+        if self.dwarf.is_none() {
+            let mut warnings = Vec::new();
+            let parsed =
+                self.dwarf_file().and_then(|f| Dwarf::load(f, &mut warnings).ok().map(|d| (d, f.path.clone())));
+            self.warnings.extend(warnings);
+            self.dwarf = Some(parsed);
+        }
     }
 
     fn dwarf_file(&self) -> Option<&ElfFile> {
@@ -658,10 +690,7 @@ impl Loaded {
         let mut frames = Vec::new();
         let mut dwarf_path = None;
         if config.lines {
-            if self.dwarf.is_none() {
-                let parsed = self.dwarf_file().and_then(|f| Dwarf::load(f).ok().map(|d| (d, f.path.clone())));
-                self.dwarf = Some(parsed);
-            }
+            self.load_dwarf();
             if let Some(Some((dwarf, path))) = &mut self.dwarf {
                 frames = dwarf.frames(vaddr, config.demangle);
                 if !frames.is_empty() {

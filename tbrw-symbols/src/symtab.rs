@@ -43,25 +43,49 @@ pub(crate) struct SymbolTable {
 
 /// The names of a table as one text and where each ends: one allocation a
 /// table instead of one a name (a report reads and drops the tables of
-/// every module it names, tens of thousands of names).
+/// every module it names, tens of thousands of names). Names are in table
+/// order, or, for a perf map, in the map's line order with `order` giving
+/// each table entry's name (the text is not copied into address order).
 #[derive(Default)]
-struct NameList {
+pub(crate) struct NameList {
     text: String,
     ends: Vec<usize>,
+    /// Per table entry, the number of its name; empty: the names are in
+    /// table order.
+    order: Vec<u32>,
 }
 
 impl NameList {
-    fn push(&mut self, name: &str) {
+    pub(crate) fn push(&mut self, name: &str) {
         self.text.push_str(name);
         self.ends.push(self.text.len());
     }
 
-    fn get(&self, index: usize) -> Option<&str> {
-        let start = match index.checked_sub(1) {
+    /// Name number `n`, in the order pushed.
+    pub(crate) fn pushed(&self, n: usize) -> Option<&str> {
+        let start = match n.checked_sub(1) {
             Some(before) => *self.ends.get(before)?,
             None => 0,
         };
-        self.text.get(start..*self.ends.get(index)?)
+        self.text.get(start..*self.ends.get(n)?)
+    }
+
+    /// Gives table entry `i` the name pushed as number `order[i]`.
+    pub(crate) fn set_order(&mut self, order: Vec<u32>) {
+        self.order = order;
+    }
+
+    /// Frees what pushing left unused.
+    pub(crate) fn shrink_to_fit(&mut self) {
+        self.text.shrink_to_fit();
+        self.ends.shrink_to_fit();
+    }
+
+    fn get(&self, index: usize) -> Option<&str> {
+        match self.order.is_empty() {
+            true => self.pushed(index),
+            false => self.pushed(*self.order.get(index)? as usize),
+        }
     }
 }
 
@@ -281,6 +305,12 @@ impl SymbolTable {
             },
             names: sorted.iter().map(|_| OnceLock::new()).collect(),
         }
+    }
+
+    /// A perf map's symbols: starts (sorted, distinct), ends and names.
+    pub(crate) fn from_perf_map((starts, ends, raw_names): (Vec<u64>, Vec<u64>, NameList)) -> SymbolTable {
+        let names = starts.iter().map(|_| OnceLock::new()).collect();
+        SymbolTable { starts, ends, raw_names, names }
     }
 
     /// Symbol `index`: its start, end and name as the table spells it.

@@ -60,7 +60,9 @@ use crate::elf::{BuildId, Bytes, ElfFile, OpenError};
 use crate::find::locate;
 use crate::frame::Unknown;
 use crate::mapping::Mapping;
+use crate::sections::{section_data, SectionData};
 use crate::symbolizer::{Config, ModuleSpec};
+use crate::warning::Warning;
 
 /// The most callers [`Unwinder::unwind`] gives by default.
 pub const MAX_FRAMES: usize = 256;
@@ -348,6 +350,8 @@ pub struct Unwinder {
     /// For processes given no module: the fallback rules only.
     empty: Arches,
     cache: Caches,
+    /// Sections left out of the files read, not yet taken by the caller.
+    warnings: Vec<Warning>,
 }
 
 impl Unwinder {
@@ -365,7 +369,17 @@ impl Unwinder {
             processes: HashMap::new(),
             empty: Arches::new(arch),
             cache,
+            warnings: Vec::new(),
         }
+    }
+
+    /// What the files read since the last call lacked while still being
+    /// used: compressed unwind sections left out because they claim more
+    /// than the file can justify, or are damaged (each file is read once,
+    /// so each warning comes once). Those sections' addresses unwind by
+    /// what else the file has, else by the fallback rule.
+    pub fn take_warnings(&mut self) -> Vec<Warning> {
+        std::mem::take(&mut self.warnings)
     }
 
     /// The unwinder's architecture.
@@ -532,10 +546,10 @@ impl Unwinder {
             text_svma: range(".text"),
             got_svma: range(".got"),
             eh_frame_svma: range(".eh_frame"),
-            eh_frame: section_bytes(&main, &obj, ".eh_frame"),
+            eh_frame: section_bytes(&main, &obj, ".eh_frame", &mut self.warnings),
             eh_frame_hdr_svma: range(".eh_frame_hdr"),
-            eh_frame_hdr: section_bytes(&main, &obj, ".eh_frame_hdr"),
-            debug_frame: section_bytes(&main, &obj, ".debug_frame"),
+            eh_frame_hdr: section_bytes(&main, &obj, ".eh_frame_hdr", &mut self.warnings),
+            debug_frame: section_bytes(&main, &obj, ".debug_frame", &mut self.warnings),
             // Mach-O's, and the code (framehop reads it for Mach-O only).
             text: None,
             stubs_svma: None,
@@ -555,7 +569,8 @@ impl Unwinder {
         }
         if sections.debug_frame.is_none() {
             if let Some(d) = &debug {
-                sections.debug_frame = d.object().and_then(|o| section_bytes(d, &o, ".debug_frame"));
+                sections.debug_frame =
+                    d.object().and_then(|o| section_bytes(d, &o, ".debug_frame", &mut self.warnings));
             }
         }
         let info = match (&sections.eh_frame, &sections.eh_frame_hdr, &sections.debug_frame) {
@@ -609,22 +624,33 @@ impl Unwinder {
 }
 
 /// The bytes of section `name` of `file`: a range of the file's bytes, or
-/// a decompressed copy. `None` when it is missing, empty or `SHT_NOBITS`.
-fn section_bytes(file: &ElfFile, obj: &object::File<'_>, name: &str) -> Option<SectionBytes> {
+/// a copy decompressed within its bound (`crate::sections`). `None` when
+/// it is missing, empty or `SHT_NOBITS`, or left out (with a warning in
+/// `warnings`).
+fn section_bytes(
+    file: &ElfFile,
+    obj: &object::File<'_>,
+    name: &str,
+    warnings: &mut Vec<Warning>,
+) -> Option<SectionBytes> {
     let s = obj.section_by_name(name)?;
-    let (offset, size) = s.file_range()?;
+    let (_, size) = s.file_range()?;
     if size == 0 {
         return None;
     }
-    let compressed = s.compressed_file_range().ok().is_some_and(|r| r.format != object::CompressionFormat::None);
-    if compressed {
-        let data = s.uncompressed_data().ok()?.into_owned();
-        let len = data.len();
-        return Some(SectionBytes { bytes: Bytes::owned(data), range: 0..len });
+    match section_data(&s, file.bytes.len()) {
+        Ok(Some(SectionData::InPlace(range))) => Some(SectionBytes { bytes: file.bytes.clone(), range }),
+        Ok(Some(SectionData::Owned(data))) => {
+            let len = data.len();
+            Some(SectionBytes { bytes: Bytes::owned(data), range: 0..len })
+        }
+        Ok(None) => None,
+        Err(problem) => {
+            let section = s.name().unwrap_or(name).to_owned();
+            warnings.push(Warning::SectionSkipped { path: file.path.to_path_buf(), section, problem });
+            None
+        }
     }
-    let start = usize::try_from(offset).ok()?;
-    let end = start.checked_add(usize::try_from(size).ok()?)?;
-    (end <= file.bytes.len()).then(|| SectionBytes { bytes: file.bytes.clone(), range: start..end })
 }
 
 /// Whether the binary search table of an `.eh_frame_hdr` (its bytes `hdr`,

@@ -1,8 +1,13 @@
 //! perf maps (`/tmp/perf-<pid>.map`) as a module's symbols: found as ELF
 //! files are (under the symfs first, then the path, then the search
-//! paths), addresses absolute, what is missing said once.
+//! paths), addresses absolute, what is missing said once; read as
+//! untrusted input (no link followed, no FIFO or device read, another
+//! user's map refused, bounded in bytes and lines).
 
-use tbrw_symbols::{Config, KernelSymbols, Mapping, ModuleSpec, SymbolSource, Symbolizer, Unknown};
+use tbrw_symbols::perf_map::MapLimit;
+use tbrw_symbols::{
+    Config, JitMaps, KernelSymbols, Mapping, ModuleInfo, ModuleSpec, SymbolSource, Symbolizer, Unknown, Warning,
+};
 
 const MAP: &str = "7f0000001000 40 LazyCompile:~add /app.js:3\n7f0000002000 10 Builtin: ArgumentsAdaptorTrampoline\n";
 
@@ -51,4 +56,115 @@ fn a_missing_perf_map_says_where_it_was_looked_for() {
         other => panic!("{other:?}"),
     }
     assert!(s.symbolize(id, 0x7f00_0000_1010).function.is_none());
+}
+
+/// Runs `f` on a thread of its own and gives its answer, or fails the
+/// test when it has none within `secs` seconds (a read that spins or
+/// blocks would otherwise hang the run).
+fn within<T: Send + 'static>(secs: u64, what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    rx.recv_timeout(std::time::Duration::from_secs(secs)).unwrap_or_else(|_| panic!("{what}: no answer in {secs} s"))
+}
+
+/// The symfs `root` with `tmp/` made, for a map at `tmp/perf-4242424.map`.
+fn symfs() -> (tempfile::TempDir, std::path::PathBuf) {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(root.path().join("tmp")).unwrap();
+    let map = root.path().join("tmp/perf-4242424.map");
+    (root, map)
+}
+
+/// What module info says for the map under `root` with `jit_maps`.
+fn info_under(root: &std::path::Path, jit_maps: JitMaps) -> Result<ModuleInfo, Unknown> {
+    let root = root.to_path_buf();
+    within(10, "module_info", move || {
+        let mut s = Symbolizer::new(Config { symfs: Some(root), jit_maps, ..config() });
+        let id = s.add_module(spec());
+        s.module_info(id)
+    })
+}
+
+#[test]
+fn a_map_that_is_a_link_to_dev_zero_is_not_read() {
+    let (root, map) = symfs();
+    std::os::unix::fs::symlink("/dev/zero", &map).unwrap();
+    match info_under(root.path(), JitMaps::default()) {
+        Err(Unknown::Unreadable { path, message }) => {
+            assert_eq!(path, map);
+            assert!(message.contains("symbolic link"), "{message}");
+        }
+        other => panic!("{other:?}"),
+    }
+    // Trusted, the link is followed, and what it reaches is no regular file.
+    match info_under(root.path(), JitMaps { trust: true, ..JitMaps::default() }) {
+        Err(Unknown::Unreadable { message, .. }) => assert!(message.contains("character device"), "{message}"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_fifo_as_map_does_not_block_and_is_not_read() {
+    let (root, map) = symfs();
+    let c = std::ffi::CString::new(map.to_str().unwrap()).unwrap();
+    // SAFETY: a valid C string; mkfifo only creates the node.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0, "{}", std::io::Error::last_os_error());
+    match info_under(root.path(), JitMaps { trust: true, ..JitMaps::default() }) {
+        Err(Unknown::Unreadable { message, .. }) => assert!(message.contains("FIFO"), "{message}"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_map_of_another_user_is_not_trusted_unless_asked() {
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        return eprintln!("note: skipped: giving a map to another user (chown) needs root");
+    }
+    let (root, map) = symfs();
+    std::fs::write(&map, MAP).unwrap();
+    std::os::unix::fs::chown(&map, Some(65534), Some(65534)).unwrap();
+    match info_under(root.path(), JitMaps::default()) {
+        Err(e @ Unknown::Untrusted { owner: 65534, user: 0, .. }) => {
+            assert!(e.to_string().contains("--trust-jit-maps"), "{e}")
+        }
+        other => panic!("{other:?}"),
+    }
+    let info = info_under(root.path(), JitMaps { trust: true, ..JitMaps::default() }).unwrap();
+    assert_eq!(info.symbol_count, 2);
+}
+
+#[test]
+fn a_map_past_its_bounds_is_cut_with_a_warning() {
+    let (root, map) = symfs();
+    std::fs::write(&map, MAP).unwrap();
+    let info = info_under(root.path(), JitMaps { max_lines: 1, ..JitMaps::default() }).unwrap();
+    assert_eq!(info.symbol_count, 1);
+    assert_eq!(info.warnings, [Warning::PerfMapCut { path: map.clone(), limit: MapLimit::Lines(1), symbols: 1 }]);
+    assert!(info.warnings[0].to_string().contains("longer than 1 lines"), "{}", info.warnings[0]);
+    let info = info_under(root.path(), JitMaps { max_bytes: 50, ..JitMaps::default() }).unwrap();
+    assert_eq!(info.warnings, [Warning::PerfMapCut { path: map.clone(), limit: MapLimit::Bytes(50), symbols: 1 }]);
+    // Within both: no warning.
+    assert_eq!(info_under(root.path(), JitMaps::default()).unwrap().warnings, []);
+}
+
+/// A 10 M-line map read with the default bounds: cut at 4 Mi lines. A
+/// measurement (`cargo test --release -p tbrw-symbols --test perf_map --
+/// --ignored`, under `/usr/bin/time -v` for the peak), not a CI test.
+#[test]
+#[ignore]
+fn ten_million_lines_are_cut_at_the_bound() {
+    use std::io::Write;
+    let (root, map) = symfs();
+    let mut w = std::io::BufWriter::new(std::fs::File::create(&map).unwrap());
+    for i in 0..10_000_000u64 {
+        writeln!(w, "{:x} 10 LazyCompile:~f{i} /app.js:{}", 0x1000_0000_0000 + i * 16, i % 1000).unwrap();
+    }
+    drop(w);
+    let t = std::time::Instant::now();
+    let info = info_under(root.path(), JitMaps::default()).unwrap();
+    eprintln!("{} symbols in {:?}, {:?}", info.symbol_count, t.elapsed(), info.warnings);
+    assert_eq!(info.symbol_count, JitMaps::MAX_LINES as usize);
 }

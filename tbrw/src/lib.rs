@@ -67,7 +67,8 @@
 //! - `read`: the memory-mapped reader ([`reader`]), `verify`, [`summary`];
 //! - `write`: the run-time lifecycle [`engine`] the C API drives (TBRW error
 //!   codes through [`Error::code`]), its output, and the typestate [`writer`];
-//! - [`bind`]: binding streams, stored by the engine or kept in memory.
+//! - [`bind`]: binding streams, stored by the engine or kept in memory;
+//! - [`text`] (a leaf beside them): names from files escaped for text outputs.
 //!
 //! Intel never published the on-disk layout of its `libtbrw`. This crate is
 //! compatible with the TBRW API and ABI, not with Intel's files: it reads and
@@ -79,6 +80,7 @@ pub mod bind;
 mod format;
 mod model;
 mod read;
+pub mod text;
 mod write;
 
 pub use model::{

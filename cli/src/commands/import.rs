@@ -405,6 +405,8 @@ pub fn import_perf(
         .map_err(written)?;
     }
     for missing in &stats.unwind_missing {
+        // Module paths from the recording: escaped.
+        let missing = tbrw::text::Escaped(missing);
         writeln!(err, "tbrw: warning: {missing}; its frames of --call-graph dwarf samples unwind by frame pointers")
             .map_err(written)?;
     }

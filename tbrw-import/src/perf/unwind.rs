@@ -27,8 +27,9 @@ pub struct DwarfUnwinding {
     callers: Vec<u64>,
     /// Samples given user frames.
     pub samples: u64,
-    /// Files whose unwind information could not be used (their frames
-    /// unwind by frame pointers), each once with why: at most eight.
+    /// Files whose unwind information could not be used, or was used in
+    /// part (their frames unwind by frame pointers), each once with why:
+    /// at most eight.
     pub missing: Vec<String>,
 }
 
@@ -66,6 +67,13 @@ impl DwarfUnwinding {
             let known = self.missing.iter().any(|m| m.starts_with(path) && m[path.len()..].starts_with(':'));
             if !known && self.missing.len() < MISSING_NAMED {
                 self.missing.push(format!("{path}: {why}"));
+            }
+        }
+        // Unwind sections left out (a compressed `.eh_frame` claiming more
+        // than its file can hold): said once per file, as the file is read once.
+        for w in self.unwinder.take_warnings() {
+            if self.missing.len() < MISSING_NAMED {
+                self.missing.push(w.to_string());
             }
         }
     }

@@ -9,6 +9,7 @@ use std::fmt;
 use std::io::Write;
 
 use serde::{Deserialize, Serialize};
+use tbrw::text::Escaped;
 
 use crate::names;
 pub use crate::query::{Query, Weight};
@@ -490,7 +491,8 @@ pub fn write_json(r: &Report, out: &mut dyn Write) -> std::io::Result<()> {
 }
 
 /// Writes a sample report as a table: a heading line, then samples,
-/// (the weight's sum,) percent and label per row.
+/// (the weight's sum,) percent and label per row; names from files
+/// escaped ([`tbrw::text`], the JSON keeps them exact).
 pub fn write_table(r: &Report, out: &mut dyn Write) -> std::io::Result<()> {
     let combined = match (r.by, r.rows.first().map(|row| &row.key)) {
         (By::Combined, Some(Key::Combined { parts })) => {
@@ -504,12 +506,12 @@ pub fn write_table(r: &Report, out: &mut dyn Write) -> std::io::Result<()> {
     if r.rows.iter().any(|row| row.children.is_some()) {
         return write_children_table(r, by, out);
     }
-    writeln!(out, "{}", heading(r, by, &chosen))?;
+    writeln!(out, "{}", Escaped(&heading(r, by, &chosen)))?;
     match &r.weight {
         None => {
             writeln!(out, "{:>10} {:>7}  {by}", "samples", "percent")?;
             for row in &r.rows {
-                writeln!(out, "{:>10} {:>6.2}%  {}", row.samples, row.percent, row.key)?;
+                writeln!(out, "{:>10} {:>6.2}%  {}", row.samples, row.percent, Escaped(&row.key.to_string()))?;
             }
         }
         Some(w) => {
@@ -521,7 +523,7 @@ pub fn write_table(r: &Report, out: &mut dyn Write) -> std::io::Result<()> {
                     row.samples,
                     quantity(row.weight.unwrap_or(0.0), w.weight),
                     row.percent,
-                    row.key
+                    Escaped(&row.key.to_string())
                 )?;
             }
         }
@@ -543,7 +545,7 @@ fn heading(r: &Report, by: &str, tail: &str) -> String {
 fn write_children_table(r: &Report, by: &str, out: &mut dyn Write) -> std::io::Result<()> {
     let inclusive = |row: &Row| row.children.clone().unwrap_or(Inclusive { samples: 0, percent: 0.0, weight: None });
     let what = "children: samples with the function anywhere in their stack; self: with it sampled";
-    writeln!(out, "{}", heading(r, by, &format!(" ({what})")))?;
+    writeln!(out, "{}", Escaped(&heading(r, by, &format!(" ({what})"))))?;
     match &r.weight {
         None => {
             writeln!(out, "{:>8} {:>8} {:>10} {:>10}  {by}", "children", "self", "samples", "self")?;
@@ -552,7 +554,11 @@ fn write_children_table(r: &Report, by: &str, out: &mut dyn Write) -> std::io::R
                 writeln!(
                     out,
                     "{:>7.2}% {:>7.2}% {:>10} {:>10}  {}",
-                    c.percent, row.percent, c.samples, row.samples, row.key
+                    c.percent,
+                    row.percent,
+                    c.samples,
+                    row.samples,
+                    Escaped(&row.key.to_string())
                 )?;
             }
         }
@@ -568,7 +574,7 @@ fn write_children_table(r: &Report, by: &str, out: &mut dyn Write) -> std::io::R
                     row.percent,
                     quantity(c.weight.unwrap_or(0.0), w.weight),
                     quantity(row.weight.unwrap_or(0.0), w.weight),
-                    row.key
+                    Escaped(&row.key.to_string())
                 )?;
             }
         }

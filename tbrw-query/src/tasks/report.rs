@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 use std::io::Write;
 
+use tbrw::text::Escaped;
 use tbrw::*;
 
 use super::topdown::{NoTopdown, Sums, Topdown, LEVEL1, LEVEL2};
@@ -258,7 +259,7 @@ pub fn write_task_text(r: &Report, out: &mut dyn Write) -> std::io::Result<()> {
     writeln!(
         out,
         "{}: stream {}, {}, {}",
-        r.file,
+        Escaped(&r.file),
         r.stream,
         counted(r.samples, "task"),
         counted(counters as u64, "counter")
@@ -312,7 +313,8 @@ pub fn write_task_text(r: &Report, out: &mut dyn Write) -> std::io::Result<()> {
         if t.invalid_tasks > 0 {
             line += &format!(" invalid_tasks={}", t.invalid_tasks);
         }
-        writeln!(out, "{line}")?;
+        // Names are `Debug`-quoted above; the rest escaped as any text output's.
+        writeln!(out, "{}", Escaped(&line))?;
     }
     Ok(())
 }

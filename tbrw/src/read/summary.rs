@@ -12,6 +12,7 @@ use super::tables::ProcessTable;
 use crate::model::descriptor::desc_type;
 use crate::model::error::{Error, Result};
 use crate::model::section::{GlobalSection, StreamSection};
+use crate::text::{Escaped, Quoted};
 
 fn io(file: &Tb5File) -> impl Fn(std::io::Error) -> Error + '_ {
     move |e| Error::io(file.path(), "write summary", e)
@@ -59,7 +60,8 @@ pub fn write_summary_with<E: From<Error>>(
     stream: &mut dyn FnMut(u32, &mut dyn Write) -> std::result::Result<(), E>,
 ) -> std::result::Result<(), E> {
     let e = io(file);
-    writeln!(out, "{}: TB5 (commit {}), {} strings", file.path().display(), file.generation(), file.string_count())
+    let path = file.path().display().to_string();
+    writeln!(out, "{}: TB5 (commit {}), {} strings", Escaped(&path), file.generation(), file.string_count())
         .map_err(&e)?;
     let present: Vec<&str> = GlobalSection::ALL.iter().filter(|s| file.has_section(**s)).map(|s| s.c_name()).collect();
     writeln!(out, "global sections: {}", if present.is_empty() { "none".into() } else { present.join(", ") })
@@ -78,7 +80,7 @@ pub fn write_summary_with<E: From<Error>>(
             Some(i) => format!(
                 "type {}{}",
                 i.stream_type,
-                file.string_opt(i.comment)?.map(|c| format!(" {c:?}")).unwrap_or_default()
+                file.string_opt(i.comment)?.map(|c| format!(" {}", Quoted(c))).unwrap_or_default()
             ),
             None => "no stream info".into(),
         };
@@ -94,15 +96,17 @@ pub fn write_summary_with<E: From<Error>>(
             for f in layout.fields() {
                 let name = descs.get(f.entry).map(|d| file.string_opt(d.name)).transpose()?.flatten().unwrap_or("");
                 let t = desc_type::name(f.desc_type).map_or_else(|| format!("{:#06x}", f.desc_type), str::to_owned);
-                writeln!(out, "    field {:>3}..{:<3} {t} {name:?}", f.offset, f.offset + f.size).map_err(&e)?;
+                writeln!(out, "    field {:>3}..{:<3} {t} {}", f.offset, f.offset + f.size, Quoted(name))
+                    .map_err(&e)?;
             }
         }
         if let Some(events) = s.events()? {
             for ev in events {
                 let name = file.string_opt(ev.name)?.unwrap_or("");
-                // Names are quoted with their quotes escaped; ids are printed
-                // in hex too, as winIDEA exports give their handles.
-                writeln!(out, "    event {} ({:#x}) {name:?} sav {}", ev.id, ev.id, ev.sav).map_err(&e)?;
+                // Names are quoted, their quotes and control characters
+                // escaped (crate::text); ids are printed in hex too, as
+                // winIDEA exports give their handles.
+                writeln!(out, "    event {} ({:#x}) {} sav {}", ev.id, ev.id, Quoted(name), ev.sav).map_err(&e)?;
             }
         }
         if s.has_section(StreamSection::UserDefinedStream) {
