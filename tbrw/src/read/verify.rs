@@ -36,9 +36,11 @@ use crate::model::stack::{NO_STACK, STACK_ID_FIELD};
 use crate::model::strings::{MapStrings, StringId};
 use crate::model::version::MIN_SAMPLE_FILE_VERSION;
 
-fn check_ids<T: MapStrings<StringId>>(file: &Tb5File, v: T, at: &dyn Fn() -> Location) -> Result<()> {
+pub(super) fn check_ids<T: MapStrings<StringId>>(file: &Tb5File, v: T, at: &dyn Fn() -> Location) -> Result<()> {
     v.map_strings(&mut |id: StringId| {
-        if id.0 > file.string_count() {
+        if file.intel().is_some() {
+            super::intel::check_string(file.path(), file.bytes(), id)
+        } else if id.0 > file.string_count() {
             Err(Error::malformed(
                 at(),
                 format!("string id {} names no string (the file has {})", id.0, file.string_count()),
@@ -51,6 +53,9 @@ fn check_ids<T: MapStrings<StringId>>(file: &Tb5File, v: T, at: &dyn Fn() -> Loc
 }
 
 pub(crate) fn verify(file: &Tb5File) -> Result<()> {
+    if file.intel().is_some() {
+        return super::verify_intel::verify(file);
+    }
     let path = file.path();
     let loc = |section: SectionRef, record: Option<u64>, offset: u64| Location {
         file: path.to_owned(),
@@ -259,7 +264,7 @@ fn check_stack_ids(
     Ok(())
 }
 
-fn check_bind(file: &Tb5File, n: u32) -> Result<()> {
+pub(super) fn check_bind(file: &Tb5File, n: u32) -> Result<()> {
     let Some(view) = BindView::stored(file, n)? else { return Ok(()) };
     let at = |b: BindSection, record: Option<u64>| Location {
         file: file.path().to_owned(),
