@@ -59,8 +59,17 @@ pub fn write_summary_with<E: From<Error>>(
     stream: &mut dyn FnMut(u32, &mut dyn Write) -> std::result::Result<(), E>,
 ) -> std::result::Result<(), E> {
     let e = io(file);
-    writeln!(out, "{}: TB5 (commit {}), {} strings", file.path().display(), file.generation(), file.string_count())
-        .map_err(&e)?;
+    match (file.layout(), file.intel_version()) {
+        (layout, Some(version)) => writeln!(out, "{}: {layout}, version {version}", file.path().display()),
+        _ => writeln!(
+            out,
+            "{}: TB5 (commit {}), {} strings",
+            file.path().display(),
+            file.generation(),
+            file.string_count()
+        ),
+    }
+    .map_err(&e)?;
     let present: Vec<&str> = GlobalSection::ALL.iter().filter(|s| file.has_section(**s)).map(|s| s.c_name()).collect();
     writeln!(out, "global sections: {}", if present.is_empty() { "none".into() } else { present.join(", ") })
         .map_err(&e)?;
