@@ -82,8 +82,8 @@ mod read;
 mod write;
 
 pub use model::{
-    codes, descriptor, error, event, hardware, module, process, sample, section, software, stack, stream, strings,
-    version,
+    codes, descriptor, error, event, hardware, layout, module, process, sample, section, software, stack, stream,
+    strings, version,
 };
 pub use read::summary;
 pub use write::{engine, work_file, writer};

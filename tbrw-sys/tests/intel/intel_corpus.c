@@ -643,7 +643,7 @@ static void bindable(const char *dir, const char *name, U32 records) {
 static void write_bound(const char *dir) {
     char path[4096];
     wchar_t *w;
-    bindable(dir, "bound", 2000);
+    bindable(dir, "bound", 600);
     snprintf(path, sizeof path, "%s/bound.tb7", dir);
     w = any_wide(path);
     CALL(TBRW_open, (void **, const wchar_t *, U32), &h, w, ANY_READ | ANY_WRITE);
