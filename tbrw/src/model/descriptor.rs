@@ -405,7 +405,8 @@ impl RecordLayout {
                     .checked_add(e.data_size)
                     .ok_or_else(|| Error::bad(format!("data descriptor entry {i}: field ends past 4 GiB")))?;
                 end = end.max(field_end);
-                if e.data_size > 0 {
+                // Extended types carry bytes only in Intel's bind streams, where they have a size.
+                if !desc_type::is_extended(e.desc_type) || e.data_size > 0 {
                     let f = Field {
                         entry: i,
                         desc_type: e.desc_type,

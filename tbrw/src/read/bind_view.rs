@@ -6,8 +6,10 @@ use tbrw_bind::{DataBind, ModuleBind, TidBind, UNKNOWN_MODULE};
 
 use super::data_section::DataSection;
 use super::file::Tb5File;
-use super::tables::ProcessTable;
 use crate::format::codec;
+use crate::format::intel::codec as intel_codec;
+use crate::format::intel::raw as intel_raw;
+use crate::format::intel::section_type as intel_type;
 use crate::format::packed_bind::{self, Widths};
 use crate::format::raw::{DataBindRaw, PidRaw, Raw, TidRaw};
 use crate::model::error::{Error, Result};
@@ -109,7 +111,9 @@ pub struct IntelBind<'a> {
     modules: &'a [u8],
     /// Per thread: its process index (u64).
     tid_binds: &'a [u8],
-    table: Option<ProcessTable<'a>>,
+    /// The file's process (0x1D) and thread (0x1E) records, and their strides.
+    pids: (&'a [u8], usize),
+    tids: (&'a [u8], usize),
 }
 
 impl std::fmt::Debug for IntelBind<'_> {
@@ -123,6 +127,24 @@ impl std::fmt::Debug for IntelBind<'_> {
 }
 
 impl IntelBind<'_> {
+    fn process_count(&self) -> u64 {
+        (self.pids.0.len() / self.pids.1.max(1)) as u64
+    }
+
+    fn thread_count(&self) -> u64 {
+        (self.tids.0.len() / self.tids.1.max(1)) as u64
+    }
+
+    fn process(&self, i: u64) -> Option<Pid<StringId>> {
+        let at = usize::try_from(i).ok()?.checked_mul(self.pids.1)?;
+        intel_raw::PidRaw::decode(self.pids.0.get(at..)?).map(|r| intel_codec::decode_pid(&r))
+    }
+
+    fn thread(&self, i: u64) -> Option<Tid<StringId>> {
+        let at = usize::try_from(i).ok()?.checked_mul(self.tids.1)?;
+        intel_raw::TidRaw::decode(self.tids.0.get(at..)?).map(|r| intel_codec::decode_tid(&r))
+    }
+
     fn data_bind(&self, i: u64) -> Option<DataBind> {
         let at = usize::try_from(i).ok()?.checked_mul(self.data_stride)?;
         let e = self.data.get(at..at.checked_add(24)?)?;
@@ -257,12 +279,18 @@ impl<'a> BindView<'a> {
             let b = e.map_or(&[][..], |e| &file.bytes()[e.range()]);
             &b[..b.len() / PID_INDEX_SIZE * PID_INDEX_SIZE]
         };
+        let table = |t, min, what| -> Result<(&'a [u8], usize)> {
+            let Some(e) = index.global(t) else { return Ok((&[][..], min)) };
+            let r = super::intel::records(file.path(), file.bytes(), e, min, what)?;
+            Ok((&r.bytes[..r.stride * r.count as usize], r.stride))
+        };
         Ok(Some(BindView::Intel(IntelBind {
             data: bind_data.map_or(&[][..], |d| d.as_bytes()),
             data_stride,
             modules: bytes(streams.modules),
             tid_binds: bytes(streams.threads),
-            table: file.processes()?,
+            pids: table(intel_type::PIDS, intel_raw::PidRaw::SIZE, "processes")?,
+            tids: table(intel_type::TIDS, intel_raw::TidRaw::SIZE, "threads")?,
         })))
     }
 
@@ -364,7 +392,7 @@ impl<'a> BindView<'a> {
         match self {
             BindView::Stored { processes, .. } => (processes.len() / PidRaw::SIZE) as u64,
             BindView::Memory(m) => m.tables.processes.len() as u64,
-            BindView::Intel(b) => b.table.map_or(0, |t| t.pid_count()),
+            BindView::Intel(b) => b.process_count(),
         }
     }
 
@@ -376,7 +404,7 @@ impl<'a> BindView<'a> {
                 PidRaw::decode(processes.get(i.checked_mul(PidRaw::SIZE)?..)?).map(codec::decode_pid)
             }
             BindView::Memory(m) => m.tables.processes.get(i).cloned(),
-            BindView::Intel(b) => b.table?.pid(i as u64),
+            BindView::Intel(b) => b.process(i as u64),
         }
     }
 
@@ -385,7 +413,7 @@ impl<'a> BindView<'a> {
         match self {
             BindView::Stored { threads, .. } => (threads.len() / TidRaw::SIZE) as u64,
             BindView::Memory(m) => m.tables.threads.len() as u64,
-            BindView::Intel(b) => b.table.map_or(0, |t| t.tid_count()),
+            BindView::Intel(b) => b.thread_count(),
         }
     }
 
@@ -397,7 +425,7 @@ impl<'a> BindView<'a> {
                 TidRaw::decode(threads.get(i.checked_mul(TidRaw::SIZE)?..)?).map(codec::decode_tid)
             }
             BindView::Memory(m) => m.tables.threads.get(i).cloned(),
-            BindView::Intel(b) => b.table?.tid(i as u64),
+            BindView::Intel(b) => b.thread(i as u64),
         }
     }
 

@@ -10,6 +10,7 @@
 //! imports it (`cli/tests/layout.rs`).
 
 mod bind_view;
+mod checks;
 mod data_section;
 mod directory;
 mod file;

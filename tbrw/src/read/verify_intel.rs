@@ -16,8 +16,8 @@
 //!    stream and the tables: one entry per record, module and thread, and
 //!    every index in range.
 
+use super::checks::{check_bind, check_ids};
 use super::file::Tb5File;
-use super::verify::{check_bind, check_ids};
 use crate::format::intel::VERIFY_REQUIRES;
 use crate::model::error::{Error, Location, Result};
 use crate::model::layout::intel_section_name;
