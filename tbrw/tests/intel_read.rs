@@ -65,9 +65,9 @@ fn read_all(f: &Tb5File) -> Result<usize> {
             let mut v = Vec::new();
             b.data_binds(0, usize::MAX, &mut v);
             n += v.len();
-            (0..b.process_count()).for_each(|i| drop(b.process(i)));
-            (0..b.thread_count()).for_each(|i| drop(b.thread(i)));
-            (0..b.module_bind_count()).for_each(|i| drop(b.module_bind(i)));
+            n += (0..b.process_count()).filter_map(|i| b.process(i)).count();
+            n += (0..b.thread_count()).filter_map(|i| b.thread(i)).count();
+            n += (0..b.module_bind_count()).filter_map(|i| b.module_bind(i)).count();
         }
     }
     f.verify()?;
@@ -347,7 +347,9 @@ fn hostile_counts_offsets_and_links_are_named_errors() {
     let e = patched("guide.tb7", |b| {
         let m = m0(b);
         let len = b.len() as u64;
-        b.last_mut().map(|x| *x = b'x');
+        if let Some(x) = b.last_mut() {
+            *x = b'x';
+        }
         put64(b, m + 80, (1 << 63) | (len - 1));
     });
     assert!(e.to_string().contains("has no NUL"), "{e}");
