@@ -26,7 +26,7 @@ mod c_build;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use c_build::{compile, library, Lang};
+use c_build::{compile, library, run_valgrind, Lang};
 
 fn intel_dir() -> PathBuf {
     c_build::root().join("tbrw/tests/data/intel")
@@ -158,6 +158,10 @@ fn ours_prints_what_intels_library_printed_on_every_fixture() {
     }
     // The guide's fixture has the one stream Intel misreads (its custom stream 1).
     assert_eq!(misread, 1);
+    // Reading an Intel file through this library's C API: no memory error, no leak.
+    let exe = compile(&source("tbrw_dump.c"), Lang::CDlopen);
+    let guide = intel_dir().join("guide.tb7");
+    run_valgrind(&exe, &[ours().to_str().unwrap(), guide.to_str().unwrap()]);
 }
 
 #[test]
