@@ -14,10 +14,19 @@ cd "$(dirname "$0")"
 secs=${1:-60}
 shift || true
 
+# The longest input per target: Intel's files (corpus/intel) are larger.
+max_len() {
+    case $1 in
+        read_intel) echo 131072 ;;
+        *) echo 65536 ;;
+    esac
+}
+
 # Inputs per target in `ci` mode.
 ci_runs() {
     case $1 in
         read_tb5) echo 100000 ;;
+        read_intel) echo 15000 ;;
         cli_commands) echo 300 ;;
         c_enumerate) echo 5000 ;;
         import_text) echo 50000 ;;
@@ -26,11 +35,12 @@ ci_runs() {
     esac
 }
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(read_tb5 cli_commands c_enumerate import_text import_bin sampler_bzip2)
+[ ${#targets[@]} -gt 0 ] || targets=(read_tb5 read_intel cli_commands c_enumerate import_text import_bin sampler_bzip2)
 
 seeds() {
     case $1 in
         read_tb5 | cli_commands | c_enumerate) echo corpus/tb5 ;;
+        read_intel) echo ../tbrw/tests/data/intel ;;
         import_text) echo corpus/text ;;
         import_bin | sampler_bzip2) echo corpus/profiles ;;
         *) echo "no seeds for $1" >&2; exit 2 ;;
@@ -56,7 +66,7 @@ for t in "${targets[@]}"; do
         echo "fuzz: $t for ${secs}s from $(seeds "$t")"
     fi
     if ! "target/run/$triple/release/$t" "$work" "$(seeds "$t")" "${limit[@]}" \
-        -max_len=65536 -rss_limit_mb=1024 -timeout=20 -artifact_prefix="artifacts/$t-" \
+        -max_len="$(max_len "$t")" -rss_limit_mb=1024 -timeout=20 -artifact_prefix="artifacts/$t-" \
         -print_final_stats=1 >"$work.log" 2>&1; then
         tail -60 "$work.log"
         echo "fuzz: $t failed; the input is in fuzz/artifacts/" >&2

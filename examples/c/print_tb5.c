@@ -100,7 +100,10 @@ static const char *stored_names[] = {
     "ST_NONE", "ST_LEGACY_SAMPLE_RECORD", "ST_IP", "ST_PID", "ST_TID", "ST_PROCESSOR_NUMBER", "ST_PROCESSOR_STATUS",
     "ST_TIME_STAMP", "ST_POWER", "ST_INTERRUPT_FAULT_ADDR", "ST_IEAR", "ST_DEAR", "ST_BRANCH_TRACE", "ST_INST_TRACE",
     "ST_PMD", "ST_IEAR_PHYSICAL", "ST_DEAR_PHYSICAL", "ST_BRANCH_TRACE_PHYSICAL", "ST_INST_TRACE_PHYSICAL",
-    "ST_PMD_PHYSICAL", "ST_PEBS_MACHINE_STATE", "ST_UNCORE_TAG_NUMBER", "ST_DEAR_INFO", "ST_LEGACY_UNKNOWN"};
+    "ST_PMD_PHYSICAL", "ST_PEBS_MACHINE_STATE", "ST_UNCORE_TAG_NUMBER", "ST_DEAR_INFO", "ST_LEGACY_UNKNOWN",
+    /* Intel's later types (its records begin with an ST_DESCRIPTOR_ID). */
+    "ST_UNCORE_CORE_ID", "ST_UNCORE_PACKAGE_ID", "ST_DEAR_INFO_EX", "ST_GFX_EVENT_COUNT", "ST_CS_EVENT_COUNT",
+    "ST_EVENT_COUNT", "ST_EM_GROUP_ID", "ST_DESCRIPTOR_ID", "ST_LEGACY_MODULE_RECORD", "ST_MODULE_RECORD"};
 static const char *extended_names[] = {
     "ST_PROCESS", "ST_PROCESS_PATH", "ST_PROCESS_IDX", "ST_THREAD", "ST_THREAD_IDX", "ST_MODULE", "ST_MODULE_PATH",
     "ST_MODULE_LOAD_ADDRESS", "ST_MODULE_IDX", "ST_SEG_NAME", "ST_SEG_NUM", "ST_SEG_OFFSET", "ST_SEG_TYPE", "ST_EVENT",
@@ -212,8 +215,9 @@ static void print_hardware(void) {
                    "threads_per_core=%u archs=%u\n",
                    j, c->cpu_number, c->cpu_native_arch_type, c->cpu_intel_processor_number, c->cpu_speed_mhz,
                    c->cpu_fsb_mhz, c->cpu_cache_L2, c->cpu_cache_L3, c->cpu_tsc_offset, c->cpu_package_num,
-                   c->cpu_core_num, c->cpu_hardware_thread_num, c->cpu_threads_per_core, c->num_cpu_arch_array);
-            for (k = 0; k < c->num_cpu_arch_array; k++) {
+                   c->cpu_core_num, c->cpu_hardware_thread_num, c->cpu_threads_per_core, c->num_cpu_arch_array & 0xFFFFu);
+            /* The count is the low 16 bits: VTune 2025 keeps a hybrid CPU's core type above them. */
+            for (k = 0; k < (c->num_cpu_arch_array & 0xFFFFu); k++) {
                 TBRW_CPU_ARCH *a = &c->cpu_arch_array[k];
                 printf("    arch %u: arch_type=%u cpuids=%u\n", k, a->arch_type, a->arch_num_cpuid);
                 for (l = 0; l < a->arch_num_cpuid; l++) {
@@ -433,7 +437,10 @@ static void print_record(struct stream_ctx *c, const unsigned char *rec, TBRW_U6
             TBRW_SAMPREC_DESC_ENTRY *d = &c->descs[k];
             const unsigned char *f = rec + d->desc_offset;
             TBRW_U32 n = d->desc_data_size, b;
-            if (is_extended(d->desc_type)) continue;
+            /* An extended type is a computed value, no bytes of the record,
+             * except where a file stores it: Intel's bind streams give
+             * ST_MODULE_IDX and the like a size inside the record. */
+            if (is_extended(d->desc_type) && (n == 0 || d->desc_offset + n > c->record_size)) continue;
             if (!first) printf(" ");
             first = 0;
             if (d->desc_name.soi_uniqueid) {
@@ -593,10 +600,12 @@ static void print_stream(TBRW_U32 n, TBRW_U64 show) {
         CALL(TBRW_enumerate_data_descriptor_entries(h, n, collect_descs, &descs));
         c.descs = (TBRW_SAMPREC_DESC_ENTRY *)descs.items;
         c.ndescs = descs.len;
+        /* The record size as the library reads the descriptor (Intel's
+         * function; the same in every layout this library reads). */
+        CALL(TBRW_get_size_of_each_data_entry(h, n, &c.record_size));
         for (i = 0; i < c.ndescs; i++) {
             TBRW_SAMPREC_DESC_ENTRY *d = &c.descs[i];
             if (is_extended(d->desc_type)) continue;
-            if (d->desc_offset + d->desc_data_size > c.record_size) c.record_size = d->desc_offset + d->desc_data_size;
             if (c.pc_at < 0 && d->desc_type == ST_LEGACY_SAMPLE_RECORD && d->desc_data_size >= 32) c.pc_at = d->desc_offset;
             if (c.tsc_at < 0 && d->desc_type == ST_TIME_STAMP && d->desc_subtype == SST_TSC && d->desc_data_size == 8)
                 c.tsc_at = d->desc_offset;

@@ -171,8 +171,6 @@ static TBRW_U32 descs_cb(TBRW_SAMPREC_DESC_ENTRY *d, TBRW_U32 size, TBRW_U32 n, 
         u8(&c->b, d[i].reserved0);
         u32(&c->b, d[i].reserved1);
         str(&c->b, d[i].desc_name);
-        if (!(d[i].desc_type >= 0x2000 && d[i].desc_type <= 0x2FFF) && d[i].desc_offset + d[i].desc_data_size > record_size)
-            record_size = d[i].desc_offset + d[i].desc_data_size;
     }
     return TRUE;
 }
@@ -276,8 +274,9 @@ int main(int argc, char **argv) {
                 u16(&p, c->cpu_core_num);
                 u16(&p, c->cpu_hardware_thread_num);
                 u16(&p, c->cpu_threads_per_core);
-                u32(&p, c->num_cpu_arch_array);
-                for (k = 0; k < c->num_cpu_arch_array; k++) {
+                /* The count is the low 16 bits: VTune 2025 keeps a hybrid CPU's core type above them. */
+                u32(&p, c->num_cpu_arch_array & 0xFFFFu);
+                for (k = 0; k < (c->num_cpu_arch_array & 0xFFFFu); k++) {
                     TBRW_CPU_ARCH *a = &c->cpu_arch_array[k];
                     u16(&p, a->arch_type);
                     u16(&p, a->arch_num_cpuid);
@@ -422,6 +421,8 @@ int main(int argc, char **argv) {
         if (reading_stream(n, TBRW_DATA_DESCRIPTION_SECTION)) {
             struct counted c = {{0, 0, 0}, 0};
             CALL(TBRW_enumerate_data_descriptor_entries(h, n, descs_cb, &c));
+            /* The record size as the library reads the descriptor. */
+            CALL(TBRW_get_size_of_each_data_entry(h, n, &record_size));
             p.len = 0;
             u32(&p, (TBRW_U32)c.n);
             if (c.b.len) put(&p, c.b.b, c.b.len);

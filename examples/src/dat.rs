@@ -774,6 +774,9 @@ fn read_system(d: &mut Dec<'_>) -> R<System> {
                 core_num: h[1],
                 hardware_thread_num: h[2],
                 threads_per_core: h[3],
+                // The .dat format (docs/DAT.md) does not carry these.
+                core_type: 0,
+                dummy: 0,
                 archs,
             });
         }

@@ -82,6 +82,8 @@ pub fn write_sample(path: &Path) -> Result<()> {
             core_num: (n / 2) as u16,
             hardware_thread_num: (n % 2) as u16,
             threads_per_core: 2,
+            core_type: 0,
+            dummy: 0,
             archs: vec![CpuArch { arch_type: arch_type::EM64T, cpuids: cpuids(n) }],
         })
         .collect();

@@ -180,3 +180,44 @@ fn c_reader_and_writer_replace_outputs_only_with_force_and_never_an_input() {
     assert!(std::fs::read(&dat).unwrap() == dump);
     assert!(std::fs::read(&data).unwrap() == data_bytes);
 }
+
+/// The files Intel's library wrote (tbrw/tests/data/intel), and the real
+/// VTune files of `TBRW_VTUNE_FILES` when that names a folder of them.
+fn intel_files() -> Vec<PathBuf> {
+    let mut dirs = vec![PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../tbrw/tests/data/intel"))];
+    dirs.extend(std::env::var_os("TBRW_VTUNE_FILES").map(PathBuf::from));
+    let mut v: Vec<PathBuf> = dirs
+        .iter()
+        .flat_map(|d| std::fs::read_dir(d).unwrap().map(|e| e.unwrap().path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "tb7" || e == "tb6"))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn the_c_examples_read_intels_files_as_the_rust_ones_do() {
+    let print = compile(&c_source("print_tb5"), Lang::C);
+    let reader = compile(&c_source("tbrw_reader"), Lang::C);
+    let tmp = tempfile::tempdir().unwrap();
+    for f in intel_files() {
+        let s = f.to_str().unwrap();
+        let mut rust = Vec::new();
+        if let Err(e) = print_file(&f, Options { json: false, records: Records::All }, &mut rust) {
+            // Both refuse what Intel's TBRW_verify refuses (24: no legacy sample records).
+            let c = std::process::Command::new(&print).arg(s).output().unwrap();
+            assert_eq!(c.status.code(), Some(1), "{s}");
+            assert!(String::from_utf8_lossy(&c.stderr).contains("(TBRW error 24)"), "{s}");
+            assert!(e.to_string().contains("requires the legacy section"), "{s}: {e}");
+            continue;
+        }
+        let out = String::from_utf8(run(&print, &[s, "--records", "all"]).stdout).unwrap();
+        assert_eq!(out, String::from_utf8(rust).unwrap(), "{s}");
+        let (rd, cd) = (tmp.path().join("r.dat"), tmp.path().join("c.dat"));
+        tb5_to_dat(&f, &rd).unwrap();
+        run(&reader, &[s, cd.to_str().unwrap(), "--force"]);
+        assert!(std::fs::read(&rd).unwrap() == std::fs::read(&cd).unwrap(), "{s}: the .dat dumps differ");
+    }
+    let guide = intel_files().into_iter().find(|p| p.ends_with("guide.tb7")).unwrap();
+    run_valgrind(&print, &[guide.to_str().unwrap(), "--records", "20"]);
+}

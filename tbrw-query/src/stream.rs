@@ -93,6 +93,10 @@ pub struct SampleFields {
     period: Option<(usize, usize)>,
     event_id: Option<usize>,
     single_event: Option<u32>,
+    /// An Intel record's `ST_DESCRIPTOR_ID` (8 bytes): the position of its
+    /// event in the stream's events (`event_ids`), as VTune writes them.
+    descriptor_id: Option<usize>,
+    event_ids: Vec<u32>,
     cputime_delta: Option<usize>,
     cputime: Option<usize>,
     power: Option<usize>,
@@ -137,6 +141,7 @@ impl SampleFields {
             layout.find(t, None).filter(|f| sizes.contains(&f.size)).map(|f| (f.offset as usize, f.size as usize))
         };
         let legacy_pc = layout.legacy_pc_offset().map(|x| x as usize);
+        let events = s.events()?.unwrap_or_default();
         Ok(SampleFields {
             record_size,
             legacy_pc,
@@ -147,7 +152,9 @@ impl SampleFields {
             cpu: find(desc_type::PROCESSOR_NUMBER, &[1, 2, 4, 8]),
             period: find(fields::PERIOD, &[4, 8]),
             event_id: find(fields::EVENT_ID, &[4]).map(|f| f.0),
-            single_event: s.events()?.filter(|e| e.len() == 1).map(|e| e[0].id),
+            single_event: (events.len() == 1).then(|| events[0].id),
+            descriptor_id: find(desc_type::DESCRIPTOR_ID, &[8]).map(|f| f.0),
+            event_ids: events.iter().map(|e| e.id).collect(),
             cputime_delta: find(fields::CPUTIME_DELTA, &[8]).map(|f| f.0),
             cputime: find(fields::CPUTIME, &[8]).map(|f| f.0),
             power: find(desc_type::POWER, &[8]).map(|f| f.0),
@@ -183,7 +190,10 @@ impl SampleFields {
     /// Whether the records name their event (a legacy record's event
     /// index, an event id field, or a stream of one event).
     pub fn has_event(&self) -> bool {
-        self.legacy_pc.is_some() || self.event_id.is_some() || self.single_event.is_some()
+        self.legacy_pc.is_some()
+            || self.event_id.is_some()
+            || self.single_event.is_some()
+            || (self.descriptor_id.is_some() && !self.event_ids.is_empty())
     }
 
     /// Whether the records carry a perf period.
@@ -244,10 +254,15 @@ impl SampleFields {
         self.period.map(|(at, size)| read_le(rec, at, size))
     }
 
-    /// The event id of the record: a legacy record's event index, its event
-    /// id field, or the stream's only event.
+    /// The event id of the record: the id of the event its descriptor id
+    /// names (VTune's records: the descriptor id is the event's position),
+    /// a legacy record's event index, its event id field, or the stream's
+    /// only event.
     #[inline]
     pub fn event(&self, rec: &[u8]) -> Option<u32> {
+        if let Some(at) = self.descriptor_id {
+            return usize::try_from(read_le(rec, at, 8)).ok().and_then(|i| self.event_ids.get(i)).copied();
+        }
         match (self.legacy_pc, self.event_id) {
             (Some(_), _) => Some(u32::from(self.legacy_record(rec).unwrap_or_default().event_index())),
             (None, Some(at)) => Some(read_le(rec, at, 4) as u32),

@@ -49,6 +49,7 @@ extern "C" {
 #define TBRW_SUCCESS 0
 #define VT_SUCCESS TBRW_SUCCESS
 #define TBRW_SAM_ERROR 22
+#define TBRW_INVALID_SAMPLE_FILE 24
 #define TBRW_UNKNOWN_SECTION_NUMBER 25
 #define TBRW_NO_MEMORY 26
 #define TBRW_BUFFER_OVERFLOW 29
@@ -190,6 +191,10 @@ TBRW_U32 TBRW_bind_enumerate_data(IN TBRW_PTR ptr, IN TBRW_U32 data_stream, IN B
                                   IN void *user_ptr, IN TBRW_U64 start_index);
 TBRW_U32 TBRW_get_size_of_data_bind_entry(IN TBRW_PTR ptr, IN TBRW_U32 data_stream,
                                           OUT TBRW_U32 *sizeof_data_bind_entry);
+/* Intel's, beyond the guide: the bytes of one record of a stream, as its data
+ * descriptor defines them (the records' size whatever the file's layout; no
+ * section needs to be open). */
+TBRW_U32 TBRW_get_size_of_each_data_entry(IN TBRW_PTR ptr, IN TBRW_U32 stream, OUT TBRW_U32 *size_of_each_data_entry);
 TBRW_U32 TBRW_is_bound(IN TBRW_PTR ptr, IN TBRW_U32 data_stream, OUT TBRW_U32 *is_bound);
 TBRW_U32 TBRW_dobind(IN TBRW_PTR ptr, IN TBRW_U32 data_stream);
 TBRW_U32 TBRW_unbind(IN TBRW_PTR ptr, IN TBRW_U32 data_stream);

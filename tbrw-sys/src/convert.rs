@@ -397,9 +397,12 @@ pub(crate) unsafe fn system_in(s: *const TBRW_SYSTEM) -> R<System> {
         for j in 0..n.node_num_available as usize {
             let c = &*n.cpu_array.add(j);
             check_size(c.cpu_size, size_of::<TBRW_CPU>())?;
-            slice(c.cpu_arch_array as *const u8, c.num_cpu_arch_array as usize)?;
+            // The count is the low 16 bits, as Intel's library reads it: a
+            // hybrid CPU's core type sits above them (`Cpu::core_type`).
+            let num_archs = (c.num_cpu_arch_array & 0xFFFF) as usize;
+            slice(c.cpu_arch_array as *const u8, num_archs)?;
             let mut archs = Vec::new();
-            for k in 0..c.num_cpu_arch_array as usize {
+            for k in 0..num_archs {
                 let a = &*c.cpu_arch_array.add(k);
                 check_size(a.arch_size, size_of::<TBRW_CPU_ARCH>())?;
                 if a.arch_type > arch_type::MAX {
@@ -452,6 +455,8 @@ pub(crate) unsafe fn system_in(s: *const TBRW_SYSTEM) -> R<System> {
                 core_num: c.cpu_core_num,
                 hardware_thread_num: c.cpu_hardware_thread_num,
                 threads_per_core: c.cpu_threads_per_core,
+                core_type: (c.num_cpu_arch_array >> 16) as u16,
+                dummy: c.dummy,
                 archs,
             });
         }
@@ -740,8 +745,8 @@ pub(crate) fn system_image(sys: &System, at: usize) -> Vec<u8> {
                     cpu_core_num: c.core_num,
                     cpu_hardware_thread_num: c.hardware_thread_num,
                     cpu_threads_per_core: c.threads_per_core,
-                    num_cpu_arch_array: c.archs.len() as u32,
-                    dummy: 0,
+                    num_cpu_arch_array: c.archs.len() as u32 | u32::from(c.core_type) << 16,
+                    dummy: c.dummy,
                     cpu_arch_array: ptr(arch_at[ci], c.archs.len()) as *mut TBRW_CPU_ARCH,
                 },
             );

@@ -58,6 +58,8 @@ fn write_guide_file(path: &str, samples: u32) -> Result<()> {
                 cache_l2_kb: 4096,
                 cache_l3_kb: 128,
                 threads_per_core: 1,
+                core_type: 0,
+                dummy: 0,
                 archs: vec![CpuArch { arch_type: arch_type::X86, cpuids: Cpuids::Ia32(vec![cpuid]) }],
                 ..Default::default()
             }],

@@ -62,17 +62,20 @@
 //!   [`module`], [`version`], [`stream`], [`event`], [`descriptor`],
 //!   [`sample`], [`strings`], [`section`], [`error`], the TBRW [`codes`]
 //!   and the call [`stack`]s of a stream's stack table;
-//! - `format` (crate-private) and docs/FORMAT.md: this project's on-disk
-//!   layout: section kinds, raw structures, the container rules, the codec;
+//! - `format` (crate-private) and docs/FORMAT.md: the on-disk layouts:
+//!   this project's section kinds, raw structures, container rules and
+//!   codec, and Intel's raw structures and codec (`format/intel`);
 //! - `read`: the memory-mapped reader ([`reader`]), `verify`, [`summary`];
 //! - `write`: the run-time lifecycle [`engine`] the C API drives (TBRW error
 //!   codes through [`Error::code`]), its output, and the typestate [`writer`];
 //! - [`bind`]: binding streams, stored by the engine or kept in memory;
 //! - [`text`] (a leaf beside them): names from files escaped for text outputs.
 //!
-//! Intel never published the on-disk layout of its `libtbrw`. This crate is
-//! compatible with the TBRW API and ABI, not with Intel's files: it reads and
-//! writes its own documented layout.
+//! [`Tb5File`] reads Intel's layouts (`"SampleF "`, `"Sample6 "`,
+//! `"Sample7 "`: the files of Intel's TBRW library and VTune's sampling
+//! driver) and this project's own `\x89TB5` layout, as the first 8 bytes say
+//! ([`layout::FileLayout`]); the writers write this project's layout
+//! (docs/FORMAT.md).
 
 #![deny(missing_docs)]
 
@@ -84,8 +87,8 @@ pub mod text;
 mod write;
 
 pub use model::{
-    codes, descriptor, error, event, hardware, module, process, sample, section, software, stack, stream, strings,
-    version,
+    codes, descriptor, error, event, hardware, layout, module, process, sample, section, software, stack, stream,
+    strings, version,
 };
 pub use read::summary;
 pub use write::{engine, work_file, writer};

@@ -51,6 +51,10 @@ pub enum Lang {
     /// linked against libtbrw.so; the sanitizers' allocator also sees the
     /// library's allocations, so leaks in it are reported.
     CSanitized,
+    /// C11 linked to no TBRW library: the program loads one with `dlopen`
+    /// (this project's `libtbrw.so` or Intel's), so that neither one's
+    /// symbols interpose on the other's.
+    CDlopen,
 }
 
 /// Compiles `src` (with `tbrw-sys/include` and the source's folder on the
@@ -80,6 +84,7 @@ fn compile_uncached(src: &Path, lang: Lang) -> PathBuf {
         Lang::Cxx => "-cxx",
         Lang::CStatic => "-static",
         Lang::CSanitized => "-asan",
+        Lang::CDlopen => "-dlopen",
     };
     let parent = src.parent().unwrap().file_name().unwrap().to_string_lossy().into_owned();
     let exe = out_dir.join(format!("{parent}-{name}{suffix}"));
@@ -107,7 +112,9 @@ fn compile_uncached(src: &Path, lang: Lang) -> PathBuf {
     if lang == Lang::CSanitized {
         cmd.args(["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer"]);
     }
-    if lang == Lang::CStatic {
+    if lang == Lang::CDlopen {
+        cmd.arg("-ldl");
+    } else if lang == Lang::CStatic {
         // A Rust staticlib needs these system libraries (`--print native-static-libs`).
         cmd.arg(lib.join("libtbrw.a")).args(["-lgcc_s", "-lutil", "-lrt", "-lpthread", "-lm", "-ldl", "-lc"]);
     } else {

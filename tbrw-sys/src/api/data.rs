@@ -85,3 +85,23 @@ pub unsafe extern "C" fn TBRW_enumerate_data(
         )
     })
 }
+
+/// `TBRW_get_size_of_each_data_entry` (Intel's, beyond the guide): the
+/// bytes of one record of a committed stream, as its data descriptor
+/// defines them (`TBRW_STREAM_NOT_EXIST` for a stream the file does not
+/// have, `TBRW_SECTION_NOT_EXIST` for one without a descriptor). Like
+/// Intel's, it needs no section open: a program learns the record size
+/// before it enumerates, whatever the file's layout.
+#[no_mangle]
+pub unsafe extern "C" fn TBRW_get_size_of_each_data_entry(ptr: *mut c_void, stream: u32, size: *mut u32) -> u32 {
+    boundary(|| {
+        non_null(size)?;
+        let n = with(ptr, |h| {
+            let file = h.engine.existing().ok_or(Code(TBRW_STREAM_NOT_EXIST))?;
+            let layout = file.stream(stream)?.layout()?.ok_or(Code(TBRW_SECTION_NOT_EXIST))?;
+            Ok(layout.record_size())
+        })?;
+        *size = n;
+        Ok(())
+    })
+}

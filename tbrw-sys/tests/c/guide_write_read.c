@@ -468,6 +468,12 @@ static void bind_file(const wchar_t *name) {
     const TBRW_TID *tid = NULL;
     const TBRW_MODULE *mod = NULL;
     OK(TBRW_open(&h, name, TBRW_FILE_READ | TBRW_FILE_WRITE));
+    /* Intel's TBRW_get_size_of_each_data_entry: the descriptor's record
+     * size (the PC record and the TSC), no section open. */
+    OK(TBRW_get_size_of_each_data_entry(h, 0, &size));
+    ASSERT(size == sizeof(TBRW_SampleRecordPC) + sizeof(TBRW_SampleRecordTSC));
+    EXPECT(TBRW_get_size_of_each_data_entry(h, 7, &size), TBRW_STREAM_NOT_EXIST);
+    EXPECT(TBRW_get_size_of_each_data_entry(h, 0, NULL), TBRW_UNEXPECTED_NULL_PTR);
     OK(TBRW_is_bound(h, 0, &bound));
     ASSERT(bound == 0);
     EXPECT(TBRW_bind_enumerate_data(h, 0, bind_cb, &start, 0), TBRW_STREAM_NOT_BOUND);

@@ -77,7 +77,7 @@ impl Engine {
     }
 
     fn committed_bind_visible(&self, n: u32) -> bool {
-        self.existing().is_some_and(|f| f.bind_entry(n, BindSection::Modules).is_some())
+        self.existing().is_some_and(|f| f.stream(n).is_ok_and(|s| s.is_bound()))
             && !self.output().is_some_and(|o| o.is_removed(MODULES, n))
     }
 

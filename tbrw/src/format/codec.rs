@@ -50,6 +50,8 @@ pub(crate) fn encode_system(sys: &System) -> Result<Vec<u8>> {
                 core_num: cpu.core_num,
                 hardware_thread_num: cpu.hardware_thread_num,
                 threads_per_core: cpu.threads_per_core,
+                dummy: cpu.dummy,
+                core_type: cpu.core_type,
                 pad: 0,
             }
             .encode_into(&mut out);
@@ -151,6 +153,8 @@ pub(crate) fn decode_system(c: &mut SectionCursor<'_>) -> Result<System> {
                 core_num: cr.core_num,
                 hardware_thread_num: cr.hardware_thread_num,
                 threads_per_core: cr.threads_per_core,
+                core_type: cr.core_type,
+                dummy: cr.dummy,
                 archs,
             });
         }

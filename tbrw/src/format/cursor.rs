@@ -44,6 +44,11 @@ impl<'a> SectionCursor<'a> {
         Error::malformed(self.location(), what)
     }
 
+    /// Bytes read so far (the offset from the section start).
+    pub(crate) fn position(&self) -> usize {
+        self.pos
+    }
+
     pub(crate) fn remaining(&self) -> usize {
         self.data.len() - self.pos
     }

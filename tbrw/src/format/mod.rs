@@ -1,5 +1,6 @@
-//! This project's on-disk layout (docs/FORMAT.md) in code: the raw
-//! structures, the codec between them and the model, and the reading cursor.
+//! The on-disk layouts (docs/FORMAT.md) in code: this project's raw
+//! structures, the codec between them and the model, and the reading
+//! cursor; Intel's layout in `intel/` beside them.
 //!
 //! Crate-private. Imports only `model`; must not import `read`, `write` or
 //! `bind`.
@@ -7,6 +8,7 @@
 pub(crate) mod codec;
 pub(crate) mod container;
 pub(crate) mod cursor;
+pub(crate) mod intel;
 pub(crate) mod kind;
 pub(crate) mod packed_bind;
 pub(crate) mod raw;

@@ -53,6 +53,7 @@ macro_rules! raw_struct {
         impl Raw for $name { const SIZE: usize = $size; }
     };
 }
+pub(crate) use raw_struct;
 
 raw_struct!(
     /// Bytes 0-63 of the file.
@@ -110,7 +111,11 @@ raw_struct!(CpuRaw = 56 {
     fsb_mhz: u32, cache_l2_kb: u32, cache_l3_kb: u32, num_archs: u32,
     tsc_offset: i64,
     package_num: u16, core_num: u16, hardware_thread_num: u16, threads_per_core: u16,
-    pad: u64,
+    /// `Cpu::dummy` (0 in files written before it was kept).
+    dummy: u32,
+    /// `Cpu::core_type` (0 likewise).
+    core_type: u16,
+    pad: u16,
 });
 raw_struct!(ArchRaw = 8 {
     arch_type: u16,

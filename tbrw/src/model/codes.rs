@@ -33,6 +33,7 @@ macro_rules! tbrw_codes {
 tbrw_codes! {
     TBRW_SUCCESS = 0 => "success",
     TBRW_SAM_ERROR = 22 => "the sample file is damaged or could not be read or written",
+    TBRW_INVALID_SAMPLE_FILE = 24 => "invalid sample file: not a sample file, or one missing a section Intel's library requires",
     TBRW_UNKNOWN_SECTION_NUMBER = 25 => "unknown section identifier",
     TBRW_NO_MEMORY = 26 => "out of memory",
     TBRW_BUFFER_OVERFLOW = 29 => "the data does not fit a 32-bit size",

@@ -45,6 +45,18 @@ pub mod desc_type {
     pub const UNCORE_TAG_NUMBER: u16 = 21;
     pub const DEAR_INFO: u16 = 22;
     pub const LEGACY_UNKNOWN: u16 = 23;
+    // Types 24-33 are Intel's later ones (its 2012 library's DWARF); VTune's
+    // records begin with an ST_DESCRIPTOR_ID (docs/FORMAT.md, "Records").
+    pub const UNCORE_CORE_ID: u16 = 24;
+    pub const UNCORE_PACKAGE_ID: u16 = 25;
+    pub const DEAR_INFO_EX: u16 = 26;
+    pub const GFX_EVENT_COUNT: u16 = 27;
+    pub const CS_EVENT_COUNT: u16 = 28;
+    pub const EVENT_COUNT: u16 = 29;
+    pub const EM_GROUP_ID: u16 = 30;
+    pub const DESCRIPTOR_ID: u16 = 31;
+    pub const LEGACY_MODULE_RECORD: u16 = 32;
+    pub const MODULE_RECORD: u16 = 33;
     /// First extended (computed, not stored) type.
     pub const START_EXT_SAMPLE_REC_ENTRIES: u16 = 0x2000;
     /// Last extended type.
@@ -59,7 +71,7 @@ pub mod desc_type {
     pub const RESERVED_END: u16 = 0xFFFF;
 
     /// Names of the stored types 0..=23, by value.
-    pub const STORED_NAMES: [&str; 24] = [
+    pub const STORED_NAMES: [&str; 34] = [
         "ST_NONE",
         "ST_LEGACY_SAMPLE_RECORD",
         "ST_IP",
@@ -84,6 +96,16 @@ pub mod desc_type {
         "ST_UNCORE_TAG_NUMBER",
         "ST_DEAR_INFO",
         "ST_LEGACY_UNKNOWN",
+        "ST_UNCORE_CORE_ID",
+        "ST_UNCORE_PACKAGE_ID",
+        "ST_DEAR_INFO_EX",
+        "ST_GFX_EVENT_COUNT",
+        "ST_CS_EVENT_COUNT",
+        "ST_EVENT_COUNT",
+        "ST_EM_GROUP_ID",
+        "ST_DESCRIPTOR_ID",
+        "ST_LEGACY_MODULE_RECORD",
+        "ST_MODULE_RECORD",
     ];
 
     /// Names of the extended types from 0x2000, in value order.
@@ -346,6 +368,73 @@ impl RecordLayout {
         boundaries.sort_unstable();
         boundaries.dedup();
         Ok(RecordLayout { record_size: end, offsets, fields, boundaries })
+    }
+
+    /// Derives the layout of `entries` as Intel's layout gives them
+    /// (docs/FORMAT.md, "Records"): every offset as stored, every entry
+    /// with a size takes bytes (Intel's bind streams store extended types
+    /// such as ST_MODULE_IDX), and the record size is the furthest end.
+    ///
+    /// VTune's records begin with an `ST_DESCRIPTOR_ID`, the position of
+    /// their descriptor: each `ST_DESCRIPTOR_ID` entry starts one, and a
+    /// record's fields are its descriptor's. The layout is the first
+    /// descriptor's; the others must define records of the same size
+    /// (records of different sizes in one stream are refused, naming the
+    /// descriptors).
+    pub fn as_given<S>(entries: &[DescEntry<S>]) -> Result<RecordLayout> {
+        let starts: Vec<usize> = entries
+            .iter()
+            .enumerate()
+            .filter(|(i, e)| *i == 0 || e.desc_type == desc_type::DESCRIPTOR_ID)
+            .map(|(i, _)| i)
+            .collect();
+        let group_end = |g: usize| starts.get(g + 1).copied().unwrap_or(entries.len());
+        let mut layouts = Vec::with_capacity(starts.len());
+        for (g, &start) in starts.iter().enumerate() {
+            let mut fields = Vec::new();
+            let mut end = 0u32;
+            for (i, e) in entries.iter().enumerate().take(group_end(g)).skip(start) {
+                if desc_type::is_reserved(e.desc_type) {
+                    return Err(Error::bad(format!(
+                        "data descriptor entry {i}: desc_type {:#x} is reserved",
+                        e.desc_type
+                    )));
+                }
+                let field_end = e
+                    .offset
+                    .checked_add(e.data_size)
+                    .ok_or_else(|| Error::bad(format!("data descriptor entry {i}: field ends past 4 GiB")))?;
+                end = end.max(field_end);
+                // Extended types carry bytes only in Intel's bind streams, where they have a size.
+                if !desc_type::is_extended(e.desc_type) || e.data_size > 0 {
+                    let f = Field {
+                        entry: i,
+                        desc_type: e.desc_type,
+                        subtype: e.subtype,
+                        offset: e.offset,
+                        size: e.data_size,
+                    };
+                    fields.push(f);
+                }
+            }
+            layouts.push((end, fields));
+        }
+        let (record_size, fields) = layouts.first().cloned().unwrap_or_default();
+        if let Some((g, (size, _))) = layouts.iter().enumerate().find(|(_, (size, _))| *size != record_size) {
+            return Err(Error::bad(format!(
+                "descriptor {g} (from entry {}) defines {size}-byte records where descriptor 0 defines \
+                 {record_size}-byte ones: records of different sizes in one stream are not supported",
+                starts[g]
+            )));
+        }
+        let mut boundaries: Vec<u32> = vec![0, record_size];
+        for f in &fields {
+            boundaries.push(f.offset);
+            boundaries.push(f.offset + f.size);
+        }
+        boundaries.sort_unstable();
+        boundaries.dedup();
+        Ok(RecordLayout { record_size, offsets: entries.iter().map(|e| e.offset).collect(), fields, boundaries })
     }
 
     /// The size of one record in bytes.

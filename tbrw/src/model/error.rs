@@ -239,6 +239,24 @@ pub enum Error {
         /// The section.
         section: SectionRef,
     },
+    /// Something this library does not do, such as appending to a file in
+    /// Intel's layout.
+    #[error("{path}: {what}", path = .path.display())]
+    NotImplemented {
+        /// The file.
+        path: PathBuf,
+        /// What is not done.
+        what: String,
+    },
+    /// An Intel file lacks a section Intel's library requires of a sample
+    /// file (its `TBRW_verify` gives 24, "Invalid sample file").
+    #[error("{path}: {what}", path = .path.display())]
+    InvalidSampleFile {
+        /// The file.
+        path: PathBuf,
+        /// What is missing.
+        what: String,
+    },
     /// A CPU architecture entry has an invalid number of cpuids.
     #[error("{what}")]
     UnexpectedNumCpuids {
@@ -261,6 +279,8 @@ impl Error {
             Error::IncompatibleVersion { .. } => TBRW_INCOMPATIBLE_VERSION,
             Error::Malformed { .. } | Error::Checksum { .. } => TBRW_SAM_ERROR,
             Error::MissingRequired { .. } => TBRW_SECTION_NOT_EXIST,
+            Error::InvalidSampleFile { .. } => TBRW_INVALID_SAMPLE_FILE,
+            Error::NotImplemented { .. } => TBRW_NOT_IMPLEMENTED,
             Error::InvalidAccess { .. } => TBRW_INVALID_ACCESS_PERMS,
             Error::SectionInUse { .. } => TBRW_SECTION_ALREADY_IN_USE,
             Error::SectionNotExist { .. } => TBRW_SECTION_NOT_EXIST,

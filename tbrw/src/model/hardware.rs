@@ -85,6 +85,16 @@ pub struct Cpu {
     pub hardware_thread_num: u16,
     /// `cpu_threads_per_core`.
     pub threads_per_core: u16,
+    /// Bits 16-31 of `num_cpu_arch_array` (the count of [`Cpu::archs`] is
+    /// its low 16 bits, as Intel's library reads it): on a hybrid CPU,
+    /// VTune 2025 keeps the core type of CPUID leaf 0x1A here (0x40 for a
+    /// P-core, 0x20 for an E-core); 0 elsewhere. Kept from Intel's files;
+    /// this project's layout stores 0.
+    pub core_type: u16,
+    /// The 32 bits after `num_cpu_arch_array` (`dummy` in the C
+    /// structure). VTune fills them in; kept from Intel's files, this
+    /// project's layout stores 0.
+    pub dummy: u32,
     /// The architectures this cpu executes (`cpu_arch_array`).
     pub archs: Vec<CpuArch>,
 }

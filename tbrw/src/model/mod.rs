@@ -9,6 +9,7 @@ pub mod descriptor;
 pub mod error;
 pub mod event;
 pub mod hardware;
+pub mod layout;
 pub mod module;
 pub mod process;
 pub mod sample;

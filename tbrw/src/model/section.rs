@@ -191,6 +191,9 @@ pub enum SectionRef {
     StackTable(u32),
     /// A section kind this library does not know (from a newer writer).
     Unknown(u16),
+    /// A section of Intel's layout by its `sectionType` (its section
+    /// tables, and the legacy sections the API has no identifier for).
+    Intel(u32),
 }
 
 impl fmt::Display for SectionRef {
@@ -206,6 +209,7 @@ impl fmt::Display for SectionRef {
             SectionRef::StoredSymbols => f.write_str("stored symbols"),
             SectionRef::StackTable(n) => write!(f, "stream {n} stack table"),
             SectionRef::Unknown(k) => write!(f, "unknown section kind {k:#x}"),
+            SectionRef::Intel(t) => write!(f, "section type {t:#x} ({})", super::layout::intel_section_name(*t)),
         }
     }
 }

@@ -7,6 +7,9 @@ use tbrw_bind::{DataBind, ModuleBind, TidBind, UNKNOWN_MODULE};
 use super::data_section::DataSection;
 use super::file::Tb5File;
 use crate::format::codec;
+use crate::format::intel::codec as intel_codec;
+use crate::format::intel::raw as intel_raw;
+use crate::format::intel::section_type as intel_type;
 use crate::format::packed_bind::{self, Widths};
 use crate::format::raw::{DataBindRaw, PidRaw, Raw, TidRaw};
 use crate::model::error::{Error, Result};
@@ -92,6 +95,62 @@ pub enum BindView<'a> {
     },
     /// Computed in memory.
     Memory(&'a MemoryBind),
+    /// Stored in Intel's layout: the bind streams VTune and `TBRW_dobind`
+    /// write (docs/FORMAT.md, "Binds"), read from the mapping.
+    Intel(IntelBind<'a>),
+}
+
+/// A bind stored in Intel's layout: its three bind streams' records, and
+/// the file's own process and thread tables the indexes name.
+#[derive(Clone, Copy)]
+pub struct IntelBind<'a> {
+    /// Per record: module, process, thread index (u64), `data_stride` bytes apart.
+    data: &'a [u8],
+    data_stride: usize,
+    /// Per module: its process index (u64), 8 bytes apart.
+    modules: &'a [u8],
+    /// Per thread: its process index (u64).
+    tid_binds: &'a [u8],
+    /// The file's process (0x1D) and thread (0x1E) records, and their strides.
+    pids: (&'a [u8], usize),
+    tids: (&'a [u8], usize),
+}
+
+impl std::fmt::Debug for IntelBind<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IntelBind")
+            .field("records", &(self.data.len() / self.data_stride.max(1)))
+            .field("modules", &(self.modules.len() / PID_INDEX_SIZE))
+            .field("threads", &(self.tid_binds.len() / PID_INDEX_SIZE))
+            .finish()
+    }
+}
+
+impl IntelBind<'_> {
+    fn process_count(&self) -> u64 {
+        (self.pids.0.len() / self.pids.1.max(1)) as u64
+    }
+
+    fn thread_count(&self) -> u64 {
+        (self.tids.0.len() / self.tids.1.max(1)) as u64
+    }
+
+    fn process(&self, i: u64) -> Option<Pid<StringId>> {
+        let at = usize::try_from(i).ok()?.checked_mul(self.pids.1)?;
+        intel_raw::PidRaw::decode(self.pids.0.get(at..)?).map(|r| intel_codec::decode_pid(&r))
+    }
+
+    fn thread(&self, i: u64) -> Option<Tid<StringId>> {
+        let at = usize::try_from(i).ok()?.checked_mul(self.tids.1)?;
+        intel_raw::TidRaw::decode(self.tids.0.get(at..)?).map(|r| intel_codec::decode_tid(&r))
+    }
+
+    fn data_bind(&self, i: u64) -> Option<DataBind> {
+        let at = usize::try_from(i).ok()?.checked_mul(self.data_stride)?;
+        let e = self.data.get(at..at.checked_add(24)?)?;
+        let word = |k: usize| u64::from_le_bytes(e[8 * k..8 * k + 8].try_into().unwrap_or_default());
+        Some(DataBind { module_index: word(0), pid_index: word(1), tid_index: word(2) })
+    }
 }
 
 /// The per-record binds of a stored bind.
@@ -128,6 +187,9 @@ fn thread_pid(tid_binds: &[u8], t: u64) -> u64 {
 
 impl<'a> BindView<'a> {
     pub(crate) fn stored(file: &'a Tb5File, n: u32) -> Result<Option<BindView<'a>>> {
+        if file.intel().is_some() {
+            return Self::intel(file, n);
+        }
         if file.bind_entry(n, BindSection::Modules).is_none() {
             return Ok(None);
         }
@@ -192,9 +254,50 @@ impl<'a> BindView<'a> {
         }))
     }
 
+    /// The bind of stream `n` of an Intel file, if it is bound: the
+    /// stream's records and the bind's entries must match in number.
+    fn intel(file: &'a Tb5File, n: u32) -> Result<Option<BindView<'a>>> {
+        let Some(index) = file.intel() else { return Ok(None) };
+        let Some(streams) = super::intel::find_bind(file.path(), file.bytes(), index, n) else { return Ok(None) };
+        let at = |e: Option<super::intel::IntelEntry>| {
+            file.loc(crate::model::section::SectionRef::WholeStream(streams.data_stream), e.map_or(0, |e| e.offset))
+        };
+        let records = file.stream(n)?.data()?.map_or(0, |d| d.len());
+        let bind_data = file.stream(streams.data_stream)?.data()?;
+        let data_stride = bind_data.map_or(0, |d| d.record_size());
+        let binds = bind_data.map_or(0, |d| d.len());
+        if binds != records || (binds > 0 && data_stride < 24) {
+            return Err(Error::malformed(
+                at(streams.data),
+                format!(
+                    "the bind of stream {n} (stream {}) holds {binds} entries of {data_stride} bytes for {records} records",
+                    streams.data_stream
+                ),
+            ));
+        }
+        let bytes = |e: Option<super::intel::IntelEntry>| {
+            let b = e.map_or(&[][..], |e| &file.bytes()[e.range()]);
+            &b[..b.len() / PID_INDEX_SIZE * PID_INDEX_SIZE]
+        };
+        let table = |t, min, what| -> Result<(&'a [u8], usize)> {
+            let Some(e) = index.global(t) else { return Ok((&[][..], min)) };
+            let r = super::intel::records(file.path(), file.bytes(), e, min, what)?;
+            Ok((&r.bytes[..r.stride * r.count as usize], r.stride))
+        };
+        Ok(Some(BindView::Intel(IntelBind {
+            data: bind_data.map_or(&[][..], |d| d.as_bytes()),
+            data_stride,
+            modules: bytes(streams.modules),
+            tid_binds: bytes(streams.threads),
+            pids: table(intel_type::PIDS, intel_raw::PidRaw::SIZE, "processes")?,
+            tids: table(intel_type::TIDS, intel_raw::TidRaw::SIZE, "threads")?,
+        })))
+    }
+
     /// The number of data binds (= records of the stream).
     pub fn len(&self) -> u64 {
         match self {
+            BindView::Intel(b) => (b.data.len() / b.data_stride.max(1)) as u64,
             BindView::Stored { data: StoredData::Structs(data), .. } => (data.len() / DataBindRaw::SIZE) as u64,
             BindView::Stored { data: StoredData::Packed(p), .. } => (p.entries.len() / p.widths.entry_size()) as u64,
             BindView::Memory(m) => m.len(),
@@ -206,7 +309,7 @@ impl<'a> BindView<'a> {
         match self {
             BindView::Stored { data: StoredData::Structs(_), .. } => Some(BindSection::Data),
             BindView::Stored { data: StoredData::Packed(_), .. } => Some(BindSection::PackedData),
-            BindView::Memory(_) => None,
+            BindView::Memory(_) | BindView::Intel(_) => None,
         }
     }
 
@@ -217,6 +320,9 @@ impl<'a> BindView<'a> {
 
     /// The bind of record `i`.
     pub fn data_bind(&self, i: u64) -> Option<DataBind> {
+        if let BindView::Intel(b) = self {
+            return b.data_bind(i);
+        }
         let i = usize::try_from(i).ok()?;
         match self {
             BindView::Stored { data: StoredData::Structs(data), .. } => {
@@ -233,6 +339,7 @@ impl<'a> BindView<'a> {
                 let (module_index, tid_index) = w.decode(m.entries.get(i.checked_mul(w.entry_size())?..)?)?;
                 Some(DataBind { module_index, pid_index: m.pid_of(tid_index), tid_index })
             }
+            BindView::Intel(_) => None,
         }
     }
 
@@ -250,7 +357,7 @@ impl<'a> BindView<'a> {
                 let (s, e) = (start.min(end) as usize * size, end as usize * size);
                 unpack(m.widths, &m.entries[s..e], |t| m.pid_of(t), out);
             }
-            BindView::Stored { data: StoredData::Structs(_), .. } => {
+            BindView::Stored { data: StoredData::Structs(_), .. } | BindView::Intel(_) => {
                 out.extend((start..end).filter_map(|i| self.data_bind(i)))
             }
         }
@@ -285,6 +392,7 @@ impl<'a> BindView<'a> {
         match self {
             BindView::Stored { processes, .. } => (processes.len() / PidRaw::SIZE) as u64,
             BindView::Memory(m) => m.tables.processes.len() as u64,
+            BindView::Intel(b) => b.process_count(),
         }
     }
 
@@ -296,6 +404,7 @@ impl<'a> BindView<'a> {
                 PidRaw::decode(processes.get(i.checked_mul(PidRaw::SIZE)?..)?).map(codec::decode_pid)
             }
             BindView::Memory(m) => m.tables.processes.get(i).cloned(),
+            BindView::Intel(b) => b.process(i as u64),
         }
     }
 
@@ -304,6 +413,7 @@ impl<'a> BindView<'a> {
         match self {
             BindView::Stored { threads, .. } => (threads.len() / TidRaw::SIZE) as u64,
             BindView::Memory(m) => m.tables.threads.len() as u64,
+            BindView::Intel(b) => b.thread_count(),
         }
     }
 
@@ -315,13 +425,16 @@ impl<'a> BindView<'a> {
                 TidRaw::decode(threads.get(i.checked_mul(TidRaw::SIZE)?..)?).map(codec::decode_tid)
             }
             BindView::Memory(m) => m.tables.threads.get(i).cloned(),
+            BindView::Intel(b) => b.thread(i as u64),
         }
     }
 
     /// The number of module binds (= modules of the file).
     pub fn module_bind_count(&self) -> u64 {
         match self {
-            BindView::Stored { modules, .. } => (modules.len() / PID_INDEX_SIZE) as u64,
+            BindView::Stored { modules, .. } | BindView::Intel(IntelBind { modules, .. }) => {
+                (modules.len() / PID_INDEX_SIZE) as u64
+            }
             BindView::Memory(m) => m.tables.module_binds.len() as u64,
         }
     }
@@ -329,7 +442,7 @@ impl<'a> BindView<'a> {
     /// The bind of module `i`.
     pub fn module_bind(&self, i: u64) -> Option<ModuleBind> {
         match self {
-            BindView::Stored { modules, .. } => {
+            BindView::Stored { modules, .. } | BindView::Intel(IntelBind { modules, .. }) => {
                 pid_index_at(modules, usize::try_from(i).ok()?).map(|p| ModuleBind { pid_index: p })
             }
             BindView::Memory(m) => m.tables.module_binds.get(usize::try_from(i).ok()?).copied(),
@@ -339,7 +452,7 @@ impl<'a> BindView<'a> {
     /// The bind of thread `i`.
     pub fn tid_bind(&self, i: u64) -> Option<TidBind> {
         match self {
-            BindView::Stored { tid_binds, .. } => {
+            BindView::Stored { tid_binds, .. } | BindView::Intel(IntelBind { tid_binds, .. }) => {
                 pid_index_at(tid_binds, usize::try_from(i).ok()?).map(|p| TidBind { pid_index: p })
             }
             BindView::Memory(m) => m.tables.tid_binds.get(usize::try_from(i).ok()?).copied(),

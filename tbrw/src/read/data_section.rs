@@ -47,6 +47,13 @@ impl<'f> DataSection<'f> {
         }
     }
 
+    /// Records of `record_size` bytes (not 0) filling `bytes`, a slice of
+    /// `file`'s bytes at `offset` (Intel's layout: no time order known).
+    pub(super) fn from_parts(file: &'f Tb5File, bytes: &'f [u8], record_size: usize, offset: u64, stream: u32) -> Self {
+        let len = (bytes.len() / record_size.max(1)) as u64;
+        DataSection { file, bytes, record_size, len, offset, stream, time_ordered: false }
+    }
+
     /// The number of records.
     pub fn len(&self) -> u64 {
         self.len

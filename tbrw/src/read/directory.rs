@@ -78,6 +78,12 @@ impl Indexing<'_> {
 }
 
 impl Directory {
+    /// The directory of a file without one (Intel's layout: its sections
+    /// are indexed by `read/intel`).
+    pub(crate) fn empty() -> Directory {
+        Indexing::new(Path::new(""), 0, 0, 0).dir
+    }
+
     /// Indexes the directory `dir` (at `slot.dir_offset`) of `file`.
     pub(crate) fn read(path: &Path, file: &[u8], slot: &SlotRaw, dir: &[u8]) -> Result<Directory> {
         // A stream index cannot exceed the number of entries.

@@ -20,12 +20,15 @@ use std::sync::Arc;
 use memmap2::{Mmap, MmapOptions};
 
 use super::directory::{Directory, SectionEntry};
+use super::intel::{self, IntelIndex};
 use crate::format::codec;
 use crate::format::container;
 use crate::format::cursor::SectionCursor;
+use crate::format::intel::{raw as intel_raw, section_type as intel_type};
 use crate::format::raw::SlotRaw;
 use crate::model::error::{Error, Location, Result};
 use crate::model::hardware::System;
+use crate::model::layout::FileLayout;
 use crate::model::section::{BindSection, GlobalSection, SectionRef, StreamSection};
 use crate::model::software::Software;
 use crate::model::strings::{MapStrings, StringId, Text};
@@ -90,6 +93,9 @@ pub struct Tb5File {
     dir: Directory,
     /// Why the newer commit of the two slots was passed over, when it was.
     passed_over: Option<PassedOver>,
+    /// The index of an Intel file (docs/FORMAT.md "Intel's layout"); its
+    /// directory above is then empty.
+    intel: Option<Box<IntelIndex>>,
 }
 
 /// A newer commit whose slot is intact but whose directory or string
@@ -105,20 +111,23 @@ impl std::fmt::Debug for Tb5File {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Tb5File")
             .field("path", &self.path)
+            .field("layout", &self.layout())
             .field("generation", &self.generation)
             .field("sections", &self.dir.entries.len())
-            .field("streams", &self.dir.stream_count())
+            .field("streams", &self.stream_count())
             .finish()
     }
 }
 
 impl Tb5File {
-    /// Opens and maps a TB5 file.
+    /// Opens and maps a TB5 file: this project's layout or one of Intel's
+    /// (`"SampleF "`, `"Sample6 "`, `"Sample7 "`), as its first 8 bytes say.
     ///
-    /// Safe while another process appends to the file: the view is the
-    /// newest commit whose directory and string blocks lie inside the file
-    /// and whose checksums hold, else the older of the two commit slots;
-    /// bytes of an append not yet committed are never looked at.
+    /// Safe while another process appends to a file of this project's
+    /// layout: the view is the newest commit whose directory and string
+    /// blocks lie inside the file and whose checksums hold, else the older
+    /// of the two commit slots; bytes of an append not yet committed are
+    /// never looked at.
     pub fn open(path: impl AsRef<Path>) -> Result<Tb5File> {
         let path = path.as_ref();
         let file = File::open(path).map_err(|source| Error::FileOpen { path: path.to_owned(), source })?;
@@ -173,6 +182,7 @@ impl Tb5File {
             committed_end: end,
             dir,
             passed_over: None,
+            intel: None,
         })
     }
 
@@ -195,6 +205,9 @@ impl Tb5File {
     /// `head`: the caller's copy of the first (up to) [`container::HEADER_SIZE`]
     /// bytes, taken before `backing` was sized.
     fn parse(path: PathBuf, head: &[u8], backing: Backing) -> Result<Tb5File> {
+        if let Some(layout) = crate::format::intel::layout_of(head) {
+            return Self::parse_intel(path, layout, backing);
+        }
         container::check_header(&path, head)?;
         let backing = Arc::new(backing);
         let slots = container::commit_slots(&path, head)?;
@@ -215,6 +228,22 @@ impl Tb5File {
         Err(why)
     }
 
+    /// An Intel file: its sections indexed, nothing decoded yet.
+    fn parse_intel(path: PathBuf, layout: FileLayout, backing: Backing) -> Result<Tb5File> {
+        let index = IntelIndex::read(&path, backing.bytes(), layout)?;
+        let end = backing.bytes().len() as u64;
+        Ok(Tb5File {
+            dir: Directory::empty(),
+            generation: 0,
+            active_slot: 0,
+            committed_end: end,
+            path,
+            backing: Arc::new(backing),
+            passed_over: None,
+            intel: Some(Box::new(index)),
+        })
+    }
+
     /// The view of the commit in slot `index`, checked: its directory and
     /// string blocks inside the file, their checksums right.
     fn at_commit(path: &Path, backing: &Arc<Backing>, slot: &SlotRaw, index: usize) -> Result<Tb5File> {
@@ -229,6 +258,7 @@ impl Tb5File {
             path: path.to_owned(),
             backing: Arc::clone(backing),
             passed_over: None,
+            intel: None,
         };
         // String blocks are read on every string lookup: check them once here.
         for e in file.dir.entries.iter().filter(|e| e.section == SectionRef::Strings) {
@@ -264,7 +294,25 @@ impl Tb5File {
         &self.path
     }
 
-    /// The commit generation: 1 for a new file, one more for every append.
+    /// The file's on-disk layout: this project's, or one of Intel's.
+    pub fn layout(&self) -> FileLayout {
+        self.intel.as_ref().map_or(FileLayout::Project, |i| i.layout)
+    }
+
+    /// The index of an Intel file.
+    pub(crate) fn intel(&self) -> Option<&IntelIndex> {
+        self.intel.as_deref()
+    }
+
+    /// The version word after an Intel file's eyecatcher (26 in VTune XE
+    /// 2015's TB6 files, 27 in Intel's 2020 library's TB7); `None` for this
+    /// project's layout, whose format version is the header's.
+    pub fn intel_version(&self) -> Option<u32> {
+        self.intel.as_ref().map(|i| i.version)
+    }
+
+    /// The commit generation: 1 for a new file, one more for every append
+    /// (0 for an Intel file, which has no commits).
     pub fn generation(&self) -> u64 {
         self.generation
     }
@@ -364,48 +412,97 @@ impl Tb5File {
 
     /// Whether the file has a global section.
     pub fn has_section(&self, s: GlobalSection) -> bool {
-        self.global(s).is_some()
+        match self.intel() {
+            Some(i) => i.has_global(s),
+            None => self.global(s).is_some(),
+        }
     }
 
     /// The hardware section.
     pub fn hardware(&self) -> Result<Option<System>> {
+        if let Some(i) = self.intel() {
+            return i
+                .global(intel_type::SYSTEM)
+                .map(|e| intel::decode_system(&self.path, &self.bytes()[e.range()], e.offset))
+                .transpose();
+        }
         self.global(GlobalSection::Hardware).map(|e| codec::decode_system(&mut self.cursor(e)?)).transpose()
     }
 
     /// The software section (strings as ids).
     pub fn software(&self) -> Result<Option<Software<StringId>>> {
+        if let Some(i) = self.intel() {
+            return self.intel_software(i);
+        }
         self.global(GlobalSection::Software).map(|e| codec::decode_software(&mut self.cursor(e)?)).transpose()
+    }
+
+    /// An Intel file's host, OS and application sections as one software section.
+    fn intel_software(&self, i: &IntelIndex) -> Result<Option<Software<StringId>>> {
+        use crate::format::intel::codec::{decode_application, decode_host, decode_os};
+        if !i.has_global(GlobalSection::Software) {
+            return Ok(None);
+        }
+        let (p, b) = (&self.path, self.bytes());
+        let host = i.global(intel_type::HOST).map(|e| intel::one::<intel_raw::HostRaw>(p, b, e, "TBRW_HOST"));
+        let os = i.global(intel_type::OS).map(|e| intel::one::<intel_raw::OsRaw>(p, b, e, "TBRW_OS"));
+        let app = i
+            .global(intel_type::APPLICATION)
+            .map(|e| intel::one::<intel_raw::ApplicationRaw>(p, b, e, "TBRW_APPLICATION"));
+        Ok(Some(Software {
+            host: host.transpose()?.map(|r| decode_host(&r)),
+            os: os.transpose()?.map(|r| decode_os(&r)),
+            application: app.transpose()?.map(|r| decode_application(&r)),
+        }))
     }
 
     /// The version information section.
     pub fn version_info(&self) -> Result<Option<VersionInfo>> {
+        if let Some(i) = self.intel() {
+            return i
+                .global(intel_type::VERSION_INFO)
+                .map(|e| intel::one::<intel_raw::VersionInfoRaw>(&self.path, self.bytes(), e, "TBRW_VERSION_INFO"))
+                .transpose()
+                .map(|v| v.map(|r| crate::format::intel::codec::decode_version(&r)));
+        }
         self.global(GlobalSection::VersionInfo).map(|e| codec::decode_version(&mut self.cursor(e)?)).transpose()
     }
 
     /// The user-defined global section's bytes.
     pub fn user_defined_global(&self) -> Result<Option<&[u8]>> {
+        if let Some(i) = self.intel() {
+            return Ok(i.global(intel_type::USER_GLOBAL).map(|e| &self.bytes()[e.range()]));
+        }
         self.global(GlobalSection::UserDefinedGlobal).map(|e| self.checked_bytes(e)).transpose()
     }
 
     /// The symbols `tbrw symbolize` stored (opaque bytes here; the
-    /// symbolizer reads them), checksum checked.
+    /// symbolizer reads them), checksum checked. Intel's layout has none.
     pub fn stored_symbols(&self) -> Result<Option<&[u8]>> {
         self.dir.stored_symbols().map(|e| self.checked_bytes(e)).transpose()
     }
 
     /// The number of data streams.
     pub fn stream_count(&self) -> u32 {
-        self.dir.stream_count() as u32
+        match self.intel() {
+            Some(i) => i.streams.len() as u32,
+            None => self.dir.stream_count() as u32,
+        }
     }
 
-    /// The number of strings in the file (ids 1 to this).
+    /// The number of strings in the file (ids 1 to this); 0 for an Intel
+    /// file, whose string ids are the file offsets of their texts.
     pub fn string_count(&self) -> u64 {
         self.dir.string_count
     }
 
     /// The string with this id; id 0 and ids past the table are
-    /// [`Error::InvalidString`].
+    /// [`Error::InvalidString`]. In an Intel file the id is the file
+    /// offset of a NUL-terminated UTF-8 text.
     pub fn string(&self, id: StringId) -> Result<&str> {
+        if self.intel.is_some() {
+            return intel::string_at(&self.path, self.bytes(), id);
+        }
         let bad = || Error::InvalidString { id: id.0 };
         if id.0 == 0 || id.0 > self.dir.string_count {
             return Err(bad());

@@ -10,14 +10,17 @@
 //! imports it (`cli/tests/layout.rs`).
 
 mod bind_view;
+mod checks;
 mod data_section;
 mod directory;
 mod file;
+mod intel;
 mod stack_table;
 mod stream;
 pub mod summary;
 mod tables;
 mod verify;
+mod verify_intel;
 
 pub use bind_view::{BindTables, BindView, MemoryBind, PackedData, StoredData};
 pub use data_section::DataSection;

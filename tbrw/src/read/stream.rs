@@ -10,7 +10,9 @@ use super::bind_view::BindView;
 use super::data_section::DataSection;
 use super::directory::SectionEntry;
 use super::file::Tb5File;
+use super::intel::{self, IntelEntry};
 use crate::format::codec;
+use crate::format::intel::section_type as intel_type;
 use crate::model::descriptor::{DescEntry, RecordLayout};
 use crate::model::error::{Error, Result};
 use crate::model::event::Event;
@@ -43,20 +45,46 @@ impl<'f> StreamReader<'f> {
 
     /// Whether the stream has a section.
     pub fn has_section(&self, s: StreamSection) -> bool {
-        self.file.stream_entry(self.index, s).is_some()
+        match self.file.intel() {
+            Some(_) => self.intel_entry(s).is_some(),
+            None => self.file.stream_entry(self.index, s).is_some(),
+        }
     }
 
     fn entry(&self, s: StreamSection) -> Option<&'f SectionEntry> {
         self.file.stream_entry(self.index, s)
     }
 
+    /// The section `s` of a stream of an Intel file. Stream 0's events are
+    /// VTune's legacy events section when it has no TBRW one.
+    fn intel_entry(&self, s: StreamSection) -> Option<&'f IntelEntry> {
+        let i = self.file.intel()?;
+        i.stream_entry(self.index, s).or_else(|| {
+            (s == StreamSection::EventDescription && self.index == 0).then(|| i.legacy(intel_type::LEGACY_EVENTS))?
+        })
+    }
+
     /// The stream information section.
     pub fn info(&self) -> Result<Option<StreamInfo<StringId>>> {
+        if self.file.intel().is_some() {
+            let e = self.intel_entry(StreamSection::StreamInfo);
+            return e.map(|e| intel::stream_info(self.file.path(), self.file.bytes(), e, self.index)).transpose();
+        }
         self.entry(StreamSection::StreamInfo).map(|e| codec::decode_stream_info(&mut self.file.cursor(e)?)).transpose()
     }
 
     /// The event description section.
     pub fn events(&self) -> Result<Option<Vec<Event<StringId>>>> {
+        if self.file.intel().is_some() {
+            let (p, b) = (self.file.path(), self.file.bytes());
+            return self
+                .intel_entry(StreamSection::EventDescription)
+                .map(|e| match e.section_type {
+                    intel_type::LEGACY_EVENTS => intel::legacy_events(p, b, e),
+                    _ => intel::events(p, b, e, self.index),
+                })
+                .transpose();
+        }
         self.entry(StreamSection::EventDescription)
             .map(|e| codec::decode_events(&mut self.file.cursor(e)?, e.raw.count))
             .transpose()
@@ -64,24 +92,57 @@ impl<'f> StreamReader<'f> {
 
     /// The data descriptor entries (with effective offsets).
     pub fn descriptor(&self) -> Result<Option<Vec<DescEntry<StringId>>>> {
+        if self.file.intel().is_some() {
+            let e = self.intel_entry(StreamSection::DataDescription);
+            return e.map(|e| intel::descriptor(self.file.path(), self.file.bytes(), e, self.index)).transpose();
+        }
         self.entry(StreamSection::DataDescription)
             .map(|e| codec::decode_descs(&mut self.file.cursor(e)?, e.raw.count))
             .transpose()
     }
 
-    /// The record layout the data descriptor defines.
+    /// The record layout the data descriptor defines (Intel's files: the
+    /// offsets as stored, see [`RecordLayout::as_given`]).
     pub fn layout(&self) -> Result<Option<RecordLayout>> {
         let Some(entries) = self.descriptor()? else { return Ok(None) };
-        let e = self.entry(StreamSection::DataDescription).expect("descriptor was just read");
-        RecordLayout::from_entries(&entries)
-            .map(Some)
-            .map_err(|err| Error::malformed(self.file.loc(e.section, e.raw.offset), err.to_string()))
+        let (layout, at) = match self.intel_entry(StreamSection::DataDescription) {
+            Some(e) => (RecordLayout::as_given(&entries), e.offset),
+            None => {
+                let e = self.entry(StreamSection::DataDescription).expect("descriptor was just read");
+                (RecordLayout::from_entries(&entries), e.raw.offset)
+            }
+        };
+        let section = SectionRef::Stream(self.index, StreamSection::DataDescription);
+        layout.map(Some).map_err(|err| Error::malformed(self.file.loc(section, at), err.to_string()))
     }
 
     /// The data section: the records, as slices of the mapped file.
     pub fn data(&self) -> Result<Option<DataSection<'f>>> {
+        if self.file.intel().is_some() {
+            return self.intel_data();
+        }
         let Some(e) = self.entry(StreamSection::Data) else { return Ok(None) };
         Ok(Some(DataSection::new(self.file, e, self.index)))
+    }
+
+    /// An Intel file's data section. The records are as many as its length
+    /// holds: Intel's writer can store a wrong entry count (docs/FORMAT.md,
+    /// "Intel's writer's count"); the length is what was written.
+    fn intel_data(&self) -> Result<Option<DataSection<'f>>> {
+        let Some(e) = self.intel_entry(StreamSection::Data) else { return Ok(None) };
+        let section = SectionRef::Stream(self.index, StreamSection::Data);
+        let size = self.layout()?.map_or(0, |l| l.record_size() as u64);
+        if size == 0 || e.length % size != 0 {
+            return Err(Error::malformed(
+                self.file.loc(section, e.offset),
+                match size {
+                    0 => format!("{} bytes of records, and no data descriptor defines a record", e.length),
+                    _ => format!("{} bytes are not whole {size}-byte records", e.length),
+                },
+            ));
+        }
+        let bytes = &self.file.bytes()[e.range()];
+        Ok(Some(DataSection::from_parts(self.file, bytes, size as usize, e.offset, self.index)))
     }
 
     /// The data section after checking it against the data descriptor:
@@ -109,11 +170,17 @@ impl<'f> StreamReader<'f> {
 
     /// The user-defined stream section's bytes.
     pub fn user_defined(&self) -> Result<Option<&'f [u8]>> {
+        if self.file.intel().is_some() {
+            return Ok(self.intel_entry(StreamSection::UserDefinedStream).map(|e| &self.file.bytes()[e.range()]));
+        }
         self.entry(StreamSection::UserDefinedStream).map(|e| self.file.checked_bytes(e)).transpose()
     }
 
     /// Whether the stream has a stored bind.
     pub fn is_bound(&self) -> bool {
+        if let Some(i) = self.file.intel() {
+            return intel::find_bind(self.file.path(), self.file.bytes(), i, self.index).is_some();
+        }
         self.file.bind_entry(self.index, BindSection::Modules).is_some()
     }
 

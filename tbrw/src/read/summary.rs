@@ -61,8 +61,11 @@ pub fn write_summary_with<E: From<Error>>(
 ) -> std::result::Result<(), E> {
     let e = io(file);
     let path = file.path().display().to_string();
-    writeln!(out, "{}: TB5 (commit {}), {} strings", Escaped(&path), file.generation(), file.string_count())
-        .map_err(&e)?;
+    match (file.layout(), file.intel_version()) {
+        (layout, Some(version)) => writeln!(out, "{}: {layout}, version {version}", Escaped(&path)),
+        _ => writeln!(out, "{}: TB5 (commit {}), {} strings", Escaped(&path), file.generation(), file.string_count()),
+    }
+    .map_err(&e)?;
     let present: Vec<&str> = GlobalSection::ALL.iter().filter(|s| file.has_section(**s)).map(|s| s.c_name()).collect();
     writeln!(out, "global sections: {}", if present.is_empty() { "none".into() } else { present.join(", ") })
         .map_err(&e)?;

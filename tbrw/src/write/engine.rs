@@ -485,8 +485,9 @@ impl Engine {
             return Err(Error::StreamInUse { stream: n });
         }
         let mut st = StreamState::new(false);
+        let stream = file.stream(n)?;
         for s in StreamSection::ALL {
-            if file.stream_entry(n, s).is_some() {
+            if stream.has_section(s) {
                 st.sections[s.index()] = State::Existing;
             }
         }

@@ -139,6 +139,17 @@ impl Output {
         crash_point("target locked");
         work_file::remove_dead(&work_file::folder_of(path), path);
         let existing = Tb5File::open(path)?;
+        // This writer appends this project's layout only: its commit slots
+        // would overwrite an Intel file's section table.
+        if existing.layout().is_intel() {
+            return Err(Error::NotImplemented {
+                path: path.to_owned(),
+                what: format!(
+                    "appending to a file in {} is not supported: the file is left as it is",
+                    existing.layout()
+                ),
+            });
+        }
         // A newer commit that does not read (lost writes) would be cut off
         // and its slot overwritten: refused, so that `verify` can still name it.
         if let Some(e) = existing.passed_over_error() {

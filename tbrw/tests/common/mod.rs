@@ -151,7 +151,7 @@ pub fn system() -> impl Strategy<Value = System> {
     ];
     let arch = (any::<u16>(), cpuids).prop_map(|(arch_type, cpuids)| CpuArch { arch_type, cpuids });
     let cpu =
-        (any::<[u32; 7]>(), any::<i64>(), any::<[u16; 4]>(), vec(arch, 0..3)).prop_map(|(a, tsc, b, archs)| Cpu {
+        (any::<[u32; 8]>(), any::<i64>(), any::<[u16; 5]>(), vec(arch, 0..3)).prop_map(|(a, tsc, b, archs)| Cpu {
             number: a[0],
             native_arch_type: a[1],
             intel_processor_number: a[2],
@@ -164,6 +164,8 @@ pub fn system() -> impl Strategy<Value = System> {
             core_num: b[1],
             hardware_thread_num: b[2],
             threads_per_core: b[3],
+            core_type: b[4],
+            dummy: a[7],
             archs,
         });
     let node = (any::<[u32; 5]>(), any::<u64>(), vec(cpu, 0..4)).prop_map(|(a, mem, cpus)| Node {
@@ -423,6 +425,8 @@ pub fn guide_content(samples: u32) -> Content {
                     cache_l2_kb: 4096,
                     cache_l3_kb: 128,
                     threads_per_core: 1,
+                    core_type: 0,
+                    dummy: 0,
                     archs: vec![CpuArch {
                         arch_type: arch_type::X86,
                         cpuids: Cpuids::Ia32(vec![CpuidIa32 {
