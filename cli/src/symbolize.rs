@@ -59,7 +59,7 @@ fn symbols_of(
     warn: &mut dyn Write,
 ) -> Result<(Stored, Vec<u8>), CliError> {
     let modules = tbrw_query::stream::modules(file)?;
-    let mut syms = FileSymbols::new(file, &modules, opts)?;
+    let mut syms = FileSymbols::new(file, &modules, opts)?.verbose(opts.verbose);
     syms.set_unusable_note("none of its functions is stored");
     let mut done = Stored::default();
     let mut hit = Vec::new();

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod inputs;
+pub mod scale_inputs;
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
