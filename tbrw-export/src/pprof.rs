@@ -17,7 +17,7 @@ use tbrw::Tb5File;
 
 use crate::error::ExportError;
 use tbrw_query::names;
-use tbrw_query::stacks::{stacks, Detail, IdMap, Keep, Names, ViewOptions};
+use tbrw_query::stacks::{stacks, Detail, IdMap, Keep, Names, NodeId, ViewOptions};
 use tbrw_query::Weight;
 use tbrw_symbols::Symbolized;
 
@@ -475,8 +475,13 @@ fn encode(
             label
         })
         .collect();
+    // In the order the label sets and stacks were first met: the same
+    // every run, whatever the map's.
+    let mut order: Vec<(u32, NodeId)> = st.stacks.keys().copied().collect();
+    order.sort_unstable();
     let mut sample = Sample::default();
-    for (&(set, stack), totals) in &st.stacks {
+    for (set, stack) in order {
+        let totals = &st.stacks[&(set, stack)];
         sample.location_id.clear();
         sample.location_id.extend(st.tree.path(stack).map(|n| u64::from(st.tree.frame_id_of(n)) + 1));
         sample.label.clone_from(&labels[set as usize]);
