@@ -197,8 +197,10 @@ pub fn walk(
         ..WalkInfo::default()
     };
     let mut frames: Vec<Frame> = Vec::new();
-    // (process, thread, pid, tid) of the sample before.
-    let mut last_seen: Option<(u64, u64, u32, u32)> = None;
+    let threads = w.bind_view().map_or(0, |v| usize::try_from(v.thread_count()).unwrap_or(0));
+    // Per thread index of the bind (below its thread count): its process
+    // index, pid and tid, once seen. Samples of many processes interleave.
+    let mut seen: Vec<Option<(u64, u32, u32)>> = Vec::new();
     let mut failed = None;
     let passed = w.pass(0..w.records(), progress, |s| {
         if failed.is_some() {
@@ -238,14 +240,20 @@ pub fn walk(
             },
         };
         let (process, thread) = (s.process.unwrap_or(0), s.thread.unwrap_or(0));
-        // Consecutive samples are mostly of the same thread: the maps are
-        // only looked at when the thread changes.
-        let (pid, tid) = match last_seen {
-            Some((p, t, pid, tid)) if (p, t) == (process, thread) => (pid, tid),
-            _ => {
+        // The maps are looked at once per thread (a thread is of one process).
+        let slot = usize::try_from(thread).ok().filter(|&t| t < threads);
+        let known = slot.and_then(|t| seen.get(t).copied().flatten()).filter(|k| k.0 == process);
+        let (pid, tid) = match known {
+            Some((_, pid, tid)) => (pid, tid),
+            None => {
                 let pid = info.processes.entry(process).or_insert_with(|| w.process(process)).pid;
                 let tid = info.threads.entry(thread).or_insert_with(|| w.thread(thread)).tid;
-                last_seen = Some((process, thread, pid, tid));
+                if let Some(t) = slot {
+                    if seen.len() <= t {
+                        seen.resize(t + 1, None);
+                    }
+                    seen[t] = Some((process, pid, tid));
+                }
                 (pid, tid)
             }
         };
@@ -429,23 +437,30 @@ pub fn stacks(
     let mut map: IdMap<(u32, NodeId), Totals> = IdMap::default();
     let mut numbers: IdMap<Labels, u32> = IdMap::default();
     let mut labels: Vec<Labels> = Vec::new();
-    // Consecutive samples mostly have the labels of the one before.
-    let mut last: Option<(Labels, u32)> = None;
+    // Per thread index (below 2^24), its labels' number, when the cpu is
+    // not kept: the labels are the thread's and its process's then.
+    let mut by_thread: Vec<Option<(Labels, u32)>> = Vec::new();
     let info = walk(file, opts, what, &mut tree, res, progress, &mut |s| {
         let l = Labels {
             process: if keep.process { s.process } else { 0 },
             thread: if keep.thread { s.thread } else { 0 },
             cpu: if keep.cpu { s.cpu } else { None },
         };
-        let number = match last {
-            Some((was, n)) if was == l => n,
-            _ => {
+        let slot = usize::try_from(s.thread).ok().filter(|&t| !keep.cpu && t < 1 << 24);
+        let number = match slot.and_then(|t| by_thread.get(t).copied().flatten()).filter(|(was, _)| *was == l) {
+            Some((_, n)) => n,
+            None => {
                 let next = labels.len() as u32;
                 let n = *numbers.entry(l).or_insert(next);
                 if n == next {
                     labels.push(l);
                 }
-                last = Some((l, n));
+                if let Some(t) = slot {
+                    if by_thread.len() <= t {
+                        by_thread.resize(t + 1, None);
+                    }
+                    by_thread[t] = Some((l, n));
+                }
                 n
             }
         };
