@@ -252,10 +252,10 @@ const RULES: &[Rule] = &[
     filling("export timeline (winidea)", Input::WinIdea, 16.0, 0.0, LANE + NAMES_128, 0.0),
     rule("report --by module (remote)", Input::Remote, 16.0, 0.0, 0.0),
     rule("export flamegraph --by process,module (remote)", Input::Remote, 16.0, 0.0, 256.0),
-    rule("export flamegraph (remote)", Input::Remote, 16.0, 0.0, 256.0),
-    rule("report --by function (remote)", Input::Remote, 16.0, 0.0, 512.0),
-    rule("export firefox (remote)", Input::Remote, 16.0, 48.0, 512.0),
-    per_address("export pprof (remote)", Input::Remote, 16.0, 0.0, PPROF_ADDRESS),
+    rule("export flamegraph (remote)", Input::Remote, 16.0, 0.0, MODULE_NAMED),
+    rule("report --by function (remote)", Input::Remote, 16.0, 0.0, MODULE_NAMED),
+    rule("export firefox (remote)", Input::Remote, 64.0, 56.0, MODULE_NAMED),
+    per_address("export pprof (remote)", Input::Remote, 16.0, MODULE_NAMED, PPROF_ADDRESS),
     filling("report --by address (remote)", Input::Remote, 16.0, REPORT_PART, 0.0, ADDRESS),
     rule("report --children (deep)", Input::Deep, 16.0, 0.0, 64.0),
     rule("export pprof (deep)", Input::Deep, 16.0, 0.0, 128.0),
@@ -270,9 +270,15 @@ const RULES: &[Rule] = &[
 const ADDRESS: f64 = 72.0;
 
 /// What pprof holds per distinct address: its frame in the walk's tree
-/// (16 B and its index), its stack's node (8 B and its index), its stack
-/// and label set's totals (32 B in a hash map): about 100 B.
-const PPROF_ADDRESS: f64 = 100.0;
+/// (16 B, and 5 to 10 B of index), its outermost node (8 B, and 4 B to find
+/// it from its frame), its totals with its label set's number (32 B per
+/// node), each `Vec` up to twice its length as it grows: 65 to 130 B.
+const PPROF_ADDRESS: f64 = 120.0;
+
+/// What a module whose file is not here costs once it is named: the
+/// symbolizer's result for it (its label, the paths tried), its warning's
+/// text, its entries in the tables of modules and files: about 1.5 KiB.
+const MODULE_NAMED: f64 = 1536.0;
 
 /// A report part's sort buffers (`tbrw-query` `report/raw.rs`): a batch of
 /// 2^18 keys (`RawKey`, 40 B: 10 MiB) and its packed copy (16 B a key:
@@ -395,6 +401,18 @@ fn count(path: &Path) -> (u64, u64) {
     (records, nodes)
 }
 
+/// [`distinct_addresses`] of `path`, counted by a child (this bench run
+/// again): the commands' peaks are their rusage's, which counts the pages
+/// of the process that spawns them (this one) when it holds more.
+fn distinct_addresses_apart(path: &Path) -> u64 {
+    let out = Command::new(std::env::current_exe().unwrap()).env(DISTINCT, path).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
+}
+
+/// The variable that runs this bench as [`distinct_addresses_apart`]'s child.
+const DISTINCT: &str = "TBRW_MEMORY_DISTINCT_OF";
+
 /// The distinct (pid, address) pairs of stream 0's records of `path`:
 /// its distinct sampled addresses.
 fn distinct_addresses(path: &Path) -> u64 {
@@ -425,13 +443,17 @@ fn measured(input: Input, d: &Path) -> (u64, u64, u64) {
     };
     let addresses = match input {
         Input::Sampler => 64 * 512,
-        Input::Remote | Input::Deep => distinct_addresses(&d.join(input.counted())),
+        Input::Remote | Input::Deep => distinct_addresses_apart(&d.join(input.counted())),
         _ => 0,
     };
     (records, things, addresses)
 }
 
 fn main() {
+    if let Some(path) = std::env::var_os(DISTINCT) {
+        println!("{}", distinct_addresses(Path::new(&path)));
+        return;
+    }
     let dir = std::env::var_os("TBRW_BENCH_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/memory-bench"));

@@ -101,7 +101,7 @@ pub fn for_each_line(
     drop(res);
     let info = std::mem::take(&mut st.info);
     let mut tree = LabelTree::new(fopts, &info);
-    for (&(set, stack), totals) in &st.stacks {
+    for ((set, stack), totals) in st.iter() {
         let count = match opts.query.weight {
             Weight::Samples => totals.samples,
             Weight::Cputime => totals.weight.round() as u64,

@@ -17,7 +17,7 @@ use tbrw::Tb5File;
 
 use crate::error::ExportError;
 use tbrw_query::names;
-use tbrw_query::stacks::{stacks, Detail, IdMap, Keep, Names, NodeId, ViewOptions};
+use tbrw_query::stacks::{stacks, Detail, IdMap, Keep, Names, ViewOptions};
 use tbrw_query::Weight;
 use tbrw_symbols::Symbolized;
 
@@ -435,7 +435,7 @@ fn encode(
     let mut summary = PprofSummary { stacks: st.len(), locations: st.tree.frame_count(), ..PprofSummary::default() };
 
     let value_type = |s: &mut Strings, t: &str, u: &str| ValueType { r#type: s.get(t), unit: s.get(u) };
-    let totals = st.stacks.values().fold((0u64, 0u64), |(n, per), t| (n + t.samples, per + t.period));
+    let totals = st.iter().fold((0u64, 0u64), |(n, per), (_, t)| (n + t.samples, per + t.period));
     let types = value_types(file, opts, info, totals)?;
     let mut default_sample_type = 0;
     for (t, u) in &types.types {
@@ -475,13 +475,8 @@ fn encode(
             label
         })
         .collect();
-    // In the order the label sets and stacks were first met: the same
-    // every run, whatever the map's.
-    let mut order: Vec<(u32, NodeId)> = st.stacks.keys().copied().collect();
-    order.sort_unstable();
     let mut sample = Sample::default();
-    for (set, stack) in order {
-        let totals = &st.stacks[&(set, stack)];
+    for ((set, stack), totals) in st.iter() {
         sample.location_id.clear();
         sample.location_id.extend(st.tree.path(stack).map(|n| u64::from(st.tree.frame_id_of(n)) + 1));
         sample.label.clone_from(&labels[set as usize]);
@@ -513,7 +508,7 @@ fn encode(
         }
     }
     let mut leaf_samples: Vec<u64> = vec![0; info.modules.len()];
-    for (&(_, leaf), t) in &st.stacks {
+    for ((_, leaf), t) in st.iter() {
         if let Some(n) = st.tree.node_frame(leaf).module.and_then(|m| leaf_samples.get_mut(m as usize)) {
             *n += t.samples;
         }
@@ -559,7 +554,7 @@ fn encode(
     // Per module record, the last symbolizer result and the function and
     // line it gave: every address of a module whose file is not here has
     // the same result, found once.
-    let mut last: IdMap<Option<u64>, (Option<Arc<Symbolized>>, u64, i64)> = IdMap::default();
+    let mut last: IdMap<Option<u64>, Known> = IdMap::default();
     for id in 0..st.tree.frame_count() as u32 {
         let f = st.tree.frame(id);
         let mapping = f.module.and_then(|m| mapping_of.get(&m).copied());
@@ -666,6 +661,9 @@ fn encode(
     out.write_all(&scratch).map_err(io)?;
     Ok(summary)
 }
+
+/// A module's last symbolizer result, and the function and line it gave.
+type Known = (Option<Arc<Symbolized>>, u64, i64);
 
 fn write_mappings(mappings: &[Mapping], scratch: &mut Vec<u8>, out: &mut dyn Write) -> std::io::Result<()> {
     for m in mappings {

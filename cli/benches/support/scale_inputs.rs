@@ -90,7 +90,6 @@ fn globals(w: &mut Tb5Writer) -> Result<()> {
         sampling_driver_version: UNKNOWN_DRIVER_VERSION,
         bind_version: 0,
         sample_file_version: MIN_SAMPLE_FILE_VERSION,
-        ..Default::default()
     })
 }
 

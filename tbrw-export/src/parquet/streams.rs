@@ -232,15 +232,14 @@ impl RunStacks {
                 None => path.push(n),
             }
         }
-        let mut depth = if parent == NONE { 0 } else { usize::from(self.depth[parent as usize]) + 1 };
-        for &n in path.iter().rev() {
+        let first = if parent == NONE { 0 } else { usize::from(self.depth[parent as usize]) + 1 };
+        for (depth, &n) in (first..).zip(path.iter().rev()) {
             let f = tree.node_frame(n);
             parent = self.intern(parent, f, depth, symbols)?;
             if self.tree_node.len() <= n as usize {
                 self.tree_node.resize(n as usize + 1, NO_LEAF);
             }
             self.tree_node[n as usize] = parent;
-            depth += 1;
         }
         Ok(parent)
     }

@@ -19,7 +19,7 @@ pub enum Answer {
     /// A report, its rows made.
     Report(Report),
     /// A report by address, its rows made as they are taken.
-    Addresses(AddressRows),
+    Addresses(Box<AddressRows>),
 }
 
 impl Answer {
@@ -27,7 +27,7 @@ impl Answer {
     pub fn into_report(self) -> Report {
         match self {
             Answer::Report(r) => r,
-            Answer::Addresses(a) => a.into_report(),
+            Answer::Addresses(a) => (*a).into_report(),
         }
     }
 

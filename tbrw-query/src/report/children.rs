@@ -120,7 +120,7 @@ pub fn report(
     let mut sums: Vec<Sums> = vec![Sums::default(); keys.len()];
     let mut through: Vec<(u64, f64)> = vec![(0, 0.0); tree.len()];
     let mut total_weight = 0.0;
-    let mut ends: Vec<(NodeId, u64, f64)> = st.stacks.iter().map(|(&(_, n), t)| (n, t.samples, t.weight)).collect();
+    let mut ends: Vec<(NodeId, u64, f64)> = st.iter().map(|((_, n), t)| (n, t.samples, t.weight)).collect();
     // One order of the floating-point sums, whatever the map's.
     ends.sort_unstable_by_key(|e| e.0);
     for &(n, samples, weight) in &ends {

@@ -114,7 +114,7 @@ pub fn answer(
     progress: &mut dyn FnMut(u64),
 ) -> Result<super::Answer, QueryError> {
     if by == [By::Address] && opts.query.weight == Weight::Samples {
-        return Ok(super::Answer::Addresses(AddressRows::new(file, opts, symbols, warn, progress)?));
+        return Ok(super::Answer::Addresses(Box::new(AddressRows::new(file, opts, symbols, warn, progress)?)));
     }
     report(file, opts, by, symbols, warn, progress).map(super::Answer::Report)
 }

@@ -27,6 +27,7 @@ use crate::report::By;
 use crate::stream::{self, TimeField};
 use crate::walk::{Binding, ProcessName, ThreadName, Walk};
 
+mod flat;
 mod names;
 mod table;
 mod tree;
@@ -160,26 +161,7 @@ pub fn walk(
     each: &mut dyn FnMut(&Sample<'_>) -> Result<(), QueryError>,
 ) -> Result<WalkInfo, QueryError> {
     let n = opts.query.stream;
-    let name = || file.path().display().to_string();
-    let fields = stream::SampleFields::of(file, n)?;
-    if !fields.has_pc() || !fields.bindable() {
-        return Err(QueryError::Unsupported {
-            file: name(),
-            stream: n,
-            what: format!(
-                "it has no instruction pointer in its records, so {what} has no stacks to show; \
-                 for a stream of intervals (MTMC tasks, winIDEA calls) use `tbrw export timeline` or `tbrw export firefox`"
-            ),
-        });
-    }
-    let w = Walk::open(file, &opts.query, Binding::Always)?.with_cpu_time()?;
-    if w.records() == 0 {
-        return Err(QueryError::Unsupported {
-            file: name(),
-            stream: n,
-            what: format!("it has no records: nothing to {what}"),
-        });
-    }
+    let w = open_walk(file, opts, what)?.with_cpu_time()?;
     let fields = w.fields();
 
     // The stacks of the stream's stack table, when it has one; else, in a
@@ -289,6 +271,33 @@ pub fn walk(
     Ok(info)
 }
 
+/// The walk of `opts.query` for stacks: the stream needs instruction
+/// pointers, must bind and have records (`what` names the export).
+fn open_walk<'f>(file: &'f Tb5File, opts: &ViewOptions, what: &str) -> Result<Walk<'f>, QueryError> {
+    let n = opts.query.stream;
+    let name = || file.path().display().to_string();
+    let fields = stream::SampleFields::of(file, n)?;
+    if !fields.has_pc() || !fields.bindable() {
+        return Err(QueryError::Unsupported {
+            file: name(),
+            stream: n,
+            what: format!(
+                "it has no instruction pointer in its records, so {what} has no stacks to show; \
+                 for a stream of intervals (MTMC tasks, winIDEA calls) use `tbrw export timeline` or `tbrw export firefox`"
+            ),
+        });
+    }
+    let w = Walk::open(file, &opts.query, Binding::Always)?;
+    if w.records() == 0 {
+        return Err(QueryError::Unsupported {
+            file: name(),
+            stream: n,
+            what: format!("it has no records: nothing to {what}"),
+        });
+    }
+    Ok(w)
+}
+
 /// A perf import's call-chain stream (files imported before the stack
 /// table), walked in step with the samples: its frames are in sample
 /// order, innermost first, each bound by the stream's own bind.
@@ -377,33 +386,72 @@ pub struct StackKey {
 
 /// Samples aggregated per distinct stack and label set: the stacks as the
 /// walk's tree of nodes, and per (label set, innermost node) what its
-/// samples add up to (32 bytes an entry: its numbers and its totals).
+/// samples add up to: per node, the first label set met there and its
+/// totals (32 bytes a node, no hashing: a node is mostly in one label
+/// set), and a map for the others.
 #[derive(Debug, Default)]
 pub struct Stacks {
     /// The distinct stacks.
     pub tree: StackTree,
     /// The distinct label sets, numbered as first met.
     pub labels: Vec<Labels>,
-    /// Per (label set number, innermost node): the samples' totals.
-    pub stacks: IdMap<(u32, NodeId), Totals>,
+    /// Per node: its first label set's number (`u32::MAX`: none) and totals.
+    first: Vec<(u32, Totals)>,
+    /// (label set number, innermost node) → totals, for the later label sets of a node.
+    later: IdMap<(u32, NodeId), Totals>,
     /// What the walk learned.
     pub info: WalkInfo,
 }
 
+/// "No label set" in [`Stacks`]' per-node entries.
+const NO_SET: u32 = u32::MAX;
+
 impl Stacks {
-    /// Every distinct stack and label set with its totals.
-    pub fn iter(&self) -> impl Iterator<Item = (StackKey, &Totals)> + '_ {
-        self.stacks.iter().map(|(&(l, stack), t)| (StackKey { labels: self.labels[l as usize], stack }, t))
+    /// The totals of (label set `set`, innermost node `stack`), made if new.
+    fn entry(&mut self, set: u32, stack: NodeId) -> &mut Totals {
+        let n = stack as usize;
+        if n >= self.first.len() {
+            self.first.resize(n + 1, (NO_SET, Totals::default()));
+        }
+        match self.first[n].0 {
+            NO_SET => {
+                self.first[n].0 = set;
+                &mut self.first[n].1
+            }
+            s if s == set => &mut self.first[n].1,
+            _ => self.later.entry((set, stack)).or_default(),
+        }
+    }
+
+    /// Room for `nodes` more nodes' first label sets.
+    fn reserve_nodes(&mut self, nodes: usize) {
+        self.first.reserve_exact(nodes);
+    }
+
+    /// Every distinct (label set number, innermost node) with its totals:
+    /// by node, the first label set met there first, then the others by
+    /// label set and node (the same order every run).
+    pub fn iter(&self) -> impl Iterator<Item = ((u32, NodeId), &Totals)> + '_ {
+        let mut later: Vec<(&(u32, NodeId), &Totals)> = self.later.iter().collect();
+        later.sort_unstable_by_key(|(k, _)| **k);
+        let first =
+            self.first.iter().enumerate().filter(|(_, (s, _))| *s != NO_SET).map(|(n, (s, t))| ((*s, n as NodeId), t));
+        first.chain(later.into_iter().map(|(k, t)| (*k, t)))
+    }
+
+    /// Every distinct stack and label set with its totals, as [`Stacks::iter`] orders them.
+    pub fn keys(&self) -> impl Iterator<Item = (StackKey, &Totals)> + '_ {
+        self.iter().map(|((l, stack), t)| (StackKey { labels: self.labels[l as usize], stack }, t))
     }
 
     /// The number of distinct stacks and label sets.
     pub fn len(&self) -> usize {
-        self.stacks.len()
+        self.first.iter().filter(|(s, _)| *s != NO_SET).count() + self.later.len()
     }
 
     /// Whether no sample was aggregated.
     pub fn is_empty(&self) -> bool {
-        self.stacks.is_empty()
+        self.len() == 0
     }
 
     /// The frames of `key`'s stack, innermost first.
@@ -433,10 +481,12 @@ pub fn stacks(
     what: &str,
     progress: &mut dyn FnMut(u64),
 ) -> Result<Stacks, QueryError> {
+    if let Some(st) = flat::stacks(file, opts, keep, res, what, progress)? {
+        return Ok(st);
+    }
     let mut tree = StackTree::new();
-    let mut map: IdMap<(u32, NodeId), Totals> = IdMap::default();
+    let mut st = Stacks::default();
     let mut numbers: IdMap<Labels, u32> = IdMap::default();
-    let mut labels: Vec<Labels> = Vec::new();
     // Per thread index (below 2^24), its labels' number, when the cpu is
     // not kept: the labels are the thread's and its process's then.
     let mut by_thread: Vec<Option<(Labels, u32)>> = Vec::new();
@@ -450,10 +500,10 @@ pub fn stacks(
         let number = match slot.and_then(|t| by_thread.get(t).copied().flatten()).filter(|(was, _)| *was == l) {
             Some((_, n)) => n,
             None => {
-                let next = labels.len() as u32;
+                let next = st.labels.len() as u32;
                 let n = *numbers.entry(l).or_insert(next);
                 if n == next {
-                    labels.push(l);
+                    st.labels.push(l);
                 }
                 if let Some(t) = slot {
                     if by_thread.len() <= t {
@@ -464,13 +514,13 @@ pub fn stacks(
                 n
             }
         };
-        let t = map.entry((number, s.stack)).or_default();
+        let t = st.entry(number, s.stack);
         t.samples += 1;
         t.weight += s.weight;
         t.period += s.period.unwrap_or(0);
         Ok(())
     })?;
-    Ok(Stacks { tree, labels, stacks: map, info })
+    Ok(Stacks { tree, info, ..st })
 }
 
 pub use crate::names::{clean, module_name};

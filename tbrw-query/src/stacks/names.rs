@@ -114,6 +114,18 @@ impl Resolution<'_> {
         Frame { module, pc: load }
     }
 
+    /// When every frame of `module` is kept as the module's one frame
+    /// (by module; by function where its addresses all name alike), that
+    /// frame's address.
+    pub fn collapsed(&mut self, module: Option<u64>) -> Option<u64> {
+        let one = match self.detail {
+            Detail::Address => false,
+            Detail::Module => true,
+            Detail::Function => self.uniform(module),
+        };
+        one.then(|| self.module_frame(module).pc)
+    }
+
     /// What is kept of `f`.
     pub fn keep(&mut self, f: Frame) -> Frame {
         let whole = match self.detail {

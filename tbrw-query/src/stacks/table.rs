@@ -137,13 +137,12 @@ impl<'f> TableStacks<'f> {
         // Back in: each frame bound, kept, interned; each (pid, node)
         // remembered while its whole stack binds over a span of times.
         let mut parent = top.map(|b| b.node);
-        let mut depth = top.map_or(0, |b| b.depth);
         let mut span = Some(top.map_or(bind::Span::ALWAYS, |b| b.span));
-        for &(tn, pc) in self.scratch.iter().rev() {
+        let outer = top.map_or(0, |b| b.depth);
+        for (depth, &(tn, pc)) in (outer + 1..).zip(self.scratch.iter().rev()) {
             let (module, s) = self.binder.module_of(&key, k, pc);
             let node = res.push(tree, parent, Frame { module, pc })?;
             parent = Some(node);
-            depth += 1;
             span = span.zip(s).map(|(a, b)| a.and(b));
             if let Some(span) = span.filter(|_| self.remembered.len() < REMEMBERED) {
                 self.remembered.insert((key.pid, tn), Bound { span, node, depth });

@@ -41,6 +41,9 @@ pub struct StackTree {
     /// Per distinct frame, its outermost node ([`NONE`]: none yet): most
     /// stacks are a sampled address alone, found without a hash.
     roots: Vec<u32>,
+    /// The frames in `frame_index`: `frames[..indexed]` (those appended by
+    /// [`StackTree::push_new_root`] are indexed when one is next looked up).
+    indexed: usize,
 }
 
 impl std::fmt::Debug for StackTree {
@@ -90,6 +93,7 @@ impl StackTree {
 
     /// The number of distinct frame `f`, numbering it if it is new.
     pub fn frame_id(&mut self, f: Frame) -> Result<u32, QueryError> {
+        self.index_frames();
         let key = packed(f);
         let h = mix(key.0, key.1);
         let frames = &self.frames;
@@ -98,12 +102,44 @@ impl StackTree {
         }
         let id = u32::try_from(self.frames.len()).ok().filter(|&i| i != NONE).ok_or_else(full)?;
         self.frames.push(key);
+        self.indexed = self.frames.len();
         let frames = &self.frames;
         self.frame_index.insert_unique(h, id, |&i| {
             let (m, pc) = frames[i as usize];
             mix(m, pc)
         });
         Ok(id)
+    }
+
+    /// Indexes the frames [`StackTree::push_new_root`] appended.
+    fn index_frames(&mut self) {
+        while self.indexed < self.frames.len() {
+            let i = self.indexed;
+            let (m, pc) = self.frames[i];
+            let frames = &self.frames;
+            self.frame_index.insert_unique(mix(m, pc), i as u32, |&j| {
+                let (m, pc) = frames[j as usize];
+                mix(m, pc)
+            });
+            self.indexed += 1;
+        }
+    }
+
+    /// Appends frame `f`, which the tree does not have yet (the caller
+    /// knows: its frames come in order, each once), and its outermost
+    /// node: no lookup, and the index is made only if a frame is looked up
+    /// later. For stacks of one frame counted apart (`flat.rs`).
+    pub fn push_new_root(&mut self, f: Frame) -> Result<NodeId, QueryError> {
+        let id = u32::try_from(self.frames.len()).ok().filter(|&i| i != NONE).ok_or_else(full)?;
+        self.frames.push(packed(f));
+        self.node(None, id)
+    }
+
+    /// Room for `frames` more frames and their outermost nodes.
+    pub fn reserve_roots(&mut self, frames: usize) {
+        self.frames.reserve_exact(frames);
+        self.roots.reserve_exact(frames);
+        self.nodes.reserve_exact(frames);
     }
 
     /// The node of frame `frame` (a number of [`StackTree::frame_id`])
@@ -243,5 +279,11 @@ mod tests {
         let kids = &children[start[root as usize] as usize..start[root as usize + 1] as usize];
         assert_eq!(kids.len(), 2, "{kids:?}");
         assert_eq!(t.roots().count(), 2);
+        // Frames appended unlooked-up are found afterwards all the same.
+        let n = t.push_new_root(f(Some(7), 70)).unwrap();
+        let m = t.push_new_root(f(None, 71)).unwrap();
+        assert_eq!(t.push(None, f(Some(7), 70)).unwrap(), n);
+        assert_eq!(t.push(None, f(None, 71)).unwrap(), m);
+        assert_eq!(t.frame_count(), 7);
     }
 }
