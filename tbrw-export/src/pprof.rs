@@ -4,7 +4,7 @@
 //! at build time). Samples are aggregated per stack and label set (pid,
 //! tid, cpu), so the profile grows with distinct stacks, not samples, and
 //! written a field at a time as they are encoded, so the export holds no
-//! message per sample or location (see [`encode`]'s doc). What
+//! message per sample or location (`encode`). What
 //! `go tool pprof` shows of it is what `tbrw report` counts: the same
 //! functions (flat), threads, source lines (`-lines`, `-list`), the
 //! program named first, values and period in their units (docs/EXPORT.md).
@@ -330,7 +330,7 @@ fn main_module(modules: &[tbrw::Module], leaf_samples: &[u64]) -> Option<usize> 
     busiest(true).or_else(|| busiest(false))
 }
 
-/// What [`write`] can be asked besides the view.
+/// What [`write()`] can be asked besides the view.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct PprofOptions {
     /// One location per module for the addresses of a module whose file
@@ -340,7 +340,7 @@ pub struct PprofOptions {
     pub fold_unresolved: bool,
 }
 
-/// What a profile holds, as [`write`] counts it.
+/// What a profile holds, as [`write()`] counts it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PprofSummary {
     /// The samples (the sum of the first value of every `Sample`).
@@ -379,7 +379,7 @@ pub fn write(
     write_with(file, opts, &PprofOptions::default(), out, warn, progress)
 }
 
-/// [`write`] with the options of [`PprofOptions`].
+/// [`write()`] with the options of [`PprofOptions`].
 pub fn write_with(
     file: &Tb5File,
     opts: &ViewOptions,

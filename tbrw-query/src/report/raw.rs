@@ -159,7 +159,7 @@ impl<'a> Samples<'a> {
     /// Counts the samples that pass the filters per distinct (module,
     /// address), in address order, and their number: 24 bytes per distinct
     /// address (48 while the parts' lists are merged), as
-    /// [`Samples::count_raw`] counts without process and thread.
+    /// `count_raw` counts without process and thread.
     pub fn count_packed(&self, progress: &mut dyn FnMut(u64)) -> Result<(Vec<PackedCount>, u64), QueryError> {
         let count = |range: Range<u64>, progress: &mut dyn FnMut(u64)| {
             let mut counts = Vec::new();
