@@ -17,7 +17,7 @@ use tbrw::Tb5File;
 
 use crate::error::ExportError;
 use tbrw_query::names;
-use tbrw_query::stacks::{stacks, Detail, IdMap, Keep, Names, ViewOptions};
+use tbrw_query::stacks::{stacks, Detail, IdMap, Keep, Names, Stacks, ViewOptions};
 use tbrw_query::Weight;
 use tbrw_symbols::Symbolized;
 
@@ -412,8 +412,9 @@ fn field<M: prost::Message>(tag: u32, m: &M, scratch: &mut Vec<u8>, out: &mut dy
 /// held, only the walk's stacks (its tree of nodes and distinct frames, a
 /// frame a location) and their totals, and the functions, mappings and
 /// strings. A location costs its distinct frame (16 bytes, and its index),
-/// not a message. The fields: the sample types, the samples, the mappings,
-/// the locations, the functions, the strings, then the profile's scalars.
+/// not a message. The fields: the sample types, the samples, the
+/// locations, the mappings (once the locations said which have source
+/// lines), the functions, then the profile's scalars and its strings.
 fn encode(
     file: &Tb5File,
     opts: &ViewOptions,
@@ -429,23 +430,58 @@ fn encode(
     let detail = if popts.fold_unresolved { Detail::Function } else { Detail::Address };
     let keep = Keep { process: true, thread: true, cpu: true };
     let st = stacks(file, opts, keep, &mut function_names.resolution(detail), "pprof", progress)?;
-    let info = &st.info;
     let mut strings = Strings::new();
     let mut scratch = Vec::new();
-    let mut summary = PprofSummary { stacks: st.len(), locations: st.tree.frame_count(), ..PprofSummary::default() };
 
-    let value_type = |s: &mut Strings, t: &str, u: &str| ValueType { r#type: s.get(t), unit: s.get(u) };
     let totals = st.iter().fold((0u64, 0u64), |(n, per), (_, t)| (n + t.samples, per + t.period));
-    let types = value_types(file, opts, info, totals)?;
+    let types = value_types(file, opts, &st.info, totals)?;
     let mut default_sample_type = 0;
     for (t, u) in &types.types {
-        let vt = value_type(&mut strings, t, u);
+        let vt = ValueType { r#type: strings.get(t), unit: strings.get(u) };
         default_sample_type = vt.r#type;
         field(1, &vt, &mut scratch, out).map_err(io)?;
     }
+    let samples = write_samples(&st, opts.query.weight, &mut strings, &mut scratch, out).map_err(io)?;
+    let (mut mappings, mapping_of) = mappings(file, &st, &mut strings)?;
+    let mut locations = Locations {
+        strings: &mut strings,
+        mappings: &mut mappings,
+        function_of: HashMap::new(),
+        functions: Vec::new(),
+        last: IdMap::default(),
+    };
+    locations.write(&st, &mapping_of, &mut function_names, &mut scratch, out, warn).map_err(io)?;
+    let functions = std::mem::take(&mut locations.functions);
+    function_names.write_warnings(warn);
+    for m in &mappings {
+        field(3, m, &mut scratch, out).map_err(io)?;
+    }
+    for f in &functions {
+        field(5, f, &mut scratch, out).map_err(io)?;
+    }
+    let tail = tail(file, opts, popts, &st.info, &types, default_sample_type, strings);
+    scratch.clear();
+    prost::Message::encode(&tail, &mut scratch).map_err(|e| ExportError::msg(format!("encoding the profile: {e}")))?;
+    out.write_all(&scratch).map_err(io)?;
+    Ok(PprofSummary {
+        samples,
+        stacks: st.len(),
+        locations: st.tree.frame_count(),
+        functions: functions.len(),
+        mappings: mappings.len(),
+    })
+}
 
-    // The samples: per stack and label set, its locations (a frame's
-    // number + 1), values and labels.
+/// Writes a `Sample` per stack and label set: its locations (a frame's
+/// number + 1), values and labels. Returns the samples.
+fn write_samples(
+    st: &Stacks,
+    weight: Weight,
+    strings: &mut Strings,
+    scratch: &mut Vec<u8>,
+    out: &mut dyn Write,
+) -> std::io::Result<i64> {
+    let info = &st.info;
     // Numeric labels carry a unit: pprof drops a numeric label that has
     // neither a value nor a unit, so cpu 0 (pid 0, tid 0) would vanish.
     // The unit is the key, the unit pprof itself assumes for a unitless
@@ -476,13 +512,14 @@ fn encode(
         })
         .collect();
     let mut sample = Sample::default();
+    let mut samples = 0;
     for ((set, stack), totals) in st.iter() {
         sample.location_id.clear();
         sample.location_id.extend(st.tree.path(stack).map(|n| u64::from(st.tree.frame_id_of(n)) + 1));
         sample.label.clone_from(&labels[set as usize]);
         sample.value.clear();
         sample.value.push(totals.samples as i64);
-        match opts.query.weight {
+        match weight {
             Weight::Samples => {}
             Weight::Energy => sample.value.push((totals.weight * 1e9).round() as i64),
             Weight::Cputime => sample.value.push(totals.weight.round() as i64),
@@ -490,13 +527,21 @@ fn encode(
         if info.has_period {
             sample.value.push(totals.period as i64);
         }
-        summary.samples += totals.samples as i64;
-        field(2, &sample, &mut scratch, out).map_err(io)?;
+        samples += totals.samples as i64;
+        field(2, &sample, scratch, out)?;
     }
-    drop(sample);
+    Ok(samples)
+}
 
-    // Mappings: the modules the frames are in, with what the collector
-    // noted about them; the program first.
+/// The mappings: the modules the frames are in, with what the collector
+/// noted about them; the program first. And per module record, its
+/// mapping's index.
+fn mappings(
+    file: &Tb5File,
+    st: &Stacks,
+    strings: &mut Strings,
+) -> Result<(Vec<Mapping>, HashMap<u64, usize>), ExportError> {
+    let info = &st.info;
     let notes = match file.user_defined_global()? {
         Some(b) => tbrw_import::module_notes::decode(&String::from_utf8_lossy(b)),
         None => HashMap::new(),
@@ -515,8 +560,6 @@ fn encode(
     }
     let first = main_module(&info.modules, &leaf_samples);
     let order = first.into_iter().chain((0..info.modules.len()).filter(|&i| Some(i) != first));
-    // Per module record: its mapping's id, and the mapping (written after
-    // the locations say whether they have file names and lines).
     let mut mapping_of: HashMap<u64, usize> = HashMap::new();
     let mut mappings: Vec<Mapping> = Vec::new();
     for i in order {
@@ -545,94 +588,107 @@ fn encode(
             has_inline_frames: false,
         });
     }
+    Ok((mappings, mapping_of))
+}
 
-    // Locations: one per distinct frame, in the order first met; their
-    // functions, per (name, mapping file, source file).
-    let mut function_of: HashMap<(String, i64, i64), u64> = HashMap::new();
-    let mut functions: Vec<Function> = Vec::new();
-    let mut locations = Vec::new();
-    // Per module record, the last symbolizer result and the function and
-    // line it gave: every address of a module whose file is not here has
-    // the same result, found once.
-    let mut last: IdMap<Option<u64>, Known> = IdMap::default();
-    for id in 0..st.tree.frame_count() as u32 {
-        let f = st.tree.frame(id);
-        let mapping = f.module.and_then(|m| mapping_of.get(&m).copied());
-        let uniform = function_names.uniform(f.module);
-        let known = last.get(&f.module).filter(|_| uniform).map(|&(_, fid, line)| (fid, line));
-        let s = match known {
-            Some(_) => None,
-            None => function_names.symbolized(f, warn),
-        };
-        let same = match (&s, last.get(&f.module)) {
-            _ if known.is_some() => known,
-            (Some(s), Some((Some(was), fid, line))) if Arc::ptr_eq(s, was) => Some((*fid, *line)),
-            _ => None,
-        };
-        let (fid, line_no) = match same {
-            Some(known) => known,
-            None => {
-                // Every location has a function: its name, or the one
-                // spelling of an unknown one (`[liba.so]`, `[unknown]`).
-                let module = f.module.and_then(|m| info.modules.get(m as usize));
-                let named = s.as_deref().map(|s| function_names.named(s)).unwrap_or_default();
-                let func: String = match &named.function {
-                    Some(n) => n.to_string(),
-                    None => names::unknown_function(module.map(names::module_label).as_deref()),
-                };
-                let (source, line_no) = match &named.location {
-                    Some(l) => (strings.get(&l.file), l.line.map_or(0, i64::from)),
-                    None => (0, 0),
-                };
-                let filename = mapping.map_or(0, |i| mappings[i].filename);
-                if let (Some(i), true) = (mapping, source != 0) {
-                    mappings[i].has_filenames = true;
-                    mappings[i].has_line_numbers |= line_no != 0;
-                }
-                let n = functions.len() as u64 + 1;
-                let fid = *function_of.entry((func.clone(), filename, source)).or_insert(n);
-                if fid == n {
-                    let name = strings.get(&func);
-                    functions.push(Function { id: fid, name, system_name: name, filename: source, start_line: 0 });
-                }
-                last.insert(f.module, (s, fid, line_no));
-                (fid, line_no)
-            }
-        };
-        // One line: the address's own (inlined code counts for the
-        // function it was compiled into, as in the report).
-        let line = vec![Line { function_id: fid, line: line_no, column: 0 }];
-        let mapping_id = mapping.map_or(0, |i| i as u64 + 1);
-        let loc = Location { id: u64::from(id) + 1, mapping_id, address: f.pc, line, is_folded: false };
-        scratch.clear();
-        prost::encoding::message::encode(4, &loc, &mut scratch);
-        locations.extend_from_slice(&scratch);
-        // The locations go out in blocks, after the mappings they name.
-        if locations.len() >= 1 << 20 {
-            if !mappings.is_empty() && summary.mappings == 0 {
-                write_mappings(&mappings, &mut scratch, out).map_err(io)?;
-                summary.mappings = mappings.len();
-            }
-            out.write_all(&locations).map_err(io)?;
-            locations.clear();
+/// The locations as they are written: their functions, per (name, mapping
+/// file, source file), and the mappings they say have source lines.
+struct Locations<'a> {
+    strings: &'a mut Strings,
+    mappings: &'a mut Vec<Mapping>,
+    function_of: HashMap<(String, i64, i64), u64>,
+    functions: Vec<Function>,
+    /// Per module record, the last symbolizer result and the function and
+    /// line it gave: every address of a module whose file is not here has
+    /// the same result, found once.
+    last: IdMap<Option<u64>, Known>,
+}
+
+impl Locations<'_> {
+    /// Writes a `Location` per distinct frame, in the order first met.
+    fn write(
+        &mut self,
+        st: &Stacks,
+        mapping_of: &HashMap<u64, usize>,
+        function_names: &mut Names,
+        scratch: &mut Vec<u8>,
+        out: &mut dyn Write,
+        warn: &mut dyn Write,
+    ) -> std::io::Result<()> {
+        for id in 0..st.tree.frame_count() as u32 {
+            let f = st.tree.frame(id);
+            let mapping = f.module.and_then(|m| mapping_of.get(&m).copied());
+            let (fid, line_no) = self.function(f, mapping, &st.info, function_names, warn);
+            // One line: the address's own (inlined code counts for the
+            // function it was compiled into, as in the report).
+            let line = vec![Line { function_id: fid, line: line_no, column: 0 }];
+            let mapping_id = mapping.map_or(0, |i| i as u64 + 1);
+            let loc = Location { id: u64::from(id) + 1, mapping_id, address: f.pc, line, is_folded: false };
+            field(4, &loc, scratch, out)?;
         }
-    }
-    function_names.write_warnings(warn);
-    if summary.mappings == 0 {
-        write_mappings(&mappings, &mut scratch, out).map_err(io)?;
-        summary.mappings = mappings.len();
-    }
-    out.write_all(&locations).map_err(io)?;
-    drop(locations);
-    summary.functions = functions.len();
-    for f in &functions {
-        field(5, f, &mut scratch, out).map_err(io)?;
+        Ok(())
     }
 
-    // The profile's own fields, then the strings (all of them known now).
+    /// The function and source line of frame `f` (in mapping `mapping`).
+    fn function(
+        &mut self,
+        f: tbrw_query::stacks::Frame,
+        mapping: Option<usize>,
+        info: &tbrw_query::stacks::WalkInfo,
+        function_names: &mut Names,
+        warn: &mut dyn Write,
+    ) -> (u64, i64) {
+        let uniform = function_names.uniform(f.module);
+        if let Some(&(_, fid, line)) = self.last.get(&f.module).filter(|_| uniform) {
+            return (fid, line);
+        }
+        let s = function_names.symbolized(f, warn);
+        if let (Some(s), Some((Some(was), fid, line))) = (&s, self.last.get(&f.module)) {
+            if Arc::ptr_eq(s, was) {
+                return (*fid, *line);
+            }
+        }
+        // Every location has a function: its name, or the one spelling of
+        // an unknown one (`[liba.so]`, `[unknown]`).
+        let module = f.module.and_then(|m| info.modules.get(m as usize));
+        let named = s.as_deref().map(|s| function_names.named(s)).unwrap_or_default();
+        let func: String = match &named.function {
+            Some(n) => n.to_string(),
+            None => names::unknown_function(module.map(names::module_label).as_deref()),
+        };
+        let (source, line_no) = match &named.location {
+            Some(l) => (self.strings.get(&l.file), l.line.map_or(0, i64::from)),
+            None => (0, 0),
+        };
+        let filename = mapping.map_or(0, |i| self.mappings[i].filename);
+        if let (Some(i), true) = (mapping, source != 0) {
+            self.mappings[i].has_filenames = true;
+            self.mappings[i].has_line_numbers |= line_no != 0;
+        }
+        let n = self.functions.len() as u64 + 1;
+        let fid = *self.function_of.entry((func.clone(), filename, source)).or_insert(n);
+        if fid == n {
+            let name = self.strings.get(&func);
+            self.functions.push(Function { id: fid, name, system_name: name, filename: source, start_line: 0 });
+        }
+        self.last.insert(f.module, (s, fid, line_no));
+        (fid, line_no)
+    }
+}
+
+/// The profile's own fields and its strings (all of them known now).
+fn tail(
+    file: &Tb5File,
+    opts: &ViewOptions,
+    popts: &PprofOptions,
+    info: &tbrw_query::stacks::WalkInfo,
+    types: &ValueTypes,
+    default_sample_type: i64,
+    mut strings: Strings,
+) -> Profile {
     let mut tail = Profile { default_sample_type, ..Profile::default() };
     if let Some(((t, u), period)) = &types.period {
-        tail.period_type = Some(value_type(&mut strings, t, u));
+        tail.period_type = Some(ValueType { r#type: strings.get(t), unit: strings.get(u) });
         tail.period = *period;
     }
     if let (Some(tf), Some((a, z))) = (&info.time, info.time_range) {
@@ -656,18 +712,8 @@ fn encode(
         tail.comment.push(strings.get("addresses of modules whose files were not found folded into one per module"));
     }
     tail.string_table = strings.table;
-    scratch.clear();
-    prost::Message::encode(&tail, &mut scratch).map_err(|e| ExportError::msg(format!("encoding the profile: {e}")))?;
-    out.write_all(&scratch).map_err(io)?;
-    Ok(summary)
+    tail
 }
 
 /// A module's last symbolizer result, and the function and line it gave.
 type Known = (Option<Arc<Symbolized>>, u64, i64);
-
-fn write_mappings(mappings: &[Mapping], scratch: &mut Vec<u8>, out: &mut dyn Write) -> std::io::Result<()> {
-    for m in mappings {
-        field(3, m, scratch, out)?;
-    }
-    Ok(())
-}

@@ -230,16 +230,16 @@ impl FileSymbols {
         self.symbolizer.uniform(*id).is_some()
     }
 
-    /// The symbolizer's id of a module record, with the warning the first
-    /// time its file cannot be used.
-    /// What the one warning per module whose file cannot be used says it
+    /// What the warning about a module whose file cannot be used says it
     /// means (default: "its samples are reported unresolved").
     pub fn set_unusable_note(&mut self, note: &'static str) {
         self.unusable = note;
     }
 
-    /// Warns on `warn`, once per module, when `module`'s file cannot be
-    /// symbolized: for samples counted through [`FileSymbols::function_index`].
+    /// Notes for [`FileSymbols::write_warnings`], once per module file,
+    /// when `module`'s file cannot be symbolized: for samples counted
+    /// through [`FileSymbols::function_index`] (and for the stored symbols'
+    /// problem, if any).
     pub fn note_used(&mut self, module: Option<u64>, warn: &mut dyn Write) {
         self.module_id(module, warn);
     }

@@ -112,55 +112,8 @@ pub fn report(
     }
     drop(key_ids);
     names.write_warnings(warn);
-    let node_key = |n: NodeId| frame_key[tree.frame_id_of(n) as usize];
 
-    // Per node, the samples of the stacks ending there; summed up the
-    // tree (children come after their parents), each node then holds the
-    // samples of every stack through it.
-    let mut sums: Vec<Sums> = vec![Sums::default(); keys.len()];
-    let mut through: Vec<(u64, f64)> = vec![(0, 0.0); tree.len()];
-    let mut total_weight = 0.0;
-    let mut ends: Vec<(NodeId, u64, f64)> = st.iter().map(|((_, n), t)| (n, t.samples, t.weight)).collect();
-    // One order of the floating-point sums, whatever the map's.
-    ends.sort_unstable_by_key(|e| e.0);
-    for &(n, samples, weight) in &ends {
-        total_weight += weight;
-        let s = &mut sums[node_key(n) as usize];
-        s.self_samples += samples;
-        s.self_weight += weight;
-        through[n as usize].0 += samples;
-        through[n as usize].1 += weight;
-    }
-    drop(ends);
-    for n in (0..tree.len() as NodeId).rev() {
-        if let Some(p) = tree.parent(n) {
-            let (a, b) = through[n as usize];
-            through[p as usize].0 += a;
-            through[p as usize].1 += b;
-        }
-    }
-    // A function counts a stack once however many of its frames it has:
-    // at its outermost node on the path. Depth first from the roots, with
-    // the functions on the path so far counted.
-    let (start, children) = tree.children();
-    let mut on_path: Vec<u32> = vec![0; keys.len()];
-    let mut todo: Vec<(NodeId, bool)> = tree.roots().map(|r| (r, false)).collect();
-    while let Some((n, leaving)) = todo.pop() {
-        let k = node_key(n) as usize;
-        if leaving {
-            on_path[k] -= 1;
-            continue;
-        }
-        if on_path[k] == 0 {
-            let (samples, weight) = through[n as usize];
-            sums[k].samples += samples;
-            sums[k].weight += weight;
-        }
-        on_path[k] += 1;
-        todo.push((n, true));
-        let kids = &children[start[n as usize] as usize..start[n as usize + 1] as usize];
-        todo.extend(kids.iter().map(|&c| (c, false)));
-    }
+    let (sums, total_weight) = sums(&st, &frame_key, keys.len());
     let weighed = opts.query.weight != Weight::Samples;
     let total = st.info.samples;
     let share = |samples: u64, weight: f64| match weighed {
@@ -199,6 +152,62 @@ pub fn report(
         totals: Vec::new(),
         auto: None,
     })
+}
+
+/// Per function key (`keys` of them; `frame_key` per distinct frame of the
+/// tree), its self and children figures over the stacks of `st`, and the
+/// weight in all.
+fn sums(st: &stacks::Stacks, frame_key: &[u32], keys: usize) -> (Vec<Sums>, f64) {
+    let tree = &st.tree;
+    let node_key = |n: NodeId| frame_key[tree.frame_id_of(n) as usize];
+    // Per node, the samples of the stacks ending there; summed up the
+    // tree (children come after their parents), each node then holds the
+    // samples of every stack through it.
+    let mut sums: Vec<Sums> = vec![Sums::default(); keys];
+    let mut through: Vec<(u64, f64)> = vec![(0, 0.0); tree.len()];
+    let mut total_weight = 0.0;
+    let mut ends: Vec<(NodeId, u64, f64)> = st.iter().map(|((_, n), t)| (n, t.samples, t.weight)).collect();
+    // One order of the floating-point sums, whatever the map's.
+    ends.sort_unstable_by_key(|e| e.0);
+    for &(n, samples, weight) in &ends {
+        total_weight += weight;
+        let s = &mut sums[node_key(n) as usize];
+        s.self_samples += samples;
+        s.self_weight += weight;
+        through[n as usize].0 += samples;
+        through[n as usize].1 += weight;
+    }
+    drop(ends);
+    for n in (0..tree.len() as NodeId).rev() {
+        if let Some(p) = tree.parent(n) {
+            let (a, b) = through[n as usize];
+            through[p as usize].0 += a;
+            through[p as usize].1 += b;
+        }
+    }
+    // A function counts a stack once however many of its frames it has:
+    // at its outermost node on the path. Depth first from the roots, with
+    // the functions on the path so far counted.
+    let (start, children) = tree.children();
+    let mut on_path: Vec<u32> = vec![0; keys];
+    let mut todo: Vec<(NodeId, bool)> = tree.roots().map(|r| (r, false)).collect();
+    while let Some((n, leaving)) = todo.pop() {
+        let k = node_key(n) as usize;
+        if leaving {
+            on_path[k] -= 1;
+            continue;
+        }
+        if on_path[k] == 0 {
+            let (samples, weight) = through[n as usize];
+            sums[k].samples += samples;
+            sums[k].weight += weight;
+        }
+        on_path[k] += 1;
+        todo.push((n, true));
+        let kids = &children[start[n as usize] as usize..start[n as usize + 1] as usize];
+        todo.extend(kids.iter().map(|&c| (c, false)));
+    }
+    (sums, total_weight)
 }
 
 /// Most children first (weight when weighted, else samples), then most
