@@ -4,12 +4,12 @@
 //! module records, reads every record and sorts its samples' (module,
 //! address, labels) a batch at a time into counted runs, so that the
 //! parts' sorted counts follow one another, each held once; the tree's
-//! frames and nodes are made in that order, each once, with no lookup. A sample then
-//! costs no random access into tables of millions of distinct addresses
-//! (a hash lookup each was most of pprof's time on 20 M samples over 5 M
-//! addresses). Only where the sums do not depend on their order: samples
-//! weighed 1 and no perf period (floating-point weights and periods are
-//! summed in record order by `mod.rs`).
+//! frames and nodes are made in that order, each once, with no lookup. A
+//! sample then costs no random access into tables of millions of distinct
+//! addresses (a hash lookup each was most of pprof's time on 20 M samples
+//! over 5 M addresses). Only for samples weighed 1 (a floating-point
+//! weight's sum depends on its order: `mod.rs` sums it in record order)
+//! and without a perf period (a count stays 32 bytes).
 //!
 //! Imports `mod.rs`'s types, `names` (the resolution), `tree`.
 

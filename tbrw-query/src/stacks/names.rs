@@ -145,7 +145,7 @@ impl Resolution<'_> {
     /// caller's node. One resolution serves one tree.
     pub fn push(&mut self, tree: &mut StackTree, parent: Option<NodeId>, f: Frame) -> Result<NodeId, QueryError> {
         let kept = self.keep(f);
-        if parent.is_none() && kept != f || self.detail == Detail::Module && parent.is_none() {
+        if parent.is_none() && (kept != f || self.detail == Detail::Module) {
             // The module's one frame, outermost: its node by the module.
             let slot = f.module.map_or(0, |m| usize::try_from(m).map_or(usize::MAX, |m| m.saturating_add(1)));
             if slot < self.loads.len() + 1 {
