@@ -204,6 +204,10 @@ struct SymbolArgs {
     /// regular files of this user or root are read, as perf requires.
     #[arg(long)]
     trust_jit_maps: bool,
+    /// A warning per module file that cannot be symbolized (default: one
+    /// line per kind, naming the first few).
+    #[arg(long)]
+    verbose: bool,
 }
 
 impl ModuleFileArgs {
@@ -215,6 +219,7 @@ impl ModuleFileArgs {
             kallsyms,
             no_inline: false,
             trust_jit_maps: false,
+            verbose: false,
         }
     }
 }
@@ -224,6 +229,7 @@ impl SymbolArgs {
         SymbolOptions {
             no_inline: self.no_inline,
             trust_jit_maps: self.trust_jit_maps,
+            verbose: self.verbose,
             ..self.files.options(self.kallsyms)
         }
     }
@@ -369,6 +375,11 @@ enum Export {
     Pprof {
         #[command(flatten)]
         view: ViewArgs,
+        /// One location per module for the addresses of modules whose files
+        /// are not here (and of none), not one per address: a smaller
+        /// profile, whose addresses `pprof -symbolize` can no longer name.
+        #[arg(long)]
+        fold_unresolved: bool,
     },
     /// The Firefox Profiler's processed format (gzip-compressed JSON), for profiler.firefox.com.
     Firefox {
@@ -603,11 +614,12 @@ fn run(cli: Cli) -> Result<Outcome, CliError> {
                 commands::export_flamegraph(&file, &output, &opts, &fopts, force, o, e).map(|()| Outcome::Success)
             })
         }
-        Command::Export(Export::Pprof { view }) => {
+        Command::Export(Export::Pprof { view, fold_unresolved }) => {
             let (file, output, force, opts) = view.split()?;
+            let popts = tbrw_export::pprof::PprofOptions { fold_unresolved };
             let bar = spinner("exporting");
             after_bar(&bar, &mut out, |o, e| {
-                commands::export_pprof(&file, &output, &opts, force, o, e).map(|()| Outcome::Success)
+                commands::export_pprof(&file, &output, &opts, &popts, force, o, e).map(|()| Outcome::Success)
             })
         }
         Command::Export(Export::Firefox { view }) => {
@@ -815,11 +827,23 @@ fn export_parquet(
 
 /// Runs `f` with buffers for standard output and error, which are written
 /// once the bar is cleared, so that no line lands in the middle of a bar.
+/// Without a bar (standard error is not a terminal), `f` writes straight
+/// to them, buffered: a report of millions of rows is not held whole.
 fn after_bar(
     bar: &ProgressBar,
     out: &mut dyn Write,
     f: impl FnOnce(&mut dyn Write, &mut dyn Write) -> Result<Outcome, CliError>,
 ) -> Result<Outcome, CliError> {
+    if bar.is_hidden() {
+        let mut text = std::io::BufWriter::with_capacity(1 << 16, out);
+        let mut notes = std::io::LineWriter::new(std::io::stderr());
+        let r = f(&mut text, &mut notes);
+        bar.finish_and_clear();
+        let io = CliError::Output;
+        notes.flush().map_err(io)?;
+        text.flush().map_err(io)?;
+        return r;
+    }
     let (mut text, mut notes) = (Vec::new(), Vec::new());
     let r = f(&mut text, &mut notes);
     bar.finish_and_clear();

@@ -331,6 +331,46 @@ impl Symbolizer {
         result
     }
 
+    /// [`Symbolizer::symbolize`] without keeping the result: for callers
+    /// that ask each distinct address once (a report by address), so that
+    /// the symbolizer holds nothing per address for them. Kernel addresses
+    /// are cached as by `symbolize`.
+    ///
+    /// # Panics
+    /// When `id` comes from another symbolizer with more modules.
+    pub fn symbolize_uncached(&mut self, id: ModuleId, pc: u64) -> Arc<Symbolized> {
+        let (file, mapping) = match self.modules[id.0 as usize] {
+            Slot::Kernel => return self.symbolize_kernel(pc),
+            Slot::User { file, mapping } => (file, mapping),
+        };
+        let config = &self.config;
+        let stored = &self.stored;
+        let slot = &mut self.files[file as usize];
+        let loaded = match slot.state.get_or_insert_with(|| load(&slot.label, slot.build_id.as_ref(), config, stored)) {
+            Ok(l) => l,
+            Err(failed) => return failed.clone(),
+        };
+        let Some(vaddr) = mapping.to_vaddr(pc, &loaded.main.layout) else { return loaded.outside.clone() };
+        if let Some(hit) = self.cache.get(&(file, vaddr)) {
+            return hit.clone();
+        }
+        Arc::new(loaded.lookup(&slot.label, vaddr, config))
+    }
+
+    /// When every address of module `id` symbolizes alike, that one result:
+    /// its file (or the symbols stored for it, or kallsyms for the kernel)
+    /// cannot be used here. Finds and parses the module's files if not done
+    /// yet. `None` when its addresses can be told apart.
+    ///
+    /// # Panics
+    /// When `id` comes from another symbolizer with more modules.
+    pub fn uniform(&mut self, id: ModuleId) -> Option<Arc<Symbolized>> {
+        match self.modules[id.0 as usize] {
+            Slot::Kernel => self.load_kernel().state.as_ref().err().cloned(),
+            Slot::User { file, .. } => self.load(file).as_ref().err().cloned(),
+        }
+    }
+
     /// The function symbol holding address `pc` of module `id`, as a
     /// [`SymbolRef`] (equal for every address of one symbol of one file),
     /// without building or caching a [`Symbolized`]: what a count per
@@ -459,6 +499,7 @@ impl Symbolizer {
             };
             index.modules[id.index()] = match usable {
                 Some(code) => IndexedModule::User { file, mapping, code },
+                None if state.is_err() => IndexedModule::Uniform,
                 None => IndexedModule::NoSymbols,
             };
         }
