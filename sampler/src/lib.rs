@@ -10,6 +10,9 @@
 //! - [`procfs`], [`host`], [`pmu`]: what is read from `/proc`, `/sys` and `uname`;
 //! - [`buildid`]: the GNU build id of each mapped file;
 //! - [`callstack`]: a stopped thread's callers, by frame pointers or DWARF CFI;
+//! - [`history`]: what a run gives back (samples, processes, threads,
+//!   modules, figures); `thread`: the per-thread state and CPU-time
+//!   accounting of the loop;
 //! - [`tracer`]: the sampling loop; it knows no output format;
 //! - [`tb5`], [`profile`]: the two outputs;
 //! - [`cli`]: the command line.
@@ -19,10 +22,12 @@
 pub mod buildid;
 pub mod callstack;
 pub mod cli;
+pub mod history;
 pub mod host;
 pub mod pmu;
 pub mod procfs;
 pub mod profile;
 pub mod sys;
 pub mod tb5;
+mod thread;
 pub mod tracer;
