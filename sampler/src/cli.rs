@@ -251,7 +251,26 @@ fn summary(o: &Outcome, debug: bool, name: &str, out: &mut dyn Write) -> std::io
                 s.repeats
             )?;
         }
-        writeln!(out, "{name}: reached frequency: {:.1} Hz", s.reached_hz())?;
+        if s.end_samples > 0 {
+            writeln!(
+                out,
+                "{name}: samples at ends:   {} (CPU time threads used after their last sample)",
+                s.end_samples
+            )?;
+        }
+        if s.handler_entries > 0 || s.signal_stops > 0 {
+            writeln!(
+                out,
+                "{name}: signal stops:     {} ticks found a thread taking a signal, not recorded then; {} stops at a handler's entry read where the signal interrupted the thread",
+                s.signal_stops, s.handler_entries
+            )?;
+        }
+        writeln!(
+            out,
+            "{name}: reached frequency: {:.1} Hz{}",
+            s.reached_hz(),
+            if s.real_time { "" } else { " (tracer not real-time: no right to SCHED_FIFO)" }
+        )?;
         writeln!(out, "{name}: wall time:        {:.6} s", s.wall_ns() as f64 * 1e-9)?;
         let pct = if s.wall_ns() > 0 { s.stopped_ns as f64 * 100.0 / s.wall_ns() as f64 } else { 0.0 };
         writeln!(out, "{name}: target stopped:   {:.6} s ({pct:.1}% of wall time)", s.stopped_ns as f64 * 1e-9)?;

@@ -140,8 +140,21 @@ pub struct Stats {
     /// Samples that repeat the one before, for a thread that used several
     /// periods of CPU time between two ticks ([`Threads::OnCpu`], late ticks).
     pub repeats: u64,
+    /// Samples of the CPU time threads used between their last sample and
+    /// their end (exit or exec), rounded up to whole periods on-CPU: a
+    /// thread that ends before its next tick is recorded too.
+    pub end_samples: u64,
+    /// Stops of threads at a signal handler's first instruction, read
+    /// where the signal interrupted them instead.
+    pub handler_entries: u64,
+    /// Tick stops of threads taking a signal (at its delivery or at its
+    /// handler's first instruction), not recorded on-CPU: their CPU time
+    /// went to their next sample.
+    pub signal_stops: u64,
     /// Thread records started because a thread took a new name.
     pub renames: u64,
+    /// Whether the tracer ran in the real-time class (`SCHED_FIFO`).
+    pub real_time: bool,
     /// Ticks skipped because the previous one ended too late.
     pub missed_ticks: u64,
     /// Total time the target was stopped by the sampler, ns.

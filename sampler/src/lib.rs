@@ -10,6 +10,7 @@
 //! - [`procfs`], [`host`], [`pmu`]: what is read from `/proc`, `/sys` and `uname`;
 //! - [`buildid`]: the GNU build id of each mapped file;
 //! - [`callstack`]: a stopped thread's callers, by frame pointers or DWARF CFI;
+//! - [`sigframe`]: where a thread stopped at a signal handler's entry was running;
 //! - [`history`]: what a run gives back (samples, processes, threads,
 //!   modules, figures); `thread`: the per-thread state and CPU-time
 //!   accounting of the loop;
@@ -27,6 +28,7 @@ pub mod host;
 pub mod pmu;
 pub mod procfs;
 pub mod profile;
+pub mod sigframe;
 pub mod sys;
 pub mod tb5;
 mod thread;

@@ -1,11 +1,35 @@
 //! What the tracer keeps per traced thread ([`Thread`]): its state, its
 //! `/proc` files, its record in the history, and the accounting of its
 //! CPU time: which ticks stop it under the on-CPU rule, how many samples
-//! a stop gives, and the CPU time carried to its next sample.
+//! a stop gives, the CPU time carried to its next sample, and the samples
+//! its last CPU time gets when it ends ([`Thread::final_copies`]), with
+//! where to put them ([`Spot`]).
 //!
 //! Imports `procfs`.
 
 use crate::procfs::ThreadFiles;
+
+/// Where a thread was seen: a pc and its callers (innermost first, empty
+/// without call stacks).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Spot {
+    pub(crate) pc: u64,
+    pub(crate) callers: Vec<u64>,
+}
+
+/// How a [`Spot`] was seen, worst first: a better one replaces a worse.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum SpotKind {
+    /// The parent's pc at the fork (a child starts there, in a copy of
+    /// the parent's memory).
+    Fork,
+    /// Where it stopped at its exit.
+    Exit,
+    /// Where a tick stopped it without recording it (less than a period used).
+    Seen,
+    /// Its last sample.
+    Sampled,
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum TState {
@@ -44,6 +68,19 @@ pub(crate) struct Thread {
     /// while that count and its CPU time stay the same, it has not run
     /// since, so its state need not be read again (on-CPU mode).
     pub(crate) asleep_at: Option<u64>,
+    /// Whether its creation was seen at its parent (the clone or fork
+    /// event), or it is the command or an exec'd thread: a task whose own
+    /// first stop comes first is not yet.
+    pub(crate) announced: bool,
+    /// Where the CPU time it used since its last sample is put when it
+    /// ends ([`Thread::final_copies`]): the best spot seen.
+    pub(crate) spot: Option<(SpotKind, Spot)>,
+    /// Whether it was resumed with a signal to deliver and has not
+    /// stopped since: its next stop may be at the handler's first
+    /// instruction (`crate::sigframe`).
+    pub(crate) delivering: bool,
+    /// Its CPU time at its exit stop (`PTRACE_EVENT_EXIT`).
+    pub(crate) exit_cpu: Option<u64>,
 }
 
 /// A thread's samples for `periods` of CPU time used are this many at most:
@@ -67,7 +104,35 @@ impl Thread {
             cpu_seen: cpu_ns,
             credit: 0,
             asleep_at: None,
+            announced: false,
+            spot: None,
+            delivering: false,
+            exit_cpu: None,
         }
+    }
+
+    /// Keeps `spot` as where its last CPU time goes, unless a better kind
+    /// was seen.
+    pub(crate) fn saw_at(&mut self, kind: SpotKind, spot: Spot) {
+        if self.spot.as_ref().is_none_or(|(k, _)| *k <= kind) {
+            self.spot = Some((kind, spot));
+        }
+    }
+
+    /// The samples a thread gets at its end (exit, or exec: the CPU time
+    /// before it is the old program's) for its CPU time `now`: on-CPU,
+    /// one per period of the CPU time used and not yet counted, rounded
+    /// up, so that a thread's samples are its CPU time divided by the
+    /// period, rounded up, and a thread that used less than a period still
+    /// has one; every thread at every tick (`on_cpu` false), one when it
+    /// used CPU time since its last sample. Either way the first carries
+    /// the CPU time since its previous sample as its delta, so the deltas
+    /// of a thread add up to its CPU time.
+    pub(crate) fn final_copies(&mut self, now: u64, period_ns: u64, on_cpu: bool) -> u64 {
+        self.saw_cpu(now);
+        let n = if on_cpu { self.credit.div_ceil(period_ns) } else { u64::from(now > self.cpu_at_sample) };
+        self.credit = 0;
+        n.min(MAX_REPEATS)
     }
 
     /// Adds what a CPU time reading shows used since the previous one.

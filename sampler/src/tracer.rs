@@ -15,16 +15,19 @@
 //! state, kept here; what it keeps per thread and the accounting of a
 //! thread's CPU time are `thread`'s, what a run gives back `history`'s.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ffi::CString;
 use std::io;
 
 use crate::buildid::BuildIds;
 use crate::callstack::{CallGraph, Stacks};
 use crate::pmu::Pmu;
-use crate::procfs::{self, Mapping, ThreadFiles};
+use crate::procfs::{self, Mapping};
 use crate::sys::{self, Status};
 use crate::thread::{TState, Thread, NAME_EVERY_NS};
+
+mod events;
+mod tick;
 
 pub use crate::history::*;
 
@@ -101,6 +104,13 @@ pub struct Tracer {
     tick: u64,
     build_ids: BuildIds,
     stacks: Stacks,
+    /// Tasks that ended before their parent's clone or fork event was
+    /// handled (their own first stop came first): the event, when it
+    /// comes, makes nothing.
+    early_exits: HashSet<i32>,
+    /// Samples of threads that ended since the last tick (their last CPU
+    /// time), for the next call of the sink.
+    pending: Vec<ThreadSample>,
 }
 
 /// Finds `cmd` as `execvp` would (a name without `/` is searched in `PATH`).
@@ -149,7 +159,9 @@ impl Tracer {
         child.release().map_err(|e| StartError(format!("starting the command: {e}")))?;
         let mut threads = HashMap::new();
         // Not a record yet: the command starts at its exec, which replaces this entry.
-        threads.insert(pid, Thread::new(pid, None, 0, 0));
+        let mut first = Thread::new(pid, None, 0, 0);
+        first.announced = true;
+        threads.insert(pid, first);
         let stacks = Stacks::new(cfg.call_graph);
         Ok(Tracer {
             cfg,
@@ -165,6 +177,8 @@ impl Tracer {
             tick: 0,
             build_ids: BuildIds::default(),
             stacks,
+            early_exits: HashSet::new(),
+            pending: Vec::new(),
         })
     }
 
@@ -176,7 +190,25 @@ impl Tracer {
     /// Traces until the command exits, calling `sink` at every tick.
     /// Processes it started that outlive it are detached and left running.
     pub fn run(mut self, sink: &mut Sink<'_>) -> io::Result<Outcome> {
-        let mut deadline = 0u64;
+        // Where it may, the tracer runs in the real-time class while it
+        // traces: its ticks then come on time on a busy machine, and a
+        // thread sharing its CPU is stopped where the tick's interrupt
+        // found it, not where it next leaves the kernel (docs/SAMPLER.md,
+        // "Ticks").
+        let normal = sys::real_time().ok();
+        self.stats.real_time = normal.is_some();
+        let outcome = self.trace(sink);
+        if let Some((policy, priority)) = normal {
+            let _ = sys::set_scheduler(policy, priority);
+        }
+        outcome
+    }
+
+    /// [`Tracer::run`], in whatever scheduling class it was given.
+    fn trace(mut self, sink: &mut Sink<'_>) -> io::Result<Outcome> {
+        let mut ticks = tick::Ticks::new(self.cfg.period_ns);
+        // Whether the last wait ended because a tracee changed (SIGCHLD).
+        let mut woke_by_tracee = false;
         let mut sink_error = None;
         while self.exit.is_none() {
             self.drain()?;
@@ -191,14 +223,16 @@ impl Tracer {
                 }
                 continue;
             }
-            if deadline == 0 {
-                // The command's exec: the first tick is one period later.
-                deadline = now + self.cfg.period_ns;
-            }
+            let deadline = ticks.deadline(now);
             if now < deadline {
-                if let Some(s) = sys::wait_signal(deadline - now) {
+                let got = sys::wait_signal(deadline - now);
+                woke_by_tracee = got == Some(libc::SIGCHLD);
+                if let Some(s) = got {
                     self.on_sampler_signal(s);
                 }
+                continue;
+            }
+            if woke_by_tracee && ticks.postpone(now) {
                 continue;
             }
             let (samples, value) = self.take_tick()?;
@@ -206,13 +240,17 @@ impl Tracer {
                 sink_error = Some(e);
                 break;
             }
-            deadline += self.cfg.period_ns;
-            let after = sys::monotonic_raw_ns();
-            if after > deadline {
-                // Ticks that cannot be kept are skipped, not bunched up.
-                let missed = (after - deadline) / self.cfg.period_ns + 1;
-                self.stats.missed_ticks += missed;
-                deadline += missed * self.cfg.period_ns;
+            self.stats.missed_ticks += ticks.next(sys::monotonic_raw_ns());
+        }
+        if sink_error.is_none() && !self.pending.is_empty() {
+            // The last CPU time of the threads that ended after the last
+            // tick (the command's among them).
+            let mut rest = std::mem::take(&mut self.pending);
+            rest.sort_by_key(|s| s.time_ns);
+            self.stats.records += rest.len() as u64;
+            let value = self.pmu_value();
+            if let Err(e) = sink(&rest, value) {
+                sink_error = Some(e);
             }
         }
         let end = sys::monotonic_raw_ns();
@@ -265,82 +303,49 @@ impl Tracer {
 
     /// Handles every change already waiting.
     fn drain(&mut self) -> io::Result<()> {
-        while let Some((tid, st)) = sys::wait_any(true)? {
-            self.handle(tid, st, None);
+        while let Some((tid, st, unreaped)) = sys::next_change()? {
+            self.handle(tid, st, unreaped, None);
         }
         Ok(())
     }
 
-    /// Handles one change; when `sample` is given and `tid` is stopped,
-    /// reads the thread before resuming it.
-    fn handle(&mut self, tid: i32, st: Status, sample: Option<&mut Vec<ThreadSample>>) -> bool {
+    /// Handles one change (an exit `unreaped` is reaped once handled);
+    /// when `sample` is given and `tid` is stopped, reads the thread before
+    /// resuming it.
+    fn handle(&mut self, tid: i32, st: Status, unreaped: bool, sample: Option<&mut Vec<ThreadSample>>) {
         let now = sys::monotonic_raw_ns();
-        match st {
-            Status::Exited(c) => {
-                self.on_exit(tid, Exit::Code(c), now);
-                false
-            }
-            Status::Killed(s) => {
-                self.on_exit(tid, Exit::Signal(s), now);
-                false
-            }
+        let how = match st {
+            Status::Exited(c) => Exit::Code(c),
+            Status::Killed(s) => Exit::Signal(s),
             Status::Stopped { sig, event } => {
+                // Resumed with a signal at its previous stop, and stopped
+                // again before running on: maybe at the handler's entry.
+                let delivered = self.threads.get_mut(&tid).is_some_and(|t| std::mem::take(&mut t.delivering));
                 let r = self.on_stop(tid, sig, event, now);
                 if let Some(out) = sample {
-                    self.sample_one(tid, out);
+                    // A thread at its exit is not sampled: its end is (`on_exit`).
+                    if event != libc::PTRACE_EVENT_EXIT {
+                        self.sample_one(tid, delivered, event == 0, out);
+                    }
                 }
                 let res = match r {
                     Resume::Cont(s) => sys::cont(tid, s),
                     Resume::Listen => sys::listen(tid),
                 };
-                if res.is_err() {
-                    // ESRCH: it died meanwhile; its exit comes next.
-                    if let Some(t) = self.threads.get_mut(&tid) {
+                if let Some(t) = self.threads.get_mut(&tid) {
+                    if res.is_err() {
+                        // ESRCH: it died meanwhile; its exit comes next.
                         t.state = TState::Dying;
                     }
+                    t.delivering = matches!(r, Resume::Cont(s) if s != 0);
                 }
-                true
+                return;
             }
-        }
-    }
-
-    fn on_stop(&mut self, tid: i32, sig: i32, event: i32, now: u64) -> Resume {
-        if !self.threads.contains_key(&tid) {
-            self.new_task(tid, now);
-        }
-        match event {
-            libc::PTRACE_EVENT_STOP => {
-                if matches!(sig, libc::SIGSTOP | libc::SIGTSTP | libc::SIGTTIN | libc::SIGTTOU) {
-                    self.set_state(tid, TState::Listening);
-                    Resume::Listen
-                } else {
-                    self.set_state(tid, TState::Running);
-                    Resume::Cont(0)
-                }
-            }
-            libc::PTRACE_EVENT_CLONE | libc::PTRACE_EVENT_FORK | libc::PTRACE_EVENT_VFORK => {
-                if let Ok(new) = sys::event_msg(tid) {
-                    let new = new as i32;
-                    if !self.threads.contains_key(&new) {
-                        self.new_task(new, now);
-                    }
-                }
-                Resume::Cont(0)
-            }
-            libc::PTRACE_EVENT_EXEC => {
-                self.on_exec(tid, now);
-                Resume::Cont(0)
-            }
-            0 => {
-                if self.threads.get(&tid).is_some_and(|t| t.pid == self.root) {
-                    self.seen_signal.insert(sig, now);
-                    if self.pending_signal.is_some_and(|(s, _)| s == sig) {
-                        self.pending_signal = None;
-                    }
-                }
-                Resume::Cont(sig)
-            }
-            _ => Resume::Cont(0),
+        };
+        self.on_exit(tid, how, now);
+        if unreaped {
+            // Gone already (ECHILD) if something else reaped it.
+            let _ = sys::reap(tid);
         }
     }
 
@@ -348,17 +353,6 @@ impl Tracer {
         if let Some(t) = self.threads.get_mut(&tid) {
             t.state = s;
         }
-    }
-
-    /// A task the tracer has not seen: a new thread of a known process, or
-    /// a new process (fork, vfork, clone without `CLONE_THREAD`).
-    fn new_task(&mut self, tid: i32, now: u64) {
-        let pid = procfs::tgid(tid).unwrap_or(tid);
-        if pid == tid && !self.procs.contains_key(&pid) {
-            self.new_instance(pid, Origin::Fork, now);
-        }
-        let rec = self.procs.contains_key(&pid).then(|| self.thread_rec(pid, tid, now));
-        self.threads.insert(tid, Thread::new(pid, rec, now, 0));
     }
 
     fn thread_rec(&mut self, pid: i32, tid: i32, now: u64) -> usize {
@@ -381,11 +375,19 @@ impl Tracer {
         if self.hist.threads[r].name == name {
             return;
         }
+        let pid = t.pid;
+        if tid == pid {
+            // A process is named as perf names it: by its main thread's
+            // name (`comm`), the latest one.
+            if let Some(p) = self.procs.get(&pid) {
+                self.hist.processes[p.rec].name.clone_from(&name);
+            }
+        }
+        let Some(t) = self.threads.get(&tid) else { return };
         if !t.rec_sampled {
             self.hist.threads[r].name = name;
             return;
         }
-        let pid = t.pid;
         self.hist.threads[r].end_ns = Some(now);
         let new = self.new_thread_rec(pid, tid, name, now);
         let t = self.threads.get_mut(&tid).expect("present");
@@ -435,7 +437,10 @@ impl Tracer {
         let maps = match procfs::read_maps(pid) {
             Ok(m) => m,
             Err(e) => {
-                self.stats.notes.push(format!("could not read the maps of process {pid}: {e}"));
+                // A process that has ended has no maps to read: not worth a word.
+                if procfs::task_alive(pid) {
+                    self.stats.notes.push(format!("could not read the maps of process {pid}: {e}"));
+                }
                 return;
             }
         };
@@ -498,217 +503,17 @@ impl Tracer {
         }
     }
 
-    fn on_exec(&mut self, pid: i32, now: u64) {
-        if pid == self.root && !self.started {
-            self.started = true;
-            self.stats.start_ns = now;
-            self.stats.start_realtime_ns = sys::realtime_ns();
-        }
-        // Every other thread of the process is gone; the one that exec'd
-        // now has the pid as its tid.
-        let gone: Vec<i32> = self.threads.iter().filter(|(_, t)| t.pid == pid).map(|(&k, _)| k).collect();
-        for tid in gone {
-            if let Some(t) = self.threads.remove(&tid) {
-                if let Some(r) = t.rec {
-                    self.hist.threads[r].end_ns = Some(now);
-                }
-            }
-        }
-        self.end_instance(pid, now);
-        self.new_instance(pid, Origin::Exec, now);
-        let rec = Some(self.thread_rec(pid, pid, now));
-        // An exec keeps the task's CPU time: what it used before is not
-        // the new program's, so its first sample counts from here.
-        let mut files = ThreadFiles::open(pid, pid).ok();
-        let cpu = files.as_mut().and_then(ThreadFiles::cputime).unwrap_or(0);
-        let mut t = Thread::new(pid, rec, now, cpu);
-        t.files = files;
-        self.threads.insert(pid, t);
-    }
-
-    fn on_exit(&mut self, tid: i32, how: Exit, now: u64) {
-        let Some(t) = self.threads.remove(&tid) else { return };
-        if let Some(r) = t.rec {
-            self.hist.threads[r].end_ns = Some(now);
-        }
-        if tid == t.pid {
-            self.end_instance(tid, now);
-        }
-        if tid == self.root {
-            self.exit = Some(how);
-        }
-    }
-
-    /// Reads a stopped thread into `out`: once with [`Threads::All`], once
-    /// per period of CPU time it used with [`Threads::OnCpu`] (maybe not at
-    /// all).
-    fn sample_one(&mut self, tid: i32, out: &mut Vec<ThreadSample>) {
-        let (on_cpu, period) = (self.cfg.threads == Threads::OnCpu, self.cfg.period_ns);
-        let Some(t) = self.threads.get_mut(&tid) else { return };
-        let pid = t.pid;
-        if t.rec.is_none() {
-            return; // not started yet (before the command's exec)
-        }
-        let time_ns = sys::monotonic_raw_ns();
-        let Ok(regs) = sys::regs(tid) else {
-            self.stats.lost_samples += 1;
-            return;
-        };
-        let pc = regs.pc;
-        if t.files.is_none() {
-            t.files = ThreadFiles::open(pid, tid).ok();
-        }
-        let (cputime_ns, cpu) = match &mut t.files {
-            Some(f) => (f.cputime().unwrap_or(0), f.cpu().unwrap_or(0)),
-            None => (0, 0),
-        };
-        let copies = if on_cpu { t.periods(cputime_ns, period) } else { 1 };
-        if copies == 0 {
-            self.stats.idle_skipped += 1;
-            return;
-        }
-        let cputime_delta_ns = cputime_ns.saturating_sub(t.cpu_at_sample);
-        t.cpu_at_sample = cputime_ns;
-        let first = !std::mem::replace(&mut t.sampled, true);
-        if first {
-            // Most threads are named (pthread_setname_np) just after they
-            // start: the name at the first sample is the one to show.
-            self.read_name(tid, time_ns);
-        }
-        if let Some(t) = self.threads.get_mut(&tid) {
-            t.rec_sampled = true;
-        }
-        let tick = self.tick;
-        if let Some(p) = self.procs.get(&pid) {
-            if !p.maps.iter().any(|(m, _)| m.contains(pc)) {
-                // A mapping made since the last read (dlopen), at most once a tick.
-                if p.reread_tick != tick {
-                    self.procs.get_mut(&pid).expect("present").reread_tick = tick;
-                    self.stats.map_rereads += 1;
-                    self.reread_maps(pid, time_ns);
-                }
-                if !self.procs[&pid].maps.iter().any(|(m, _)| m.contains(pc)) {
-                    self.stats.unknown_pcs += copies;
-                }
-            }
-        }
-        let mut callers = Vec::new();
-        self.stacks.take(pid as u32, &regs, &mut callers);
-        // Callers in libraries mapped since the maps were read (most are
-        // mapped by the loader after the exec, and only a sampled pc in
-        // one has them read): read again, and the stack taken again (the
-        // DWARF unwinder goes on through the modules now known).
-        if let Some(p) = self.procs.get(&pid) {
-            let unknown = callers.iter().any(|&c| !p.maps.iter().any(|(m, _)| m.contains(c)));
-            let due = p.caller_reread_tick == u64::MAX || tick >= p.caller_reread_tick + CALLER_REREAD_TICKS;
-            if unknown && due && p.reread_tick != tick {
-                let p = self.procs.get_mut(&pid).expect("present");
-                p.caller_reread_tick = tick;
-                p.reread_tick = tick;
-                self.stats.map_rereads += 1;
-                let known = p.maps.len();
-                self.reread_maps(pid, time_ns);
-                if self.procs.get(&pid).is_some_and(|p| p.maps.len() != known) {
-                    self.stacks.take(pid as u32, &regs, &mut callers);
-                }
-            }
-        }
-        let s =
-            ThreadSample { time_ns, pid: pid as u32, tid: tid as u32, pc, cputime_ns, cputime_delta_ns, cpu, callers };
-        // The repeats stand for CPU time already in the first one's delta.
-        let repeat = ThreadSample { cputime_delta_ns: 0, ..s.clone() };
-        out.push(s);
-        out.extend(std::iter::repeat_n(repeat, (copies - 1) as usize));
-        self.stats.repeats += copies - 1;
-    }
-
-    /// One tick: stop every running thread, read it, resume it.
-    fn take_tick(&mut self) -> io::Result<(Vec<ThreadSample>, Option<f64>)> {
-        self.tick += 1;
-        let value = match &mut self.cfg.pmu {
-            Some(p) => match p.read() {
-                Ok(v) => Some(v),
-                Err(e) => {
-                    if self.stats.notes.len() < 16 {
-                        self.stats.notes.push(format!("PMU reading failed: {e}"));
-                    }
-                    Some(f64::NAN)
-                }
-            },
-            None => None,
-        };
-        let (on_cpu, period) = (self.cfg.threads == Threads::OnCpu, self.cfg.period_ns);
-        // Which threads to stop is decided before the first stop, so that
-        // the stopped ones do not wait while the others' files are read.
-        let mut chosen: Vec<i32> = Vec::new();
-        for (&tid, t) in &mut self.threads {
-            if t.state != TState::Running || t.rec.is_none() {
-                continue;
-            }
-            if on_cpu && !t.should_stop(tid, period) {
-                self.stats.idle_skipped += 1;
-                continue;
-            }
-            chosen.push(tid);
-        }
-        let t0 = sys::monotonic_raw_ns();
-        let mut awaiting: Vec<i32> = chosen.into_iter().filter(|&tid| sys::interrupt(tid).is_ok()).collect();
-        let mut samples = Vec::with_capacity(awaiting.len());
-        self.collect_stops(&mut awaiting, Some(&mut samples))?;
-        self.stats.stopped_ns += sys::monotonic_raw_ns() - t0;
-        self.stats.ticks += 1;
-        self.stats.records += samples.len() as u64;
-        // After the threads run again: reading names does not stop them.
-        self.check_names();
-        Ok((samples, value))
-    }
-
-    /// Waits until every thread of `awaiting` has stopped (and was read
-    /// into `samples`, then resumed) or is gone, handling whatever else
-    /// happens meanwhile.
-    fn collect_stops(
-        &mut self,
-        awaiting: &mut Vec<i32>,
-        mut samples: Option<&mut Vec<ThreadSample>>,
-    ) -> io::Result<()> {
-        let mut quiet_since = sys::monotonic_raw_ns();
-        while !awaiting.is_empty() {
-            match sys::wait_any(true)? {
-                Some((tid, st)) => {
-                    let i = awaiting.iter().position(|&t| t == tid);
-                    if let Some(i) = i {
-                        awaiting.swap_remove(i);
-                    }
-                    let out = if i.is_some() { samples.as_deref_mut() } else { None };
-                    self.handle(tid, st, out);
-                    quiet_since = sys::monotonic_raw_ns();
-                }
-                None => {
-                    if let Some(s) = sys::wait_signal(20_000_000) {
-                        self.on_sampler_signal(s);
-                    }
-                    // A thread in exit (a zombie leader waiting for its
-                    // threads) takes the interrupt but never stops.
-                    if sys::monotonic_raw_ns() - quiet_since > 20_000_000 {
-                        awaiting.retain(|&tid| {
-                            let dying = task_state(tid).is_none_or(|c| c == 'Z' || c == 'X');
-                            if dying {
-                                if let Some(t) = self.threads.get_mut(&tid) {
-                                    t.state = TState::Dying;
-                                }
-                            }
-                            !dying
-                        });
-                        quiet_since = sys::monotonic_raw_ns();
-                    }
-                }
-            }
-        }
-        Ok(())
-    }
-
     /// Leaves every task still traced running on its own.
     fn detach_all(&mut self, now: u64) {
+        // Tasks whose exit was not seen (a process's threads when its
+        // exec or exit_group ended them) are not running: their records end now.
+        let gone: Vec<i32> =
+            self.threads.keys().copied().filter(|&tid| task_state(tid).is_none_or(|c| c == 'Z' || c == 'X')).collect();
+        for tid in gone {
+            if let Some(r) = self.threads.remove(&tid).and_then(|t| t.rec) {
+                self.hist.threads[r].end_ns.get_or_insert(now);
+            }
+        }
         if self.threads.is_empty() {
             return;
         }
