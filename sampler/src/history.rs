@@ -3,7 +3,7 @@
 //! lifetimes ([`History`]), its figures ([`Stats`]) and how the command
 //! ended ([`Exit`], [`Outcome`]). Plain data: no system call here.
 //!
-//! Imports nothing of the crate.
+//! Imports nothing of the crate (`tbrw_symbols`' stored symbols only).
 
 use std::io;
 
@@ -125,6 +125,9 @@ pub struct History {
     pub threads: Vec<ThreadRec>,
     /// Modules, in order of appearance.
     pub modules: Vec<ModRec>,
+    /// The symbols of the modules no file holds (the vDSO), read from
+    /// memory, for the recording's stored symbols.
+    pub images: Vec<tbrw_symbols::stored::StoredFile>,
 }
 
 /// Figures of the run (`-d`).

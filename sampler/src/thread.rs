@@ -111,6 +111,16 @@ impl Thread {
         }
     }
 
+    /// Takes over the CPU time `old` (the same task before its exec) used
+    /// since its last sample and not yet counted, `cpu` being the task's
+    /// CPU time now.
+    pub(crate) fn carry_from(&mut self, old: &Thread, cpu: u64) {
+        self.cpu_at_sample = old.cpu_at_sample.min(cpu);
+        self.cpu_seen = old.cpu_seen.min(cpu);
+        self.credit = old.credit;
+        self.saw_cpu(cpu);
+    }
+
     /// Keeps `spot` as where its last CPU time goes, unless a better kind
     /// was seen.
     pub(crate) fn saw_at(&mut self, kind: SpotKind, spot: Spot) {

@@ -21,6 +21,7 @@ use std::io;
 
 use crate::buildid::BuildIds;
 use crate::callstack::{CallGraph, Stacks};
+use crate::images::Images;
 use crate::pmu::Pmu;
 use crate::procfs::{self, Mapping};
 use crate::sys::{self, Status};
@@ -103,6 +104,7 @@ pub struct Tracer {
     seen_signal: HashMap<i32, u64>,
     tick: u64,
     build_ids: BuildIds,
+    images: Images,
     stacks: Stacks,
     /// Tasks that ended before their parent's clone or fork event was
     /// handled (their own first stop came first): the event, when it
@@ -176,6 +178,7 @@ impl Tracer {
             seen_signal: HashMap::new(),
             tick: 0,
             build_ids: BuildIds::default(),
+            images: Images::default(),
             stacks,
             early_exits: HashSet::new(),
             pending: Vec::new(),
@@ -272,6 +275,9 @@ impl Tracer {
         for why in std::mem::take(&mut self.build_ids.problems) {
             self.stats.notes.push(format!("build id not recorded: {why}"));
         }
+        let images = std::mem::take(&mut self.images);
+        self.stats.notes.extend(images.problems.iter().cloned());
+        self.hist.images = images.into_stored();
         let exit = match self.exit {
             Some(e) => e,
             None => Exit::Code(0),
@@ -465,7 +471,7 @@ impl Tracer {
                 continue;
             }
             let rec = m.is_module().then(|| {
-                let build_id = self.build_ids.of(pid, m);
+                let build_id = if Images::wanted(m) { self.images.of(pid, m) } else { self.build_ids.of(pid, m) };
                 self.hist.modules.push(ModRec {
                     pid: pid as u32,
                     path: m.path.clone(),

@@ -31,6 +31,22 @@ pub struct SymbolOptions {
     /// A kallsyms file saved from the profiled machine (default: this
     /// machine's `/proc/kallsyms`).
     pub kallsyms: Option<PathBuf>,
+    /// How function names are demangled (`--demangle`).
+    pub demangle: Demangle,
+}
+
+/// How function names are demangled, in every report and export.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Demangle {
+    /// As perf report shows them: C++ functions without their parameters
+    /// and return type (`Accum<32ul>::sum`), Rust without the hash.
+    #[default]
+    Short,
+    /// With the whole C++ signature, as `c++filt` prints it
+    /// (`Accum<32ul>::sum(unsigned long)`).
+    Full,
+    /// As the symbol tables spell them (perf's `--no-demangle`).
+    None,
 }
 
 impl SymbolOptions {
@@ -44,6 +60,8 @@ impl SymbolOptions {
             debug_dirs,
             search_paths: self.search_paths.clone(),
             kernel: self.kallsyms.clone().map_or(KernelSymbols::Proc, KernelSymbols::File),
+            demangle: self.demangle != Demangle::None,
+            signatures: self.demangle == Demangle::Full,
             ..Config::default()
         }
     }

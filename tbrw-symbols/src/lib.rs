@@ -106,7 +106,7 @@ mod symbolizer;
 mod symtab;
 pub mod unwind;
 
-pub use demangle::demangle;
+pub use demangle::{demangle, demangle_full};
 pub use elf::{BuildId, ElfKind, Layout, Segment};
 pub use frame::{Frame, SourceLocation, Symbolized, Unknown};
 pub use function_index::{FunctionIndex, IndexedSymbol, ModuleIndex};

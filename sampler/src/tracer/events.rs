@@ -132,9 +132,14 @@ impl Tracer {
     }
 
     /// The exec of the process of task `tid` (the thread that exec'd has
-    /// the pid as its tid now): the CPU time the old program's threads
-    /// used since their last samples is recorded (dated before the exec),
-    /// the old instance ends and the new one starts.
+    /// the pid as its tid now): the old instance ends and the new one
+    /// starts. The thread that exec'd goes on: the CPU time it used since
+    /// its last sample goes to its next one, in the new program, as
+    /// perf's `cpu-clock` counts a task across an exec (a fork's child
+    /// that execs at once, a shell's, then has no sample of its own for
+    /// the few microseconds before). Its other threads are gone (zombies
+    /// whose CPU time still reads, or released): theirs is recorded, dated
+    /// before the exec.
     fn on_exec(&mut self, pid: i32, now: u64) {
         if pid == self.root && !self.started {
             self.started = true;
@@ -142,31 +147,33 @@ impl Tracer {
             self.stats.start_realtime_ns = sys::realtime_ns();
         }
         let former = sys::event_msg(pid).map_or(pid, |m| m as i32);
-        let mut files = ThreadFiles::open(pid, pid).ok();
-        let cpu = files.as_mut().and_then(ThreadFiles::cputime);
-        // The old instance ends 1 ns after the samples of its last CPU
-        // time, so that they bind to it.
+        // The old instance ends 1 ns after the samples of its threads'
+        // last CPU time, so that they bind to it.
         let boundary = now + 1;
-        // Every other thread of the process is gone (zombies whose CPU
-        // time still reads, or released).
+        let mut goes_on = None;
         let gone: Vec<i32> = self.threads.iter().filter(|(_, t)| t.pid == pid).map(|(&k, _)| k).collect();
         for tid in gone {
             let Some(mut t) = self.threads.remove(&tid) else { continue };
-            if t.rec.is_some() {
-                let used = if tid == former { cpu } else { t.files.as_mut().and_then(ThreadFiles::cputime) };
-                let used = used.unwrap_or(t.cpu_seen);
-                self.record_end(tid, &mut t, used, now);
-            }
             if let Some(r) = t.rec {
                 self.hist.threads[r].end_ns = Some(boundary);
+            }
+            if tid == former {
+                goes_on = Some(t);
+            } else if t.rec.is_some() {
+                let used = t.files.as_mut().and_then(ThreadFiles::cputime).unwrap_or(t.cpu_seen);
+                self.record_end(tid, &mut t, used, now);
             }
         }
         self.end_instance(pid, boundary);
         self.new_instance(pid, Origin::Exec, boundary);
         let rec = Some(self.thread_rec(pid, pid, boundary));
-        // An exec keeps the task's CPU time: what it used before is not
-        // the new program's, so its first sample counts from here.
-        let mut t = Thread::new(pid, rec, boundary, cpu.unwrap_or(0));
+        let mut files = ThreadFiles::open(pid, pid).ok();
+        let cpu = files.as_mut().and_then(ThreadFiles::cputime).unwrap_or(0);
+        let mut t = Thread::new(pid, rec, boundary, cpu);
+        if let Some(old) = goes_on.filter(|o| o.rec.is_some()) {
+            // Counted from its last sample (the command's own exec starts at its exec).
+            t.carry_from(&old, cpu);
+        }
         t.files = files;
         t.announced = true;
         self.threads.insert(pid, t);
