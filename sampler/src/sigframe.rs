@@ -2,7 +2,7 @@
 //! running. When the tracer lets a thread take a signal (it resumes it from
 //! its signal-delivery-stop with the signal), the kernel builds the
 //! handler's frame and points the thread at the handler; a stop that comes
-//! before the thread runs on (a tick's `PTRACE_INTERRUPT`, or a second
+//! before the thread runs on (a tick's `PTRACE_INTERRUPT`, or another
 //! signal's delivery) shows the handler's first instruction, where the
 //! thread has not spent any time. The time since its previous sample was
 //! spent where the signal interrupted it, which the kernel saved in the
@@ -13,10 +13,12 @@
 //! then the `ucontext`, then the `siginfo`), and the kernel has set
 //! `rdi` = the signal, `rsi` = the `siginfo`, `rdx` = the `ucontext`
 //! (`arch/x86/kernel/signal_64.c`, whatever `SA_SIGINFO` says). Those three
-//! together are the handler's entry; the interrupted registers are the
-//! `ucontext`'s `uc_mcontext` (`struct sigcontext`). Other architectures:
-//! not recognised (aarch64 sets `x1`/`x2` only with `SA_SIGINFO`), the stop
-//! is sampled as it is.
+//! together, and a return address into a restorer (the `rt_sigreturn`
+//! system call's two instructions, as glibc, musl and Go write them), are
+//! the handler's entry; the interrupted registers are the `ucontext`'s
+//! `uc_mcontext` (`struct sigcontext`). Other architectures: not
+//! recognised (aarch64 sets `x1`/`x2` only with `SA_SIGINFO`), the stop is
+//! sampled as it is.
 //!
 //! Imports `sys`.
 
@@ -40,12 +42,17 @@ const RDX: usize = 12;
 const RSP: usize = 15;
 const RIP: usize = 16;
 
+/// The restorers' code: `mov $15, %rax; syscall` (glibc, Go) and
+/// `mov $15, %eax; syscall` (musl): `rt_sigreturn`.
+const RESTORERS: [&[u8]; 2] = [&[0x48, 0xc7, 0xc0, 0x0f, 0, 0, 0, 0x0f, 0x05], &[0xb8, 0x0f, 0, 0, 0, 0x0f, 0x05]];
+
 /// Nested frames followed at most (a signal delivered at the entry of
 /// another's handler, and so on).
 const MAX_NESTED: usize = 8;
 
-/// Whether `regs` are those of a thread at a signal handler's first
-/// instruction (see the module's doc).
+/// Whether `regs` have the registers of a thread at a signal handler's
+/// first instruction (see the module's doc; the restorer is checked by
+/// [`interrupted`]).
 pub fn at_handler_entry(regs: &Regs) -> bool {
     if !cfg!(target_arch = "x86_64") {
         return false;
@@ -62,7 +69,7 @@ pub fn interrupted(pid: u32, regs: &Regs) -> Option<Regs> {
     let mut r = *regs;
     let mut found = false;
     for _ in 0..MAX_NESTED {
-        if !at_handler_entry(&r) {
+        if !at_handler_entry(&r) || !returns_to_restorer(pid, r.sp) {
             break;
         }
         let mut bytes = [0u8; SIGCONTEXT_WORDS * 8];
@@ -74,6 +81,17 @@ pub fn interrupted(pid: u32, regs: &Regs) -> Option<Regs> {
         found = true;
     }
     found.then_some(r)
+}
+
+/// Whether the return address at `sp` in process `pid` is a restorer's.
+fn returns_to_restorer(pid: u32, sp: u64) -> bool {
+    let mut ret = [0u8; 8];
+    if sys::read_mem(pid, sp, &mut ret).ok() != Some(8) {
+        return false;
+    }
+    let mut code = [0u8; 9];
+    let n = sys::read_mem(pid, u64::from_le_bytes(ret), &mut code).unwrap_or(0);
+    RESTORERS.iter().any(|r| code[..n].starts_with(r))
 }
 
 #[cfg(test)]
@@ -104,9 +122,13 @@ mod tests {
     #[cfg(target_arch = "x86_64")]
     fn the_saved_registers_are_read_from_the_frame() {
         // Two frames: the outer one interrupted the program at 0x1234; the
-        // inner one was delivered at the outer handler's entry.
+        // inner one was delivered at the outer handler's entry. Each
+        // returns into glibc's restorer.
+        let restorer: [u8; 9] = [0x48, 0xc7, 0xc0, 0x0f, 0, 0, 0, 0x0f, 0x05];
         let mut outer = vec![0u64; (8 + UCONTEXT_SIZE as usize + 128) / 8];
         let mut inner = vec![0u64; outer.len()];
+        outer[0] = restorer.as_ptr() as u64;
+        inner[0] = restorer.as_ptr() as u64;
         let outer_sp = outer.as_ptr() as u64;
         let mc = (8 + MCONTEXT_AT as usize) / 8;
         outer[mc + RIP] = 0x1234;
@@ -124,6 +146,9 @@ mod tests {
             Regs { pc: 0x9999, sp: inner_sp, fp: 0, lr: 0, args: [10, inner_sp + 8 + UCONTEXT_SIZE, inner_sp + 8] };
         let r = interrupted(std::process::id(), &at_inner).expect("a frame");
         assert_eq!((r.pc, r.sp, r.fp, r.args[0]), (0x1234, 0x7000, 0x7010, 5));
-        std::hint::black_box((&outer, &inner));
+        // Not returning into a restorer: not a handler's entry.
+        inner[0] = outer_sp;
+        assert_eq!(interrupted(std::process::id(), &at_inner), None);
+        std::hint::black_box((&outer, &inner, &restorer));
     }
 }

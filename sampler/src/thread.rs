@@ -75,10 +75,6 @@ pub(crate) struct Thread {
     /// Where the CPU time it used since its last sample is put when it
     /// ends ([`Thread::final_copies`]): the best spot seen.
     pub(crate) spot: Option<(SpotKind, Spot)>,
-    /// Whether it was resumed with a signal to deliver and has not
-    /// stopped since: its next stop may be at the handler's first
-    /// instruction (`crate::sigframe`).
-    pub(crate) delivering: bool,
     /// Its CPU time at its exit stop (`PTRACE_EVENT_EXIT`).
     pub(crate) exit_cpu: Option<u64>,
 }
@@ -106,7 +102,6 @@ impl Thread {
             asleep_at: None,
             announced: false,
             spot: None,
-            delivering: false,
             exit_cpu: None,
         }
     }
@@ -213,6 +208,70 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
+
+    /// A thread's samples over its life, its CPU time read at each of its
+    /// stops (`readings`, growing) and at its end: per period used,
+    /// rounded up, whatever the stops; and their deltas add up to it.
+    fn life(readings: &[u64], end: u64, period: u64, on_cpu: bool) -> (u64, u64) {
+        let mut t = Thread::new(1, Some(0), 0, 0);
+        let (mut samples, mut weight) = (0, 0);
+        for &r in readings {
+            let n = if on_cpu { t.periods(r, period) } else { 1 };
+            if n > 0 {
+                samples += n;
+                weight += r - t.cpu_at_sample;
+                t.cpu_at_sample = r;
+            }
+        }
+        let n = t.final_copies(end, period, on_cpu);
+        if n > 0 {
+            samples += n;
+            weight += end - t.cpu_at_sample;
+        }
+        (samples, weight)
+    }
+
+    #[test]
+    fn a_thread_s_samples_are_its_cpu_time_rounded_up() {
+        let p = 1_000_000;
+        // Shorter than a period: one sample, all its CPU time.
+        assert_eq!(life(&[], 300_000, p, true), (1, 300_000));
+        assert_eq!(life(&[100_000, 200_000], 300_000, p, true), (1, 300_000));
+        // None used: none.
+        assert_eq!(life(&[], 0, p, true), (0, 0));
+        // 2.5 periods, sampled at 1.2 and 2.1: 3 samples.
+        assert_eq!(life(&[1_200_000, 2_100_000], 2_500_000, p, true), (3, 2_500_000));
+        // Exactly 2 periods: 2.
+        assert_eq!(life(&[1_000_000], 2_000_000, p, true), (2, 2_000_000));
+        // Every thread at every tick: one more at its end when it ran since.
+        assert_eq!(life(&[100, 200], 300, p, false), (3, 300));
+        assert_eq!(life(&[100, 300], 300, p, false), (2, 300));
+        // Any stops: ceil of its CPU time.
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..1000 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let end = seed % 20_000_000;
+            let mut readings: Vec<u64> = (0..seed % 30).map(|i| (seed >> i) % (end + 1)).collect();
+            readings.sort_unstable();
+            assert_eq!(life(&readings, end, p, true), (end.div_ceil(p), end), "{readings:?} {end}");
+        }
+    }
+
+    /// An exec goes on counting the task's CPU time from its last sample.
+    #[test]
+    fn an_exec_carries_the_cpu_time_not_yet_sampled() {
+        let p = 1_000_000;
+        let mut old = Thread::new(1, Some(0), 0, 0);
+        assert_eq!(old.periods(1_300_000, p), 1);
+        old.cpu_at_sample = 1_300_000;
+        old.saw_cpu(1_500_000);
+        let mut new = Thread::new(1, Some(1), 0, 1_500_000);
+        new.carry_from(&old, 1_500_000);
+        assert_eq!((new.cpu_at_sample, new.credit), (1_300_000, 500_000));
+        assert_eq!(new.final_copies(1_900_000, p, true), 1);
+    }
 
     fn thread_cputime_ns() -> u64 {
         let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };

@@ -324,26 +324,20 @@ impl Tracer {
             Status::Exited(c) => Exit::Code(c),
             Status::Killed(s) => Exit::Signal(s),
             Status::Stopped { sig, event } => {
-                // Resumed with a signal at its previous stop, and stopped
-                // again before running on: maybe at the handler's entry.
-                let delivered = self.threads.get_mut(&tid).is_some_and(|t| std::mem::take(&mut t.delivering));
                 let r = self.on_stop(tid, sig, event, now);
                 if let Some(out) = sample {
                     // A thread at its exit is not sampled: its end is (`on_exit`).
                     if event != libc::PTRACE_EVENT_EXIT {
-                        self.sample_one(tid, delivered, event == 0, out);
+                        self.sample_one(tid, event == 0, out);
                     }
                 }
                 let res = match r {
                     Resume::Cont(s) => sys::cont(tid, s),
                     Resume::Listen => sys::listen(tid),
                 };
-                if let Some(t) = self.threads.get_mut(&tid) {
-                    if res.is_err() {
-                        // ESRCH: it died meanwhile; its exit comes next.
-                        t.state = TState::Dying;
-                    }
-                    t.delivering = matches!(r, Resume::Cont(s) if s != 0);
+                if res.is_err() {
+                    // ESRCH: it died meanwhile; its exit comes next.
+                    self.set_state(tid, TState::Dying);
                 }
                 return;
             }

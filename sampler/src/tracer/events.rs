@@ -168,7 +168,8 @@ impl Tracer {
         self.new_instance(pid, Origin::Exec, boundary);
         let rec = Some(self.thread_rec(pid, pid, boundary));
         let mut files = ThreadFiles::open(pid, pid).ok();
-        let cpu = files.as_mut().and_then(ThreadFiles::cputime).unwrap_or(0);
+        let cpu = files.as_mut().and_then(ThreadFiles::cputime);
+        let cpu = cpu.or(goes_on.as_ref().map(|o| o.cpu_seen)).unwrap_or(0);
         let mut t = Thread::new(pid, rec, boundary, cpu);
         if let Some(old) = goes_on.filter(|o| o.rec.is_some()) {
             // Counted from its last sample (the command's own exec starts at its exec).
@@ -242,5 +243,61 @@ impl Tracer {
         self.pending.extend(std::iter::repeat_n(repeat, (copies - 1) as usize));
         self.stats.repeats += copies - 1;
         self.stats.end_samples += copies;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc::channel;
+
+    use super::*;
+    use crate::callstack::CallGraph;
+    use crate::tracer::Config;
+
+    /// A parent's clone event names a task already gone (its whole life
+    /// was handled before the event, or it ended unseen): nothing is made
+    /// of it, no nameless process, no note; and a task that ended before
+    /// its parent's event is not made again by that event, even when its
+    /// tid names a live task again.
+    #[test]
+    fn a_task_that_ended_before_its_parents_event_makes_nothing() {
+        let cfg = Config { period_ns: 1_000_000, pmu: None, threads: Threads::OnCpu, call_graph: CallGraph::None };
+        let mut t = match Tracer::start(&["true".to_owned()], cfg) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("SKIPPED: {e}");
+                return;
+            }
+        };
+        let root = t.pid();
+        // A thread of this test that has ended: its tid names no task now.
+        // SAFETY: gettid has no preconditions.
+        let gone = std::thread::spawn(|| unsafe { libc::gettid() }).join().unwrap();
+        t.on_new_task_event(root, gone, false, 1);
+        assert!(!t.threads.contains_key(&gone));
+        assert!(t.hist.processes.is_empty() && t.hist.threads.is_empty(), "{:?}", t.hist);
+        assert!(t.stats.notes.is_empty(), "{:?}", t.stats.notes);
+
+        // A live thread (of this test) first seen by its own stop, ended
+        // before its parent's event, whose tid is then a live task's.
+        let (tid_tx, tid_rx) = channel();
+        let (end_tx, end_rx) = channel::<()>();
+        let live = std::thread::spawn(move || {
+            // SAFETY: as above.
+            tid_tx.send(unsafe { libc::gettid() }).unwrap();
+            end_rx.recv().unwrap();
+        });
+        let tid = tid_rx.recv().unwrap();
+        assert!(t.new_task(tid, 2));
+        t.on_exit(tid, Exit::Code(0), 3);
+        t.on_new_task_event(root, tid, false, 4);
+        assert!(!t.threads.contains_key(&tid), "made again by its parent's event");
+        assert!(t.early_exits.is_empty());
+        end_tx.send(()).unwrap();
+        live.join().unwrap();
+
+        let outcome = t.run(&mut |_, _| Ok(())).unwrap();
+        assert_eq!(outcome.exit, Exit::Code(0));
+        assert!(outcome.stats.notes.is_empty(), "{:?}", outcome.stats.notes);
     }
 }

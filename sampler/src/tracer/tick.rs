@@ -172,23 +172,19 @@ impl Tracer {
 
     /// The registers of stopped thread `tid` of process `pid` where it was
     /// running, and whether it stopped at a signal handler's first
-    /// instruction right after a delivery (`delivered`): then the
-    /// registers are those the signal interrupted.
-    fn running_regs(&mut self, pid: i32, tid: i32, delivered: bool) -> io::Result<(sys::Regs, bool)> {
+    /// instruction: then the registers are those the signal interrupted.
+    fn running_regs(&mut self, pid: i32, tid: i32) -> io::Result<(sys::Regs, bool)> {
         let regs = sys::regs(tid)?;
-        if delivered {
-            if let Some(r) = sigframe::interrupted(pid as u32, &regs) {
-                self.stats.handler_entries += 1;
-                return Ok((r, true));
-            }
+        if let Some(r) = sigframe::interrupted(pid as u32, &regs) {
+            self.stats.handler_entries += 1;
+            return Ok((r, true));
         }
         Ok((regs, false))
     }
 
     /// Reads a stopped thread into `out`: once with [`Threads::All`], once
     /// per period of CPU time it used with [`Threads::OnCpu`] (maybe not at
-    /// all). `delivered`: it was resumed with a signal at its previous
-    /// stop; `signal_stop`: this stop is a signal's delivery.
+    /// all). `signal_stop`: this stop is a signal's delivery.
     ///
     /// On-CPU, a thread stopped as a signal is delivered to it (at the
     /// delivery, or at the handler's first instruction just after) is not
@@ -197,7 +193,7 @@ impl Tracer {
     /// wakes the tracer, which then takes the tick that is due), and the
     /// thread is then never in its handler: recording them would take
     /// samples from the handler, the more so the more often it runs.
-    pub(super) fn sample_one(&mut self, tid: i32, delivered: bool, signal_stop: bool, out: &mut Vec<ThreadSample>) {
+    pub(super) fn sample_one(&mut self, tid: i32, signal_stop: bool, out: &mut Vec<ThreadSample>) {
         let (on_cpu, period) = (self.cfg.threads == Threads::OnCpu, self.cfg.period_ns);
         let Some(t) = self.threads.get(&tid) else { return };
         let pid = t.pid;
@@ -205,7 +201,7 @@ impl Tracer {
             return; // not started yet (before the command's exec)
         }
         let time_ns = sys::monotonic_raw_ns();
-        let Ok((regs, at_entry)) = self.running_regs(pid, tid, delivered) else {
+        let Ok((regs, at_entry)) = self.running_regs(pid, tid) else {
             self.stats.lost_samples += 1;
             return;
         };
@@ -214,9 +210,12 @@ impl Tracer {
         if t.files.is_none() {
             t.files = ThreadFiles::open(pid, tid).ok();
         }
-        let (cputime_ns, cpu) = match &mut t.files {
-            Some(f) => (f.cputime().unwrap_or(0), f.cpu().unwrap_or(0)),
-            None => (0, 0),
+        // Without its CPU time (its files gone: it is ending) there is no
+        // sample: a 0 would make its next sample's delta count all its
+        // CPU time again.
+        let Some((cputime_ns, cpu)) = t.files.as_mut().and_then(|f| Some((f.cputime()?, f.cpu().unwrap_or(0)))) else {
+            self.stats.lost_samples += 1;
+            return;
         };
         if on_cpu && (signal_stop || at_entry) {
             t.saw_cpu(cputime_ns);
