@@ -2,7 +2,7 @@
 //! kernel's vDSO (`[vdso]`), whose functions (`__vdso_clock_gettime`...)
 //! a program calls without a system call. Its image is read once a process
 //! maps it (`process_vm_readv`, else `/proc/<pid>/mem`), parsed by
-//! `tbrw_symbols::stored::from_image` and kept once per distinct image, so
+//! `tbrw_symbols::image::from_image` and kept once per distinct image, so
 //! the recording can store its symbols (perf stores the vDSO in its
 //! build-id cache for the same reason). Its build id goes into the
 //! module's note, which is how the symbolizer finds the stored symbols.
@@ -11,7 +11,7 @@
 
 use std::io::{Read, Seek, SeekFrom};
 
-use tbrw_symbols::stored::{self, StoredFile};
+use tbrw_symbols::stored::StoredFile;
 
 use crate::procfs::Mapping;
 use crate::sys;
@@ -53,7 +53,7 @@ impl Images {
         let known = match self.seen.iter().position(|(seen, _)| *seen == image) {
             Some(i) => i,
             None => {
-                let parsed = stored::from_image(&m.path, &image);
+                let parsed = tbrw_symbols::image::from_image(&m.path, &image);
                 if let Err(why) = &parsed {
                     self.problems.push(format!("{}: its image does not give its symbols: {why}", m.path));
                 }

@@ -96,6 +96,7 @@ mod find;
 mod frame;
 mod function_index;
 mod ids;
+pub mod image;
 mod kallsyms;
 mod mapping;
 pub mod perf_map;

@@ -4,7 +4,7 @@
 //! module finds it by), its `PT_LOAD` layout (the address translation), and
 //! those functions' symbols. [`encode`] and [`decode`] are the bytes of the
 //! TB5 section (docs/FORMAT.md, "Stored symbols"); no DWARF, so no lines.
-//! [`from_image`] makes one of an ELF image no file holds (the vDSO, read
+//! `crate::image` makes one of an ELF image no file holds (the vDSO, read
 //! from a process's memory by the collector).
 //!
 //! The text, one record per line, fields split by tabs (shown here as
@@ -138,37 +138,6 @@ pub fn decode(bytes: &[u8]) -> Result<Vec<StoredFile>, String> {
         }
     }
     Ok(files)
-}
-
-/// An ELF image read from a process's memory (the kernel's vDSO, which no
-/// file holds: a collector reads it from `/proc/<pid>/mem` and stores it,
-/// as perf stores the vDSO in its build-id cache) as one stored file
-/// labelled `label`: its layout, build id and every function symbol of its
-/// `.symtab`, else its `.dynsym`, as the symbolizer keeps them from a file
-/// (one per address). An image that does not parse as ELF, or names no
-/// function, is an error saying why.
-pub fn from_image(label: &str, image: &[u8]) -> Result<StoredFile, String> {
-    let path: std::sync::Arc<std::path::Path> = std::sync::Arc::from(std::path::Path::new(label));
-    let elf = crate::elf::ElfFile::parse(path, crate::elf::Bytes::owned(image.to_vec())).map_err(|e| match e {
-        crate::elf::OpenError::Malformed(why) | crate::elf::OpenError::Unreadable(why) => why,
-        other => format!("{other:?}"),
-    })?;
-    let obj = elf.object().ok_or("not an ELF image")?;
-    let mut symbols = Vec::new();
-    for dynamic in [false, true] {
-        let (table, own) = crate::symtab::SymbolTable::from_object(&obj, dynamic, &[], false);
-        if own > 0 {
-            symbols = (0..table.len())
-                .filter_map(|i| table.entry(i))
-                .map(|(start, end, name)| StoredSymbol { start, end, name: name.to_owned() })
-                .collect();
-            break;
-        }
-    }
-    if symbols.is_empty() {
-        return Err("no function symbols".into());
-    }
-    Ok(StoredFile { label: label.to_owned(), build_id: elf.build_id.clone(), layout: elf.layout.clone(), symbols })
 }
 
 #[cfg(test)]
