@@ -33,9 +33,13 @@ pub fn from_image(label: &str, image: &[u8]) -> Result<crate::stored::StoredFile
     if symbols.is_empty() {
         return Err("no function symbols".into());
     }
-    Ok(crate::stored::StoredFile { label: label.to_owned(), build_id: elf.build_id.clone(), layout: elf.layout.clone(), symbols })
+    Ok(crate::stored::StoredFile {
+        label: label.to_owned(),
+        build_id: elf.build_id.clone(),
+        layout: elf.layout.clone(),
+        symbols,
+    })
 }
-
 
 #[cfg(test)]
 mod tests {
