@@ -218,7 +218,7 @@ impl Exit {
     }
 }
 
-/// The result of [`Tracer::run`].
+/// The result of [`Tracer::run`](crate::tracer::Tracer::run).
 #[derive(Debug)]
 pub struct Outcome {
     /// How the command ended.

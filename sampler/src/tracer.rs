@@ -12,8 +12,10 @@
 //! calls [`Tracer::run`], as ptrace requires.
 //!
 //! The stops, ptrace events and ticks of the loop share the per-process
-//! state, kept here; what it keeps per thread and the accounting of a
-//! thread's CPU time are `thread`'s, what a run gives back `history`'s.
+//! state, kept here with the loop, the names and the modules; the ptrace
+//! events are `events`', one tick `tick`'s; what it keeps per thread and
+//! the accounting of a thread's CPU time are `thread`'s, what a run gives
+//! back `history`'s.
 
 use std::collections::{HashMap, HashSet};
 use std::ffi::CString;
