@@ -5,7 +5,10 @@
 //! (on-CPU, 1000 Hz): no sample is at the handler's first instruction (a
 //! thread stopped there right after the signal's delivery has not run any
 //! of the handler yet), and the handler's share of the CPU time is the
-//! program's own figure, beside perf's `cpu-clock`.
+//! program's own figure. perf's `cpu-clock` share is printed beside it, not
+//! checked: the kernel runs the handler just after its scheduler tick
+//! (when it checks CPU timers), perf's 1 ms timer keeps step with that
+//! tick, and perf finds the handler 1 % of the time in most runs.
 
 mod common;
 
@@ -80,11 +83,9 @@ fn handler_samples_are_where_the_thread_ran() {
         "handler: clock {clock:.1} %  sampler {by_samples:.1} % (cputime {by_cputime:.1} %)  perf {}",
         perf.map_or("-".into(), |(p, c)| format!("{p:.1} % (its run's clock {c:.1} %)"))
     );
-    // Samples in the clock_gettime system call the handler and the main
-    // loop make (the vDSO) are either's; on a busy machine a thread waiting
-    // for a CPU is stopped there more often than it runs there (docs/SAMPLER.md,
-    // "Limits"): a point or two either way (perf's too).
+    // About 2000 samples: a 15 % share is known to a point (one standard
+    // deviation, less with the repeats of late ticks); four allowed.
     for share in [by_samples, by_cputime] {
-        assert!((share - clock).abs() <= 3.0, "the handler: {share:.1} %, its clock {clock:.1} %: {rows:?}");
+        assert!((share - clock).abs() <= 4.0, "the handler: {share:.1} %, its clock {clock:.1} %: {rows:?}");
     }
 }
