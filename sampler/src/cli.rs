@@ -265,12 +265,7 @@ fn summary(o: &Outcome, debug: bool, name: &str, out: &mut dyn Write) -> std::io
                 s.signal_stops, s.handler_entries
             )?;
         }
-        writeln!(
-            out,
-            "{name}: reached frequency: {:.1} Hz{}",
-            s.reached_hz(),
-            if s.real_time { "" } else { " (tracer not real-time: no right to SCHED_FIFO)" }
-        )?;
+        writeln!(out, "{name}: reached frequency: {:.1} Hz", s.reached_hz())?;
         writeln!(out, "{name}: wall time:        {:.6} s", s.wall_ns() as f64 * 1e-9)?;
         let pct = if s.wall_ns() > 0 { s.stopped_ns as f64 * 100.0 / s.wall_ns() as f64 } else { 0.0 };
         writeln!(out, "{name}: target stopped:   {:.6} s ({pct:.1}% of wall time)", s.stopped_ns as f64 * 1e-9)?;

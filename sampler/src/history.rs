@@ -156,8 +156,6 @@ pub struct Stats {
     pub signal_stops: u64,
     /// Thread records started because a thread took a new name.
     pub renames: u64,
-    /// Whether the tracer ran in the real-time class (`SCHED_FIFO`).
-    pub real_time: bool,
     /// Ticks skipped because the previous one ended too late.
     pub missed_ticks: u64,
     /// Total time the target was stopped by the sampler, ns.

@@ -296,30 +296,6 @@ pub fn wait_signal(timeout_ns: u64) -> Option<i32> {
     (r > 0).then_some(r)
 }
 
-/// Puts the calling thread in the real-time class (`SCHED_FIFO`, the
-/// lowest priority), its children not (`SCHED_RESET_ON_FORK`): it then
-/// runs as soon as it wakes, ahead of every ordinary thread. Returns the
-/// policy and priority to put back ([`set_scheduler`]). Fails without the
-/// right to (`CAP_SYS_NICE`, or an `RLIMIT_RTPRIO` above 0).
-pub fn real_time() -> io::Result<(i32, i32)> {
-    // SAFETY: plain system calls on the calling thread with valid pointers.
-    unsafe {
-        let policy = libc::sched_getscheduler(0);
-        let mut old = libc::sched_param { sched_priority: 0 };
-        check(libc::sched_getparam(0, &mut old) as libc::c_long)?;
-        check(policy as libc::c_long)?;
-        set_scheduler(libc::SCHED_FIFO | libc::SCHED_RESET_ON_FORK, 1)?;
-        Ok((policy, old.sched_priority))
-    }
-}
-
-/// `sched_setscheduler` of the calling thread.
-pub fn set_scheduler(policy: i32, priority: i32) -> io::Result<()> {
-    let param = libc::sched_param { sched_priority: priority };
-    // SAFETY: plain system call on the calling thread with a valid parameter.
-    check(unsafe { libc::sched_setscheduler(0, policy, &param) } as libc::c_long).map(drop)
-}
-
 /// Sends `sig` to process `pid`.
 pub fn kill(pid: i32, sig: i32) -> io::Result<()> {
     // SAFETY: plain system call.

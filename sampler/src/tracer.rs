@@ -195,22 +195,6 @@ impl Tracer {
     /// Traces until the command exits, calling `sink` at every tick.
     /// Processes it started that outlive it are detached and left running.
     pub fn run(mut self, sink: &mut Sink<'_>) -> io::Result<Outcome> {
-        // Where it may, the tracer runs in the real-time class while it
-        // traces: its ticks then come on time on a busy machine, and a
-        // thread sharing its CPU is stopped where the tick's interrupt
-        // found it, not where it next leaves the kernel (docs/SAMPLER.md,
-        // "Ticks").
-        let normal = sys::real_time().ok();
-        self.stats.real_time = normal.is_some();
-        let outcome = self.trace(sink);
-        if let Some((policy, priority)) = normal {
-            let _ = sys::set_scheduler(policy, priority);
-        }
-        outcome
-    }
-
-    /// [`Tracer::run`], in whatever scheduling class it was given.
-    fn trace(mut self, sink: &mut Sink<'_>) -> io::Result<Outcome> {
         let mut ticks = tick::Ticks::new(self.cfg.period_ns);
         // Whether the last wait ended because a tracee changed (SIGCHLD).
         let mut woke_by_tracee = false;

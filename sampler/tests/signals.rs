@@ -83,9 +83,12 @@ fn handler_samples_are_where_the_thread_ran() {
         "handler: clock {clock:.1} %  sampler {by_samples:.1} % (cputime {by_cputime:.1} %)  perf {}",
         perf.map_or("-".into(), |(p, c)| format!("{p:.1} % (its run's clock {c:.1} %)"))
     );
-    // About 2000 samples: a 15 % share is known to a point (one standard
-    // deviation, less with the repeats of late ticks); four allowed.
+    // About 3000 samples (2000 ticks): measured over 12 runs on a
+    // 2-vCPU machine at load 2 to 4, the handler's share was a point short
+    // of its clock's on average (the ticks are not quite independent of
+    // the signals on a busy machine), 1.8 points off in the mean square,
+    // 3.4 at most; five allowed.
     for share in [by_samples, by_cputime] {
-        assert!((share - clock).abs() <= 4.0, "the handler: {share:.1} %, its clock {clock:.1} %: {rows:?}");
+        assert!((share - clock).abs() <= 5.0, "the handler: {share:.1} %, its clock {clock:.1} %: {rows:?}");
     }
 }

@@ -13,7 +13,7 @@
  * preempted, most often on its way out of a system call (docs/SAMPLER.md,
  * "Limits"): few calls, few such samples.
  *
- * Runs for 2 s of CPU time, then prints its own CPU clocks
+ * Runs for 3 s of CPU time, then prints its own CPU clocks
  * (CLOCK_THREAD_CPUTIME_ID, its only thread), measured inside the
  * handler and in total: "handler_ns N total_ns M signals S". Exits 0. */
 #define _GNU_SOURCE
@@ -72,7 +72,7 @@ int main(void) {
     long long start = cpu_ns();
     struct itimerspec every_ms = {{0, 1000000}, {0, 1000000}};
     timer_settime(timer, 0, &every_ms, 0);
-    main_work(start + 2000000000LL);
+    main_work(start + 3000000000LL);
     struct itimerspec off;
     memset(&off, 0, sizeof off);
     timer_settime(timer, 0, &off, 0);
