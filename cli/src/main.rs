@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
-use clap::{Parser, Subcommand};
+use clap::{Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use tbrw_export::flamegraph::FlameOptions;
 use tbrw_export::timeline::{Lanes, TimelineOptions};
@@ -19,7 +19,7 @@ use tbrw_import::elf_profile::{ImportOptions, Layout, ProfileOptions};
 use tbrw_import::mtmc::MtmcOptions;
 use tbrw_import::winidea::BinVersion;
 use tbrw_query::annotate::{AnnotateOptions, View};
-use tbrw_query::file_symbols::SymbolOptions;
+use tbrw_query::file_symbols::{Demangle, SymbolOptions};
 use tbrw_query::report::{By, ReportOptions};
 use tbrw_query::stacks::{ViewOptions, LEVELS};
 use tbrw_query::time::{StreamTimes, TimeRange};
@@ -189,7 +189,7 @@ struct ModuleFileArgs {
 }
 
 /// Where the modules' files and symbols are looked for (reports by
-/// function, line or address, and annotate).
+/// function, line or address, and annotate), and how names are shown.
 #[derive(clap::Args)]
 struct SymbolArgs {
     #[command(flatten)]
@@ -208,6 +208,18 @@ struct SymbolArgs {
     /// line per kind, naming the first few).
     #[arg(long)]
     verbose: bool,
+    /// How C++ and Rust names are shown: short as perf report shows them (Accum<32ul>::sum),
+    /// full with the parameters and return type as c++filt prints them, none as the symbol tables spell them.
+    #[arg(long, value_enum, value_name = "FORM", default_value = "short")]
+    demangle: DemangleArg,
+}
+
+/// `--demangle`.
+#[derive(Clone, Copy, ValueEnum)]
+enum DemangleArg {
+    Short,
+    Full,
+    None,
 }
 
 impl ModuleFileArgs {
@@ -220,16 +232,23 @@ impl ModuleFileArgs {
             no_inline: false,
             trust_jit_maps: false,
             verbose: false,
+            demangle: Demangle::Short,
         }
     }
 }
 
 impl SymbolArgs {
     fn options(self) -> SymbolOptions {
+        let demangle = match self.demangle {
+            DemangleArg::Short => Demangle::Short,
+            DemangleArg::Full => Demangle::Full,
+            DemangleArg::None => Demangle::None,
+        };
         SymbolOptions {
             no_inline: self.no_inline,
             trust_jit_maps: self.trust_jit_maps,
             verbose: self.verbose,
+            demangle,
             ..self.files.options(self.kallsyms)
         }
     }

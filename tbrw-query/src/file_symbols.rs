@@ -47,6 +47,22 @@ pub struct SymbolOptions {
     /// One warning per module whose file cannot be symbolized, not one
     /// line per kind (`--verbose`).
     pub verbose: bool,
+    /// How function names are demangled (`--demangle`).
+    pub demangle: Demangle,
+}
+
+/// How function names are demangled, in every report and export.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Demangle {
+    /// As perf report shows them: C++ functions without their parameters
+    /// and return type (`Accum<32ul>::sum`), Rust without the hash.
+    #[default]
+    Short,
+    /// With the whole C++ signature, as `c++filt` prints it
+    /// (`Accum<32ul>::sum(unsigned long)`).
+    Full,
+    /// As the symbol tables spell them (perf's `--no-demangle`).
+    None,
 }
 
 impl SymbolOptions {
@@ -61,6 +77,8 @@ impl SymbolOptions {
             search_paths: self.search_paths.clone(),
             kernel: self.kallsyms.clone().map_or(KernelSymbols::Proc, KernelSymbols::File),
             jit_maps: JitMaps { trust: self.trust_jit_maps, ..JitMaps::default() },
+            demangle: self.demangle != Demangle::None,
+            signatures: self.demangle == Demangle::Full,
             ..Config::default()
         }
     }

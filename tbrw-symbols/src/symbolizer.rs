@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::demangle::Names;
 use crate::dwarf::Dwarf;
 use crate::elf::{BuildId, ElfFile};
 use crate::find::{locate, Located};
@@ -50,11 +51,26 @@ pub struct Config {
     pub kernel: KernelSymbols,
     /// Demangle Rust and C++ names. Default: on.
     pub demangle: bool,
+    /// Demangled C++ names with their whole signature (parameters, and the
+    /// return type of a template function), as `c++filt` prints them.
+    /// Default: off, as perf report shows them (`Accum<32ul>::sum`).
+    pub signatures: bool,
     /// Read DWARF for source lines and inline chains. Default: on. Off, only
     /// symbol tables are read (faster on huge debug files).
     pub lines: bool,
     /// Which perf maps (JIT code) are trusted, and how much of one is read.
     pub jit_maps: JitMaps,
+}
+
+impl Config {
+    /// How names are shown.
+    pub(crate) fn names(&self) -> Names {
+        match (self.demangle, self.signatures) {
+            (false, _) => Names::Raw,
+            (true, false) => Names::Short,
+            (true, true) => Names::Full,
+        }
+    }
 }
 
 impl Default for Config {
@@ -65,6 +81,7 @@ impl Default for Config {
             search_paths: Vec::new(),
             kernel: KernelSymbols::Proc,
             demangle: true,
+            signatures: false,
             lines: true,
             jit_maps: JitMaps::default(),
         }
@@ -447,7 +464,7 @@ impl Symbolizer {
     pub fn symbol_name(&self, symbol: SymbolRef) -> Option<&str> {
         let (_, loaded, index) = self.symbol_at(symbol.0)?;
         let (table, _, _) = loaded.symtab.as_ref()?;
-        (index < table.len()).then(|| table.name_str(index, self.config.demangle))
+        (index < table.len()).then(|| table.name_str(index, self.config.names()))
     }
 
     /// The file number, loaded file and table index of symbol `ordinal`.
@@ -726,14 +743,14 @@ impl Loaded {
     fn lookup(&mut self, label: &Arc<str>, vaddr: u64, config: &Config) -> Symbolized {
         let symbol = self.symtab.as_ref().and_then(|(t, _, path)| {
             let (index, offset) = t.lookup(vaddr)?;
-            Some((t.name(index, config.demangle), offset, path.clone()))
+            Some((t.name(index, config.names()), offset, path.clone()))
         });
         let mut frames = Vec::new();
         let mut dwarf_path = None;
         if config.lines {
             self.load_dwarf();
             if let Some(Some((dwarf, path))) = &mut self.dwarf {
-                frames = dwarf.frames(vaddr, config.demangle);
+                frames = dwarf.frames(vaddr, config.names());
                 if !frames.is_empty() {
                     dwarf_path = Some(path.clone());
                 }

@@ -374,7 +374,15 @@ fn cpp_names_are_demangled() {
     let sym = file.symbols().find(|s| s.name().is_ok_and(|n| n.starts_with("_ZNK2ns3BoxIiE3get"))).unwrap();
     let s =
         symbolize(config(), ModuleSpec::new(out.to_str().unwrap(), Mapping::LoadBase { load_base: 0 }), sym.address());
-    assert_eq!(s.function.as_deref(), Some("ns::Box<int>::get(int) const"), "{s:?}");
+    // As perf report shows it (`c++filt -p`), and with `signatures` as
+    // `c++filt` prints it.
+    assert_eq!(s.function.as_deref(), Some("ns::Box<int>::get"), "{s:?}");
+    let full = symbolize(
+        Config { signatures: true, ..config() },
+        ModuleSpec::new(out.to_str().unwrap(), Mapping::LoadBase { load_base: 0 }),
+        sym.address(),
+    );
+    assert_eq!(full.function.as_deref(), Some("ns::Box<int>::get(int) const"), "{full:?}");
     let raw = symbolize(
         Config { demangle: false, ..config() },
         ModuleSpec::new(out.to_str().unwrap(), Mapping::LoadBase { load_base: 0 }),
