@@ -178,6 +178,16 @@ impl Resolution<'_> {
     }
 }
 
+/// The functions inlined at the address `s` symbolizes, outermost first,
+/// with their source positions (DWARF's inline chain; those without a
+/// name left out): what [`Names::inline_frames`] gives unless
+/// `--no-inline`, for callers that hold a symbolizer of their own.
+pub fn inline_frames(s: &tbrw_symbols::Symbolized) -> Vec<Inlined> {
+    s.inline_chain()
+        .filter_map(|f| Some(Inlined { function: f.function.clone()?, location: f.location.clone() }))
+        .collect()
+}
+
 /// Function names of addresses (and, made [`Names::with_lines`], their
 /// source lines), through the file's symbolizer, which keeps a result per
 /// distinct address of a module whose file it read, and one per module
@@ -329,9 +339,7 @@ impl Names {
         if !self.inline {
             return Vec::new();
         }
-        s.inline_chain()
-            .filter_map(|f| Some(Inlined { function: f.function.clone()?, location: f.location.clone() }))
-            .collect()
+        inline_frames(s)
     }
 
     /// The symbolizer's whole result for `f`'s address (`None`: this
