@@ -512,7 +512,8 @@ fn cases(dir: &Path) -> Vec<Case> {
 /// samples' own functions only, by symbol).
 fn parquet_leaves(ds: &Path) -> Option<Option<BTreeMap<String, f64>>> {
     let table = |t: &str| format!("read_parquet('DS/**/{t}.parquet', hive_partitioning = true, union_by_name = true)");
-    let unstacked = duckdb(ds, &format!("SELECT count(*) - count(stack_id) FROM {} WHERE stream = 0", table("samples")))?;
+    let unstacked =
+        duckdb(ds, &format!("SELECT count(*) - count(stack_id) FROM {} WHERE stream = 0", table("samples")))?;
     if unstacked[0][0].as_u64() != Some(0) {
         return Some(None);
     }
