@@ -563,7 +563,9 @@ fn inline_leaves_agree(
     // without them first: `function.folded` is read below with them.)
     let plain = folded(file, work, "samples", &[], false).functions;
     let fo = folded(file, work, "samples", &[], true).functions;
-    if plain.contains_key("__sincos_fma") && Path::new("/usr/lib/debug/.build-id").is_dir() {
+    // (Recorded here: the shipped sample's libm is another machine's.)
+    let here = label.starts_with("collector") || label.starts_with("perf");
+    if here && plain.contains_key("__sincos_fma") && Path::new("/usr/lib/debug/.build-id").is_dir() {
         assert!(fo.contains_key("do_sin") && fo.contains_key("do_cos"), "{label}: inlined leaves in {fo:?}");
     }
     let pp = pprof(file, work, "samples", &[], names, true).functions;
