@@ -171,9 +171,9 @@ fn nothing() -> Symbolized {
     }
 }
 
-/// Per distinct frame of a tree, its function keys: `keys[start[f]..start[f
-/// + 1]]`, its own function's (what self counts) first, then those of the
-/// functions inlined there, outermost first.
+/// Per distinct frame `f` of a tree, its function keys,
+/// `keys[start[f]..start[f + 1]]`: its own function's (what self counts)
+/// first, then those of the functions inlined there, outermost first.
 struct FrameKeys {
     start: Vec<u32>,
     keys: Vec<u32>,
