@@ -290,7 +290,10 @@ fn pprof_export(file: &Path, out: &Path, extra: &[&str]) {
 /// label where the records have one, the header's program.
 fn pprof_against_report(dir: &Path, file: &Path, extra: &[&str], program: &str, cpus: bool) {
     let out = dir.join(format!("{}.pb.gz", file.file_stem().unwrap().to_string_lossy()));
-    pprof_export(file, &out, extra);
+    // Without inline frames: a location's one line is its symbol's
+    // function, what the report counts (perf_inline.rs checks pprof's
+    // inline lines with `go tool pprof -traces`).
+    pprof_export(file, &out, &[extra, &["--no-inline"]].concat());
     let what = file.display();
     let top =
         go_pprof(&["-top", "-sample_index=samples", "-nodecount=1000000", "-nodefraction=0", "-edgefraction=0"], &out);
@@ -518,7 +521,9 @@ fn fx_threads(l: &Loaded) -> BTreeMap<u64, FxThread> {
 fn firefox_against_report(bin: &Path, dir: &Path, file: &Path, extra: &[&str], cputime: bool, view: &ViewOptions) {
     let stem = file.file_stem().unwrap().to_string_lossy().into_owned();
     let out = dir.join(format!("{stem}.json.gz"));
-    let mut args = vec!["export", "firefox", s(file), "-o", s(&out), "-f"];
+    // Without inline frames: a sample's frame is its symbol's function,
+    // what the report counts self by (perf_inline.rs has the inline frames).
+    let mut args = vec!["export", "firefox", s(file), "-o", s(&out), "-f", "--no-inline"];
     args.extend_from_slice(extra);
     ok(&args);
     let what = file.display();

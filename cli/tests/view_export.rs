@@ -1099,10 +1099,14 @@ fn pprof_labels_keep_a_unit_and_locations_a_named_function() {
             assert!(x.label.iter().any(|l| s(l.key) == "cpu"), "{}: a sample without its cpu", file.display());
         }
         assert!(cpu0 > 0, "{}: samples on cpu 0", file.display());
+        // One line a location, or with inline frames one per function
+        // inlined there before its own: each named.
         for l in &p.location {
-            assert_eq!(l.line.len(), 1, "{l:?}");
-            let f = &p.function[l.line[0].function_id as usize - 1];
-            assert!(!s(f.name).is_empty(), "{l:?}");
+            assert!(!l.line.is_empty(), "{l:?}");
+            for line in &l.line {
+                let f = &p.function[line.function_id as usize - 1];
+                assert!(!s(f.name).is_empty(), "{l:?}");
+            }
         }
     }
 }

@@ -154,8 +154,11 @@ fn samples(
     let mut libs: BTreeMap<String, (LibraryHandle, Vec<Symbol>)> = BTreeMap::new();
     // Per module record: the library of its file.
     let mut module_lib: BTreeMap<u64, LibraryHandle> = BTreeMap::new();
-    // Per frame, by its number in the tree.
-    let mut frame_info: Vec<Option<FrameInfo>> = vec![None; tree.frame_count()];
+    // Per frame, by its number in the tree: its profile frames'
+    // `frame_infos[start..end]`, its own and then one per function
+    // inlined there, outermost first.
+    let mut frame_range: Vec<(u32, u32)> = vec![(0, 0); tree.frame_count()];
+    let mut frame_infos: Vec<FrameInfo> = Vec::new();
     for &id in &ordered {
         let f = tree.frame(id);
         let name = function_names.function(f, warn);
@@ -196,7 +199,16 @@ fn samples(
                 FxFrame::Label(p.intern_string(&label))
             }
         };
-        frame_info[id as usize] = Some(FrameInfo { frame, category_pair: code.into(), flags: FrameFlags::empty() });
+        let start = frame_infos.len() as u32;
+        frame_infos.push(FrameInfo { frame, category_pair: code.into(), flags: FrameFlags::empty() });
+        // Inlined functions: frames named by a label inside it (the
+        // profile format's `inlineDepth`, which would tie them to the
+        // address, is always 0 in what fxprof-processed-profile 0.8 writes).
+        for inlined in function_names.inlined(f, warn) {
+            let frame = FxFrame::Label(p.intern_string(&inlined));
+            frame_infos.push(FrameInfo { frame, category_pair: code.into(), flags: FrameFlags::empty() });
+        }
+        frame_range[id as usize] = (start, frame_infos.len() as u32);
     }
     function_names.write_warnings(warn);
     drop(ordered);
@@ -260,11 +272,14 @@ fn samples(
         }
         for &n in path.iter().rev() {
             // Pass 1 saw every frame; one it did not (none) is left out, as before.
-            let Some(info) = frame_info.get(smp.tree.frame_id_of(n) as usize).cloned().flatten() else { continue };
-            let frame = p.intern_frame(thread, info);
-            let h = p.intern_stack(thread, up, frame);
-            handles.insert((slot, n), h);
-            up = Some(h);
+            let (start, end) = frame_range.get(smp.tree.frame_id_of(n) as usize).copied().unwrap_or((0, 0));
+            for info in &frame_infos[start as usize..end as usize] {
+                let frame = p.intern_frame(thread, info.clone());
+                up = Some(p.intern_stack(thread, up, frame));
+            }
+            if let Some(h) = up {
+                handles.insert((slot, n), h);
+            }
         }
         let stack = up;
         // The profile keeps whole microseconds: each thread carries the

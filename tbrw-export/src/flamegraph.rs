@@ -17,7 +17,9 @@ use tbrw::Tb5File;
 use crate::error::ExportError;
 use tbrw_query::names::{self, clean};
 use tbrw_query::report::{samples::by_list, By, Weight};
-use tbrw_query::stacks::{stacks, Detail, IdMap, Keep, Labels, Names, NodeId, Resolution, Stacks, ViewOptions, LEVELS};
+use tbrw_query::stacks::{
+    stacks, Detail, Frame, IdMap, Keep, Labels, Names, NodeId, Resolution, Stacks, ViewOptions, LEVELS,
+};
 
 /// The flame graph's options beyond the filters.
 #[derive(Clone, Debug)]
@@ -140,8 +142,11 @@ struct LabelTree<'a> {
     done: IdMap<(u32, NodeId), u32>,
     /// Per label set: the node of its process and thread labels.
     prefix: HashMap<u32, u32>,
-    /// Per distinct frame: its function (or unknown) label, when asked.
-    function_label: IdMap<u32, u32>,
+    /// Per distinct frame, when functions are asked: its labels'
+    /// `label_lists[start..end]`, its function's (or unknown) label and
+    /// then each function inlined there, outermost first.
+    function_labels: IdMap<u32, (u32, u32)>,
+    label_lists: Vec<u32>,
 }
 
 impl<'a> LabelTree<'a> {
@@ -156,7 +161,8 @@ impl<'a> LabelTree<'a> {
             counts: Vec::new(),
             done: IdMap::default(),
             prefix: HashMap::new(),
-            function_label: IdMap::default(),
+            function_labels: IdMap::default(),
+            label_lists: Vec::new(),
         }
     }
 
@@ -227,35 +233,45 @@ impl<'a> LabelTree<'a> {
             at = self.child(at, l);
         }
         let id = st.tree.frame_id_of(n);
-        let named = match self.function_label.get(&id) {
-            Some(&l) => Some(l),
-            None if self.has(By::Function) => {
-                let l = match names.function(f, warn) {
-                    Some(func) => Some(self.label(clean(&func))),
-                    // One spelling for a frame without a function: its
-                    // module in brackets, `[unknown]` without one (none
-                    // when its address is shown instead).
-                    None if !self.has(By::Address) => {
-                        let m = f.module.and_then(|m| self.info.modules.get(m as usize)).map(names::module_label);
-                        Some(self.label(clean(&names::unknown_function(m.as_deref()))))
-                    }
-                    None => None,
-                };
-                if let Some(l) = l {
-                    self.function_label.insert(id, l);
-                }
-                l
+        if self.has(By::Function) {
+            let (start, end) = match self.function_labels.get(&id) {
+                Some(&range) => range,
+                None => self.function_labels_of(id, f, names, warn),
+            };
+            for i in start..end {
+                at = self.child(at, self.label_lists[i as usize]);
             }
-            None => None,
-        };
-        if let Some(l) = named {
-            at = self.child(at, l);
         }
         if self.has(By::Address) {
             let l = self.label(format!("{:#x}", f.pc));
             at = self.child(at, l);
         }
         at
+    }
+
+    /// The function labels of distinct frame `id` (`f`), made once: its
+    /// function (or unknown) and the functions inlined at it.
+    fn function_labels_of(&mut self, id: u32, f: Frame, names: &mut Names, warn: &mut dyn Write) -> (u32, u32) {
+        let start = self.label_lists.len() as u32;
+        let l = match names.function(f, warn) {
+            Some(func) => Some(self.label(clean(&func))),
+            // One spelling for a frame without a function: its module in
+            // brackets, `[unknown]` without one (none when its address is
+            // shown instead).
+            None if !self.has(By::Address) => {
+                let m = f.module.and_then(|m| self.info.modules.get(m as usize)).map(names::module_label);
+                Some(self.label(clean(&names::unknown_function(m.as_deref()))))
+            }
+            None => None,
+        };
+        self.label_lists.extend(l);
+        for func in names.inlined(f, warn) {
+            let l = self.label(clean(&func));
+            self.label_lists.push(l);
+        }
+        let range = (start, self.label_lists.len() as u32);
+        self.function_labels.insert(id, range);
+        range
     }
 
     /// The label node of a stack and label set (made if new).

@@ -19,7 +19,7 @@ use crate::error::ExportError;
 use tbrw_query::names;
 use tbrw_query::stacks::{stacks, Detail, IdMap, Keep, Names, Stacks, ViewOptions};
 use tbrw_query::Weight;
-use tbrw_symbols::Symbolized;
+use tbrw_symbols::{SourceLocation, Symbolized};
 
 /// `Profile`.
 #[derive(Clone, PartialEq, prost::Message)]
@@ -619,10 +619,13 @@ impl Locations<'_> {
         for id in 0..st.tree.frame_count() as u32 {
             let f = st.tree.frame(id);
             let mapping = f.module.and_then(|m| mapping_of.get(&m).copied());
-            let (fid, line_no) = self.function(f, mapping, &st.info, function_names, warn);
-            // One line: the address's own (inlined code counts for the
-            // function it was compiled into, as in the report).
-            let line = vec![Line { function_id: fid, line: line_no, column: 0 }];
+            // Its lines: each function inlined there, innermost first,
+            // then the function it was compiled into (how pprof carries
+            // inlining); one line with `--no-inline`.
+            let line = self.lines(f, mapping, &st.info, function_names, warn);
+            if let (Some(i), true) = (mapping, line.len() > 1) {
+                self.mappings[i].has_inline_frames = true;
+            }
             let mapping_id = mapping.map_or(0, |i| i as u64 + 1);
             let loc = Location { id: u64::from(id) + 1, mapping_id, address: f.pc, line, is_folded: false };
             field(4, &loc, scratch, out)?;
@@ -630,34 +633,55 @@ impl Locations<'_> {
         Ok(())
     }
 
-    /// The function and source line of frame `f` (in mapping `mapping`).
-    fn function(
+    /// The lines of frame `f` (in mapping `mapping`): the functions
+    /// inlined at its address, innermost first, each with its source line,
+    /// then its function with the line of the call site there (with no
+    /// inline frames: the address's own line).
+    fn lines(
         &mut self,
         f: tbrw_query::stacks::Frame,
         mapping: Option<usize>,
         info: &tbrw_query::stacks::WalkInfo,
         function_names: &mut Names,
         warn: &mut dyn Write,
-    ) -> (u64, i64) {
+    ) -> Vec<Line> {
         let uniform = function_names.uniform(f.module);
-        if let Some(&(_, fid, line)) = self.last.get(&f.module).filter(|_| uniform) {
-            return (fid, line);
+        if let Some((_, lines)) = self.last.get(&f.module).filter(|_| uniform) {
+            return lines.clone();
         }
         let s = function_names.symbolized(f, warn);
-        if let (Some(s), Some((Some(was), fid, line))) = (&s, self.last.get(&f.module)) {
+        if let (Some(s), Some((Some(was), lines))) = (&s, self.last.get(&f.module)) {
             if Arc::ptr_eq(s, was) {
-                return (*fid, *line);
+                return lines.clone();
             }
         }
         // Every location has a function: its name, or the one spelling of
         // an unknown one (`[liba.so]`, `[unknown]`).
         let module = f.module.and_then(|m| info.modules.get(m as usize));
         let named = s.as_deref().map(|s| function_names.named(s)).unwrap_or_default();
+        let inlined = s.as_deref().map(|s| function_names.inline_frames(s)).unwrap_or_default();
         let func: String = match &named.function {
             Some(n) => n.to_string(),
             None => names::unknown_function(module.map(names::module_label).as_deref()),
         };
-        let (source, line_no) = match &named.location {
+        let mut lines = Vec::with_capacity(inlined.len() + 1);
+        for i in inlined.iter().rev() {
+            lines.push(self.line(&i.function, i.location.as_ref(), mapping));
+        }
+        // The call site in the function, below its inlined ones.
+        let own = match inlined.is_empty() {
+            true => named.location.as_ref(),
+            false => s.as_deref().and_then(|s| s.frames.last()).and_then(|f| f.location.as_ref()),
+        };
+        lines.push(self.line(&func, own, mapping));
+        self.last.insert(f.module, (s, lines.clone()));
+        lines
+    }
+
+    /// The line of function `func` at `location`, its function numbered
+    /// once per (name, mapping file, source file).
+    fn line(&mut self, func: &str, location: Option<&SourceLocation>, mapping: Option<usize>) -> Line {
+        let (source, line_no) = match location {
             Some(l) => (self.strings.get(&l.file), l.line.map_or(0, i64::from)),
             None => (0, 0),
         };
@@ -667,13 +691,12 @@ impl Locations<'_> {
             self.mappings[i].has_line_numbers |= line_no != 0;
         }
         let n = self.functions.len() as u64 + 1;
-        let fid = *self.function_of.entry((func.clone(), filename, source)).or_insert(n);
+        let fid = *self.function_of.entry((func.to_owned(), filename, source)).or_insert(n);
         if fid == n {
-            let name = self.strings.get(&func);
+            let name = self.strings.get(func);
             self.functions.push(Function { id: fid, name, system_name: name, filename: source, start_line: 0 });
         }
-        self.last.insert(f.module, (s, fid, line_no));
-        (fid, line_no)
+        Line { function_id: fid, line: line_no, column: 0 }
     }
 }
 
@@ -716,5 +739,5 @@ fn tail(
     tail
 }
 
-/// A module's last symbolizer result, and the function and line it gave.
-type Known = (Option<Arc<Symbolized>>, u64, i64);
+/// A module's last symbolizer result, and the lines it gave.
+type Known = (Option<Arc<Symbolized>>, Vec<Line>);

@@ -5,7 +5,10 @@
 //! text when the file is readable), or per address when there is neither.
 //! [`View::Auto`] shows instructions when the function has fewer sampled
 //! source lines than sampled instructions (a hot loop on one line).
-//! Percentages are of the function's samples.
+//! Percentages are of the function's samples. A sample in inlined code
+//! counts on the inlined function's own source line (the address's line,
+//! as perf annotate attributes it), and the source view names that
+//! function (unless `--no-inline`).
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
@@ -34,6 +37,11 @@ pub struct AnnotatedLine {
     pub percent: f64,
     /// The line's text, when the source file could be read.
     pub text: Option<String>,
+    /// The inlined function the line's code is in (the innermost inlined
+    /// function DWARF names at its sampled addresses), when it is not the
+    /// annotated function's own code; none with `--no-inline`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inlined: Option<String>,
 }
 
 /// An address of the function.
@@ -139,7 +147,9 @@ fn same_function(found: &str, wanted: &str) -> bool {
 /// What one module's samples of the function are.
 struct Found {
     function: String,
-    lines: BTreeMap<(String, u32), u64>,
+    /// Per source line (the address's own, in inlined code the inlined
+    /// function's): samples, and the innermost inlined function there.
+    lines: BTreeMap<(String, u32), (u64, Option<String>)>,
     /// (vaddr, pc) → (`function+0xoff`, samples).
     addresses: BTreeMap<(Option<u64>, u64), (String, u64)>,
     samples: u64,
@@ -189,7 +199,11 @@ pub fn annotate(
             start: None,
         });
         if let Some((file, Some(line))) = s.location().map(|l| (l.file.to_string(), l.line)) {
-            *entry.lines.entry((file, line)).or_default() += n;
+            let at = entry.lines.entry((file, line)).or_default();
+            at.0 += n;
+            if at.1.is_none() && !opts.symbols.no_inline {
+                at.1 = s.inlined().first().and_then(|i| i.function.as_deref()).map(str::to_owned);
+            }
         }
         if let Some(v) = s.vaddr {
             if entry.module == k.module {
@@ -215,9 +229,9 @@ pub fn annotate(
     let mut out = Vec::new();
     for (module, f) in found {
         let mut annotated = Vec::new();
-        let mut by_file: BTreeMap<&str, BTreeMap<u32, u64>> = BTreeMap::new();
+        let mut by_file: BTreeMap<&str, BTreeMap<u32, &(u64, Option<String>)>> = BTreeMap::new();
         for ((path, l), n) in &f.lines {
-            by_file.entry(path).or_default().insert(*l, *n);
+            by_file.entry(path).or_default().insert(*l, n);
         }
         for (path, counts) in by_file {
             let text = sources.get(path);
@@ -229,13 +243,14 @@ pub fn annotate(
                 None => counts.keys().copied().collect(),
             };
             for line in range {
-                let n = counts.get(&line).copied().unwrap_or(0);
+                let (n, inlined) = counts.get(&line).map_or((0, None), |(n, i)| (*n, i.clone()));
                 annotated.push(AnnotatedLine {
                     file: path.to_owned(),
                     line,
                     samples: n,
                     percent: percent(n, f.samples),
                     text: sources.line(path, line),
+                    inlined,
                 });
             }
         }
@@ -419,7 +434,11 @@ fn write_lines(a: &Annotation, out: &mut dyn Write) -> std::io::Result<()> {
             writeln!(out, "{:>18}  {}", "", Escaped(&l.file))?;
             file = Some(&l.file);
         }
-        let text = source_text(l.text.as_deref().unwrap_or(""));
+        let mut text = source_text(l.text.as_deref().unwrap_or(""));
+        if let Some(i) = &l.inlined {
+            // Whose code it is, as the flame graph names that frame.
+            text = format!("{text}   [inlined: {}]", Escaped(i));
+        }
         if l.samples == 0 {
             writeln!(out, "{:>18}  {:>5}: {text}", "", l.line)?;
         } else {

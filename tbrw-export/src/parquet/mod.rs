@@ -119,6 +119,7 @@ pub fn export_run(
                     Some(o) => Some(Symbols {
                         file: FileSymbols::new(file, &modules, o)?.verbose(o.verbose),
                         functions: &mut functions,
+                        inline: !o.no_inline,
                         warn: &mut *warn,
                     }),
                     None => None,

@@ -169,6 +169,7 @@ pub const STACKS: &[Column] = &[
     ("module_id", Kind::I32, true),
     ("function_id", Kind::I32, true),
     ("depth", Kind::I32, false),
+    ("inline_depth", Kind::I32, false),
 ];
 
 /// Every table with its columns, in the order docs/PARQUET.md gives them.

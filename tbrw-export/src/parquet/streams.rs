@@ -20,7 +20,7 @@ use crate::vtune_csv::clock_of;
 use tbrw_import::fields::{self, read_le};
 use tbrw_import::mtmc;
 use tbrw_query::file_symbols::FileSymbols;
-use tbrw_query::stacks::{NodeId, Resolution, StackTree, TableStacks};
+use tbrw_query::stacks::{inline_frames, NodeId, Resolution, StackTree, TableStacks};
 use tbrw_query::stream::SampleFields;
 use tbrw_query::stream::{modules as resolved_modules, time_at as time_field};
 use tbrw_query::Weight;
@@ -172,6 +172,9 @@ pub struct RunStacks {
     module: Vec<u32>,
     function: Vec<u32>,
     depth: Vec<u16>,
+    /// 0 for a frame's own function; k for the k-th function inlined at
+    /// its address (outermost first), a row under the one before it.
+    inline_depth: Vec<u16>,
     index: hashbrown::HashTable<u32>,
     /// Per node of the current stream's [`StackTree`]: its node here.
     tree_node: Vec<u32>,
@@ -183,9 +186,9 @@ const NONE: u32 = u32::MAX;
 const NO_LEAF: u32 = u32::MAX;
 
 #[inline]
-fn node_hash(parent: u32, address: u64, module: u32) -> u64 {
-    let h =
-        (address ^ (u64::from(parent) << 32 | u64::from(module)).rotate_left(17)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+fn node_hash(parent: u32, address: u64, module: u32, inline_depth: u16) -> u64 {
+    let h = (address ^ (u64::from(parent) << 32 | u64::from(module)).rotate_left(17) ^ u64::from(inline_depth))
+        .wrapping_mul(0x9E37_79B9_7F4A_7C15);
     h ^ (h >> 31)
 }
 
@@ -200,8 +203,8 @@ impl RunStacks {
         self.parent.is_empty()
     }
 
-    /// Node `i`: (parent, address, module, function, depth).
-    pub fn row(&self, i: usize) -> (Option<i32>, u64, Option<i32>, Option<i32>, i32) {
+    /// Node `i`: (parent, address, module, function, depth, inline depth).
+    pub fn row(&self, i: usize) -> (Option<i32>, u64, Option<i32>, Option<i32>, i32, i32) {
         let opt = |v: u32| (v != NONE).then_some(v as i32);
         (
             opt(self.parent[i]),
@@ -209,6 +212,7 @@ impl RunStacks {
             opt(self.module[i]),
             self.function.get(i).copied().and_then(opt),
             i32::from(self.depth[i]),
+            i32::from(self.inline_depth[i]),
         )
     }
 
@@ -232,10 +236,9 @@ impl RunStacks {
                 None => path.push(n),
             }
         }
-        let first = if parent == NONE { 0 } else { usize::from(self.depth[parent as usize]) + 1 };
-        for (depth, &n) in (first..).zip(path.iter().rev()) {
+        for &n in path.iter().rev() {
             let f = tree.node_frame(n);
-            parent = self.intern(parent, f, depth, symbols)?;
+            parent = self.intern(parent, f, symbols)?;
             if self.tree_node.len() <= n as usize {
                 self.tree_node.resize(n as usize + 1, NO_LEAF);
             }
@@ -244,19 +247,55 @@ impl RunStacks {
         Ok(parent)
     }
 
-    /// The node of frame `f` at `depth` under `parent`, made if new.
+    /// The node of frame `f` under `parent`, made if new; with symbols, and
+    /// unless `--no-inline`, a row under it per function inlined at its
+    /// address (outermost first): the innermost of them.
     fn intern(
         &mut self,
         parent: u32,
         f: tbrw_query::stacks::Frame,
-        depth: usize,
         symbols: &mut Option<&mut Symbols<'_>>,
     ) -> Result<u32, ExportError> {
         // Module indexes are below 2^32 - 1 in any file a bind reads.
         let module = f.module.map_or(NONE, |m| u32::try_from(m).unwrap_or(NONE - 1));
-        let h = node_hash(parent, f.pc, module);
-        let (pa, ad, mo) = (&self.parent, &self.address, &self.module);
-        let same = |&i: &u32| pa[i as usize] == parent && ad[i as usize] == f.pc && mo[i as usize] == module;
+        let (function, inlined) = match symbols {
+            Some(sy) => {
+                let found = sy.file.symbolize(f.module, f.pc, sy.warn);
+                let function = found.function.as_deref().map_or(NONE, |name| sy.functions.id(f.module, name) as u32);
+                let inlined = match sy.inline {
+                    true => {
+                        inline_frames(&found).iter().map(|i| sy.functions.id(f.module, &i.function) as u32).collect()
+                    }
+                    false => Vec::new(),
+                };
+                (function, inlined)
+            }
+            None => (NONE, Vec::new()),
+        };
+        let mut at = self.row_of(parent, f.pc, module, 0, function, symbols.is_some())?;
+        for (k, function) in (1u16..).zip(inlined) {
+            at = self.row_of(at, f.pc, module, k, function, true)?;
+        }
+        Ok(at)
+    }
+
+    /// The row (parent, address, module, inline depth), made if new with
+    /// `function` (kept when `functions`).
+    fn row_of(
+        &mut self,
+        parent: u32,
+        address: u64,
+        module: u32,
+        inline_depth: u16,
+        function: u32,
+        functions: bool,
+    ) -> Result<u32, ExportError> {
+        let h = node_hash(parent, address, module, inline_depth);
+        let (pa, ad, mo, il) = (&self.parent, &self.address, &self.module, &self.inline_depth);
+        let same = |&i: &u32| {
+            let i = i as usize;
+            pa[i] == parent && ad[i] == address && mo[i] == module && il[i] == inline_depth
+        };
         if let Some(&id) = self.index.find(h, same) {
             return Ok(id);
         }
@@ -264,24 +303,23 @@ impl RunStacks {
             .ok()
             .filter(|&n| n <= i32::MAX as u32)
             .ok_or_else(|| ExportError::msg("more than 2^31 stack nodes in one run".to_owned()))?;
-        let function = match symbols {
-            Some(sy) => {
-                let found = sy.file.symbolize(f.module, f.pc, sy.warn);
-                found.function.as_deref().map_or(NONE, |name| sy.functions.id(f.module, name) as u32)
-            }
-            None => NONE,
-        };
+        let depth = if parent == NONE { 0 } else { self.depth[parent as usize].saturating_add(1) };
         self.parent.push(parent);
-        self.address.push(f.pc);
+        self.address.push(address);
         self.module.push(module);
-        if symbols.is_some() {
+        if functions {
             self.function.resize(next as usize, NONE);
             self.function.push(function);
         }
-        // A TB5 stack has at most 65,536 frames: depth fits.
-        self.depth.push(u16::try_from(depth).unwrap_or(u16::MAX));
-        let (pa, ad, mo) = (&self.parent, &self.address, &self.module);
-        self.index.insert_unique(h, next, |&i| node_hash(pa[i as usize], ad[i as usize], mo[i as usize]));
+        // A TB5 stack has at most 65,536 frames (and their inlined ones):
+        // past u16, the depth stays at its largest.
+        self.depth.push(depth);
+        self.inline_depth.push(inline_depth);
+        let (pa, ad, mo, il) = (&self.parent, &self.address, &self.module, &self.inline_depth);
+        self.index.insert_unique(h, next, |&i| {
+            let i = i as usize;
+            node_hash(pa[i], ad[i], mo[i], il[i])
+        });
         Ok(next)
     }
 }
@@ -312,6 +350,9 @@ pub struct Symbols<'a> {
     pub file: FileSymbols,
     /// Functions numbered so far.
     pub functions: &'a mut Functions,
+    /// Whether the functions inlined at a frame's address are rows of
+    /// `stacks` (not `--no-inline`).
+    pub inline: bool,
     /// Where its warnings go.
     pub warn: &'a mut dyn Write,
 }

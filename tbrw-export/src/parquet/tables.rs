@@ -150,7 +150,7 @@ pub fn write_functions(functions: &Functions, out: &mut TableWriter) -> Result<(
 /// Writes the run's stack nodes (node id = row order).
 pub fn write_stacks(stacks: &super::streams::RunStacks, out: &mut TableWriter) -> Result<(), ExportError> {
     for id in 0..stacks.len() {
-        let (parent, address, module, function, depth) = stacks.row(id);
+        let (parent, address, module, function, depth, inline_depth) = stacks.row(id);
         out.push(&[
             V::I32(Some(id as i32)),
             V::I32(parent),
@@ -158,6 +158,7 @@ pub fn write_stacks(stacks: &super::streams::RunStacks, out: &mut TableWriter) -
             V::I32(module),
             V::I32(function),
             V::I32(Some(depth)),
+            V::I32(Some(inline_depth)),
         ])?;
     }
     Ok(())

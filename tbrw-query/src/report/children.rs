@@ -10,7 +10,11 @@
 //! function` keys a sample ([`super::raw::function_key`]), and a module
 //! whose file cannot be used is one frame. The figures are summed over
 //! the tree once (each node: the samples of the stacks through it), so the
-//! time and memory follow the nodes, not the depth times the stacks.
+//! time and memory follow the nodes, not the depth times the stacks. A
+//! frame in inlined code is also each function inlined there
+//! ([`crate::stacks::Names::inlined`], DWARF's chain, as perf's `--inline`
+//! and samply show them), for children only: self stays by symbol, as
+//! perf's `--no-children` counts it; `--no-inline` leaves them out.
 //!
 //! Imports `stacks`, `file_symbols`, `query`, the report's types and
 //! `raw`'s function key; nothing imports it but the command line.
@@ -80,40 +84,40 @@ pub fn report(
         progress,
     )?;
 
-    // Each distinct frame symbolized once, each distinct key numbered once.
+    // Each distinct frame symbolized once, each distinct key numbered once;
+    // a frame's keys are its function's, then its inlined functions'.
     let tree = &st.tree;
     let mut key_ids: HashMap<Key, u32> = HashMap::new();
     let mut keys: Vec<Key> = Vec::new();
-    let mut frame_key: Vec<u32> = Vec::with_capacity(tree.frame_count());
+    let mut frame_keys = FrameKeys { start: Vec::with_capacity(tree.frame_count() + 1), keys: Vec::new() };
+    frame_keys.start.push(0);
     for id in 0..tree.frame_count() as u32 {
         let f = tree.frame(id);
         let module = f.module.and_then(|m| st.info.modules.get(m as usize));
-        let key = match names.symbolized(f, warn) {
-            Some(s) => function_key(&s, module),
-            None => function_key(
-                &Symbolized {
-                    module: None,
-                    vaddr: None,
-                    file_used: None,
-                    function: None,
-                    offset: None,
-                    frames: Vec::new(),
-                    unknown: None,
-                },
-                module,
-            ),
-        };
-        let next = keys.len() as u32;
-        let k = *key_ids.entry(key.clone()).or_insert(next);
-        if k == next {
-            keys.push(key);
+        let s = names.symbolized(f, warn);
+        // The function as `--by function` names it (symbol tables only).
+        let own = Symbolized { function: s.as_deref().and_then(|s| names.named(s).function), ..nothing() };
+        let inlined = s.as_deref().map(|s| names.inline_frames(s)).unwrap_or_default();
+        let module_name = module.and_then(crate::names::module_name);
+        let inline_keys = inlined.into_iter().map(|i| Key::Function {
+            module: module_name.clone(),
+            name: Some(i.function.to_string()),
+            unknown: None,
+        });
+        for key in std::iter::once(function_key(&own, module)).chain(inline_keys) {
+            let next = keys.len() as u32;
+            let k = *key_ids.entry(key.clone()).or_insert(next);
+            if k == next {
+                keys.push(key);
+            }
+            frame_keys.keys.push(k);
         }
-        frame_key.push(k);
+        frame_keys.start.push(frame_keys.keys.len() as u32);
     }
     drop(key_ids);
     names.write_warnings(warn);
 
-    let (sums, total_weight) = sums(&st, &frame_key, keys.len());
+    let (sums, total_weight) = sums(&st, &frame_keys, keys.len());
     let weighed = opts.query.weight != Weight::Samples;
     let total = st.info.samples;
     let share = |samples: u64, weight: f64| match weighed {
@@ -154,12 +158,40 @@ pub fn report(
     })
 }
 
-/// Per function key (`keys` of them; `frame_key` per distinct frame of the
+/// A symbolizer's result with nothing known.
+fn nothing() -> Symbolized {
+    Symbolized {
+        module: None,
+        vaddr: None,
+        file_used: None,
+        function: None,
+        offset: None,
+        frames: Vec::new(),
+        unknown: None,
+    }
+}
+
+/// Per distinct frame `f` of a tree, its function keys,
+/// `keys[start[f]..start[f + 1]]`: its own function's (what self counts)
+/// first, then those of the functions inlined there, outermost first.
+struct FrameKeys {
+    start: Vec<u32>,
+    keys: Vec<u32>,
+}
+
+impl FrameKeys {
+    fn of(&self, frame: u32) -> &[u32] {
+        &self.keys[self.start[frame as usize] as usize..self.start[frame as usize + 1] as usize]
+    }
+}
+
+/// Per function key (`keys` of them; `frame_keys` per distinct frame of the
 /// tree), its self and children figures over the stacks of `st`, and the
-/// weight in all.
-fn sums(st: &stacks::Stacks, frame_key: &[u32], keys: usize) -> (Vec<Sums>, f64) {
+/// weight in all. Self goes to a frame's own function only; children to
+/// its inlined functions too.
+fn sums(st: &stacks::Stacks, frame_keys: &FrameKeys, keys: usize) -> (Vec<Sums>, f64) {
     let tree = &st.tree;
-    let node_key = |n: NodeId| frame_key[tree.frame_id_of(n) as usize];
+    let node_keys = |n: NodeId| frame_keys.of(tree.frame_id_of(n));
     // Per node, the samples of the stacks ending there; summed up the
     // tree (children come after their parents), each node then holds the
     // samples of every stack through it.
@@ -171,7 +203,7 @@ fn sums(st: &stacks::Stacks, frame_key: &[u32], keys: usize) -> (Vec<Sums>, f64)
     ends.sort_unstable_by_key(|e| e.0);
     for &(n, samples, weight) in &ends {
         total_weight += weight;
-        let s = &mut sums[node_key(n) as usize];
+        let s = &mut sums[node_keys(n)[0] as usize];
         s.self_samples += samples;
         s.self_weight += weight;
         through[n as usize].0 += samples;
@@ -192,17 +224,21 @@ fn sums(st: &stacks::Stacks, frame_key: &[u32], keys: usize) -> (Vec<Sums>, f64)
     let mut on_path: Vec<u32> = vec![0; keys];
     let mut todo: Vec<(NodeId, bool)> = tree.roots().map(|r| (r, false)).collect();
     while let Some((n, leaving)) = todo.pop() {
-        let k = node_key(n) as usize;
         if leaving {
-            on_path[k] -= 1;
+            for &k in node_keys(n) {
+                on_path[k as usize] -= 1;
+            }
             continue;
         }
-        if on_path[k] == 0 {
-            let (samples, weight) = through[n as usize];
-            sums[k].samples += samples;
-            sums[k].weight += weight;
+        for &k in node_keys(n) {
+            let k = k as usize;
+            if on_path[k] == 0 {
+                let (samples, weight) = through[n as usize];
+                sums[k].samples += samples;
+                sums[k].weight += weight;
+            }
+            on_path[k] += 1;
         }
-        on_path[k] += 1;
         todo.push((n, true));
         let kids = &children[start[n as usize] as usize..start[n as usize + 1] as usize];
         todo.extend(kids.iter().map(|&c| (c, false)));

@@ -32,7 +32,7 @@ mod names;
 mod table;
 mod tree;
 
-pub use names::{Detail, Named, Names, Resolution};
+pub use names::{inline_frames, Detail, Inlined, Named, Names, Resolution};
 pub use table::TableStacks;
 pub use tree::{NodeId, StackTree};
 

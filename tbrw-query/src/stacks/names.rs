@@ -10,7 +10,9 @@
 //! every address alike, so its addresses become the module's one frame
 //! (its load address) with no state per address. [`Names`] then names each
 //! distinct frame kept once: its function (and with lines its source line)
-//! through the file's symbolizer.
+//! through the file's symbolizer, and, unless `--no-inline`, the functions
+//! DWARF says are inlined at its address ([`Names::inlined`]), which every
+//! stack output shows as frames inside it (perf's `--inline`).
 //!
 //! Imports `file_symbols` and `tree`.
 
@@ -176,13 +178,26 @@ impl Resolution<'_> {
     }
 }
 
+/// The functions inlined at the address `s` symbolizes, outermost first,
+/// with their source positions (DWARF's inline chain; those without a
+/// name left out): what [`Names::inline_frames`] gives unless
+/// `--no-inline`, for callers that hold a symbolizer of their own.
+pub fn inline_frames(s: &tbrw_symbols::Symbolized) -> Vec<Inlined> {
+    s.inline_chain()
+        .filter_map(|f| Some(Inlined { function: f.function.clone()?, location: f.location.clone() }))
+        .collect()
+}
+
 /// Function names of addresses (and, made [`Names::with_lines`], their
 /// source lines), through the file's symbolizer, which keeps a result per
 /// distinct address of a module whose file it read, and one per module
 /// whose file it could not.
 pub struct Names {
     symbols: Option<FileSymbols>,
+    /// Whether DWARF is read (for source lines or inline chains).
     lines: bool,
+    /// Whether the inline chains are asked for (not `--no-inline`).
+    inline: bool,
     modules: Vec<u64>,
     /// Per module record, whether its addresses all name alike (asked once).
     uniform: Vec<Uniform>,
@@ -199,20 +214,34 @@ pub struct Named {
     pub location: Option<tbrw_symbols::SourceLocation>,
 }
 
+/// A function inlined at an address, as [`Names::inline_frames`] gives it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Inlined {
+    /// Its name, as `--demangle` shows names.
+    pub function: Arc<str>,
+    /// The source position in it: the address's own for the innermost,
+    /// else the call site of the next function inlined into it.
+    pub location: Option<tbrw_symbols::SourceLocation>,
+}
+
 impl Names {
     /// A symbolizer for the file's modules; `None` leaves every function unknown.
+    /// DWARF is read for the inline chains unless `no_inline` says not to.
     pub fn new(file: &Tb5File, modules: &[Module], symbols: Option<&SymbolOptions>) -> Result<Names, QueryError> {
+        let inline = symbols.is_some_and(|o| !o.no_inline);
         let symbols = match symbols {
             Some(o) => {
-                // Function names only: no DWARF line tables.
-                let config = tbrw_symbols::Config { lines: false, ..o.config() };
+                // Function names from the symbol tables; DWARF only for
+                // the inline chains.
+                let config = tbrw_symbols::Config { lines: inline, ..o.config() };
                 Some(FileSymbols::with_config(file, modules, config)?.verbose(o.verbose))
             }
             None => None,
         };
         Ok(Names {
             symbols,
-            lines: false,
+            lines: inline,
+            inline,
             modules: modules.iter().map(|m| m.load_address).collect(),
             uniform: vec![Uniform::Unknown; modules.len()],
         })
@@ -225,6 +254,7 @@ impl Names {
         Ok(Names {
             symbols: Some(FileSymbols::with_config(file, modules, config)?.verbose(symbols.verbose)),
             lines: true,
+            inline: !symbols.no_inline,
             modules: modules.iter().map(|m| m.load_address).collect(),
             uniform: vec![Uniform::Unknown; modules.len()],
         })
@@ -281,6 +311,35 @@ impl Names {
         // function reads symbol tables only, and so does this name.
         let function = s.function.clone().filter(|_| !self.lines || s.offset.is_some());
         Named { function, location: s.location().cloned() }
+    }
+
+    /// Whether inline chains are given ([`Names::inlined`]; not `--no-inline`).
+    pub fn inline(&self) -> bool {
+        self.inline
+    }
+
+    /// The functions inlined at `f`'s address, outermost first: frames
+    /// of the stack inside its function, as perf's `--inline` shows them
+    /// (names as `--demangle` says, spelled as every output spells
+    /// them). Empty with `--no-inline`, outside inlined code, or without
+    /// DWARF for the address. A caller asks once per distinct frame.
+    pub fn inlined(&mut self, f: Frame, warn: &mut dyn Write) -> Vec<Arc<str>> {
+        if !self.inline {
+            return Vec::new();
+        }
+        match self.symbolized(f, warn) {
+            Some(s) => self.inline_frames(&s).into_iter().map(|i| i.function).collect(),
+            None => Vec::new(),
+        }
+    }
+
+    /// [`Names::inlined`] of the symbolizer's result `s`, with each
+    /// inlined function's source position, outermost first.
+    pub fn inline_frames(&self, s: &tbrw_symbols::Symbolized) -> Vec<Inlined> {
+        if !self.inline {
+            return Vec::new();
+        }
+        inline_frames(s)
     }
 
     /// The symbolizer's whole result for `f`'s address (`None`: this
