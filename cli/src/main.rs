@@ -197,7 +197,7 @@ struct SymbolArgs {
     /// The profiled machine's kallsyms, for kernel addresses (default: /proc/kallsyms).
     #[arg(long, value_name = "FILE")]
     kallsyms: Option<PathBuf>,
-    /// No inlined functions as frames of the stacks (flame graphs, exports, --children), as perf's --no-inline.
+    /// No inlined functions as frames of the stacks (flame graphs, exports, --children) nor named on annotate's lines, as perf's --no-inline.
     #[arg(long)]
     no_inline: bool,
     /// Use JIT maps (/tmp/perf-PID.map) of any owner, and through a link; by default only
