@@ -171,7 +171,8 @@ impl std::error::Error for Unknown {}
 /// holds the code, as perf reports it); the source position and the inline
 /// chain come from DWARF. Either side may be missing; when there is no
 /// function at all, `unknown` says why.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// `Symbolized::default()` is a result with nothing known.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Symbolized {
     /// The module's label as given to the symbolizer (`None` for [`Unknown::NoModule`]).
     pub module: Option<Arc<str>>,

@@ -96,7 +96,7 @@ pub fn report(
         let module = f.module.and_then(|m| st.info.modules.get(m as usize));
         let s = names.symbolized(f, warn);
         // The function as `--by function` names it (symbol tables only).
-        let own = Symbolized { function: s.as_deref().and_then(|s| names.named(s).function), ..nothing() };
+        let own = Symbolized { function: s.as_deref().and_then(|s| names.named(s).function), ..Symbolized::default() };
         let inlined = s.as_deref().map(|s| names.inline_frames(s)).unwrap_or_default();
         let module_name = module.and_then(crate::names::module_name);
         let inline_keys = inlined.into_iter().map(|i| Key::Function {
@@ -156,19 +156,6 @@ pub fn report(
         totals: Vec::new(),
         auto: None,
     })
-}
-
-/// A symbolizer's result with nothing known.
-fn nothing() -> Symbolized {
-    Symbolized {
-        module: None,
-        vaddr: None,
-        file_used: None,
-        function: None,
-        offset: None,
-        frames: Vec::new(),
-        unknown: None,
-    }
 }
 
 /// Per distinct frame `f` of a tree, its function keys,

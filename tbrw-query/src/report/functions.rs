@@ -222,15 +222,7 @@ pub fn report_in_parts(
     }
     let (processes, threads) = samples.keys(counts.iter().map(|(k, _)| k).chain(&contexts), by_process, by_thread);
     let counted = Counted { records: samples.records(), total, counts, modules, processes, threads };
-    let placeholder = Symbolized {
-        module: None,
-        vaddr: None,
-        file_used: None,
-        function: None,
-        offset: None,
-        frames: Vec::new(),
-        unknown: None,
-    };
+    let placeholder = Symbolized::default();
     // Distinct addresses are many and groups few: samples are first summed
     // under a cheap identity of their group (indexes and the symbolizer's
     // shared name pointers), and a group's key, with its strings, is built
