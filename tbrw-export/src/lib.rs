@@ -23,7 +23,8 @@
 //! ```
 //!
 //! Cargo features take only what is needed: `flamegraph` (the SVG; folded
-//! stacks need no feature), `pprof`, `firefox`, `parquet`; all on by default.
+//! stacks need no feature), `pprof`, `firefox` (the default features, the
+//! light exports) and `parquet` (arrow-rs: opt-in).
 
 #![deny(missing_docs)]
 
