@@ -56,6 +56,15 @@ impl fmt::Display for CliError {
     }
 }
 
+/// A stream's reason for not being exported (vtune-csv), with the option
+/// that names its clock when naming one would export it.
+pub fn with_clock_option(why: &str) -> String {
+    match why.strip_suffix(tbrw_export::vtune_csv::NAME_THE_CLOCK) {
+        Some(head) => format!("{head}or say which with --clock"),
+        None => why.to_owned(),
+    }
+}
+
 /// A query's error about what was asked, said with the command line's
 /// options and commands (the library names none).
 fn query_in_options(e: &tbrw_query::QueryError) -> Option<String> {
@@ -114,7 +123,7 @@ fn export_in_options(e: &tbrw_export::ExportError) -> Option<String> {
             format!("{file}: stream {stream}: every sample weighs 0 with --weight {}: nothing to draw", w.name())
         }
         E::NotExported { file, stream, why } => {
-            format!("{file}: stream {stream} cannot be exported: {}", crate::commands::with_clock_option(why))
+            format!("{file}: stream {stream} cannot be exported: {}", with_clock_option(why))
         }
         E::Nothing { file, stream, why: Nothing::NoIntervalInTime } => {
             format!("{file}: stream {stream}: no interval in the --time range: nothing to draw")

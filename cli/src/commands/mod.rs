@@ -173,7 +173,7 @@ pub fn export_vtune_csv(
         writeln!(out, "{}", dir.join(p).display()).map_err(written)?;
     }
     for (n, why) in &r.skipped {
-        let why = with_clock_option(why);
+        let why = crate::error::with_clock_option(why);
         let why = tbrw::text::Escaped(&why);
         writeln!(err, "tbrw: {}: stream {n} not exported: {why}", file.display()).map_err(written)?;
     }
@@ -426,13 +426,4 @@ pub fn export_parquet(
         .map_err(written)?;
     }
     Ok(())
-}
-
-/// A stream's reason for not being exported, with the option that names
-/// its clock when naming one would export it.
-pub fn with_clock_option(why: &str) -> String {
-    match why.strip_suffix(csv::NAME_THE_CLOCK) {
-        Some(head) => format!("{head}or say which with --clock"),
-        None => why.to_owned(),
-    }
 }
