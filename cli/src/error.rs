@@ -38,12 +38,98 @@ impl fmt::Display for CliError {
         match self {
             CliError::Tb5(e) => e.fmt(f),
             CliError::Import(e) => e.fmt(f),
-            CliError::Query(e) => e.fmt(f),
-            CliError::Export(e) => e.fmt(f),
+            CliError::Query(e) => match query_in_options(e) {
+                Some(m) => f.write_str(&m),
+                None => e.fmt(f),
+            },
+            CliError::Export(tbrw_export::ExportError::Query(e)) => match query_in_options(e) {
+                Some(m) => f.write_str(&m),
+                None => e.fmt(f),
+            },
+            CliError::Export(e) => match export_in_options(e) {
+                Some(m) => f.write_str(&m),
+                None => e.fmt(f),
+            },
             CliError::Output(e) => write!(f, "writing the output: {e}"),
             CliError::Msg(m) => f.write_str(m),
         }
     }
+}
+
+/// A stream's reason for not being exported (vtune-csv), with the option
+/// that names its clock when naming one would export it.
+pub fn with_clock_option(why: &str) -> String {
+    match why.strip_suffix(tbrw_export::vtune_csv::NAME_THE_CLOCK) {
+        Some(head) => format!("{head}or say which with --clock"),
+        None => why.to_owned(),
+    }
+}
+
+/// A query's error about what was asked, said with the command line's
+/// options and commands (the library names none).
+fn query_in_options(e: &tbrw_query::QueryError) -> Option<String> {
+    use tbrw_query::QueryError as Q;
+    Some(match e {
+        Q::NotTaskStream { file, stream } => {
+            format!("{file}: stream {stream} is not an MTMC task stream: --by task needs one")
+        }
+        Q::NoCallStacks { file, stream } => format!(
+            "{file}: stream {stream}: its samples have no call stacks, which --children needs: record with \
+             `sampler -g` (`--call-graph fp` or `dwarf`, also `tbrw record`), or import a `perf record -g` recording"
+        ),
+        Q::NoIntervals { file, stream, what, samples } => {
+            let works = match samples {
+                true => "`tbrw export flamegraph`, `pprof` or `firefox` show its samples",
+                false => "no export of this project draws it",
+            };
+            format!(
+                "{file}: stream {stream} has no intervals (records with a start and an end time stamp, as MTMC \
+                 tasks and winIDEA calls have), so {what} has nothing to draw; {works}"
+            )
+        }
+        _ => return None,
+    })
+}
+
+/// An export's error about what its options give, said with the command
+/// line's options (the library names none).
+fn export_in_options(e: &tbrw_export::ExportError) -> Option<String> {
+    use tbrw_export::{ExportError as E, Nothing};
+    use tbrw_query::report::samples::by_list;
+    let streams = |why: &[(u32, String)]| -> String {
+        why.iter().map(|(n, w)| format!("stream {n}: {w}")).collect::<Vec<_>>().join("; ")
+    };
+    Some(match e {
+        E::FrameKinds { given: None, .. } => {
+            "--by names no frame: give some of process, thread, module, function, address".to_owned()
+        }
+        E::FrameKinds { given: Some(b), kinds } => {
+            format!("--by {} is not a flame graph frame: the frames are {}", b.name(), by_list(kinds))
+        }
+        E::MissingOptions { file, hostname, clock } => {
+            let mut give = Vec::new();
+            if *hostname {
+                give.push("--hostname H (the file records no host name)".to_owned());
+            }
+            if !clock.is_empty() {
+                give.push(format!("--clock C ({})", streams(clock)));
+            }
+            format!("{file}: give {}", give.join(" and "))
+        }
+        E::NoCpuField { file, stream } => format!(
+            "{file}: stream {stream}: its intervals have no CPU field: --lanes cpu does not work here, --lanes thread does"
+        ),
+        E::Nothing { file, stream, why: Nothing::ZeroWeight(w) } => {
+            format!("{file}: stream {stream}: every sample weighs 0 with --weight {}: nothing to draw", w.name())
+        }
+        E::NotExported { file, stream, why } => {
+            format!("{file}: stream {stream} cannot be exported: {}", with_clock_option(why))
+        }
+        E::Nothing { file, stream, why: Nothing::NoIntervalInTime } => {
+            format!("{file}: stream {stream}: no interval in the --time range: nothing to draw")
+        }
+        _ => return None,
+    })
 }
 
 impl std::error::Error for CliError {

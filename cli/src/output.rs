@@ -667,21 +667,16 @@ impl WorkFolder {
     }
 
     /// An export's error while it writes into the output: a failed write,
-    /// or a message that starts with the name of a file of the output,
-    /// names the folder given (never the work folder the file is really
-    /// in); other errors (the input's) are kept as they are.
+    /// or a table of the output that could not be written, names the
+    /// folder given (never the work folder the file is really in); other
+    /// errors (the input's) are kept as they are.
     pub fn export_error(&self, e: tbrw_export::ExportError) -> CliError {
         let given = self.target.given.display();
         match e {
             tbrw_export::ExportError::Write { what, source } => {
                 CliError::msg(format!("{given}: writing {what}: {}", plain(&source)))
             }
-            tbrw_export::ExportError::Message(m) => match m.split_once(": ") {
-                Some((name, _)) if Path::new(name).is_relative() && self.out().join(name).exists() => {
-                    CliError::msg(format!("{given}/{m}"))
-                }
-                _ => tbrw_export::ExportError::Message(m).into(),
-            },
+            e @ tbrw_export::ExportError::Table { .. } => CliError::msg(format!("{given}/{e}")),
             e => e.into(),
         }
     }

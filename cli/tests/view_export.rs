@@ -1162,8 +1162,9 @@ fn pprof_lines_are_the_line_reports() {
     assert!(p.mapping.iter().all(|m| m.has_filenames && m.has_line_numbers), "{:?}", p.mapping);
     let r = report::run(
         &open(&file),
-        &ReportOptions { by: By::Line, ..ReportOptions::default() },
+        &Default::default(),
         &[By::Line],
+        None,
         &Default::default(),
         &mut std::io::sink(),
         &mut |_| {},

@@ -18,7 +18,7 @@ use common::*;
 use tbrw::Tb5File;
 use tbrw_query::file_symbols::{Demangle, SymbolOptions};
 use tbrw_query::query::Weight;
-use tbrw_query::report::{By, ReportOptions};
+use tbrw_query::report::By;
 
 /// `cmd` recorded by the sampler in `dir` (on-CPU, 1000 Hz).
 fn record(dir: &Path, cmd: &Path) -> Option<PathBuf> {
@@ -32,10 +32,10 @@ fn record(dir: &Path, cmd: &Path) -> Option<PathBuf> {
 /// Percent per function of a report by function with `demangle`.
 fn functions(tb5: &Path, demangle: Demangle) -> HashMap<String, f64> {
     let file = Tb5File::open(tb5).unwrap();
-    let opts = ReportOptions { by: By::Function, ..ReportOptions::default() };
     let symbols = SymbolOptions { demangle, ..SymbolOptions::default() };
     let mut warn = Vec::new();
-    let r = tbrw_query::report::run(&file, &opts, &[By::Function], &symbols, &mut warn, &mut |_| {}).unwrap();
+    let query = tbrw_query::Query::default();
+    let r = tbrw_query::report::run(&file, &query, &[By::Function], None, &symbols, &mut warn, &mut |_| {}).unwrap();
     r.rows.iter().map(|row| (row.key.printed_str().unwrap_or("?").to_owned(), row.percent)).collect()
 }
 

@@ -69,15 +69,13 @@ pub fn export_profile(
 ) -> Result<u64, ExportError> {
     f.verify()?;
     let s = f.stream(stream)?;
-    let name = f.path().display();
-    let lay = s.layout()?.ok_or_else(|| ExportError::msg(format!("{name}: stream {stream} has no data descriptor")))?;
+    let unsupported = |what: String| ExportError::Unsupported { file: f.path().display().to_string(), stream, what };
+    let lay = s.layout()?.ok_or_else(|| unsupported("it has no data descriptor".into()))?;
     let find = |t: u16, st: Option<u16>, sizes: &[u32]| -> Option<(usize, usize)> {
         lay.find(t, st).filter(|fl| sizes.contains(&fl.size)).map(|fl| (fl.offset as usize, fl.size as usize))
     };
     let need = |x: Option<(usize, usize)>, what: &str| {
-        x.ok_or_else(|| {
-            ExportError::msg(format!("{name}: stream {stream} has no {what} field, which a sampler profile needs"))
-        })
+        x.ok_or_else(|| unsupported(format!("it has no {what} field, which a sampler profile needs")))
     };
     let typed_value =
         lay.fields().iter().find_map(|fl| magic_of(fl.desc_type).filter(|_| fl.size == 8).map(|m| (fl, m)));
@@ -104,14 +102,12 @@ pub fn export_profile(
         None => imported.map_or(0, |f| f.pmu_size),
     };
     if target != Layout::Head && pmu_size != 8 {
-        return Err(ExportError::msg(format!(
-            "{name}: stream {stream} has {pmu_size} bytes of PMU data per sample; only the current (head) layout holds other than an 8-byte value"
+        return Err(unsupported(format!(
+            "it has {pmu_size} bytes of PMU data per sample; only the current (head) layout holds other than an 8-byte value"
         )));
     }
     if at.pmu.is_none() && pmu_size > 0 {
-        return Err(ExportError::msg(format!(
-            "{name}: stream {stream} has no 8-byte current, voltage, power or custom value field"
-        )));
+        return Err(unsupported("it has no 8-byte current, voltage, power or custom value field".into()));
     }
     let endian = imported.filter(|f| f.layout == target).map_or(Endian::Little, |f| f.endian);
     let fmt = Format { layout: target, endian, pmu_size };

@@ -18,16 +18,18 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 use std::sync::Arc;
 
+/// The profile [`profile()`] builds, and the crate it is of.
+pub use fxprof_processed_profile::{self, Profile};
 use fxprof_processed_profile::{
     debugid::DebugId, CategoryColor, CategoryHandle, CpuDelta, Frame as FxFrame, FrameFlags, FrameInfo, LibraryHandle,
-    LibraryInfo, MarkerFieldFlags, MarkerFieldFormat, MarkerTiming, ProcessHandle, Profile, ReferenceTimestamp,
+    LibraryInfo, MarkerFieldFlags, MarkerFieldFormat, MarkerTiming, ProcessHandle, ReferenceTimestamp,
     SamplingInterval, StackHandle, StaticSchemaMarker, StaticSchemaMarkerField, StringHandle, Symbol, SymbolTable,
     ThreadHandle, Timestamp,
 };
 use serde_json::ser::{CharEscape, CompactFormatter, Formatter};
 use tbrw::Tb5File;
 
-use crate::error::ExportError;
+use crate::error::{ExportError, Nothing};
 use tbrw_query::intervals::IntervalStream;
 use tbrw_query::names;
 use tbrw_query::stacks::{walk, Detail, IdMap, Names, NodeId, StackTree, ViewOptions};
@@ -338,11 +340,11 @@ fn markers(file: &Tb5File, st: &IntervalStream<'_>) -> Result<(Profile, FirefoxS
     let n = st.data.len();
     let t0 = (0..n).map(|k| st.interval(k)).map(|iv| iv.start).min();
     let Some(t0) = t0 else {
-        return Err(ExportError::msg(format!(
-            "{}: stream {}: no interval: nothing to show",
-            file.path().display(),
-            st.n
-        )));
+        return Err(ExportError::Nothing {
+            file: file.path().display().to_string(),
+            stream: st.n,
+            why: Nothing::NoInterval,
+        });
     };
     let reference = if st.clock.realtime {
         ReferenceTimestamp::from_millis_since_unix_epoch(t0 as f64 / 1e6)
@@ -411,13 +413,14 @@ pub fn write(
     progress: &mut dyn FnMut(u64),
 ) -> Result<FirefoxSummary, ExportError> {
     let (p, summary) = profile(file, opts, warn, progress)?;
-    let failed = |e: std::io::Error| ExportError::msg(format!("writing the profile: {e}"));
+    let failed = |e: std::io::Error| ExportError::write("profile", e);
     // The fastest level: about three times faster than the default on a
     // profile's JSON, and no larger (its numbers repeat a lot).
     // Compressed on a second thread while the JSON is serialized here; the
     // pipe gathers serde_json's small writes into large chunks.
     let mut gz = crate::gzip::PipedGzip::new(out, flate2::Compression::fast());
-    json(&p, &summary, &mut gz).map_err(|e| ExportError::msg(format!("writing the profile: {e}")))?;
+    // serde_json's error of a failed write is the writer's io::Error.
+    json(&p, &summary, &mut gz).map_err(|e| ExportError::write("profile", e.into()))?;
     gz.finish().map_err(failed)?;
     Ok(summary)
 }

@@ -14,9 +14,9 @@ use std::io::Write;
 
 use tbrw::Tb5File;
 
-use crate::error::ExportError;
+use crate::error::{ExportError, Nothing};
 use tbrw_query::names::{self, clean};
-use tbrw_query::report::{samples::by_list, By, Weight};
+use tbrw_query::report::{By, Weight};
 use tbrw_query::stacks::{
     stacks, Detail, Frame, IdMap, Keep, Labels, Names, NodeId, Resolution, Stacks, ViewOptions, LEVELS,
 };
@@ -59,14 +59,10 @@ pub fn folded(
 /// Checks `--by`.
 fn check_levels(fopts: &FlameOptions) -> Result<(), ExportError> {
     if fopts.by.is_empty() {
-        return Err(ExportError::msg("--by names no frame: give some of process, thread, module, function, address"));
+        return Err(ExportError::FrameKinds { given: None, kinds: LEVELS.to_vec() });
     }
     if let Some(b) = fopts.by.iter().find(|b| !LEVELS.contains(b)) {
-        return Err(ExportError::msg(format!(
-            "--by {} is not a flame graph frame: the frames are {}",
-            b.name(),
-            by_list(&LEVELS)
-        )));
+        return Err(ExportError::FrameKinds { given: Some(*b), kinds: LEVELS.to_vec() });
     }
     Ok(())
 }
@@ -118,7 +114,7 @@ pub fn for_each_line(
     // The lines need the labels only.
     drop(st);
     tree.done = IdMap::default();
-    let io = |e: std::io::Error| ExportError::msg(format!("writing the flame graph: {e}"));
+    let io = |e: std::io::Error| ExportError::write("flame graph", e);
     tree.write_sorted(each).map_err(io)
 }
 
@@ -373,14 +369,11 @@ pub fn write(
     warn: &mut dyn Write,
     progress: &mut dyn FnMut(u64),
 ) -> Result<usize, ExportError> {
-    let io = |e: std::io::Error| ExportError::msg(format!("writing the flame graph: {e}"));
-    let empty = || {
-        ExportError::msg(format!(
-            "{}: stream {}: every sample weighs 0 with --weight {}: nothing to draw",
-            file.path().display(),
-            opts.query.stream,
-            opts.query.weight.name()
-        ))
+    let io = |e: std::io::Error| ExportError::write("flame graph", e);
+    let empty = || ExportError::Nothing {
+        file: file.path().display().to_string(),
+        stream: opts.query.stream,
+        why: Nothing::ZeroWeight(opts.query.weight),
     };
     if fopts.folded {
         let mut buffered = std::io::BufWriter::with_capacity(1 << 16, out);
@@ -429,14 +422,11 @@ fn svg<'l>(
     o.title = tbrw::text::escape(&title).into_owned();
     o.count_name = count_name.to_owned();
     o.deterministic = true;
-    inferno::flamegraph::from_lines(&mut o, lines, out)
-        .map_err(|e| ExportError::msg(format!("writing the flame graph: {e}")))
+    inferno::flamegraph::from_lines(&mut o, lines, out).map_err(|e| ExportError::write("flame graph", e))
 }
 
 /// Without the `flamegraph` feature there is no SVG, only folded stacks.
 #[cfg(not(feature = "flamegraph"))]
 fn svg<'l>(_: impl Iterator<Item = &'l str>, _: String, _: &str, _: &mut dyn Write) -> Result<(), ExportError> {
-    Err(ExportError::msg(
-        "this build draws no flame graph SVG (feature `flamegraph` of tbrw-export): write folded stacks instead",
-    ))
+    Err(ExportError::NotBuilt { feature: "flamegraph", what: "draws no flame graph SVG: write folded stacks instead" })
 }

@@ -8,10 +8,12 @@
 //! outputs are the caller's.
 //!
 //! ```
-//! use tbrw_query::stacks::ViewOptions;
+//! // The file's and the query's types come re-exported: this crate is the
+//! // only dependency an export needs.
+//! use tbrw_export::{tbrw::Tb5File, ViewOptions};
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! let file = tbrw::Tb5File::open("../cli/tests/data/matrix/perf.tb5")?;
+//! let file = Tb5File::open("../cli/tests/data/matrix/perf.tb5")?;
 //! let mut out = Vec::new();
 //! let summary = tbrw_export::pprof::write(&file, &ViewOptions::default(), &mut out, &mut std::io::sink(), &mut |_| {})?;
 //! assert_eq!(&out[..2], &[0x1f, 0x8b], "gzip-compressed profile.proto");
@@ -21,7 +23,8 @@
 //! ```
 //!
 //! Cargo features take only what is needed: `flamegraph` (the SVG; folded
-//! stacks need no feature), `pprof`, `firefox`, `parquet`; all on by default.
+//! stacks need no feature), `pprof`, `firefox` (the default features, the
+//! light exports) and `parquet` (arrow-rs: opt-in).
 
 #![deny(missing_docs)]
 
@@ -40,5 +43,11 @@ pub mod pprof;
 pub mod timeline;
 pub mod vtune_csv;
 
-pub use error::ExportError;
+// The crates whose types the exports' signatures hold (the file, the
+// query's options): a caller needs no dependency of its own on them.
+pub use tbrw;
+pub use tbrw_query;
+pub use tbrw_query::stacks::ViewOptions;
+
+pub use error::{ExportError, Nothing};
 pub use folder::{Folder, MemoryFolder};

@@ -365,7 +365,7 @@ pub fn profile(
     use prost::Message;
     let mut bytes = Vec::new();
     encode(file, opts, &PprofOptions::default(), &mut bytes, warn, progress)?;
-    Profile::decode(bytes.as_slice()).map_err(|e| ExportError::msg(format!("decoding the profile: {e}")))
+    Profile::decode(bytes.as_slice()).map_err(|e| ExportError::Encode { what: "decoding", source: e.into() })
 }
 
 /// Writes the stream's profile, gzip-compressed.
@@ -388,7 +388,7 @@ pub fn write_with(
     warn: &mut dyn Write,
     progress: &mut dyn FnMut(u64),
 ) -> Result<PprofSummary, ExportError> {
-    let failed = |e: std::io::Error| ExportError::msg(format!("writing the profile: {e}"));
+    let failed = |e: std::io::Error| ExportError::write("profile", e);
     // The fastest level, as Go's runtime/pprof writes its profiles: the
     // default level was half of a large export's time.
     // The fastest level, as Go's runtime/pprof writes its profiles (the
@@ -424,7 +424,7 @@ fn encode(
     warn: &mut dyn Write,
     progress: &mut dyn FnMut(u64),
 ) -> Result<PprofSummary, ExportError> {
-    let io = |e: std::io::Error| ExportError::msg(format!("writing the profile: {e}"));
+    let io = |e: std::io::Error| ExportError::write("profile", e);
     let modules = tbrw_query::stream::modules(file)?;
     // Function names and source lines: what the report by function and by line say.
     let mut function_names = Names::with_lines(file, &modules, &opts.symbols)?;
@@ -462,7 +462,8 @@ fn encode(
     }
     let tail = tail(file, opts, popts, &st.info, &types, default_sample_type, strings);
     scratch.clear();
-    prost::Message::encode(&tail, &mut scratch).map_err(|e| ExportError::msg(format!("encoding the profile: {e}")))?;
+    prost::Message::encode(&tail, &mut scratch)
+        .map_err(|e| ExportError::Encode { what: "encoding", source: e.into() })?;
     out.write_all(&scratch).map_err(io)?;
     Ok(PprofSummary {
         samples,

@@ -13,7 +13,7 @@ use std::io::Write;
 
 use tbrw::Tb5File;
 
-use crate::error::ExportError;
+use crate::error::{ExportError, Nothing};
 use tbrw_query::intervals::{duration, Interval, IntervalStream};
 
 /// What a lane is.
@@ -228,11 +228,7 @@ pub fn write(file: &Tb5File, opts: &TimelineOptions, out: &mut dyn Write) -> Res
         }
     };
     if opts.lanes == Lanes::Cpu && n > 0 && st.interval(0).cpu.is_none() {
-        return Err(ExportError::msg(format!(
-            "{}: stream {}: its intervals have no CPU field: --lanes cpu does not work here, --lanes thread does",
-            file.path().display(),
-            opts.stream
-        )));
+        return Err(ExportError::NoCpuField { file: file.path().display().to_string(), stream: opts.stream });
     }
     let keep = |k: u64| -> bool {
         let iv = st.interval(k);
@@ -267,12 +263,8 @@ pub fn write(file: &Tb5File, opts: &TimelineOptions, out: &mut dyn Write) -> Res
         summary.intervals += 1;
     }
     if summary.intervals == 0 {
-        let why = if opts.time.is_some() { "in the --time range" } else { "that ends" };
-        return Err(ExportError::msg(format!(
-            "{}: stream {}: no interval {why}: nothing to draw",
-            file.path().display(),
-            opts.stream
-        )));
+        let why = if opts.time.is_some() { Nothing::NoIntervalInTime } else { Nothing::NoEndedInterval };
+        return Err(ExportError::Nothing { file: file.path().display().to_string(), stream: opts.stream, why });
     }
     let span = (t1 - t0).max(1);
     // Lane labels, and room for the longest of either kind.
@@ -348,7 +340,7 @@ pub fn write(file: &Tb5File, opts: &TimelineOptions, out: &mut dyn Write) -> Res
     let height = y + if summed { 56.0 } else { 40.0 };
     let width = label_w + plot_w + 20.0;
 
-    let io = |e: std::io::Error| ExportError::msg(format!("writing the timeline: {e}"));
+    let io = |e: std::io::Error| ExportError::write("timeline", e);
     let w = &mut *out;
     let title = format!(
         "{}, stream {} ({}): {} intervals",

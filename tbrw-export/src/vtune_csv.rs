@@ -91,7 +91,7 @@ impl Clock {
 }
 
 /// The clock of a time-stamp field, or why it has none usable.
-pub fn clock_of(f: &Field, name: &str) -> std::result::Result<Clock, String> {
+pub(crate) fn clock_of(f: &Field, name: &str) -> std::result::Result<Clock, String> {
     let quoted = excerpt(name);
     let lower = name.to_ascii_lowercase();
     match f.subtype {
@@ -188,6 +188,11 @@ pub struct CsvOptions {
     pub clock: Option<Clock>,
 }
 
+/// How a stream's reason for not being exported ends when naming the
+/// clock ([`CsvOptions::clock`]) would export it: a caller with options of
+/// its own can say which.
+pub const NAME_THE_CLOCK: &str = "or say which clock it is";
+
 /// What the export wrote, and which streams it left out and why.
 #[derive(Clone, Debug, Default)]
 pub struct CsvReport {
@@ -220,26 +225,20 @@ pub fn export_vtune_csv(
     };
     // Every option the export lacks is named at once, before anything is
     // created on disk.
-    let mut missing = Vec::new();
     let host = match &opts.hostname {
         Some(h) => Some(h.clone()),
         None => f.software()?.and_then(|s| s.host).and_then(|h| f.string_opt(h.name).ok().flatten().map(str::to_owned)),
     };
-    if host.is_none() {
-        missing.push("--hostname H (the file records no host name)".to_owned());
-    }
+    let no_hostname = host.is_none();
     let clockless: Vec<(u32, String)> =
         streams.iter().filter_map(|&n| needs_clock(f, n, opts).ok().flatten().map(|why| (n, why))).collect();
-    if !clockless.is_empty() && clockless.len() == streams.len() {
-        let why: Vec<String> = clockless.iter().map(|(n, why)| format!("stream {n}: {why}")).collect();
-        missing.push(format!("--clock C ({})", why.join("; ")));
-    }
-    if !missing.is_empty() {
-        return Err(ExportError::msg(format!("{}: give {}", file.display(), missing.join(" and "))));
+    let clock = if !clockless.is_empty() && clockless.len() == streams.len() { clockless } else { Vec::new() };
+    if no_hostname || !clock.is_empty() {
+        return Err(ExportError::MissingOptions { file: file.display().to_string(), hostname: no_hostname, clock });
     }
     let host = host.unwrap_or_default();
     if host.is_empty() || host.contains('/') || host.contains(char::is_whitespace) {
-        return Err(ExportError::msg(format!("host name {} cannot be part of a file name", excerpt(&host))));
+        return Err(ExportError::HostName { host });
     }
     // The whole file is checked once a stream is known to be exported
     // (Verified): a refusal costs no pass over the data.
@@ -257,15 +256,10 @@ pub fn export_vtune_csv(
     }
     if opts.stream.is_some() && !report.skipped.is_empty() {
         let (n, why) = &report.skipped[0];
-        return Err(ExportError::msg(format!("{}: stream {n} cannot be exported: {why}", file.display())));
+        return Err(ExportError::NotExported { file: file.display().to_string(), stream: *n, why: why.clone() });
     }
     if report.files.is_empty() {
-        let reasons: Vec<String> = report.skipped.iter().map(|(n, w)| format!("stream {n}: {w}")).collect();
-        return Err(ExportError::msg(format!(
-            "{}: no stream can be exported ({})",
-            file.display(),
-            reasons.join("; ")
-        )));
+        return Err(ExportError::NoStreamExported { file: file.display().to_string(), why: report.skipped });
     }
     Ok(report)
 }
@@ -344,9 +338,7 @@ fn export_stream(
     let stream_clock = |fl: &Field, name: &str| -> std::result::Result<Clock, String> {
         match (clock_of(fl, name), opts.clock) {
             (Err(_), Some(c)) if fl.subtype == desc_subtype::TS_NANOSECONDS => Ok(c),
-            (Err(why), None) if fl.subtype == desc_subtype::TS_NANOSECONDS => {
-                Err(format!("{why}; or say which with --clock"))
-            }
+            (Err(why), None) if fl.subtype == desc_subtype::TS_NANOSECONDS => Err(format!("{why}; {NAME_THE_CLOCK}")),
             (r, _) => r,
         }
     };

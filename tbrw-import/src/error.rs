@@ -52,6 +52,7 @@ impl fmt::Display for Place {
 
 /// Why an import stopped.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ImportError {
     /// The input is not what the importer reads, or is damaged at `place`.
     #[error("{input}: {place}{what}")]

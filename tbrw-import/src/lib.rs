@@ -99,5 +99,12 @@ pub mod perf;
 pub mod progress;
 pub mod winidea;
 
+// The crates whose types the importers' signatures hold (the writer; the
+// perf import's symbol configuration): a caller needs no dependency of its
+// own on them.
+pub use tbrw;
+#[cfg(feature = "perf")]
+pub use tbrw_symbols;
+
 pub use error::{excerpt, ImportError, Place};
 pub use progress::Progress;

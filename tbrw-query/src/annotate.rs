@@ -219,11 +219,11 @@ pub fn annotate(
     }
     syms.write_warnings(warn);
     if found.is_empty() {
-        return Err(QueryError::msg(format!(
-            "{}: no sample of stream {} is in a function named {name:?}",
-            file.path().display(),
-            query.stream
-        )));
+        return Err(QueryError::NoSampleIn {
+            file: file.path().display().to_string(),
+            stream: query.stream,
+            function: name.to_owned(),
+        });
     }
     let mut sources = Sources::default();
     let mut out = Vec::new();

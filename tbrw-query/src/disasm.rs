@@ -3,15 +3,20 @@
 //! the module with, [`tbrw_symbols::ModuleInfo::file`]), its extent from
 //! the symbol tables, and its instructions disassembled (x86-64 and x86
 //! with `iced-x86`, AT&T syntax as `perf annotate` and `objdump` print;
-//! other architectures have no disassembler here). Imports nothing of the
-//! crate.
+//! other architectures have no disassembler here). Without the crate's
+//! `disasm` feature no file is read and [`read_function`] says so
+//! ([`NoCode::NotBuilt`]). Imports nothing of the crate.
 
+#[cfg(feature = "disasm")]
 use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+#[cfg(feature = "disasm")]
 use iced_x86::{Decoder, DecoderOptions, FlowControl, Formatter, GasFormatter, OpKind, SymbolResolver, SymbolResult};
+#[cfg(feature = "disasm")]
 use object::read::ReadCache;
+#[cfg(feature = "disasm")]
 use object::{Object, ObjectSection, ObjectSymbol, SymbolKind};
 
 /// The most bytes of one function disassembled: a symbol claiming more is
@@ -20,6 +25,7 @@ pub const MAX_FUNCTION: u64 = 1 << 20;
 
 /// The longest x86 instruction: past the last sampled address, what a
 /// function without a symbol size is read to.
+#[cfg(feature = "disasm")]
 const MAX_INSTRUCTION: u64 = 15;
 
 /// Why a function has no instruction view.
@@ -45,6 +51,8 @@ pub enum NoCode {
     },
     /// The file's architecture has no disassembler here.
     Architecture(String),
+    /// This build has no disassembler (the crate's `disasm` feature).
+    NotBuilt,
 }
 
 impl fmt::Display for NoCode {
@@ -56,6 +64,7 @@ impl fmt::Display for NoCode {
                 write!(f, "{}: no section holds the bytes at {start:#x}", path.display())
             }
             NoCode::Architecture(a) => write!(f, "no disassembler for {a} (x86-64 and x86 only)"),
+            NoCode::NotBuilt => f.write_str("this build has no disassembler (feature `disasm` of tbrw-query)"),
         }
     }
 }
@@ -78,6 +87,7 @@ pub struct Code {
 /// size from a function symbol starting there, in `path` or in
 /// `debug_file` (a stripped file's separate debug file), else up to
 /// `last_sampled` and one instruction more; at most [`MAX_FUNCTION`] bytes.
+#[cfg(feature = "disasm")]
 pub fn read_function(path: &Path, debug_file: Option<&Path>, start: u64, last_sampled: u64) -> Result<Code, NoCode> {
     let unreadable = |why: String| NoCode::Unreadable { path: path.to_owned(), why };
     let file = std::fs::File::open(path).map_err(|e| unreadable(e.to_string()))?;
@@ -115,8 +125,15 @@ pub fn read_function(path: &Path, debug_file: Option<&Path>, start: u64, last_sa
     Ok(Code { start, bytes: bytes.to_vec(), bitness, sized })
 }
 
+/// Without the `disasm` feature: no function is read.
+#[cfg(not(feature = "disasm"))]
+pub fn read_function(_: &Path, _: Option<&Path>, _: u64, _: u64) -> Result<Code, NoCode> {
+    Err(NoCode::NotBuilt)
+}
+
 /// The size of the function symbol starting at `start` (the largest, when
 /// several aliases start there).
+#[cfg(feature = "disasm")]
 fn symbol_size<'d, O: Object<'d>>(obj: &O, start: u64) -> Option<u64> {
     obj.symbols()
         .chain(obj.dynamic_symbols())
@@ -137,8 +154,10 @@ pub struct Instruction {
 }
 
 /// Names branch and call targets in the formatted text.
+#[cfg(feature = "disasm")]
 struct Targets(HashMap<u64, String>);
 
+#[cfg(feature = "disasm")]
 impl SymbolResolver for Targets {
     fn symbol(
         &mut self,
@@ -165,6 +184,7 @@ impl SymbolResolver for Targets {
 /// Disassembles `code`; `name(vaddr)` names a branch or call target
 /// outside the function (`sin@plt`, `memcpy+0x10`), `function` names the
 /// function itself (targets inside it are `function+0xoff`).
+#[cfg(feature = "disasm")]
 pub fn disassemble(code: &Code, function: &str, name: &mut dyn FnMut(u64) -> Option<String>) -> Vec<Instruction> {
     let mut decoder = Decoder::with_ip(code.bitness, &code.bytes, code.start, DecoderOptions::NONE);
     let decoded: Vec<iced_x86::Instruction> = decoder.iter().collect();
@@ -203,7 +223,26 @@ pub fn disassemble(code: &Code, function: &str, name: &mut dyn FnMut(u64) -> Opt
         .collect()
 }
 
-#[cfg(test)]
+/// Without the `disasm` feature: no instruction ([`read_function`] has
+/// given no code to decode).
+#[cfg(not(feature = "disasm"))]
+pub fn disassemble(_: &Code, _: &str, _: &mut dyn FnMut(u64) -> Option<String>) -> Vec<Instruction> {
+    Vec::new()
+}
+
+#[cfg(all(test, not(feature = "disasm")))]
+mod without {
+    use super::*;
+
+    #[test]
+    fn a_build_without_the_disassembler_says_so() {
+        let e = read_function(Path::new("/bin/sh"), None, 0x1000, 0x1010).unwrap_err();
+        assert_eq!(e, NoCode::NotBuilt);
+        assert!(e.to_string().contains("feature `disasm`"), "{e}");
+    }
+}
+
+#[cfg(all(test, feature = "disasm"))]
 mod tests {
     use super::*;
 

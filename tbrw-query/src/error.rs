@@ -1,8 +1,12 @@
 //! The error of a query: which file and stream, and what cannot be
-//! answered there. Imports nothing of the crate.
+//! answered there. Imports nothing of the crate. A caller with options of
+//! its own (the `tbrw` command) matches the variants about what was asked
+//! ([`QueryError::NotTaskStream`], [`QueryError::NoCallStacks`],
+//! [`QueryError::NoIntervals`]) to say which of its options to change.
 
 /// Why a query has no answer.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum QueryError {
     /// The file has no such stream.
     #[error("{file}: stream {stream} does not exist (the file has {})", stream_count(*.count))]
@@ -51,9 +55,81 @@ pub enum QueryError {
     /// Reading the TB5 file failed.
     #[error(transparent)]
     Tb5(#[from] tbrw::Error),
-    /// Anything else, already phrased.
-    #[error("{0}")]
-    Message(String),
+    /// The stream has no data descriptor: its records have no fields.
+    #[error("{file}: stream {stream} has no data descriptor")]
+    NoDescriptor {
+        /// The file.
+        file: String,
+        /// The stream.
+        stream: u32,
+    },
+    /// The stream has no data section.
+    #[error("{file}: stream {stream} has no data")]
+    NoData {
+        /// The file.
+        file: String,
+        /// The stream.
+        stream: u32,
+    },
+    /// The task report was asked of a stream that is not an MTMC task stream.
+    #[error("{file}: stream {stream} is not an MTMC task stream: the task report needs one")]
+    NotTaskStream {
+        /// The file.
+        file: String,
+        /// The stream.
+        stream: u32,
+    },
+    /// A report with callers' totals (children) was asked of a stream
+    /// whose samples have no call stacks.
+    #[error("{file}: stream {stream}: its samples have no call stacks, which a report with children needs")]
+    NoCallStacks {
+        /// The file.
+        file: String,
+        /// The stream.
+        stream: u32,
+    },
+    /// Intervals were asked of a stream whose records are not intervals
+    /// (a start and an end time stamp, as MTMC tasks and winIDEA calls have).
+    #[error(
+        "{file}: stream {stream} has no intervals (records with a start and an end time stamp, as MTMC tasks and winIDEA calls have), so {what} has nothing to draw; {}",
+        if *samples { "the sample exports (flame graph, pprof, Firefox) show its samples" } else { "no export of this project draws it" }
+    )]
+    NoIntervals {
+        /// The file.
+        file: String,
+        /// The stream.
+        stream: u32,
+        /// What asked for intervals (`the timeline`).
+        what: String,
+        /// Whether its records are samples (that the sample exports show).
+        samples: bool,
+    },
+    /// No sample of the stream is in the function asked for.
+    #[error("{file}: no sample of stream {stream} is in a function named {function:?}")]
+    NoSampleIn {
+        /// The file.
+        file: String,
+        /// The stream.
+        stream: u32,
+        /// The function's name, as asked.
+        function: String,
+    },
+    /// A call stack deeper than any the walk follows.
+    #[error("stack {stack} has more than {limit} frames")]
+    StackTooDeep {
+        /// The stack's id.
+        stack: u32,
+        /// The deepest stack followed.
+        limit: usize,
+    },
+    /// More than the walk's numbers can count.
+    #[error("more than {limit} {what} in one walk")]
+    TooMany {
+        /// What (`distinct frames or stack nodes`).
+        what: &'static str,
+        /// The limit, as a reader writes it (`2^32 - 1`).
+        limit: &'static str,
+    },
 }
 
 fn stream_count(count: u32) -> String {
@@ -61,13 +137,6 @@ fn stream_count(count: u32) -> String {
         0 => "no stream".to_owned(),
         1 => "one stream, 0".to_owned(),
         c => format!("{c} streams, 0 to {}", c - 1),
-    }
-}
-
-impl QueryError {
-    /// An error already phrased.
-    pub fn msg(m: impl Into<String>) -> QueryError {
-        QueryError::Message(m.into())
     }
 }
 

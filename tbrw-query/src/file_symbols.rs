@@ -15,9 +15,11 @@ use std::sync::Arc;
 
 use tbrw::text::Escaped;
 use tbrw::{Module, ModuleFlags, Tb5File};
+/// The symbolizer's configuration ([`SymbolOptions::config`], [`FileSymbols::with_config`]).
+pub use tbrw_symbols::Config;
 use tbrw_symbols::{
-    BuildId, Config, FunctionIndex, JitMaps, KernelSymbols, Mapping, ModuleId, ModuleIndex, ModuleSpec, SymbolRef,
-    Symbolized, Symbolizer,
+    BuildId, FunctionIndex, JitMaps, KernelSymbols, Mapping, ModuleId, ModuleIndex, ModuleSpec, SymbolRef, Symbolized,
+    Symbolizer,
 };
 
 use crate::error::QueryError;

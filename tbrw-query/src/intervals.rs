@@ -74,28 +74,26 @@ impl<'f> IntervalStream<'f> {
     pub fn open(file: &'f Tb5File, n: u32, what: &str) -> Result<IntervalStream<'f>, QueryError> {
         let name = file.path().display();
         let s = samples::stream(file, n)?;
-        let layout =
-            s.layout()?.ok_or_else(|| QueryError::msg(format!("{name}: stream {n} has no data descriptor")))?;
+        let layout = s.layout()?.ok_or_else(|| QueryError::NoDescriptor { file: name.to_string(), stream: n })?;
         let times: Vec<Field> =
             layout.fields().iter().filter(|f| f.desc_type == desc_type::TIME_STAMP && f.size == 8).copied().collect();
         let samples_here = layout.legacy_pc_offset().is_some() || layout.find(desc_type::IP, None).is_some();
         if layout.legacy_pc_offset().is_some() || times.len() < 2 || times[0].subtype != times[1].subtype {
-            let works = if samples_here {
-                "`tbrw export flamegraph`, `pprof` or `firefox` show its samples"
-            } else {
-                "no export of this project draws it"
-            };
-            return Err(QueryError::msg(format!(
-                "{name}: stream {n} has no intervals (records with a start and an end time stamp, as MTMC tasks and winIDEA calls have), so {what} has nothing to draw; {works}"
-            )));
+            return Err(QueryError::NoIntervals {
+                file: name.to_string(),
+                stream: n,
+                what: what.to_owned(),
+                samples: samples_here,
+            });
         }
-        let data = s.data()?.ok_or_else(|| QueryError::msg(format!("{name}: stream {n} has no data")))?;
+        let data = s.data()?.ok_or_else(|| QueryError::NoData { file: name.to_string(), stream: n })?;
         let size = data.record_size() as u64;
         if let Some(f) = layout.fields().iter().find(|f| u64::from(f.offset) + u64::from(f.size) > size) {
-            return Err(QueryError::msg(format!(
-                "{name}: stream {n}: descriptor entry {} lies past the end of the {size}-byte records",
-                f.entry
-            )));
+            return Err(QueryError::Damaged {
+                file: name.to_string(),
+                stream: n,
+                what: format!("descriptor entry {} lies past the end of the {size}-byte records", f.entry),
+            });
         }
         let descs = s.descriptor()?.unwrap_or_default();
         let find = |t: u16, size: u32| layout.find(t, None).filter(|f| f.size == size).copied();

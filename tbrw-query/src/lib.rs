@@ -4,18 +4,18 @@
 //!
 //! ```
 //! use tbrw_query::file_symbols::SymbolOptions;
-//! use tbrw_query::report::{self, By, ReportOptions};
+//! use tbrw_query::report::{self, By};
 //! use tbrw_query::{Binding, Query, Walk, Weight};
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! // A recording of the `sampler` collector, with its functions stored in it.
-//! let file = tbrw::Tb5File::open("../cli/tests/data/matrix/collector.tb5")?;
+//! // `tbrw_query::tbrw` is the `tbrw` crate these types are of.
+//! let file = tbrw_query::tbrw::Tb5File::open("../cli/tests/data/matrix/collector.tb5")?;
 //!
 //! // The top functions by CPU time: what `tbrw report --by function --weight cputime --top 3` prints.
 //! let query = Query { weight: Weight::Cputime, ..Query::default() };
-//! let opts = ReportOptions { query: query.clone(), by: By::Function, top: Some(3) };
 //! let symbols = SymbolOptions::default();
-//! let r = report::run(&file, &opts, &[By::Function], &symbols, &mut std::io::sink(), &mut |_| {})?;
+//! let r = report::run(&file, &query, &[By::Function], Some(3), &symbols, &mut std::io::sink(), &mut |_| {})?;
 //! for row in &r.rows {
 //!     println!("{:>6.2}%  {}", row.percent, row.key);
 //! }
@@ -46,7 +46,9 @@
 //! - [`stacks`]: samples with their call chains, aggregated per stack (the
 //!   viewer exports); [`intervals`]: interval streams (MTMC tasks, winIDEA calls);
 //! - [`report`]: reports by process, thread, module, event, function, line,
-//!   address and their combinations ([`report::run`] chooses); [`tasks`]:
+//!   address and their combinations ([`report::run`] chooses), and perf's
+//!   inclusive view, self and children per function
+//!   ([`report::children::report`]); [`tasks`]:
 //!   the MTMC task report; [`annotate`]: one function's instructions, lines
 //!   and addresses ([`disasm`]: its bytes from the ELF file, disassembled).
 
@@ -65,6 +67,11 @@ pub mod stream;
 pub mod tasks;
 pub mod time;
 pub mod walk;
+
+// The crates whose types the front's signatures hold: a caller needs no
+// dependency of its own on them (and gets the same versions).
+pub use tbrw;
+pub use tbrw_symbols;
 
 pub use error::QueryError;
 pub use query::{Filters, Query, Weight};

@@ -5,6 +5,18 @@
 //!
 //! Imports `elf`, `symtab`, `stored`.
 
+/// Why an image gives no stored file ([`from_image`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ImageError {
+    /// The bytes are no ELF image this crate reads: why.
+    #[error("{0}")]
+    Malformed(String),
+    /// The image parses but names no function.
+    #[error("no function symbols")]
+    NoFunctions,
+}
+
 /// An ELF image read from a process's memory (the kernel's vDSO, which no
 /// file holds: a collector reads it from `/proc/<pid>/mem` and stores it,
 /// as perf stores the vDSO in its build-id cache) as one stored file
@@ -12,13 +24,13 @@
 /// `.symtab`, else its `.dynsym`, as the symbolizer keeps them from a file
 /// (one per address). An image that does not parse as ELF, or names no
 /// function, is an error saying why.
-pub fn from_image(label: &str, image: &[u8]) -> Result<crate::stored::StoredFile, String> {
+pub fn from_image(label: &str, image: &[u8]) -> Result<crate::stored::StoredFile, ImageError> {
     let path: std::sync::Arc<std::path::Path> = std::sync::Arc::from(std::path::Path::new(label));
     let elf = crate::elf::ElfFile::parse(path, crate::elf::Bytes::owned(image.to_vec())).map_err(|e| match e {
-        crate::elf::OpenError::Malformed(why) | crate::elf::OpenError::Unreadable(why) => why,
-        other => format!("{other:?}"),
+        crate::elf::OpenError::Malformed(why) | crate::elf::OpenError::Unreadable(why) => ImageError::Malformed(why),
+        other => ImageError::Malformed(format!("{other:?}")),
     })?;
-    let obj = elf.object().ok_or("not an ELF image")?;
+    let obj = elf.object().ok_or_else(|| ImageError::Malformed("not an ELF image".into()))?;
     let mut symbols = Vec::new();
     for dynamic in [false, true] {
         let (table, own) = crate::symtab::SymbolTable::from_object(&obj, dynamic, &[], false);
@@ -31,7 +43,7 @@ pub fn from_image(label: &str, image: &[u8]) -> Result<crate::stored::StoredFile
         }
     }
     if symbols.is_empty() {
-        return Err("no function symbols".into());
+        return Err(ImageError::NoFunctions);
     }
     Ok(crate::stored::StoredFile {
         label: label.to_owned(),
@@ -50,7 +62,7 @@ mod tests {
     #[test]
     fn bad_images_are_errors() {
         assert!(from_image("[vdso]", b"").is_err());
-        assert!(from_image("[vdso]", b"not an elf image at all").unwrap_err().contains("not an ELF"));
+        assert!(from_image("[vdso]", b"not an elf image at all").unwrap_err().to_string().contains("not an ELF"));
         let own = std::fs::read(std::env::current_exe().unwrap()).unwrap();
         for cut in [16, 64, 4096] {
             let _ = from_image("x", &own[..cut.min(own.len())]);

@@ -35,6 +35,7 @@ const FIRST_BUFFER: usize = 1 << 20;
 
 /// Why a section was skipped.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum SectionProblem {
     /// Its header claims more bytes than the file can justify: more than
     /// its compressed bytes can expand to, or more than

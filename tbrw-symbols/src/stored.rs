@@ -76,17 +76,37 @@ pub fn encode(files: &[StoredFile]) -> Vec<u8> {
     out.into_bytes()
 }
 
+/// Why stored symbols cannot be read ([`decode`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum DecodeError {
+    /// The bytes are not UTF-8 text from `offset` on.
+    #[error("not UTF-8 text at byte {offset}")]
+    NotUtf8 {
+        /// The offset of the first byte that is not.
+        offset: usize,
+    },
+    /// A line (from 1) is not a record of the format.
+    #[error("line {line}: {what}")]
+    Line {
+        /// The line.
+        line: usize,
+        /// What is wrong with it.
+        what: String,
+    },
+}
+
 /// The files stored in `bytes`, or what is wrong, naming the line.
-pub fn decode(bytes: &[u8]) -> Result<Vec<StoredFile>, String> {
-    let text = std::str::from_utf8(bytes).map_err(|e| format!("not UTF-8 text at byte {}", e.valid_up_to()))?;
+pub fn decode(bytes: &[u8]) -> Result<Vec<StoredFile>, DecodeError> {
+    let text = std::str::from_utf8(bytes).map_err(|e| DecodeError::NotUtf8 { offset: e.valid_up_to() })?;
     let mut lines = text.lines().enumerate();
     match lines.next() {
         Some((_, MAGIC)) => {}
-        _ => return Err(format!("line 1: not {MAGIC:?}")),
+        _ => return Err(DecodeError::Line { line: 1, what: format!("not {MAGIC:?}") }),
     }
     let mut files: Vec<StoredFile> = Vec::new();
     for (i, line) in lines {
-        let bad = |what: &str| format!("line {}: {what}", i + 1);
+        let bad = |what: &str| DecodeError::Line { line: i + 1, what: what.to_owned() };
         let hex = |s: &str| u64::from_str_radix(s, 16).map_err(|_| bad(&format!("{s:?} is not a hex number")));
         let fields: Vec<&str> = line.splitn(7, '\t').collect();
         match fields.as_slice() {
@@ -196,16 +216,18 @@ mod tests {
 
     #[test]
     fn bad_bytes_name_the_line() {
-        assert_eq!(decode(b"\xff").unwrap_err(), "not UTF-8 text at byte 0");
-        assert!(decode(b"something else\n").unwrap_err().starts_with("line 1:"));
+        let err = |b: &[u8]| decode(b).unwrap_err().to_string();
+        assert_eq!(decode(b"\xff").unwrap_err(), DecodeError::NotUtf8 { offset: 0 });
+        assert_eq!(err(b"\xff"), "not UTF-8 text at byte 0");
+        assert!(matches!(decode(b"something else\n").unwrap_err(), DecodeError::Line { line: 1, .. }));
         let text = format!("{MAGIC}\nfunction\t10\t20\tf\n");
-        assert_eq!(decode(text.as_bytes()).unwrap_err(), "line 2: a function before any file");
+        assert_eq!(err(text.as_bytes()), "line 2: a function before any file");
         let text = format!("{MAGIC}\nfile\t-\tdyn\t1\tx\nfunction\t10\tzz\tf\n");
-        assert_eq!(decode(text.as_bytes()).unwrap_err(), "line 3: \"zz\" is not a hex number");
+        assert_eq!(err(text.as_bytes()), "line 3: \"zz\" is not a hex number");
         let text = format!("{MAGIC}\nfile\t-\tdyn\t1\tx\nfunction\t20\t10\tf\n");
-        assert!(decode(text.as_bytes()).unwrap_err().starts_with("line 3: a function ending"));
+        assert!(err(text.as_bytes()).starts_with("line 3: a function ending"));
         let text = format!("{MAGIC}\nfile\t-\tweird\t1\tx\n");
-        assert!(decode(text.as_bytes()).unwrap_err().starts_with("line 2: unknown file kind"));
+        assert!(err(text.as_bytes()).starts_with("line 2: unknown file kind"));
     }
 
     fn file() -> impl proptest::strategy::Strategy<Value = StoredFile> {

@@ -206,6 +206,7 @@ pub enum UnwindInfo {
 /// Why a module could not be added ([`Unwinder::add_module`]). Its
 /// addresses then unwind by the fallback rule, as addresses in no module do.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum UnwindError {
     /// No usable file was found (the reasons of [`Unknown`]).
     #[error("{0}")]

@@ -13,6 +13,7 @@ pub use crate::sections::SectionProblem;
 
 /// A file used only in part.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Warning {
     /// A perf map longer than its bounds: read up to there.
     PerfMapCut {

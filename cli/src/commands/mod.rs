@@ -173,7 +173,8 @@ pub fn export_vtune_csv(
         writeln!(out, "{}", dir.join(p).display()).map_err(written)?;
     }
     for (n, why) in &r.skipped {
-        let why = tbrw::text::Escaped(why);
+        let why = crate::error::with_clock_option(why);
+        let why = tbrw::text::Escaped(&why);
         writeln!(err, "tbrw: {}: stream {n} not exported: {why}", file.display()).map_err(written)?;
     }
     for (n, k) in &r.unended {

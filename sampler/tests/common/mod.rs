@@ -11,7 +11,7 @@ use std::process::{Command, Output};
 
 use tbrw::Tb5File;
 use tbrw_query::file_symbols::SymbolOptions;
-use tbrw_query::report::{By, ReportOptions};
+use tbrw_query::report::By;
 
 pub const SAMPLER: &str = env!("CARGO_BIN_EXE_sampler");
 
@@ -57,10 +57,18 @@ pub fn tbrw_bin() -> Option<PathBuf> {
 /// percent, function named) per row, and the warnings it printed.
 pub fn function_report(path: &Path) -> (Vec<(String, f64, bool)>, String) {
     let file = Tb5File::open(path).unwrap();
-    let opts = ReportOptions { by: By::Function, ..ReportOptions::default() };
+    let query = tbrw_query::Query::default();
     let mut warn = Vec::new();
-    let r = tbrw_query::report::run(&file, &opts, &[By::Function], &SymbolOptions::default(), &mut warn, &mut |_| {})
-        .unwrap();
+    let r = tbrw_query::report::run(
+        &file,
+        &query,
+        &[By::Function],
+        None,
+        &SymbolOptions::default(),
+        &mut warn,
+        &mut |_| {},
+    )
+    .unwrap();
     let rows = r
         .rows
         .iter()
@@ -76,10 +84,9 @@ pub fn function_report(path: &Path) -> (Vec<(String, f64, bool)>, String) {
 /// `weight`, as `tbrw report` makes it.
 pub fn report(path: &Path, by: By, weight: tbrw_query::query::Weight) -> Vec<tbrw_query::report::Row> {
     let file = Tb5File::open(path).unwrap();
-    let mut opts = ReportOptions { by, ..ReportOptions::default() };
-    opts.query.weight = weight;
+    let query = tbrw_query::Query { weight, ..Default::default() };
     let mut warn = Vec::new();
-    tbrw_query::report::run(&file, &opts, &[by], &SymbolOptions::default(), &mut warn, &mut |_| {}).unwrap().rows
+    tbrw_query::report::run(&file, &query, &[by], None, &SymbolOptions::default(), &mut warn, &mut |_| {}).unwrap().rows
 }
 
 /// perf's `cpu-clock` profile of `cmd`: percent per symbol. `Err` says why

@@ -82,9 +82,11 @@ pub fn sort_chunk() -> Result<usize, ExportError> {
         Err(std::env::VarError::NotPresent) => Ok(sort::CHUNK_RECORDS),
         Ok(v) => match v.trim().parse::<usize>() {
             Ok(n) if n > 0 => Ok(n),
-            _ => Err(ExportError::msg(format!("{}={v:?}: not a positive number of records", sort::CHUNK_VAR))),
+            _ => Err(ExportError::Environment { var: sort::CHUNK_VAR, value: v }),
         },
-        Err(e) => Err(ExportError::msg(format!("{}: {e}", sort::CHUNK_VAR))),
+        Err(std::env::VarError::NotUnicode(v)) => {
+            Err(ExportError::Environment { var: sort::CHUNK_VAR, value: v.to_string_lossy().into_owned() })
+        }
     }
 }
 

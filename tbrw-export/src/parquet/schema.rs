@@ -264,8 +264,8 @@ pub struct TableWriter {
 }
 
 /// A Parquet error on the file `name`.
-fn perr(name: &str, e: impl std::fmt::Display) -> ExportError {
-    ExportError::msg(format!("{name}: writing Parquet: {e}"))
+fn perr(name: &str, e: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> ExportError {
+    ExportError::Table { file: name.to_owned(), source: e.into() }
 }
 
 impl TableWriter {
@@ -330,7 +330,7 @@ impl TableWriter {
         let name = self.name.clone();
         let rows = self.rows;
         let inner = self.writer.into_inner().map_err(|e| perr(&name, e))?;
-        let mut file = inner.into_inner().map_err(|e| perr(&name, e.error()))?;
+        let mut file = inner.into_inner().map_err(|e| perr(&name, e.into_error()))?;
         file.flush().map_err(|e| ExportError::write(&name, e))?;
         Ok(rows)
     }

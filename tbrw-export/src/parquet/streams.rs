@@ -122,14 +122,17 @@ pub fn timing(file: &Tb5File, s: &StreamReader<'_>, layout: &RecordLayout) -> Re
 fn check_fields(file: &Tb5File, n: u32, layout: &RecordLayout, record_size: usize) -> Result<(), ExportError> {
     for f in layout.fields() {
         if f.offset as usize + f.size as usize > record_size {
-            return Err(ExportError::msg(format!(
-                "{}: stream {n}: descriptor entry {} ({}) at byte {} with {} bytes lies past the end of the {record_size}-byte records",
-                file.path().display(),
-                f.entry,
-                fields::name(f.desc_type).unwrap_or("a field"),
-                f.offset,
-                f.size
-            )));
+            return Err(ExportError::Damaged {
+                file: file.path().display().to_string(),
+                stream: n,
+                what: format!(
+                    "descriptor entry {} ({}) at byte {} with {} bytes lies past the end of the {record_size}-byte records",
+                    f.entry,
+                    fields::name(f.desc_type).unwrap_or("a field"),
+                    f.offset,
+                    f.size
+                ),
+            });
         }
     }
     Ok(())
@@ -302,7 +305,7 @@ impl RunStacks {
         let next = u32::try_from(self.len())
             .ok()
             .filter(|&n| n <= i32::MAX as u32)
-            .ok_or_else(|| ExportError::msg("more than 2^31 stack nodes in one run".to_owned()))?;
+            .ok_or(ExportError::TooMany { what: "stack nodes", limit: "2^31" })?;
         let depth = if parent == NONE { 0 } else { self.depth[parent as usize].saturating_add(1) };
         self.parent.push(parent);
         self.address.push(address);
@@ -398,12 +401,12 @@ pub fn write_samples(
     let len = data.len();
     let time_at = |k: u64| data.record(k).map_or(0, |r| timing.of(r, k).0);
     let sorted = timing.at.is_none() || (1..len).all(|k| time_at(k - 1) <= time_at(k));
-    let spill_error = |e: std::io::Error| {
-        ExportError::msg(format!(
-            "{}: stream {n}: sorting its {len} records by time in work files of {}: {e}",
-            name(),
-            std::env::temp_dir().display()
-        ))
+    let spill_error = |source: std::io::Error| ExportError::WorkFiles {
+        file: name().to_string(),
+        stream: n,
+        records: len,
+        dir: std::env::temp_dir(),
+        source,
     };
     let mut order =
         if sorted { None } else { Some(super::sort::time_order(len, sort_chunk, time_at).map_err(spill_error)?) };
@@ -422,10 +425,11 @@ pub fn write_samples(
             .or(fields.tid(rec).map(i64::from));
         let module = b.map(|b| b.module_index).filter(|m| *m != UNKNOWN_MODULE);
         if let Some(m) = module.filter(|m| *m >= module_count) {
-            return Err(ExportError::msg(format!(
-                "{}: stream {n}: record {k} is bound to module {m} but the module table has {module_count}",
-                name()
-            )));
+            return Err(ExportError::Damaged {
+                file: name().to_string(),
+                stream: n,
+                what: format!("record {k} is bound to module {m} but the module table has {module_count}"),
+            });
         }
         let address = fields.has_pc().then(|| fields.pc(rec));
         let function = match (&mut symbols, address) {
@@ -516,8 +520,10 @@ pub fn write_intervals(
     let name_of = |f: &Field| {
         descs.get(f.entry).and_then(|d| file.string_opt(d.name).ok().flatten()).unwrap_or("time").to_owned()
     };
-    let (start_f, end_f) = interval_fields(&layout).ok_or_else(|| {
-        ExportError::msg(format!("{}: stream {n} has no start and end time stamps", file.path().display()))
+    let (start_f, end_f) = interval_fields(&layout).ok_or_else(|| ExportError::Unsupported {
+        file: file.path().display().to_string(),
+        stream: n,
+        what: "it has no start and end time stamps".into(),
     })?;
     let timing = timing_of(&start_f, &name_of(&start_f));
     let field = |t: u16, sizes: &[u32]| layout.find(t, None).filter(|f| sizes.contains(&f.size)).copied();

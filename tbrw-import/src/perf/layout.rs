@@ -96,16 +96,3 @@ pub fn descriptor(clock: &str, several_events: bool, stacks: bool, w: Widths) ->
     }
     d
 }
-
-/// The descriptor of the stream 1 of call-chain frames that imports wrote
-/// before the stack table (still read by `tbrw-query`'s stacks).
-pub fn callchain_descriptor(clock: &str) -> Vec<DescEntry> {
-    vec![
-        field(desc_type::IP, desc_subtype::NONE, 8, "ip"),
-        field(desc_type::PID, desc_subtype::NONE, 4, "pid"),
-        field(desc_type::TID, desc_subtype::NONE, 4, "tid"),
-        field(desc_type::TIME_STAMP, desc_subtype::TS_NANOSECONDS, 8, clock),
-        field(fields::CALLCHAIN_SAMPLE, desc_subtype::NONE, 8, "sample"),
-        field(fields::CALLCHAIN_DEPTH, desc_subtype::NONE, 4, "depth"),
-    ]
-}

@@ -1,22 +1,23 @@
 //! `tbrw import perf`: Linux perf's `perf.data` (file mode from a `Read +
 //! Seek`, pipe mode from a `Read`; zstd-compressed records included) into
-//! TB5. [`read`] tells the input's format, counts it and locates damage;
-//! [`map`] turns perf's MMAP, COMM, FORK and EXIT records into TB5
+//! TB5. `read` tells the input's format, counts it and locates damage;
+//! `map` turns perf's MMAP, COMM, FORK and EXIT records into TB5
 //! modules, processes and threads (JIT code and cpu modes as perf sees
-//! them); [`events`] names the events as perf does and finds a sample's
-//! event by its id; [`sample`] reads a sample's fields; [`unwind`] unwinds
-//! `--call-graph dwarf` samples; [`stream`] is the import loop and the
+//! them); `events` names the events as perf does and finds a sample's
+//! event by its id; `sample` reads a sample's fields; `unwind` unwinds
+//! `--call-graph dwarf` samples; `stream` is the import loop and the
 //! record layouts. The mapping is in docs/IMPORT.md.
 
-pub mod events;
-pub mod layout;
-pub mod map;
-pub mod read;
-pub mod sample;
-pub mod stream;
-pub mod unwind;
+mod events;
+mod layout;
+mod map;
+mod read;
+mod sample;
+mod stream;
+mod unwind;
 
 pub use layout::CALLCHAIN_RECORD_SIZE;
+pub use map::UNPLACED;
 pub use stream::{
     import_perf_file, import_perf_file_with, import_perf_pipe, import_perf_pipe_with, ImportStats, PerfOptions,
 };

@@ -103,11 +103,6 @@ impl<'a> Words<'a> {
         self.bytes.len() / 8
     }
 
-    /// Whether there is none.
-    pub fn is_empty(&self) -> bool {
-        self.bytes.len() < 8
-    }
-
     /// Word `i`.
     pub fn get(&self, i: usize) -> Option<u64> {
         let b: [u8; 8] = self.bytes.get(i.checked_mul(8)?..i * 8 + 8)?.try_into().ok()?;
@@ -115,6 +110,7 @@ impl<'a> Words<'a> {
     }
 
     /// The words in order.
+    #[cfg(test)]
     pub fn iter(&self) -> impl Iterator<Item = u64> + 'a {
         let big = self.big_endian;
         self.bytes.chunks_exact(8).map(move |c| {

@@ -62,7 +62,7 @@ pub struct ImportStats {
     pub bytes: u64,
     /// Stream-0 records whose cpu mode perf places in no mapping (a
     /// user-mode sample at a kernel address, say): their ip is
-    /// [`UNPLACED`], `[unknown]` as perf shows them.
+    /// [`UNPLACED`](super::UNPLACED), `[unknown]` as perf shows them.
     pub unplaced: u64,
     /// `--call-graph dwarf` samples given unwound user frames.
     pub unwound: u64,

@@ -7,7 +7,7 @@
 //! weight, aggregated per distinct stack by [`crate::stacks::stacks`] (the
 //! stack table, or an old perf import's call-chain stream) as a tree of
 //! nodes; each distinct frame is symbolized once and keyed as `--by
-//! function` keys a sample ([`super::raw::function_key`]), and a module
+//! function` keys a sample (`raw::function_key`), and a module
 //! whose file cannot be used is one frame. The figures are summed over
 //! the tree once (each node: the samples of the stacks through it), so the
 //! time and memory follow the nodes, not the depth times the stacks. A
@@ -16,8 +16,9 @@
 //! and samply show them), for children only: self stays by symbol, as
 //! perf's `--no-children` counts it; `--no-inline` leaves them out.
 //!
-//! Imports `stacks`, `file_symbols`, `query`, the report's types and
-//! `raw`'s function key; nothing imports it but the command line.
+//! [`report`] is the front of this view (what `tbrw report --children`
+//! prints; [`super::run`] gives the self counts). Imports `stacks`,
+//! `file_symbols`, `query`, the report's types and `raw`'s function key.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -64,13 +65,7 @@ pub fn report(
         )));
     }
     if !stacks::has_stacks(file, n)? {
-        return Err(QueryError::Unsupported {
-            file: name(),
-            stream: n,
-            what: "its samples have no call stacks, which --children needs: record with `sampler -g` \
-                   (`--call-graph fp` or `dwarf`, also `tbrw record`), or import a `perf record -g` recording"
-                .into(),
-        });
+        return Err(QueryError::NoCallStacks { file: name(), stream: n });
     }
     let view = ViewOptions { query: opts.query.clone(), symbols: symbols.clone() };
     let modules = crate::stream::modules(file)?;

@@ -1,9 +1,11 @@
 //! `tbrw report`: what a report is (typed rows, the shape of its JSON, see
-//! the README's report section) and its writers, table and JSON.
-//! [`samples`] counts a stream's samples per process, thread, module or
-//! event; the MTMC task report (`--by task`) is built by
-//! `crate::mtmc::report` into the same [`Report`]. This module imports no
-//! importer: they depend on it, not the other way round.
+//! the README's report section) and its writers, table and JSON; [`run`]
+//! asks for one (the query, the grouping, the rows), [`children::report`]
+//! for perf's inclusive view. [`samples`] counts a stream's samples per
+//! process, thread, module or event, [`functions`] per function, line or
+//! address; the MTMC task report (`--by task`) is built by
+//! [`crate::tasks`] into the same [`Report`] (`answer` tells an MTMC
+//! task stream by `tbrw_import::mtmc`'s layout).
 
 use std::fmt;
 use std::io::Write;
@@ -22,11 +24,11 @@ mod answer;
 mod by_symbol;
 pub mod children;
 pub mod functions;
-pub mod raw;
+mod raw;
 mod rows;
 
 pub use answer::{answer, Answer};
-pub use samples::{groupings, report};
+pub use samples::groupings;
 
 /// The total a weighted report's percentages are of.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -639,18 +641,48 @@ pub fn thread_key(index: Option<u64>, t: &ThreadName) -> Key {
     Key::Thread { index, tid: t.tid, pid: t.pid, name: t.name.clone() }
 }
 
-/// The one choice of a report for a stream and `--by` list ([`answer`]),
-/// every row made. Warnings about modules without symbols go to `warn`;
-/// `progress` gets records done.
+/// The report of `query` grouped by `by` (one grouping, or several
+/// combined, as `--by module,function`; empty is [`By::Auto`]), its first
+/// `top` rows: the one choice of [`answer`], every row made. Warnings
+/// about modules without symbols go to `warn`; `progress` gets records
+/// done. Perf's inclusive view (self and children per function) is
+/// [`children::report`].
 pub fn run(
     file: &tbrw::Tb5File,
-    opts: &ReportOptions,
+    query: &Query,
     by: &[By],
+    top: Option<usize>,
     symbols: &crate::file_symbols::SymbolOptions,
     warn: &mut dyn Write,
     progress: &mut dyn FnMut(u64),
 ) -> Result<Report, crate::QueryError> {
-    answer(file, opts, by, symbols, warn, progress).map(Answer::into_report)
+    let one = match by {
+        [] => By::Auto,
+        [b] => *b,
+        _ => By::Combined,
+    };
+    let opts = ReportOptions { query: query.clone(), by: one, top };
+    let by = if by.is_empty() { &[By::Auto][..] } else { by };
+    answer(file, &opts, by, symbols, warn, progress).map(Answer::into_report)
+}
+
+/// The report of `opts` (its query, its one grouping, its first rows),
+/// symbols found with the default [`SymbolOptions`](crate::file_symbols::SymbolOptions)
+/// where the grouping needs them (function, line, address; warnings about
+/// modules without symbols are dropped: [`run`] takes a writer for them
+/// and the options). Process, thread, module and event (and `auto`, which
+/// picks one of them as [`samples::resolve_by`] says) are the sample
+/// counts of [`samples::report`].
+pub fn report(
+    file: &tbrw::Tb5File,
+    opts: &ReportOptions,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Report, crate::QueryError> {
+    if opts.by.symbolic() {
+        let symbols = crate::file_symbols::SymbolOptions::default();
+        return functions::report(file, opts, &[opts.by], &symbols, &mut std::io::sink(), progress);
+    }
+    samples::report(file, opts, progress)
 }
 
 /// Writes a report as text: the task report's own layout, else the table.

@@ -160,6 +160,6 @@ fn damage(table: &StackTableView<'_>, id: u32) -> QueryError {
     match table.frames(id, &mut frames) {
         Err(e) => e.into(),
         // Only a stack whose frames bound before add up past the limit.
-        Ok(()) => QueryError::msg(format!("stack {id} has more than {MAX_STACK_DEPTH} frames")),
+        Ok(()) => QueryError::StackTooDeep { stack: id, limit: MAX_STACK_DEPTH },
     }
 }

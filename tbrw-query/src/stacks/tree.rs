@@ -57,7 +57,7 @@ fn packed(f: Frame) -> (u64, u64) {
 }
 
 fn full() -> QueryError {
-    QueryError::msg("more than 2^32 - 1 distinct frames or stack nodes in one walk".to_owned())
+    QueryError::TooMany { what: "distinct frames or stack nodes", limit: "2^32 - 1" }
 }
 
 impl StackTree {

@@ -155,14 +155,10 @@ pub fn task_figures(t: &Task, name: Option<String>) -> TaskFigures {
 pub fn task_report(file: &Tb5File, stream: u32, top: Option<usize>) -> Result<Report, QueryError> {
     let s = file.stream(stream)?;
     let descs = s.descriptor()?.unwrap_or_default();
-    let shape: Shape = counters_of(&descs, file).ok_or_else(|| {
-        QueryError::msg(format!(
-            "{}: stream {stream} is not an MTMC task stream: --by task needs one",
-            file.path().display()
-        ))
-    })?;
+    let name = || file.path().display().to_string();
+    let shape: Shape = counters_of(&descs, file).ok_or_else(|| QueryError::NotTaskStream { file: name(), stream })?;
     let Some(data) = s.data()? else {
-        return Err(QueryError::msg(format!("{}: stream {stream} has no data", file.path().display())));
+        return Err(QueryError::NoData { file: name(), stream });
     };
     let names: HashMap<u32, String> = s
         .events()?

@@ -35,36 +35,13 @@ pub fn bind_threads() -> usize {
     *THREADS.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get().min(8)))
 }
 
-fn module_spec(m: &Module<StringId>) -> ModuleSpec {
-    ModuleSpec {
-        pid: m.associated_pid,
-        load_address: m.load_address,
-        length: m.length,
-        load_time: m.event_when,
-        unload_time: m.unload_tsc,
-        global: m.flags.contains(ModuleFlags::GLOBAL_LOAD),
-        exe: m.flags.contains(ModuleFlags::IS_EXE),
-        tsc_time: m.flags.contains(ModuleFlags::TSC_USED),
-        // Guide 6.6: a record flagged unloaded and not loaded is an unload
-        // notification, which ends the load it pairs with (docs/BIND.md).
-        kind: if m.flags.contains(ModuleFlags::UNLOADED) && !m.flags.contains(ModuleFlags::LOADED) {
-            ModuleKind::Unload
-        } else {
-            ModuleKind::Load
-        },
-        first_in_process: m.flags.contains(ModuleFlags::FIRST_MODULE_REC_IN_PROCESS),
-        path: None,
-        name: None,
-    }
-}
-
 /// The specs of `modules`, with their paths and names as identities of
 /// their texts when some unload record has no address (it names the module
 /// whose load it ends: docs/BIND.md); otherwise no text is looked up. Texts
 /// are compared, not ids: equal texts are one module whatever ids a writer
 /// gave them. An empty or unreadable text is no text.
 fn module_specs(file: &Tb5File, modules: &[Module<StringId>]) -> Vec<ModuleSpec> {
-    let mut specs: Vec<ModuleSpec> = modules.iter().map(module_spec).collect();
+    let mut specs: Vec<ModuleSpec> = modules.iter().map(ModuleSpec::from).collect();
     let named_unload = |(s, m): (&ModuleSpec, &Module<StringId>)| {
         s.kind == ModuleKind::Unload && s.load_address == 0 && !(m.path.is_none() && m.name.is_none())
     };

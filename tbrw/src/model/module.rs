@@ -110,3 +110,68 @@ impl<S> MapStrings<S> for Module<S> {
         })
     }
 }
+
+/// The bind engine's view of a module record (`tbrw_bind`, docs/BIND.md):
+/// its pid, addresses, times and flags. A record flagged unloaded and not
+/// loaded is an unload notification (guide 6.6). The path and name are
+/// left `None`: in the engine they are identities of texts among all the
+/// records of a file (consulted only by an unload record without an
+/// address), which one record cannot give; set them when such records
+/// are bound.
+impl<S> From<&Module<S>> for tbrw_bind::ModuleSpec {
+    fn from(m: &Module<S>) -> tbrw_bind::ModuleSpec {
+        let unload = m.flags.contains(ModuleFlags::UNLOADED) && !m.flags.contains(ModuleFlags::LOADED);
+        tbrw_bind::ModuleSpec {
+            pid: m.associated_pid,
+            load_address: m.load_address,
+            length: m.length,
+            load_time: m.event_when,
+            unload_time: m.unload_tsc,
+            global: m.flags.contains(ModuleFlags::GLOBAL_LOAD),
+            exe: m.flags.contains(ModuleFlags::IS_EXE),
+            tsc_time: m.flags.contains(ModuleFlags::TSC_USED),
+            kind: if unload { tbrw_bind::ModuleKind::Unload } else { tbrw_bind::ModuleKind::Load },
+            first_in_process: m.flags.contains(ModuleFlags::FIRST_MODULE_REC_IN_PROCESS),
+            path: None,
+            name: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tbrw_bind::{ModuleKind, ModuleSpec};
+
+    /// Every field the engine reads comes from its field of the record,
+    /// and the flags from their bits; an unload notification is one.
+    #[test]
+    fn a_module_is_the_bind_engines_spec() {
+        let m: Module<()> = Module {
+            associated_pid: 428,
+            flags: ModuleFlags::LOADED | ModuleFlags::IS_EXE | ModuleFlags::TSC_USED,
+            event_when: 7,
+            length: 0x27000,
+            load_address: 0x630E_0000,
+            unload_tsc: 90,
+            ..Default::default()
+        };
+        let s = ModuleSpec::from(&m);
+        let want = ModuleSpec {
+            pid: 428,
+            load_address: 0x630E_0000,
+            length: 0x27000,
+            load_time: 7,
+            unload_time: 90,
+            exe: true,
+            tsc_time: true,
+            ..Default::default()
+        };
+        assert_eq!(s, want);
+        let both = |flags| ModuleSpec::from(&Module::<()> { flags, ..Default::default() });
+        assert_eq!(both(ModuleFlags::UNLOADED).kind, ModuleKind::Unload);
+        assert_eq!(both(ModuleFlags::UNLOADED | ModuleFlags::LOADED).kind, ModuleKind::Load);
+        assert!(both(ModuleFlags::GLOBAL_LOAD).global);
+        assert!(both(ModuleFlags::FIRST_MODULE_REC_IN_PROCESS).first_in_process);
+    }
+}

@@ -229,6 +229,47 @@ impl SampleRecordPc {
         self.word1 = ipsr;
         set_bits(&mut self.bit_fields2, 29, 1, 1);
     }
+    /// Sets a 64-bit instruction pointer (Intel 64): the record's one form
+    /// that holds 64 bits is `iip` with the `IA64PC` bit set (`ipsr` 0), so
+    /// that is what is written; [`ip`](Self::ip) reads it back, and so do
+    /// Intel's reader and every report. [`set_ia32`](Self::set_ia32) writes
+    /// the 32-bit form (`eip`, `eflags`, `csd`). A descriptor with its own
+    /// 8-byte `ST_IP` field is the other way to record 64-bit ips.
+    ///
+    /// ```
+    /// use tbrw::*;
+    ///
+    /// # let dir = tempfile::tempdir()?;
+    /// # let path = dir.path().join("ip64.tb5");
+    /// let mut w = Tb5Writer::create(&path)?;
+    /// w.write_version_info(&VersionInfo {
+    ///     sampling_driver_version: UNKNOWN_DRIVER_VERSION,
+    ///     bind_version: 0,
+    ///     sample_file_version: MIN_SAMPLE_FILE_VERSION,
+    /// })?;
+    /// let mut stream = w
+    ///     .stream(0)?
+    ///     .info(&StreamInfo { stream_type: stream_type::SAMPLING, ..Default::default() })?
+    ///     .data_descriptor(&legacy_descriptor())?;
+    /// let mut data = stream.data()?;
+    /// for ip in [0x7f3a_1c01_2345u64, 0xffff_ffff_8100_0000] {
+    ///     let mut pc = SampleRecordPc::default();
+    ///     pc.set_ip(ip);
+    ///     data.add(&pc.to_bytes())?;
+    ///     data.add(&0u64.to_le_bytes())?; // the TSC the legacy descriptor has
+    /// }
+    /// data.done()?;
+    /// stream.finish()?;
+    /// w.close()?;
+    ///
+    /// let file = Tb5File::open(&path)?;
+    /// let ips: Vec<u64> = file.stream(0)?.legacy_samples()?.map(|s| s.pc.ip()).collect();
+    /// assert_eq!(ips, [0x7f3a_1c01_2345, 0xffff_ffff_8100_0000]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn set_ip(&mut self, ip: u64) {
+        self.set_ia64(ip, 0);
+    }
     /// Sets `eip`, `eflags` and `csd` and clears the `IA64PC` bit.
     pub fn set_ia32(&mut self, eip: u32, eflags: u32, csd: CodeDescriptor) {
         self.word0 = u64::from(eip) | (u64::from(eflags) << 32);
