@@ -28,6 +28,7 @@ use std::path::{Path, PathBuf};
 
 use super::durability::Durability;
 use super::interner::StringInterner;
+use super::layout::WriteLayout;
 use super::output::Output;
 use super::sink::SectionSink;
 use crate::format::kind::SectionKind;
@@ -120,6 +121,12 @@ impl Engine {
 
     /// [`Engine::open`] with commits that wait as `durability` says.
     pub fn open_with(path: impl AsRef<Path>, mode: u32, durability: Durability) -> Result<Engine> {
+        Engine::open_as(path, mode, durability, WriteLayout::default())
+    }
+
+    /// [`Engine::open_with`], a new file (`CREATE_ALWAYS`) written in
+    /// `layout` (an append keeps the file's layout).
+    pub fn open_as(path: impl AsRef<Path>, mode: u32, durability: Durability, layout: WriteLayout) -> Result<Engine> {
         let path = path.as_ref().to_owned();
         let known = access::READ | access::WRITE | access::CREATE_ALWAYS;
         if mode == 0 || mode & !known != 0 {
@@ -128,7 +135,7 @@ impl Engine {
         let create = mode & access::CREATE_ALWAYS != 0;
         let write = create || mode & access::WRITE != 0;
         let (existing, out) = if create {
-            (None, Some(Output::create(&path, durability)?))
+            (None, Some(Output::create(&path, durability, layout)?))
         } else if write {
             let (out, existing) = Output::append(&path, durability)?;
             (Some(existing), Some(out))
@@ -149,7 +156,10 @@ impl Engine {
 
     fn from_parts(path: PathBuf, mode: u32, existing: Option<Tb5File>, out: Option<Output>) -> Result<Engine> {
         let write = out.is_some();
-        let mut strings = StringInterner::new(existing.as_ref().map_or(0, |e| e.string_count()));
+        // The ids of an Intel file's strings are their offsets: new ones
+        // are numbered past the file's end, so the two never meet.
+        let first = existing.as_ref().map_or(0, |e| if e.layout().is_intel() { e.committed_end() } else { e.string_count() });
+        let mut strings = StringInterner::new(first);
         if let (Some(e), true) = (&existing, write) {
             for id in 1..=e.string_count() {
                 strings.add_existing(e.string(StringId(id))?, id);
@@ -868,8 +878,9 @@ impl Engine {
     }
 
     fn commit(&mut self) -> Result<()> {
+        let streams = self.number_of_streams();
         let Some(out) = self.out.as_mut() else { return Ok(()) };
-        out.commit(self.existing.as_ref(), self.strings.first_new_id(), self.strings.new_strings())
+        out.commit(self.existing.as_ref(), self.strings.first_new_id(), self.strings.new_strings(), streams)
     }
 
     /// `TBRW_abort_cleanup_and_close`: drops everything written in this

@@ -3,7 +3,8 @@
 //! queue, commit and cleanup (`output`, the only code that touches the
 //! output file), what a commit waits for (`durability`), the section sinks, the work file a new output is built in
 //! (`work_file`, also used by the command line), the string interner and the typestate
-//! facade (`writer`).
+//! facade (`writer`); Intel's layout, what a commit writes by default
+//! (`intel`).
 //!
 //! Imports `model`, `format` and `read` (an append starts from the
 //! committed file); must not import `bind`.
@@ -12,7 +13,9 @@
 mod crash_tests;
 mod durability;
 pub mod engine;
+pub(crate) mod intel;
 mod interner;
+mod layout;
 pub(crate) mod output;
 pub(crate) mod sink;
 mod stack_table;
@@ -22,4 +25,5 @@ pub mod work_file;
 pub mod writer;
 
 pub use durability::Durability;
+pub use layout::WriteLayout;
 pub use stack_table::StackTable;

@@ -53,8 +53,9 @@ impl IntelEntry {
 /// The TBRW sections of one stream (its stream table).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct IntelStream {
-    /// Where the stream's table is.
+    /// Where the stream's table is, and its length.
     pub(crate) table_at: u64,
+    pub(crate) table_len: u64,
     pub(crate) events: Option<IntelEntry>,
     pub(crate) descriptor: Option<IntelEntry>,
     pub(crate) data: Option<IntelEntry>,
@@ -97,6 +98,10 @@ pub(crate) struct IntelIndex {
     /// The global table's sections by type (a type given twice: the later one).
     pub(crate) globals: BTreeMap<u32, IntelEntry>,
     pub(crate) streams: Vec<IntelStream>,
+    /// The global table (type 0x22) and its entry's index in the file header.
+    pub(crate) global_table: Option<(IntelEntry, usize)>,
+    /// The number of file header entries.
+    pub(crate) header_entries: u32,
 }
 
 /// Where errors of the index point.
@@ -198,6 +203,8 @@ impl IntelIndex {
             legacy: Vec::new(),
             globals: BTreeMap::new(),
             streams: Vec::new(),
+            global_table: None,
+            header_entries: start.num_sections,
         };
         let mut global_table = None;
         for i in 0..u64::from(start.num_sections) {
@@ -208,6 +215,7 @@ impl IntelIndex {
             w.check_range(&e, SectionRef::Header, i)?;
             if e.section_type == st::GLOBAL_TABLE {
                 global_table = Some(e);
+                index.global_table = Some((e, i as usize));
             } else {
                 index.legacy.push(e);
             }
@@ -257,7 +265,7 @@ impl IntelIndex {
                 ));
             }
             taken.insert(table.offset, end);
-            let mut stream = IntelStream { table_at: table.offset, ..Default::default() };
+            let mut stream = IntelStream { table_at: table.offset, table_len: table.length, ..Default::default() };
             for e in w.table_entries(&table, here)? {
                 if e.section_type == st::STREAM_TABLE {
                     next = Some(e);
