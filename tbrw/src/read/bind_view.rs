@@ -268,7 +268,7 @@ impl<'a> BindView<'a> {
     /// stream's records and the bind's entries must match in number.
     fn intel(file: &'a Tb5File, n: u32) -> Result<Option<BindView<'a>>> {
         let Some(index) = file.intel() else { return Ok(None) };
-        let Some(streams) = super::intel::find_bind(file.path(), file.bytes(), index, n) else { return Ok(None) };
+        let Some(streams) = super::intel::find_bind(index, n) else { return Ok(None) };
         let at = |e: Option<super::intel::IntelEntry>| {
             file.loc(crate::model::section::SectionRef::WholeStream(streams.data_stream), e.map_or(0, |e| e.offset))
         };

@@ -179,7 +179,7 @@ impl<'f> StreamReader<'f> {
     /// Whether the stream has a stored bind.
     pub fn is_bound(&self) -> bool {
         if let Some(i) = self.file.intel() {
-            return intel::find_bind(self.file.path(), self.file.bytes(), i, self.index).is_some();
+            return intel::find_bind(i, self.index).is_some();
         }
         self.file.bind_entry(self.index, BindSection::Modules).is_some()
     }

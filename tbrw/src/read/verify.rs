@@ -217,7 +217,7 @@ fn check_time_order(
 
 /// Every stack id field of stream `n`'s records names one of the `nodes`
 /// of its stack table, or no stack.
-fn check_stack_ids(
+pub(super) fn check_stack_ids(
     file: &Tb5File,
     n: u32,
     layout: &crate::model::descriptor::RecordLayout,

@@ -26,7 +26,7 @@ use crate::model::error::{Error, Location, Result};
 use crate::model::layout::FileLayout;
 use crate::model::section::{GlobalSection, SectionRef, StreamSection};
 
-pub(crate) use bind::find as find_bind;
+pub(crate) use bind::{find as find_bind, stream_in, Role};
 pub(crate) use decode::*;
 pub(crate) use legacy::legacy_events;
 pub(crate) use system::decode_system;
@@ -102,12 +102,16 @@ pub(crate) struct IntelIndex {
     pub(crate) global_table: Option<(IntelEntry, usize)>,
     /// The number of file header entries.
     pub(crate) header_entries: u32,
+    /// What each stream holds (binds, this project's stack tables and symbols).
+    pub(crate) roles: Vec<Role>,
 }
 
 /// Where errors of the index point.
 struct Walk<'a> {
     path: &'a Path,
     bytes: &'a [u8],
+    /// The file header (a copy: an append rewrites it in place).
+    header: &'a [u8],
     layout: FileLayout,
 }
 
@@ -118,7 +122,7 @@ impl Walk<'_> {
 
     /// Entry `i` of a table whose entries start at `at` (inside the file, checked by the caller).
     fn entry(&self, at: u64, header: bool) -> IntelEntry {
-        let b = &self.bytes[at as usize..];
+        let b = if header { self.header.get(at as usize..).unwrap_or_default() } else { &self.bytes[at as usize..] };
         let e = match (self.layout, header) {
             (FileLayout::IntelTb5, true) => FileSectionTb5Raw::decode(b).map(|r| {
                 (
@@ -179,8 +183,14 @@ impl Walk<'_> {
 impl IntelIndex {
     /// Indexes the Intel file `bytes` (whose first 8 bytes are one of Intel's eyecatchers).
     pub(crate) fn read(path: &Path, bytes: &[u8], layout: FileLayout) -> Result<IntelIndex> {
-        let w = Walk { path, bytes, layout };
-        let start = FileStartRaw::decode(bytes).ok_or_else(|| {
+        IntelIndex::read_with_header(path, bytes, bytes, layout)
+    }
+
+    /// [`IntelIndex::read`] with the file header taken from `header` (a
+    /// copy made before the file was mapped).
+    pub(crate) fn read_with_header(path: &Path, bytes: &[u8], header: &[u8], layout: FileLayout) -> Result<IntelIndex> {
+        let w = Walk { path, bytes, header, layout };
+        let start = FileStartRaw::decode(header).ok_or_else(|| {
             w.error(SectionRef::Header, None, 0, format!("a {}-byte file has no section table", bytes.len()))
         })?;
         let entry_size = file_entry_size(layout) as u64;
@@ -205,6 +215,7 @@ impl IntelIndex {
             streams: Vec::new(),
             global_table: None,
             header_entries: start.num_sections,
+            roles: Vec::new(),
         };
         let mut global_table = None;
         for i in 0..u64::from(start.num_sections) {
@@ -223,6 +234,7 @@ impl IntelIndex {
         if let Some(table) = global_table {
             index.read_globals(&w, &table)?;
         }
+        index.roles = bind::roles(path, bytes, &index);
         Ok(index)
     }
 

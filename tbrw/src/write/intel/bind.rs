@@ -12,8 +12,11 @@
 //! bind's tables (docs/BIND.md, "Tables") become those tables when the
 //! file has none (as `TBRW_dobind` writes them); a file with its own keeps
 //! them first, with their indexes (legacy records name processes by
-//! index), and the bind's processes and threads follow them, unless they
-//! are already the tables' last entries (a stream bound again).
+//! index), and the bind's processes and threads are the file's equal
+//! records where it has them (a stream bound again, or a file whose
+//! records are the bind's), else new records after them.
+
+use std::collections::{HashMap, VecDeque};
 
 use super::content::{Content, Records, StreamContent};
 use super::emit::Bytes;
@@ -37,24 +40,29 @@ pub(crate) const DATA_ENTRY_SIZE: usize = 32;
 /// Binds handed to the data stream per chunk.
 const CHUNK: usize = 1 << 16;
 
-/// Where `generated` sits in `table`: at its end when the table ends with
-/// it, else appended to it. Returns the index of its first entry.
-fn place_in<T: PartialEq + Clone>(table: &mut Vec<T>, generated: &[T]) -> u64 {
-    if table.ends_with(generated) {
-        return (table.len() - generated.len()) as u64;
+/// Where each of `generated` sits in `table`: an equal entry of the table
+/// (each table entry taken by one generated entry at most), else a new
+/// entry appended to it. Returns the table index of each.
+fn place_in<T: Eq + std::hash::Hash + Clone>(table: &mut Vec<T>, generated: &[T]) -> Vec<u64> {
+    let mut free: HashMap<T, VecDeque<u64>> = HashMap::new();
+    for (i, t) in table.iter().enumerate() {
+        free.entry(t.clone()).or_default().push_back(i as u64);
     }
-    let base = table.len() as u64;
-    table.extend_from_slice(generated);
-    base
+    generated
+        .iter()
+        .map(|g| match free.get_mut(g).and_then(VecDeque::pop_front) {
+            Some(i) => i,
+            None => {
+                table.push(g.clone());
+                table.len() as u64 - 1
+            }
+        })
+        .collect()
 }
 
-/// `i + base`, keeping "none" (`u64::MAX`).
-fn shifted(i: u64, base: u64) -> u64 {
-    if i == u64::MAX {
-        i
-    } else {
-        i + base
-    }
+/// Index `i` of a generated table in the file's (`at`), keeping "none" (`u64::MAX`).
+fn mapped(i: u64, at: &[u64]) -> u64 {
+    usize::try_from(i).ok().and_then(|i| at.get(i)).copied().unwrap_or(u64::MAX)
 }
 
 fn index_stream<'s>(c: &mut Content<'s>, kind: u32, comment: &str, name: &str, desc: u16, v: Vec<u64>) -> StreamContent<'s> {
@@ -79,22 +87,21 @@ pub(crate) fn add_bind<'s>(c: &mut Content<'s>, n: u32, bind: BindView<'s>, reco
     let tids: Vec<Tid<StringId>> =
         (0..bind.thread_count()).map(|i| bind.thread(i)).collect::<Option<_>>().ok_or_else(|| broken("thread"))?;
     let tables = c.globals.processes.get_or_insert_with(Default::default);
-    let (p0, t0) = (tables.0.len(), tables.1.len());
-    let (pid_base, tid_base) = (place_in(&mut tables.0, &pids), place_in(&mut tables.1, &tids));
+    let t0 = tables.1.len();
+    let (pid_at, tid_at) = (place_in(&mut tables.0, &pids), place_in(&mut tables.1, &tids));
     // Every thread's process: the file's own threads keep the first record
-    // of their pid among the file's own processes; the bind's its own.
-    let own_pids = &tables.0[..p0];
+    // of their pid; the bind's their own.
     let mut thread_process: Vec<u64> = tables.1[..t0]
         .iter()
-        .map(|t| own_pids.iter().position(|p| p.id == t.associated_pid).map_or(u64::MAX, |i| i as u64))
+        .map(|t| tables.0.iter().position(|p| p.id == t.associated_pid).map_or(u64::MAX, |i| i as u64))
         .collect();
     thread_process.resize(tables.1.len(), u64::MAX);
     for i in 0..bind.thread_count() {
         let p = bind.tid_bind(i).ok_or_else(|| broken("thread bind"))?.pid_index;
-        thread_process[(tid_base + i) as usize] = shifted(p, pid_base);
+        thread_process[tid_at[i as usize] as usize] = mapped(p, &pid_at);
     }
     let module_process: Vec<u64> = (0..bind.module_bind_count())
-        .map(|i| bind.module_bind(i).map(|b| shifted(b.pid_index, pid_base)))
+        .map(|i| bind.module_bind(i).map(|b| mapped(b.pid_index, &pid_at)))
         .collect::<Option<_>>()
         .ok_or_else(|| broken("module bind"))?;
 
@@ -130,8 +137,8 @@ pub(crate) fn add_bind<'s>(c: &mut Content<'s>, n: u32, bind: BindView<'s>, reco
             out.clear();
             for b in &binds {
                 out.extend_from_slice(&b.module_index.to_le_bytes());
-                out.extend_from_slice(&shifted(b.pid_index, pid_base).to_le_bytes());
-                out.extend_from_slice(&shifted(b.tid_index, tid_base).to_le_bytes());
+                out.extend_from_slice(&mapped(b.pid_index, &pid_at).to_le_bytes());
+                out.extend_from_slice(&mapped(b.tid_index, &tid_at).to_le_bytes());
                 out.extend_from_slice(&[0u8; 8]);
             }
             sink(&out)?;
@@ -162,14 +169,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn generated_entries_go_after_the_files_own_or_where_they_already_are() {
-        let mut t = vec![1, 2, 3];
-        assert_eq!(place_in(&mut t, &[4, 5]), 3);
-        assert_eq!(t, [1, 2, 3, 4, 5]);
-        assert_eq!(place_in(&mut t, &[4, 5]), 3, "bound again");
-        assert_eq!(place_in(&mut t, &[]), 5);
+    fn generated_entries_take_equal_entries_of_the_table_once_or_go_after_it() {
+        let mut t = vec![1, 2, 3, 2];
+        assert_eq!(place_in(&mut t, &[2, 5, 2, 2]), [1, 4, 3, 5]);
+        assert_eq!(t, [1, 2, 3, 2, 5, 2]);
+        assert_eq!(place_in(&mut t, &[]), Vec::<u64>::new());
         let mut e: Vec<u8> = Vec::new();
-        assert_eq!(place_in(&mut e, &[7]), 0);
-        assert_eq!((shifted(2, 3), shifted(u64::MAX, 3)), (5, u64::MAX));
+        assert_eq!(place_in(&mut e, &[7]), [0]);
+        assert_eq!((mapped(1, &[4, 5]), mapped(u64::MAX, &[4]), mapped(9, &[4])), (5, u64::MAX, u64::MAX));
     }
 }

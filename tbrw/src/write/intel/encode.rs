@@ -187,8 +187,15 @@ fn single(em: &mut Emitter<'_>, t: u32, bytes: &[u8]) -> Result<SectionTb6Raw> {
     Ok(entry(t, at, bytes.len() as u64, 1, bytes.len() as u32))
 }
 
+/// Bytes of the section of no records: an entry of length 0 is no section
+/// to Intel's reader (VTune's placeholder streams), so a table with no
+/// records is 8 zero bytes of 0 entries (Intel's reader then hands out an
+/// empty table, as this one does).
+const EMPTY_TABLE: [u8; 8] = [0; 8];
+
 /// Records of `size` bytes as a section.
 fn records(em: &mut Emitter<'_>, t: u32, bytes: &[u8], count: usize, size: usize) -> Result<SectionTb6Raw> {
+    let bytes = if bytes.is_empty() { &EMPTY_TABLE[..] } else { bytes };
     let at = em.put(bytes)?;
     Ok(entry(t, at, bytes.len() as u64, count as u64, size as u32))
 }
@@ -207,7 +214,8 @@ fn encode_globals(
 ) -> Result<(Globals<'static>, Vec<SectionTb6Raw>)> {
     let mut e = Vec::new();
     let mut out = Globals { system: g.system, version: g.version, ..Default::default() };
-    if let Some(u) = g.user {
+    // Bytes of no length cannot be told from no section (see EMPTY_TABLE).
+    if let Some(u) = g.user.filter(|u| !u.is_empty()) {
         e.push(single(em, st::USER_GLOBAL, u)?);
     }
     if let Some(s) = &out.system {
@@ -298,13 +306,14 @@ fn encode_stream(em: &mut Emitter<'_>, n: u32, s: StreamContent<'_>, f: Mapper<'
         x.stream_number = n;
         e.push(x);
     }
-    if let Some(u) = s.user {
+    if let Some(u) = s.user.filter(|u| u.len() > 0) {
         let len = u.len();
         let at = em.place(u)?;
         e.push(entry(st::USER_STREAM, at, len, 1, len as u32));
     }
     let mut placed = None;
-    if let Some(Records { bytes, count, record_size }) = s.data {
+    // A data section of no records is left out, as Intel's writer leaves it out.
+    if let Some(Records { bytes, count, record_size }) = s.data.filter(|d| d.bytes.len() > 0) {
         let len = bytes.len();
         let at = em.place(bytes)?;
         let mut x = entry(st::DATA, at, len, count, len.min(u64::from(u32::MAX)) as u32);

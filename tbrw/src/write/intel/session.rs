@@ -138,7 +138,7 @@ fn is_symbols(c: &Content<'_>, x: &StreamContent<'_>) -> bool {
 /// chain, so a bind's streams stay, naming no stream: docs/BIND.md).
 fn unbound<'s>(c: &mut Content<'s>, e: &Tb5File, n: u32) -> Result<Option<(u32, StreamContent<'s>)>> {
     let Some(index) = e.intel() else { return Ok(None) };
-    let Some(bind) = crate::read::intel::find_bind(e.path(), e.bytes(), index, n).map(|b| b.data_stream) else {
+    let Some(bind) = crate::read::intel::find_bind(index, n).map(|b| b.data_stream) else {
         return Ok(None);
     };
     let Some(mut info) = e.stream(bind)?.info()? else { return Ok(None) };
