@@ -179,6 +179,10 @@ impl Tb5File {
         // cutting the file below them (an abort) first checks that no
         // slice of this mapping is still handed out (`mapping_shared`).
         let map = unsafe { Mmap::map(file) }.map_err(|e| Error::io(path, "mmap", e))?;
+        if (map.len() as u64) < end {
+            let why = format!("the work file has {} bytes, its sections end at byte {end}", map.len());
+            return Err(Error::io(path, "mmap", std::io::Error::new(std::io::ErrorKind::UnexpectedEof, why)));
+        }
         let dir = Directory::of_session(path, &map, end, entries, max_streams)?;
         // Its string blocks are the committed file's, checked when it was opened.
         Ok(Tb5File {

@@ -60,7 +60,12 @@ impl<'f> StackTableView<'f> {
         let nodes = &file.bytes()[e.range()];
         if nodes.len() % stack_table::NODE_SIZE != 0 {
             return Err(Error::malformed(
-                Location { file: file.path().to_owned(), section: SectionRef::StackTable(stream), record: None, offset: e.offset },
+                Location {
+                    file: file.path().to_owned(),
+                    section: SectionRef::StackTable(stream),
+                    record: None,
+                    offset: e.offset,
+                },
                 format!(
                     "the stack table (stream {s}) is {} bytes, not a whole number of {}-byte nodes",
                     nodes.len(),

@@ -142,7 +142,10 @@ impl<'f> StreamReader<'f> {
             ));
         }
         let bytes = &self.file.bytes()[e.range()];
-        Ok(Some(DataSection::from_parts(self.file, bytes, size as usize, e.offset, self.index)))
+        let ordered = self.intel_entry(StreamSection::StreamInfo).is_some_and(|i| {
+            intel::stream_flags(self.file.bytes(), i) & crate::format::intel::STREAM_FLAG_TIME_ORDERED != 0
+        });
+        Ok(Some(DataSection::from_parts(self.file, bytes, size as usize, e.offset, self.index, ordered)))
     }
 
     /// The data section after checking it against the data descriptor:

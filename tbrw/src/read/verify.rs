@@ -180,7 +180,7 @@ pub(crate) fn verify(file: &Tb5File) -> Result<()> {
 
 /// A data section marked time-ordered has a time field, and no record's
 /// time is below its predecessor's.
-fn check_time_order(
+pub(super) fn check_time_order(
     file: &Tb5File,
     n: u32,
     layout: &crate::model::descriptor::RecordLayout,

@@ -16,11 +16,12 @@
 //!    stream and the tables: one entry per record, module and thread, and
 //!    every index in range;
 //! 6. this project's stack table of a stream (a custom stream): parents
-//!    before children, no stack too deep, every record's stack id a node.
+//!    before children, no stack too deep, every record's stack id a node;
+//!    records this project's writer said are in time order are.
 
 use super::checks::{check_bind, check_ids};
 use super::file::Tb5File;
-use super::verify::check_stack_ids;
+use super::verify::{check_stack_ids, check_time_order};
 use crate::format::intel::VERIFY_REQUIRES;
 use crate::model::error::{Error, Location, Result};
 use crate::model::layout::intel_section_name;
@@ -123,6 +124,7 @@ fn verify_stream(file: &Tb5File, n: u32) -> Result<()> {
     }
     if let (Some(layout), Some(data)) = (stream.layout()?, stream.data()?) {
         check_stack_ids(file, n, &layout, &data, table.map_or(0, |t| t.len()))?;
+        check_time_order(file, n, &layout, &data)?;
     }
     Ok(())
 }

@@ -158,7 +158,8 @@ impl Engine {
         let write = out.is_some();
         // The ids of an Intel file's strings are their offsets: new ones
         // are numbered past the file's end, so the two never meet.
-        let first = existing.as_ref().map_or(0, |e| if e.layout().is_intel() { e.committed_end() } else { e.string_count() });
+        let first =
+            existing.as_ref().map_or(0, |e| if e.layout().is_intel() { e.committed_end() } else { e.string_count() });
         let mut strings = StringInterner::new(first);
         if let (Some(e), true) = (&existing, write) {
             for id in 1..=e.string_count() {

@@ -478,8 +478,20 @@ impl Output {
     /// The commit of an Intel file: what this session placed in the work
     /// file, as a file to read, written as Intel's layout (docs/FORMAT.md,
     /// "Commits in Intel's layout").
-    fn commit_intel(&mut self, existing: Option<&Tb5File>, strings: intel::SessionStrings<'_>, streams: u32) -> Result<()> {
+    fn commit_intel(
+        &mut self,
+        existing: Option<&Tb5File>,
+        strings: intel::SessionStrings<'_>,
+        streams: u32,
+    ) -> Result<()> {
         let path = self.path.clone();
+        // A new file's first sections start after the room of Intel's
+        // header, which is written last: with no section at all, the work
+        // file is shorter than that room, and the view maps up to `end`.
+        let len = self.file.metadata().map_err(|e| Error::io(&path, "stat", e))?.len();
+        if len < self.end {
+            self.file.set_len(self.end).map_err(|e| Error::io(&path, "truncate", e))?;
+        }
         let view = Tb5File::session_view(&path, &self.file, self.end, &self.entries, streams)?;
         match &self.commit {
             Commit::IntelNew => {
@@ -489,8 +501,14 @@ impl Output {
                 // Bytes of a discarded data section may lie past the end.
                 self.file.set_len(end).map_err(|e| Error::io(&path, "truncate", e))?;
                 crash_point("file cut to its end");
+                // Durable before it has a name, when asked.
+                if self.durability.syncs() {
+                    self.file.sync_all().map_err(|e| Error::io(&path, "fsync", e))?;
+                    crash_point("synced");
+                }
                 if let Some(temp) = self.temp.take() {
-                    let placed = if self.durability.syncs() { temp.persist_locked() } else { temp.put_in_place_locked() };
+                    let placed =
+                        if self.durability.syncs() { temp.persist_locked() } else { temp.put_in_place_locked() };
                     drop(placed.map_err(|e| Error::io(&path, "put into place", e))?.into_file());
                 }
                 Ok(())

@@ -184,7 +184,12 @@ fn intel_cpuids(arch_type: u16, c: &Cpuids) -> Cpuids {
     };
     let q = |lo: u32, hi: u32| u64::from(lo) | u64::from(hi) << 32;
     if arch_type == arch_type::ITANIUM {
-        Cpuids::Ia64(words.iter().map(|w| CpuidIa64 { select: q(w[0], w[1]), value: q(w[2], w[3]), reserved: q(w[4], w[5]) }).collect())
+        Cpuids::Ia64(
+            words
+                .iter()
+                .map(|w| CpuidIa64 { select: q(w[0], w[1]), value: q(w[2], w[3]), reserved: q(w[4], w[5]) })
+                .collect(),
+        )
     } else {
         Cpuids::Ia32(
             words

@@ -266,7 +266,9 @@ pub(crate) fn encode_system(s: &System) -> Vec<u8> {
             .encode_into(&mut out);
             for a in &c.archs {
                 let leaves: Vec<[u32; 6]> = match &a.cpuids {
-                    Cpuids::Ia32(v) => v.iter().map(|l| [l.eax_input, l.eax, l.ebx, l.ecx, l.edx, l.reserved]).collect(),
+                    Cpuids::Ia32(v) => {
+                        v.iter().map(|l| [l.eax_input, l.eax, l.ebx, l.ecx, l.edx, l.reserved]).collect()
+                    }
                     Cpuids::Ia64(v) => v
                         .iter()
                         .map(|l| {

@@ -448,9 +448,8 @@ pub(crate) fn sys_info(system: &System, app: Option<&Application>) -> Vec<u8> {
             put_u64(&mut out, c + 32, cpu.tsc_offset as u64);
             put_u32(&mut out, c + 40, cpu.intel_processor_number);
             put_u32(&mut out, c + 44, cpu.cache_l3_kb);
-            for (j, v) in [cpu.package_num, cpu.core_num, cpu.hardware_thread_num, cpu.threads_per_core]
-                .into_iter()
-                .enumerate()
+            for (j, v) in
+                [cpu.package_num, cpu.core_num, cpu.hardware_thread_num, cpu.threads_per_core].into_iter().enumerate()
             {
                 out[c + 56 + 2 * j..c + 58 + 2 * j].copy_from_slice(&v.to_le_bytes());
             }

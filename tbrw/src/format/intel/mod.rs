@@ -148,3 +148,21 @@ pub(crate) const SYMBOLS_COMMENT: &str = "tbrw stored symbols 01";
 pub(crate) fn stack_table_of(comment: &str) -> Option<u32> {
     comment.strip_prefix(STACK_TABLE_COMMENT)?.trim().parse().ok()
 }
+
+/// The last reserved word of a stream's information (`TBRW_STREAM_INFO_EX`,
+/// 0 in Intel's and VTune's files, not handed out by Intel's reader) holds
+/// this project's flags of the stream, tagged: `"tbrw"` in its upper 32
+/// bits, the flags in its lower.
+pub(crate) const STREAM_FLAGS_TAG: u64 = 0x7462_7277 << 32;
+/// Flag: every record's time is at or after its predecessor's (docs/FORMAT.md,
+/// "Time order"), so a reader finds a time range by binary search.
+pub(crate) const STREAM_FLAG_TIME_ORDERED: u64 = 1;
+
+/// The flags a stream information's last reserved word holds (none without the tag).
+pub(crate) fn stream_flags(word: u64) -> u64 {
+    if word & 0xFFFF_FFFF_0000_0000 == STREAM_FLAGS_TAG {
+        word & 0xFFFF_FFFF
+    } else {
+        0
+    }
+}

@@ -70,7 +70,9 @@ pub(crate) fn roles(path: &Path, bytes: &[u8], index: &IntelIndex) -> Vec<Role> 
             let Ok(info) = decode::stream_info(path, bytes, e, s as u32) else { return Role::Data };
             let comment = || decode::string_at(path, bytes, info.comment).ok();
             match info.stream_type {
-                stream_type::BIND_DATA_INFORMATION => comment().and_then(bound_stream).map_or(Role::Data, Role::BindData),
+                stream_type::BIND_DATA_INFORMATION => {
+                    comment().and_then(bound_stream).map_or(Role::Data, Role::BindData)
+                }
                 stream_type::BIND_MODULE_INFORMATION => Role::BindModules,
                 stream_type::BIND_TID_INFORMATION => Role::BindThreads,
                 stream_type::CUSTOM => match comment() {

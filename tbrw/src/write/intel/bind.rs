@@ -65,12 +65,19 @@ fn mapped(i: u64, at: &[u64]) -> u64 {
     usize::try_from(i).ok().and_then(|i| at.get(i)).copied().unwrap_or(u64::MAX)
 }
 
-fn index_stream<'s>(c: &mut Content<'s>, kind: u32, comment: &str, name: &str, desc: u16, v: Vec<u64>) -> StreamContent<'s> {
+fn index_stream<'s>(
+    c: &mut Content<'s>,
+    kind: u32,
+    comment: &str,
+    name: &str,
+    desc: u16,
+    v: Vec<u64>,
+) -> StreamContent<'s> {
     let mut s = c.writer_stream(kind, comment);
     s.descriptor = Some(vec![c.field(desc, 0, 8, name)]);
     let count = v.len() as u64;
     let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
-    s.data = Some(Records { bytes: Bytes::Owned(bytes), count, record_size: 8 });
+    s.data = Some(Records { bytes: Bytes::Owned(bytes), count, record_size: 8, time_ordered: false });
     s
 }
 
@@ -105,14 +112,8 @@ pub(crate) fn add_bind<'s>(c: &mut Content<'s>, n: u32, bind: BindView<'s>, reco
         .collect::<Option<_>>()
         .ok_or_else(|| broken("module bind"))?;
 
-    let modules = index_stream(
-        c,
-        stream_type::BIND_MODULE_INFORMATION,
-        BIND_COMMENT,
-        "pid_index",
-        ST_MODULE_IDX,
-        module_process,
-    );
+    let modules =
+        index_stream(c, stream_type::BIND_MODULE_INFORMATION, BIND_COMMENT, "pid_index", ST_MODULE_IDX, module_process);
     c.streams.push(modules);
 
     let mut data = c.writer_stream(stream_type::BIND_DATA_INFORMATION, &bind_data_comment(n));
@@ -149,6 +150,7 @@ pub(crate) fn add_bind<'s>(c: &mut Content<'s>, n: u32, bind: BindView<'s>, reco
         bytes: Bytes::Fill { len: records * DATA_ENTRY_SIZE as u64, fill: Box::new(fill) },
         count: records,
         record_size: DATA_ENTRY_SIZE as u32,
+        time_ordered: false,
     });
     c.streams.push(data);
 

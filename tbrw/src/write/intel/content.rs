@@ -42,6 +42,8 @@ pub(crate) struct Records<'s> {
     pub(crate) bytes: Bytes<'s>,
     pub(crate) count: u64,
     pub(crate) record_size: u32,
+    /// Every record's time at or after its predecessor's (docs/FORMAT.md, "Time order").
+    pub(crate) time_ordered: bool,
 }
 
 /// One stream.
@@ -137,6 +139,7 @@ pub(crate) fn gather_range(src: &Tb5File, streams: std::ops::Range<u32>, in_plac
             },
             count: d.len(),
             record_size: d.record_size() as u32,
+            time_ordered: d.time_ordered(),
         });
         c.streams.push(StreamContent {
             info: s.info()?,
@@ -168,7 +171,7 @@ pub(crate) fn add_stack_table<'s>(c: &mut Content<'s>, n: u32, nodes: Bytes<'s>,
     let parent = c.field(STACK_PARENT_FIELD, 0, 4, "stack parent");
     let address = c.field(STACK_ADDRESS_FIELD, 4, 8, "frame address");
     s.descriptor = Some(vec![parent, address]);
-    s.data = Some(Records { bytes: nodes, count, record_size: stack_table::NODE_SIZE as u32 });
+    s.data = Some(Records { bytes: nodes, count, record_size: stack_table::NODE_SIZE as u32, time_ordered: false });
     c.streams.push(s);
 }
 

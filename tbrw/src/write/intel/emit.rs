@@ -116,7 +116,12 @@ impl Emitter<'_> {
                 flush(&mut buf, &mut at)?;
                 if at - start != len {
                     return Err(Error::malformed(
-                        Location { file: self.path.to_owned(), section: SectionRef::Header, record: None, offset: start },
+                        Location {
+                            file: self.path.to_owned(),
+                            section: SectionRef::Header,
+                            record: None,
+                            offset: start,
+                        },
                         format!("a section said to be {len} bytes was given {}", at - start),
                     ));
                 }

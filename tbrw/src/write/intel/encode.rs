@@ -6,14 +6,16 @@
 
 use std::convert::Infallible;
 
-use super::content::{Content, Globals, Records, StreamContent};
 use super::content::own_text;
+use super::content::{Content, Globals, Records, StreamContent};
 use super::emit::{entry, table_bytes, Emitter, Str, Strings};
 use crate::format::intel::codec;
 use crate::format::intel::raw::{
     DescEntryRaw, EventRaw, PrivateInfoRaw, Raw, SectionTb6Raw, StreamInfoRaw, MODULE_RECORD_SIZE,
 };
-use crate::format::intel::{section_type as st, GLOBAL_TABLE_SIZE, STREAM_TABLE_SIZE, TABLE_SLACK};
+use crate::format::intel::{
+    section_type as st, GLOBAL_TABLE_SIZE, STREAM_FLAGS_TAG, STREAM_FLAG_TIME_ORDERED, STREAM_TABLE_SIZE, TABLE_SLACK,
+};
 use crate::model::descriptor::{desc_type, DescEntry};
 use crate::model::error::Result;
 use crate::model::strings::{MapStrings, StringId};
@@ -277,7 +279,11 @@ fn encode_stream(em: &mut Emitter<'_>, n: u32, s: StreamContent<'_>, f: Mapper<'
     let mut info_out = None;
     if let Some(info) = s.info {
         let info = map(info, f)?;
-        let mut x = single(em, st::STREAM_INFO, &codec::encode_stream_info(&info).encode())?;
+        let mut raw = codec::encode_stream_info(&info);
+        if s.data.as_ref().is_some_and(|d| d.time_ordered) {
+            raw.reserved[6] = STREAM_FLAGS_TAG | STREAM_FLAG_TIME_ORDERED;
+        }
+        let mut x = single(em, st::STREAM_INFO, &raw.encode())?;
         x.desc_entry_id = -1;
         debug_assert_eq!(x.length, StreamInfoRaw::SIZE as u64);
         e.push(x);
@@ -313,7 +319,7 @@ fn encode_stream(em: &mut Emitter<'_>, n: u32, s: StreamContent<'_>, f: Mapper<'
     }
     let mut placed = None;
     // A data section of no records is left out, as Intel's writer leaves it out.
-    if let Some(Records { bytes, count, record_size }) = s.data.filter(|d| d.bytes.len() > 0) {
+    if let Some(Records { bytes, count, record_size, .. }) = s.data.filter(|d| d.bytes.len() > 0) {
         let len = bytes.len();
         let at = em.place(bytes)?;
         let mut x = entry(st::DATA, at, len, count, len.min(u64::from(u32::MAX)) as u32);

@@ -49,7 +49,10 @@ use crate::read::Tb5File;
 /// `entries`, in [`HEADER_ENTRIES`] slots.
 pub(crate) fn header(entries: &[SectionTb6Raw]) -> Result<Vec<u8>> {
     if entries.len() > HEADER_ENTRIES as usize {
-        return Err(Error::bad(format!("{} file header entries, where Intel's layout has {HEADER_ENTRIES}", entries.len())));
+        return Err(Error::bad(format!(
+            "{} file header entries, where Intel's layout has {HEADER_ENTRIES}",
+            entries.len()
+        )));
     }
     let mut out = Vec::with_capacity(HEADER_SIZE as usize);
     FileStartRaw { eye_catcher: *WRITE_EYECATCHER, version: WRITE_VERSION, num_sections: HEADER_ENTRIES }

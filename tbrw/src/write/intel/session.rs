@@ -67,7 +67,8 @@ pub(crate) fn commit_new(
 fn symbols_stream(existing: &Tb5File) -> Option<u32> {
     (0..existing.stream_count()).rev().find(|&n| {
         existing.stream(n).ok().and_then(|s| s.info().ok().flatten()).is_some_and(|i| {
-            i.stream_type == stream_type::CUSTOM && existing.string_opt(i.comment).ok().flatten() == Some(SYMBOLS_COMMENT)
+            i.stream_type == stream_type::CUSTOM
+                && existing.string_opt(i.comment).ok().flatten() == Some(SYMBOLS_COMMENT)
         })
     })
 }
@@ -112,14 +113,7 @@ pub(crate) fn commit_append(s: AppendSession<'_>, removed: &dyn Fn(SectionKind, 
     let strings = s.strings;
     let lookup = |id: StringId| strings.lookup(id);
     append(
-        AppendInput {
-            target: s.target,
-            path: s.path,
-            existing: e,
-            content,
-            edits,
-            durability: s.durability,
-        },
+        AppendInput { target: s.target, path: s.path, existing: e, content, edits, durability: s.durability },
         &lookup,
     )
 }
