@@ -40,6 +40,7 @@ run)
     step bind "$tbrw" bind "$out/bound.tb5"
     step report-function "$tbrw" report "$out/bound.tb5" --by function --search-path "$dir"
     step report-module "$tbrw" report "$out/bound.tb5" --by module
+    step report-children "$tbrw" report "$out/bound.tb5" --children --search-path "$dir"
     step flamegraph "$tbrw" export flamegraph "$out/bound.tb5" -o "$out/f.svg" --search-path "$dir"
     step pprof "$tbrw" export pprof "$out/bound.tb5" -o "$out/p.pb.gz" --search-path "$dir"
     step firefox "$tbrw" export firefox "$out/bound.tb5" -o "$out/f.json.gz" --search-path "$dir"

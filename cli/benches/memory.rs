@@ -1,9 +1,8 @@
 //! Memory of each command against its rule (issue #31, docs/EXPORT.md
 //! "Memory"): every command of the docs' table run as a child of this
 //! bench on two sizes of the same kind of input, its peak anonymous memory
-//! (`RssAnon`, polled every 20 ms: the heap) and peak resident memory
-//! (`ru_maxrss`: the heap and the pages of the mapped TB5 file it
-//! touched), the slope in bytes per record between the two sizes, and
+//! (`RssAnon`, polled every 2 ms: the heap) and peak resident memory
+//! (`VmHWM`: the heap and the pages of the mapped TB5 file it touched), the slope in bytes per record between the two sizes, and
 //! whether it fits the rule the docs give: heap ≤ X MiB (+ W MiB per part
 //! of a report's pass) + Y B per record + Z B per <thing> at both sizes,
 //! and the growth from the small size to the large one no more than the
@@ -34,6 +33,17 @@
 //! - **mtmc**: an MTMC task log of `TBRW_MEMORY_TASKS=A,B` tasks (default
 //!   250000,1000000; 64 threads, 16 cores, 8 counters), imported; `export
 //!   timeline` of the import.
+//! - **remote**: a file from another machine
+//!   (`support/scale_inputs.rs`: 10,000 modules of 100 processes, none of
+//!   their files here) of `TBRW_MEMORY_REMOTE=A,B` samples (default
+//!   1000000,4000000) at random addresses (so about as many distinct
+//!   addresses as samples), bound; the reports and viewer exports on it.
+//!   Its frames where functions are asked for are its modules (10,000).
+//! - **deep**: `TBRW_MEMORY_DEEP=A,B` samples (default 160,640) on
+//!   distinct stacks 65,535 frames deep sharing their callers, in a module
+//!   whose file is not here (issue #38's file has 647); `report --children`,
+//!   pprof, the default flame graph and the folded flame graph by address
+//!   (its text is samples × depth: 100 and 420 MB).
 //! - **winidea**: a winIDEA Text1 export of `TBRW_MEMORY_EVENTS=A,B`
 //!   TIMELINE events (default 1000000,2000000; nested calls in 4 contexts,
 //!   128 functions, 8 variables; its records here are the events) and the same events as a version 1.1
@@ -50,6 +60,7 @@ use tbrw_import::elf_profile::{write_header, write_sample, Header, Magic, Sample
 
 mod support;
 use support::inputs::{busy_program, mtmc_log, perf_record_busy, winidea_inputs};
+use support::scale_inputs;
 use support::{timed, Took};
 
 /// A sampler profile of `samples` samples of 4 threads (make_view_bench's).
@@ -91,10 +102,13 @@ enum Input {
     Record,
     Mtmc,
     WinIdea,
+    Remote,
+    Deep,
 }
 
 impl Input {
-    const ALL: [Input; 5] = [Input::Sampler, Input::Perf, Input::Record, Input::Mtmc, Input::WinIdea];
+    const ALL: [Input; 7] =
+        [Input::Sampler, Input::Perf, Input::Record, Input::Mtmc, Input::WinIdea, Input::Remote, Input::Deep];
 
     fn name(self) -> &'static str {
         match self {
@@ -103,16 +117,19 @@ impl Input {
             Input::Record => "record",
             Input::Mtmc => "mtmc",
             Input::WinIdea => "winidea",
+            Input::Remote => "remote",
+            Input::Deep => "deep",
         }
     }
 
-    /// What the rules' per-thing term counts for this input.
+    /// What the rules' per-frame term counts for this input.
     fn thing(self) -> &'static str {
         match self {
-            Input::Sampler => "distinct address",
-            Input::Perf | Input::Record => "stack node",
+            Input::Sampler => "distinct frame",
+            Input::Perf | Input::Record | Input::Deep => "stack node",
             Input::Mtmc => "thread",
             Input::WinIdea => "context",
+            Input::Remote => "module frame",
         }
     }
 
@@ -125,6 +142,8 @@ impl Input {
             Input::Record => "record.tb5",
             Input::Mtmc => "mtmc.tb5",
             Input::WinIdea => "winidea-bin.tb5",
+            Input::Remote => "remote.tb5",
+            Input::Deep => "deep.tb5",
         }
     }
 
@@ -134,6 +153,8 @@ impl Input {
             Input::Perf | Input::Record => ("TBRW_MEMORY_SECONDS", [8, 16]),
             Input::Mtmc => ("TBRW_MEMORY_TASKS", [250_000, 1_000_000]),
             Input::WinIdea => ("TBRW_MEMORY_EVENTS", [1_000_000, 2_000_000]),
+            Input::Remote => ("TBRW_MEMORY_REMOTE", [1_000_000, 4_000_000]),
+            Input::Deep => ("TBRW_MEMORY_DEEP", [160, 640]),
         };
         std::env::var(var)
             .ok()
@@ -154,6 +175,17 @@ impl Input {
             }
             Input::Mtmc if !dir.join("tasks.log").exists() => mtmc_log(&dir.join("tasks.log"), size),
             Input::WinIdea if !dir.join("header.txt.BIN").exists() => winidea_inputs(dir, size as usize),
+            Input::Remote if !dir.join("remote.tb5").exists() => {
+                scale_inputs::other_machine(&dir.join("remote.tb5"), size, None).map_err(|e| e.to_string())?;
+                let bind = Command::new(env!("CARGO_BIN_EXE_tbrw")).arg("bind").arg(dir.join("remote.tb5")).status();
+                if !bind.is_ok_and(|s| s.success()) {
+                    return Err("tbrw bind of the file from another machine failed".into());
+                }
+            }
+            Input::Deep if !dir.join("deep.tb5").exists() => {
+                scale_inputs::deep_stacks(&dir.join("deep.tb5"), size, 65_535, "/opt/remote/deep")
+                    .map_err(|e| e.to_string())?;
+            }
             _ => {}
         }
         Ok(())
@@ -162,7 +194,9 @@ impl Input {
 
 /// A command's rule: heap ≤ `mib` MiB + `per_part` MiB per part of the
 /// pass (the report's threads: min(cores, 8)) + `per_record` B per
-/// record + `per_thing` B per [`Input::thing`] (docs/EXPORT.md "Memory").
+/// record + `per_thing` B per distinct frame ([`Input::thing`]: a stack
+/// node, a module's one frame, a thread...) + `per_address` B per distinct
+/// sampled address (docs/EXPORT.md "Memory").
 ///
 /// `fills`: the per-part and per-thing terms are buffers and maps that fill
 /// as the records come, up to a size the code bounds (the report's sort
@@ -175,16 +209,22 @@ struct Rule {
     per_part: f64,
     per_record: f64,
     per_thing: f64,
+    per_address: f64,
     fills: bool,
 }
 
 const fn rule(name: &'static str, input: Input, mib: f64, per_record: f64, per_thing: f64) -> Rule {
-    Rule { name, input, mib, per_part: 0.0, per_record, per_thing, fills: false }
+    Rule { name, input, mib, per_part: 0.0, per_record, per_thing, per_address: 0.0, fills: false }
 }
 
-/// A rule whose per-part and per-thing terms fill with the records.
-const fn filling(name: &'static str, input: Input, mib: f64, per_part: f64, per_thing: f64) -> Rule {
-    Rule { name, input, mib, per_part, per_record: 0.0, per_thing, fills: true }
+/// A rule with a term per distinct sampled address.
+const fn per_address(name: &'static str, input: Input, mib: f64, per_thing: f64, per_address: f64) -> Rule {
+    Rule { name, input, mib, per_part: 0.0, per_record: 0.0, per_thing, per_address, fills: false }
+}
+
+/// A rule whose per-part, per-thing and per-address terms fill with the records.
+const fn filling(name: &'static str, input: Input, mib: f64, per_part: f64, per_thing: f64, per_address: f64) -> Rule {
+    Rule { name, input, mib, per_part, per_record: 0.0, per_thing, per_address, fills: true }
 }
 
 /// The rules, in the order they run (an input's import first: the
@@ -193,8 +233,8 @@ const RULES: &[Rule] = &[
     rule("import sampler", Input::Sampler, 16.0, 0.0, 0.0),
     rule("bind", Input::Sampler, 24.0, 0.0, 0.0),
     rule("report --by module", Input::Sampler, 16.0, 0.0, 0.0),
-    filling("report --by address", Input::Sampler, 16.0, REPORT_PART, 144.0),
-    filling("report --time 40%..55%", Input::Sampler, 16.0, REPORT_PART, 144.0),
+    filling("report --by address", Input::Sampler, 16.0, REPORT_PART, 0.0, ADDRESS),
+    filling("report --time 40%..55%", Input::Sampler, 16.0, REPORT_PART, 0.0, ADDRESS),
     rule("export flamegraph", Input::Sampler, 32.0, 0.0, 256.0),
     rule("export pprof", Input::Sampler, 64.0, 0.0, 512.0),
     rule("export firefox", Input::Sampler, 64.0, 48.0, 256.0),
@@ -208,8 +248,36 @@ const RULES: &[Rule] = &[
     rule("export timeline (mtmc)", Input::Mtmc, 16.0, 0.0, LANE),
     rule("import winidea (text)", Input::WinIdea, 16.0, 96.0, 0.0),
     rule("import winidea (.BIN)", Input::WinIdea, 16.0, 0.0, 0.0),
-    filling("export timeline (winidea)", Input::WinIdea, 16.0, 0.0, LANE + NAMES_128),
+    filling("export timeline (winidea)", Input::WinIdea, 16.0, 0.0, LANE + NAMES_128, 0.0),
+    rule("report --by module (remote)", Input::Remote, 16.0, 0.0, 0.0),
+    rule("export flamegraph --by process,module (remote)", Input::Remote, 32.0, 0.0, 256.0),
+    rule("export flamegraph (remote)", Input::Remote, 32.0, 0.0, MODULE_NAMED),
+    rule("report --by function (remote)", Input::Remote, 16.0, 0.0, MODULE_NAMED),
+    rule("export firefox (remote)", Input::Remote, 64.0, 56.0, MODULE_NAMED),
+    per_address("export pprof (remote)", Input::Remote, 16.0, MODULE_NAMED, PPROF_ADDRESS),
+    filling("report --by address (remote)", Input::Remote, 16.0, REPORT_PART, 0.0, ADDRESS),
+    rule("report --children (deep)", Input::Deep, 16.0, 0.0, 64.0),
+    rule("export pprof (deep)", Input::Deep, 16.0, 0.0, 128.0),
+    rule("export flamegraph (deep)", Input::Deep, 32.0, 0.0, 256.0),
+    rule("export flamegraph --by address --folded (deep)", Input::Deep, 32.0, 0.0, 256.0),
 ];
+
+/// What a report by address holds per distinct address (`tbrw-query`
+/// `report/raw.rs`, `report/addresses.rs`): its 24-byte count, twice while
+/// the parts' sorted lists are merged, and the merged list and its run of
+/// a batch: 72 B.
+const ADDRESS: f64 = 72.0;
+
+/// What pprof holds per distinct address: its frame in the walk's tree
+/// (16 B, and 5 to 10 B of index), its outermost node (8 B, and 4 B to find
+/// it from its frame), its totals with its label set's number (32 B per
+/// node), each `Vec` up to twice its length as it grows: 65 to 130 B.
+const PPROF_ADDRESS: f64 = 120.0;
+
+/// What a module whose file is not here costs once it is named: the
+/// symbolizer's result for it (its label, the paths tried), its warning's
+/// text, its entries in the tables of modules and files: about 1.5 KiB.
+const MODULE_NAMED: f64 = 1536.0;
 
 /// A report part's sort buffers (`tbrw-query` `report/raw.rs`): a batch of
 /// 2^18 keys (`RawKey`, 40 B: 10 MiB) and its packed copy (16 B a key:
@@ -234,7 +302,7 @@ fn parts() -> f64 {
 }
 
 /// How much more than the rule's growth the slope check allows between the
-/// two sizes: the 20 ms polling and the allocator's rounding.
+/// two sizes: the 2 ms polling and the allocator's rounding.
 const SLACK_MIB: f64 = 2.0;
 
 fn run(tbrw: &str, d: &Path, r: &Rule, seconds: u64) -> Took {
@@ -289,6 +357,35 @@ fn run(tbrw: &str, d: &Path, r: &Rule, seconds: u64) -> Took {
         "export timeline (winidea)" => {
             c.args(["export", "timeline", "-f"]).arg(out("winidea-bin.tb5")).arg("-o").arg(out("winidea.svg"))
         }
+        "report --by module (remote)" => c.arg("report").arg(out("remote.tb5")).args(["--by", "module"]),
+        "export flamegraph --by process,module (remote)" => c
+            .args(["export", "flamegraph", "-f", "--folded", "--by", "process,module"])
+            .arg(out("remote.tb5"))
+            .arg("-o")
+            .arg(out("remote-modules.folded")),
+        "export flamegraph (remote)" => {
+            c.args(["export", "flamegraph", "-f"]).arg(out("remote.tb5")).arg("-o").arg(out("remote.svg"))
+        }
+        "report --by function (remote)" => c.arg("report").arg(out("remote.tb5")).args(["--by", "function"]),
+        "export firefox (remote)" => {
+            c.args(["export", "firefox", "-f"]).arg(out("remote.tb5")).arg("-o").arg(out("remote.json.gz"))
+        }
+        "export pprof (remote)" => {
+            c.args(["export", "pprof", "-f"]).arg(out("remote.tb5")).arg("-o").arg(out("remote.pb.gz"))
+        }
+        "report --by address (remote)" => c.arg("report").arg(out("remote.tb5")).args(["--by", "address"]),
+        "report --children (deep)" => c.arg("report").arg(out("deep.tb5")).arg("--children"),
+        "export pprof (deep)" => {
+            c.args(["export", "pprof", "-f"]).arg(out("deep.tb5")).arg("-o").arg(out("deep.pb.gz"))
+        }
+        "export flamegraph (deep)" => {
+            c.args(["export", "flamegraph", "-f"]).arg(out("deep.tb5")).arg("-o").arg(out("deep.svg"))
+        }
+        "export flamegraph --by address --folded (deep)" => c
+            .args(["export", "flamegraph", "-f", "--folded", "--by", "address"])
+            .arg(out("deep.tb5"))
+            .arg("-o")
+            .arg(out("deep.folded")),
         _ => unreachable!("{}", r.name),
     };
     timed(&mut c)
@@ -303,8 +400,33 @@ fn count(path: &Path) -> (u64, u64) {
     (records, nodes)
 }
 
-/// Per input, per size: (records, things), once its commands ran.
-fn measured(input: Input, d: &Path) -> (u64, u64) {
+/// [`distinct_addresses`] of `path`, counted by a child (this bench run
+/// again): the commands' peaks are their rusage's, which counts the pages
+/// of the process that spawns them (this one) when it holds more.
+fn distinct_addresses_apart(path: &Path) -> u64 {
+    let out = Command::new(std::env::current_exe().unwrap()).env(DISTINCT, path).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
+}
+
+/// The variable that runs this bench as [`distinct_addresses_apart`]'s child.
+const DISTINCT: &str = "TBRW_MEMORY_DISTINCT_OF";
+
+/// The distinct (pid, address) pairs of stream 0's records of `path`:
+/// its distinct sampled addresses.
+fn distinct_addresses(path: &Path) -> u64 {
+    let f = tbrw::Tb5File::open(path).unwrap();
+    let fields = tbrw_query::stream::SampleFields::of(&f, 0).unwrap();
+    let Some(data) = f.stream(0).unwrap().data().unwrap() else { return 0 };
+    let mut keys: Vec<(u32, u64)> = data.records().map(|r| (fields.pid(r).unwrap_or(0), fields.pc(r))).collect();
+    keys.sort_unstable();
+    keys.dedup();
+    keys.len() as u64
+}
+
+/// Per input, per size: (records, things, distinct addresses), once its
+/// commands ran.
+fn measured(input: Input, d: &Path) -> (u64, u64, u64) {
     let (mut records, nodes) = count(&d.join(input.counted()));
     if input == Input::WinIdea {
         // The TIMELINE events, which the text import holds (the TB5
@@ -313,14 +435,24 @@ fn measured(input: Input, d: &Path) -> (u64, u64) {
     }
     let things = match input {
         Input::Sampler => 64 * 512,
-        Input::Perf | Input::Record => nodes,
+        Input::Perf | Input::Record | Input::Deep => nodes,
         Input::Mtmc => 64,
         Input::WinIdea => 4,
+        Input::Remote => scale_inputs::PROCESSES * scale_inputs::LIBRARIES,
     };
-    (records, things)
+    let addresses = match input {
+        Input::Sampler => 64 * 512,
+        Input::Remote | Input::Deep => distinct_addresses_apart(&d.join(input.counted())),
+        _ => 0,
+    };
+    (records, things, addresses)
 }
 
 fn main() {
+    if let Some(path) = std::env::var_os(DISTINCT) {
+        println!("{}", distinct_addresses(Path::new(&path)));
+        return;
+    }
     let dir = std::env::var_os("TBRW_BENCH_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/memory-bench"));
@@ -357,13 +489,13 @@ fn main() {
             println!("note: {} rows skipped: {why}", input.name());
             continue;
         }
-        let ((r0, t0), (r1, t1)) = (counts[0], counts[1]);
+        let ((r0, t0, a0), (r1, t1, a1)) = (counts[0], counts[1]);
         println!(
-            "# {}: {r0} and {r1} records, {t0} and {t1} {}s ({} {} and {})",
+            "# {}: {r0} and {r1} records, {t0} and {t1} {}s, {a0} and {a1} distinct addresses ({} {} and {})",
             input.name(),
             input.thing(),
             match input {
-                Input::Sampler => "samples",
+                Input::Sampler | Input::Remote | Input::Deep => "samples",
                 Input::Perf | Input::Record => "seconds",
                 Input::Mtmc => "tasks",
                 Input::WinIdea => "events",
@@ -376,17 +508,26 @@ fn main() {
             let (ha, hb) = (a.anon_kib as f64 * 1024.0, b.anon_kib as f64 * 1024.0);
             let slope = (hb - ha) / (r1 as f64 - r0 as f64);
             let parts = parts();
-            let limit = |recs: u64, things: u64| {
-                (r.mib + r.per_part * parts) * 1048576.0 + r.per_record * recs as f64 + r.per_thing * things as f64
+            let limit = |recs: u64, things: u64, addresses: u64| {
+                (r.mib + r.per_part * parts) * 1048576.0
+                    + r.per_record * recs as f64
+                    + r.per_thing * things as f64
+                    + r.per_address * addresses as f64
             };
             // Buffers that fill may grow by their whole size; the rest by
-            // the rule's terms for the records and things added.
-            let filled = if r.fills { r.per_part * parts * 1048576.0 + r.per_thing * t1 as f64 } else { 0.0 };
-            let growth = r.per_record * (r1 as f64 - r0 as f64) + r.per_thing * (t1 as f64 - t0 as f64) + filled;
+            // the rule's terms for the records, things and addresses added.
+            let filled = match r.fills {
+                true => r.per_part * parts * 1048576.0 + r.per_thing * t1 as f64 + r.per_address * a1 as f64,
+                false => 0.0,
+            };
+            let growth = r.per_record * (r1 as f64 - r0 as f64)
+                + r.per_thing * (t1 as f64 - t0 as f64)
+                + r.per_address * (a1 as f64 - a0 as f64)
+                + filled;
             let grows_ok = hb - ha <= growth.max(0.0) + SLACK_MIB * 1048576.0;
-            let fits = ha <= limit(r0, t0) && hb <= limit(r1, t1) && grows_ok;
+            let fits = ha <= limit(r0, t0, a0) && hb <= limit(r1, t1, a1) && grows_ok;
             let line = format!(
-                "{:<26} {:>9} {:>8} {:>10.2} {:>4} MiB {:>4} MiB {:>9} {:>4} MiB {:>4} MiB  ≤ {:>3} MiB + {:>3} B/record + {:>4} B/{:<16}{} {}",
+                "{:<26} {:>9} {:>8} {:>10.2} {:>4} MiB {:>4} MiB {:>9} {:>4} MiB {:>4} MiB  ≤ {:>3} MiB + {:>3} B/record + {:>4} B/{:<16}{}{} {}",
                 r.name,
                 r0,
                 r1,
@@ -400,6 +541,7 @@ fn main() {
                 r.per_record,
                 r.per_thing,
                 input.thing(),
+                if r.per_address > 0.0 { format!(" + {} B/address", r.per_address) } else { String::new() },
                 if r.per_part > 0.0 { format!(" + {} MiB x {parts} parts", r.per_part) } else { String::new() },
                 if fits {
                     "yes"
@@ -415,7 +557,7 @@ fn main() {
         if input == Input::Sampler {
             let cut = rules.iter().position(|r| r.name == "report --time 40%..55%").unwrap();
             let whole = rules.iter().position(|r| r.name == "report --by address").unwrap();
-            for (k, &(n, _)) in counts.iter().enumerate() {
+            for (k, &(n, _, _)) in counts.iter().enumerate() {
                 let (c, w) = (&took[k][cut], &took[k][whole]);
                 seek.push(format!(
                     "seek, {n} records: report --by address --time 40%..55% {} MiB RSS, {:.3} s; the whole file {} MiB RSS, {:.3} s: {:.2}x the RSS, {:.2}x the time",

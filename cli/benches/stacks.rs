@@ -5,7 +5,7 @@
 //! Prints the sizes (perf.data, TB5, TB5 bound), each step's wall and CPU
 //! time (the child's rusage: on a shared machine the CPU time is the
 //! figure to compare), samples per CPU second and peak anonymous memory
-//! (`RssAnon`, polled every 20 ms: the heap, not the pages of the mapped
+//! (`RssAnon`, polled every 2 ms: the heap, not the pages of the mapped
 //! file).
 //!
 //! ```sh

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
-use clap::{Parser, Subcommand};
+use clap::{Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use tbrw_export::flamegraph::FlameOptions;
 use tbrw_export::timeline::{Lanes, TimelineOptions};
@@ -19,7 +19,7 @@ use tbrw_import::elf_profile::{ImportOptions, Layout, ProfileOptions};
 use tbrw_import::mtmc::MtmcOptions;
 use tbrw_import::winidea::BinVersion;
 use tbrw_query::annotate::{AnnotateOptions, View};
-use tbrw_query::file_symbols::SymbolOptions;
+use tbrw_query::file_symbols::{Demangle, SymbolOptions};
 use tbrw_query::report::{By, ReportOptions};
 use tbrw_query::stacks::{ViewOptions, LEVELS};
 use tbrw_query::time::{StreamTimes, TimeRange};
@@ -189,7 +189,7 @@ struct ModuleFileArgs {
 }
 
 /// Where the modules' files and symbols are looked for (reports by
-/// function, line or address, and annotate).
+/// function, line or address, and annotate), and how names are shown.
 #[derive(clap::Args)]
 struct SymbolArgs {
     #[command(flatten)]
@@ -204,6 +204,22 @@ struct SymbolArgs {
     /// regular files of this user or root are read, as perf requires.
     #[arg(long)]
     trust_jit_maps: bool,
+    /// A warning per module file that cannot be symbolized (default: one
+    /// line per kind, naming the first few).
+    #[arg(long)]
+    verbose: bool,
+    /// How C++ and Rust names are shown: short as perf report shows them (Accum<32ul>::sum),
+    /// full with the parameters and return type as c++filt prints them, none as the symbol tables spell them.
+    #[arg(long, value_enum, value_name = "FORM", default_value = "short")]
+    demangle: DemangleArg,
+}
+
+/// `--demangle`.
+#[derive(Clone, Copy, ValueEnum)]
+enum DemangleArg {
+    Short,
+    Full,
+    None,
 }
 
 impl ModuleFileArgs {
@@ -215,15 +231,24 @@ impl ModuleFileArgs {
             kallsyms,
             no_inline: false,
             trust_jit_maps: false,
+            verbose: false,
+            demangle: Demangle::Short,
         }
     }
 }
 
 impl SymbolArgs {
     fn options(self) -> SymbolOptions {
+        let demangle = match self.demangle {
+            DemangleArg::Short => Demangle::Short,
+            DemangleArg::Full => Demangle::Full,
+            DemangleArg::None => Demangle::None,
+        };
         SymbolOptions {
             no_inline: self.no_inline,
             trust_jit_maps: self.trust_jit_maps,
+            verbose: self.verbose,
+            demangle,
             ..self.files.options(self.kallsyms)
         }
     }
@@ -369,6 +394,11 @@ enum Export {
     Pprof {
         #[command(flatten)]
         view: ViewArgs,
+        /// One location per module for the addresses of modules whose files
+        /// are not here (and of none), not one per address: a smaller
+        /// profile, whose addresses `pprof -symbolize` can no longer name.
+        #[arg(long)]
+        fold_unresolved: bool,
     },
     /// The Firefox Profiler's processed format (gzip-compressed JSON), for profiler.firefox.com.
     Firefox {
@@ -603,11 +633,12 @@ fn run(cli: Cli) -> Result<Outcome, CliError> {
                 commands::export_flamegraph(&file, &output, &opts, &fopts, force, o, e).map(|()| Outcome::Success)
             })
         }
-        Command::Export(Export::Pprof { view }) => {
+        Command::Export(Export::Pprof { view, fold_unresolved }) => {
             let (file, output, force, opts) = view.split()?;
+            let popts = tbrw_export::pprof::PprofOptions { fold_unresolved };
             let bar = spinner("exporting");
             after_bar(&bar, &mut out, |o, e| {
-                commands::export_pprof(&file, &output, &opts, force, o, e).map(|()| Outcome::Success)
+                commands::export_pprof(&file, &output, &opts, &popts, force, o, e).map(|()| Outcome::Success)
             })
         }
         Command::Export(Export::Firefox { view }) => {
@@ -815,11 +846,23 @@ fn export_parquet(
 
 /// Runs `f` with buffers for standard output and error, which are written
 /// once the bar is cleared, so that no line lands in the middle of a bar.
+/// Without a bar (standard error is not a terminal), `f` writes straight
+/// to them, buffered: a report of millions of rows is not held whole.
 fn after_bar(
     bar: &ProgressBar,
     out: &mut dyn Write,
     f: impl FnOnce(&mut dyn Write, &mut dyn Write) -> Result<Outcome, CliError>,
 ) -> Result<Outcome, CliError> {
+    if bar.is_hidden() {
+        let mut text = std::io::BufWriter::with_capacity(1 << 16, out);
+        let mut notes = std::io::LineWriter::new(std::io::stderr());
+        let r = f(&mut text, &mut notes);
+        bar.finish_and_clear();
+        let io = CliError::Output;
+        notes.flush().map_err(io)?;
+        text.flush().map_err(io)?;
+        return r;
+    }
     let (mut text, mut notes) = (Vec::new(), Vec::new());
     let r = f(&mut text, &mut notes);
     bar.finish_and_clear();

@@ -61,7 +61,7 @@ fn symbols_of(
     let modules = tbrw_query::stream::modules(file)?;
     // Function symbols only: no DWARF is read (nor warned about).
     let config = tbrw_symbols::Config { lines: false, ..opts.config() };
-    let mut syms = FileSymbols::with_config(file, &modules, config)?;
+    let mut syms = FileSymbols::with_config(file, &modules, config)?.verbose(opts.verbose);
     syms.set_unusable_note("none of its functions is stored");
     let mut done = Stored::default();
     let mut hit = Vec::new();

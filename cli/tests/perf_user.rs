@@ -348,6 +348,29 @@ fn each_listed_value_is_tried() {
                         ]]
                     }
                     (["completions"], _) => vec![vec![v.clone()]],
+                    // `--demangle` of the commands that name functions.
+                    (["annotate"], "--demangle") => {
+                        vec![vec![
+                            f.collector.clone(),
+                            "--function".into(),
+                            "__sincos_fma".into(),
+                            option.clone(),
+                            v.clone(),
+                        ]]
+                    }
+                    (["export", "parquet"], "--demangle") => vec![vec![
+                        f.collector.clone(),
+                        "-o".into(),
+                        out.clone(),
+                        "--functions".into(),
+                        option.clone(),
+                        v.clone(),
+                    ]],
+                    (["symbolize"], "--demangle") => {
+                        let copy = p(&format!("s{n}.tb5"));
+                        std::fs::copy(&f.collector, &copy).unwrap();
+                        vec![vec![copy, option.clone(), v.clone()]]
+                    }
                     _ => panic!("tbrw {} --help lists {option} values {v:?} that no attempt here tries", cmd.join(" ")),
                 };
                 let errors: Vec<String> = attempts

@@ -107,17 +107,18 @@ fn report_cputime(file: &Path) -> BTreeMap<u64, f64> {
 /// tbrw's one sample walk with the exports' names.
 fn cumulative(file: &Path, extra: &ViewOptions) -> BTreeMap<(u32, String), u64> {
     use tbrw_query::names;
-    use tbrw_query::stacks::{walk, Names};
+    use tbrw_query::stacks::{walk, Names, Resolution, StackTree};
     let f = tbrw::Tb5File::open(file).unwrap();
     let modules = tbrw_query::stream::modules(&f).unwrap();
     let mut fnames = Names::new(&f, &modules, Some(&extra.symbols)).unwrap();
     let mut cum: BTreeMap<(u32, String), u64> = BTreeMap::new();
-    walk(&f, extra, "a test", &mut |_| {}, &mut |smp| {
+    let mut tree = StackTree::new();
+    walk(&f, extra, "a test", &mut tree, &mut Resolution::addresses(), &mut |_| {}, &mut |smp| {
         let mut seen = BTreeSet::new();
-        for fr in smp.frames {
+        for fr in smp.frames() {
             let module = fr.module.and_then(|m| modules.get(m as usize)).map(names::module_label);
             let name = fnames
-                .function(*fr, &mut std::io::sink())
+                .function(fr, &mut std::io::sink())
                 .map_or_else(|| names::unknown_function(module.as_deref()), |n| n.to_string());
             seen.insert(name);
         }

@@ -5,7 +5,9 @@
 //! and under `perf record -F 1000`, `-g` and `--call-graph dwarf` when perf
 //! works here, as ratios to the bare time of the same build. One thread,
 //! then four threads (more threads than cores shows the reached frequency
-//! dropping).
+//! dropping). The runs take turns, REPEATS rounds, and each keeps its best
+//! time, so that a change of the machine's load over the minutes of the
+//! bench reaches the bare runs and the others alike.
 //!
 //! `cargo bench -p sampler --bench overhead [-- REPEATS]`
 
@@ -134,30 +136,42 @@ fn main() {
         // (perf's is about 0.3 s) do not decide the ratio.
         let iters = if threads == "1" { "2000000000" } else { "750000000" };
         println!("{threads} thread(s):");
-        let mut bare = [0.0f64; 2];
-        for run in &runs {
-            let mut cmd = match &run.wrapper {
-                Some(w) => {
-                    let mut c = Command::new(&w[0]);
-                    c.args(&w[1..]).arg(run.build);
-                    c
+        // The runs take turns, round after round, and each keeps its best:
+        // a machine shared with other work changes its load over minutes,
+        // and the bare runs must see the same machine as the others.
+        let mut best: Vec<Option<(f64, String, u64)>> = vec![None; runs.len()];
+        for _ in 0..repeats {
+            for (run, best) in runs.iter().zip(&mut best) {
+                let mut cmd = match &run.wrapper {
+                    Some(w) => {
+                        let mut c = Command::new(&w[0]);
+                        c.args(&w[1..]).arg(run.build);
+                        c
+                    }
+                    None => Command::new(run.build),
+                };
+                cmd.args([threads, iters]);
+                let Some((t, err)) = time(&mut cmd, 1) else { continue };
+                let out = if run.label.starts_with("perf") { &perf_data } else { &tb5 };
+                let size = std::fs::metadata(out).map(|m| m.len()).unwrap_or(0);
+                if best.as_ref().is_none_or(|b| t < b.0) {
+                    *best = Some((t, err, size));
                 }
-                None => Command::new(run.build),
-            };
-            cmd.args([threads, iters]);
-            let Some((t, err)) = time(&mut cmd, repeats) else {
+            }
+        }
+        let mut bare = [0.0f64; 2];
+        for (run, best) in runs.iter().zip(&best) {
+            let Some((t, err, size)) = best else {
                 println!("  {:<40} could not run here", run.label);
                 continue;
             };
             let which = usize::from(run.build == nofp.as_path());
             if run.wrapper.is_none() {
-                bare[which] = t;
+                bare[which] = *t;
                 println!("  {:<40} {t:.3} s", run.label);
                 continue;
             }
-            let out = if run.label.starts_with("perf") { &perf_data } else { &tb5 };
-            let size = std::fs::metadata(out).map(|m| m.len()).unwrap_or(0);
-            let reached = line(&err, "reached frequency");
+            let reached = line(err, "reached frequency");
             let reached = if reached.is_empty() { String::new() } else { format!(", reached {reached}") };
             println!("  {:<40} {t:.3} s  x{:.3} of bare  ({size} bytes{reached})", run.label, t / bare[which]);
         }

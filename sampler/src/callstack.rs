@@ -276,7 +276,7 @@ mod tests {
             unsafe {
                 std::arch::asm!("mov {}, x29", "mov {}, sp", out(reg) fp, out(reg) sp)
             };
-            let regs = sys::Regs { pc: 0, sp, fp, lr: 0 };
+            let regs = sys::Regs { pc: 0, sp, fp, ..Default::default() };
             let mut s = Stacks::new(CallGraph::Fp);
             s.take(std::process::id(), &regs, out);
         }

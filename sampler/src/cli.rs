@@ -263,6 +263,20 @@ fn summary(o: &Outcome, debug: bool, name: &str, out: &mut dyn Write) -> std::io
                 s.repeats
             )?;
         }
+        if s.end_samples > 0 {
+            writeln!(
+                out,
+                "{name}: samples at ends:   {} (CPU time threads used after their last sample)",
+                s.end_samples
+            )?;
+        }
+        if s.handler_entries > 0 || s.signal_stops > 0 {
+            writeln!(
+                out,
+                "{name}: signal stops:     {} ticks found a thread taking a signal, not recorded then; {} stops at a handler's entry read where the signal interrupted the thread",
+                s.signal_stops, s.handler_entries
+            )?;
+        }
         writeln!(out, "{name}: reached frequency: {:.1} Hz", s.reached_hz())?;
         writeln!(out, "{name}: wall time:        {:.6} s", s.wall_ns() as f64 * 1e-9)?;
         let pct = if s.wall_ns() > 0 { s.stopped_ns as f64 * 100.0 / s.wall_ns() as f64 } else { 0.0 };

@@ -8,8 +8,13 @@
 //! The layers, bottom up:
 //! - [`sys`]: system-call wrappers (ptrace, wait, clocks, signals, fork);
 //! - [`procfs`], [`host`], [`pmu`]: what is read from `/proc`, `/sys` and `uname`;
-//! - [`buildid`]: the GNU build id of each mapped file;
+//! - [`buildid`]: the GNU build id of each mapped file; [`images`]: the
+//!   vDSO's image, read from memory, and its symbols;
 //! - [`callstack`]: a stopped thread's callers, by frame pointers or DWARF CFI;
+//! - [`sigframe`]: where a thread stopped at a signal handler's entry was running;
+//! - [`history`]: what a run gives back (samples, processes, threads,
+//!   modules, figures); `thread`: the per-thread state and CPU-time
+//!   accounting of the loop;
 //! - [`tracer`]: the sampling loop; it knows no output format;
 //! - [`tb5`], [`profile`]: the two outputs;
 //! - [`cli`]: the command line.
@@ -19,10 +24,14 @@
 pub mod buildid;
 pub mod callstack;
 pub mod cli;
+pub mod history;
 pub mod host;
+pub mod images;
 pub mod pmu;
 pub mod procfs;
 pub mod profile;
+pub mod sigframe;
 pub mod sys;
 pub mod tb5;
+mod thread;
 pub mod tracer;

@@ -93,6 +93,14 @@ pub fn tgid(tid: i32) -> Option<i32> {
     s.lines().find_map(|l| l.strip_prefix("Tgid:")).and_then(|v| v.trim().parse().ok())
 }
 
+/// Whether task `tid` exists and has not ended (not a zombie).
+pub fn task_alive(tid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{tid}/stat"))
+        .ok()
+        .and_then(|s| parse_stat_state(&s))
+        .is_some_and(|c| c != 'Z' && c != 'X')
+}
+
 /// The first field of a `schedstat` file: nanoseconds on a CPU.
 pub fn parse_schedstat(text: &str) -> Option<u64> {
     text.split_whitespace().next()?.parse().ok()

@@ -69,8 +69,12 @@ pub fn record(path: &Path, tracer: Tracer, pmu: Option<Kind>) -> Result<Outcome,
     let mut f: &File = work.file();
     f.write_all(&vec![0u8; fmt.layout.header_size() as usize])?;
     let mut buf = Vec::new();
+    // Samples written: the ticks, and the last CPU time of the threads
+    // that ended after the last tick (one more sample).
+    let mut written = 0u64;
     let outcome = tracer.run(&mut |samples, value| {
         buf.clear();
+        written += 1;
         let time_us = crate::sys::realtime_ns() / 1000;
         let pmu = value.map(|v| v.to_le_bytes().to_vec()).unwrap_or_default();
         let threads = u32::try_from(samples.len()).map_err(|_| io::Error::other("more than 2^32 threads"))?;
@@ -91,7 +95,7 @@ pub fn record(path: &Path, tracer: Tracer, pmu: Option<Kind>) -> Result<Outcome,
         magic,
         wall_us: outcome.stats.wall_ns() / 1000,
         latency_us: outcome.stats.stopped_ns / 1000,
-        samples: outcome.stats.ticks,
+        samples: written,
         maps: maps.len() as u64,
         killed: false,
     };

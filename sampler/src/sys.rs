@@ -6,11 +6,13 @@ use std::ffi::CString;
 use std::io;
 
 /// Options set on every traced task: follow threads, forks, vforks and
-/// execs, and kill the tracees if the sampler dies.
+/// execs, stop each task at its exit (where it is then), and kill the
+/// tracees if the sampler dies.
 pub const TRACE_OPTIONS: libc::c_int = libc::PTRACE_O_TRACECLONE
     | libc::PTRACE_O_TRACEFORK
     | libc::PTRACE_O_TRACEVFORK
     | libc::PTRACE_O_TRACEEXEC
+    | libc::PTRACE_O_TRACEEXIT
     | libc::PTRACE_O_EXITKILL;
 
 fn check(r: libc::c_long) -> io::Result<libc::c_long> {
@@ -72,6 +74,10 @@ pub struct Regs {
     pub fp: u64,
     /// The link register (aarch64 `x30`; 0 on x86-64).
     pub lr: u64,
+    /// The first three argument registers (x86-64 `rdi`, `rsi`, `rdx`;
+    /// aarch64 `x0`..`x2`): at a signal handler's first instruction, the
+    /// kernel's arguments to it (`crate::sigframe`).
+    pub args: [u64; 3],
 }
 
 /// The registers of a stopped tracee (`PTRACE_GETREGSET`, `NT_PRSTATUS`).
@@ -84,9 +90,15 @@ pub fn regs(tid: i32) -> io::Result<Regs> {
     };
     ptrace(libc::PTRACE_GETREGSET, tid, libc::NT_PRSTATUS as usize, &mut iov as *mut libc::iovec as usize)?;
     #[cfg(target_arch = "x86_64")]
-    return Ok(Regs { pc: regs.rip, sp: regs.rsp, fp: regs.rbp, lr: 0 });
+    return Ok(Regs { pc: regs.rip, sp: regs.rsp, fp: regs.rbp, lr: 0, args: [regs.rdi, regs.rsi, regs.rdx] });
     #[cfg(target_arch = "aarch64")]
-    return Ok(Regs { pc: regs.pc, sp: regs.sp, fp: regs.regs[29], lr: regs.regs[30] });
+    return Ok(Regs {
+        pc: regs.pc,
+        sp: regs.sp,
+        fp: regs.regs[29],
+        lr: regs.regs[30],
+        args: [regs.regs[0], regs.regs[1], regs.regs[2]],
+    });
 }
 
 /// Reads `buf.len()` bytes of process `pid` at `addr` (`process_vm_readv`):
@@ -107,22 +119,6 @@ pub fn read_mem(pid: u32, addr: u64, buf: &mut [u8]) -> io::Result<usize> {
         return Err(e);
     }
     Ok(n as usize)
-}
-
-/// The program counter of a stopped tracee (`PTRACE_GETREGSET`,
-/// `NT_PRSTATUS`).
-pub fn pc(tid: i32) -> io::Result<u64> {
-    // SAFETY: user_regs_struct is plain integers; zero is a valid value.
-    let mut regs: libc::user_regs_struct = unsafe { std::mem::zeroed() };
-    let mut iov = libc::iovec {
-        iov_base: &mut regs as *mut libc::user_regs_struct as *mut libc::c_void,
-        iov_len: std::mem::size_of::<libc::user_regs_struct>(),
-    };
-    ptrace(libc::PTRACE_GETREGSET, tid, libc::NT_PRSTATUS as usize, &mut iov as *mut libc::iovec as usize)?;
-    #[cfg(target_arch = "x86_64")]
-    return Ok(regs.rip);
-    #[cfg(target_arch = "aarch64")]
-    return Ok(regs.pc);
 }
 
 /// How a waited-for task changed.
@@ -162,14 +158,80 @@ pub fn wait_any(nohang: bool) -> io::Result<Option<(i32, Status)>> {
         if r == 0 {
             return Ok(None);
         }
-        let s = if libc::WIFEXITED(status) {
-            Status::Exited(libc::WEXITSTATUS(status))
-        } else if libc::WIFSIGNALED(status) {
-            Status::Killed(libc::WTERMSIG(status))
-        } else {
-            Status::Stopped { sig: libc::WSTOPSIG(status), event: status >> 16 }
+        return Ok(Some((r, decode_status(status))));
+    }
+}
+
+/// The next change of a tracee of the calling thread, without waiting
+/// (`None`: nothing now, or no tracee left). An exit is only looked at
+/// (`waitid(WNOWAIT)`): the task stays a zombie, its `/proc` files still
+/// readable (its final CPU time), until [`reap`]; a stop is taken
+/// (`waitpid`, which gives the `PTRACE_EVENT_*` bits `waitid` does not).
+/// `Ok(Some((tid, status, true)))`: an exit still to reap.
+pub fn next_change() -> io::Result<Option<(i32, Status, bool)>> {
+    loop {
+        // SAFETY: siginfo_t is plain data; zero is a valid value.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        let flags = libc::WEXITED | libc::WSTOPPED | libc::WNOWAIT | libc::WNOHANG | libc::__WALL;
+        // SAFETY: info is a valid out pointer.
+        let r = unsafe { libc::waitid(libc::P_ALL, 0, &mut info, flags) };
+        if r == -1 {
+            let e = io::Error::last_os_error();
+            match e.raw_os_error() {
+                Some(libc::EINTR) => continue,
+                Some(libc::ECHILD) => return Ok(None),
+                _ => return Err(e),
+            }
+        }
+        // SAFETY: waitid filled the CLD_* fields (or left si_pid 0: nothing).
+        let (pid, status) = unsafe { (info.si_pid(), info.si_status()) };
+        if pid == 0 {
+            return Ok(None);
+        }
+        return match info.si_code {
+            libc::CLD_EXITED => Ok(Some((pid, Status::Exited(status), true))),
+            libc::CLD_KILLED | libc::CLD_DUMPED => Ok(Some((pid, Status::Killed(status), true))),
+            // A stop: taken with its event bits. Nothing then (it was
+            // resumed by a SIGKILL meanwhile): its exit comes next.
+            _ => match wait_one(pid, true)? {
+                Some(s) => Ok(Some((pid, s, false))),
+                None => continue,
+            },
         };
-        return Ok(Some((r, s)));
+    }
+}
+
+/// Takes the exit of task `tid` that [`next_change`] looked at.
+pub fn reap(tid: i32) -> io::Result<()> {
+    wait_one(tid, false).map(drop)
+}
+
+/// `waitpid(tid, __WALL [| WNOHANG])`.
+fn wait_one(tid: i32, nohang: bool) -> io::Result<Option<Status>> {
+    let mut status = 0;
+    let flags = libc::__WALL | if nohang { libc::WNOHANG } else { 0 };
+    loop {
+        // SAFETY: status is a valid out pointer.
+        let r = unsafe { libc::waitpid(tid, &mut status, flags) };
+        if r == -1 {
+            let e = io::Error::last_os_error();
+            match e.raw_os_error() {
+                Some(libc::EINTR) => continue,
+                Some(libc::ECHILD) => return Ok(None),
+                _ => return Err(e),
+            }
+        }
+        return Ok((r != 0).then(|| decode_status(status)));
+    }
+}
+
+fn decode_status(status: i32) -> Status {
+    if libc::WIFEXITED(status) {
+        Status::Exited(libc::WEXITSTATUS(status))
+    } else if libc::WIFSIGNALED(status) {
+        Status::Killed(libc::WTERMSIG(status))
+    } else {
+        Status::Stopped { sig: libc::WSTOPSIG(status), event: status >> 16 }
     }
 }
 

@@ -264,6 +264,10 @@ pub fn record(path: &Path, tracer: Tracer, info: &RunInfo) -> Result<Outcome, Bo
     w.write_process_threads(&pids, &tids)?;
     w.write_modules(&modules(&outcome.history))?;
     w.write_user_defined_global(module_offsets(&outcome.history).as_bytes())?;
+    if !outcome.history.images.is_empty() {
+        // The vDSO's symbols, which no file holds (docs/SAMPLER.md, "The vDSO").
+        w.store_symbols(&tbrw_symbols::stored::encode(&outcome.history.images))?;
+    }
     w.close()?;
     Ok(outcome)
 }

@@ -84,8 +84,10 @@ fn samples_follow_cpu_time() {
     let Some(run) = run() else { return };
     let file = Tb5File::open(&run.tb5).unwrap();
     let recs = records(&file);
-    // A thread's deltas count from its previous record in the same process
-    // instance: an exec starts the count again (from the exec).
+    // A thread's deltas count from its previous record; the first in a
+    // process instance (after the command's exec, or a fork's child's
+    // exec, which carries the CPU time not yet sampled over) is not
+    // checked against the instance before.
     let starts: Vec<(u32, u64)> = file
         .processes()
         .unwrap()

@@ -509,18 +509,48 @@ impl Space {
     }
 }
 
+impl Space {
+    /// The answer for `ip` of a sample without a TSC, when it is the same
+    /// at every sample index: the candidate that wins is timed in TSC
+    /// (without a time stamp, time cannot exclude it). `None` when a
+    /// candidate timed in sample counts comes first.
+    fn lookup_timeless(&self, ip: u64) -> Option<Option<u32>> {
+        let b = self.bounds.as_slice();
+        match (b.first(), b.last()) {
+            (Some(&lo), Some(&hi)) if lo <= ip && ip < hi => {}
+            _ => return Some(None),
+        }
+        let seg = self.segments[b.partition_point(|&x| x <= ip) - 1];
+        if seg.end == ALWAYS {
+            return Some(Some(seg.start));
+        }
+        match self.cands[seg.start as usize..seg.end as usize].first() {
+            None => Some(None),
+            Some(c) if c.tsc_time => Some(Some(c.index)),
+            Some(_) => None,
+        }
+    }
+}
+
 impl ModuleMap {
     /// The module the bind gives `sample` (its ip in its pid's process
     /// instance at its time, docs/BIND.md; `None`: no module), as
     /// [`crate::Binder`] does, with the span of TSC times over which the
     /// answer is the same for the same pid and ip. The span is `None` when
-    /// the sample has no TSC or a module or process start it depends on is
-    /// timed in sample counts: then the answer holds for this sample alone.
+    /// a module or process start it depends on is timed in sample counts:
+    /// then the answer holds for this sample alone. A sample without a
+    /// TSC whose answer does not depend on its index (every start and
+    /// module it depends on timed in TSC) gets [`Span::ALWAYS`]: the same
+    /// pid and ip without a TSC get the same answer at any index.
     pub fn module_at(&self, sample: &Sample, index: u64) -> (Option<u32>, Option<Span>) {
+        // Whether the process instance is the same at every index for a
+        // sample without a TSC (each start timed in TSC has passed).
+        let mut timeless_instance = true;
         let (space, mut span) = match self.pid_entry(sample.pid) {
             None => (&self.space_list[0], Some(Span::ALWAYS)),
             Some(e) => {
                 let starts = self.starts(e);
+                timeless_instance = starts.iter().all(|b| b.tsc_time);
                 let instance = instance_at(starts, sample, index);
                 let slot = self.instances[(e.slot + instance) as usize];
                 // The instance holds between its start and the next one's.
@@ -538,7 +568,14 @@ impl ModuleMap {
             }
         };
         let Some(t) = sample.tsc else {
-            return (space.lookup(sample, index).or_else(|| self.global.lookup(sample, index)), None);
+            let module = space.lookup(sample, index).or_else(|| self.global.lookup(sample, index));
+            let timeless = timeless_instance
+                && match space.lookup_timeless(sample.ip) {
+                    Some(Some(_)) => true,
+                    Some(None) => self.global.lookup_timeless(sample.ip).is_some(),
+                    None => false,
+                };
+            return (module, timeless.then_some(Span::ALWAYS));
         };
         let own = space.lookup_span(sample.ip, t);
         let (module, s) = match own {

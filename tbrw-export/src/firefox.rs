@@ -8,9 +8,10 @@
 //! holds a sample per sample (the format is a timeline), interned stacks
 //! and frames: memory grows with the samples by about 40 bytes each (its
 //! time, stack, CPU delta and weight; docs/EXPORT.md "Large inputs"). A
-//! sample stream is walked twice: the distinct frames first (each module a
-//! library whose symbol table names the addresses its symbols name), then
-//! the samples. Where the records carry no CPU time, the JSON has no CPU
+//! sample stream is walked twice, its stacks the walk's tree of nodes: the
+//! distinct frames first (each module a library whose symbol table names
+//! the addresses its symbols name; a module whose file is not here one
+//! frame, its name in brackets), then the samples. Where the records carry no CPU time, the JSON has no CPU
 //! delta column ([`json`]), so that the profiler shows the threads running.
 
 use std::collections::{BTreeMap, HashMap};
@@ -29,7 +30,7 @@ use tbrw::Tb5File;
 use crate::error::ExportError;
 use tbrw_query::intervals::IntervalStream;
 use tbrw_query::names;
-use tbrw_query::stacks::{walk, Frame, IdMap, Names, ViewOptions};
+use tbrw_query::stacks::{walk, Detail, IdMap, Names, NodeId, StackTree, ViewOptions};
 
 /// What an export put in the profile.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -131,16 +132,20 @@ fn samples(
     p.set_symbolicated(true);
     // Pass 1: the distinct frames, so that each module becomes a library
     // with a symbol table of its named addresses before any frame is
-    // interned (the profile names frames when they are interned).
-    let mut distinct: IdMap<Frame, ()> = IdMap::default();
-    walk(file, opts, "a Firefox profile", &mut |_| {}, &mut |smp| {
-        for f in smp.frames {
-            distinct.insert(*f, ());
-        }
-        Ok(())
-    })?;
-    let mut ordered: Vec<Frame> = distinct.into_keys().collect();
-    ordered.sort();
+    // interned (the profile names frames when they are interned). A
+    // module whose file is not here is one frame, `[libfoo.so]`.
+    let mut tree = StackTree::new();
+    walk(
+        file,
+        opts,
+        "a Firefox profile",
+        &mut tree,
+        &mut function_names.resolution(Detail::Function),
+        &mut |_| {},
+        &mut |_| Ok(()),
+    )?;
+    let mut ordered: Vec<u32> = (0..tree.frame_count() as u32).collect();
+    ordered.sort_by_key(|&id| tree.frame(id));
     // One library per file (its path, else its name), whichever processes
     // map it: the profile takes libraries with the same description for
     // one, so the symbols of every process's mapping go into its one
@@ -149,10 +154,11 @@ fn samples(
     let mut libs: BTreeMap<String, (LibraryHandle, Vec<Symbol>)> = BTreeMap::new();
     // Per module record: the library of its file.
     let mut module_lib: BTreeMap<u64, LibraryHandle> = BTreeMap::new();
-    // Per frame, by its index in `ordered` (the frame's id below).
-    let mut frame_info: Vec<FrameInfo> = Vec::with_capacity(ordered.len());
-    for f in &ordered {
-        let name = function_names.function(*f, warn);
+    // Per frame, by its number in the tree.
+    let mut frame_info: Vec<Option<FrameInfo>> = vec![None; tree.frame_count()];
+    for &id in &ordered {
+        let f = tree.frame(id);
+        let name = function_names.function(f, warn);
         let in_lib = f.module.and_then(|m| modules.get(m as usize).map(|md| (m, md)));
         let frame = match in_lib
             .and_then(|(m, md)| u32::try_from(f.pc.wrapping_sub(md.load_address)).ok().map(|rva| (m, md, rva)))
@@ -190,9 +196,9 @@ fn samples(
                 FxFrame::Label(p.intern_string(&label))
             }
         };
-        frame_info.push(FrameInfo { frame, category_pair: code.into(), flags: FrameFlags::empty() });
+        frame_info[id as usize] = Some(FrameInfo { frame, category_pair: code.into(), flags: FrameFlags::empty() });
     }
-    let frame_id: IdMap<Frame, u32> = ordered.iter().enumerate().map(|(i, f)| (*f, i as u32)).collect();
+    function_names.write_warnings(warn);
     drop(ordered);
     for (lib, symbols) in libs.values_mut() {
         // The same address in several processes' mappings: once.
@@ -200,24 +206,25 @@ fn samples(
         symbols.dedup_by_key(|s| s.address);
         p.set_lib_symbol_table(*lib, Arc::new(SymbolTable::new(std::mem::take(symbols))));
     }
-    // Pass 2: the samples. Each distinct (thread, stack) is interned in
-    // the profile once: the profile's own interning hashes every frame of
-    // every sample several times over, which was most of the export's
-    // time. Here a stack is a path of nodes, each (thread, parent node,
-    // frame id) looked up once in an id-hashed map; the node holds the
-    // profile's handle.
+    // Pass 2: the samples, their stacks the tree's nodes again. Each
+    // distinct (thread, node) is interned in the profile once: the
+    // profile's own interning hashes every frame of every sample several
+    // times over, which was most of the export's time. Here a sample's
+    // stack is its node, looked up once in an id-hashed map with its
+    // thread, and a new one interns only the nodes its thread had not.
     let mut processes: IdMap<u64, ProcessHandle> = IdMap::default();
     // Per bind thread index: the profile's thread and its slot (the order it was added in).
     let mut threads: IdMap<u64, (ThreadHandle, u32)> = IdMap::default();
-    let mut nodes: IdMap<(u32, u32, u32), u32> = IdMap::default();
-    let mut handles: Vec<StackHandle> = Vec::new();
+    let mut handles: IdMap<(u32, NodeId), StackHandle> = IdMap::default();
+    let mut path: Vec<NodeId> = Vec::new();
     // Per thread slot: the nanoseconds of CPU time not yet in a delta.
     let mut carry: Vec<u64> = Vec::new();
     // Consecutive samples are mostly of the same thread.
     let mut last_thread: Option<(u64, ThreadHandle, u32)> = None;
     let mut t0: Option<u64> = None;
     let mut summary = FirefoxSummary::default();
-    let info = walk(file, opts, "a Firefox profile", progress, &mut |smp| {
+    let mut res = function_names.resolution(Detail::Function);
+    let info = walk(file, opts, "a Firefox profile", &mut tree, &mut res, progress, &mut |smp| {
         // Nanosecond clocks give the time; other clocks (TSC, sample
         // indices) have no known rate: the record index stands for ms.
         let at = match smp.time.filter(|_| clock_nanos) {
@@ -241,20 +248,25 @@ fn samples(
                 (h, slot)
             }
         };
-        let mut parent = u32::MAX;
-        for f in smp.frames.iter().rev() {
-            // Pass 1 saw every frame; one it did not (none) is left out, as before.
-            let Some(&id) = frame_id.get(f) else { continue };
-            let next = handles.len() as u32;
-            let node = *nodes.entry((slot, parent, id)).or_insert(next);
-            if node == next {
-                let up = (parent != u32::MAX).then(|| handles[parent as usize]);
-                let frame = p.intern_frame(thread, frame_info[id as usize].clone());
-                handles.push(p.intern_stack(thread, up, frame));
+        // Out to the first node this thread has, then back in.
+        path.clear();
+        let mut up = None;
+        for n in smp.tree.path(smp.stack) {
+            if let Some(&h) = handles.get(&(slot, n)) {
+                up = Some(h);
+                break;
             }
-            parent = node;
+            path.push(n);
         }
-        let stack = (parent != u32::MAX).then(|| handles[parent as usize]);
+        for &n in path.iter().rev() {
+            // Pass 1 saw every frame; one it did not (none) is left out, as before.
+            let Some(info) = frame_info.get(smp.tree.frame_id_of(n) as usize).cloned().flatten() else { continue };
+            let frame = p.intern_frame(thread, info);
+            let h = p.intern_stack(thread, up, frame);
+            handles.insert((slot, n), h);
+            up = Some(h);
+        }
+        let stack = up;
         // The profile keeps whole microseconds: each thread carries the
         // nanoseconds a delta leaves over into its next one, so that a
         // thread's deltas add up to its cputime (truncating each sample's

@@ -13,10 +13,9 @@
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let file = tbrw::Tb5File::open("../cli/tests/data/matrix/perf.tb5")?;
 //! let mut out = Vec::new();
-//! let profile = tbrw_export::pprof::write(&file, &ViewOptions::default(), &mut out, &mut std::io::sink(), &mut |_| {})?;
+//! let summary = tbrw_export::pprof::write(&file, &ViewOptions::default(), &mut out, &mut std::io::sink(), &mut |_| {})?;
 //! assert_eq!(&out[..2], &[0x1f, 0x8b], "gzip-compressed profile.proto");
-//! let samples: i64 = profile.sample.iter().map(|s| s.value[0]).sum();
-//! assert_eq!(samples, 987);
+//! assert_eq!(summary.samples, 987);
 //! # Ok(())
 //! # }
 //! ```

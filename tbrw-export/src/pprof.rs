@@ -2,20 +2,24 @@
 //! (`github.com/google/pprof/proto/profile.proto`), gzip-compressed. The
 //! message types are declared here with `prost`'s derive macros (no protoc
 //! at build time). Samples are aggregated per stack and label set (pid,
-//! tid, cpu), so the profile grows with distinct stacks, not samples. What
+//! tid, cpu), so the profile grows with distinct stacks, not samples, and
+//! written a field at a time as they are encoded, so the export holds no
+//! message per sample or location (`encode`). What
 //! `go tool pprof` shows of it is what `tbrw report` counts: the same
 //! functions (flat), threads, source lines (`-lines`, `-list`), the
 //! program named first, values and period in their units (docs/EXPORT.md).
 
 use std::collections::{BTreeSet, HashMap};
 use std::io::Write;
+use std::sync::Arc;
 
 use tbrw::Tb5File;
 
 use crate::error::ExportError;
 use tbrw_query::names;
-use tbrw_query::stacks::{stacks, Frame, Keep, Names, ViewOptions};
+use tbrw_query::stacks::{stacks, Detail, IdMap, Keep, Names, Stacks, ViewOptions};
 use tbrw_query::Weight;
+use tbrw_symbols::Symbolized;
 
 /// `Profile`.
 #[derive(Clone, PartialEq, prost::Message)]
@@ -326,51 +330,238 @@ fn main_module(modules: &[tbrw::Module], leaf_samples: &[u64]) -> Option<usize> 
     busiest(true).or_else(|| busiest(false))
 }
 
-/// The stream's profile. Warnings (modules without symbols) go to `warn`.
+/// What [`write()`] can be asked besides the view.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PprofOptions {
+    /// One location per module for the addresses of a module whose file
+    /// is not here (and for those in no module), rather than one per
+    /// address: a smaller profile, which `pprof -symbolize` can no longer
+    /// name (`--fold-unresolved`).
+    pub fold_unresolved: bool,
+}
+
+/// What a profile holds, as [`write()`] counts it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PprofSummary {
+    /// The samples (the sum of the first value of every `Sample`).
+    pub samples: i64,
+    /// The `Sample`s: distinct stacks and label sets.
+    pub stacks: usize,
+    /// The `Location`s.
+    pub locations: usize,
+    /// The `Function`s.
+    pub functions: usize,
+    /// The `Mapping`s.
+    pub mappings: usize,
+}
+
+/// The stream's profile, whole. Warnings (modules without symbols) go to `warn`.
 pub fn profile(
     file: &Tb5File,
     opts: &ViewOptions,
     warn: &mut dyn Write,
     progress: &mut dyn FnMut(u64),
 ) -> Result<Profile, ExportError> {
-    let st = stacks(file, opts, Keep { process: true, thread: true, cpu: true }, "pprof", progress)?;
-    let info = &st.info;
-    let mut strings = Strings::new();
-    let mut p = Profile::default();
-    let value_type = |s: &mut Strings, t: &str, u: &str| ValueType { r#type: s.get(t), unit: s.get(u) };
-    let totals = st.stacks.values().fold((0u64, 0u64), |(n, per), t| (n + t.samples, per + t.period));
-    let types = value_types(file, opts, info, totals)?;
-    for (t, u) in &types.types {
-        p.sample_type.push(value_type(&mut strings, t, u));
-    }
-    p.default_sample_type = p.sample_type.last().map_or(0, |v| v.r#type);
-    if let Some(((t, u), period)) = &types.period {
-        p.period_type = Some(value_type(&mut strings, t, u));
-        p.period = *period;
-    }
+    use prost::Message;
+    let mut bytes = Vec::new();
+    encode(file, opts, &PprofOptions::default(), &mut bytes, warn, progress)?;
+    Profile::decode(bytes.as_slice()).map_err(|e| ExportError::msg(format!("decoding the profile: {e}")))
+}
 
-    // Mappings: the modules, with what the collector noted about them.
+/// Writes the stream's profile, gzip-compressed.
+pub fn write(
+    file: &Tb5File,
+    opts: &ViewOptions,
+    out: &mut dyn Write,
+    warn: &mut dyn Write,
+    progress: &mut dyn FnMut(u64),
+) -> Result<PprofSummary, ExportError> {
+    write_with(file, opts, &PprofOptions::default(), out, warn, progress)
+}
+
+/// [`write()`] with the options of [`PprofOptions`].
+pub fn write_with(
+    file: &Tb5File,
+    opts: &ViewOptions,
+    popts: &PprofOptions,
+    out: &mut dyn Write,
+    warn: &mut dyn Write,
+    progress: &mut dyn FnMut(u64),
+) -> Result<PprofSummary, ExportError> {
+    let failed = |e: std::io::Error| ExportError::msg(format!("writing the profile: {e}"));
+    // The fastest level, as Go's runtime/pprof writes its profiles: the
+    // default level was half of a large export's time.
+    let gz = flate2::write::GzEncoder::new(out, flate2::Compression::fast());
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, gz);
+    let summary = encode(file, opts, popts, &mut w, warn, progress)?;
+    let gz = w.into_inner().map_err(|e| failed(e.into_error()))?;
+    gz.finish().map_err(failed)?;
+    Ok(summary)
+}
+
+/// One field of the `Profile` message: its key and its encoded value.
+fn field<M: prost::Message>(tag: u32, m: &M, scratch: &mut Vec<u8>, out: &mut dyn Write) -> std::io::Result<()> {
+    scratch.clear();
+    prost::encoding::message::encode(tag, m, scratch);
+    out.write_all(scratch)
+}
+
+/// Writes the stream's `Profile` message (not compressed) to `out`, a
+/// field at a time: profile.proto's fields may come in any order and a
+/// repeated field's elements one by one, so no `Sample` or `Location` is
+/// held, only the walk's stacks (its tree of nodes and distinct frames, a
+/// frame a location) and their totals, and the functions, mappings and
+/// strings. A location costs its distinct frame (16 bytes, and its index),
+/// not a message. The fields: the sample types, the samples, the
+/// locations, the mappings (once the locations said which have source
+/// lines), the functions, then the profile's scalars and its strings.
+fn encode(
+    file: &Tb5File,
+    opts: &ViewOptions,
+    popts: &PprofOptions,
+    out: &mut dyn Write,
+    warn: &mut dyn Write,
+    progress: &mut dyn FnMut(u64),
+) -> Result<PprofSummary, ExportError> {
+    let io = |e: std::io::Error| ExportError::msg(format!("writing the profile: {e}"));
+    let modules = tbrw_query::stream::modules(file)?;
+    // Function names and source lines: what the report by function and by line say.
+    let mut function_names = Names::with_lines(file, &modules, &opts.symbols)?;
+    let detail = if popts.fold_unresolved { Detail::Function } else { Detail::Address };
+    let keep = Keep { process: true, thread: true, cpu: true };
+    let st = stacks(file, opts, keep, &mut function_names.resolution(detail), "pprof", progress)?;
+    let mut strings = Strings::new();
+    let mut scratch = Vec::new();
+
+    let totals = st.iter().fold((0u64, 0u64), |(n, per), (_, t)| (n + t.samples, per + t.period));
+    let types = value_types(file, opts, &st.info, totals)?;
+    let mut default_sample_type = 0;
+    for (t, u) in &types.types {
+        let vt = ValueType { r#type: strings.get(t), unit: strings.get(u) };
+        default_sample_type = vt.r#type;
+        field(1, &vt, &mut scratch, out).map_err(io)?;
+    }
+    let samples = write_samples(&st, opts.query.weight, &mut strings, &mut scratch, out).map_err(io)?;
+    let (mut mappings, mapping_of) = mappings(file, &st, &mut strings)?;
+    let mut locations = Locations {
+        strings: &mut strings,
+        mappings: &mut mappings,
+        function_of: HashMap::new(),
+        functions: Vec::new(),
+        last: IdMap::default(),
+    };
+    locations.write(&st, &mapping_of, &mut function_names, &mut scratch, out, warn).map_err(io)?;
+    let functions = std::mem::take(&mut locations.functions);
+    function_names.write_warnings(warn);
+    for m in &mappings {
+        field(3, m, &mut scratch, out).map_err(io)?;
+    }
+    for f in &functions {
+        field(5, f, &mut scratch, out).map_err(io)?;
+    }
+    let tail = tail(file, opts, popts, &st.info, &types, default_sample_type, strings);
+    scratch.clear();
+    prost::Message::encode(&tail, &mut scratch).map_err(|e| ExportError::msg(format!("encoding the profile: {e}")))?;
+    out.write_all(&scratch).map_err(io)?;
+    Ok(PprofSummary {
+        samples,
+        stacks: st.len(),
+        locations: st.tree.frame_count(),
+        functions: functions.len(),
+        mappings: mappings.len(),
+    })
+}
+
+/// Writes a `Sample` per stack and label set: its locations (a frame's
+/// number + 1), values and labels. Returns the samples.
+fn write_samples(
+    st: &Stacks,
+    weight: Weight,
+    strings: &mut Strings,
+    scratch: &mut Vec<u8>,
+    out: &mut dyn Write,
+) -> std::io::Result<i64> {
+    let info = &st.info;
+    // Numeric labels carry a unit: pprof drops a numeric label that has
+    // neither a value nor a unit, so cpu 0 (pid 0, tid 0) would vanish.
+    // The unit is the key, the unit pprof itself assumes for a unitless
+    // key, so values print as plain numbers.
+    let pid_key = strings.get("pid");
+    let tid_key = strings.get("tid");
+    let cpu_key = strings.get("cpu");
+    let thread_key = strings.get("thread");
+    // Per label set, its labels.
+    let labels: Vec<Vec<Label>> = st
+        .labels
+        .iter()
+        .map(|l| {
+            let pid = info.processes.get(&l.process).map_or(0, |p| p.pid);
+            let thread = info.threads.get(&l.thread);
+            let mut label = vec![
+                Label { key: pid_key, str: 0, num: i64::from(pid), num_unit: pid_key },
+                Label { key: tid_key, str: 0, num: i64::from(thread.map_or(0, |t| t.tid)), num_unit: tid_key },
+            ];
+            if let Some(name) = thread.and_then(|t| t.name.as_deref()) {
+                let v = strings.get(name);
+                label.push(Label { key: thread_key, str: v, num: 0, num_unit: 0 });
+            }
+            if let Some(c) = l.cpu {
+                label.push(Label { key: cpu_key, str: 0, num: i64::from(c), num_unit: cpu_key });
+            }
+            label
+        })
+        .collect();
+    let mut sample = Sample::default();
+    let mut samples = 0;
+    for ((set, stack), totals) in st.iter() {
+        sample.location_id.clear();
+        sample.location_id.extend(st.tree.path(stack).map(|n| u64::from(st.tree.frame_id_of(n)) + 1));
+        sample.label.clone_from(&labels[set as usize]);
+        sample.value.clear();
+        sample.value.push(totals.samples as i64);
+        match weight {
+            Weight::Samples => {}
+            Weight::Energy => sample.value.push((totals.weight * 1e9).round() as i64),
+            Weight::Cputime => sample.value.push(totals.weight.round() as i64),
+        }
+        if info.has_period {
+            sample.value.push(totals.period as i64);
+        }
+        samples += totals.samples as i64;
+        field(2, &sample, scratch, out)?;
+    }
+    Ok(samples)
+}
+
+/// The mappings: the modules the frames are in, with what the collector
+/// noted about them; the program first. And per module record, its
+/// mapping's index.
+fn mappings(
+    file: &Tb5File,
+    st: &Stacks,
+    strings: &mut Strings,
+) -> Result<(Vec<Mapping>, HashMap<u64, usize>), ExportError> {
+    let info = &st.info;
     let notes = match file.user_defined_global()? {
         Some(b) => tbrw_import::module_notes::decode(&String::from_utf8_lossy(b)),
         None => HashMap::new(),
     };
-    // Function names and source lines: what the report by function and by line say.
-    let mut function_names = Names::with_lines(file, &info.modules, &opts.symbols)?;
     let mut used: Vec<bool> = vec![false; info.modules.len()];
-    let mut leaf_samples: Vec<u64> = vec![0; info.modules.len()];
-    for (k, t) in &st.stacks {
-        for f in k.frames.iter() {
-            if let Some(u) = f.module.and_then(|m| used.get_mut(m as usize)) {
-                *u = true;
-            }
+    for id in 0..st.tree.frame_count() as u32 {
+        if let Some(u) = st.tree.frame(id).module.and_then(|m| used.get_mut(m as usize)) {
+            *u = true;
         }
-        if let Some(n) = k.frames.first().and_then(|f| f.module).and_then(|m| leaf_samples.get_mut(m as usize)) {
+    }
+    let mut leaf_samples: Vec<u64> = vec![0; info.modules.len()];
+    for ((_, leaf), t) in st.iter() {
+        if let Some(n) = st.tree.node_frame(leaf).module.and_then(|m| leaf_samples.get_mut(m as usize)) {
             *n += t.samples;
         }
     }
     let first = main_module(&info.modules, &leaf_samples);
     let order = first.into_iter().chain((0..info.modules.len()).filter(|&i| Some(i) != first));
-    let mut mapping_of: HashMap<u64, u64> = HashMap::new();
+    let mut mapping_of: HashMap<u64, usize> = HashMap::new();
+    let mut mappings: Vec<Mapping> = Vec::new();
     for i in order {
         if !used[i] {
             continue;
@@ -379,10 +570,9 @@ pub fn profile(
         let note = notes.get(&(i as u64));
         let file_name = m.path.clone().unwrap_or_else(|| names::module_label(m));
         let build_id = note.and_then(|n| n.build_id.as_deref()).map(tbrw_import::module_notes::hex).unwrap_or_default();
-        let id = p.mapping.len() as u64 + 1;
-        mapping_of.insert(i as u64, id);
-        p.mapping.push(Mapping {
-            id,
+        mapping_of.insert(i as u64, mappings.len());
+        mappings.push(Mapping {
+            id: mappings.len() as u64 + 1,
             memory_start: m.load_address,
             memory_limit: m.load_address.saturating_add(m.length),
             file_offset: note.and_then(|n| n.offset).unwrap_or(0),
@@ -398,93 +588,115 @@ pub fn profile(
             has_inline_frames: false,
         });
     }
+    Ok((mappings, mapping_of))
+}
 
-    // Locations and functions, in a stable order.
-    let mut keys: Vec<_> = st.stacks.iter().collect();
-    keys.sort_by(|a, b| a.0.cmp(b.0));
-    let mut location_of: HashMap<Frame, u64> = HashMap::new();
-    // Per (name, mapping file, source file): a function.
-    let mut function_of: HashMap<(String, i64, i64), u64> = HashMap::new();
-    // Numeric labels carry a unit: pprof drops a numeric label that has
-    // neither a value nor a unit, so cpu 0 (pid 0, tid 0) would vanish.
-    // The unit is the key, the unit pprof itself assumes for a unitless
-    // key, so values print as plain numbers.
-    let pid_key = strings.get("pid");
-    let tid_key = strings.get("tid");
-    let cpu_key = strings.get("cpu");
-    let thread_key = strings.get("thread");
-    for (key, totals) in keys {
-        let mut ids = Vec::with_capacity(key.frames.len());
-        for f in key.frames.iter() {
-            let id = match location_of.get(f) {
-                Some(&id) => id,
-                None => {
-                    let id = p.location.len() as u64 + 1;
-                    let mapping_id = f.module.and_then(|m| mapping_of.get(&m).copied()).unwrap_or(0);
-                    // Every location has a function: its name, or the one
-                    // spelling of an unknown one (`[liba.so]`, `[unknown]`).
-                    let module = f.module.and_then(|m| info.modules.get(m as usize));
-                    let named = function_names.lookup(*f, warn);
-                    let func: String = match &named.function {
-                        Some(n) => n.to_string(),
-                        None => names::unknown_function(module.map(names::module_label).as_deref()),
-                    };
-                    let (source, line_no) = match &named.location {
-                        Some(l) => (strings.get(&l.file), l.line.map_or(0, i64::from)),
-                        None => (0, 0),
-                    };
-                    let mapping = mapping_id.checked_sub(1).and_then(|i| p.mapping.get_mut(i as usize));
-                    let filename = mapping.as_ref().map_or(0, |m| m.filename);
-                    if let (Some(m), true) = (mapping, source != 0) {
-                        m.has_filenames = true;
-                        m.has_line_numbers |= line_no != 0;
-                    }
-                    let n = function_of.len() as u64 + 1;
-                    let fid = *function_of.entry((func.clone(), filename, source)).or_insert(n);
-                    if fid == n {
-                        let name = strings.get(&func);
-                        p.function.push(Function { id: fid, name, system_name: name, filename: source, start_line: 0 });
-                    }
-                    // One line: the address's own (inlined code counts for
-                    // the function it was compiled into, as in the report).
-                    let line = vec![Line { function_id: fid, line: line_no, column: 0 }];
-                    p.location.push(Location { id, mapping_id, address: f.pc, line, is_folded: false });
-                    location_of.insert(*f, id);
-                    id
-                }
-            };
-            ids.push(id);
+/// The locations as they are written: their functions, per (name, mapping
+/// file, source file), and the mappings they say have source lines.
+struct Locations<'a> {
+    strings: &'a mut Strings,
+    mappings: &'a mut Vec<Mapping>,
+    function_of: HashMap<(String, i64, i64), u64>,
+    functions: Vec<Function>,
+    /// Per module record, the last symbolizer result and the function and
+    /// line it gave: every address of a module whose file is not here has
+    /// the same result, found once.
+    last: IdMap<Option<u64>, Known>,
+}
+
+impl Locations<'_> {
+    /// Writes a `Location` per distinct frame, in the order first met.
+    fn write(
+        &mut self,
+        st: &Stacks,
+        mapping_of: &HashMap<u64, usize>,
+        function_names: &mut Names,
+        scratch: &mut Vec<u8>,
+        out: &mut dyn Write,
+        warn: &mut dyn Write,
+    ) -> std::io::Result<()> {
+        for id in 0..st.tree.frame_count() as u32 {
+            let f = st.tree.frame(id);
+            let mapping = f.module.and_then(|m| mapping_of.get(&m).copied());
+            let (fid, line_no) = self.function(f, mapping, &st.info, function_names, warn);
+            // One line: the address's own (inlined code counts for the
+            // function it was compiled into, as in the report).
+            let line = vec![Line { function_id: fid, line: line_no, column: 0 }];
+            let mapping_id = mapping.map_or(0, |i| i as u64 + 1);
+            let loc = Location { id: u64::from(id) + 1, mapping_id, address: f.pc, line, is_folded: false };
+            field(4, &loc, scratch, out)?;
         }
-        let pid = info.processes.get(&key.process).map_or(0, |p| p.pid);
-        let thread = info.threads.get(&key.thread).cloned().unwrap_or_default();
-        let mut label = vec![
-            Label { key: pid_key, str: 0, num: i64::from(pid), num_unit: pid_key },
-            Label { key: tid_key, str: 0, num: i64::from(thread.tid), num_unit: tid_key },
-        ];
-        if let Some(name) = &thread.name {
-            let v = strings.get(name);
-            label.push(Label { key: thread_key, str: v, num: 0, num_unit: 0 });
+        Ok(())
+    }
+
+    /// The function and source line of frame `f` (in mapping `mapping`).
+    fn function(
+        &mut self,
+        f: tbrw_query::stacks::Frame,
+        mapping: Option<usize>,
+        info: &tbrw_query::stacks::WalkInfo,
+        function_names: &mut Names,
+        warn: &mut dyn Write,
+    ) -> (u64, i64) {
+        let uniform = function_names.uniform(f.module);
+        if let Some(&(_, fid, line)) = self.last.get(&f.module).filter(|_| uniform) {
+            return (fid, line);
         }
-        if let Some(c) = key.cpu {
-            label.push(Label { key: cpu_key, str: 0, num: i64::from(c), num_unit: cpu_key });
+        let s = function_names.symbolized(f, warn);
+        if let (Some(s), Some((Some(was), fid, line))) = (&s, self.last.get(&f.module)) {
+            if Arc::ptr_eq(s, was) {
+                return (*fid, *line);
+            }
         }
-        let mut value = vec![totals.samples as i64];
-        match opts.query.weight {
-            Weight::Samples => {}
-            Weight::Energy => value.push((totals.weight * 1e9).round() as i64),
-            Weight::Cputime => value.push(totals.weight.round() as i64),
+        // Every location has a function: its name, or the one spelling of
+        // an unknown one (`[liba.so]`, `[unknown]`).
+        let module = f.module.and_then(|m| info.modules.get(m as usize));
+        let named = s.as_deref().map(|s| function_names.named(s)).unwrap_or_default();
+        let func: String = match &named.function {
+            Some(n) => n.to_string(),
+            None => names::unknown_function(module.map(names::module_label).as_deref()),
+        };
+        let (source, line_no) = match &named.location {
+            Some(l) => (self.strings.get(&l.file), l.line.map_or(0, i64::from)),
+            None => (0, 0),
+        };
+        let filename = mapping.map_or(0, |i| self.mappings[i].filename);
+        if let (Some(i), true) = (mapping, source != 0) {
+            self.mappings[i].has_filenames = true;
+            self.mappings[i].has_line_numbers |= line_no != 0;
         }
-        if info.has_period {
-            value.push(totals.period as i64);
+        let n = self.functions.len() as u64 + 1;
+        let fid = *self.function_of.entry((func.clone(), filename, source)).or_insert(n);
+        if fid == n {
+            let name = self.strings.get(&func);
+            self.functions.push(Function { id: fid, name, system_name: name, filename: source, start_line: 0 });
         }
-        p.sample.push(Sample { location_id: ids, value, label });
+        self.last.insert(f.module, (s, fid, line_no));
+        (fid, line_no)
+    }
+}
+
+/// The profile's own fields and its strings (all of them known now).
+fn tail(
+    file: &Tb5File,
+    opts: &ViewOptions,
+    popts: &PprofOptions,
+    info: &tbrw_query::stacks::WalkInfo,
+    types: &ValueTypes,
+    default_sample_type: i64,
+    mut strings: Strings,
+) -> Profile {
+    let mut tail = Profile { default_sample_type, ..Profile::default() };
+    if let Some(((t, u), period)) = &types.period {
+        tail.period_type = Some(ValueType { r#type: strings.get(t), unit: strings.get(u) });
+        tail.period = *period;
     }
     if let (Some(tf), Some((a, z))) = (&info.time, info.time_range) {
         if tf.nanos {
             if tf.realtime {
-                p.time_nanos = a as i64;
+                tail.time_nanos = a as i64;
             }
-            p.duration_nanos = (z - a) as i64;
+            tail.duration_nanos = (z - a) as i64;
         }
     }
     // The file's name, not the path it was read from: the same file gives
@@ -492,30 +704,16 @@ pub fn profile(
     let name =
         file.path().file_name().map_or_else(|| file.path().display().to_string(), |f| f.to_string_lossy().into());
     let comment = format!("{name}, stream {}", opts.query.stream);
-    let c = strings.get(&comment);
-    p.comment.push(c);
+    tail.comment.push(strings.get(&comment));
     if let Some(m) = info.chains {
-        let c = strings.get(&format!("call chains from stream {m}"));
-        p.comment.push(c);
+        tail.comment.push(strings.get(&format!("call chains from stream {m}")));
     }
-    p.string_table = strings.table;
-    Ok(p)
+    if popts.fold_unresolved {
+        tail.comment.push(strings.get("addresses of modules whose files were not found folded into one per module"));
+    }
+    tail.string_table = strings.table;
+    tail
 }
 
-/// Writes the stream's profile, gzip-compressed; returns it too.
-pub fn write(
-    file: &Tb5File,
-    opts: &ViewOptions,
-    out: &mut dyn Write,
-    warn: &mut dyn Write,
-    progress: &mut dyn FnMut(u64),
-) -> Result<Profile, ExportError> {
-    use prost::Message;
-    let p = profile(file, opts, warn, progress)?;
-    let bytes = p.encode_to_vec();
-    let mut gz = flate2::write::GzEncoder::new(out, flate2::Compression::default());
-    gz.write_all(&bytes)
-        .and_then(|()| gz.finish().map(drop))
-        .map_err(|e| ExportError::msg(format!("writing the profile: {e}")))?;
-    Ok(p)
-}
+/// A module's last symbolizer result, and the function and line it gave.
+type Known = (Option<Arc<Symbolized>>, u64, i64);

@@ -18,7 +18,7 @@ use crate::disasm::{self, NoCode};
 use crate::error::QueryError;
 use crate::file_symbols::{FileSymbols, SymbolOptions};
 use crate::query::Query;
-use crate::report::functions::{count, function_at};
+use crate::report::functions::{function_at, RawKey, Samples};
 use crate::report::percent;
 
 /// A source line of the function.
@@ -161,12 +161,23 @@ pub fn annotate(
     warn: &mut dyn Write,
     progress: &mut dyn FnMut(u64),
 ) -> Result<Vec<Annotation>, QueryError> {
-    let counted = count(file, query, false, false, progress)?;
-    let mut syms = FileSymbols::new(file, &counted.modules, &opts.symbols)?;
-    // Per module label, in address order already (see `Counted::counts`).
+    let samples = Samples::new(file, query)?;
+    let modules = samples.walk.modules().to_vec();
+    let (counts, total) = samples.count_packed(progress)?;
+    let mut syms = FileSymbols::new(file, &modules, &opts.symbols)?.verbose(opts.symbols.verbose);
+    // Per module label, in address order already (see `Samples::count_packed`).
     let mut found: BTreeMap<Option<String>, Found> = BTreeMap::new();
-    for (k, &n) in counted.counts.iter().map(|(k, n)| (k, n)) {
-        let s = syms.symbolize(k.module, k.pc, warn);
+    // A module whose file cannot be used names no function: its addresses
+    // are passed over without a lookup each (asked once per module).
+    let mut uniform: Vec<Option<bool>> = vec![None; modules.len()];
+    for c in &counts {
+        let (k, n) = (RawKey { process: 0, thread: 0, module: c.module(), pc: c.pc }, c.samples);
+        let Some(m) = k.module.and_then(|m| usize::try_from(m).ok()).filter(|&m| m < modules.len()) else { continue };
+        if *uniform[m].get_or_insert_with(|| syms.uniform(m as u64)) {
+            syms.note_used(k.module, warn);
+            continue;
+        }
+        let s = syms.symbolize_once(k.module, k.pc, warn);
         let Some(f) = s.function.as_deref().filter(|f| same_function(f, name)) else { continue };
         let entry = found.entry(s.module.as_deref().map(str::to_owned)).or_insert_with(|| Found {
             function: f.to_owned(),
@@ -188,10 +199,11 @@ pub fn annotate(
                 entry.start.get_or_insert(v.wrapping_sub(off));
             }
         }
-        let module = k.module.and_then(|m| counted.modules.get(m as usize));
+        let module = k.module.and_then(|m| modules.get(m as usize));
         entry.addresses.entry((s.vaddr, k.pc)).or_insert_with(|| (function_at(&s, module), 0)).1 += n;
         entry.samples += n;
     }
+    syms.write_warnings(warn);
     if found.is_empty() {
         return Err(QueryError::msg(format!(
             "{}: no sample of stream {} is in a function named {name:?}",
@@ -260,7 +272,7 @@ pub fn annotate(
             function: f.function,
             module,
             samples: f.samples,
-            total: counted.total,
+            total,
             view,
             lines: annotated,
             addresses,
@@ -270,6 +282,7 @@ pub fn annotate(
             sources_missing: missing,
         });
     }
+    syms.write_warnings(warn);
     Ok(out)
 }
 

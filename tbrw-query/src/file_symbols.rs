@@ -1,9 +1,12 @@
 //! A TB5 file's modules handed to the symbolizer (`tbrw-symbols`): the
 //! command line's symbol options, which [`Mapping`] each module record gets
 //! (the rule, [`mapping_rule`], is documented in docs/SYMBOLS.md, "In the
-//! reports"), and one warning per module file that cannot be symbolized.
-//! Reports (`crate::report::functions`) and `tbrw annotate` go through it;
-//! it imports no report.
+//! reports"), which modules' addresses all name alike (their files cannot
+//! be used: [`FileSymbols::uniform`]), and the warnings about module files
+//! that cannot be symbolized: noted as they are met and written at the
+//! end, one line per kind ("10,000 modules' files not found, e.g. ..."),
+//! or one per module with `--verbose`. Reports (`crate::report::functions`)
+//! and `tbrw annotate` go through it; it imports no report.
 
 use std::collections::{HashMap, HashSet};
 use std::io::Write;
@@ -41,6 +44,25 @@ pub struct SymbolOptions {
     /// ([`tbrw_symbols::JitMaps::trust`]); default: only this user's or
     /// root's regular files, as perf.
     pub trust_jit_maps: bool,
+    /// One warning per module whose file cannot be symbolized, not one
+    /// line per kind (`--verbose`).
+    pub verbose: bool,
+    /// How function names are demangled (`--demangle`).
+    pub demangle: Demangle,
+}
+
+/// How function names are demangled, in every report and export.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Demangle {
+    /// As perf report shows them: C++ functions without their parameters
+    /// and return type (`Accum<32ul>::sum`), Rust without the hash.
+    #[default]
+    Short,
+    /// With the whole C++ signature, as `c++filt` prints it
+    /// (`Accum<32ul>::sum(unsigned long)`).
+    Full,
+    /// As the symbol tables spell them (perf's `--no-demangle`).
+    None,
 }
 
 impl SymbolOptions {
@@ -55,6 +77,8 @@ impl SymbolOptions {
             search_paths: self.search_paths.clone(),
             kernel: self.kallsyms.clone().map_or(KernelSymbols::Proc, KernelSymbols::File),
             jit_maps: JitMaps { trust: self.trust_jit_maps, ..JitMaps::default() },
+            demangle: self.demangle != Demangle::None,
+            signatures: self.demangle == Demangle::Full,
             ..Config::default()
         }
     }
@@ -125,6 +149,16 @@ pub struct FileSymbols {
     checked: HashSet<String>,
     /// Per module record, whether its label was checked (no string hash per address).
     warned: Vec<bool>,
+    /// The module files that cannot be symbolized, per kind of reason
+    /// (in the order first met): label and reason.
+    unusable_files: Vec<(&'static str, Vec<(String, String)>)>,
+    /// Why stored symbols could not be used, when said.
+    stored_said: Option<String>,
+    /// What was left out of module files that are used (a perf map cut at
+    /// its bound, a section past its size bound), in the order met.
+    partial_files: Vec<String>,
+    /// A line per module file, not per kind.
+    verbose: bool,
 }
 
 impl FileSymbols {
@@ -177,12 +211,31 @@ impl FileSymbols {
             Err(e) => Some(e.to_string()),
         };
         let unusable = "its samples are reported unresolved";
-        Ok(FileSymbols { symbolizer, stored_problem, unusable, modules, checked: HashSet::new(), warned })
+        Ok(FileSymbols {
+            symbolizer,
+            stored_problem,
+            unusable,
+            modules,
+            checked: HashSet::new(),
+            warned,
+            unusable_files: Vec::new(),
+            stored_said: None,
+            partial_files: Vec::new(),
+            verbose: false,
+        })
+    }
+
+    /// The same, writing a warning line per module file that cannot be
+    /// symbolized rather than one per kind when `verbose`.
+    pub fn verbose(self, verbose: bool) -> FileSymbols {
+        FileSymbols { verbose, ..self }
     }
 
     /// Symbolizes `pc` of module record `module` (`None`: no module covers
-    /// it). The first time a module's file is used, a warning goes to `warn`
-    /// when it cannot be symbolized (never an error).
+    /// it). The first time a module's file is used, it is noted for
+    /// [`FileSymbols::write_warnings`] when it cannot be symbolized (never
+    /// an error). `warn` is kept for callers' symmetry: nothing is written
+    /// before `write_warnings`.
     pub fn symbolize(&mut self, module: Option<u64>, pc: u64, warn: &mut dyn Write) -> Arc<Symbolized> {
         match self.module_id(module, warn) {
             Some(id) => self.symbolizer.symbolize(id, pc),
@@ -190,16 +243,36 @@ impl FileSymbols {
         }
     }
 
-    /// The symbolizer's id of a module record, with the warning the first
-    /// time its file cannot be used.
-    /// What the one warning per module whose file cannot be used says it
+    /// [`FileSymbols::symbolize`] without keeping the result in the
+    /// symbolizer's cache: for callers that ask each distinct address once
+    /// (reports by address), so that they hold nothing per address.
+    pub fn symbolize_once(&mut self, module: Option<u64>, pc: u64, warn: &mut dyn Write) -> Arc<Symbolized> {
+        match self.module_id(module, warn) {
+            Some(id) => self.symbolizer.symbolize_uncached(id, pc),
+            None => self.symbolizer.unmapped(),
+        }
+    }
+
+    /// Whether every address of module record `module` symbolizes alike:
+    /// its file (or stored symbols, or kallsyms for the kernel) cannot be
+    /// used here, so each of its addresses is the module's one unknown
+    /// function. Reads the module's files now; no warning. `false` for a
+    /// record not in the file.
+    pub fn uniform(&mut self, module: u64) -> bool {
+        let Some((id, _)) = usize::try_from(module).ok().and_then(|m| self.modules.get(m)) else { return false };
+        self.symbolizer.uniform(*id).is_some()
+    }
+
+    /// What the warning about a module whose file cannot be used says it
     /// means (default: "its samples are reported unresolved").
     pub fn set_unusable_note(&mut self, note: &'static str) {
         self.unusable = note;
     }
 
-    /// Warns on `warn`, once per module, when `module`'s file cannot be
-    /// symbolized: for samples counted through [`FileSymbols::function_index`].
+    /// Notes for [`FileSymbols::write_warnings`], once per module file,
+    /// when `module`'s file cannot be symbolized: for samples counted
+    /// through [`FileSymbols::function_index`] (and for the stored symbols'
+    /// problem, if any).
     pub fn note_used(&mut self, module: Option<u64>, warn: &mut dyn Write) {
         self.module_id(module, warn);
     }
@@ -238,12 +311,9 @@ impl FileSymbols {
         self.symbolizer.symbol_name(symbol)
     }
 
-    /// Labels, paths and reasons come from files: escaped
-    /// ([`tbrw::text`]). A failed write of a warning must not stop the
-    /// report.
-    fn module_id(&mut self, module: Option<u64>, warn: &mut dyn Write) -> Option<ModuleId> {
+    fn module_id(&mut self, module: Option<u64>, _warn: &mut dyn Write) -> Option<ModuleId> {
         if let Some(why) = self.stored_problem.take() {
-            let _ = writeln!(warn, "tbrw: warning: {}; they are not used", Escaped(&why));
+            self.stored_said = Some(why);
         }
         let i = usize::try_from(module?).ok()?;
         let (id, label) = self.modules.get(i)?;
@@ -251,15 +321,19 @@ impl FileSymbols {
             if !self.checked.contains(label) {
                 match self.symbolizer.module_info(*id) {
                     Err(why) => {
-                        let why = why.to_string();
-                        let _ =
-                            writeln!(warn, "tbrw: warning: {}: {}; {}", Escaped(label), Escaped(&why), self.unusable);
+                        let kind = why.summary();
+                        let at = match self.unusable_files.iter().position(|(k, _)| *k == kind) {
+                            Some(at) => at,
+                            None => {
+                                self.unusable_files.push((kind, Vec::new()));
+                                self.unusable_files.len() - 1
+                            }
+                        };
+                        self.unusable_files[at].1.push((label.clone(), why.to_string()));
                     }
-                    Ok(info) => {
-                        for w in info.warnings {
-                            let _ = writeln!(warn, "tbrw: warning: {}", Escaped(&w.to_string()));
-                        }
-                    }
+                    // Parts of a usable file that were left out (a perf map
+                    // cut at its bound, a section past its size bound).
+                    Ok(info) => self.partial_files.extend(info.warnings.iter().map(|w| w.to_string())),
                 }
                 self.checked.insert(label.clone());
             }
@@ -267,6 +341,73 @@ impl FileSymbols {
         }
         Some(*id)
     }
+
+    /// Writes the warnings noted so far, and forgets them: stored symbols
+    /// that could not be read; then per kind of reason a module file
+    /// cannot be symbolized (file not found, another build, ...) one line,
+    /// naming the file and why when it is the only one of its kind, else
+    /// how many and the first few (`10,000 modules' files not found, e.g.
+    /// libN.so, ...; --symfs or --search-path to point at them; --verbose
+    /// lists them`); with [`FileSymbols::verbose`], a line per file. A
+    /// failed write of a warning does not stop the caller.
+    pub fn write_warnings(&mut self, warn: &mut dyn Write) {
+        // Labels, paths and reasons come from files: escaped ([`tbrw::text`]).
+        if let Some(why) = self.stored_said.take() {
+            let _ = writeln!(warn, "tbrw: warning: {}; they are not used", Escaped(&why));
+        }
+        for (kind, mut files) in std::mem::take(&mut self.unusable_files) {
+            files.sort();
+            if self.verbose || files.len() == 1 {
+                for (label, why) in &files {
+                    let _ = writeln!(warn, "tbrw: warning: {}: {}; {}", Escaped(label), Escaped(why), self.unusable);
+                }
+                continue;
+            }
+            let _ = writeln!(warn, "tbrw: warning: {}", Escaped(&summary(kind, &files, self.unusable)));
+        }
+        for note in std::mem::take(&mut self.partial_files) {
+            let _ = writeln!(warn, "tbrw: warning: {}", Escaped(&note));
+        }
+    }
+}
+
+/// Module files named in a summary line, at most.
+const NAMED: usize = 3;
+
+/// The one line of [`FileSymbols::write_warnings`] for `files` (two or
+/// more) that cannot be symbolized for the reason `kind`.
+fn summary(kind: &str, files: &[(String, String)], unusable: &str) -> String {
+    let n = thousands(files.len());
+    let names: Vec<String> = files.iter().take(NAMED).map(|(l, _)| base_name(l).to_owned()).collect();
+    let more = if files.len() > NAMED { ", ..." } else { "" };
+    let named = format!("e.g. {}{more}", names.join(", "));
+    match kind {
+        "file not found" => format!(
+            "{n} modules' files not found, {named}; --symfs or --search-path to point at them; --verbose lists them"
+        ),
+        "build id mismatch" => format!(
+            "{n} modules' files here are other builds than the profile's, {named}; --symfs or --debug-dir to point at the profiled ones; --verbose lists them"
+        ),
+        _ => format!("{n} modules' files: {kind}, {named}; {unusable}; --verbose lists them"),
+    }
+}
+
+/// A path's last part (the whole label when it has no `/`).
+fn base_name(label: &str) -> &str {
+    label.rsplit('/').next().filter(|b| !b.is_empty()).unwrap_or(label)
+}
+
+/// `n` with a comma every three digits (`10,000`).
+fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// Function-symbol lookups by module record, shared by threads (see

@@ -100,6 +100,9 @@ pub struct Walk<'f> {
     cpu_weigher: Option<Weigher>,
     /// The file's thread table, for the names of unbound threads.
     threads: Vec<Tid<StringId>>,
+    /// The file's named process creation records, by pid then time: the
+    /// names of the bind's processes ([`Walk::process`]).
+    process_records: Vec<Pid<StringId>>,
     /// The records a pass reads ([`Walk::span`]).
     span: Range<u64>,
     /// Whether `span` was found by binary search on the records' times
@@ -174,9 +177,17 @@ impl<'f> Walk<'f> {
                 });
             }
         }
-        let threads = match file.processes()? {
-            Some(pt) if direct_tid => pt.tids().collect(),
-            _ => Vec::new(),
+        let (threads, process_records) = match file.processes()? {
+            Some(pt) => {
+                let threads = if direct_tid { pt.tids().collect() } else { Vec::new() };
+                let mut named: Vec<Pid<StringId>> = pt
+                    .pids()
+                    .filter(|p| !p.flags.contains(PidTidFlags::DESTROYED) && p.name != StringId::NONE)
+                    .collect();
+                named.sort_by_key(|p| (p.id, p.event_when));
+                (threads, named)
+            }
+            None => (Vec::new(), Vec::new()),
         };
         let all = 0..data.len();
         let seek = query.filters.time.filter(|_| !weigher.needs_history());
@@ -196,6 +207,7 @@ impl<'f> Walk<'f> {
             weigher,
             cpu_weigher: None,
             threads,
+            process_records,
             span,
             seeks,
         })
@@ -426,10 +438,25 @@ impl<'f> Walk<'f> {
         }
     }
 
-    /// Process `index` of the bind.
+    /// Process `index` of the bind, named as perf names a process: by its
+    /// `comm`, the name the file's process records give its pid when the
+    /// process began (the latest record at or before its start, else the
+    /// pid's first), and only without one by its executable's file name
+    /// (the bind's), so a script run by `/bin/sh` is `loop.sh`, not `dash`.
     pub fn process(&self, index: u64) -> ProcessName {
         let p = self.bind_view().and_then(|v| v.process(index)).unwrap_or_default();
-        ProcessName { pid: p.id, name: self.string(p.name) }
+        let start = if p.flags.contains(PidTidFlags::WHEN_TSC) { p.event_when } else { 0 };
+        let name = self.recorded_process_name(p.id, start).or_else(|| self.string(p.name));
+        ProcessName { pid: p.id, name }
+    }
+
+    /// The name of process `pid` begun at `start` in the file's process records.
+    fn recorded_process_name(&self, pid: u32, start: u64) -> Option<String> {
+        let from = self.process_records.partition_point(|r| r.id < pid);
+        let to = self.process_records.partition_point(|r| r.id <= pid);
+        let records = &self.process_records[from..to];
+        let record = records.iter().rev().find(|r| r.event_when <= start).or(records.first())?;
+        self.string(record.name)
     }
 
     /// Thread `index` of the bind.

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use gimli::{EndianReader, RunTimeEndian, SectionId};
 use object::{Object, ObjectSection};
 
-use crate::demangle::demangle;
+use crate::demangle::{shown, Names};
 use crate::elf::{Bytes, ElfFile};
 use crate::frame::{Frame, SourceLocation};
 use crate::sections::{section_data, SectionData};
@@ -66,19 +66,17 @@ impl Dwarf {
 
     /// The inline chain at `vaddr`, innermost first; empty when DWARF does
     /// not cover the address.
-    pub(crate) fn frames(&mut self, vaddr: u64, demangle_names: bool) -> Vec<Frame> {
+    pub(crate) fn frames(&mut self, vaddr: u64, names: Names) -> Vec<Frame> {
         let mut out = Vec::new();
         let Ok(mut iter) = self.ctx.find_frames(vaddr).skip_all_loads() else { return out };
         // A corrupt chain could in principle be long: cap it.
         while out.len() < 256 {
             let Ok(Some(frame)) = iter.next() else { break };
-            let function = frame.function.as_ref().and_then(|f| f.raw_name().ok()).map(|raw| {
-                intern(
-                    &mut self.names,
-                    &raw,
-                    |raw| if demangle_names { Arc::from(demangle(raw)) } else { Arc::from(raw) },
-                )
-            });
+            let function = frame
+                .function
+                .as_ref()
+                .and_then(|f| f.raw_name().ok())
+                .map(|raw| intern(&mut self.names, &raw, |raw| Arc::from(shown(raw, names))));
             let location = frame.location.and_then(|l| {
                 let file = intern(&mut self.files, l.file?, |f| Arc::from(f));
                 Some(SourceLocation { file, line: l.line, column: l.column })

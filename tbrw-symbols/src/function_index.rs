@@ -41,8 +41,10 @@ pub(crate) const JUMP_GRANULES: u64 = 1 << 22;
 
 pub(crate) enum IndexedModule {
     NotIndexed,
-    /// The kernel, or a file that could not be used or has no symbols.
+    /// The kernel, or a file with no function symbols.
     NoSymbols,
+    /// A file that cannot be used here: every address symbolizes alike.
+    Uniform,
     User {
         file: u32,
         mapping: Mapping,
@@ -76,6 +78,7 @@ impl FunctionIndex {
                 _ => Lookup::NoSymbol,
             },
             Some(IndexedModule::NoSymbols) => Lookup::NoSymbol,
+            Some(IndexedModule::Uniform) => Lookup::Uniform,
             Some(IndexedModule::NotIndexed) | None => Lookup::NotIndexed,
         })
     }
@@ -92,17 +95,26 @@ pub struct ModuleIndex<'a>(Lookup<'a>);
 enum Lookup<'a> {
     User { file: u32, f: &'a IndexedFile, mapping: &'a Mapping, code: Option<CodeSpan> },
     NoSymbol,
+    Uniform,
     NotIndexed,
 }
 
 impl ModuleIndex<'_> {
+    /// Whether every address of the module symbolizes alike (its file
+    /// cannot be used here: [`crate::Symbolizer::uniform`]), so that a
+    /// count by function needs no more than one entry for all of them.
+    #[inline]
+    pub fn is_uniform(&self) -> bool {
+        matches!(self.0, Lookup::Uniform)
+    }
+
     /// The function symbol holding address `pc` of the module: what
     /// [`FunctionIndex::function_symbol`] gives.
     #[inline]
     pub fn function_symbol(&self, pc: u64, recent: &mut RecentSymbols) -> IndexedSymbol {
         let (file, f, mapping, code) = match self.0 {
             Lookup::User { file, f, mapping, code } => (file, f, mapping, code),
-            Lookup::NoSymbol => return IndexedSymbol::NoSymbol,
+            Lookup::NoSymbol | Lookup::Uniform => return IndexedSymbol::NoSymbol,
             Lookup::NotIndexed => return IndexedSymbol::NotIndexed,
         };
         let Some(vaddr) = code.and_then(|c| c.vaddr(pc)).or_else(|| mapping.to_vaddr(pc, &f.layout)) else {

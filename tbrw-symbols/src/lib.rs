@@ -103,6 +103,7 @@ mod find;
 mod frame;
 mod function_index;
 mod ids;
+pub mod image;
 mod kallsyms;
 mod mapping;
 pub mod perf_map;
@@ -115,7 +116,7 @@ mod symtab;
 pub mod unwind;
 mod warning;
 
-pub use demangle::demangle;
+pub use demangle::{demangle, demangle_full};
 pub use elf::{BuildId, ElfKind, Layout, Segment};
 pub use frame::{Frame, SourceLocation, Symbolized, Unknown};
 pub use function_index::{FunctionIndex, IndexedSymbol, ModuleIndex};

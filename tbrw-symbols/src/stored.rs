@@ -4,6 +4,8 @@
 //! module finds it by), its `PT_LOAD` layout (the address translation), and
 //! those functions' symbols. [`encode`] and [`decode`] are the bytes of the
 //! TB5 section (docs/FORMAT.md, "Stored symbols"); no DWARF, so no lines.
+//! `crate::image` makes one of an ELF image no file holds (the vDSO, read
+//! from a process's memory by the collector).
 //!
 //! The text, one record per line, fields split by tabs (shown here as
 //! `⇥`), numbers in hex:

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::demangle::Names;
 use crate::dwarf::Dwarf;
 use crate::elf::{BuildId, ElfFile};
 use crate::find::{locate, Located};
@@ -50,11 +51,26 @@ pub struct Config {
     pub kernel: KernelSymbols,
     /// Demangle Rust and C++ names. Default: on.
     pub demangle: bool,
+    /// Demangled C++ names with their whole signature (parameters, and the
+    /// return type of a template function), as `c++filt` prints them.
+    /// Default: off, as perf report shows them (`Accum<32ul>::sum`).
+    pub signatures: bool,
     /// Read DWARF for source lines and inline chains. Default: on. Off, only
     /// symbol tables are read (faster on huge debug files).
     pub lines: bool,
     /// Which perf maps (JIT code) are trusted, and how much of one is read.
     pub jit_maps: JitMaps,
+}
+
+impl Config {
+    /// How names are shown.
+    pub(crate) fn names(&self) -> Names {
+        match (self.demangle, self.signatures) {
+            (false, _) => Names::Raw,
+            (true, false) => Names::Short,
+            (true, true) => Names::Full,
+        }
+    }
 }
 
 impl Default for Config {
@@ -65,6 +81,7 @@ impl Default for Config {
             search_paths: Vec::new(),
             kernel: KernelSymbols::Proc,
             demangle: true,
+            signatures: false,
             lines: true,
             jit_maps: JitMaps::default(),
         }
@@ -331,6 +348,46 @@ impl Symbolizer {
         result
     }
 
+    /// [`Symbolizer::symbolize`] without keeping the result: for callers
+    /// that ask each distinct address once (a report by address), so that
+    /// the symbolizer holds nothing per address for them. Kernel addresses
+    /// are cached as by `symbolize`.
+    ///
+    /// # Panics
+    /// When `id` comes from another symbolizer with more modules.
+    pub fn symbolize_uncached(&mut self, id: ModuleId, pc: u64) -> Arc<Symbolized> {
+        let (file, mapping) = match self.modules[id.0 as usize] {
+            Slot::Kernel => return self.symbolize_kernel(pc),
+            Slot::User { file, mapping } => (file, mapping),
+        };
+        let config = &self.config;
+        let stored = &self.stored;
+        let slot = &mut self.files[file as usize];
+        let loaded = match slot.state.get_or_insert_with(|| load(&slot.label, slot.build_id.as_ref(), config, stored)) {
+            Ok(l) => l,
+            Err(failed) => return failed.clone(),
+        };
+        let Some(vaddr) = mapping.to_vaddr(pc, &loaded.main.layout) else { return loaded.outside.clone() };
+        if let Some(hit) = self.cache.get(&(file, vaddr)) {
+            return hit.clone();
+        }
+        Arc::new(loaded.lookup(&slot.label, vaddr, config))
+    }
+
+    /// When every address of module `id` symbolizes alike, that one result:
+    /// its file (or the symbols stored for it, or kallsyms for the kernel)
+    /// cannot be used here. Finds and parses the module's files if not done
+    /// yet. `None` when its addresses can be told apart.
+    ///
+    /// # Panics
+    /// When `id` comes from another symbolizer with more modules.
+    pub fn uniform(&mut self, id: ModuleId) -> Option<Arc<Symbolized>> {
+        match self.modules[id.0 as usize] {
+            Slot::Kernel => self.load_kernel().state.as_ref().err().cloned(),
+            Slot::User { file, .. } => self.load(file).as_ref().err().cloned(),
+        }
+    }
+
     /// The function symbol holding address `pc` of module `id`, as a
     /// [`SymbolRef`] (equal for every address of one symbol of one file),
     /// without building or caching a [`Symbolized`]: what a count per
@@ -407,7 +464,7 @@ impl Symbolizer {
     pub fn symbol_name(&self, symbol: SymbolRef) -> Option<&str> {
         let (_, loaded, index) = self.symbol_at(symbol.0)?;
         let (table, _, _) = loaded.symtab.as_ref()?;
-        (index < table.len()).then(|| table.name_str(index, self.config.demangle))
+        (index < table.len()).then(|| table.name_str(index, self.config.names()))
     }
 
     /// The file number, loaded file and table index of symbol `ordinal`.
@@ -459,6 +516,7 @@ impl Symbolizer {
             };
             index.modules[id.index()] = match usable {
                 Some(code) => IndexedModule::User { file, mapping, code },
+                None if state.is_err() => IndexedModule::Uniform,
                 None => IndexedModule::NoSymbols,
             };
         }
@@ -685,14 +743,14 @@ impl Loaded {
     fn lookup(&mut self, label: &Arc<str>, vaddr: u64, config: &Config) -> Symbolized {
         let symbol = self.symtab.as_ref().and_then(|(t, _, path)| {
             let (index, offset) = t.lookup(vaddr)?;
-            Some((t.name(index, config.demangle), offset, path.clone()))
+            Some((t.name(index, config.names()), offset, path.clone()))
         });
         let mut frames = Vec::new();
         let mut dwarf_path = None;
         if config.lines {
             self.load_dwarf();
             if let Some(Some((dwarf, path))) = &mut self.dwarf {
-                frames = dwarf.frames(vaddr, config.demangle);
+                frames = dwarf.frames(vaddr, config.names());
                 if !frames.is_empty() {
                     dwarf_path = Some(path.clone());
                 }

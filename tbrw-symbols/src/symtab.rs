@@ -8,7 +8,7 @@ use std::sync::{Arc, OnceLock};
 use object::elf::{SymbolBind, STB_GLOBAL, STB_WEAK, STT_FUNC, STT_GNU_IFUNC, STT_NOTYPE};
 use object::{Architecture, Object, ObjectSection, ObjectSymbol, SymbolFlags};
 
-use crate::demangle::{demangle, may_be_mangled};
+use crate::demangle::{demangle, may_be_mangled, shown, Names};
 use crate::elf::is_code;
 use crate::plt::PltEntry;
 
@@ -419,30 +419,21 @@ impl SymbolTable {
         }
     }
 
-    /// The (demangled when asked) name of symbol `index`, as
+    /// The name of symbol `index` shown as `names` says, as
     /// [`SymbolTable::name`] gives it, without making a shared copy of a
     /// name that demangling leaves as it is.
-    pub(crate) fn name_str(&self, index: usize, demangle_names: bool) -> &str {
+    pub(crate) fn name_str(&self, index: usize, names: Names) -> &str {
         let raw = self.raw_names.get(index).unwrap_or_default();
-        if demangle_names && may_be_mangled(raw) {
-            self.names[index].get_or_init(|| Arc::from(demangle(raw)))
+        if names != Names::Raw && may_be_mangled(raw) {
+            self.names[index].get_or_init(|| Arc::from(shown(raw, names)))
         } else {
             raw
         }
     }
 
-    /// The (demangled when asked) name of symbol `index`.
-    pub(crate) fn name(&self, index: usize, demangle_names: bool) -> Arc<str> {
-        self.names[index]
-            .get_or_init(|| {
-                let raw = self.raw_names.get(index).unwrap_or_default();
-                if demangle_names {
-                    Arc::from(demangle(raw))
-                } else {
-                    Arc::from(raw)
-                }
-            })
-            .clone()
+    /// The name of symbol `index` shown as `names` says.
+    pub(crate) fn name(&self, index: usize, names: Names) -> Arc<str> {
+        self.names[index].get_or_init(|| Arc::from(shown(self.raw_names.get(index).unwrap_or_default(), names))).clone()
     }
 }
 
@@ -509,10 +500,10 @@ mod tests {
         // ...but not a kernel `SyS` alias.
         assert_eq!(kept(&[("SyS_read", 8, g), ("sys_read", 8, g)], true), "sys_read");
         assert_eq!(kept(&[("compat_SyS_x", 8, g), ("compat_sys_x", 8, g)], true), "compat_sys_x");
-        // Names compare as shown: demangled `foo::bar()` has no underscore
-        // and 10 bytes; raw, `_ZN3foo3barEv` has one.
-        assert_eq!(kept(&[("foo_bar_x", 8, g), ("_ZN3foo3barEv", 8, g)], true), "_ZN3foo3barEv");
-        assert_eq!(kept(&[("foo_bar_x", 8, g), ("_ZN3foo3barEv", 8, g)], false), "foo_bar_x");
+        // Names compare as shown: demangled as perf shows it, `foo::bar`
+        // has no underscore and 8 bytes; raw, `_ZN3foo3barEv` has one.
+        assert_eq!(kept(&[("foo_bar", 8, g), ("_ZN3foo3barEv", 8, g)], true), "_ZN3foo3barEv");
+        assert_eq!(kept(&[("foo_bar", 8, g), ("_ZN3foo3barEv", 8, g)], false), "foo_bar");
     }
 
     #[test]

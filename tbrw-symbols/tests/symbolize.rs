@@ -374,7 +374,15 @@ fn cpp_names_are_demangled() {
     let sym = file.symbols().find(|s| s.name().is_ok_and(|n| n.starts_with("_ZNK2ns3BoxIiE3get"))).unwrap();
     let s =
         symbolize(config(), ModuleSpec::new(out.to_str().unwrap(), Mapping::LoadBase { load_base: 0 }), sym.address());
-    assert_eq!(s.function.as_deref(), Some("ns::Box<int>::get(int) const"), "{s:?}");
+    // As perf report shows it (`c++filt -p`), and with `signatures` as
+    // `c++filt` prints it.
+    assert_eq!(s.function.as_deref(), Some("ns::Box<int>::get"), "{s:?}");
+    let full = symbolize(
+        Config { signatures: true, ..config() },
+        ModuleSpec::new(out.to_str().unwrap(), Mapping::LoadBase { load_base: 0 }),
+        sym.address(),
+    );
+    assert_eq!(full.function.as_deref(), Some("ns::Box<int>::get(int) const"), "{full:?}");
     let raw = symbolize(
         Config { demangle: false, ..config() },
         ModuleSpec::new(out.to_str().unwrap(), Mapping::LoadBase { load_base: 0 }),
@@ -512,4 +520,36 @@ fn stored_symbols_stand_in_for_a_missing_file() {
     let mut none = Symbolizer::new(config());
     let id = none.add_module(spec());
     assert!(matches!(none.module_info(id), Err(Unknown::NotFound { .. })), "{:?}", none.module_info(id));
+}
+
+/// A module whose file cannot be used names every address alike, and says
+/// so once ([`Symbolizer::uniform`]): the one result, whatever the
+/// address. One whose file is here does not, and its addresses
+/// symbolized without the cache are those of the cached lookup, with
+/// nothing kept.
+#[test]
+fn a_missing_file_is_uniform_and_uncached_lookups_keep_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Symbolizer::new(config());
+    let gone = s.add_module(ModuleSpec::new(
+        dir.path().join("libgone.so").to_str().unwrap(),
+        Mapping::LoadBase { load_base: 0x1000 },
+    ));
+    let one = s.uniform(gone).expect("a missing file is uniform");
+    assert!(matches!(one.unknown, Some(Unknown::NotFound { .. })), "{one:?}");
+    for pc in [0x1000, 0x1234, u64::MAX] {
+        assert!(Arc::ptr_eq(&s.symbolize(gone, pc), &one));
+        assert!(Arc::ptr_eq(&s.symbolize_uncached(gone, pc), &one));
+    }
+    assert_eq!(s.cached(), 0);
+    let Some(path) = build(dir.path(), "pie", &["-fPIE", "-pie", "-DWITH_MAIN"]) else { return };
+    let (work, _) = symbol(&path, "work");
+    let (_, mapping, pc) = mappings(&path, work + 1).remove(2);
+    let here = s.add_module(ModuleSpec::new(path.to_str().unwrap(), mapping));
+    assert!(s.uniform(here).is_none(), "its addresses are told apart");
+    let uncached = s.symbolize_uncached(here, pc);
+    assert_eq!(s.cached(), 0, "nothing kept per address");
+    assert_eq!(*uncached, *s.symbolize(here, pc));
+    assert_eq!(uncached.function.as_deref(), Some("work"));
+    assert_eq!(s.cached(), 1);
 }

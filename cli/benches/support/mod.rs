@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod inputs;
+pub mod scale_inputs;
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -24,12 +25,14 @@ pub struct Took {
     pub wall: Duration,
     pub cpu: Duration,
     pub anon_kib: u64,
-    /// Peak resident memory (`ru_maxrss`): the heap and the pages of
-    /// mapped files the child touched.
+    /// Peak resident memory (`VmHWM`): the heap and the pages of mapped
+    /// files the child touched.
     pub maxrss_kib: u64,
 }
 
-/// Runs `cmd`, polling its `RssAnon` every 20 ms until it ends.
+/// Runs `cmd`, polling its `RssAnon` (and its `VmHWM`, the peak of its
+/// resident set since it ran the command: its rusage would count the pages
+/// of this process, which spawned it) every 2 ms until it ends.
 // The child is reaped by `wait4`, which `Child::wait` cannot replace: it
 // gives the child's rusage.
 #[allow(clippy::zombie_processes)]
@@ -40,13 +43,16 @@ pub fn timed(cmd: &mut Command) -> Took {
     let pid = child.id() as libc::pid_t;
     let status_file = format!("/proc/{pid}/status");
     let mut peak = 0u64;
+    let mut hwm = 0u64;
     let (status, usage) = loop {
         if let Ok(s) = std::fs::read_to_string(&status_file) {
-            let anon = s
-                .lines()
-                .find_map(|l| l.strip_prefix("RssAnon:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok());
-            peak = peak.max(anon.unwrap_or(0));
+            let kib = |field: &str| {
+                s.lines()
+                    .find_map(|l| l.strip_prefix(field))
+                    .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            };
+            peak = peak.max(kib("RssAnon:").unwrap_or(0));
+            hwm = hwm.max(kib("VmHWM:").unwrap_or(0));
         }
         let mut status = 0;
         // SAFETY: a plain system call on our own child; rusage is written by the kernel.
@@ -56,7 +62,7 @@ pub fn timed(cmd: &mut Command) -> Took {
             break (status, usage);
         }
         assert!(r == 0, "wait4: {}", std::io::Error::last_os_error());
-        std::thread::sleep(Duration::from_millis(20));
+        std::thread::sleep(Duration::from_millis(2));
     };
     let wall = t.elapsed();
     if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
@@ -68,5 +74,8 @@ pub fn timed(cmd: &mut Command) -> Took {
         panic!("{cmd:?} failed: {text}");
     }
     let tv = |t: libc::timeval| Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64);
-    Took { wall, cpu: tv(usage.ru_utime) + tv(usage.ru_stime), anon_kib: peak, maxrss_kib: usage.ru_maxrss as u64 }
+    // The last `VmHWM` read is the peak but for the command's last
+    // milliseconds; its rusage's, when this process held less.
+    let maxrss = if hwm > 0 { hwm } else { usage.ru_maxrss as u64 };
+    Took { wall, cpu: tv(usage.ru_utime) + tv(usage.ru_stime), anon_kib: peak, maxrss_kib: maxrss }
 }

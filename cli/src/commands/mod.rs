@@ -131,11 +131,11 @@ pub fn report(
     let f = open(file)?;
     let records = report::samples::stream(&f, opts.query.stream)?.data()?.map_or(0, |d| d.len());
     let mut progress = |n| progress(n, records);
-    let r = match how.children {
-        true => report::children::report(&f, opts, by, symbols, err, &mut progress)?,
-        false => report::run(&f, opts, by, symbols, err, &mut progress)?,
+    let mut r = match how.children {
+        true => report::Answer::Report(report::children::report(&f, opts, by, symbols, err, &mut progress)?),
+        false => report::answer(&f, opts, by, symbols, err, &mut progress)?,
     };
-    if how.json { report::write_json(&r, out) } else { report::write_text(&r, out) }.map_err(written)
+    if how.json { r.write_json(out) } else { r.write_text(out) }.map_err(written)
 }
 
 /// How `tbrw report` answers: JSON or a table; `--children` (perf's
@@ -328,21 +328,24 @@ pub fn export_pprof(
     file: &Path,
     output: &Path,
     opts: &tbrw_query::stacks::ViewOptions,
+    popts: &tbrw_export::pprof::PprofOptions,
     force: bool,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<(), CliError> {
-    let p = write_view(file, output, force, |f, w| Ok(tbrw_export::pprof::write(f, opts, w, err, &mut |_| {})?))?;
+    let p = write_view(file, output, force, |f, w| {
+        Ok(tbrw_export::pprof::write_with(f, opts, popts, w, err, &mut |_| {})?)
+    })?;
     if output.as_os_str() != "-" {
         writeln!(
             out,
             "{}: {} samples aggregated into {} stacks, {} locations, {} functions, {} mappings",
             output.display(),
-            p.sample.iter().map(|s| s.value.first().copied().unwrap_or(0)).sum::<i64>(),
-            p.sample.len(),
-            p.location.len(),
-            p.function.len(),
-            p.mapping.len()
+            p.samples,
+            p.stacks,
+            p.locations,
+            p.functions,
+            p.mappings
         )
         .map_err(written)?;
     }

@@ -72,9 +72,26 @@ pub fn function_report(path: &Path) -> (Vec<(String, f64, bool)>, String) {
     (rows, String::from_utf8_lossy(&warn).into_owned())
 }
 
+/// A report of the recording at `path` grouped `by` and weighed by
+/// `weight`, as `tbrw report` makes it.
+pub fn report(path: &Path, by: By, weight: tbrw_query::query::Weight) -> Vec<tbrw_query::report::Row> {
+    let file = Tb5File::open(path).unwrap();
+    let mut opts = ReportOptions { by, ..ReportOptions::default() };
+    opts.query.weight = weight;
+    let mut warn = Vec::new();
+    tbrw_query::report::run(&file, &opts, &[by], &SymbolOptions::default(), &mut warn, &mut |_| {}).unwrap().rows
+}
+
 /// perf's `cpu-clock` profile of `cmd`: percent per symbol. `Err` says why
 /// perf could not give one here (not installed, not allowed).
 pub fn perf_shares(dir: &Path, cmd: &[&Path]) -> Result<HashMap<String, f64>, String> {
+    perf_shares_by(dir, cmd, "sym").map(|(shares, _)| shares)
+}
+
+/// perf's `cpu-clock` profile of `cmd`, percent per `perf report --sort`
+/// key (`sym`; `pid`, whose keys are `TID:comm`; `comm`...), and what the command wrote
+/// on its standard output in that run.
+pub fn perf_shares_by(dir: &Path, cmd: &[&Path], sort: &str) -> Result<(HashMap<String, f64>, String), String> {
     let data = dir.join("perf.data");
     let rec = Command::new("perf")
         .args(["record", "-N", "-q", "-e", "cpu-clock", "-F", "1000", "-o"])
@@ -87,25 +104,28 @@ pub fn perf_shares(dir: &Path, cmd: &[&Path]) -> Result<HashMap<String, f64>, St
         return Err(format!("perf record failed: {}", String::from_utf8_lossy(&rec.stderr).trim()));
     }
     let rep = Command::new("perf")
-        .args(["report", "--stdio", "-q", "--sort", "sym", "-i"])
+        .args(["report", "--stdio", "-q", "--sort", sort, "-i"])
         .arg(&data)
         .output()
         .map_err(|e| format!("perf report: {e}"))?;
     if !rep.status.success() {
         return Err(format!("perf report failed: {}", String::from_utf8_lossy(&rep.stderr).trim()));
     }
-    // "    51.66%  [.] leaf_deep"
+    // "    51.66%  [.] leaf_deep" (`sym`), "    60.12%    12423:work-0" (`pid`)
     let mut shares = HashMap::new();
     for line in String::from_utf8_lossy(&rep.stdout).lines() {
         let mut words = line.split_whitespace();
-        let (Some(pct), Some(_mode)) = (words.next(), words.next()) else { continue };
+        let Some(pct) = words.next() else { continue };
+        if sort == "sym" && words.next().is_none() {
+            continue; // the `[.]` mode
+        }
         let Some(Ok(pct)) = pct.strip_suffix('%').map(str::parse::<f64>) else { continue };
         *shares.entry(words.collect::<Vec<_>>().join(" ")).or_insert(0.0) += pct;
     }
     if shares.is_empty() {
         return Err("perf report gave no samples".into());
     }
-    Ok(shares)
+    Ok((shares, String::from_utf8_lossy(&rec.stdout).into_owned()))
 }
 
 /// One record of a recording's stream 0.

@@ -117,13 +117,18 @@ pub fn export_run(
             Destination::Samples => {
                 let mut sy = match symbols {
                     Some(o) => Some(Symbols {
-                        file: FileSymbols::new(file, &modules, o)?,
+                        file: FileSymbols::new(file, &modules, o)?.verbose(o.verbose),
                         functions: &mut functions,
                         warn: &mut *warn,
                     }),
                     None => None,
                 };
-                streams::write_samples(file, n, &mut samples, sy.as_mut(), sort_chunk, &mut stacks, progress)?
+                let written =
+                    streams::write_samples(file, n, &mut samples, sy.as_mut(), sort_chunk, &mut stacks, progress);
+                if let Some(sy) = sy.as_mut() {
+                    sy.file.write_warnings(sy.warn);
+                }
+                written?
             }
             Destination::Intervals => streams::write_intervals(file, n, &mut intervals, progress)?,
             Destination::Nothing => continue,

@@ -20,7 +20,7 @@ use crate::vtune_csv::clock_of;
 use tbrw_import::fields::{self, read_le};
 use tbrw_import::mtmc;
 use tbrw_query::file_symbols::FileSymbols;
-use tbrw_query::stacks::TableStacks;
+use tbrw_query::stacks::{NodeId, Resolution, StackTree, TableStacks};
 use tbrw_query::stream::SampleFields;
 use tbrw_query::stream::{modules as resolved_modules, time_at as time_field};
 use tbrw_query::Weight;
@@ -162,8 +162,9 @@ impl Functions {
 /// modules becomes two nodes here, so that every row has one module. Memory
 /// grows with the distinct nodes (about 30 bytes each: the columns, and an
 /// index of node numbers hashed from them), never with the samples: a
-/// sample costs one lookup of its (pid, stack) binding, and each binding is
-/// turned into nodes once.
+/// sample costs one lookup of its (pid, stack) binding in the stream's
+/// walk tree ([`TableStacks`]), and each node of that tree is turned into
+/// a node here once.
 #[derive(Default)]
 pub struct RunStacks {
     parent: Vec<u32>,
@@ -172,13 +173,13 @@ pub struct RunStacks {
     function: Vec<u32>,
     depth: Vec<u16>,
     index: hashbrown::HashTable<u32>,
-    /// Per binding slot of the current stream's [`TableStacks`]: the leaf node.
-    slot_leaf: Vec<u32>,
+    /// Per node of the current stream's [`StackTree`]: its node here.
+    tree_node: Vec<u32>,
 }
 
 /// "None" in [`RunStacks`]' u32 columns.
 const NONE: u32 = u32::MAX;
-/// A slot of [`RunStacks::slot_leaf`] not turned into nodes yet.
+/// A node of [`RunStacks::tree_node`] not turned into a node here yet.
 const NO_LEAF: u32 = u32::MAX;
 
 #[inline]
@@ -211,50 +212,77 @@ impl RunStacks {
         )
     }
 
-    /// The leaf node of `frames` (innermost first), interned outermost
-    /// first; the function of each new node from `symbols` when given.
-    fn intern(
+    /// The node here of the stack ending at `leaf` in `tree`: its nodes
+    /// from the outermost one not turned into a node here yet interned,
+    /// the function of each new node from `symbols` when given.
+    fn node_of(
         &mut self,
-        frames: &[tbrw_query::stacks::Frame],
+        tree: &StackTree,
+        leaf: NodeId,
         symbols: &mut Option<&mut Symbols<'_>>,
     ) -> Result<u32, ExportError> {
+        let mut path = Vec::new();
         let mut parent = NONE;
-        for (depth, f) in frames.iter().rev().enumerate() {
-            // Module indexes are below 2^32 - 1 in any file a bind reads.
-            let module = f.module.map_or(NONE, |m| u32::try_from(m).unwrap_or(NONE - 1));
-            let h = node_hash(parent, f.pc, module);
-            let (pa, ad, mo) = (&self.parent, &self.address, &self.module);
-            let same = |&i: &u32| pa[i as usize] == parent && ad[i as usize] == f.pc && mo[i as usize] == module;
-            parent = match self.index.find(h, same) {
-                Some(&id) => id,
-                None => {
-                    let next = u32::try_from(self.len())
-                        .ok()
-                        .filter(|&n| n <= i32::MAX as u32)
-                        .ok_or_else(|| ExportError::msg("more than 2^31 stack nodes in one run".to_owned()))?;
-                    let function = match symbols {
-                        Some(sy) => {
-                            let found = sy.file.symbolize(f.module, f.pc, sy.warn);
-                            found.function.as_deref().map_or(NONE, |name| sy.functions.id(f.module, name) as u32)
-                        }
-                        None => NONE,
-                    };
-                    self.parent.push(parent);
-                    self.address.push(f.pc);
-                    self.module.push(module);
-                    if symbols.is_some() {
-                        self.function.resize(next as usize, NONE);
-                        self.function.push(function);
-                    }
-                    // A TB5 stack has at most 65,536 frames: depth fits.
-                    self.depth.push(u16::try_from(depth).unwrap_or(u16::MAX));
-                    let (pa, ad, mo) = (&self.parent, &self.address, &self.module);
-                    self.index.insert_unique(h, next, |&i| node_hash(pa[i as usize], ad[i as usize], mo[i as usize]));
-                    next
+        for n in tree.path(leaf) {
+            match self.tree_node.get(n as usize).copied().filter(|&l| l != NO_LEAF) {
+                Some(l) => {
+                    parent = l;
+                    break;
                 }
-            };
+                None => path.push(n),
+            }
+        }
+        let first = if parent == NONE { 0 } else { usize::from(self.depth[parent as usize]) + 1 };
+        for (depth, &n) in (first..).zip(path.iter().rev()) {
+            let f = tree.node_frame(n);
+            parent = self.intern(parent, f, depth, symbols)?;
+            if self.tree_node.len() <= n as usize {
+                self.tree_node.resize(n as usize + 1, NO_LEAF);
+            }
+            self.tree_node[n as usize] = parent;
         }
         Ok(parent)
+    }
+
+    /// The node of frame `f` at `depth` under `parent`, made if new.
+    fn intern(
+        &mut self,
+        parent: u32,
+        f: tbrw_query::stacks::Frame,
+        depth: usize,
+        symbols: &mut Option<&mut Symbols<'_>>,
+    ) -> Result<u32, ExportError> {
+        // Module indexes are below 2^32 - 1 in any file a bind reads.
+        let module = f.module.map_or(NONE, |m| u32::try_from(m).unwrap_or(NONE - 1));
+        let h = node_hash(parent, f.pc, module);
+        let (pa, ad, mo) = (&self.parent, &self.address, &self.module);
+        let same = |&i: &u32| pa[i as usize] == parent && ad[i as usize] == f.pc && mo[i as usize] == module;
+        if let Some(&id) = self.index.find(h, same) {
+            return Ok(id);
+        }
+        let next = u32::try_from(self.len())
+            .ok()
+            .filter(|&n| n <= i32::MAX as u32)
+            .ok_or_else(|| ExportError::msg("more than 2^31 stack nodes in one run".to_owned()))?;
+        let function = match symbols {
+            Some(sy) => {
+                let found = sy.file.symbolize(f.module, f.pc, sy.warn);
+                found.function.as_deref().map_or(NONE, |name| sy.functions.id(f.module, name) as u32)
+            }
+            None => NONE,
+        };
+        self.parent.push(parent);
+        self.address.push(f.pc);
+        self.module.push(module);
+        if symbols.is_some() {
+            self.function.resize(next as usize, NONE);
+            self.function.push(function);
+        }
+        // A TB5 stack has at most 65,536 frames: depth fits.
+        self.depth.push(u16::try_from(depth).unwrap_or(u16::MAX));
+        let (pa, ad, mo) = (&self.parent, &self.address, &self.module);
+        self.index.insert_unique(h, next, |&i| node_hash(pa[i as usize], ad[i as usize], mo[i as usize]));
+        Ok(next)
     }
 }
 
@@ -303,7 +331,11 @@ pub fn write_samples(
     let s = file.stream(n)?;
     let name = || file.path().display().to_string();
     let mut table = TableStacks::of(file, n)?;
-    run_stacks.slot_leaf.clear();
+    // The stream's stacks as the walk's tree: each node turned into a
+    // node of the run's table once.
+    let mut tree = StackTree::new();
+    let mut keep = Resolution::addresses();
+    run_stacks.tree_node.clear();
     let (Some(layout), Some(data)) = (s.layout()?, s.data()?) else { return Ok(Written::default()) };
     check_fields(file, n, &layout, data.record_size())?;
     let timing = timing(file, &s, &layout)?;
@@ -362,26 +394,9 @@ pub fn write_samples(
             }
             _ => None,
         };
-        let stack = match table.as_mut().map(|t| t.resolve(rec, k)).transpose()?.flatten() {
+        let stack = match table.as_mut().map(|t| t.resolve(rec, k, &mut tree, &mut keep)).transpose()?.flatten() {
             None => None,
-            Some(r) => {
-                let cached =
-                    r.slot.and_then(|s| run_stacks.slot_leaf.get(s as usize)).copied().filter(|&l| l != NO_LEAF);
-                Some(match cached {
-                    Some(leaf) => leaf,
-                    None => {
-                        let leaf = run_stacks.intern(r.frames, &mut symbols)?;
-                        if let Some(s) = r.slot {
-                            let s = s as usize;
-                            if run_stacks.slot_leaf.len() <= s {
-                                run_stacks.slot_leaf.resize(s + 1, NO_LEAF);
-                            }
-                            run_stacks.slot_leaf[s] = leaf;
-                        }
-                        leaf
-                    }
-                })
-            }
+            Some(leaf) => Some(run_stacks.node_of(&tree, leaf, &mut symbols)?),
         };
         // The thread a cumulative CPU time is per: the bind's thread
         // instance, else the record's own tid (as the walk counts it).

@@ -210,6 +210,14 @@ impl<'c> SymbolCounts<'c> {
                 }
                 continue;
             };
+            // A module whose file cannot be used names all its addresses
+            // alike: one entry for them, not one per address.
+            if module.is_uniform() {
+                for &i in run {
+                    self.add_rest(RawKey { pc: 0, ..key(i) });
+                }
+                continue;
+            }
             // Without keys, every sample of the run has the run's context.
             let mut run_context = None;
             for &i in run {
@@ -231,8 +239,8 @@ impl<'c> SymbolCounts<'c> {
         keys.clear();
     }
 
-    /// One warning on `warn` per module of the samples counted whose file
-    /// cannot be symbolized, in module order.
+    /// Notes for `syms`'s warnings each module of the samples counted whose
+    /// file cannot be symbolized.
     pub fn warn_unusable(&self, syms: &mut FileSymbols, warn: &mut dyn Write) {
         let mut used: Vec<u64> = self.contexts.iter().chain(self.rest.keys()).filter_map(|k| k.module).collect();
         used.sort_unstable();
@@ -317,6 +325,8 @@ pub fn count_by_symbol<'c>(
             match batch.push(k, keep_keys) {
                 Some(true) => counts.count_batch(&mut batch, lookups, &mut recent),
                 Some(false) => {}
+                // Samples in no module all name alike ([unknown]).
+                None if k.module.is_none() => counts.add_rest(RawKey { pc: 0, ..k }),
                 None => counts.add_rest(k),
             }
         })?;

@@ -5,12 +5,12 @@
 //! sample once however many of its frames the function has), sorted by
 //! children. The samples are those of the one walk, with its filters and
 //! weight, aggregated per distinct stack by [`crate::stacks::stacks`] (the
-//! stack table, or an old perf import's call-chain stream); each distinct
-//! frame is symbolized once and keyed as `--by function` keys a sample
-//! ([`super::raw::function_key`]). A frame in inlined code is also each
-//! function inlined there (DWARF's inline chain, as perf's `--inline` and
-//! samply show them), for children only: self stays by symbol, as perf's
-//! `--no-children` counts it. `SymbolOptions::no_inline` leaves them out.
+//! stack table, or an old perf import's call-chain stream) as a tree of
+//! nodes; each distinct frame is symbolized once and keyed as `--by
+//! function` keys a sample ([`super::raw::function_key`]), and a module
+//! whose file cannot be used is one frame. The figures are summed over
+//! the tree once (each node: the samples of the stacks through it), so the
+//! time and memory follow the nodes, not the depth times the stacks.
 //!
 //! Imports `stacks`, `file_symbols`, `query`, the report's types and
 //! `raw`'s function key; nothing imports it but the command line.
@@ -24,9 +24,9 @@ use tbrw_symbols::Symbolized;
 use super::raw::function_key;
 use super::{percent, By, Inclusive, Key, Report, ReportOptions, Row, WeightSum};
 use crate::error::QueryError;
-use crate::file_symbols::{FileSymbols, SymbolOptions};
+use crate::file_symbols::SymbolOptions;
 use crate::query::Weight;
-use crate::stacks::{self, Frame, Keep, ViewOptions};
+use crate::stacks::{self, Detail, Keep, Names, NodeId, ViewOptions};
 
 /// Self and children of one function: samples and weight.
 #[derive(Clone, Copy, Debug, Default)]
@@ -69,61 +69,51 @@ pub fn report(
         });
     }
     let view = ViewOptions { query: opts.query.clone(), symbols: symbols.clone() };
-    let st = stacks::stacks(file, &view, Keep::default(), "report --children", progress)?;
-    let inline = !symbols.no_inline;
-    let config = tbrw_symbols::Config { lines: inline, ..symbols.config() };
-    let mut syms = FileSymbols::with_config(file, &st.info.modules, config)?;
+    let modules = crate::stream::modules(file)?;
+    let mut names = Names::new(file, &modules, Some(symbols))?;
+    let st = stacks::stacks(
+        file,
+        &view,
+        Keep::default(),
+        &mut names.resolution(Detail::Function),
+        "report --children",
+        progress,
+    )?;
 
-    // Each distinct frame symbolized once, each distinct key numbered once;
-    // a frame's keys are its function's, then its inlined functions'.
-    let mut frame_ids: HashMap<Frame, std::ops::Range<usize>> = HashMap::new();
-    let mut frame_keys: Vec<usize> = Vec::new();
-    let mut key_ids: HashMap<Key, usize> = HashMap::new();
+    // Each distinct frame symbolized once, each distinct key numbered once.
+    let tree = &st.tree;
+    let mut key_ids: HashMap<Key, u32> = HashMap::new();
     let mut keys: Vec<Key> = Vec::new();
-    let mut sums: Vec<Sums> = Vec::new();
-    // The last stack that counted each key: a function once per stack.
-    let mut counted_in: Vec<usize> = Vec::new();
-    let mut order: Vec<_> = st.stacks.iter().collect();
-    // Symbolized in a stable order: the warnings come out the same every time.
-    order.sort_by(|a, b| a.0.cmp(b.0));
-    let mut total_weight = 0.0;
-    for (i, (stack, t)) in order.into_iter().enumerate() {
-        total_weight += t.weight;
-        for (depth, f) in stack.frames.iter().enumerate() {
-            let ids = match frame_ids.get(f) {
-                Some(ids) => ids.clone(),
-                None => {
-                    let s = syms.symbolize(f.module, f.pc, warn);
-                    let module = f.module.and_then(|m| st.info.modules.get(m as usize));
-                    let start = frame_keys.len();
-                    for key in frame_function_keys(&s, module, inline) {
-                        let next = keys.len();
-                        let id = *key_ids.entry(key.clone()).or_insert(next);
-                        if id == next {
-                            keys.push(key);
-                            sums.push(Sums::default());
-                            counted_in.push(usize::MAX);
-                        }
-                        frame_keys.push(id);
-                    }
-                    frame_ids.insert(*f, start..frame_keys.len());
-                    start..frame_keys.len()
-                }
-            };
-            for (k, &id) in frame_keys[ids].iter().enumerate() {
-                let s = &mut sums[id];
-                if depth == 0 && k == 0 {
-                    s.self_samples += t.samples;
-                    s.self_weight += t.weight;
-                }
-                if counted_in[id] != i {
-                    counted_in[id] = i;
-                    s.samples += t.samples;
-                    s.weight += t.weight;
-                }
-            }
+    let mut frame_key: Vec<u32> = Vec::with_capacity(tree.frame_count());
+    for id in 0..tree.frame_count() as u32 {
+        let f = tree.frame(id);
+        let module = f.module.and_then(|m| st.info.modules.get(m as usize));
+        let key = match names.symbolized(f, warn) {
+            Some(s) => function_key(&s, module),
+            None => function_key(
+                &Symbolized {
+                    module: None,
+                    vaddr: None,
+                    file_used: None,
+                    function: None,
+                    offset: None,
+                    frames: Vec::new(),
+                    unknown: None,
+                },
+                module,
+            ),
+        };
+        let next = keys.len() as u32;
+        let k = *key_ids.entry(key.clone()).or_insert(next);
+        if k == next {
+            keys.push(key);
         }
+        frame_key.push(k);
     }
+    drop(key_ids);
+    names.write_warnings(warn);
+
+    let (sums, total_weight) = sums(&st, &frame_key, keys.len());
     let weighed = opts.query.weight != Weight::Samples;
     let total = st.info.samples;
     let share = |samples: u64, weight: f64| match weighed {
@@ -164,28 +154,60 @@ pub fn report(
     })
 }
 
-/// A frame's keys: its function's, as `--by function` keys it (from the
-/// symbol tables: a name DWARF alone gives is not one), then, with
-/// `inline`, each function inlined at its address, outermost first.
-fn frame_function_keys(s: &Symbolized, module: Option<&tbrw::Module>, inline: bool) -> Vec<Key> {
-    let own = if inline && s.offset.is_none() && s.function.is_some() {
-        function_key(&Symbolized { function: None, ..s.clone() }, module)
-    } else {
-        function_key(s, module)
-    };
-    let mut keys = vec![own];
-    if inline {
-        let module_name = match &keys[0] {
-            Key::Function { module, .. } => module.clone(),
-            _ => None,
-        };
-        for f in s.inline_chain() {
-            if let Some(name) = &f.function {
-                keys.push(Key::Function { module: module_name.clone(), name: Some(name.to_string()), unknown: None });
-            }
+/// Per function key (`keys` of them; `frame_key` per distinct frame of the
+/// tree), its self and children figures over the stacks of `st`, and the
+/// weight in all.
+fn sums(st: &stacks::Stacks, frame_key: &[u32], keys: usize) -> (Vec<Sums>, f64) {
+    let tree = &st.tree;
+    let node_key = |n: NodeId| frame_key[tree.frame_id_of(n) as usize];
+    // Per node, the samples of the stacks ending there; summed up the
+    // tree (children come after their parents), each node then holds the
+    // samples of every stack through it.
+    let mut sums: Vec<Sums> = vec![Sums::default(); keys];
+    let mut through: Vec<(u64, f64)> = vec![(0, 0.0); tree.len()];
+    let mut total_weight = 0.0;
+    let mut ends: Vec<(NodeId, u64, f64)> = st.iter().map(|((_, n), t)| (n, t.samples, t.weight)).collect();
+    // One order of the floating-point sums, whatever the map's.
+    ends.sort_unstable_by_key(|e| e.0);
+    for &(n, samples, weight) in &ends {
+        total_weight += weight;
+        let s = &mut sums[node_key(n) as usize];
+        s.self_samples += samples;
+        s.self_weight += weight;
+        through[n as usize].0 += samples;
+        through[n as usize].1 += weight;
+    }
+    drop(ends);
+    for n in (0..tree.len() as NodeId).rev() {
+        if let Some(p) = tree.parent(n) {
+            let (a, b) = through[n as usize];
+            through[p as usize].0 += a;
+            through[p as usize].1 += b;
         }
     }
-    keys
+    // A function counts a stack once however many of its frames it has:
+    // at its outermost node on the path. Depth first from the roots, with
+    // the functions on the path so far counted.
+    let (start, children) = tree.children();
+    let mut on_path: Vec<u32> = vec![0; keys];
+    let mut todo: Vec<(NodeId, bool)> = tree.roots().map(|r| (r, false)).collect();
+    while let Some((n, leaving)) = todo.pop() {
+        let k = node_key(n) as usize;
+        if leaving {
+            on_path[k] -= 1;
+            continue;
+        }
+        if on_path[k] == 0 {
+            let (samples, weight) = through[n as usize];
+            sums[k].samples += samples;
+            sums[k].weight += weight;
+        }
+        on_path[k] += 1;
+        todo.push((n, true));
+        let kids = &children[start[n as usize] as usize..start[n as usize + 1] as usize];
+        todo.extend(kids.iter().map(|&c| (c, false)));
+    }
+    (sums, total_weight)
 }
 
 /// Most children first (weight when weighted, else samples), then most

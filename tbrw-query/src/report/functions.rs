@@ -15,6 +15,7 @@ use std::sync::Arc;
 use tbrw::*;
 use tbrw_symbols::{SymbolRef, Symbolized};
 
+use super::addresses::AddressRows;
 use super::by_symbol::{count_by_symbol, function_part, symbol_contexts, symbol_rows};
 pub use super::raw::{count, function_at, module_name, part, unknown_label, Counted, RawKey, Samples};
 use super::rows::{merge_sorted, sort_rows};
@@ -101,6 +102,23 @@ pub fn report(
     report_in_parts(file, opts, by, symbols, warn, progress, None)
 }
 
+/// [`report`], with a report by address (without a weight) left as its
+/// rows to be made one at a time as they are written ([`AddressRows`]:
+/// what it holds per distinct address is its count).
+pub fn answer(
+    file: &Tb5File,
+    opts: &ReportOptions,
+    by: &[By],
+    symbols: &SymbolOptions,
+    warn: &mut dyn Write,
+    progress: &mut dyn FnMut(u64),
+) -> Result<super::Answer, QueryError> {
+    if by == [By::Address] && opts.query.weight == Weight::Samples {
+        return Ok(super::Answer::Addresses(Box::new(AddressRows::new(file, opts, symbols, warn, progress)?)));
+    }
+    report(file, opts, by, symbols, warn, progress).map(super::Answer::Report)
+}
+
 /// The function symbols the samples of `stream` hit (the file's
 /// `modules`, looked up in `syms`; warnings on `warn`), counted on the
 /// bind's threads, with (samples, samples in those functions): what
@@ -119,6 +137,7 @@ pub fn symbols_hit(
     let counted =
         count_by_symbol(&samples, &lookups, (&[By::Function], &names), (true, true), samples.parts(), &mut |_| {})?;
     counted.warn_unusable(syms, warn);
+    syms.write_warnings(warn);
     let named = counted.total - counted.rest.values().sum::<u64>();
     Ok((counted.groups().into_iter().map(|(s, _, _)| s).collect(), counted.total, named))
 }
@@ -147,11 +166,17 @@ pub fn report_in_parts(
     let (by_process, by_thread) = (by.contains(&By::Process), by.contains(&By::Thread));
     let symbolic = by.iter().any(|b| b.symbolic());
     let weighed = opts.query.weight != Weight::Samples;
-    let samples = Samples::new(file, &opts.query)?;
+    if by == [By::Address] && !weighed {
+        return Ok(AddressRows::new(file, opts, symbols, warn, progress)?.into_report());
+    }
+    let mut samples = Samples::new(file, &opts.query)?;
     let modules = samples.walk.modules().to_vec();
     // Only `--by line` needs DWARF; parsing it is most of a cold lookup's cost.
     let config = tbrw_symbols::Config { lines: by.contains(&By::Line), ..symbols.config() };
-    let mut syms = if symbolic { Some(FileSymbols::with_config(file, &modules, config)?) } else { None };
+    let mut syms = match symbolic {
+        true => Some(FileSymbols::with_config(file, &modules, config)?.verbose(symbols.verbose)),
+        false => None,
+    };
     let names = module_name_ids(&modules);
     // Grouped by function only (with process, thread, module) and not
     // weighed: a sample whose function the symbol table has is counted
@@ -160,6 +185,14 @@ pub fn report_in_parts(
     // bind's threads. The other samples are counted per distinct address
     // and symbolized after.
     let by_symbol = !weighed && by.contains(&By::Function) && !by.iter().any(|b| matches!(b, By::Line | By::Address));
+    // Without addresses in the grouping, the samples of a module whose file
+    // cannot be used (all its addresses alike), and those of no module,
+    // are counted as one address each (the count by symbol does so itself).
+    if let Some(syms) = syms.as_mut().filter(|_| !by_symbol && !by.contains(&By::Address)) {
+        let bound = samples.modules_bound(modules.len());
+        let uniform = (0..modules.len()).map(|m| bound[m] && syms.uniform(m as u64)).collect();
+        samples.collapse(uniform);
+    }
     let mut weights: Option<Vec<f64>> = None;
     let mut total_weight = 0.0;
     let (symbol_groups, contexts, counts, total) = match syms.as_mut().filter(|_| by_symbol) {
@@ -278,6 +311,9 @@ pub fn report_in_parts(
     };
     if let Some(k) = opts.top {
         rows.truncate(k);
+    }
+    if let Some(syms) = syms.as_mut() {
+        syms.write_warnings(warn);
     }
     Ok(Report {
         file: file.path().display().to_string(),

@@ -17,12 +17,15 @@ use crate::walk::{ProcessName, ThreadName};
 
 pub mod samples;
 
+pub mod addresses;
+mod answer;
 mod by_symbol;
 pub mod children;
 pub mod functions;
 pub mod raw;
 mod rows;
 
+pub use answer::{answer, Answer};
 pub use samples::{groupings, report};
 
 /// The total a weighted report's percentages are of.
@@ -507,16 +510,28 @@ pub fn write_table(r: &Report, out: &mut dyn Write) -> std::io::Result<()> {
         return write_children_table(r, by, out);
     }
     writeln!(out, "{}", Escaped(&heading(r, by, &chosen)))?;
-    match &r.weight {
+    write_rows(&r.weight, by, r.rows.iter(), out)
+}
+
+/// A table's column heading and rows (see [`write_table`]).
+fn write_rows<R: std::borrow::Borrow<Row>>(
+    weight: &Option<WeightSum>,
+    by: &str,
+    rows: impl Iterator<Item = R>,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    match weight {
         None => {
             writeln!(out, "{:>10} {:>7}  {by}", "samples", "percent")?;
-            for row in &r.rows {
+            for row in rows {
+                let row = row.borrow();
                 writeln!(out, "{:>10} {:>6.2}%  {}", row.samples, row.percent, Escaped(&row.key.to_string()))?;
             }
         }
         Some(w) => {
             writeln!(out, "{:>10} {:>16} {:>7}  {by}", "samples", w.weight.name(), "percent")?;
-            for row in &r.rows {
+            for row in rows {
+                let row = row.borrow();
                 writeln!(
                     out,
                     "{:>10} {:>16} {:>6.2}%  {}",
@@ -534,7 +549,7 @@ pub fn write_table(r: &Report, out: &mut dyn Write) -> std::io::Result<()> {
 /// A table's heading line: the file, the stream, the samples counted of
 /// those read, the weight's sum when there is a weight, the grouping, then
 /// `tail`.
-fn heading(r: &Report, by: &str, tail: &str) -> String {
+pub(crate) fn heading(r: &Report, by: &str, tail: &str) -> String {
     let weight =
         r.weight.as_ref().map_or(String::new(), |w| format!(", {} {}", quantity(w.total, w.weight), w.weight.name()));
     format!("{}: stream {}, {} of {} samples{weight}, by {by}{tail}", r.file, r.stream, r.samples, r.records)
@@ -624,13 +639,9 @@ pub fn thread_key(index: Option<u64>, t: &ThreadName) -> Key {
     Key::Thread { index, tid: t.tid, pid: t.pid, name: t.name.clone() }
 }
 
-/// The one choice of a report for a stream and `--by` list, made here
-/// only: an MTMC task stream gives the task report for `auto` (and `task`
-/// works only there); a list naming function, line or address, or several
-/// groupings, gives the report through the symbolizer
-/// ([`functions::report`]); one grouping of process, thread, module or
-/// event gives the sample counts ([`samples::report`]). Warnings about
-/// modules without symbols go to `warn`; `progress` gets records done.
+/// The one choice of a report for a stream and `--by` list ([`answer`]),
+/// every row made. Warnings about modules without symbols go to `warn`;
+/// `progress` gets records done.
 pub fn run(
     file: &tbrw::Tb5File,
     opts: &ReportOptions,
@@ -639,111 +650,7 @@ pub fn run(
     warn: &mut dyn Write,
     progress: &mut dyn FnMut(u64),
 ) -> Result<Report, crate::QueryError> {
-    let n = opts.query.stream;
-    let s = samples::stream(file, n)?;
-    let is_tasks = tbrw_import::mtmc::counters_of(&s.descriptor()?.unwrap_or_default(), file).is_some();
-    let first = by.first().copied().unwrap_or(By::Auto);
-    if by.len() > 1 || first.symbolic() {
-        return functions::report(file, opts, by, symbols, warn, progress);
-    }
-    match first {
-        By::Auto if !is_tasks => auto(file, opts, symbols, warn, progress),
-        By::Auto | By::Task if is_tasks => {
-            if opts.top == Some(0) {
-                return Err(crate::QueryError::NothingMatches {
-                    file: file.path().display().to_string(),
-                    stream: n,
-                    filters: "--top 0".into(),
-                });
-            }
-            if opts.query.weight != Weight::Samples || opts.query.filters.any() {
-                return Err(crate::QueryError::Unsupported {
-                    file: file.path().display().to_string(),
-                    stream: n,
-                    what: "the task report of an MTMC stream takes no filter and no --weight: each row is one task"
-                        .into(),
-                });
-            }
-            crate::tasks::task_report(file, n, opts.top)
-        }
-        By::Task => {
-            let mut works = groupings(file, n)?;
-            works.retain(|b| *b != By::Task);
-            Err(crate::QueryError::Unsupported {
-                file: file.path().display().to_string(),
-                stream: n,
-                what: format!(
-                    "it is not an MTMC task stream, which --by task needs; what works: {}",
-                    samples::by_list(&works)
-                ),
-            })
-        }
-        b => samples::report(file, &ReportOptions { by: b, ..opts.clone() }, progress),
-    }
-}
-
-/// `--by auto` on a sample stream: by function when the modules holding
-/// most of the samples (more than half) can be symbolized (their files
-/// found with function symbols, symbols `tbrw symbolize` stored, or
-/// kallsyms for the kernel), as perf reports by symbol; else by module;
-/// streams that cannot be bound as [`samples::resolve_by`] says. The
-/// report's [`Report::auto`] says which and why.
-fn auto(
-    file: &tbrw::Tb5File,
-    opts: &ReportOptions,
-    symbols: &crate::file_symbols::SymbolOptions,
-    warn: &mut dyn Write,
-    progress: &mut dyn FnMut(u64),
-) -> Result<Report, crate::QueryError> {
-    let by = samples::resolve_by(file, opts.query.stream, By::Auto)?;
-    if by != By::Module {
-        return samples::report(file, &ReportOptions { by, ..opts.clone() }, progress);
-    }
-    // Every module's count (no --top yet): what the choice weighs.
-    let mut modules = samples::report(file, &ReportOptions { by, top: None, ..opts.clone() }, progress)?;
-    let table = crate::stream::modules(file)?;
-    let mut syms = crate::file_symbols::FileSymbols::with_config(
-        file,
-        &table,
-        tbrw_symbols::Config { lines: false, ..symbols.config() },
-    )?;
-    let named: u64 = modules
-        .rows
-        .iter()
-        .filter(|r| match r.key {
-            Key::Module { index, .. } => syms.can_symbolize(index),
-            _ => false,
-        })
-        .map(|r| r.samples)
-        .sum();
-    if opts.top == Some(0) {
-        return Err(crate::QueryError::NothingMatches {
-            file: file.path().display().to_string(),
-            stream: opts.query.stream,
-            filters: "--top 0".into(),
-        });
-    }
-    if named * 2 > modules.samples {
-        let why = format!("{named} of {} samples are in modules whose symbols were found", modules.samples);
-        let mut r = functions::report(
-            file,
-            &ReportOptions { by: By::Function, ..opts.clone() },
-            &[By::Function],
-            symbols,
-            warn,
-            &mut |_| {},
-        )?;
-        r.auto = Some(why);
-        return Ok(r);
-    }
-    if let Some(k) = opts.top {
-        modules.rows.truncate(k);
-    }
-    modules.auto = Some(format!(
-        "{named} of {} samples are in modules whose symbols were found; --by function names what it can",
-        modules.samples
-    ));
-    Ok(modules)
+    answer(file, opts, by, symbols, warn, progress).map(Answer::into_report)
 }
 
 /// Writes a report as text: the task report's own layout, else the table.

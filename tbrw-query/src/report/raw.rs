@@ -94,6 +94,45 @@ pub fn count(
 pub struct Samples<'a> {
     /// The walk.
     pub walk: Walk<'a>,
+    /// Per module record, whether its addresses are all passed as 0: a
+    /// module whose file cannot be used names every address alike, and a
+    /// grouping without addresses then needs one entry for all of them
+    /// ([`Samples::collapse`]).
+    collapse: Vec<bool>,
+}
+
+/// Whether a sample of `module` keeps its address under `collapse` (see
+/// [`Samples::collapse`]: none is collapsed while it is empty).
+#[inline]
+fn whole_address(collapse: &[bool], module: Option<u64>) -> bool {
+    match module {
+        Some(m) => usize::try_from(m).ok().and_then(|m| collapse.get(m)) != Some(&true),
+        None => collapse.is_empty(),
+    }
+}
+
+/// A distinct (module, address) and its samples, in 24 bytes: what a count
+/// per address holds per distinct address ([`Samples::count_packed`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PackedCount {
+    /// The module record + 1 (0: no module).
+    pub module: u64,
+    /// The address.
+    pub pc: u64,
+    /// The samples.
+    pub samples: u64,
+}
+
+impl PackedCount {
+    /// The module record.
+    pub fn module(&self) -> Option<u64> {
+        self.module.checked_sub(1)
+    }
+
+    /// The key, as [`RawKey::address_order`] orders it.
+    fn order(&self) -> (u64, u64) {
+        (self.module, self.pc)
+    }
 }
 
 impl<'a> Samples<'a> {
@@ -108,7 +147,35 @@ impl<'a> Samples<'a> {
                 what: "it has no instruction pointer in its records: nothing to symbolize".into(),
             });
         }
-        Ok(Samples { walk })
+        Ok(Samples { walk, collapse: Vec::new() })
+    }
+
+    /// Passes the addresses of the module records marked `true`, and of
+    /// samples in no module, as 0 from now on (see [`Samples`]' `collapse`).
+    pub fn collapse(&mut self, modules: Vec<bool>) {
+        self.collapse = modules;
+    }
+
+    /// Counts the samples that pass the filters per distinct (module,
+    /// address), in address order, and their number: 24 bytes per distinct
+    /// address (48 while the parts' lists are merged), as
+    /// `count_raw` counts without process and thread.
+    pub fn count_packed(&self, progress: &mut dyn FnMut(u64)) -> Result<(Vec<PackedCount>, u64), QueryError> {
+        let count = |range: Range<u64>, progress: &mut dyn FnMut(u64)| {
+            let mut counts = Vec::new();
+            let mut batch: Vec<u128> = Vec::new();
+            let total = self.pass(range, progress, |k| {
+                batch.push(u128::from(k.module.map_or(0, |m| m.wrapping_add(1))) << 64 | u128::from(k.pc));
+                if batch.len() == RAW_BATCH {
+                    counts = merge_packed(std::mem::take(&mut counts), packed_runs(&mut batch));
+                }
+            })?;
+            Ok((merge_packed(counts, packed_runs(&mut batch)), total))
+        };
+        self.in_parts(self.parts(), progress, count, |a, b| match (a, b) {
+            (Ok((a, n)), Ok((b, m))) => Ok((merge_packed(a, b), n + m)),
+            (Err(e), _) | (Ok(_), Err(e)) => Err(e),
+        })
     }
 
     /// Records in the stream.
@@ -161,12 +228,14 @@ impl<'a> Samples<'a> {
         let mut sums: IdMap<RawKey, (u64, f64)> = IdMap::default();
         let mut total_weight = 0.0;
         let fields = self.walk.fields();
+        let collapse = &self.collapse;
         let total = self.walk.pass(0..self.records(), progress, |s| {
+            let whole = whole_address(collapse, s.module);
             let k = RawKey {
                 process: s.process.unwrap_or(0),
                 thread: s.thread.unwrap_or(0),
                 module: s.module,
-                pc: fields.pc(s.record),
+                pc: if whole { fields.pc(s.record) } else { 0 },
             }
             .masked(by_process, by_thread);
             let e = sums.entry(k).or_default();
@@ -223,12 +292,14 @@ impl<'a> Samples<'a> {
         mut sample: impl FnMut(RawKey),
     ) -> Result<u64, QueryError> {
         let fields = self.walk.fields();
+        let collapse = &self.collapse;
         self.walk.pass(range, progress, |s| {
+            let whole = whole_address(collapse, s.module);
             sample(RawKey {
                 process: s.process.unwrap_or(0),
                 thread: s.thread.unwrap_or(0),
                 module: s.module,
-                pc: fields.pc(s.record),
+                pc: if whole { fields.pc(s.record) } else { 0 },
             })
         })
     }
@@ -291,6 +362,48 @@ fn runs(batch: &mut Vec<RawKey>) -> Vec<(RawKey, u64)> {
         }
     }
     runs
+}
+
+/// The keys of `batch` (module + 1 and address, packed) in order with
+/// their number of samples; `batch` is left empty.
+fn packed_runs(batch: &mut Vec<u128>) -> Vec<PackedCount> {
+    batch.sort_unstable();
+    let runs = batch
+        .chunk_by(|a, b| a == b)
+        .map(|c| PackedCount { module: (c[0] >> 64) as u64, pc: c[0] as u64, samples: c.len() as u64 })
+        .collect();
+    batch.clear();
+    runs
+}
+
+/// Two lists of packed counts in order (each key once) as one.
+fn merge_packed(a: Vec<PackedCount>, b: Vec<PackedCount>) -> Vec<PackedCount> {
+    if a.is_empty() {
+        return b;
+    }
+    if b.is_empty() {
+        return a;
+    }
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut a, mut b) = (a.into_iter().peekable(), b.into_iter().peekable());
+    loop {
+        let next = match (a.peek(), b.peek()) {
+            (Some(x), Some(y)) => match x.order().cmp(&y.order()) {
+                std::cmp::Ordering::Less => a.next(),
+                std::cmp::Ordering::Greater => b.next(),
+                std::cmp::Ordering::Equal => {
+                    let x = a.next().unwrap_or_default();
+                    let n = b.next().map_or(0, |y| y.samples);
+                    Some(PackedCount { samples: x.samples + n, ..x })
+                }
+            },
+            (Some(_), None) => a.next(),
+            (None, Some(_)) => b.next(),
+            (None, None) => break,
+        };
+        out.extend(next);
+    }
+    out
 }
 
 /// Two lists of counts in address order (each key once) as one.

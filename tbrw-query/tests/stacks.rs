@@ -1,0 +1,139 @@
+//! `stacks::stacks` against the walk it aggregates: samples without call
+//! stacks are counted by sorting in parts (`stacks/flat.rs`), and every
+//! (labels, frames) must have the samples that walking them one by one
+//! gives (`stacks::walk`), for each detail a frame keeps (address; by
+//! function, a module whose file is not here one frame; by module) and
+//! each set of labels kept, with and without a cpu field, on modules of
+//! several processes, one without a name and addresses in none.
+
+use std::collections::BTreeMap;
+
+use proptest::prelude::*;
+use tbrw::*;
+use tbrw_query::file_symbols::SymbolOptions;
+use tbrw_query::stacks::{self, Detail, Frame, Keep, Labels, Names, Resolution, StackTree, ViewOptions};
+
+fn module(pid: u32, path: Option<&str>, load_address: u64, first: bool) -> Module {
+    let mut flags = ModuleFlags::LOADED;
+    if first {
+        flags |= ModuleFlags::FIRST_MODULE_REC_IN_PROCESS;
+    }
+    Module {
+        associated_pid: pid,
+        flags,
+        segment_type: processor_mode::BIT64,
+        load_address,
+        length: 0x1000,
+        unload_tsc: NEVER_UNLOADED,
+        name: path.map(|p| p.rsplit('/').next().unwrap().to_owned()),
+        path: path.map(str::to_owned),
+        ..Default::default()
+    }
+}
+
+/// (pid, tid, cpu, pc) per sample.
+type Rec = (u32, u32, u32, u64);
+
+fn write(path: &std::path::Path, recs: &[Rec], cpu: bool) {
+    let entry = |t: u16, size: u32| DescEntry { desc_type: t, data_size: size, ..Default::default() };
+    let mut descs = vec![entry(desc_type::IP, 8), entry(desc_type::PID, 4), entry(desc_type::TID, 4)];
+    if cpu {
+        descs.push(entry(desc_type::PROCESSOR_NUMBER, 4));
+    }
+    let mut w = Tb5Writer::create(path).unwrap();
+    w.write_modules(&[
+        module(1, Some("/nowhere/app"), 0x1000_0000, true),
+        module(1, Some("/nowhere/liba.so"), 0x2000_0000, false),
+        module(2, Some("/nowhere/app"), 0x1000_0000, true),
+        module(2, None, 0x3000_0000, false),
+    ])
+    .unwrap();
+    let mut s = w
+        .stream(0)
+        .unwrap()
+        .info(&StreamInfo { stream_type: stream_type::SAMPLING, ..Default::default() })
+        .unwrap()
+        .data_descriptor(&descs)
+        .unwrap();
+    {
+        let mut d = s.data().unwrap();
+        for &(pid, tid, c, pc) in recs {
+            let mut b = pc.to_le_bytes().to_vec();
+            b.extend(pid.to_le_bytes());
+            b.extend(tid.to_le_bytes());
+            if cpu {
+                b.extend(c.to_le_bytes());
+            }
+            d.add(&b).unwrap();
+        }
+        d.done().unwrap();
+    }
+    s.finish().unwrap();
+    w.close().unwrap();
+}
+
+fn rec() -> impl Strategy<Value = Rec> {
+    let base = prop_oneof![Just(0x1000_0000u64), Just(0x2000_0000), Just(0x3000_0000), Just(0x5000_0000)];
+    (1u32..3, 0u32..2, 0u32..3, base, 0u64..16).prop_map(|(pid, t, cpu, b, off)| (pid, pid * 10 + t, cpu, b + off * 8))
+}
+
+type Counted = BTreeMap<(Labels, Vec<Frame>), u64>;
+
+/// What `stacks::stacks` aggregated.
+fn aggregated(file: &Tb5File, keep: Keep, detail: Detail) -> Counted {
+    let modules = tbrw_query::stream::modules(file).unwrap();
+    let mut names = Names::new(file, &modules, Some(&SymbolOptions::default())).unwrap();
+    let mut res = match detail {
+        Detail::Module => Resolution::modules(&modules),
+        d => names.resolution(d),
+    };
+    let st = stacks::stacks(file, &ViewOptions::default(), keep, &mut res, "a test", &mut |_| {}).unwrap();
+    let mut out = Counted::new();
+    for (key, t) in st.keys() {
+        assert_eq!(t.weight, t.samples as f64);
+        *out.entry((key.labels, st.frames(&key).collect())).or_default() += t.samples;
+    }
+    assert_eq!(out.values().sum::<u64>(), st.info.samples);
+    out
+}
+
+/// The same from the samples walked one by one.
+fn walked(file: &Tb5File, keep: Keep, detail: Detail) -> Counted {
+    let modules = tbrw_query::stream::modules(file).unwrap();
+    let mut names = Names::new(file, &modules, Some(&SymbolOptions::default())).unwrap();
+    let mut res = match detail {
+        Detail::Module => Resolution::modules(&modules),
+        d => names.resolution(d),
+    };
+    let mut tree = StackTree::new();
+    let mut out = Counted::new();
+    stacks::walk(file, &ViewOptions::default(), "a test", &mut tree, &mut res, &mut |_| {}, &mut |s| {
+        let labels = Labels {
+            process: if keep.process { s.process } else { 0 },
+            thread: if keep.thread { s.thread } else { 0 },
+            cpu: if keep.cpu { s.cpu } else { None },
+        };
+        *out.entry((labels, s.frames().collect())).or_default() += 1;
+        Ok(())
+    })
+    .unwrap();
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+
+    #[test]
+    fn stacks_counted_apart_are_the_walks(recs in proptest::collection::vec(rec(), 1..200), cpu in any::<bool>()) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.tb5");
+        write(&path, &recs, cpu);
+        let file = Tb5File::open(&path).unwrap();
+        for detail in [Detail::Address, Detail::Function, Detail::Module] {
+            for (process, thread, cpu) in [(false, false, false), (true, false, false), (true, true, false), (true, true, true), (false, true, true)] {
+                let keep = Keep { process, thread, cpu };
+                prop_assert_eq!(aggregated(&file, keep, detail), walked(&file, keep, detail), "{:?} {:?}", detail, keep);
+            }
+        }
+    }
+}
