@@ -279,8 +279,12 @@ fn read_all(bytes: Vec<u8>) -> Result<()> {
         if let Some(b) = s.bind_view()? {
             let mut v = Vec::new();
             b.data_binds(0, usize::MAX, &mut v);
-            (0..b.process_count()).for_each(|i| drop(b.process(i)));
-            (0..b.thread_count()).for_each(|i| drop(b.thread(i)));
+            (0..b.process_count()).for_each(|i| {
+                let _ = b.process(i);
+            });
+            (0..b.thread_count()).for_each(|i| {
+                let _ = b.thread(i);
+            });
         }
     }
     f.verify()

@@ -159,9 +159,10 @@ fn empty_sections_are_treated_alike_and_never_trap_the_handle() {
     assert_eq!(f.processes().unwrap().unwrap().pid_count(), 0);
     assert_eq!(f.stream(0).unwrap().events().unwrap().unwrap().len(), 0);
     // Intel's layout has no section of no bytes (docs/FORMAT.md, "What
-    // Intel's layout cannot hold"): empty records and bytes read as none,
-    // as an empty data section in a file Intel's writer wrote.
-    assert!(f.stream(0).unwrap().data().unwrap().is_none());
+    // Intel's layout cannot hold"): no records read as an empty data
+    // section (the stream has a descriptor), empty bytes as none.
+    assert!(!f.stream(0).unwrap().has_section(StreamSection::Data));
+    assert_eq!(f.stream(0).unwrap().data().unwrap().map(|d| d.len()), Some(0));
     assert!(f.user_defined_global().unwrap().is_none());
     assert!(f.stream(0).unwrap().user_defined().unwrap().is_none());
 }

@@ -58,7 +58,7 @@ impl<'f> StackTableView<'f> {
             return Ok(Some(StackTableView { path: file.path(), stream, at: 0, nodes: &[] }));
         };
         let nodes = &file.bytes()[e.range()];
-        if nodes.len() % stack_table::NODE_SIZE != 0 {
+        if !nodes.len().is_multiple_of(stack_table::NODE_SIZE) {
             return Err(Error::malformed(
                 Location {
                     file: file.path().to_owned(),

@@ -19,9 +19,8 @@
 //!    before children, no stack too deep, every record's stack id a node;
 //!    records this project's writer said are in time order are.
 
-use super::checks::{check_bind, check_ids};
+use super::checks::{check_bind, check_ids, check_stack_ids, check_time_order};
 use super::file::Tb5File;
-use super::verify::{check_stack_ids, check_time_order};
 use crate::format::intel::VERIFY_REQUIRES;
 use crate::model::error::{Error, Location, Result};
 use crate::model::layout::intel_section_name;

@@ -169,7 +169,9 @@ impl Engine {
         let mut globals = [State::Absent; 6];
         if let Some(e) = &existing {
             for g in GlobalSection::ALL {
-                if e.has_section(g) {
+                // Intel's library opens the hardware section of any file in
+                // its layout for reading (and then gives 80 for a missing system).
+                if e.has_section(g) || (g == GlobalSection::Hardware && e.layout().is_intel()) {
                     globals[g.index()] = State::Existing;
                 }
             }
@@ -497,8 +499,17 @@ impl Engine {
         }
         let mut st = StreamState::new(false);
         let stream = file.stream(n)?;
+        // Intel's library opens the data section of a stream that has a
+        // descriptor and no records (no data section in its layout) when the
+        // file has VTune's legacy sample records section (as every file this
+        // project writes has), and then finds no entry in it; without that
+        // section, it finds no data section [R: `streams.tb7`, stream 2].
+        let legacy = file.intel().is_some_and(|i| {
+            i.legacy.iter().any(|e| e.section_type == crate::format::intel::section_type::LEGACY_SAMPLE_RECORDS)
+        });
+        let no_records = legacy && stream.has_section(StreamSection::DataDescription);
         for s in StreamSection::ALL {
-            if stream.has_section(s) {
+            if stream.has_section(s) || (s == StreamSection::Data && no_records) {
                 st.sections[s.index()] = State::Existing;
             }
         }

@@ -4,11 +4,12 @@
 //! output file), what a commit waits for (`durability`), the section sinks, the work file a new output is built in
 //! (`work_file`, also used by the command line), the string interner and the typestate
 //! facade (`writer`); Intel's layout, what a commit writes by default
-//! (`intel`).
+//! (`intel`), and any readable file rewritten in it (`convert`).
 //!
 //! Imports `model`, `format` and `read` (an append starts from the
 //! committed file); must not import `bind`.
 
+mod convert;
 #[cfg(test)]
 mod crash_tests;
 mod durability;
@@ -24,6 +25,7 @@ mod target;
 pub mod work_file;
 pub mod writer;
 
+pub use convert::convert;
 pub use durability::Durability;
 pub use layout::WriteLayout;
 pub use stack_table::StackTable;

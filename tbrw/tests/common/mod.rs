@@ -154,10 +154,24 @@ pub fn expected_in(c: &Content, layout: WriteLayout) -> Content {
     nonempty(&mut e.user);
     for s in &mut e.streams {
         nonempty(&mut s.user);
-        nonempty(&mut s.data);
+        // No records: no data section, read as an empty one where a descriptor defines records.
+        if s.descs.is_empty() {
+            nonempty(&mut s.data);
+        } else if s.data.is_none() {
+            s.data = Some(Vec::new());
+        }
     }
     if e.software.as_ref().is_some_and(|s| s.host.is_none() && s.os.is_none() && s.application.is_none()) {
         e.software = None;
+    }
+    // A software section has a host and an application, zeros where none was set.
+    if let Some(s) = &mut e.software {
+        s.host.get_or_insert_with(Default::default);
+        s.application.get_or_insert_with(Default::default);
+    }
+    // A system of no nodes is not written.
+    if e.hardware.as_ref().is_some_and(|h| h.nodes.is_empty()) {
+        e.hardware = None;
     }
     for n in e.hardware.iter_mut().flat_map(|h| h.nodes.iter_mut()) {
         n.num_available = n.cpus.len() as u32;

@@ -181,13 +181,9 @@ impl Walk<'_> {
 }
 
 impl IntelIndex {
-    /// Indexes the Intel file `bytes` (whose first 8 bytes are one of Intel's eyecatchers).
-    pub(crate) fn read(path: &Path, bytes: &[u8], layout: FileLayout) -> Result<IntelIndex> {
-        IntelIndex::read_with_header(path, bytes, bytes, layout)
-    }
-
-    /// [`IntelIndex::read`] with the file header taken from `header` (a
-    /// copy made before the file was mapped).
+    /// Indexes the Intel file `bytes` (whose first 8 bytes are one of
+    /// Intel's eyecatchers), its file header taken from `header` (a copy
+    /// made before the file was mapped).
     pub(crate) fn read_with_header(path: &Path, bytes: &[u8], header: &[u8], layout: FileLayout) -> Result<IntelIndex> {
         let w = Walk { path, bytes, header, layout };
         let start = FileStartRaw::decode(header).ok_or_else(|| {

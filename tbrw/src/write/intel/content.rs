@@ -25,13 +25,16 @@ use crate::model::strings::StringId;
 use crate::model::version::VersionInfo;
 use crate::read::Tb5File;
 
+/// A file's process and thread records.
+pub(crate) type ProcessesAndThreads = (Vec<Pid<StringId>>, Vec<Tid<StringId>>);
+
 /// The global sections.
 #[derive(Default)]
 pub(crate) struct Globals<'s> {
     pub(crate) system: Option<System>,
     pub(crate) software: Option<Software<StringId>>,
     /// The process and thread tables (Intel's sections 0x1D and 0x1E, always together here).
-    pub(crate) processes: Option<(Vec<Pid<StringId>>, Vec<Tid<StringId>>)>,
+    pub(crate) processes: Option<ProcessesAndThreads>,
     pub(crate) modules: Option<Vec<Module<StringId>>>,
     pub(crate) user: Option<&'s [u8]>,
     pub(crate) version: Option<VersionInfo>,

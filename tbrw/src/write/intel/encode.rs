@@ -220,11 +220,19 @@ fn encode_globals(
     if let Some(u) = g.user.filter(|u| !u.is_empty()) {
         e.push(single(em, st::USER_GLOBAL, u)?);
     }
-    if let Some(s) = &out.system {
+    // Intel's reader refuses a system of no nodes (`TBRW_get_system_info`
+    // = 80, TBRW_INVALID_STREAM): none is written, and the file has no
+    // hardware section (docs/FORMAT.md, "What Intel's layout cannot hold").
+    if let Some(s) = out.system.as_ref().filter(|s| !s.nodes.is_empty()) {
         e.push(single(em, st::SYSTEM, &codec::encode_system(s))?);
     }
     if let Some(sw) = g.software {
-        let sw = map(sw, f)?;
+        let mut sw = map(sw, f)?;
+        // Intel's reader gives a host and an application of zeros where a
+        // file with a software section has none: they are written so, and
+        // read back alike by both libraries.
+        sw.host.get_or_insert_with(Default::default);
+        sw.application.get_or_insert_with(Default::default);
         if let Some(a) = &sw.application {
             e.push(single(em, st::APPLICATION, &codec::encode_application(a).encode())?);
         }
