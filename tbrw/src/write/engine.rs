@@ -169,9 +169,7 @@ impl Engine {
         let mut globals = [State::Absent; 6];
         if let Some(e) = &existing {
             for g in GlobalSection::ALL {
-                // Intel's library opens the hardware section of any file in
-                // its layout for reading (and then gives 80 for a missing system).
-                if e.has_section(g) || (g == GlobalSection::Hardware && e.layout().is_intel()) {
+                if e.has_section(g) {
                     globals[g.index()] = State::Existing;
                 }
             }
@@ -410,6 +408,14 @@ impl Engine {
                 Ok(())
             }
             State::Reading | State::ReadingWritten | State::Writing => Err(Error::SectionInUse { section: s.into() }),
+            // Intel's library opens the hardware section of any file in its
+            // layout for reading (and then gives 80 for a missing system).
+            State::Absent
+                if s == GlobalSection::Hardware && self.existing.as_ref().is_some_and(|e| e.layout().is_intel()) =>
+            {
+                self.globals[s.index()] = State::Reading;
+                Ok(())
+            }
             State::Absent => Err(Error::SectionNotExist { section: s.into() }),
         }
     }
@@ -421,7 +427,9 @@ impl Engine {
     pub fn done_section(&mut self, s: GlobalSection) -> Result<()> {
         match self.globals[s.index()] {
             State::Reading => {
-                self.globals[s.index()] = State::Existing;
+                // (A missing hardware section of an Intel file stays missing: it can be written.)
+                let exists = self.existing.as_ref().is_some_and(|e| e.has_section(s));
+                self.globals[s.index()] = if exists { State::Existing } else { State::Absent };
                 Ok(())
             }
             State::ReadingWritten => {
