@@ -31,6 +31,8 @@ pub mod error;
 pub mod firefox;
 pub mod flamegraph;
 pub mod folder;
+#[cfg(any(feature = "pprof", feature = "firefox"))]
+mod gzip;
 #[cfg(feature = "parquet")]
 pub mod parquet;
 #[cfg(feature = "pprof")]

@@ -391,10 +391,11 @@ pub fn write_with(
     let failed = |e: std::io::Error| ExportError::msg(format!("writing the profile: {e}"));
     // The fastest level, as Go's runtime/pprof writes its profiles: the
     // default level was half of a large export's time.
-    let gz = flate2::write::GzEncoder::new(out, flate2::Compression::fast());
-    let mut w = std::io::BufWriter::with_capacity(1 << 20, gz);
-    let summary = encode(file, opts, popts, &mut w, warn, progress)?;
-    let gz = w.into_inner().map_err(|e| failed(e.into_error()))?;
+    // The fastest level, as Go's runtime/pprof writes its profiles (the
+    // default level was half of a large export's time), compressed on a
+    // second thread while the profile is encoded here.
+    let mut gz = crate::gzip::PipedGzip::new(out, flate2::Compression::fast());
+    let summary = encode(file, opts, popts, &mut gz, warn, progress)?;
     gz.finish().map_err(failed)?;
     Ok(summary)
 }
