@@ -138,6 +138,19 @@ enum Command {
         #[command(flatten)]
         symbols: SymbolArgs,
     },
+    /// Rewrites a TB file (this project's old layout, or any layout `info`
+    /// reads) as a new file in Intel's layout, the layout every command
+    /// writes (docs/FORMAT.md, "Converting a file").
+    Convert {
+        /// The TB file to read.
+        input: PathBuf,
+        /// The file to write.
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Replace an existing output file.
+        #[arg(short, long)]
+        force: bool,
+    },
     /// Imports another collector's data into a new TB5 file.
     #[command(subcommand)]
     Import(Import),
@@ -589,6 +602,9 @@ fn run(cli: Cli) -> Result<Outcome, CliError> {
             after_bar(&bar, &mut out, |o, e| {
                 symbolize::command(&file, &symbols.options(), o, e).map(|()| Outcome::Success)
             })
+        }
+        Command::Convert { input, output, force } => {
+            commands::convert(&input, &output, force, &mut out).map(|()| Outcome::Success)
         }
         Command::Record { .. } => unreachable!("tbrw record runs before any other command"),
         Command::Completions { shell } => completions(&shell, &mut out),

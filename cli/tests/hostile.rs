@@ -50,10 +50,12 @@ fn tbrw(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_tbrw")).args(args).output().unwrap()
 }
 
-/// The shipped sample (9 modules), bound, in `dir`.
+/// The shipped sample (9 modules) in this project's old layout, whose
+/// checksummed sections these tests forge (`tests/data/old-layout`; an
+/// append keeps a file's layout), bound, in `dir`.
 fn bound_sample(dir: &Path) -> PathBuf {
     let p = dir.join("sample.tb5");
-    std::fs::copy(concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/data/sample.tb5"), &p).unwrap();
+    std::fs::copy(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/old-layout/sample.tb5"), &p).unwrap();
     assert!(tbrw(&["bind", p.to_str().unwrap()]).status.success());
     p
 }

@@ -718,7 +718,12 @@ fn a_perf_g_import_has_stacks_and_inclusive_functions_as_the_flame_graph() {
     ok(&["import", "perf", s(&data), "-o", s(&file)]);
     ok(&["verify", s(&file)]);
     let f = Tb5File::open(&file).unwrap();
-    assert_eq!(f.stream_count(), 1, "the call chains are a stack table, not a second stream");
+    // The call chains are a stack table, not a stream of frames: in Intel's
+    // layout (the default) the table is stream 1, a custom stream that says
+    // whose table it is (docs/FORMAT.md, "This project's sections in Intel's layout").
+    assert_eq!(f.stream_count(), 2, "stream 0 and its stack table");
+    let info = f.stream(1).unwrap().info().unwrap().unwrap();
+    assert_eq!(f.string(info.comment).unwrap(), "tbrw stack table 01 of data stream 0000");
     let nodes = f.stream(0).unwrap().stack_table().unwrap().expect("a stack table").len();
     let ds = t.path().join("ds");
     ok(&["export", "parquet", s(&file), "-o", s(&ds), "--functions", "--search-path", s(t.path())]);

@@ -68,7 +68,12 @@ fn call_chains_become_a_stack_table_and_counts_still_equal_perfs() {
     let Some(data) = record_prog(dir.path(), "g.data", &["-F", "2000", "-g"]) else { return };
     check_counts(&data);
     let f = tbrw::Tb5File::open(data.with_extension("tb5")).unwrap();
-    assert_eq!(f.stream_count(), 1, "no stream of frames");
+    // The call chains are a stack table, not a stream of frames: in Intel's
+    // layout (the default) the table is stream 1, a custom stream that says
+    // whose table it is (docs/FORMAT.md, "This project's sections in Intel's layout").
+    assert_eq!(f.stream_count(), 2, "stream 0 and its stack table");
+    let info = f.stream(1).unwrap().info().unwrap().unwrap();
+    assert_eq!(f.string(info.comment).unwrap(), "tbrw stack table 01 of data stream 0000");
     let s0 = f.stream(0).unwrap();
     let table = s0.stack_table().unwrap().expect("a stack table");
     let layout = s0.layout().unwrap().unwrap();

@@ -221,7 +221,8 @@ pub fn export_vtune_csv(
             tbrw_query::report::samples::stream(f, n)?;
             vec![n]
         }
-        None => (0..f.stream_count()).collect(),
+        // Streams holding another's stack table or bind are not exported apart.
+        None => (0..f.stream_count()).filter(|&n| f.stream(n).is_ok_and(|s| s.holds_records())).collect(),
     };
     // Every option the export lacks is named at once, before anything is
     // created on disk.

@@ -116,9 +116,14 @@ fn both_callback_conventions_enumerate_the_same_records() {
     assert_eq!(count("  type "), 2);
     assert!(guide.contains("  eip 0x400000 event 0 pid 20 tid 100 tsc 5000\n"), "{guide}");
     // 0x43000c lies in no module; 0x410004 in pid 10's lib.so, 0x400000 in pid 20's b.out.
-    assert!(guide.contains("  eip 0x43000c module -1 process 0 thread 1\n"), "{guide}");
-    assert!(guide.contains("  eip 0x410004 module 1 process 0 thread 1\n"), "{guide}");
-    assert!(guide.contains("  eip 0x400000 module 3 process 1 thread 0\n"), "{guide}");
+    // The stored bind (Intel's layout, docs/BIND.md "In Intel's layout")
+    // indexes the file's own tables: its 2 processes and 2 threads first,
+    // then the bind's processes (pid 10 = 2, pid 20 = 3: with the exe's
+    // path, so not equal to the file's) and its threads not in the file
+    // ((20, 100) = 2, (10, 101) = 3).
+    assert!(guide.contains("  eip 0x43000c module -1 process 2 thread 3\n"), "{guide}");
+    assert!(guide.contains("  eip 0x410004 module 1 process 2 thread 3\n"), "{guide}");
+    assert!(guide.contains("  eip 0x400000 module 3 process 3 thread 2\n"), "{guide}");
     assert!(guide.contains("  tid 101 of pid 20 main\n") && guide.contains("  pid 20 b.out\n"), "{guide}");
     assert!(guide.ends_with("callbacks\n"), "{guide}");
 }
@@ -208,24 +213,27 @@ fn pkg_config_file_gives_the_flags() {
 
 // --- the read side: damaged counts, tables of a read-only bind ---
 
-/// Rewrites the first directory entry of `kind` with `patch(entry, section)`,
-/// then recomputes the checksums that cover it (the section's from the
-/// entry's new length, the directory's, the slot's): a damaged file that
-/// only the structural checks can catch.
-fn forge(bytes: &mut [u8], kind: u16, patch: impl Fn(&mut [u8])) {
-    let rd = |b: &[u8], at: usize, n: usize| b[at..at + n].iter().rev().fold(0u64, |a, &x| (a << 8) | x as u64);
-    let slot = if rd(bytes, 96, 8) > rd(bytes, 64, 8) { 96 } else { 64 };
-    let dir_offset = rd(bytes, slot + 8, 8) as usize;
-    let dir_len = rd(bytes, slot + 16, 4) as usize;
-    let e = (dir_offset..dir_offset + dir_len).step_by(48).find(|&e| rd(bytes, e, 2) as u16 == kind).expect("kind");
-    patch(&mut bytes[e..e + 48]);
-    let (off, len) = (rd(bytes, e + 8, 8) as usize, rd(bytes, e + 16, 8) as usize);
-    let crc = crc32fast::hash(&bytes[off..off + len]);
-    bytes[e + 36..e + 40].copy_from_slice(&crc.to_le_bytes());
-    let dcrc = crc32fast::hash(&bytes[dir_offset..dir_offset + dir_len]);
-    bytes[slot + 24..slot + 28].copy_from_slice(&dcrc.to_le_bytes());
-    let scrc = crc32fast::hash(&bytes[slot..slot + 28]);
-    bytes[slot + 28..slot + 32].copy_from_slice(&scrc.to_le_bytes());
+/// The stream tables of a file in Intel's layout (as this project writes
+/// it: the file header's first entry is the global table), in stream
+/// order: (table offset, table length) each.
+fn intel_stream_tables(bytes: &[u8]) -> Vec<(usize, usize)> {
+    let rd = |at: usize, n: usize| bytes[at..at + n].iter().rev().fold(0u64, |a, &x| (a << 8) | x as u64) as usize;
+    let link = |at: usize, len: usize| {
+        (at..at + len).step_by(40).find(|&e| rd(e + 28, 4) == 0x29).map(|e| (rd(e + 8, 8), rd(e, 8)))
+    };
+    assert_eq!(rd(16 + 28, 4), 0x22, "the global table first");
+    let mut tables = Vec::new();
+    let mut next = link(rd(16 + 8, 8), rd(16, 8));
+    while let Some((at, len)) = next {
+        tables.push((at, len));
+        next = link(at, len);
+    }
+    tables
+}
+
+/// The entry of section type `ty` in the stream table at `table`.
+fn intel_entry(bytes: &[u8], (at, len): (usize, usize), ty: u32) -> usize {
+    (at..at + len).step_by(40).find(|&e| bytes[e + 28..e + 32] == ty.to_le_bytes()).expect("the section")
 }
 
 #[test]
@@ -234,22 +242,28 @@ fn damaged_counts_are_refused_before_any_callback() {
     let good = dir.path().join("good.tb5");
     check_program("guide_write_read", &[good.to_str().unwrap(), "1000"]);
     let bytes = std::fs::read(&good).unwrap();
-    // 24 bytes of packed data binds (its head and a few entries), one
-    // entry by the count, for 1000 records.
+    assert_eq!(&bytes[..8], b"Sample6 ");
+    let tables = intel_stream_tables(&bytes);
+    // Intel's layout has no checksums: lengths are checked against what
+    // the tables say. The bind data stream (type 4, its information's
+    // third word) cut to one 32-byte entry, for 1000 records.
+    let stream_type = |t: (usize, usize)| {
+        let info = intel_entry(&bytes, t, 0x28);
+        let at = u64::from_le_bytes(bytes[info + 8..info + 16].try_into().unwrap()) as usize;
+        u32::from_le_bytes(bytes[at + 8..at + 12].try_into().unwrap())
+    };
+    let bind = *tables.iter().find(|&&t| stream_type(t) == 4).expect("a bind data stream");
     let mut short = bytes.clone();
-    forge(&mut short, 0x0305, |e| {
-        e[16..24].copy_from_slice(&24u64.to_le_bytes());
-        e[24..32].copy_from_slice(&1u64.to_le_bytes());
-    });
-    // 2000 records of 20 bytes where the descriptor defines 1000 of 40.
-    let mut halved = bytes;
-    forge(&mut halved, 0x0102, |e| {
-        e[24..32].copy_from_slice(&2000u64.to_le_bytes());
-        e[32..36].copy_from_slice(&20u32.to_le_bytes());
-    });
-    let (a, b) = (dir.path().join("short_bind.tb5"), dir.path().join("halved.tb5"));
+    let e = intel_entry(&short, bind, 0x26);
+    short[e..e + 8].copy_from_slice(&32u64.to_le_bytes());
+    // Stream 0's records: 20 bytes short of whole 40-byte records.
+    let mut cut = bytes;
+    let e = intel_entry(&cut, tables[0], 0x26);
+    let len = u64::from_le_bytes(cut[e..e + 8].try_into().unwrap());
+    cut[e..e + 8].copy_from_slice(&(len - 20).to_le_bytes());
+    let (a, b) = (dir.path().join("short_bind.tb5"), dir.path().join("cut.tb5"));
     std::fs::write(&a, short).unwrap();
-    std::fs::write(&b, halved).unwrap();
+    std::fs::write(&b, cut).unwrap();
     let out = check_program("damaged_reads", &[a.to_str().unwrap(), b.to_str().unwrap()]);
     assert_eq!(out, "damaged reads: ok\n");
 }

@@ -22,33 +22,17 @@
 
 #[path = "../../tests/support/c_build.rs"]
 mod c_build;
+#[path = "../../tests/support/intel_dump.rs"]
+mod intel_dump;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use c_build::{compile, library, run_valgrind, Lang};
+use c_build::{compile, run_valgrind, Lang};
+use intel_dump::{assert_same, dump, intel_lib, ours, source};
 
 fn intel_dir() -> PathBuf {
     c_build::root().join("tbrw/tests/data/intel")
-}
-
-fn source(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/intel").join(name)
-}
-
-/// Intel's `libamplxe_tbrw_3.19.so`, from `TBRW_INTEL_LIB`.
-fn intel_lib(test: &str) -> Option<PathBuf> {
-    match std::env::var_os("TBRW_INTEL_LIB").map(PathBuf::from) {
-        Some(p) if p.is_file() => Some(p),
-        _ => {
-            eprintln!("{test}: TBRW_INTEL_LIB does not name Intel's libamplxe_tbrw_3.19.so: skipped");
-            None
-        }
-    }
-}
-
-fn ours() -> PathBuf {
-    library().join("libtbrw.so")
 }
 
 /// The fixtures Intel's library wrote.
@@ -61,90 +45,6 @@ fn fixtures() -> Vec<PathBuf> {
     v.sort();
     assert!(v.len() >= 5, "the Intel-written fixtures are missing from {}", intel_dir().display());
     v
-}
-
-/// What `tbrw_dump LIBRARY FILE` prints (it must succeed). Each run has a
-/// temporary folder of its own: Intel's library keeps work files in
-/// `$TMPDIR` under names two processes started together can share.
-fn dump(lib: &Path, file: &Path) -> String {
-    let exe = compile(&source("tbrw_dump.c"), Lang::CDlopen);
-    let tmp = tempfile::tempdir().unwrap();
-    let out = Command::new(&exe).arg(lib).arg(file).env("TMPDIR", tmp.path()).output().expect("run tbrw_dump");
-    assert!(
-        out.status.success(),
-        "tbrw_dump {} {} failed ({}):\n{}",
-        lib.display(),
-        file.display(),
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("the dump is text")
-}
-
-/// The lines of stream `n`'s block of a dump.
-fn stream_block(lines: &[&str], n: usize) -> Option<(usize, usize)> {
-    let head = format!("stream {n}:");
-    let start = lines.iter().position(|l| *l == head)?;
-    let end = lines[start + 1..].iter().position(|l| l.starts_with("stream ")).map_or(lines.len(), |k| start + 1 + k);
-    Some((start, end))
-}
-
-/// The records a data line announces and the record lines after it.
-fn data_of<'a>(block: &[&'a str]) -> Option<(u64, Vec<&'a str>)> {
-    let at = block.iter().position(|l| l.starts_with(" data: "))?;
-    let bytes = block[at].strip_prefix(" data: ")?.split(' ').next()?.parse().ok()?;
-    let records = block[at + 1..].iter().take_while(|l| l.starts_with("  ")).copied().collect();
-    Some((bytes, records))
-}
-
-/// Compares Intel's dump with ours: equal, but for Intel's misread of a
-/// stream of type 2, 3 or 8 in a file whose stream 0 holds legacy sample
-/// records: there Intel's records are stream 0's count of that stream's
-/// records, of which ours (what was written) are the first.
-fn assert_same(intel: &str, ours: &str, what: &str) -> usize {
-    if intel == ours {
-        return 0;
-    }
-    let (il, ol): (Vec<&str>, Vec<&str>) = (intel.lines().collect(), ours.lines().collect());
-    let legacy0 = il.iter().any(|l| l.contains(" type=0x1 subtype=") && l.starts_with("  entry offset="));
-    let records0 = stream_block(&il, 0).and_then(|(s, e)| data_of(&il[s..e])).map_or(0, |(_, r)| r.len() as u64);
-    let (mut i, mut o, mut misread) = (0, 0, 0);
-    while i < il.len() || o < ol.len() {
-        let n = il.get(i).and_then(|l| l.strip_prefix("stream ")?.strip_suffix(':')?.parse::<usize>().ok());
-        if let (Some(n), true) = (n, il.get(i) == ol.get(o)) {
-            let (is, ie) = stream_block(&il, n).unwrap();
-            let (os, oe) = stream_block(&ol, n).unwrap();
-            if il[is..ie] != ol[os..oe] {
-                let misread_type =
-                    il[is..ie].iter().any(|l| [" type=2 ", " type=3 ", " type=8 "].iter().any(|t| l.contains(t)));
-                let (ib, ir) = data_of(&il[is..ie]).unwrap_or_default();
-                let (ob, or) = data_of(&ol[os..oe]).unwrap_or_default();
-                let size = if or.is_empty() { 0 } else { ob / or.len() as u64 };
-                assert!(
-                    legacy0 && misread_type && size > 0 && ib == records0 * size && ir.starts_with(&or),
-                    "{what}: stream {n} differs, and not as Intel's known misread:\nIntel's:\n{}\nours:\n{}",
-                    il[is..ie].join("\n"),
-                    ol[os..oe].join("\n")
-                );
-                // Everything but the records is the same.
-                let strip = |b: &[&str]| {
-                    b.iter()
-                        .filter(|l| !l.starts_with("  ") && !l.starts_with(" data: "))
-                        .map(|l| l.to_string())
-                        .collect::<Vec<_>>()
-                };
-                assert_eq!(strip(&il[is..ie]), strip(&ol[os..oe]), "{what}: stream {n}");
-                misread += 1;
-            }
-            i = ie;
-            o = oe;
-            continue;
-        }
-        assert_eq!(il.get(i), ol.get(o), "{what}: line {} of Intel's dump, {} of ours", i + 1, o + 1);
-        i += 1;
-        o += 1;
-    }
-    misread
 }
 
 #[test]
@@ -296,4 +196,41 @@ fn a_million_record_stream_dumps_alike() {
     let intel = dump(&lib, &f);
     assert!(intel.contains(" data: 48000000 bytes, digest per MiB:"), "{intel}");
     assert_same(&intel, &dump(&ours(), &f), "million.tb7");
+}
+
+/// The files this project's own writers write, read alike by Intel's
+/// library: the guide's content written through this library's C API
+/// (`tests/c/guide_write_read.c`, through the Rust engine every writer
+/// uses), and the same file bound by `TBRW_dobind` afterwards (Intel's bind
+/// enumerate reads our bind streams). Intel's dumps of them are committed
+/// (`tests/intel/written/*.dump`): without Intel's library ours must print
+/// them; with it (`TBRW_INTEL_LIB`), Intel's must too, and verify them (0).
+#[test]
+fn files_this_projects_writers_write_dump_alike() {
+    let dir = tempfile::tempdir().unwrap();
+    let guide = dir.path().join("c-api-guide.tb5");
+    let exe = compile(&c_build::root().join("tbrw-sys/tests/c/guide_write_read.c"), Lang::C);
+    c_build::run(&exe, &[guide.to_str().unwrap(), "300"]);
+    let bound = dir.path().join("c-api-guide-bound.tb5");
+    std::fs::copy(&guide, &bound).unwrap();
+    tb5::bind::dobind(&bound, 0).unwrap();
+    let lib = intel_lib("files_this_projects_writers_write_dump_alike (Intel's side)");
+    for (name, f) in [("c-api-guide", &guide), ("c-api-guide-bound", &bound)] {
+        assert_eq!(&std::fs::read(f).unwrap()[..8], b"Sample6 ", "{name}: not in Intel's layout");
+        let ours = dump(&ours(), f);
+        assert!(ours.starts_with("verify: 0\n"), "{name}:\n{ours}");
+        let golden = source("written").join(format!("{name}.dump"));
+        if let Some(lib) = &lib {
+            let intel = dump(lib, f);
+            assert!(intel.starts_with("verify: 0\n"), "{name}: Intel's verify:\n{intel}");
+            if std::env::var_os("TBRW_BLESS").is_some() {
+                std::fs::create_dir_all(golden.parent().unwrap()).unwrap();
+                std::fs::write(&golden, &intel).unwrap();
+            }
+            assert_eq!(assert_same(&intel, &ours, name), 0, "{name}");
+        }
+        let intel = std::fs::read_to_string(&golden)
+            .unwrap_or_else(|e| panic!("{}: {e} (made with TBRW_INTEL_LIB and TBRW_BLESS=1)", golden.display()));
+        assert_eq!(assert_same(&intel, &ours, name), 0, "{name}: not what Intel's library printed");
+    }
 }

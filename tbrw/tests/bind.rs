@@ -7,9 +7,13 @@ use common::*;
 use tbrw::*;
 
 fn file_with(c: &Content) -> (tempfile::TempDir, std::path::PathBuf) {
+    file_in(c, WriteLayout::Intel)
+}
+
+fn file_in(c: &Content, layout: WriteLayout) -> (tempfile::TempDir, std::path::PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("b.tb5");
-    write_content(&p, c).unwrap();
+    write_content_as(&p, c, layout).unwrap();
     (dir, p)
 }
 
@@ -152,6 +156,18 @@ fn an_existing_process_section_is_kept() {
     let mut c = bind_content();
     c.processes = Some((vec![Pid { id: 4242, name: Some("mine".into()), ..Default::default() }], vec![]));
     let (_d, p) = file_with(&c);
+    bind::dobind(&p, 0).unwrap();
+    // Intel's layout: the bind's indexes are into the file's own tables,
+    // which keep their records first and take the bind's processes after
+    // them (docs/BIND.md, "In Intel's layout").
+    let f = Tb5File::open(&p).unwrap();
+    let pt = f.processes().unwrap().unwrap();
+    assert_eq!((pt.pid_count(), pt.pid(0).unwrap().id), (5, 4242));
+    let v = f.stream(0).unwrap().bind_view().unwrap().unwrap();
+    assert_eq!(v.process_count(), 5);
+    assert!(triples(&v).iter().all(|t| t.1 >= 1), "no record is the file's own process 4242");
+    // This project's layout keeps the generated tables apart.
+    let (_d, p) = file_in(&c, WriteLayout::Tb5);
     bind::dobind(&p, 0).unwrap();
     let f = Tb5File::open(&p).unwrap();
     let pt = f.processes().unwrap().unwrap();
@@ -404,7 +420,6 @@ fn a_bind_on_several_threads_equals_the_bind_on_one() {
     let f = Tb5File::open(&p).unwrap();
     f.verify().unwrap();
     let v = f.stream(0).unwrap().bind_view().unwrap().unwrap();
-    assert_eq!(v.data_section(), Some(BindSection::PackedData));
     assert_eq!(triples(&v), triples(&BindView::Memory(&one)));
     let mut part = Vec::new();
     v.data_binds(123_456, 1000, &mut part);
@@ -413,8 +428,8 @@ fn a_bind_on_several_threads_equals_the_bind_on_one() {
 }
 
 #[test]
-fn a_stored_bind_takes_a_few_bytes_per_record() {
-    let (_d, p) = file_with(&busy_content(100_000));
+fn a_stored_bind_takes_a_few_bytes_per_record_in_the_tb5_layout() {
+    let (_d, p) = file_in(&busy_content(100_000), WriteLayout::Tb5);
     let before = std::fs::metadata(&p).unwrap().len();
     bind::dobind(&p, 0).unwrap();
     let grown = std::fs::metadata(&p).unwrap().len() - before;
@@ -461,6 +476,25 @@ fn a_stored_bind_takes_a_few_bytes_per_record() {
     let got: Vec<(u64, u64, u64)> = triples(&v);
     let want: Vec<(u64, u64, u64)> = want.data.iter().map(|d| (d.module_index, d.pid_index, d.tid_index)).collect();
     assert_eq!(got, want);
+}
+
+/// Intel's layout stores a bind as Intel does: 32 bytes a record (module,
+/// process and thread index, OS index, padding), which Intel's reader
+/// reads whatever the stream's descriptor says.
+#[test]
+fn a_stored_bind_takes_intels_32_bytes_per_record() {
+    let (_d, p) = file_with(&busy_content(100_000));
+    let before = std::fs::metadata(&p).unwrap().len();
+    bind::dobind(&p, 0).unwrap();
+    let grown = std::fs::metadata(&p).unwrap().len() - before;
+    assert!((100_000 * 32..100_000 * 32 + 64 * 1024).contains(&grown), "the bind added {grown} bytes");
+    let f = Tb5File::open(&p).unwrap();
+    f.verify().unwrap();
+    let data = f.stream(f.stream_count() - 2).unwrap();
+    let info = data.info().unwrap().unwrap();
+    assert_eq!(info.stream_type, stream_type::BIND_DATA_INFORMATION);
+    assert_eq!(f.string(info.comment).unwrap(), "bind version 05 bound to data stream 0000");
+    assert_eq!(data.data().unwrap().unwrap().record_size(), 32);
 }
 
 /// A bind stored before binds were packed: 24-byte `DATA_BIND_STRUCT`s

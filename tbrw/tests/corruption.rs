@@ -1,6 +1,13 @@
 //! Bad input never crashes: truncated, flipped and hostile files give an
 //! error (or, where the damage is in bytes no reader looks at, the
 //! unchanged content), never a panic or an outsized allocation.
+//!
+//! Most tests here are of this project's `\x89TB5` layout, whose
+//! checksums catch every flipped byte (its files are written with
+//! `WriteLayout::Tb5`); the files this project writes in Intel's layout,
+//! which has no checksums, are damaged at the end of this file: an error
+//! naming the file and its section, or content read as the damaged bytes
+//! say, never a panic.
 
 mod common;
 
@@ -12,8 +19,8 @@ fn guide_bytes(samples: u32) -> (Vec<u8>, Content) {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("g.tb5");
     let c = guide_content(samples);
-    write_content(&p, &c).unwrap();
-    (std::fs::read(&p).unwrap(), expected(&c))
+    write_content_as(&p, &c, WriteLayout::Tb5).unwrap();
+    (std::fs::read(&p).unwrap(), expected_in(&c, WriteLayout::Tb5))
 }
 
 /// Opens, verifies and reads everything.
@@ -162,7 +169,7 @@ proptest! {
 fn forged_bind_sections_are_caught() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("b.tb5");
-    write_content(&p, &guide_content(20)).unwrap();
+    write_content_as(&p, &guide_content(20), WriteLayout::Tb5).unwrap();
     bind::dobind(&p, 0).unwrap();
     let bytes = std::fs::read(&p).unwrap();
     load(bytes.clone()).unwrap();
@@ -193,7 +200,7 @@ fn forged_bind_sections_are_caught() {
 fn a_damaged_newest_commit_gives_way_to_the_one_before() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("two.tb5");
-    write_content(&p, &guide_content(20)).unwrap();
+    write_content_as(&p, &guide_content(20), WriteLayout::Tb5).unwrap();
     let first = std::fs::read(&p).unwrap();
     let mut w = Tb5Writer::append(&p).unwrap();
     write_streams(&mut w, &guide_content(5).streams[1..]).unwrap();
@@ -208,7 +215,7 @@ fn a_damaged_newest_commit_gives_way_to_the_one_before() {
     for (what, bytes, why) in [("cut", cut, "lies outside"), ("flipped", flipped, "checksum mismatch")] {
         let f = Tb5File::from_bytes("two.tb5", bytes.clone()).unwrap_or_else(|e| panic!("{what}: {e}"));
         assert_eq!((f.generation(), f.stream_count()), (1, 2), "{what}");
-        assert_eq!(read_content(&f).unwrap(), expected(&guide_content(20)), "{what}");
+        assert_eq!(read_content(&f).unwrap(), expected_in(&guide_content(20), WriteLayout::Tb5), "{what}");
         let e = f.verify().unwrap_err().to_string();
         assert!(e.contains("the newest commit (generation 2) does not read") && e.contains(why), "{what}: {e}");
         // On disk: an append refuses it, and leaves it as it is.
@@ -223,4 +230,95 @@ fn a_damaged_newest_commit_gives_way_to_the_one_before() {
     neither[first.len() - 12] ^= 1; // the crc of the first directory's last entry
     let e = Tb5File::from_bytes("two.tb5", neither).unwrap_err().to_string();
     assert!(e.contains("byte 96: directory at byte") && e.contains("lies outside"), "{e}");
+}
+
+/// A file this project writes in Intel's layout: the guide's content,
+/// stream 0 bound (Intel's three bind streams).
+fn intel_bytes() -> Vec<u8> {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("i.tb5");
+    write_content(&p, &guide_content(20)).unwrap();
+    bind::dobind(&p, 0).unwrap();
+    std::fs::read(&p).unwrap()
+}
+
+/// Reads everything a damaged file holds, stopping at the first error.
+fn read_all(bytes: Vec<u8>) -> Result<()> {
+    let f = Tb5File::from_bytes("bad.tb5", bytes)?;
+    f.hardware()?;
+    f.version_info()?;
+    f.user_defined_global()?;
+    f.stored_symbols()?;
+    if let Some(sw) = f.software()? {
+        f.resolve(sw)?;
+    }
+    if let Some(pt) = f.processes()? {
+        pt.pids().try_for_each(|p| f.resolve(p).map(drop))?;
+        pt.tids().try_for_each(|t| f.resolve(t).map(drop))?;
+    }
+    if let Some(m) = f.modules()? {
+        (0..m.len()).try_for_each(|i| f.resolve(m.get(i)?).map(drop))?;
+    }
+    for k in 0..f.stream_count() {
+        let s = f.stream(k)?;
+        if let Some(i) = s.info()? {
+            f.resolve(i)?;
+        }
+        s.events()?.unwrap_or_default().into_iter().try_for_each(|e| f.resolve(e).map(drop))?;
+        s.descriptor()?.unwrap_or_default().into_iter().try_for_each(|d| f.resolve(d).map(drop))?;
+        s.user_defined()?;
+        if let Some(d) = s.checked_data()? {
+            d.records().for_each(drop);
+            if s.layout()?.and_then(|l| l.legacy_pc_offset()).is_some() {
+                s.legacy_samples()?.for_each(drop);
+            }
+        }
+        if let Some(t) = s.stack_table()? {
+            t.check()?;
+        }
+        if let Some(b) = s.bind_view()? {
+            let mut v = Vec::new();
+            b.data_binds(0, usize::MAX, &mut v);
+            (0..b.process_count()).for_each(|i| {
+                let _ = b.process(i);
+            });
+            (0..b.thread_count()).for_each(|i| {
+                let _ = b.thread(i);
+            });
+        }
+    }
+    f.verify()
+}
+
+/// Damaged bytes of an Intel file: an error naming it (or an invalid
+/// string id), or a read; never a panic.
+fn survives(bytes: Vec<u8>, what: &str) {
+    if let Err(e) = read_all(bytes) {
+        assert!(e.to_string().starts_with("bad.tb5") || matches!(e, Error::InvalidString { .. }), "{what}: {e}");
+    }
+}
+
+#[test]
+fn intel_layout_truncated_anywhere_gives_errors_not_panics() {
+    let bytes = intel_bytes();
+    load(bytes.clone()).unwrap();
+    for len in (0..bytes.len()).step_by(7) {
+        survives(bytes[..len].to_vec(), &format!("cut to {len} bytes"));
+    }
+    // Cut inside the file header or its tables, a file does not open.
+    for len in [0, 8, 16, 100, 815] {
+        assert!(load(bytes[..len].to_vec()).unwrap_err().to_string().starts_with("bad.tb5"), "{len}");
+    }
+}
+
+#[test]
+fn intel_layout_flipped_anywhere_gives_errors_not_panics() {
+    let bytes = intel_bytes();
+    for i in (0..bytes.len()).step_by(5) {
+        for mask in [0xFFu8, 0x01, 0x80] {
+            let mut b = bytes.clone();
+            b[i] ^= mask;
+            survives(b, &format!("byte {i} ^ {mask:#x}"));
+        }
+    }
 }

@@ -1,6 +1,8 @@
 //! Writers killed with SIGKILL at random moments of a large create or
-//! append leave no work file and no grown file: 20 kills of each, every
-//! one followed by the checks below. Then, deterministically, writers
+//! append leave no work file and the old or the new file: 20 kills of
+//! each, every one followed by the checks below (an append to a file in
+//! Intel's layout may leave bytes past its end that nothing names:
+//! docs/FORMAT.md, "Appends in Intel's layout"). Then, deterministically, writers
 //! killed at each of their crash points in turn (every write, truncation,
 //! link and rename of a new file replacing an old one, of a new file, of an
 //! append, of a work file as the command line's exports use it): the
@@ -48,7 +50,10 @@ fn main() {
     let dir = tempfile::tempdir().unwrap();
     let created = killed_creates(dir.path(), &mut rng);
     let appended = killed_appends(dir.path(), &mut rng);
-    println!("kill test: {KILLS} creates ({created} committed files seen), {KILLS} appends ({appended} tails cut): ok");
+    println!(
+        "kill test: {KILLS} creates ({created} committed files seen), {KILLS} appends ({appended} left bytes named by \
+         nothing): ok"
+    );
     if !cfg!(debug_assertions) {
         // The library has crash points in builds with debug assertions only.
         println!("kill test: crash points skipped (a build without debug assertions has none)");
@@ -60,6 +65,8 @@ fn main() {
         ("create", false),
         ("append", false),
         ("append", true),
+        ("append-tb5", false),
+        ("append-tb5", true),
         ("work-file", false),
     ] {
         let names = killed_at_each_point(dir.path(), mode, durable);
@@ -149,36 +156,53 @@ fn killed_creates(dir: &Path, rng: &mut Rng) -> u32 {
     seen
 }
 
-/// Each kill: the file reads as its last commit; the next open for writing
-/// cuts it to exactly its committed end.
+/// Each kill: the file reads as its last commit (the first file and the
+/// whole streams of the appends done); the next writer appends after
+/// whatever the killed one left past the end.
 fn killed_appends(dir: &Path, rng: &mut Rng) -> u32 {
     let p = dir.join("grow.tb5");
-    let mut cut = 0;
+    let mut tails = 0;
     for i in 0..KILLS {
         write_content(&p, &guide_content(10)).unwrap();
         spawn_and_kill("append", &p, rng);
         let f = Tb5File::open(&p).unwrap_or_else(|e| panic!("kill {i}: {e}"));
         f.verify().unwrap();
-        let generation = f.generation();
+        let c = read_content(&f).unwrap();
+        let first = expected(&guide_content(10));
+        assert_eq!(c.streams[..2], first.streams[..], "kill {i}");
+        assert!(c.streams[2..].iter().all(|s| s.info.comment.as_deref() == Some("custom")), "kill {i}");
+        // What the commits name ends before the file's end: a killed append's bytes.
+        let named = max_named_end(&std::fs::read(&p).unwrap());
+        tails += u32::from(named < std::fs::metadata(&p).unwrap().len());
         drop(f);
-        let before = std::fs::metadata(&p).unwrap().len();
-        Tb5Writer::append(&p).unwrap().abort();
-        let bytes = std::fs::read(&p).unwrap();
-        let after = bytes.len() as u64;
-        assert!(after <= before, "kill {i}");
-        cut += u32::from(after < before);
-        // Exactly the committed end: the file reads whole, and one byte less does not.
-        let f = Tb5File::from_bytes("cut", bytes.clone()).unwrap();
-        assert_eq!(f.generation(), generation, "kill {i}");
-        f.verify().unwrap();
-        // One byte short, the newest commit's directory is cut: the file
-        // then reads as the commit before (if any), and verify says so.
-        let short = Tb5File::from_bytes("short", bytes[..bytes.len() - 1].to_vec());
-        assert!(short.map_or(true, |f| f.generation() < generation && f.verify().is_err()), "kill {i}: tail left");
+        let mut w = Tb5Writer::append(&p).unwrap();
+        write_streams(&mut w, &guide_content(1).streams[1..]).unwrap();
+        w.close().unwrap();
+        assert_eq!(Tb5File::open(&p).unwrap().stream_count(), c.streams.len() as u32 + 1, "kill {i}");
         let (work, files) = listing(dir);
         assert!(work.is_empty() && files == std::slice::from_ref(&p), "kill {i}: {work:?} {files:?}");
     }
-    cut
+    tails
+}
+
+/// The furthest byte any table of an Intel file this project wrote names
+/// (its tables come last).
+fn max_named_end(b: &[u8]) -> u64 {
+    let rd = |at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
+    let mut end = 816u64;
+    let mut tables = vec![(16usize, 800usize)];
+    while let Some((at, len)) = tables.pop() {
+        for e in (at..at + len).step_by(40) {
+            let (l, o, t) = (rd(e), rd(e + 8), u32::from_le_bytes(b[e + 28..e + 32].try_into().unwrap()));
+            if t != 0 && t != 0xFFFE {
+                end = end.max(o + l);
+                if t == 0x22 || t == 0x29 {
+                    tables.push((o as usize, l as usize));
+                }
+            }
+        }
+    }
+    end
 }
 
 /// `names` with repeats in a row counted: `a, b ×3, c`.
@@ -209,7 +233,7 @@ const NEW_EXPORT: &[u8] = b"new export bytes\n";
 fn write_once(mode: &str, path: &Path) -> Result<()> {
     match mode {
         "replace" | "create" => write_content(path, &new_content()),
-        "append" => {
+        "append" | "append-tb5" => {
             let mut w = Tb5Writer::append(path)?;
             write_streams(&mut w, &new_content().streams[1..])?;
             w.close()
@@ -232,6 +256,10 @@ fn set_up(mode: &str, p: &Path) -> Option<Vec<u8>> {
         "create" => None,
         "work-file" => {
             std::fs::write(p, b"old export bytes\n").unwrap();
+            Some(std::fs::read(p).unwrap())
+        }
+        "append-tb5" => {
+            write_content_as(p, &old_content(), WriteLayout::Tb5).unwrap();
             Some(std::fs::read(p).unwrap())
         }
         _ => {
@@ -293,6 +321,20 @@ fn killed_at_each_point(dir: &Path, mode: &str, durable: bool) -> Vec<String> {
         // The target: old or new, whole.
         let now = std::fs::read(&p).ok();
         let is_new = if mode == "append" {
+            // A killed append to an Intel file may leave bytes past the old
+            // end that nothing names: the file is the old one with them,
+            // reading as the old one, or the new file.
+            let f = Tb5File::open(&p).unwrap_or_else(|e| panic!("{at}: {e}"));
+            f.verify().unwrap_or_else(|e| panic!("{at}: {e}"));
+            let now = now.unwrap_or_else(|| panic!("{at}: no file"));
+            let old = old.as_ref().expect("an append has an old file");
+            if now != new {
+                assert!(now.starts_with(old), "{at}: neither the old nor the new file");
+                let want = read_content(&Tb5File::from_bytes("old", old.clone()).unwrap()).unwrap();
+                assert_eq!(read_content(&f).unwrap(), want, "{at}: does not read as the old file");
+            }
+            now == new
+        } else if mode == "append-tb5" {
             // A killed append may leave bytes past the committed end; the
             // next writer cuts them off, leaving the old or the new file.
             let f = Tb5File::open(&p).unwrap_or_else(|e| panic!("{at}: {e}"));
@@ -329,14 +371,20 @@ fn killed_at_each_point(dir: &Path, mode: &str, durable: bool) -> Vec<String> {
     let expected: &[&str] = match mode {
         "replace" | "work-file" => &["linked under a work name", "renamed into place"],
         "create" => &["linked into place"],
+        "append" => &["intel append sections written", "intel append header written"],
         _ => &["tail cut", "slot written"],
     };
     for n in expected {
         assert!(has(n), "{mode}: no crash point {n:?} in {names:?}");
     }
     if durable {
-        assert!(has("slot synced"), "{mode}: no fsync points in {names:?}");
+        let synced = match mode {
+            "append" => "intel append header synced",
+            "append-tb5" => "slot synced",
+            _ => "synced",
+        };
+        assert!(has(synced), "{mode}: no fsync points in {names:?}");
     }
-    assert!(replaced_at.is_some() || mode == "append", "{mode}: no kill left the new file");
+    assert!(replaced_at.is_some() || mode.starts_with("append"), "{mode}: no kill left the new file");
     names
 }

@@ -1,4 +1,9 @@
-//! `verify()` finds each kind of problem and says where it is.
+//! `verify()` finds each kind of problem and says where it is: the rules
+//! of this project's `\x89TB5` layout (the guide's required sections, its
+//! version, checksums; files written with `WriteLayout::Tb5`). A file in
+//! Intel's layout is verified by Intel's rule and its structure
+//! (`tbrw/tests/intel_read.rs`, docs/FORMAT.md "What `verify` checks
+//! (Intel's layout)").
 
 mod common;
 
@@ -8,7 +13,7 @@ use tbrw::*;
 fn file_of(c: &Content) -> (tempfile::TempDir, std::path::PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("v.tb5");
-    write_content(&p, c).unwrap();
+    write_content_as(&p, c, WriteLayout::Tb5).unwrap();
     (dir, p)
 }
 

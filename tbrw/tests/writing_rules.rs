@@ -156,7 +156,15 @@ fn empty_sections_are_treated_alike_and_never_trap_the_handle() {
     let f = Tb5File::open(&path).unwrap();
     assert!(!f.has_section(GlobalSection::Hardware));
     assert_eq!(f.modules().unwrap().unwrap().len(), 0);
-    assert_eq!(f.stream(0).unwrap().data().unwrap().unwrap().len(), 0);
+    assert_eq!(f.processes().unwrap().unwrap().pid_count(), 0);
+    assert_eq!(f.stream(0).unwrap().events().unwrap().unwrap().len(), 0);
+    // Intel's layout has no section of no bytes (docs/FORMAT.md, "What
+    // Intel's layout cannot hold"): no records read as an empty data
+    // section (the stream has a descriptor), empty bytes as none.
+    assert!(!f.stream(0).unwrap().has_section(StreamSection::Data));
+    assert_eq!(f.stream(0).unwrap().data().unwrap().map(|d| d.len()), Some(0));
+    assert!(f.user_defined_global().unwrap().is_none());
+    assert!(f.stream(0).unwrap().user_defined().unwrap().is_none());
 }
 
 fn complete_file(e: &mut Engine, events: &[u32], sample_events: &[u8]) {

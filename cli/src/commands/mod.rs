@@ -17,8 +17,8 @@ pub use crate::dataset::{Mode as ParquetMode, ParquetOptions};
 use crate::error::CliError;
 pub use crate::output::open;
 use crate::output::{
-    check_input, check_output, check_output_folder, csv_folder_holds, csv_may_replace, write_output, written,
-    WorkFolder,
+    check_input, check_output, check_output_folder, check_tb5_output, csv_folder_holds, csv_may_replace, write_output,
+    written, WorkFolder,
 };
 
 mod import;
@@ -66,6 +66,15 @@ pub fn verify(file: &Path, out: &mut dyn Write) -> Result<(), CliError> {
     writeln!(out, "{}: ok", file.display()).map_err(written)
 }
 
+/// `tbrw convert`: `input` (any layout this project reads) rewritten as a
+/// new file in Intel's layout at `output`, never over the input.
+pub fn convert(input: &Path, output: &Path, force: bool, out: &mut dyn Write) -> Result<(), CliError> {
+    check_tb5_output(output, &[input], force)?;
+    let f = open(input)?;
+    tbrw::convert(&f, output, tbrw::Durability::from_env())?;
+    writeln!(out, "{}: {} streams in Intel's layout", output.display(), f.stream_count()).map_err(written)
+}
+
 /// `tbrw bind`: binds `stream`, or every stream that can be bound (saying
 /// which cannot and why), and appends the binds. `binding` is told each
 /// stream as it starts.
@@ -77,7 +86,10 @@ pub fn bind(
 ) -> Result<(), CliError> {
     let streams: Vec<u32> = match stream {
         Some(n) => vec![n],
-        None => (0..open(file)?.stream_count()).collect(),
+        None => {
+            let f = open(file)?;
+            (0..f.stream_count()).filter(|&n| f.stream(n).is_ok_and(|s| s.holds_records())).collect()
+        }
     };
     if let Some(n) = stream {
         report::samples::stream(&open(file)?, n)?;

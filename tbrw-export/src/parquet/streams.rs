@@ -32,13 +32,17 @@ pub enum Destination {
     Samples,
     /// Records with a start and an end: `intervals`.
     Intervals,
-    /// No descriptor or no data: nowhere.
+    /// No descriptor, no data, or a stream holding another's stack table or bind: nowhere.
     Nothing,
 }
 
 /// The table stream `n` goes to.
 pub fn destination(file: &Tb5File, n: u32) -> Result<Destination, ExportError> {
     let s = file.stream(n)?;
+    // A stream holding another's stack table or bind is read through that stream.
+    if !s.holds_records() {
+        return Ok(Destination::Nothing);
+    }
     let (Some(layout), Some(data)) = (s.layout()?, s.data()?) else { return Ok(Destination::Nothing) };
     if data.is_empty() {
         return Ok(Destination::Nothing);

@@ -54,7 +54,9 @@ pub unsafe extern "C" fn TBRW_get_system(
     boundary(|| {
         let sys = with(ptr, |h| {
             let f = h.engine.check_readable(GlobalSection::Hardware)?;
-            f.hardware()?.ok_or(Code(TBRW_SECTION_NOT_EXIST))
+            // A file in Intel's layout without a system: 80, as Intel's library gives.
+            let missing = if f.layout().is_intel() { TBRW_INVALID_STREAM } else { TBRW_SECTION_NOT_EXIST };
+            f.hardware()?.ok_or(Code(missing))
         })?;
         let image = system_image(&sys, buf_ptr as usize);
         put(&image, size_of_buffer, buf_ptr as *mut c_void, used)

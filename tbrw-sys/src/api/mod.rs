@@ -155,7 +155,20 @@ fn enumerate<C: Chunk>(
     mut fetch: impl FnMut(&mut Handle, u64, usize) -> R<C>,
     mut call: impl FnMut(&mut C) -> u32,
 ) -> R {
-    let Extent { len, section, per_chunk } = with(ptr, extent)?;
+    let (Extent { len, section, per_chunk }, intel) =
+        with(ptr, |h| Ok((extent(h)?, h.engine.existing().is_some_and(|f| f.layout().is_intel()))))?;
+    // Intel's library finds no entry in an empty process, thread or module
+    // table of a file in its layout (a table this project's writer keeps
+    // where Intel's leaves the section out), nor in the records of a stream
+    // that has none: so does this one there.
+    let table = matches!(
+        section,
+        SectionRef::Global(tb5::GlobalSection::ProcessThread | tb5::GlobalSection::Module)
+            | SectionRef::Stream(_, tb5::StreamSection::Data)
+    );
+    if intel && table && len == 0 {
+        return Err(Code(TBRW_ENTRY_NOT_FOUND));
+    }
     if start > len {
         return Err(tb5::Error::InvalidReadStart { section, start, len }.into());
     }

@@ -41,11 +41,13 @@ static inline wchar_t *wide_path(const char *path) {
     return w;
 }
 
-/* The text of a string id, in a static buffer. */
+/* The text of a string id, in a static buffer; "-" for no string (id 0:
+ * a thread a bind adds to the file's table has no name). */
 static inline const wchar_t *text_of(TBRW_PTR h, TBRW_STRING_OR_ID id) {
     static wchar_t buf[512];
     TBRW_U32 needed = 0;
     TBRW_STRING_OR_ID copy = id;
+    if (id.soi_uniqueid == 0) return L"-";
     OK(TBRW_convert_uniqueid_to_string(h, sizeof buf, &copy, buf, &needed));
     return buf;
 }

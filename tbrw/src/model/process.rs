@@ -41,7 +41,7 @@ impl PidTidFlags {
 }
 
 /// One process (`TBRW_PID`).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Pid<S = Text> {
     /// `pid_id`: the OS process id.
     pub id: u32,
@@ -62,7 +62,7 @@ pub struct Pid<S = Text> {
 }
 
 /// One thread (`TBRW_TID`).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Tid<S = Text> {
     /// `tid_associated_pid`: the OS pid of its process.
     pub associated_pid: u32,

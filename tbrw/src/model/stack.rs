@@ -17,6 +17,16 @@ use crate::model::descriptor::{desc_subtype, DescEntry};
 /// `tbrw-import`'s `fields` as `STACK_ID`.
 pub const STACK_ID_FIELD: u16 = 0x4503;
 
+/// The user-defined field type of a stack table node's parent (4 bytes: a
+/// node index, or 0xFFFFFFFF for an outermost frame), in the records of
+/// the custom stream that holds a stack table in Intel's layout
+/// (docs/FORMAT.md, "This project's sections in Intel's layout").
+pub const STACK_PARENT_FIELD: u16 = 0x4504;
+
+/// The user-defined field type of a stack table node's frame address (8
+/// bytes), beside [`STACK_PARENT_FIELD`].
+pub const STACK_ADDRESS_FIELD: u16 = 0x4505;
+
 /// The stack id of a sample that has no call stack.
 pub const NO_STACK: u32 = u32::MAX;
 

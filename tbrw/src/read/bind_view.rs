@@ -193,11 +193,21 @@ impl<'a> BindView<'a> {
         if file.bind_entry(n, BindSection::Modules).is_none() {
             return Ok(None);
         }
-        let get = |b| file.bind_bytes(n, b).map(Option::unwrap_or_default);
         // Every reader hands these out by the stream's record count and the
         // table sizes: a bind that does not match them is refused here, before
         // any entry is read, rather than read past.
         let records = file.stream(n)?.data()?.map_or(0, |d| d.len());
+        Self::stored_sections(file, n, records)
+    }
+
+    /// The bind sections of stream `n` of `file` (this project's layout),
+    /// for a stream of `records` records (which may be another file's: an
+    /// append's work file holds the bind of a stream of the file appended to).
+    pub(crate) fn stored_sections(file: &'a Tb5File, n: u32, records: u64) -> Result<Option<BindView<'a>>> {
+        if file.bind_entry(n, BindSection::Modules).is_none() {
+            return Ok(None);
+        }
+        let get = |b| file.bind_bytes(n, b).map(Option::unwrap_or_default);
         let at = |b: BindSection| {
             let e = file.bind_entry(n, b).expect("read above");
             file.loc(e.section, e.raw.offset)
@@ -258,7 +268,7 @@ impl<'a> BindView<'a> {
     /// stream's records and the bind's entries must match in number.
     fn intel(file: &'a Tb5File, n: u32) -> Result<Option<BindView<'a>>> {
         let Some(index) = file.intel() else { return Ok(None) };
-        let Some(streams) = super::intel::find_bind(file.path(), file.bytes(), index, n) else { return Ok(None) };
+        let Some(streams) = super::intel::find_bind(index, n) else { return Ok(None) };
         let at = |e: Option<super::intel::IntelEntry>| {
             file.loc(crate::model::section::SectionRef::WholeStream(streams.data_stream), e.map_or(0, |e| e.offset))
         };

@@ -48,10 +48,18 @@ impl<'f> DataSection<'f> {
     }
 
     /// Records of `record_size` bytes (not 0) filling `bytes`, a slice of
-    /// `file`'s bytes at `offset` (Intel's layout: no time order known).
-    pub(super) fn from_parts(file: &'f Tb5File, bytes: &'f [u8], record_size: usize, offset: u64, stream: u32) -> Self {
+    /// `file`'s bytes at `offset` (Intel's layout: time ordered when this
+    /// project's writer said so in the stream's information).
+    pub(super) fn from_parts(
+        file: &'f Tb5File,
+        bytes: &'f [u8],
+        record_size: usize,
+        offset: u64,
+        stream: u32,
+        time_ordered: bool,
+    ) -> Self {
         let len = (bytes.len() / record_size.max(1)) as u64;
-        DataSection { file, bytes, record_size, len, offset, stream, time_ordered: false }
+        DataSection { file, bytes, record_size, len, offset, stream, time_ordered }
     }
 
     /// The number of records.

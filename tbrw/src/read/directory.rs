@@ -114,6 +114,16 @@ impl Directory {
         for (i, e) in entries.iter().enumerate() {
             ix.add(i, e.clone(), file)?;
         }
+        // A session may bind a stream of the file it appends to whose
+        // sections are not in its own work file.
+        let with_binds = entries
+            .iter()
+            .filter(|e| matches!(SectionKind::from_code(e.kind), SectionKind::Bind(_)))
+            .map(|e| e.stream as usize + 1)
+            .max();
+        if let Some(n) = with_binds.filter(|&n| n > ix.dir.streams.len() && n <= max_streams as usize) {
+            ix.dir.streams.resize(n, [None; 5]);
+        }
         ix.place_binds()?;
         ix.number_strings()?;
         Ok(ix.dir)

@@ -137,7 +137,14 @@ impl Tb5File {
         // so the mapping covers every commit a copied slot names. (Sized
         // first, the mapping can miss the directory of a commit whose slot
         // lands in between: the failures of issue #29.)
-        let head = read_head(&file, path)?;
+        let mut head = read_head(&file, path)?;
+        if let Some(layout) = crate::format::intel::layout_of(&head) {
+            // An Intel file's header is rewritten in place by an append
+            // (one write, its commit): it is copied whole, twice in a row
+            // until both copies agree, so that it is never half old, half
+            // new; the tables it names are never rewritten.
+            head = read_intel_header(&file, path, layout)?;
+        }
         let len = file.metadata().map_err(|e| Error::io(path, "stat", e))?.len();
         let len = usize::try_from(len).map_err(|_| Error::io(path, "mmap", std::io::ErrorKind::FileTooLarge.into()))?;
         let backing = if len == 0 {
@@ -172,6 +179,10 @@ impl Tb5File {
         // cutting the file below them (an abort) first checks that no
         // slice of this mapping is still handed out (`mapping_shared`).
         let map = unsafe { Mmap::map(file) }.map_err(|e| Error::io(path, "mmap", e))?;
+        if (map.len() as u64) < end {
+            let why = format!("the work file has {} bytes, its sections end at byte {end}", map.len());
+            return Err(Error::io(path, "mmap", std::io::Error::new(std::io::ErrorKind::UnexpectedEof, why)));
+        }
         let dir = Directory::of_session(path, &map, end, entries, max_streams)?;
         // Its string blocks are the committed file's, checked when it was opened.
         Ok(Tb5File {
@@ -206,7 +217,7 @@ impl Tb5File {
     /// bytes, taken before `backing` was sized.
     fn parse(path: PathBuf, head: &[u8], backing: Backing) -> Result<Tb5File> {
         if let Some(layout) = crate::format::intel::layout_of(head) {
-            return Self::parse_intel(path, layout, backing);
+            return Self::parse_intel(path, layout, head, backing);
         }
         container::check_header(&path, head)?;
         let backing = Arc::new(backing);
@@ -229,8 +240,14 @@ impl Tb5File {
     }
 
     /// An Intel file: its sections indexed, nothing decoded yet.
-    fn parse_intel(path: PathBuf, layout: FileLayout, backing: Backing) -> Result<Tb5File> {
-        let index = IntelIndex::read(&path, backing.bytes(), layout)?;
+    /// `head`: the file header as copied (the whole of it, or the first
+    /// bytes of a file in memory, whose header is in `backing`).
+    fn parse_intel(path: PathBuf, layout: FileLayout, head: &[u8], backing: Backing) -> Result<Tb5File> {
+        // A file read from memory was given only its first bytes as `head`.
+        let count = head.get(12..16).map_or(0, |c| u32::from_le_bytes(c.try_into().unwrap_or_default()));
+        let whole = 16 + (count as usize).min(4096) * crate::format::intel::file_entry_size(layout);
+        let header = if head.len() < whole && backing.bytes().starts_with(head) { backing.bytes() } else { head };
+        let index = IntelIndex::read_with_header(&path, backing.bytes(), header, layout)?;
         let end = backing.bytes().len() as u64;
         Ok(Tb5File {
             dir: Directory::empty(),
@@ -479,6 +496,13 @@ impl Tb5File {
     /// The symbols `tbrw symbolize` stored (opaque bytes here; the
     /// symbolizer reads them), checksum checked. Intel's layout has none.
     pub fn stored_symbols(&self) -> Result<Option<&[u8]>> {
+        if let Some(i) = self.intel() {
+            // A custom stream's user-defined stream section (docs/FORMAT.md,
+            // "This project's sections in Intel's layout").
+            let s = intel::stream_in(i, intel::Role::Symbols);
+            let user = s.and_then(|s| i.stream_entry(s, StreamSection::UserDefinedStream));
+            return Ok(s.map(|_| user.map_or(&[][..], |e| &self.bytes()[e.range()])));
+        }
         self.dir.stored_symbols().map(|e| self.checked_bytes(e)).transpose()
     }
 
@@ -540,6 +564,42 @@ impl Tb5File {
     pub fn resolve<T: MapStrings<StringId>>(&self, value: T) -> Result<T::Output<Text>> {
         value.map_strings(&mut |id| self.string_opt(id).map(|s| s.map(str::to_owned)))
     }
+}
+
+/// The whole file header of an Intel file (its 16 bytes and every section
+/// entry, at most a page's worth), copied twice in a row until the copies
+/// agree: an append rewrites it with one write, so two equal copies are
+/// one header, all old or all new.
+fn read_intel_header(file: &File, path: &Path, layout: FileLayout) -> Result<Vec<u8>> {
+    use std::os::unix::fs::FileExt;
+    let entry = crate::format::intel::file_entry_size(layout);
+    let read = |n: usize| -> Result<Vec<u8>> {
+        let mut b = vec![0u8; n];
+        let mut got = 0;
+        while got < n {
+            match file.read_at(&mut b[got..], got as u64) {
+                Ok(0) => break,
+                Ok(k) => got += k,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(Error::io(path, "read", e)),
+            }
+        }
+        b.truncate(got);
+        Ok(b)
+    };
+    let mut last = Vec::new();
+    for _ in 0..1000 {
+        let start = read(16)?;
+        let count = start.get(12..16).map_or(0, |c| u32::from_le_bytes(c.try_into().unwrap_or_default()));
+        // The copy is bounded: a larger count is checked against the file when indexed.
+        let n = 16 + (count as usize).min(4096) * entry;
+        let copy = read(n)?;
+        if copy == last {
+            return Ok(copy);
+        }
+        last = copy;
+    }
+    Ok(last)
 }
 
 /// The first [`container::HEADER_SIZE`] bytes of `file` (fewer when it is

@@ -14,7 +14,7 @@ mod checks;
 mod data_section;
 mod directory;
 mod file;
-mod intel;
+pub(crate) mod intel;
 mod stack_table;
 mod stream;
 pub mod summary;

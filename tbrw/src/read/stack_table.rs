@@ -10,9 +10,10 @@
 use std::path::Path;
 
 use super::file::Tb5File;
+use super::intel::{self, IntelIndex};
 use crate::format::stack_table;
 use crate::model::error::{Error, Location, Result};
-use crate::model::section::SectionRef;
+use crate::model::section::{SectionRef, StreamSection};
 use crate::model::stack::{StackNode, MAX_STACK_DEPTH};
 
 /// The stack table of a stream, read in place.
@@ -29,6 +30,9 @@ impl<'f> StackTableView<'f> {
     /// The stack table of stream `stream` of `file`, checksum and head
     /// checked; `None` when the stream has none.
     pub(crate) fn of(file: &'f Tb5File, stream: u32) -> Result<Option<StackTableView<'f>>> {
+        if let Some(i) = file.intel() {
+            return Self::of_intel(file, i, stream);
+        }
         let Some(e) = file.stack_table_entry(stream) else { return Ok(None) };
         let bytes = file.checked_bytes(e)?;
         let nodes = stack_table::nodes(bytes, e.raw.count).map_err(|(what, at)| {
@@ -43,6 +47,33 @@ impl<'f> StackTableView<'f> {
             )
         })?;
         Ok(Some(StackTableView { path: file.path(), stream, at: e.raw.offset + stack_table::HEAD_SIZE as u64, nodes }))
+    }
+
+    /// The stack table of stream `stream` of an Intel file: the records of
+    /// the custom stream that names it, 12-byte nodes (docs/FORMAT.md,
+    /// "This project's sections in Intel's layout").
+    fn of_intel(file: &'f Tb5File, i: &IntelIndex, stream: u32) -> Result<Option<StackTableView<'f>>> {
+        let Some(s) = intel::stream_in(i, intel::Role::StackTable(stream)) else { return Ok(None) };
+        let Some(e) = i.stream_entry(s, StreamSection::Data) else {
+            return Ok(Some(StackTableView { path: file.path(), stream, at: 0, nodes: &[] }));
+        };
+        let nodes = &file.bytes()[e.range()];
+        if !nodes.len().is_multiple_of(stack_table::NODE_SIZE) {
+            return Err(Error::malformed(
+                Location {
+                    file: file.path().to_owned(),
+                    section: SectionRef::StackTable(stream),
+                    record: None,
+                    offset: e.offset,
+                },
+                format!(
+                    "the stack table (stream {s}) is {} bytes, not a whole number of {}-byte nodes",
+                    nodes.len(),
+                    stack_table::NODE_SIZE
+                ),
+            ));
+        }
+        Ok(Some(StackTableView { path: file.path(), stream, at: e.offset, nodes }))
     }
 
     /// The number of nodes.

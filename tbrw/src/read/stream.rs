@@ -51,6 +51,15 @@ impl<'f> StreamReader<'f> {
         }
     }
 
+    /// Whether the stream holds records of its own (samples, tasks, calls):
+    /// false for the streams of a file in Intel's layout that hold another
+    /// stream's bind (Intel's three bind streams), its stack table or the
+    /// stored symbols (docs/FORMAT.md, "This project's sections in Intel's
+    /// layout"). Exports and commands that walk every stream skip those.
+    pub fn holds_records(&self) -> bool {
+        self.file.intel().is_none_or(|i| i.roles.get(self.index as usize).is_none_or(|r| *r == intel::Role::Data))
+    }
+
     fn entry(&self, s: StreamSection) -> Option<&'f SectionEntry> {
         self.file.stream_entry(self.index, s)
     }
@@ -128,8 +137,20 @@ impl<'f> StreamReader<'f> {
     /// An Intel file's data section. The records are as many as its length
     /// holds: Intel's writer can store a wrong entry count (docs/FORMAT.md,
     /// "Intel's writer's count"); the length is what was written.
+    ///
+    /// A stream with a data descriptor and no data section has no records:
+    /// Intel's layout has no section of no bytes, so a stream written with
+    /// no records has none (docs/FORMAT.md, "What Intel's layout cannot
+    /// hold"), where this project's layout kept an empty one; it reads as
+    /// an empty data section, as it did there (the C API, which asks
+    /// [`has_section`](Self::has_section), still finds no section, as
+    /// Intel's library does).
     fn intel_data(&self) -> Result<Option<DataSection<'f>>> {
-        let Some(e) = self.intel_entry(StreamSection::Data) else { return Ok(None) };
+        let Some(e) = self.intel_entry(StreamSection::Data) else {
+            let Some(layout) = self.layout()? else { return Ok(None) };
+            let size = (layout.record_size() as usize).max(1);
+            return Ok(Some(DataSection::from_parts(self.file, &[], size, 0, self.index, false)));
+        };
         let section = SectionRef::Stream(self.index, StreamSection::Data);
         let size = self.layout()?.map_or(0, |l| l.record_size() as u64);
         if size == 0 || e.length % size != 0 {
@@ -142,7 +163,10 @@ impl<'f> StreamReader<'f> {
             ));
         }
         let bytes = &self.file.bytes()[e.range()];
-        Ok(Some(DataSection::from_parts(self.file, bytes, size as usize, e.offset, self.index)))
+        let ordered = self.intel_entry(StreamSection::StreamInfo).is_some_and(|i| {
+            intel::stream_flags(self.file.bytes(), i) & crate::format::intel::STREAM_FLAG_TIME_ORDERED != 0
+        });
+        Ok(Some(DataSection::from_parts(self.file, bytes, size as usize, e.offset, self.index, ordered)))
     }
 
     /// The data section after checking it against the data descriptor:
@@ -179,7 +203,7 @@ impl<'f> StreamReader<'f> {
     /// Whether the stream has a stored bind.
     pub fn is_bound(&self) -> bool {
         if let Some(i) = self.file.intel() {
-            return intel::find_bind(self.file.path(), self.file.bytes(), i, self.index).is_some();
+            return intel::find_bind(i, self.index).is_some();
         }
         self.file.bind_entry(self.index, BindSection::Modules).is_some()
     }

@@ -23,14 +23,13 @@
 //!     `MAX_STACK_DEPTH` frames, and every record's stack id names a node of
 //!     its stream's table or is [`NO_STACK`].
 
-use super::checks::{check_bind, check_ids};
+use super::checks::{check_bind, check_ids, check_stack_ids, check_time_order};
 use super::file::Tb5File;
 use crate::format::raw::{DescEntryRaw, Raw};
 use crate::model::descriptor::desc_type;
 use crate::model::error::{Error, Location, Result};
 use crate::model::sample::SampleRecordPc;
 use crate::model::section::{GlobalSection, SectionRef, StreamSection};
-use crate::model::stack::{NO_STACK, STACK_ID_FIELD};
 use crate::model::strings::StringId;
 use crate::model::version::MIN_SAMPLE_FILE_VERSION;
 
@@ -173,74 +172,6 @@ pub(crate) fn verify(file: &Tb5File) -> Result<()> {
                     ));
                 }
             }
-        }
-    }
-    Ok(())
-}
-
-/// A data section marked time-ordered has a time field, and no record's
-/// time is below its predecessor's.
-fn check_time_order(
-    file: &Tb5File,
-    n: u32,
-    layout: &crate::model::descriptor::RecordLayout,
-    data: &super::DataSection<'_>,
-) -> Result<()> {
-    if !data.time_ordered() {
-        return Ok(());
-    }
-    let at = |k: usize| Location {
-        file: file.path().to_owned(),
-        section: SectionRef::Stream(n, StreamSection::Data),
-        record: Some(k as u64),
-        offset: data.file_offset() + (k * data.record_size()) as u64,
-    };
-    let Some((offset, size)) = layout.time_at() else {
-        return Err(Error::malformed(at(0), "marked as in time order, but its records have no time field"));
-    };
-    let (offset, size) = (offset as usize, size as usize);
-    let mut last = 0u64;
-    for (k, rec) in data.records().enumerate() {
-        let mut b = [0u8; 8];
-        b[..size].copy_from_slice(&rec[offset..offset + size]);
-        let t = u64::from_le_bytes(b);
-        if t < last {
-            return Err(Error::malformed(
-                at(k),
-                format!("time {t} is below the previous record's {last}, but the section is marked as in time order"),
-            ));
-        }
-        last = t;
-    }
-    Ok(())
-}
-
-/// Every stack id field of stream `n`'s records names one of the `nodes`
-/// of its stack table, or no stack.
-fn check_stack_ids(
-    file: &Tb5File,
-    n: u32,
-    layout: &crate::model::descriptor::RecordLayout,
-    data: &super::DataSection<'_>,
-    nodes: u64,
-) -> Result<()> {
-    let Some(f) = layout.find(STACK_ID_FIELD, None).copied() else { return Ok(()) };
-    for (k, rec) in data.records().enumerate() {
-        let id = f.read_le(rec).unwrap_or(0);
-        if id != u64::from(NO_STACK) && id >= nodes {
-            return Err(Error::malformed(
-                Location {
-                    file: file.path().to_owned(),
-                    section: SectionRef::Stream(n, StreamSection::Data),
-                    record: Some(k as u64),
-                    offset: data.file_offset() + (k * data.record_size()) as u64 + u64::from(f.offset),
-                },
-                if nodes == 0 {
-                    format!("stack id {id}, and the stream has no stack table")
-                } else {
-                    format!("stack id {id} names no node of the stream's stack table ({nodes} nodes)")
-                },
-            ));
         }
     }
     Ok(())

@@ -14,9 +14,12 @@
 //!    3 or 8 of a file whose stream 0 holds legacy sample records);
 //! 5. a stored bind (VTune's or `TBRW_dobind`'s bind streams) fits its
 //!    stream and the tables: one entry per record, module and thread, and
-//!    every index in range.
+//!    every index in range;
+//! 6. this project's stack table of a stream (a custom stream): parents
+//!    before children, no stack too deep, every record's stack id a node;
+//!    records this project's writer said are in time order are.
 
-use super::checks::{check_bind, check_ids};
+use super::checks::{check_bind, check_ids, check_stack_ids, check_time_order};
 use super::file::Tb5File;
 use crate::format::intel::VERIFY_REQUIRES;
 use crate::model::error::{Error, Location, Result};
@@ -111,5 +114,16 @@ fn verify_stream(file: &Tb5File, n: u32) -> Result<()> {
             }
         }
     }
-    check_bind(file, n)
+    check_bind(file, n)?;
+    // This project's stack table (a custom stream naming this stream): its
+    // nodes, and every record's stack id.
+    let table = stream.stack_table()?;
+    if let Some(t) = &table {
+        t.check()?;
+    }
+    if let (Some(layout), Some(data)) = (stream.layout()?, stream.data()?) {
+        check_stack_ids(file, n, &layout, &data, table.map_or(0, |t| t.len()))?;
+        check_time_order(file, n, &layout, &data)?;
+    }
+    Ok(())
 }

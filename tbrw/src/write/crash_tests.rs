@@ -1,4 +1,6 @@
-//! What a crash during an append leaves: the file as it was before.
+//! What a crash during an append to a file of this project's `\x89TB5`
+//! layout leaves: the file as it was before. (Intel's layout has no
+//! commit slots: `tbrw/tests/kill.rs` kills its writers at every step.)
 //!
 //! The commit hook of the engine stops a commit right before the commit
 //! slot is written and captures the bytes on disk at that moment; the test
@@ -12,7 +14,7 @@ use crate::write::output::crash_hook;
 use crate::*;
 
 fn content(path: &std::path::Path, streams: u32) {
-    let mut w = Tb5Writer::create(path).unwrap();
+    let mut w = Tb5Writer::create_as(path, Durability::Ordered, WriteLayout::Tb5).unwrap();
     w.write_version_info(&VersionInfo { sample_file_version: 16, ..Default::default() }).unwrap();
     w.write_modules(&[Module { name: Some("m".into()), ..Default::default() }]).unwrap();
     for _ in 0..streams {

@@ -28,6 +28,7 @@ use std::path::{Path, PathBuf};
 
 use super::durability::Durability;
 use super::interner::StringInterner;
+use super::layout::WriteLayout;
 use super::output::Output;
 use super::sink::SectionSink;
 use crate::format::kind::SectionKind;
@@ -120,6 +121,12 @@ impl Engine {
 
     /// [`Engine::open`] with commits that wait as `durability` says.
     pub fn open_with(path: impl AsRef<Path>, mode: u32, durability: Durability) -> Result<Engine> {
+        Engine::open_as(path, mode, durability, WriteLayout::default())
+    }
+
+    /// [`Engine::open_with`], a new file (`CREATE_ALWAYS`) written in
+    /// `layout` (an append keeps the file's layout).
+    pub fn open_as(path: impl AsRef<Path>, mode: u32, durability: Durability, layout: WriteLayout) -> Result<Engine> {
         let path = path.as_ref().to_owned();
         let known = access::READ | access::WRITE | access::CREATE_ALWAYS;
         if mode == 0 || mode & !known != 0 {
@@ -128,7 +135,7 @@ impl Engine {
         let create = mode & access::CREATE_ALWAYS != 0;
         let write = create || mode & access::WRITE != 0;
         let (existing, out) = if create {
-            (None, Some(Output::create(&path, durability)?))
+            (None, Some(Output::create(&path, durability, layout)?))
         } else if write {
             let (out, existing) = Output::append(&path, durability)?;
             (Some(existing), Some(out))
@@ -149,7 +156,11 @@ impl Engine {
 
     fn from_parts(path: PathBuf, mode: u32, existing: Option<Tb5File>, out: Option<Output>) -> Result<Engine> {
         let write = out.is_some();
-        let mut strings = StringInterner::new(existing.as_ref().map_or(0, |e| e.string_count()));
+        // The ids of an Intel file's strings are their offsets: new ones
+        // are numbered past the file's end, so the two never meet.
+        let first =
+            existing.as_ref().map_or(0, |e| if e.layout().is_intel() { e.committed_end() } else { e.string_count() });
+        let mut strings = StringInterner::new(first);
         if let (Some(e), true) = (&existing, write) {
             for id in 1..=e.string_count() {
                 strings.add_existing(e.string(StringId(id))?, id);
@@ -397,6 +408,14 @@ impl Engine {
                 Ok(())
             }
             State::Reading | State::ReadingWritten | State::Writing => Err(Error::SectionInUse { section: s.into() }),
+            // Intel's library opens the hardware section of any file in its
+            // layout for reading (and then gives 80 for a missing system).
+            State::Absent
+                if s == GlobalSection::Hardware && self.existing.as_ref().is_some_and(|e| e.layout().is_intel()) =>
+            {
+                self.globals[s.index()] = State::Reading;
+                Ok(())
+            }
             State::Absent => Err(Error::SectionNotExist { section: s.into() }),
         }
     }
@@ -408,7 +427,9 @@ impl Engine {
     pub fn done_section(&mut self, s: GlobalSection) -> Result<()> {
         match self.globals[s.index()] {
             State::Reading => {
-                self.globals[s.index()] = State::Existing;
+                // (A missing hardware section of an Intel file stays missing: it can be written.)
+                let exists = self.existing.as_ref().is_some_and(|e| e.has_section(s));
+                self.globals[s.index()] = if exists { State::Existing } else { State::Absent };
                 Ok(())
             }
             State::ReadingWritten => {
@@ -486,8 +507,17 @@ impl Engine {
         }
         let mut st = StreamState::new(false);
         let stream = file.stream(n)?;
+        // Intel's library opens the data section of a stream that has a
+        // descriptor and no records (no data section in its layout) when the
+        // file has VTune's legacy sample records section (as every file this
+        // project writes has), and then finds no entry in it; without that
+        // section, it finds no data section [R: `streams.tb7`, stream 2].
+        let legacy = file.intel().is_some_and(|i| {
+            i.legacy.iter().any(|e| e.section_type == crate::format::intel::section_type::LEGACY_SAMPLE_RECORDS)
+        });
+        let no_records = legacy && stream.has_section(StreamSection::DataDescription);
         for s in StreamSection::ALL {
-            if stream.has_section(s) {
+            if stream.has_section(s) || (s == StreamSection::Data && no_records) {
                 st.sections[s.index()] = State::Existing;
             }
         }
@@ -868,8 +898,9 @@ impl Engine {
     }
 
     fn commit(&mut self) -> Result<()> {
+        let streams = self.number_of_streams();
         let Some(out) = self.out.as_mut() else { return Ok(()) };
-        out.commit(self.existing.as_ref(), self.strings.first_new_id(), self.strings.new_strings())
+        out.commit(self.existing.as_ref(), self.strings.first_new_id(), self.strings.new_strings(), streams)
     }
 
     /// `TBRW_abort_cleanup_and_close`: drops everything written in this

@@ -3,16 +3,20 @@
 //! queue, commit and cleanup (`output`, the only code that touches the
 //! output file), what a commit waits for (`durability`), the section sinks, the work file a new output is built in
 //! (`work_file`, also used by the command line), the string interner and the typestate
-//! facade (`writer`).
+//! facade (`writer`); Intel's layout, what a commit writes by default
+//! (`intel`), and any readable file rewritten in it (`convert`).
 //!
 //! Imports `model`, `format` and `read` (an append starts from the
 //! committed file); must not import `bind`.
 
+mod convert;
 #[cfg(test)]
 mod crash_tests;
 mod durability;
 pub mod engine;
+pub(crate) mod intel;
 mod interner;
+mod layout;
 pub(crate) mod output;
 pub(crate) mod sink;
 mod stack_table;
@@ -21,5 +25,7 @@ mod target;
 pub mod work_file;
 pub mod writer;
 
+pub use convert::convert;
 pub use durability::Durability;
+pub use layout::WriteLayout;
 pub use stack_table::StackTable;

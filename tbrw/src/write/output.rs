@@ -26,9 +26,12 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use super::durability::Durability;
+use super::intel;
+use super::layout::WriteLayout;
 use super::sink::SectionSink;
 use super::work_file::{self, crash_point, LockedFile, WorkFile};
 use crate::format::container::{self, NO_STREAM};
+use crate::format::intel::HEADER_SIZE as INTEL_HEADER_SIZE;
 use crate::format::kind::SectionKind;
 use crate::format::raw::{DirEntryRaw, ProcessThreadRaw, Raw};
 use crate::model::error::{Error, Result};
@@ -85,10 +88,23 @@ pub(crate) fn process_thread_section(pids: Part, tids: Part, np: u64, nt: u64) -
     Pending::global(GlobalSection::ProcessThread, vec![Part::Bytes(head), pids, tids], np + nt)
 }
 
+/// What a commit writes.
+enum Commit {
+    /// This project's `\x89TB5` layout: commit slots (a new file, or an
+    /// append to a file of that layout).
+    Tb5,
+    /// A new file in Intel's layout: the work file turned into it in place.
+    IntelNew,
+    /// An append to the Intel file `target` (open for writing, locked),
+    /// built in `file`, an unnamed work file.
+    IntelAppend { target: LockedFile },
+}
+
 /// The output file of a writing session (see the module doc).
 pub(crate) struct Output {
     /// Whether commits `fsync` (see [`Durability`]).
     durability: Durability,
+    commit: Commit,
     file: LockedFile,
     /// The work file of a new file (put at `path` on commit; it holds the
     /// writer lock of the file it replaces until then); `None` when appending.
@@ -115,7 +131,7 @@ impl Output {
     /// A new file, built in a work file for `path`. The path is checked
     /// and a file it would replace locked against other writers until this
     /// one is done, first (see [`work_file::lock_target`]).
-    pub(crate) fn create(path: &Path, durability: Durability) -> Result<Output> {
+    pub(crate) fn create(path: &Path, durability: Durability, layout: WriteLayout) -> Result<Output> {
         let open_err = |source| Error::FileOpen { path: path.to_owned(), source };
         let temp = WorkFile::create_locked(work_file::lock_target(path).map_err(open_err)?).map_err(open_err)?;
         // The same open file as the work file's, locked with it: this
@@ -124,7 +140,12 @@ impl Output {
         let file = LockedFile::holding(temp.file().try_clone().map_err(|e| Error::io(path, "open", e))?);
         file.write_all_at(&container::new_header(), 0).map_err(|e| Error::io(path, "write", e))?;
         crash_point("header written");
-        Ok(Output::new(file, Some(temp), path, container::HEADER_SIZE, durability))
+        // An Intel file's header takes the room the first sections leave.
+        let (commit, start) = match layout {
+            WriteLayout::Tb5 => (Commit::Tb5, container::HEADER_SIZE),
+            WriteLayout::Intel => (Commit::IntelNew, INTEL_HEADER_SIZE),
+        };
+        Ok(Output::new(file, Some(temp), path, start, durability, commit))
     }
 
     /// An append to the file at `path`: locks it for this writer and returns
@@ -139,16 +160,8 @@ impl Output {
         crash_point("target locked");
         work_file::remove_dead(&work_file::folder_of(path), path);
         let existing = Tb5File::open(path)?;
-        // This writer appends this project's layout only: its commit slots
-        // would overwrite an Intel file's section table.
         if existing.layout().is_intel() {
-            return Err(Error::NotImplemented {
-                path: path.to_owned(),
-                what: format!(
-                    "appending to a file in {} is not supported: the file is left as it is",
-                    existing.layout()
-                ),
-            });
+            return Output::append_intel(path, file, existing, durability);
         }
         // A newer commit that does not read (lost writes) would be cut off
         // and its slot overwritten: refused, so that `verify` can still name it.
@@ -158,12 +171,37 @@ impl Output {
         let end = existing.committed_end();
         file.set_len(end).map_err(|e| Error::io(path, "truncate", e))?;
         crash_point("tail cut");
-        Ok((Output::new(file, None, path, end, durability), existing))
+        Ok((Output::new(file, None, path, end, durability, Commit::Tb5), existing))
     }
 
-    fn new(file: LockedFile, temp: Option<WorkFile>, path: &Path, end: u64, durability: Durability) -> Output {
+    /// An append to an Intel file (`target`, locked): the session's
+    /// sections go to an unnamed work file; the commit appends Intel's
+    /// sections to the target (`intel::commit_append`).
+    fn append_intel(
+        path: &Path,
+        target: LockedFile,
+        existing: Tb5File,
+        durability: Durability,
+    ) -> Result<(Output, Tb5File)> {
+        intel::check_append(&existing)?;
+        let scratch = work_file::spill_file(path).map_err(|e| Error::io(path, "create a work file for", e))?;
+        let file = LockedFile::holding(scratch);
+        file.write_all_at(&container::new_header(), 0).map_err(|e| Error::io(path, "write", e))?;
+        let commit = Commit::IntelAppend { target };
+        Ok((Output::new(file, None, path, container::HEADER_SIZE, durability, commit), existing))
+    }
+
+    fn new(
+        file: LockedFile,
+        temp: Option<WorkFile>,
+        path: &Path,
+        end: u64,
+        durability: Durability,
+        commit: Commit,
+    ) -> Output {
         Output {
             durability,
+            commit,
             file,
             temp,
             path: path.to_owned(),
@@ -361,12 +399,21 @@ impl Output {
     /// `existing` not removed, then this session's), makes all of it
     /// durable, and only then writes the commit slot. An append that
     /// changes nothing commits nothing.
-    pub(crate) fn commit(&mut self, existing: Option<&Tb5File>, first_id: u64, new_strings: &[String]) -> Result<()> {
+    pub(crate) fn commit(
+        &mut self,
+        existing: Option<&Tb5File>,
+        first_id: u64,
+        new_strings: &[String],
+        streams: u32,
+    ) -> Result<()> {
         let unchanged = self.entries.is_empty() && self.pending.is_empty() && self.removed.is_empty();
         if self.temp.is_none() && unchanged && new_strings.is_empty() {
             return Ok(());
         }
         self.flush_pending()?;
+        if !matches!(self.commit, Commit::Tb5) {
+            return self.commit_intel(existing, intel::SessionStrings { first_id, new: new_strings }, streams);
+        }
         if !new_strings.is_empty() {
             let [head, offsets, bytes] = container::encode_string_block(first_id, new_strings)?;
             let parts = vec![Part::Bytes(head), Part::Bytes(offsets), Part::Bytes(bytes)];
@@ -428,13 +475,72 @@ impl Output {
         Ok(())
     }
 
+    /// The commit of an Intel file: what this session placed in the work
+    /// file, as a file to read, written as Intel's layout (docs/FORMAT.md,
+    /// "Commits in Intel's layout").
+    fn commit_intel(
+        &mut self,
+        existing: Option<&Tb5File>,
+        strings: intel::SessionStrings<'_>,
+        streams: u32,
+    ) -> Result<()> {
+        let path = self.path.clone();
+        // A new file's first sections start after the room of Intel's
+        // header, which is written last: with no section at all, the work
+        // file is shorter than that room, and the view maps up to `end`.
+        let len = self.file.metadata().map_err(|e| Error::io(&path, "stat", e))?.len();
+        if len < self.end {
+            self.file.set_len(self.end).map_err(|e| Error::io(&path, "truncate", e))?;
+        }
+        let view = Tb5File::session_view(&path, &self.file, self.end, &self.entries, streams)?;
+        match &self.commit {
+            Commit::IntelNew => {
+                let end = intel::commit_new(&self.file, &path, self.end, &view, streams, strings)?;
+                drop(view);
+                self.end = end;
+                // Bytes of a discarded data section may lie past the end.
+                self.file.set_len(end).map_err(|e| Error::io(&path, "truncate", e))?;
+                crash_point("file cut to its end");
+                // Durable before it has a name, when asked.
+                if self.durability.syncs() {
+                    self.file.sync_all().map_err(|e| Error::io(&path, "fsync", e))?;
+                    crash_point("synced");
+                }
+                if let Some(temp) = self.temp.take() {
+                    let placed =
+                        if self.durability.syncs() { temp.persist_locked() } else { temp.put_in_place_locked() };
+                    drop(placed.map_err(|e| Error::io(&path, "put into place", e))?.into_file());
+                }
+                Ok(())
+            }
+            Commit::IntelAppend { target } => {
+                let existing = existing.ok_or_else(|| Error::bad("an append without the file it appends to"))?;
+                let session = intel::AppendSession {
+                    target,
+                    path: &path,
+                    existing,
+                    view: &view,
+                    streams,
+                    strings,
+                    durability: self.durability,
+                };
+                let removed = &self.removed;
+                intel::commit_append(session, &|kind, n| removed.contains(&(kind.code(), n)))
+            }
+            Commit::Tb5 => unreachable!("dispatched by the caller"),
+        }
+    }
+
     /// After a commit: an append to the file just committed, on the same
     /// open file, so its writer lock is held throughout and no other writer
     /// can come between the two.
     pub(crate) fn into_append(self) -> Result<(Output, Tb5File)> {
         let existing = Tb5File::open(&self.path)?;
+        if existing.layout().is_intel() {
+            return Output::append_intel(&self.path.clone(), self.file, existing, self.durability);
+        }
         let end = existing.committed_end();
-        Ok((Output::new(self.file, None, &self.path, end, self.durability), existing))
+        Ok((Output::new(self.file, None, &self.path, end, self.durability, Commit::Tb5), existing))
     }
 
     /// Drops everything this session wrote: an append cuts the file back to

@@ -39,6 +39,7 @@ use std::path::Path;
 
 use super::durability::Durability;
 use super::engine::{access, Engine};
+use super::layout::WriteLayout;
 use crate::model::descriptor::{desc_subtype, desc_type, DescEntry, RecordLayout, LEGACY_PC_SIZE, LEGACY_TSC_SIZE};
 use crate::model::error::Result;
 use crate::model::event::Event;
@@ -111,7 +112,13 @@ impl Tb5Writer {
 
     /// [`Tb5Writer::create`], with a close that waits as `durability` says.
     pub fn create_with(path: impl AsRef<Path>, durability: Durability) -> Result<Tb5Writer> {
-        Ok(Tb5Writer { engine: Engine::open_with(path, access::CREATE_ALWAYS | access::WRITE, durability)? })
+        Tb5Writer::create_as(path, durability, WriteLayout::default())
+    }
+
+    /// [`Tb5Writer::create_with`], the file written in `layout` (Intel's
+    /// by default; docs/FORMAT.md, "Which layout this project writes").
+    pub fn create_as(path: impl AsRef<Path>, durability: Durability, layout: WriteLayout) -> Result<Tb5Writer> {
+        Ok(Tb5Writer { engine: Engine::open_as(path, access::CREATE_ALWAYS | access::WRITE, durability, layout)? })
     }
 
     /// Opens an existing file to add sections and streams it does not have.

@@ -9,6 +9,7 @@ use super::raw::*;
 use super::STRING_FLAG;
 use crate::model::descriptor::DescEntry;
 use crate::model::event::{Event, EventDetail, EventFlags};
+use crate::model::hardware::{Cpuids, System};
 use crate::model::module::{Module, ModuleFlags};
 use crate::model::process::{Pid, PidTidFlags, Tid};
 use crate::model::software::{Application, Host, Os};
@@ -213,6 +214,87 @@ pub(crate) fn encode_module(m: &Module<StringId>) -> ModuleRaw {
         name: string_field(m.name),
         segment_name: string_field(m.segment_name),
     }
+}
+
+/// The system section (0x19): the hardware tree depth first, as Intel
+/// writes it and its reader walks it (`read/intel/system.rs`): the
+/// `TBRW_SYSTEM`, then each node followed by its cpus, each cpu followed
+/// by its architectures, each followed by its cpuid leaves; every pointer
+/// the offset (from the section start) of what follows.
+pub(crate) fn encode_system(s: &System) -> Vec<u8> {
+    let mut out = Vec::new();
+    SystemRaw {
+        system_size: SystemRaw::SIZE as u32,
+        num_nodes: s.nodes.len() as u32,
+        reserved: [0; 8],
+        nodes_at: SystemRaw::SIZE as u64,
+    }
+    .encode_into(&mut out);
+    for n in &s.nodes {
+        let cpus_at = (out.len() + NodeRaw::SIZE) as u64;
+        NodeRaw {
+            node_size: NodeRaw::SIZE as u32,
+            type_from_shell: n.type_from_shell,
+            id: n.id,
+            num_available: n.cpus.len() as u32,
+            num_used: n.num_used,
+            reserved: n.reserved,
+            physical_memory: n.physical_memory_mb,
+            cpus_at,
+        }
+        .encode_into(&mut out);
+        for c in &n.cpus {
+            let archs_at = (out.len() + CpuRaw::SIZE) as u64;
+            CpuRaw {
+                cpu_size: CpuRaw::SIZE as u32,
+                number: c.number,
+                native_arch_type: c.native_arch_type,
+                intel_processor_number: c.intel_processor_number,
+                speed_mhz: c.speed_mhz,
+                fsb_mhz: c.fsb_mhz,
+                cache_l2: c.cache_l2_kb,
+                cache_l3: c.cache_l3_kb,
+                tsc_offset: c.tsc_offset,
+                package_num: c.package_num,
+                core_num: c.core_num,
+                hardware_thread_num: c.hardware_thread_num,
+                threads_per_core: c.threads_per_core,
+                num_archs: u32::from(c.core_type) << 16 | (c.archs.len() as u32 & 0xFFFF),
+                dummy: c.dummy,
+                archs_at,
+            }
+            .encode_into(&mut out);
+            for a in &c.archs {
+                let leaves: Vec<[u32; 6]> = match &a.cpuids {
+                    Cpuids::Ia32(v) => {
+                        v.iter().map(|l| [l.eax_input, l.eax, l.ebx, l.ecx, l.edx, l.reserved]).collect()
+                    }
+                    Cpuids::Ia64(v) => v
+                        .iter()
+                        .map(|l| {
+                            let w = |x: u64| [x as u32, (x >> 32) as u32];
+                            let [a, b] = w(l.select);
+                            let [c, d] = w(l.value);
+                            let [e, f] = w(l.reserved);
+                            [a, b, c, d, e, f]
+                        })
+                        .collect(),
+                };
+                let cpuids_at = (out.len() + ArchRaw::SIZE) as u64;
+                ArchRaw {
+                    arch_size: ArchRaw::SIZE as u32,
+                    arch_type: a.arch_type,
+                    num_cpuids: leaves.len() as u16,
+                    cpuids_at,
+                }
+                .encode_into(&mut out);
+                for words in leaves {
+                    CpuidRaw { words }.encode_into(&mut out);
+                }
+            }
+        }
+    }
+    out
 }
 
 /// An event; its details are decoded by the caller (they follow it).

@@ -9,6 +9,7 @@
 //! import `read`, `write` or `bind`.
 
 pub(crate) mod codec;
+pub(crate) mod legacy;
 pub(crate) mod raw;
 
 use crate::model::layout::FileLayout;
@@ -100,3 +101,68 @@ pub(crate) const VERIFY_REQUIRES: [u32; 5] = [
     section_type::LEGACY_SAMPLE_RECORD_HEADER,
     section_type::LEGACY_SYS_INFO,
 ];
+
+/// What this project writes (docs/FORMAT.md, "Which eyecatcher and
+/// version"): the `"Sample6 "` eyecatcher, under which Intel's 2020 reader
+/// takes any sampling driver version (the guide's "unknown",
+/// 0xFFFFFFFF, included) and which Intel's 2012 library also reads.
+pub(crate) const WRITE_EYECATCHER: &[u8; 8] = EYECATCHER_TB6;
+/// The version word after it: 27 (0x1b), the body's, as the 2020 library
+/// and VTune XE 2016 write it (Intel's reader does not check it).
+pub(crate) const WRITE_VERSION: u32 = 27;
+/// Entries of the file header's section table, as Intel's writers reserve them.
+pub(crate) const HEADER_ENTRIES: u32 = 20;
+/// Bytes of a written TB6 file header: its 16 bytes and 20 entries.
+pub(crate) const HEADER_SIZE: u64 = 16 + HEADER_ENTRIES as u64 * raw::SectionTb6Raw::SIZE as u64;
+/// Bytes of the global table Intel writes (12 entries and 32 spare bytes).
+pub(crate) const GLOBAL_TABLE_SIZE: u64 = 512;
+/// Bytes of a stream table (8 entries).
+pub(crate) const STREAM_TABLE_SIZE: u64 = 320;
+/// Zero bytes written after every table: Intel's reader reads 16 entries
+/// of the 512-byte global table, 128 bytes past it, which must then be
+/// empty slots.
+pub(crate) const TABLE_SLACK: u64 = 128;
+
+/// The comment of a module binds stream and a thread binds stream (type 5 and 7).
+pub(crate) const BIND_COMMENT: &str = "bind version 05";
+
+/// The comment of the bind data stream (type 4) of data stream `n`.
+pub(crate) fn bind_data_comment(n: u32) -> String {
+    format!("{BIND_COMMENT} bound to data stream {n:04}")
+}
+
+/// The comment of the custom stream (type 8) holding the stack table of
+/// data stream `n` (docs/FORMAT.md, "This project's sections in Intel's layout").
+pub(crate) fn stack_table_comment(n: u32) -> String {
+    format!("{STACK_TABLE_COMMENT} {n:04}")
+}
+
+/// The start of a stack table stream's comment; the stream it serves follows.
+pub(crate) const STACK_TABLE_COMMENT: &str = "tbrw stack table 01 of data stream";
+
+/// The comment of the custom stream (type 8) whose user-defined stream
+/// section holds the symbols `tbrw symbolize` stored.
+pub(crate) const SYMBOLS_COMMENT: &str = "tbrw stored symbols 01";
+
+/// The data stream a stack table stream's comment names.
+pub(crate) fn stack_table_of(comment: &str) -> Option<u32> {
+    comment.strip_prefix(STACK_TABLE_COMMENT)?.trim().parse().ok()
+}
+
+/// The last reserved word of a stream's information (`TBRW_STREAM_INFO_EX`,
+/// 0 in Intel's and VTune's files, not handed out by Intel's reader) holds
+/// this project's flags of the stream, tagged: `"tbrw"` in its upper 32
+/// bits, the flags in its lower.
+pub(crate) const STREAM_FLAGS_TAG: u64 = 0x7462_7277 << 32;
+/// Flag: every record's time is at or after its predecessor's (docs/FORMAT.md,
+/// "Time order"), so a reader finds a time range by binary search.
+pub(crate) const STREAM_FLAG_TIME_ORDERED: u64 = 1;
+
+/// The flags a stream information's last reserved word holds (none without the tag).
+pub(crate) fn stream_flags(word: u64) -> u64 {
+    if word & 0xFFFF_FFFF_0000_0000 == STREAM_FLAGS_TAG {
+        word & 0xFFFF_FFFF
+    } else {
+        0
+    }
+}

@@ -10,6 +10,9 @@
 //! - type 7 (`..._TID_...`): per thread, its process index (u64).
 //!
 //! The indexes are into the file's own process, thread and module tables.
+//! The streams' roles (binds, and this project's stack tables and stored
+//! symbols, custom streams named by their comment) are found once, when
+//! the file is opened ([`roles`]).
 //! The data bind names its stream in its comment (decimal); its module
 //! binds are the last type-5 stream before it, its thread binds the first
 //! type-7 stream after it (the order both writers append them in).
@@ -17,6 +20,7 @@
 use std::path::Path;
 
 use super::{decode, IntelEntry, IntelIndex};
+use crate::format::intel::{stack_table_of, SYMBOLS_COMMENT};
 use crate::model::section::StreamSection;
 use crate::model::stream::stream_type;
 
@@ -39,22 +43,55 @@ fn bound_stream(comment: &str) -> Option<u32> {
     comment[at + BOUND_TO.len()..].trim().parse().ok()
 }
 
-/// The bind streams of stream `n`, if it is bound. A stream whose
-/// information or comment does not read is not a bind stream.
-pub(crate) fn find(path: &Path, bytes: &[u8], index: &IntelIndex, n: u32) -> Option<IntelBindStreams> {
-    let kind_of = |s: usize| -> Option<(u32, Option<String>)> {
-        let e = index.streams.get(s)?.get(StreamSection::StreamInfo)?;
-        let info = decode::stream_info(path, bytes, e, s as u32).ok()?;
-        let comment = decode::string_at(path, bytes, info.comment).ok().map(str::to_owned);
-        Some((info.stream_type, comment))
-    };
-    let kinds: Vec<Option<(u32, Option<String>)>> = (0..index.streams.len()).map(kind_of).collect();
-    let data_stream = kinds.iter().position(
-        |k| matches!(k, Some((t, Some(c))) if *t == stream_type::BIND_DATA_INFORMATION && bound_stream(c) == Some(n)),
-    )?;
-    let is = |s: usize, t: u32| matches!(kinds[s], Some((k, _)) if k == t);
-    let modules = (0..data_stream).rev().find(|&s| is(s, stream_type::BIND_MODULE_INFORMATION));
-    let threads = (data_stream + 1..kinds.len()).find(|&s| is(s, stream_type::BIND_TID_INFORMATION));
+/// What a stream of an Intel file holds, as its type and comment say.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Role {
+    /// Records of its own (or a stream whose information does not read).
+    Data,
+    /// The bind data stream of data stream `n` (type 4).
+    BindData(u32),
+    /// Module binds (type 5).
+    BindModules,
+    /// Thread binds (type 7).
+    BindThreads,
+    /// This project's stack table of data stream `n` (docs/FORMAT.md,
+    /// "This project's sections in Intel's layout").
+    StackTable(u32),
+    /// This project's stored symbols.
+    Symbols,
+}
+
+/// The role of every stream of `index` (a stream whose information or
+/// comment does not read has none but [`Role::Data`]).
+pub(crate) fn roles(path: &Path, bytes: &[u8], index: &IntelIndex) -> Vec<Role> {
+    (0..index.streams.len())
+        .map(|s| {
+            let Some(e) = index.streams[s].get(StreamSection::StreamInfo) else { return Role::Data };
+            let Ok(info) = decode::stream_info(path, bytes, e, s as u32) else { return Role::Data };
+            let comment = || decode::string_at(path, bytes, info.comment).ok();
+            match info.stream_type {
+                stream_type::BIND_DATA_INFORMATION => {
+                    comment().and_then(bound_stream).map_or(Role::Data, Role::BindData)
+                }
+                stream_type::BIND_MODULE_INFORMATION => Role::BindModules,
+                stream_type::BIND_TID_INFORMATION => Role::BindThreads,
+                stream_type::CUSTOM => match comment() {
+                    Some(c) if c == SYMBOLS_COMMENT => Role::Symbols,
+                    Some(c) => stack_table_of(c).map_or(Role::Data, Role::StackTable),
+                    None => Role::Data,
+                },
+                _ => Role::Data,
+            }
+        })
+        .collect()
+}
+
+/// The bind streams of stream `n`, if it is bound.
+pub(crate) fn find(index: &IntelIndex, n: u32) -> Option<IntelBindStreams> {
+    let roles = &index.roles;
+    let data_stream = roles.iter().position(|r| *r == Role::BindData(n))?;
+    let modules = (0..data_stream).rev().find(|&s| roles[s] == Role::BindModules);
+    let threads = (data_stream + 1..roles.len()).find(|&s| roles[s] == Role::BindThreads);
     let data_of = |s: usize| index.streams[s].get(StreamSection::Data).copied();
     Some(IntelBindStreams {
         data_stream: data_stream as u32,
@@ -62,6 +99,11 @@ pub(crate) fn find(path: &Path, bytes: &[u8], index: &IntelIndex, n: u32) -> Opt
         modules: modules.and_then(data_of),
         threads: threads.and_then(data_of),
     })
+}
+
+/// The last stream of `index` in role `r`.
+pub(crate) fn stream_in(index: &IntelIndex, r: Role) -> Option<u32> {
+    index.roles.iter().rposition(|x| *x == r).map(|s| s as u32)
 }
 
 #[cfg(test)]

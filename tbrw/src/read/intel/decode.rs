@@ -98,6 +98,15 @@ pub(crate) fn stream_info(path: &Path, bytes: &[u8], e: &IntelEntry, stream: u32
     Ok(codec::decode_stream_info(&raw))
 }
 
+/// This project's flags of stream `stream` (the tagged last reserved word
+/// of its information, `format::intel::stream_flags`); 0 when it has none.
+pub(crate) fn stream_flags(bytes: &[u8], e: &IntelEntry) -> u64 {
+    let b = &bytes[e.range()];
+    let at = StreamInfoRaw::SIZE - 8;
+    b.get(at..at + 8)
+        .map_or(0, |w| crate::format::intel::stream_flags(u64::from_le_bytes(w.try_into().unwrap_or_default())))
+}
+
 /// The events of section `e`: each `TBRW_EVENT` followed by its details.
 pub(crate) fn events(path: &Path, bytes: &[u8], e: &IntelEntry, stream: u32) -> Result<Vec<Event<StringId>>> {
     let mut c = cursor(path, bytes, e, stream);

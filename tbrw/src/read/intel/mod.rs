@@ -26,7 +26,7 @@ use crate::model::error::{Error, Location, Result};
 use crate::model::layout::FileLayout;
 use crate::model::section::{GlobalSection, SectionRef, StreamSection};
 
-pub(crate) use bind::find as find_bind;
+pub(crate) use bind::{find as find_bind, stream_in, Role};
 pub(crate) use decode::*;
 pub(crate) use legacy::legacy_events;
 pub(crate) use system::decode_system;
@@ -53,8 +53,9 @@ impl IntelEntry {
 /// The TBRW sections of one stream (its stream table).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct IntelStream {
-    /// Where the stream's table is.
+    /// Where the stream's table is, and its length.
     pub(crate) table_at: u64,
+    pub(crate) table_len: u64,
     pub(crate) events: Option<IntelEntry>,
     pub(crate) descriptor: Option<IntelEntry>,
     pub(crate) data: Option<IntelEntry>,
@@ -97,12 +98,20 @@ pub(crate) struct IntelIndex {
     /// The global table's sections by type (a type given twice: the later one).
     pub(crate) globals: BTreeMap<u32, IntelEntry>,
     pub(crate) streams: Vec<IntelStream>,
+    /// The global table (type 0x22) and its entry's index in the file header.
+    pub(crate) global_table: Option<(IntelEntry, usize)>,
+    /// The number of file header entries.
+    pub(crate) header_entries: u32,
+    /// What each stream holds (binds, this project's stack tables and symbols).
+    pub(crate) roles: Vec<Role>,
 }
 
 /// Where errors of the index point.
 struct Walk<'a> {
     path: &'a Path,
     bytes: &'a [u8],
+    /// The file header (a copy: an append rewrites it in place).
+    header: &'a [u8],
     layout: FileLayout,
 }
 
@@ -113,7 +122,7 @@ impl Walk<'_> {
 
     /// Entry `i` of a table whose entries start at `at` (inside the file, checked by the caller).
     fn entry(&self, at: u64, header: bool) -> IntelEntry {
-        let b = &self.bytes[at as usize..];
+        let b = if header { self.header.get(at as usize..).unwrap_or_default() } else { &self.bytes[at as usize..] };
         let e = match (self.layout, header) {
             (FileLayout::IntelTb5, true) => FileSectionTb5Raw::decode(b).map(|r| {
                 (
@@ -172,10 +181,12 @@ impl Walk<'_> {
 }
 
 impl IntelIndex {
-    /// Indexes the Intel file `bytes` (whose first 8 bytes are one of Intel's eyecatchers).
-    pub(crate) fn read(path: &Path, bytes: &[u8], layout: FileLayout) -> Result<IntelIndex> {
-        let w = Walk { path, bytes, layout };
-        let start = FileStartRaw::decode(bytes).ok_or_else(|| {
+    /// Indexes the Intel file `bytes` (whose first 8 bytes are one of
+    /// Intel's eyecatchers), its file header taken from `header` (a copy
+    /// made before the file was mapped).
+    pub(crate) fn read_with_header(path: &Path, bytes: &[u8], header: &[u8], layout: FileLayout) -> Result<IntelIndex> {
+        let w = Walk { path, bytes, header, layout };
+        let start = FileStartRaw::decode(header).ok_or_else(|| {
             w.error(SectionRef::Header, None, 0, format!("a {}-byte file has no section table", bytes.len()))
         })?;
         let entry_size = file_entry_size(layout) as u64;
@@ -198,6 +209,9 @@ impl IntelIndex {
             legacy: Vec::new(),
             globals: BTreeMap::new(),
             streams: Vec::new(),
+            global_table: None,
+            header_entries: start.num_sections,
+            roles: Vec::new(),
         };
         let mut global_table = None;
         for i in 0..u64::from(start.num_sections) {
@@ -208,6 +222,7 @@ impl IntelIndex {
             w.check_range(&e, SectionRef::Header, i)?;
             if e.section_type == st::GLOBAL_TABLE {
                 global_table = Some(e);
+                index.global_table = Some((e, i as usize));
             } else {
                 index.legacy.push(e);
             }
@@ -215,6 +230,7 @@ impl IntelIndex {
         if let Some(table) = global_table {
             index.read_globals(&w, &table)?;
         }
+        index.roles = bind::roles(path, bytes, &index);
         Ok(index)
     }
 
@@ -257,7 +273,7 @@ impl IntelIndex {
                 ));
             }
             taken.insert(table.offset, end);
-            let mut stream = IntelStream { table_at: table.offset, ..Default::default() };
+            let mut stream = IntelStream { table_at: table.offset, table_len: table.length, ..Default::default() };
             for e in w.table_entries(&table, here)? {
                 if e.section_type == st::STREAM_TABLE {
                     next = Some(e);
