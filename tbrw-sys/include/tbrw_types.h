@@ -1,6 +1,6 @@
 /*
  * tbrw_types.h - data types of the TBRW (TB5 reader/writer) C API, as
- * implemented by the tbrw project (https://example.invalid/tbrw).
+ * implemented by the tbrw project.
  *
  * Layout-compatible with the TBRW 2.3 headers on x86_64 Linux (LP64,
  * wchar_t of 4 bytes): every size and offset is checked below and by the
