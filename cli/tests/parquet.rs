@@ -739,7 +739,11 @@ fn a_perf_g_import_has_stacks_and_inclusive_functions_as_the_flame_graph() {
     let ids = column32(&part.join("stacks.parquet"), "stack_id");
     let parents = column_opt32(&part.join("stacks.parquet"), "parent");
     let depths = column32(&part.join("stacks.parquet"), "depth");
-    assert!(!ids.is_empty() && ids.len() as u64 <= nodes * 2, "{} rows for {nodes} nodes", ids.len());
+    // A row per node of the walk, plus one per function inlined at a
+    // node's address (inline_depth above 0, docs/PARQUET.md).
+    let inline_depths = column32(&part.join("stacks.parquet"), "inline_depth");
+    let frames = inline_depths.iter().filter(|&&d| d == 0).count() as u64;
+    assert!(!ids.is_empty() && frames <= nodes, "{frames} frames for {nodes} nodes ({} rows)", ids.len());
     for (i, id) in ids.iter().enumerate() {
         assert_eq!(*id, i as i32);
         match parents[i] {
