@@ -179,7 +179,9 @@ pub fn record(path: &Path, tracer: Tracer, info: &RunInfo) -> Result<Outcome, Bo
     w.write_version_info(&VersionInfo {
         sampling_driver_version: UNKNOWN_DRIVER_VERSION,
         bind_version: 0,
-        sample_file_version: MIN_SAMPLE_FILE_VERSION,
+        // The cpus above are Intel 64 ones on x86-64: Intel's reader reads
+        // them right only under the version its own writer states.
+        sample_file_version: INTEL_SAMPLE_FILE_VERSION,
     })?;
     let kind = info.pmu.as_ref().map(|p| p.0);
     let with_stacks = info.call_graph != CallGraph::None;

@@ -120,7 +120,7 @@ pub use software::{os_family, Application, Host, Os, Software};
 pub use stack::{StackNode, NO_STACK, STACK_ID_FIELD};
 pub use stream::{stream_type, FileTime, StreamInfo};
 pub use strings::{MapStrings, StringId, Text};
-pub use version::{VersionInfo, MIN_SAMPLE_FILE_VERSION, UNKNOWN_DRIVER_VERSION};
+pub use version::{VersionInfo, INTEL_SAMPLE_FILE_VERSION, MIN_SAMPLE_FILE_VERSION, UNKNOWN_DRIVER_VERSION};
 pub use write::{convert, Durability, StackTable, WriteLayout};
 pub use writer::{legacy_descriptor, DataSectionWriter, SectionWriter, StreamWriter, Tb5Writer};
 

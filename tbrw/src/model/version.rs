@@ -6,6 +6,12 @@ pub const UNKNOWN_DRIVER_VERSION: u32 = 0xFFFF_FFFF;
 /// The lowest `sample_file_version` the TBRW API supports (0x10).
 pub const MIN_SAMPLE_FILE_VERSION: u32 = 0x10;
 
+/// The `sample_file_version` Intel's 2020 library and VTune XE 2016 write
+/// (27). Intel's 2020 reader reads an Intel 64 cpu (architecture type 5)
+/// of the hardware section right only in a file that states 22 to 27; a
+/// writer describing such cpus states this one (docs/FORMAT.md).
+pub const INTEL_SAMPLE_FILE_VERSION: u32 = 27;
+
 /// `TBRW_VERSION_INFO`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct VersionInfo {
