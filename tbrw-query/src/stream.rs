@@ -106,6 +106,22 @@ pub struct SampleFields {
     pub time_field: Option<TimeField>,
 }
 
+/// The first field of `layout` that does not lie inside `record_size`-byte
+/// records, said as a damaged stream's message; `None` when each does.
+/// Offsets and sizes come from the file: every reader of records checks
+/// them once with this, so that no read goes past a record.
+pub fn field_past_records(layout: &tbrw::RecordLayout, record_size: usize) -> Option<String> {
+    layout.fields().iter().find(|f| f.offset as usize + f.size as usize > record_size).map(|f| {
+        format!(
+            "descriptor entry {} ({}) at byte {} with {} bytes lies past the end of the {record_size}-byte records",
+            f.entry,
+            fields::name(f.desc_type).unwrap_or("a field"),
+            f.offset,
+            f.size
+        )
+    })
+}
+
 impl SampleFields {
     /// The fields of stream `n`, each checked against the record size.
     pub fn of(file: &Tb5File, n: u32) -> Result<SampleFields, QueryError> {
@@ -120,22 +136,8 @@ impl SampleFields {
             Some(d) => d.record_size(),
             None => layout.record_size() as usize,
         };
-        // Offsets and sizes come from the file: every field is checked once
-        // against the records' size, so no read below goes past a record.
-        for f in layout.fields() {
-            if f.offset as usize + f.size as usize > record_size {
-                return Err(QueryError::Damaged {
-                    file: name(),
-                    stream: n,
-                    what: format!(
-                        "descriptor entry {} ({}) at byte {} with {} bytes lies past the end of the {record_size}-byte records",
-                        f.entry,
-                        fields::name(f.desc_type).unwrap_or("a field"),
-                        f.offset,
-                        f.size
-                    ),
-                });
-            }
+        if let Some(what) = field_past_records(&layout, record_size) {
+            return Err(QueryError::Damaged { file: name(), stream: n, what });
         }
         let find = |t: u16, sizes: &[u32]| {
             layout.find(t, None).filter(|f| sizes.contains(&f.size)).map(|f| (f.offset as usize, f.size as usize))

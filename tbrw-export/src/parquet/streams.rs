@@ -124,22 +124,10 @@ pub fn timing(file: &Tb5File, s: &StreamReader<'_>, layout: &RecordLayout) -> Re
 /// Checks that every field of stream `n` lies inside its records, so that
 /// no read below goes past one.
 fn check_fields(file: &Tb5File, n: u32, layout: &RecordLayout, record_size: usize) -> Result<(), ExportError> {
-    for f in layout.fields() {
-        if f.offset as usize + f.size as usize > record_size {
-            return Err(ExportError::Damaged {
-                file: file.path().display().to_string(),
-                stream: n,
-                what: format!(
-                    "descriptor entry {} ({}) at byte {} with {} bytes lies past the end of the {record_size}-byte records",
-                    f.entry,
-                    fields::name(f.desc_type).unwrap_or("a field"),
-                    f.offset,
-                    f.size
-                ),
-            });
-        }
+    match tbrw_query::stream::field_past_records(layout, record_size) {
+        Some(what) => Err(ExportError::Damaged { file: file.path().display().to_string(), stream: n, what }),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// Functions found by the symbolizer, numbered as they are first met.
