@@ -1,6 +1,7 @@
 //! The exports' errors are typed: a failed write keeps the writer's
 //! `io::Error` (its kind) as the source, and errors about the options are
 //! variants a caller matches, phrased without any command line's options.
+#![cfg(all(feature = "flamegraph", feature = "pprof", feature = "firefox"))]
 
 use std::error::Error as _;
 use std::io::{self, ErrorKind, Write};
