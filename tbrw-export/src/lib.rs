@@ -1,7 +1,7 @@
 //! TB5 out to the tools people use: flame graphs ([`flamegraph`]),
 //! pprof ([`pprof`]), the Firefox Profiler ([`firefox`]), SVG timelines
 //! ([`timeline`]), VTune's CSV ([`vtune_csv`]), the ELF sampler's profile
-//! ([`elf_profile`]) and Parquet ([`parquet`]). Every export reads its
+//! ([`elf_profile`]) and Parquet (`parquet`, feature `parquet`). Every export reads its
 //! samples through `tbrw-query`'s one walk, so each gives the report's
 //! answer; none sets up its own filters, fields or weights. Each writes to
 //! a `Write` (or, for several files, a [`Folder`]); paths, `-` and atomic
