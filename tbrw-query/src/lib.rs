@@ -62,6 +62,7 @@ pub mod intervals;
 pub mod names;
 pub mod query;
 pub mod report;
+mod sorted;
 pub mod stacks;
 pub mod stream;
 pub mod tasks;

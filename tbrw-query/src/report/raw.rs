@@ -376,66 +376,6 @@ fn packed_runs(batch: &mut Vec<u128>) -> Vec<PackedCount> {
     runs
 }
 
-/// Two lists of packed counts in order (each key once) as one.
-fn merge_packed(a: Vec<PackedCount>, b: Vec<PackedCount>) -> Vec<PackedCount> {
-    if a.is_empty() {
-        return b;
-    }
-    if b.is_empty() {
-        return a;
-    }
-    let mut out = Vec::with_capacity(a.len() + b.len());
-    let (mut a, mut b) = (a.into_iter().peekable(), b.into_iter().peekable());
-    loop {
-        let next = match (a.peek(), b.peek()) {
-            (Some(x), Some(y)) => match x.order().cmp(&y.order()) {
-                std::cmp::Ordering::Less => a.next(),
-                std::cmp::Ordering::Greater => b.next(),
-                std::cmp::Ordering::Equal => {
-                    let x = a.next().unwrap_or_default();
-                    let n = b.next().map_or(0, |y| y.samples);
-                    Some(PackedCount { samples: x.samples + n, ..x })
-                }
-            },
-            (Some(_), None) => a.next(),
-            (None, Some(_)) => b.next(),
-            (None, None) => break,
-        };
-        out.extend(next);
-    }
-    out
-}
-
-/// Two lists of counts in address order (each key once) as one.
-fn merge_counts(a: Vec<(RawKey, u64)>, b: Vec<(RawKey, u64)>) -> Vec<(RawKey, u64)> {
-    if a.is_empty() {
-        return b;
-    }
-    if b.is_empty() {
-        return a;
-    }
-    let mut out = Vec::with_capacity(a.len() + b.len());
-    let (mut a, mut b) = (a.into_iter().peekable(), b.into_iter().peekable());
-    loop {
-        let next = match (a.peek(), b.peek()) {
-            (Some(x), Some(y)) => match x.0.address_order().cmp(&y.0.address_order()) {
-                std::cmp::Ordering::Less => a.next(),
-                std::cmp::Ordering::Greater => b.next(),
-                std::cmp::Ordering::Equal => {
-                    let (k, n) = a.next().unwrap_or_default();
-                    let m = b.next().map_or(0, |y| y.1);
-                    Some((k, n + m))
-                }
-            },
-            (Some(_), None) => a.next(),
-            (None, Some(_)) => b.next(),
-            (None, None) => break,
-        };
-        out.extend(next);
-    }
-    out
-}
-
 pub use crate::names::module_name;
 
 /// The label of an address of `module` (`None`: no module covers it)
@@ -494,6 +434,16 @@ pub fn part(by: By, k: &RawKey, s: &Symbolized, counted: &Counted) -> Key {
         },
         By::Event | By::Task | By::Combined => Key::Unbound,
     }
+}
+
+/// Two lists of packed counts in order (each key once) as one.
+fn merge_packed(a: Vec<PackedCount>, b: Vec<PackedCount>) -> Vec<PackedCount> {
+    crate::sorted::merge(a, b, PackedCount::order, |x, y| x.samples += y.samples)
+}
+
+/// Two lists of counts in address order (each key once) as one.
+fn merge_counts(a: Vec<(RawKey, u64)>, b: Vec<(RawKey, u64)>) -> Vec<(RawKey, u64)> {
+    crate::sorted::merge(a, b, |e| e.0.address_order(), |x, y| x.1 += y.1)
 }
 
 #[cfg(test)]

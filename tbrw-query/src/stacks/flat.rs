@@ -209,32 +209,7 @@ fn runs(batch: &mut Vec<[u64; 3]>) -> Vec<Count> {
 
 /// Two lists of counts in key order as one.
 fn merge(a: Vec<Count>, b: Vec<Count>) -> Vec<Count> {
-    if a.is_empty() {
-        return b;
-    }
-    if b.is_empty() {
-        return a;
-    }
-    let mut out = Vec::with_capacity(a.len() + b.len());
-    let (mut a, mut b) = (a.into_iter().peekable(), b.into_iter().peekable());
-    loop {
-        let next = match (a.peek(), b.peek()) {
-            (Some(x), Some(y)) => match x.key.cmp(&y.key) {
-                std::cmp::Ordering::Less => a.next(),
-                std::cmp::Ordering::Greater => b.next(),
-                std::cmp::Ordering::Equal => {
-                    let x = a.next().unwrap_or_default();
-                    let m = b.next().map_or(0, |y| y.samples);
-                    Some(Count { samples: x.samples + m, ..x })
-                }
-            },
-            (Some(_), None) => a.next(),
-            (None, Some(_)) => b.next(),
-            (None, None) => break,
-        };
-        out.extend(next);
-    }
-    out
+    crate::sorted::merge(a, b, |c| c.key, |x, y| x.samples += y.samples)
 }
 
 /// The stacks of the counts: a frame and its node per distinct (module,
