@@ -7,9 +7,10 @@ pub const UNKNOWN_DRIVER_VERSION: u32 = 0xFFFF_FFFF;
 pub const MIN_SAMPLE_FILE_VERSION: u32 = 0x10;
 
 /// The `sample_file_version` Intel's 2020 library and VTune XE 2016 write
-/// (27). Intel's 2020 reader reads an Intel 64 cpu (architecture type 5)
-/// of the hardware section right only in a file that states 22 to 27; a
-/// writer describing such cpus states this one (docs/FORMAT.md).
+/// (27). Below 22 Intel's 2020 reader takes a file's system from its legacy
+/// section, where a cpu's `native` is derived from its architecture; from
+/// 22 it reads the system as written (docs/FORMAT.md, "The system of a
+/// file stating a version below 22").
 pub const INTEL_SAMPLE_FILE_VERSION: u32 = 27;
 
 /// `TBRW_VERSION_INFO`.

@@ -386,8 +386,21 @@ pub(crate) fn record_header(s: &Stream0, section_number: u32) -> Vec<u8> {
 /// entry in it.
 const SYS_INFO_SIZE: usize = 48;
 const NODE_SIZE: u32 = 48;
-const CPU_SIZE: u32 = 72;
 const CPUID_SIZE: u32 = 20;
+
+/// Bytes of a `__generic_per_cpu` entry in a file whose version info
+/// states `sample_file_version`: Intel's 2020 reader takes a "Sample6 "
+/// file's cpus from this section when the version is below 22, and reads
+/// its cpu entries as 64 bytes below 21 and as 72 from 21 (its
+/// `helper_tbrw_system_get_cpu_arch_info`); the 8 bytes it adds from 21
+/// are two 16-bit words it reads into the cpu's `dummy`.
+pub(crate) fn legacy_cpu_size(sample_file_version: u32) -> u32 {
+    if sample_file_version < 21 {
+        64
+    } else {
+        72
+    }
+}
 
 fn array_header(out: &mut Vec<u8>, n: usize, entry_size: u32, array_type: u16, array_subtype: u16) {
     ArrayHeaderRaw {
@@ -414,8 +427,10 @@ fn put_u64(out: &mut [u8], at: usize, v: u64) {
 /// arrays (`__sys_info`, `__node_info`, `__generic_per_cpu`), each
 /// pointer an offset from the section start. (Intel's 2020 writer also
 /// leaves an unreferenced second copy of each cpu array; that is not
-/// written here.)
-pub(crate) fn sys_info(system: &System, app: Option<&Application>) -> Vec<u8> {
+/// written here.) `sample_file_version` is the file's, which sets the size
+/// of a cpu entry ([`legacy_cpu_size`]).
+pub(crate) fn sys_info(system: &System, app: Option<&Application>, sample_file_version: u32) -> Vec<u8> {
+    let cpu_size = legacy_cpu_size(sample_file_version);
     let mut out = vec![0u8; SYS_INFO_SIZE];
     put_u64(&mut out, 8, SYS_INFO_SIZE as u64);
     if let Some(a) = app {
@@ -436,11 +451,11 @@ pub(crate) fn sys_info(system: &System, app: Option<&Application>) -> Vec<u8> {
         put_u64(&mut out, at + 16, node.physical_memory_mb);
         let cpu_array = out.len() as u64;
         put_u64(&mut out, at + 32, cpu_array);
-        array_header(&mut out, node.cpus.len(), CPU_SIZE, 1, 0);
+        array_header(&mut out, node.cpus.len(), cpu_size, 1, 0);
         let cpus_at = out.len();
-        out.resize(cpus_at + node.cpus.len() * CPU_SIZE as usize, 0);
+        out.resize(cpus_at + node.cpus.len() * cpu_size as usize, 0);
         for (k, cpu) in node.cpus.iter().enumerate() {
-            let c = cpus_at + k * CPU_SIZE as usize;
+            let c = cpus_at + k * cpu_size as usize;
             put_u32(&mut out, c, cpu.number);
             put_u32(&mut out, c + 4, cpu.speed_mhz);
             put_u32(&mut out, c + 8, cpu.fsb_mhz);
@@ -453,9 +468,12 @@ pub(crate) fn sys_info(system: &System, app: Option<&Application>) -> Vec<u8> {
             {
                 out[c + 56 + 2 * j..c + 58 + 2 * j].copy_from_slice(&v.to_le_bytes());
             }
+            if cpu_size >= 72 {
+                put_u32(&mut out, c + 64, cpu.dummy);
+            }
         }
         for (k, cpu) in node.cpus.iter().enumerate() {
-            let c = cpus_at + k * CPU_SIZE as usize;
+            let c = cpus_at + k * cpu_size as usize;
             let leaves_at = out.len() as u64;
             put_u64(&mut out, c + 24, leaves_at);
             let (arch, leaves): (u16, Vec<[u32; 5]>) = match cpu.archs.first() {
@@ -555,7 +573,7 @@ mod tests {
             }],
         };
         let app = Application { page_size: 4096, alloc_granularity: 4096, min_app_addr: 0x10000, ..Default::default() };
-        let b = sys_info(&sys, Some(&app));
+        let b = sys_info(&sys, Some(&app), 27);
         let u32_at = |at: usize| u32::from_le_bytes(b[at..at + 4].try_into().unwrap());
         let u64_at = |at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
         assert_eq!((u64_at(8), u64_at(16), u32_at(32)), (48, 0x10000, 4096));
@@ -566,5 +584,34 @@ mod tests {
         assert_eq!((leaves, u32_at(leaves + 52), u32_at(leaves + 56), u32_at(leaves + 60)), (296, 3, 20, 0x5_0003));
         assert_eq!(u32_at(leaves + 64 + 4), 0x906ea);
         assert_eq!(b.len(), leaves + 64 + 60);
+    }
+
+    /// Intel's 2020 reader reads a cpu entry of this section as 64 bytes in
+    /// a file stating a sample file version below 21 and as 72 from 21, the
+    /// 8 more bytes two 16-bit halves of `dummy` (its
+    /// `helper_tbrw_system_get_cpu_arch_info`): the second cpu of a version
+    /// 16 file lies 64 bytes after the first.
+    #[test]
+    fn cpu_entries_are_sized_by_the_files_version() {
+        let cpu = |number: u32| crate::model::hardware::Cpu {
+            number,
+            speed_mhz: 2900 + number,
+            dummy: 0x0002_0001,
+            archs: vec![CpuArch { arch_type: 5, cpuids: Cpuids::Ia32(vec![]) }],
+            ..Default::default()
+        };
+        let sys = System { nodes: vec![Node { cpus: vec![cpu(0), cpu(1)], ..Default::default() }] };
+        for (version, size) in [(16, 64), (20, 64), (21, 72), (27, 72)] {
+            assert_eq!(legacy_cpu_size(version), size);
+            let b = sys_info(&sys, None, version);
+            let u32_at = |at: usize| u32::from_le_bytes(b[at..at + 4].try_into().unwrap());
+            let u64_at = |at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
+            let header = u64_at(112 + 32) as usize;
+            assert_eq!((u32_at(header + 52), u32_at(header + 56)), (2, size), "version {version}");
+            let second = header + 64 + size as usize;
+            assert_eq!((u32_at(second), u32_at(second + 4)), (1, 2901), "version {version}");
+            let dummy = if size == 72 { 0x0002_0001 } else { u32_at(second) };
+            assert_eq!(u32_at(header + 64 + 64), dummy, "version {version}: what follows the first cpu's 64 bytes");
+        }
     }
 }

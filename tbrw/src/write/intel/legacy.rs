@@ -6,8 +6,10 @@
 //! records (0x01) and the header-ex section (0x10).
 //!
 //! Intel's `TBRW_verify` requires 0x01, 0x02, 0x0D, 0x13 and 0x18 to be
-//! present and not empty, and its reader 0x10 to open the file; it reads
-//! none of them. So every file gets them: stream 0's records are the
+//! present and not empty, and its reader 0x10 to open the file; of their
+//! content it reads only 0x18, for the system and the application of a
+//! file stating a sample file version below 22, whose cpu entries are
+//! sized by that version. So every file gets them: stream 0's records are the
 //! sample records when they are legacy PC records; a file without such
 //! records (or without modules) gets an 8-byte placeholder of no entries
 //! there, which Intel's verify accepts.
@@ -21,6 +23,7 @@ use crate::model::descriptor::RecordLayout;
 use crate::model::error::Result;
 use crate::model::hardware::System;
 use crate::model::strings::StringId;
+use crate::model::version::INTEL_SAMPLE_FILE_VERSION;
 
 /// Bytes of the placeholder of an empty required section.
 const PLACEHOLDER: [u8; 8] = [0; 8];
@@ -31,7 +34,10 @@ pub(super) fn write(em: &mut Emitter<'_>, p: &Placed, entries: &mut Vec<SectionT
     let g = &p.globals;
     let app = g.software.as_ref().and_then(|s| s.application.as_ref());
     let empty = System::default();
-    let sys = enc::sys_info(g.system.as_ref().unwrap_or(&empty), app);
+    // Without a version info Intel's reader reads no system at all; its
+    // own writer's entry size (72) is written then.
+    let version = g.version.map_or(INTEL_SAMPLE_FILE_VERSION, |v| v.sample_file_version);
+    let sys = enc::sys_info(g.system.as_ref().unwrap_or(&empty), app, version);
     let at = em.put(&sys)?;
     entries.push(entry(st::LEGACY_SYS_INFO, at, sys.len() as u64, 1, 48));
 
