@@ -286,3 +286,39 @@ fn error_messages_name_the_place() {
     assert_eq!(codes::name(TBRW_BUFFER_TOO_SMALL), Some("TBRW_BUFFER_TOO_SMALL"));
     assert_eq!(codes::name(1), None);
 }
+
+/// A stream with a descriptor and no records has no data section in
+/// Intel's layout. As Intel's library does, the engine opens one for
+/// reading only for stream 0 of a file with VTune's legacy sample records
+/// section (every file this project writes has it), which then holds no
+/// entry; any other such stream has none to open (docs/FORMAT.md).
+#[test]
+fn a_record_less_streams_data_section_opens_only_for_stream_0() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("r.tb5");
+    let mut content = guide_content(10);
+    let ips = |data: Option<Vec<u8>>| StreamContent {
+        info: StreamInfo::default(),
+        events: None,
+        descs: vec![DescEntry { desc_type: desc_type::IP, data_size: 8, ..Default::default() }],
+        data,
+        user: None,
+    };
+    content.streams[0].data = None;
+    content.streams.truncate(1);
+    content.streams.extend([ips(Some(vec![7; 16])), ips(None)]);
+    write_content(&p, &content).unwrap();
+    let mut e = Engine::open(&p, access::READ).unwrap();
+    for (n, opens) in [(0, true), (1, true), (2, false)] {
+        e.reading_stream(n).unwrap();
+        let r = e.reading_stream_section(n, StreamSection::Data);
+        if opens {
+            r.unwrap();
+            e.done_stream_section(n, StreamSection::Data).unwrap();
+        } else {
+            assert_eq!(code(r), TBRW_SECTION_NOT_EXIST, "stream {n}");
+        }
+        e.done_stream(n).unwrap();
+    }
+    e.close().unwrap();
+}

@@ -507,15 +507,18 @@ impl Engine {
         }
         let mut st = StreamState::new(false);
         let stream = file.stream(n)?;
-        // Intel's library opens the data section of a stream that has a
-        // descriptor and no records (no data section in its layout) when the
+        // Intel's library opens the data section of stream 0 when it has a
+        // descriptor and no records (no data section in its layout) and the
         // file has VTune's legacy sample records section (as every file this
-        // project writes has), and then finds no entry in it; without that
-        // section, it finds no data section [R: `streams.tb7`, stream 2].
+        // project writes has), and then finds no entry in it; it finds no
+        // data section for such a stream otherwise, nor for any other
+        // stream [R: `streams.tb7`, stream 2; a VTune XE 2016 file's
+        // record-less streams 4 and 5; a winIDEA import without, and with,
+        // its legacy sample records section].
         let legacy = file.intel().is_some_and(|i| {
             i.legacy.iter().any(|e| e.section_type == crate::format::intel::section_type::LEGACY_SAMPLE_RECORDS)
         });
-        let no_records = legacy && stream.has_section(StreamSection::DataDescription);
+        let no_records = legacy && n == 0 && stream.has_section(StreamSection::DataDescription);
         for s in StreamSection::ALL {
             if stream.has_section(s) || (s == StreamSection::Data && no_records) {
                 st.sections[s.index()] = State::Existing;
