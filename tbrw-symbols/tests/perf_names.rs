@@ -109,6 +109,28 @@ fn plt_and_init(path: &Path, vaddr: u64) -> (bool, Option<u64>) {
     (in_plt, init)
 }
 
+/// The name perf 6.1 gives the PLT stub at ELF address `vaddr` of `path`:
+/// it pairs the stubs after the PLT's first entry with `.rela.plt`'s
+/// relocations in their order (`dso__synthesize_plt_symbols`), whatever
+/// slot a stub jumps through, and names a stub after its relocation's
+/// symbol, `@plt` alone for one without a symbol (IRELATIVE). Where the
+/// linker put the stubs in another order (libc's IFUNC stubs), perf's name
+/// is a neighbour's; the crate names the slot the stub jumps through.
+fn perf_plt_name(path: &Path, vaddr: u64) -> Option<String> {
+    let data = std::fs::read(path).ok()?;
+    let file = object::File::parse(&*data).ok()?;
+    let plt = file.section_by_name(".plt")?;
+    let entry = (vaddr.checked_sub(plt.address())? / 16).checked_sub(1)? as usize;
+    let rela = file.section_by_name(".rela.plt")?.data().ok()?;
+    let info = u64::from_le_bytes(rela.get(entry * 24 + 8..entry * 24 + 16)?.try_into().ok()?);
+    let symbol = (info >> 32) as usize;
+    let name = match symbol {
+        0 => String::new(),
+        k => file.dynamic_symbols().find(|y| y.index() == object::SymbolIndex(k))?.name().ok()?.to_owned(),
+    };
+    Some(format!("{name}@plt"))
+}
+
 #[test]
 fn names_agree_with_perf() {
     if !have("perf") {
@@ -141,7 +163,7 @@ fn names_agree_with_perf() {
     let mut maps: HashMap<u32, Vec<(u64, u64, u64, String)>> = HashMap::new();
     let mut symbolizer = Symbolizer::new(Config { kernel: KernelSymbols::Off, ..Config::default() });
     let mut ids = HashMap::new();
-    let (mut compared, mut agreed, mut plt_as_init, mut nameless, mut skipped) = (0, 0, 0, 0, 0);
+    let (mut compared, mut agreed, mut plt_as_init, mut by_position, mut skipped) = (0, 0, 0, 0, 0);
     // Per dso short name: the names perf gives and the names the crate
     // gives the same samples (PLT samples perf gives `_init`: `_init`).
     let mut perf_names: HashMap<String, BTreeSet<String>> = HashMap::new();
@@ -195,17 +217,24 @@ fn names_agree_with_perf() {
                 && in_plt
                 && ours_name.ends_with("@plt")
                 && init.zip(s.vaddr).is_some_and(|(i, v)| Some(v - i) == perf_off);
-            // perf 6.1 names a stub whose slot an IRELATIVE relocation
-            // fills (libc calling its own IFUNCs) after symbol 0: `@plt`.
-            // The crate names the IFUNC (tests/plt.rs checks which).
-            let irelative_case = sym == "@plt+0x0" && in_plt && ours_name.ends_with("@plt") && s.offset == Some(0);
+            // perf 6.1 names a stub by its position, after the relocation
+            // of that rank (`perf_plt_name`): libc's stubs for its own
+            // IFUNCs (IRELATIVE relocations, symbol 0: `@plt`) and those
+            // after them get a neighbour's name. The crate names the slot
+            // each stub jumps through (tests/plt.rs checks which).
+            let by_rank = in_plt
+                && ours_name.ends_with("@plt")
+                && perf_off.is_some_and(|o| Some(o) == s.offset)
+                && s.vaddr.and_then(|v| perf_plt_name(Path::new(file), v)).as_deref() == Some(perf_name.as_str());
             if init_case {
                 plt_as_init += 1;
                 shown = "_init".into();
-            } else if irelative_case {
-                nameless += 1;
-                ifunc_stubs.insert(ours_name.clone());
-                shown = "@plt".into();
+            } else if by_rank {
+                by_position += 1;
+                if perf_name == "@plt" {
+                    ifunc_stubs.insert(ours_name.clone());
+                }
+                shown = perf_name.clone();
             } else {
                 mismatches.push(format!("{ip:#x} in {short}: perf {sym}, crate {ours_text}"));
             }
@@ -215,8 +244,8 @@ fn names_agree_with_perf() {
     }
     eprintln!(
         "perf names: {agreed} of {compared} user samples agree exactly, {plt_as_init} PLT samples perf gives \
-         `_init` and {nameless} IFUNC PLT samples perf gives `@plt` (the crate: name@plt), {} differ; {skipped} not \
-         compared (kernel, [vdso], [unknown])",
+         `_init` and {by_position} PLT samples perf names by the stub's rank (the crate: the slot's name@plt), {} \
+         differ; {skipped} not compared (kernel, [vdso], [unknown])",
         mismatches.len()
     );
     eprintln!("IFUNC stubs perf gives `@plt`, as the crate names them: {ifunc_stubs:?}");
