@@ -11,10 +11,11 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
+use tbrw_output::crash::folder_crash_point as crash_point;
 use tbrw_query::file_symbols::SymbolOptions;
 
 use crate::error::CliError;
-use crate::output::{crash_point, exists_error, folder_target, lock_folder, plain, rename_noreplace};
+use crate::output::{exists_error, export_error, folder_target, lock_folder, plain, rename_noreplace, DirFolder};
 use crate::output::{FolderTarget, WorkFolder};
 
 /// The file that marks a folder as a dataset of this exporter (engines skip
@@ -107,9 +108,15 @@ pub fn export_parquet(
             host: &host,
             run: &run,
         };
-        let rows =
-            tbrw_export::parquet::export_run(file, &source, &mut work.folder(), opts.symbols.as_ref(), progress, warn)
-                .map_err(|e| work.export_error(e))?;
+        let rows = tbrw_export::parquet::export_run(
+            file,
+            &source,
+            &mut DirFolder(&work),
+            opts.symbols.as_ref(),
+            progress,
+            warn,
+        )
+        .map_err(|e| export_error(&work, e))?;
         runs.push(Run {
             file: path.clone(),
             host,

@@ -17,6 +17,8 @@ pub enum CliError {
     Export(tbrw_export::ExportError),
     /// Writing the command's output (standard output, mostly) failed.
     Output(std::io::Error),
+    /// An output path refused, or an output that could not be put in place.
+    Path(tbrw_output::OutputError),
     /// Anything else, already phrased (a path, an option).
     Msg(String),
 }
@@ -51,8 +53,30 @@ impl fmt::Display for CliError {
                 None => e.fmt(f),
             },
             CliError::Output(e) => write!(f, "writing the output: {e}"),
+            CliError::Path(e) => f.write_str(&output_in_options(e)),
             CliError::Msg(m) => f.write_str(m),
         }
+    }
+}
+
+impl From<tbrw_output::OutputError> for CliError {
+    fn from(e: tbrw_output::OutputError) -> Self {
+        CliError::Path(e)
+    }
+}
+
+/// An output rule's refusal, with the option that changes it (the library
+/// names none).
+fn output_in_options(e: &tbrw_output::OutputError) -> String {
+    use tbrw_output::OutputError as O;
+    match e {
+        O::Exists { link: true, .. } => {
+            format!("{e}: add --force (-f) to replace the link itself (the file it names is left as it is)")
+        }
+        O::Exists { link: false, .. } => format!("{e}: add --force (-f) to replace it"),
+        O::IsInput { .. } => format!("{e} (not even --force replaces an input)"),
+        O::IsFile { what, .. } | O::NamesNoFolder { what, .. } => format!("{e}: -o names {what}"),
+        _ => e.to_string(),
     }
 }
 
@@ -140,6 +164,7 @@ impl std::error::Error for CliError {
             CliError::Query(e) => Some(e),
             CliError::Export(e) => Some(e),
             CliError::Output(e) => Some(e),
+            CliError::Path(e) => Some(e),
             CliError::Msg(_) => None,
         }
     }

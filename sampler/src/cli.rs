@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches, Parser, ValueEnum};
-use tbrw::work_file::{Plan, Writing};
+use tbrw_output::work_file::Writing;
+use tbrw_output::OutputError;
 
 use crate::callstack::CallGraph;
 use crate::pmu::Pmu;
@@ -185,33 +186,22 @@ pub fn check_output(path: &Path, command: &str, force: bool) -> Result<(), Strin
             path.join(DEFAULT_STEM.to_owned() + ".tb5").display()
         ));
     }
-    let canon = |p: &Path| -> Option<PathBuf> {
-        if let Ok(c) = p.canonicalize() {
-            return Some(c);
+    // The output rules of every tbrw writer (docs/FORMAT.md, "Output
+    // paths"): a link is replaced itself, never written through; a planted
+    // one, a device, a FIFO or a socket is refused; the command's
+    // executable is an input, never overwritten.
+    let exe = crate::tracer::resolve_command(command);
+    let inputs: Vec<&Path> = exe.iter().map(PathBuf::as_path).collect();
+    tbrw_output::check::check_output(path, &inputs, force, Writing::Whole).map_err(|e| match e {
+        OutputError::Exists { link: true, .. } => {
+            format!("{e}; give --force to replace the link itself (the file it names is left as it is)")
         }
-        let parent = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        Some(parent.canonicalize().ok()?.join(p.file_name()?))
-    };
-    if let (Some(exe), Some(out)) = (crate::tracer::resolve_command(command), canon(path)) {
-        if exe.canonicalize().ok().as_deref() == Some(out.as_path()) {
-            return Err(format!("{}: the output would overwrite the command's executable", path.display()));
+        OutputError::Exists { link: false, .. } => format!("{e}; give --force to overwrite it"),
+        OutputError::IsInput { .. } => {
+            format!("{}: the output would overwrite the command's executable", path.display())
         }
-    }
-    // What is at the path, not followed (docs/FORMAT.md, "Output paths"): a
-    // link is replaced itself, never written through, and a planted one, a
-    // device, a FIFO or a socket is refused.
-    match tbrw::work_file::plan(path, Writing::Whole) {
-        Ok(Plan::Replace { link: true }) if !force => Err(format!(
-            "{}: exists (a symbolic link); give --force to replace the link itself (the file it names is left \
-             as it is)",
-            path.display()
-        )),
-        Ok(Plan::Replace { link: false }) if !force => {
-            Err(format!("{}: exists; give --force to overwrite it", path.display()))
-        }
-        Ok(_) => Ok(()),
-        Err(e) => Err(format!("{}: {e}", path.display())),
-    }
+        e => e.to_string(),
+    })
 }
 
 /// The default output's name without its extension.

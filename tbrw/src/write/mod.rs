@@ -2,7 +2,7 @@
 //! open sections in `engine::content`), the output with its placement,
 //! queue, commit and cleanup (`output`, the only code that touches the
 //! output file), what a commit waits for (`durability`), the section sinks, the work file a new output is built in
-//! (`work_file`, also used by the command line), the string interner and the typestate
+//! (`work_file`: the `tbrw-output` crate's, re-exported), the string interner and the typestate
 //! facade (`writer`); Intel's layout, what a commit writes by default
 //! (`intel`), and any readable file rewritten in it (`convert`).
 //!
@@ -21,8 +21,9 @@ pub(crate) mod output;
 pub(crate) mod sink;
 mod stack_table;
 mod stored_symbols;
-mod target;
-pub mod work_file;
+/// Work files, writer locks and the rules of output paths: the
+/// `tbrw-output` crate's (re-exported for the writers built on this one).
+pub use tbrw_output::work_file;
 pub mod writer;
 
 pub use convert::convert;

@@ -32,8 +32,9 @@
 //! takes, a reader asking writers to wait) refuses writers too, with its own
 //! message ([`READER_HOLDS`]); this library's readers take no lock.
 //!
-//! Holds no TB5 knowledge and imports nothing of this crate but `target`:
-//! the command line builds its own outputs (CSV, exports) with it too.
+//! Holds no TB5 knowledge and imports nothing of this crate but `target`
+//! and `crash`: the `tbrw` crate's writer, the command line's exports and
+//! the collector build their files with it.
 
 use std::ffi::{CStr, CString};
 use std::fs::{self, File};
@@ -45,8 +46,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use rustix::fs::{self as rfs, AtFlags, Mode, OFlags};
 
-use super::target::Target;
-pub use super::target::{folder_of, open_into, plan, refuse_planted, Kind, Plan, Writing};
+pub use crate::crash::crash_point;
+use crate::target::Target;
+pub use crate::target::{folder_of, open_into, plan, refuse_planted, Kind, Plan, Writing};
 
 /// Checks, before any work, that a new file can be put at `path`: the name
 /// is not empty, is not a directory, its folder exists and is writable, and
@@ -89,13 +91,13 @@ pub const READER_HOLDS: &str =
 /// a writer opening the target right after this one closed it would find
 /// it held by nobody that still writes.
 #[derive(Debug)]
-pub(crate) struct LockedFile(Option<File>);
+pub struct LockedFile(Option<File>);
 
 impl LockedFile {
     /// A file whose lock this process already holds through another
     /// descriptor of the same open file (a `try_clone`): released when
     /// either is dropped.
-    pub(crate) fn holding(file: File) -> LockedFile {
+    pub fn holding(file: File) -> LockedFile {
         LockedFile(Some(file))
     }
 
@@ -110,7 +112,7 @@ impl LockedFile {
     /// The file, its lock kept until every descriptor of it is closed
     /// (for a holder of another descriptor of the same open file, which
     /// releases it).
-    pub(crate) fn into_file(mut self) -> File {
+    pub fn into_file(mut self) -> File {
         self.0.take().expect("a LockedFile holds its file until dropped")
     }
 }
@@ -198,7 +200,7 @@ pub fn lock_target(path: &Path) -> io::Result<TargetLock> {
 /// another process holds a lock on it. A symbolic link there is followed
 /// (the user names the file to change through it) unless it was planted
 /// ([`refuse_planted`]); anything but a regular file is refused.
-pub(crate) fn lock_open(path: &Path, write: bool) -> io::Result<LockedFile> {
+pub fn lock_open(path: &Path, write: bool) -> io::Result<LockedFile> {
     let at = Target::open(path)?;
     let follow = match at.stat(false)? {
         Some(st) => {
@@ -308,14 +310,14 @@ impl WorkFile {
 
     /// Puts the file at its target path, replacing what was there
     /// atomically, without waiting for the disk (see
-    /// [`crate::write::Durability::Ordered`]). The writer lock is released.
+    /// `tbrw::Durability::Ordered`). The writer lock is released.
     pub fn put_in_place(self) -> io::Result<()> {
         self.put_in_place_locked().map(drop)
     }
 
     /// [`persist`](WorkFile::persist) that hands back the file now at the
     /// target, its writer lock still held.
-    pub(crate) fn persist_locked(mut self) -> io::Result<LockedFile> {
+    pub fn persist_locked(mut self) -> io::Result<LockedFile> {
         let file = self.place()?;
         self.lock.at.sync_folder()?;
         crash_point("folder synced");
@@ -324,7 +326,7 @@ impl WorkFile {
 
     /// [`put_in_place`](WorkFile::put_in_place) that hands back the file
     /// now at the target, its writer lock still held.
-    pub(crate) fn put_in_place_locked(mut self) -> io::Result<LockedFile> {
+    pub fn put_in_place_locked(mut self) -> io::Result<LockedFile> {
         self.place()
     }
 
@@ -386,7 +388,7 @@ fn rename_into_place(at: &Target, name: &CStr) -> io::Result<()> {
 /// Without `O_TMPFILE` it is a work name of `target`, removed at once:
 /// killed in between, it is a dead writer's work file like any other.
 /// Errors carry the OS error only, no name: the caller names the target.
-pub(crate) fn spill_file(target: &Path) -> io::Result<File> {
+pub fn spill_file(target: &Path) -> io::Result<File> {
     let at = Target::open(target)?;
     // Nobody else can reach a spill file, so its lock does not matter.
     match unnamed(&at) {
@@ -398,32 +400,6 @@ pub(crate) fn spill_file(target: &Path) -> io::Result<File> {
     rfs::unlinkat(at.dir(), &name, AtFlags::empty())?;
     Ok(file.into_file())
 }
-
-/// Test builds only (debug assertions): with `TBRW_TEST_CRASH_AT=k` in the
-/// environment, the `k`-th crash point this process reaches (the first is
-/// number 1) kills it with `SIGKILL`, after printing `tbrw crash point k:
-/// NAME` to stderr. Crash points follow each write, truncation, link and rename of
-/// a commit, so `tbrw/tests/kill.rs` can stop a writer between any two of
-/// them and check what is left. Release builds have none.
-#[cfg(debug_assertions)]
-pub(crate) fn crash_point(name: &str) {
-    use std::sync::OnceLock;
-    static AT: OnceLock<Option<u64>> = OnceLock::new();
-    static REACHED: AtomicU64 = AtomicU64::new(0);
-    let at = AT.get_or_init(|| std::env::var("TBRW_TEST_CRASH_AT").ok().and_then(|v| v.parse().ok()));
-    let Some(at) = *at else { return };
-    let n = REACHED.fetch_add(1, Ordering::SeqCst) + 1;
-    if n == at {
-        eprintln!("tbrw crash point {n}: {name}");
-        // SAFETY: kill(2) of this process with a constant signal; no memory is passed.
-        unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
-    }
-}
-
-/// Release builds: no crash points.
-#[cfg(not(debug_assertions))]
-#[inline(always)]
-pub(crate) fn crash_point(_name: &str) {}
 
 impl Drop for WorkFile {
     fn drop(&mut self) {
