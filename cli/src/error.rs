@@ -19,6 +19,8 @@ pub enum CliError {
     Output(std::io::Error),
     /// An output path refused, or an output that could not be put in place.
     Path(tbrw_output::OutputError),
+    /// A Parquet dataset not written.
+    Dataset(tbrw_export::parquet::dataset::DatasetError),
     /// Anything else, already phrased (a path, an option).
     Msg(String),
 }
@@ -54,6 +56,7 @@ impl fmt::Display for CliError {
             },
             CliError::Output(e) => write!(f, "writing the output: {e}"),
             CliError::Path(e) => f.write_str(&output_in_options(e)),
+            CliError::Dataset(e) => f.write_str(&dataset_in_options(e)),
             CliError::Msg(m) => f.write_str(m),
         }
     }
@@ -62,6 +65,30 @@ impl fmt::Display for CliError {
 impl From<tbrw_output::OutputError> for CliError {
     fn from(e: tbrw_output::OutputError) -> Self {
         CliError::Path(e)
+    }
+}
+
+impl From<tbrw_export::parquet::dataset::DatasetError> for CliError {
+    fn from(e: tbrw_export::parquet::dataset::DatasetError) -> Self {
+        use tbrw_export::parquet::dataset::DatasetError as D;
+        match e {
+            D::Output(e) => CliError::Path(e),
+            D::Export(e) => CliError::Export(e),
+            e => CliError::Dataset(e),
+        }
+    }
+}
+
+/// A dataset's refusal, with the options that change it.
+fn dataset_in_options(e: &tbrw_export::parquet::dataset::DatasetError) -> String {
+    use tbrw_export::parquet::dataset::DatasetError as D;
+    match e {
+        D::Exists { .. } => format!("{e}: add --append to add runs to it, or --force (-f) to replace it"),
+        D::NotADataset { .. } => format!("{e}: neither --append nor --force writes into it"),
+        D::OtherVersion { .. } => format!("{e}: --append cannot add to it (--force replaces it)"),
+        D::HoldsInput { .. } => format!("{e} (not even --force replaces an input)"),
+        D::MadeMeanwhile { .. } => format!("{e} (--append adds to it, --force replaces it)"),
+        _ => e.to_string(),
     }
 }
 
@@ -165,6 +192,7 @@ impl std::error::Error for CliError {
             CliError::Export(e) => Some(e),
             CliError::Output(e) => Some(e),
             CliError::Path(e) => Some(e),
+            CliError::Dataset(e) => Some(e),
             CliError::Msg(_) => None,
         }
     }

@@ -29,7 +29,6 @@ use crate::commands::{Outcome, ParquetMode, ParquetOptions};
 use crate::error::CliError;
 
 mod commands;
-mod dataset;
 mod error;
 mod output;
 mod symbolize;

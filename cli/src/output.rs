@@ -8,7 +8,7 @@ use std::fs;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
-pub use tbrw_output::folder::{exists_error, folder_target, lock_folder, rename_noreplace, FolderTarget, WorkFolder};
+pub use tbrw_output::folder::{folder_target, FolderTarget, WorkFolder};
 use tbrw_output::work_file::{Plan, WorkFile, Writing};
 
 use crate::error::CliError;

@@ -173,7 +173,7 @@ fn crates_import_only_what_the_layout_allows() {
         ("tbrw", &["tbrw-bind", "tbrw-output"]),
         ("tbrw-import", &["tbrw", "tbrw-symbols"]),
         ("tbrw-query", &["tbrw", "tbrw-import", "tbrw-symbols"]),
-        ("tbrw-export", &["tbrw", "tbrw-import", "tbrw-query", "tbrw-symbols"]),
+        ("tbrw-export", &["tbrw", "tbrw-import", "tbrw-query", "tbrw-symbols", "tbrw-output"]),
         ("tbrw-sys", &["tbrw"]),
         ("sampler", &["tbrw", "tbrw-output", "tbrw-import", "tbrw-symbols"]),
     ];

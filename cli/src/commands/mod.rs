@@ -13,13 +13,13 @@ use tbrw_query::annotate;
 use tbrw_query::file_symbols::SymbolOptions;
 use tbrw_query::report::{self, By, ReportOptions};
 
-pub use crate::dataset::{Mode as ParquetMode, ParquetOptions};
 use crate::error::CliError;
 pub use crate::output::open;
 use crate::output::{
     check_input, check_output, check_output_folder, check_tb5_output, csv_folder_holds, csv_may_replace, export_error,
     write_output, written, DirFolder, WorkFolder,
 };
+pub use tbrw_export::parquet::dataset::{Mode as ParquetMode, ParquetOptions};
 
 mod import;
 
@@ -422,7 +422,7 @@ pub fn export_parquet(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<(), CliError> {
-    let runs = crate::dataset::export_parquet(files, dir, opts, progress, err)?;
+    let runs = tbrw_export::parquet::dataset::export_parquet(files, dir, opts, progress, err)?;
     for r in &runs {
         writeln!(
             out,

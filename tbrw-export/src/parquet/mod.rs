@@ -5,9 +5,11 @@
 //! turns streams into `samples` and `intervals` rows ([`sort`] puts the
 //! records of a stream out of time order in it), [`tables`] writes the
 //! small tables and the run's `stacks`. [`export_run`] writes one run's files into a [`Folder`];
-//! the folder rules (`--force`, `--append`, staging, run ids, publishing)
-//! are the command line's. The schema and example queries: docs/PARQUET.md.
+//! [`dataset`] exports files into a dataset folder by the folder rules (a
+//! new dataset, one replaced, runs added; built beside it and put in place
+//! whole). The schema and example queries: docs/PARQUET.md.
 
+pub mod dataset;
 pub mod schema;
 pub mod sort;
 pub mod streams;

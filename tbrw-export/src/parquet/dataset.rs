@@ -1,22 +1,24 @@
-//! The dataset folder of `tbrw export parquet`: checks before any work
-//! (`--force`, `--append`, never an input), run ids, the layout (one folder
-//! per run, `host=H/run=R/TABLE.parquet`), and putting a complete export in
-//! place by the folder rule of [`crate::output`]: built in a work folder
-//! beside the dataset; a new dataset renamed into place, `--force`
-//! exchanged with the old one in one step, `--append` adding each run as
-//! one folder renamed into the dataset, so that no reader ever sees part
-//! of a run.
+//! A dataset folder of Parquet runs: checks before any work (a new folder,
+//! one replaced, or runs added; never an input), run ids, the layout (one
+//! folder per run, `host=H/run=R/TABLE.parquet`), and putting a complete
+//! export in place by the folder rule of `tbrw_output::folder`: built in a
+//! work folder beside the dataset; a new dataset renamed into place, a
+//! replaced one exchanged with the old one in one step, each added run one
+//! folder renamed into the dataset, so that no reader ever sees part of a
+//! run. Imports the rest of `parquet` and `folder` (the export's files).
 
 use std::fs;
-use std::io;
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use tbrw_output::crash::folder_crash_point as crash_point;
+use tbrw_output::folder::{exists_error, folder_target, lock_folder, rename_noreplace, FolderTarget, WorkFolder};
+use tbrw_output::OutputError;
 use tbrw_query::file_symbols::SymbolOptions;
 
-use crate::error::CliError;
-use crate::output::{exists_error, export_error, folder_target, lock_folder, plain, rename_noreplace, DirFolder};
-use crate::output::{FolderTarget, WorkFolder};
+use super::partition_value;
+use crate::error::ExportError;
+use crate::folder::Folder;
 
 /// The file that marks a folder as a dataset of this exporter (engines skip
 /// names starting with `_`).
@@ -25,6 +27,96 @@ pub const MARKER: &str = "_tbrw_dataset.json";
 /// Version 2: one folder per run, every table's file in it (version 1 had
 /// one folder per table, which a run could not be added to in one step).
 pub const MARKER_TEXT: &str = "{\"format\":\"tbrw-parquet\",\"version\":2}\n";
+
+/// Why a dataset was not written. Nothing is left in the dataset folder
+/// (nor next to it) when one is returned.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DatasetError {
+    /// No input file was given.
+    #[error("no TB5 file to export")]
+    NoInput,
+    /// The output path was refused, or the output could not be put in place.
+    #[error(transparent)]
+    Output(#[from] OutputError),
+    /// Exporting a run failed.
+    #[error(transparent)]
+    Export(#[from] ExportError),
+    /// An export's file could not be written into the output folder `path`.
+    #[error("{}: writing {what}: {}", path.display(), tbrw_output::plain(source))]
+    Write {
+        /// The dataset folder, as given.
+        path: PathBuf,
+        /// What was written.
+        what: String,
+        /// The error.
+        source: io::Error,
+    },
+    /// A table of the output could not be written (`path` is the folder given).
+    #[error("{}/{source}", path.display())]
+    Table {
+        /// The dataset folder, as given.
+        path: PathBuf,
+        /// The export's error.
+        source: ExportError,
+    },
+    /// The folder exists and holds something, and [`Mode::New`] was asked.
+    #[error("{}: exists", path.display())]
+    Exists {
+        /// The dataset folder.
+        path: PathBuf,
+    },
+    /// The folder holds something that is not a dataset of this exporter.
+    #[error("{}: is not a dataset of tbrw export parquet (no {MARKER})", path.display())]
+    NotADataset {
+        /// The dataset folder.
+        path: PathBuf,
+    },
+    /// The dataset is of another layout version: runs cannot be added.
+    #[error("{}: a dataset of another layout version ({marker})", path.display())]
+    OtherVersion {
+        /// The dataset's marker file.
+        path: PathBuf,
+        /// What the marker holds.
+        marker: String,
+    },
+    /// The dataset holds one of the inputs: never replaced.
+    #[error("{}: holds the input {}: give another output folder", path.display(), input.display())]
+    HoldsInput {
+        /// The dataset folder.
+        path: PathBuf,
+        /// The input inside it.
+        input: PathBuf,
+    },
+    /// Another process made a dataset at the path while this export ran.
+    #[error("{}: another process made a dataset there while this export ran: nothing written", path.display())]
+    MadeMeanwhile {
+        /// The dataset folder.
+        path: PathBuf,
+    },
+    /// Another process changed the dataset while this export ran.
+    #[error("{}: {why} while this export ran: nothing written", path.display())]
+    Changed {
+        /// The dataset folder.
+        path: PathBuf,
+        /// What happened ("no longer a dataset").
+        why: String,
+    },
+    /// An I/O error on the dataset folder.
+    #[error("{}: {}", path.display(), tbrw_output::plain(source))]
+    Io {
+        /// The dataset folder, as given.
+        path: PathBuf,
+        /// The error.
+        source: io::Error,
+    },
+}
+
+impl DatasetError {
+    fn io(path: &Path, source: io::Error) -> DatasetError {
+        DatasetError::Io { path: path.to_owned(), source }
+    }
+}
 
 /// What to do with an existing output folder.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -38,7 +130,14 @@ pub enum Mode {
     Append,
 }
 
-pub use tbrw_export::parquet::partition_value;
+/// The files of an export, written into a work folder's output.
+struct WorkFiles<'w>(&'w WorkFolder);
+
+impl Folder for WorkFiles<'_> {
+    fn create(&mut self, name: &str) -> io::Result<Box<dyn Write + Send>> {
+        Ok(Box::new(self.0.create_file(name)?))
+    }
+}
 
 /// One exported run.
 #[derive(Clone, Debug)]
@@ -59,12 +158,12 @@ pub struct Run {
     pub functions: u64,
 }
 
-/// What `tbrw export parquet` is told besides its paths.
+/// What a dataset export is told besides its paths.
 #[derive(Clone, Debug, Default)]
 pub struct ParquetOptions {
     /// The host of every run (default: each file's own host name).
     pub hostname: Option<String>,
-    /// New folder, `--force` or `--append`.
+    /// A new folder, one replaced, or runs added.
     pub mode: Mode,
     /// Symbolize samples (the `functions` table and `function_id`), with these options.
     pub symbols: Option<SymbolOptions>,
@@ -79,21 +178,22 @@ pub fn export_parquet(
     opts: &ParquetOptions,
     progress: &mut dyn FnMut(u64),
     warn: &mut dyn std::io::Write,
-) -> Result<Vec<Run>, CliError> {
+) -> Result<Vec<Run>, DatasetError> {
     if files.is_empty() {
-        return Err(CliError::msg("no TB5 file to export"));
+        return Err(DatasetError::NoInput);
     }
     for f in files {
-        crate::output::check_input(f, "a TB5 file")?;
+        tbrw_output::check::check_input(f, "a TB5 file")?;
     }
     let target = check(dir, files, opts.mode)?;
-    tbrw_export::parquet::sort_chunk()?;
+    super::sort_chunk()?;
     // Every file is opened and checked before anything is written.
-    let opened: Vec<tbrw::Tb5File> = files.iter().map(|f| crate::output::open(f)).collect::<Result<_, _>>()?;
+    let opened: Vec<tbrw::Tb5File> =
+        files.iter().map(|f| tbrw::Tb5File::open(f).map_err(ExportError::from)).collect::<Result<_, _>>()?;
     let work = WorkFolder::create(&target)?;
     let mut runs: Vec<Run> = Vec::new();
     for (path, file) in files.iter().zip(&opened) {
-        let recorded = tbrw_export::parquet::host_name(file)?;
+        let recorded = super::host_name(file)?;
         let host_name = opts.hostname.clone().or(recorded);
         let host = partition_value(host_name.as_deref().unwrap_or(""));
         let stem = partition_value(&path.file_stem().map_or_else(|| "run".into(), |s| s.to_string_lossy()));
@@ -101,22 +201,15 @@ pub fn export_parquet(
         // publishes, under the dataset's lock.
         let run = free_id(&stem, |id| runs.iter().any(|r| r.host == host && r.run == id));
         let source = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()).display().to_string();
-        let source = tbrw_export::parquet::RunSource {
+        let source = super::RunSource {
             source_file: &source,
             source_bytes: std::fs::metadata(path).map(|m| m.len()).unwrap_or(0),
             host_name: host_name.as_deref(),
             host: &host,
             run: &run,
         };
-        let rows = tbrw_export::parquet::export_run(
-            file,
-            &source,
-            &mut DirFolder(&work),
-            opts.symbols.as_ref(),
-            progress,
-            warn,
-        )
-        .map_err(|e| export_error(&work, e))?;
+        let rows = super::export_run(file, &source, &mut WorkFiles(&work), opts.symbols.as_ref(), progress, warn)
+            .map_err(|e| written(dir, e))?;
         runs.push(Run {
             file: path.clone(),
             host,
@@ -128,10 +221,22 @@ pub fn export_parquet(
         });
     }
     let marker = work.out().join(MARKER);
-    fs::write(&marker, MARKER_TEXT).map_err(|e| CliError::io(dir, e))?;
+    fs::write(&marker, MARKER_TEXT).map_err(|e| DatasetError::io(dir, e))?;
     crash_point("file written");
     publish(work, &target, opts.mode, &mut runs)?;
     Ok(runs)
+}
+
+/// An export's error while it writes into the dataset folder `dir`: a
+/// failed write, or a table that could not be written, names the folder
+/// given (never the work folder the file is really in); other errors (the
+/// input's) are kept as they are.
+fn written(dir: &Path, e: ExportError) -> DatasetError {
+    match e {
+        ExportError::Write { what, source } => DatasetError::Write { path: dir.to_owned(), what, source },
+        e @ ExportError::Table { .. } => DatasetError::Table { path: dir.to_owned(), source: e },
+        e => e.into(),
+    }
 }
 
 /// `stem`, else `stem-2`, `stem-3`...: the first that `taken` refuses.
@@ -175,47 +280,28 @@ fn holds(dir: &Path) -> io::Result<Holds> {
 /// replaced only when it is a dataset of this exporter) or `Append` (only
 /// to such a dataset, of this layout version); `Force` never replaces a
 /// folder holding an input. Removes what killed exports of `dir` left.
-pub fn check(dir: &Path, inputs: &[PathBuf], mode: Mode) -> Result<FolderTarget, CliError> {
-    let p = dir.display();
+pub fn check(dir: &Path, inputs: &[PathBuf], mode: Mode) -> Result<FolderTarget, DatasetError> {
     let target = folder_target(dir, "the dataset folder to write", false)?;
     remove_old_leftovers(&target);
     let real = target.path();
     let held = match fs::metadata(&real) {
-        Ok(_) => holds(&real).map_err(|e| CliError::msg(format!("{p}: {}", plain(&e))))?,
+        Ok(_) => holds(&real).map_err(|e| DatasetError::io(dir, e))?,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(target),
-        Err(e) => return Err(CliError::msg(format!("{p}: {}", plain(&e)))),
+        Err(e) => return Err(DatasetError::io(dir, e)),
     };
     let replaced = match (mode, &held) {
         (_, Holds::Empty) => true,
-        (Mode::New, _) => {
-            return Err(CliError::msg(format!(
-                "{p}: exists: add --append to add runs to it, or --force (-f) to replace it"
-            )))
-        }
-        (_, Holds::Other) => {
-            return Err(CliError::msg(format!(
-                "{p}: is not a dataset of tbrw export parquet (no {MARKER}): \
-                 neither --append nor --force writes into it"
-            )))
-        }
+        (Mode::New, _) => return Err(DatasetError::Exists { path: dir.to_owned() }),
+        (_, Holds::Other) => return Err(DatasetError::NotADataset { path: dir.to_owned() }),
         (Mode::Append, Holds::Dataset(false)) => {
-            let text = fs::read_to_string(real.join(MARKER)).unwrap_or_default();
-            return Err(CliError::msg(format!(
-                "{}: a dataset of another layout version ({}): --append cannot add to it (--force replaces it)",
-                dir.join(MARKER).display(),
-                text.trim()
-            )));
+            let marker = fs::read_to_string(real.join(MARKER)).unwrap_or_default().trim().to_owned();
+            return Err(DatasetError::OtherVersion { path: dir.join(MARKER), marker });
         }
         (Mode::Append, Holds::Dataset(true)) => false,
         (Mode::Force, Holds::Dataset(_)) => {
-            let root = real.canonicalize().map_err(|e| CliError::io(dir, e))?;
-            for i in inputs {
-                if i.canonicalize().is_ok_and(|c| c.starts_with(&root)) {
-                    return Err(CliError::msg(format!(
-                        "{p}: holds the input {}: give another output folder (not even --force replaces an input)",
-                        i.display()
-                    )));
-                }
+            let root = real.canonicalize().map_err(|e| DatasetError::io(dir, e))?;
+            if let Some(i) = inputs.iter().find(|i| i.canonicalize().is_ok_and(|c| c.starts_with(&root))) {
+                return Err(DatasetError::HoldsInput { path: dir.to_owned(), input: i.clone() });
             }
             true
         }
@@ -224,12 +310,7 @@ pub fn check(dir: &Path, inputs: &[PathBuf], mode: Mode) -> Result<FolderTarget,
         target.check_not_current()?;
     }
     // Replaced (the folder moves) or added to (run folders made in it): it must be writable.
-    let c = std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(real.as_os_str()))
-        .map_err(|_| CliError::msg(format!("{p}: a NUL byte in the path")))?;
-    // SAFETY: `c` is a NUL-terminated path that lives across the call.
-    if unsafe { libc::faccessat(libc::AT_FDCWD, c.as_ptr(), libc::W_OK | libc::X_OK, libc::AT_EACCESS) } != 0 {
-        return Err(CliError::msg(format!("{p}: cannot be written: {}", plain(&io::Error::last_os_error()))));
-    }
+    tbrw_output::folder::writable(&real).map_err(|e| OutputError::io(dir, "cannot be written", e))?;
     Ok(target)
 }
 
@@ -239,11 +320,11 @@ pub fn check(dir: &Path, inputs: &[PathBuf], mode: Mode) -> Result<FolderTarget,
 /// it under the dataset's lock, choosing the run's final id there.
 /// Checked again at that moment: another command may have made, replaced
 /// or added to the dataset meanwhile.
-fn publish(work: WorkFolder, target: &FolderTarget, mode: Mode, runs: &mut [Run]) -> Result<(), CliError> {
+fn publish(work: WorkFolder, target: &FolderTarget, mode: Mode, runs: &mut [Run]) -> Result<(), DatasetError> {
     work.sync()?;
     let given = target.given();
-    let p = given.display();
     let dir = target.path();
+    let io_err = |e| DatasetError::io(given, e);
     // At most a few rounds: a folder made between the look and the rename is looked at again.
     for _ in 0..3 {
         match fs::symlink_metadata(&dir) {
@@ -253,35 +334,27 @@ fn publish(work: WorkFolder, target: &FolderTarget, mode: Mode, runs: &mut [Run]
                     return Ok(());
                 }
                 Err(e) if exists_error(&e) => continue,
-                Err(e) => return Err(CliError::msg(format!("{p}: {}", plain(&e)))),
+                Err(e) => return Err(io_err(e)),
             },
-            Err(e) => return Err(CliError::msg(format!("{p}: {}", plain(&e)))),
+            Err(e) => return Err(io_err(e)),
             Ok(_) => {}
         }
         let _lock = lock_folder(&dir, given)?;
-        let held = holds(&dir).map_err(|e| CliError::msg(format!("{p}: {}", plain(&e))))?;
+        let held = holds(&dir).map_err(io_err)?;
         match (mode, held) {
-            (Mode::Append, Holds::Dataset(true)) => {
-                append_runs(&work, &dir, runs).map_err(|e| CliError::msg(format!("{p}: {}", plain(&e))))?;
-            }
+            (Mode::Append, Holds::Dataset(true)) => append_runs(&work, &dir, runs).map_err(io_err)?,
             (_, Holds::Empty) | (Mode::Force, Holds::Dataset(_)) => work.exchange()?,
-            (Mode::New, Holds::Dataset(_)) => {
-                return Err(CliError::msg(format!(
-                    "{p}: another process made a dataset there while this export ran: nothing written \
-                     (--append adds to it, --force replaces it)"
-                )))
-            }
+            (Mode::New, Holds::Dataset(_)) => return Err(DatasetError::MadeMeanwhile { path: given.to_owned() }),
             (_, held) => {
-                return Err(CliError::msg(format!(
-                    "{p}: changed while this export ran ({}): nothing written",
-                    if held == Holds::Other { "no longer a dataset" } else { "another layout version" }
-                )))
+                let why = if held == Holds::Other { "no longer a dataset" } else { "another layout version" };
+                return Err(DatasetError::Changed { path: given.to_owned(), why: format!("changed ({why})") });
             }
         }
         work.finish();
         return Ok(());
     }
-    Err(CliError::msg(format!("{p}: made and removed again by another process while this export ran: nothing written")))
+    let why = "made and removed again by another process".to_owned();
+    Err(DatasetError::Changed { path: given.to_owned(), why })
 }
 
 /// Adds the runs built in `work` to the dataset `dir` (whose lock the
@@ -370,7 +443,7 @@ fn append_runs(work: &WorkFolder, dir: &Path, runs: &mut [Run]) -> io::Result<()
 fn remove_old_leftovers(target: &FolderTarget) {
     let real = target.path();
     let Some(name) = real.file_name().map(|n| n.to_string_lossy().into_owned()) else { return };
-    let parent = tbrw::work_file::folder_of(&real);
+    let parent = tbrw_output::target::folder_of(&real);
     let dead = |n: &str, prefix: &str| -> bool {
         n.strip_prefix(prefix)
             .and_then(|pid| pid.parse::<i32>().ok())
