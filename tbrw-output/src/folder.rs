@@ -272,7 +272,7 @@ pub fn folder_target(given: &Path, what: &str, parents: bool) -> Result<FolderTa
 /// The writer lock of a folder output: an exclusive `flock` on the folder
 /// itself, held while a writer changes what is at the path (an exchange,
 /// runs renamed into a dataset). Another writer's lock is waited for (up to
-/// [`LOCK_WAIT`]: it is held for a few renames); a shared lock, a reader
+/// 60 s: it is held for a few renames); a shared lock, a reader
 /// asking writers to wait (`flock -s DIR cmd`), refuses at once, with the
 /// messages of the TB5 writer lock. The lock is on the folder at the path
 /// when taken: one exchanged meanwhile is locked again.
