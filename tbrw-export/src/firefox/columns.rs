@@ -1,0 +1,361 @@
+//! The samples tables of a Firefox profile, kept outside
+//! `fxprof-processed-profile`'s `Profile` and written into its JSON.
+//!
+//! The crate keeps 36 bytes per sample (its time, its stack index as an
+//! `Option<usize>`, a CPU delta and a weight) and writes them through serde
+//! one value at a time: on millions of samples, half the export's memory
+//! and much of its time. Here a profile thread's samples are columns of
+//! what the stream has ([`ThreadSamples`]): the stack index (4 bytes), the
+//! time (8), and the CPU delta (8) only where the stream has CPU time.
+//!
+//! [`SamplesFormatter`] is a `serde_json` formatter that writes the
+//! profile's JSON as serde_json's compact formatter does, except each
+//! thread's `samples` value. In the `Profile` that value is the crate's
+//! table of one placeholder sample whose weight is the thread's slot (the
+//! tag: the crate orders its threads its own way); the formatter replaces
+//! it by that slot's columns, written byte for byte as the crate writes its
+//! table, but without a `threadCPUDelta` column where the stream has no CPU
+//! time (the profiler reads a delta of 0 as an idle thread, where a missing
+//! column means "running", its activity graph then at 100 %).
+//!
+//! Holds no TB5 knowledge; imports only `serde_json`.
+
+use std::io::{self, Write};
+
+use serde_json::ser::{CharEscape, CompactFormatter, Formatter};
+
+/// A sample's stack index where it has no stack (JSON `null`).
+pub(super) const NO_STACK: u32 = u32::MAX;
+
+/// Bytes of a samples table gathered before they go to the writer.
+const FLUSH_AT: usize = 64 * 1024;
+
+/// One profile thread's samples, in the order they were taken.
+#[derive(Debug, Default, Clone)]
+pub(super) struct ThreadSamples {
+    /// Per sample, its stack's index in the thread's stack table
+    /// ([`NO_STACK`]: none).
+    pub(super) stacks: Vec<u32>,
+    /// Per sample, its time: nanoseconds since the profile's reference.
+    pub(super) times: Vec<u64>,
+    /// Per sample, the CPU time its thread used since its previous sample,
+    /// whole µs. Empty until a sample has one; samples past its end have 0.
+    pub(super) cpu_deltas: Vec<u64>,
+}
+
+impl ThreadSamples {
+    /// Adds a sample; `cpu_delta` in µs, when the sample has CPU time.
+    pub(super) fn push(&mut self, stack: u32, time: u64, cpu_delta: Option<u64>) {
+        if let Some(d) = cpu_delta {
+            // Samples before the first with CPU time have a delta of 0.
+            self.cpu_deltas.resize(self.stacks.len(), 0);
+            self.cpu_deltas.push(d);
+        }
+        self.stacks.push(stack);
+        self.times.push(time);
+    }
+
+    /// Writes the table as `fxprof-processed-profile` 0.8 writes its
+    /// `SampleTable` (weights all 1), with the `threadCPUDelta` column only
+    /// when `cpu_deltas`. Samples out of time order are written in time
+    /// order, sorted as the crate sorts them.
+    fn write_table(&self, w: &mut dyn Write, cpu_deltas: bool) -> io::Result<()> {
+        let n = self.times.len();
+        // The crate's order: as added while their times do not decrease.
+        let order: Option<Vec<usize>> = match self.times.windows(2).all(|t| t[0] <= t[1]) {
+            true => None,
+            false => {
+                let mut indexes: Vec<usize> = (0..n).collect();
+                indexes.sort_unstable_by_key(|&i| self.times[i]);
+                Some(indexes)
+            }
+        };
+        let at = |k: usize| order.as_ref().map_or(k, |o| o[k]);
+        let mut out = Columns { w, buf: Vec::with_capacity(FLUSH_AT + 64) };
+        write!(out.buf, "{{\"length\":{n},\"weightType\":\"samples\",\"stack\":")?;
+        out.column(n, |buf, k| match self.stacks[at(k)] {
+            NO_STACK => CompactFormatter.write_null(buf),
+            s => CompactFormatter.write_u32(buf, s),
+        })?;
+        out.buf.extend_from_slice(b",\"timeDeltas\":");
+        // Sampling at a steady rate repeats a delta: its text is kept.
+        let mut previous = 0u64;
+        let mut last: Option<(u64, Vec<u8>)> = None;
+        out.column(n, |buf, k| {
+            let t = self.times[at(k)];
+            let delta = t.wrapping_sub(std::mem::replace(&mut previous, t));
+            if last.as_ref().is_none_or(|(d, _)| *d != delta) {
+                let mut text = Vec::new();
+                CompactFormatter.write_f64(&mut text, delta as f64 / 1_000_000.0)?;
+                last = Some((delta, text));
+            }
+            buf.extend_from_slice(last.as_ref().map_or(&[][..], |(_, text)| text));
+            Ok(())
+        })?;
+        out.buf.extend_from_slice(b",\"weight\":");
+        out.column(n, |buf, _| {
+            buf.push(b'1');
+            Ok(())
+        })?;
+        if cpu_deltas {
+            out.buf.extend_from_slice(b",\"threadCPUDelta\":");
+            out.column(n, |buf, k| CompactFormatter.write_u64(buf, self.cpu_deltas.get(at(k)).copied().unwrap_or(0)))?;
+        }
+        out.buf.push(b'}');
+        out.w.write_all(&out.buf)
+    }
+}
+
+/// A samples table being written: its text gathered into large writes.
+struct Columns<'w> {
+    w: &'w mut dyn Write,
+    buf: Vec<u8>,
+}
+
+impl Columns<'_> {
+    /// A JSON array of `n` values, the `k`th written by `value`.
+    fn column(&mut self, n: usize, mut value: impl FnMut(&mut Vec<u8>, usize) -> io::Result<()>) -> io::Result<()> {
+        self.buf.push(b'[');
+        for k in 0..n {
+            if k > 0 {
+                self.buf.push(b',');
+            }
+            value(&mut self.buf, k)?;
+            if self.buf.len() >= FLUSH_AT {
+                self.w.write_all(&self.buf)?;
+                self.buf.clear();
+            }
+        }
+        self.buf.push(b']');
+        Ok(())
+    }
+}
+
+/// A thread's `samples` value being held back: the crate's placeholder
+/// table, written out as it is unless its tag names a slot.
+struct Held {
+    /// Its text so far.
+    text: Vec<u8>,
+    /// Arrays and objects open in it (its own object included).
+    depth: u32,
+    /// Where the key being written starts in `text`.
+    key_start: usize,
+    /// Inside its `weight` column: the first number is the tag.
+    in_weight: bool,
+    tag: Option<i64>,
+}
+
+/// The compact JSON formatter that writes each thread's samples columns in
+/// place of its `samples` value (the module doc says how).
+pub(super) struct SamplesFormatter<'a> {
+    tables: &'a [ThreadSamples],
+    cpu_deltas: bool,
+    /// The key being written (keys are looked at for `"samples"`).
+    key: Option<Vec<u8>>,
+    /// The key just written was `"samples"`: an object that starts now is
+    /// held back.
+    samples_next: bool,
+    held: Option<Held>,
+}
+
+impl<'a> SamplesFormatter<'a> {
+    /// The formatter of a profile whose thread of slot `k` has the samples
+    /// `tables[k]`.
+    pub(super) fn new(tables: &'a [ThreadSamples], cpu_deltas: bool) -> Self {
+        SamplesFormatter { tables, cpu_deltas, key: None, samples_next: false, held: None }
+    }
+
+    /// A number written: the tag, if it is the first of a held table's
+    /// `weight` column.
+    fn note_number(&mut self, v: i64) {
+        if let Some(h) = &mut self.held {
+            if h.in_weight && h.depth == 2 && h.tag.is_none() {
+                h.tag = Some(v);
+            }
+        }
+    }
+}
+
+/// The formatter's scalar and string methods: into the held-back value
+/// while one is held, else into the key while one is written, else out.
+macro_rules! pass {
+    ($($name:ident($($arg:ident: $ty:ty),*);)*) => {$(
+        fn $name<W: ?Sized + Write>(&mut self, w: &mut W $(, $arg: $ty)*) -> io::Result<()> {
+            if let Some(h) = &mut self.held {
+                return CompactFormatter.$name(&mut h.text $(, $arg)*);
+            }
+            match &mut self.key {
+                Some(k) => CompactFormatter.$name(k $(, $arg)*),
+                None => {
+                    self.samples_next = false;
+                    CompactFormatter.$name(w $(, $arg)*)
+                }
+            }
+        }
+    )*};
+}
+
+impl Formatter for SamplesFormatter<'_> {
+    pass! {
+        write_null();
+        write_bool(v: bool);
+        write_i8(v: i8);
+        write_i16(v: i16);
+        write_i64(v: i64);
+        write_i128(v: i128);
+        write_u8(v: u8);
+        write_u16(v: u16);
+        write_u32(v: u32);
+        write_u64(v: u64);
+        write_u128(v: u128);
+        write_f32(v: f32);
+        write_f64(v: f64);
+        write_number_str(v: &str);
+        begin_string();
+        end_string();
+        write_string_fragment(v: &str);
+        write_char_escape(v: CharEscape);
+        write_byte_array(v: &[u8]);
+        write_raw_fragment(v: &str);
+    }
+
+    /// The crate writes its weights as `i32`.
+    fn write_i32<W: ?Sized + Write>(&mut self, w: &mut W, v: i32) -> io::Result<()> {
+        self.note_number(v.into());
+        if let Some(h) = &mut self.held {
+            return CompactFormatter.write_i32(&mut h.text, v);
+        }
+        match &mut self.key {
+            Some(k) => CompactFormatter.write_i32(k, v),
+            None => {
+                self.samples_next = false;
+                CompactFormatter.write_i32(w, v)
+            }
+        }
+    }
+
+    fn begin_array<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        match &mut self.held {
+            Some(h) => {
+                h.depth += 1;
+                CompactFormatter.begin_array(&mut h.text)
+            }
+            None => {
+                self.samples_next = false;
+                CompactFormatter.begin_array(w)
+            }
+        }
+    }
+
+    fn end_array<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        match &mut self.held {
+            Some(h) => {
+                h.depth -= 1;
+                CompactFormatter.end_array(&mut h.text)
+            }
+            None => CompactFormatter.end_array(w),
+        }
+    }
+
+    fn begin_array_value<W: ?Sized + Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
+        match &mut self.held {
+            Some(h) => CompactFormatter.begin_array_value(&mut h.text, first),
+            None => CompactFormatter.begin_array_value(w, first),
+        }
+    }
+
+    fn end_array_value<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        match &mut self.held {
+            Some(h) => CompactFormatter.end_array_value(&mut h.text),
+            None => CompactFormatter.end_array_value(w),
+        }
+    }
+
+    fn begin_object<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        if let Some(h) = &mut self.held {
+            h.depth += 1;
+            return CompactFormatter.begin_object(&mut h.text);
+        }
+        if std::mem::take(&mut self.samples_next) {
+            let mut held = Held { text: Vec::new(), depth: 1, key_start: 0, in_weight: false, tag: None };
+            CompactFormatter.begin_object(&mut held.text)?;
+            self.held = Some(held);
+            return Ok(());
+        }
+        CompactFormatter.begin_object(w)
+    }
+
+    fn end_object<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        let Some(h) = &mut self.held else { return CompactFormatter.end_object(w) };
+        h.depth -= 1;
+        CompactFormatter.end_object(&mut h.text)?;
+        if h.depth > 0 {
+            return Ok(());
+        }
+        let table = h.tag.and_then(|t| usize::try_from(t).ok()).and_then(|t| self.tables.get(t));
+        let held = self.held.take();
+        match (table, held) {
+            (Some(table), _) => table.write_table(&mut WriteOf(w), self.cpu_deltas),
+            (None, Some(held)) => w.write_all(&held.text),
+            (None, None) => Ok(()),
+        }
+    }
+
+    fn begin_object_key<W: ?Sized + Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
+        if let Some(h) = &mut self.held {
+            CompactFormatter.begin_object_key(&mut h.text, first)?;
+            h.key_start = h.text.len();
+            return Ok(());
+        }
+        self.key = Some(Vec::new());
+        CompactFormatter.begin_object_key(w, first)
+    }
+
+    fn end_object_key<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        if let Some(h) = &mut self.held {
+            if h.depth == 1 {
+                h.in_weight = &h.text[h.key_start..] == b"\"weight\"";
+            }
+            return Ok(());
+        }
+        let key = self.key.take().unwrap_or_default();
+        self.samples_next = key == b"\"samples\"";
+        w.write_all(&key)
+    }
+
+    fn begin_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        match &mut self.held {
+            Some(h) => CompactFormatter.begin_object_value(&mut h.text),
+            None => CompactFormatter.begin_object_value(w),
+        }
+    }
+
+    fn end_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        match &mut self.held {
+            Some(h) => {
+                if h.depth == 1 {
+                    h.in_weight = false;
+                }
+                CompactFormatter.end_object_value(&mut h.text)
+            }
+            None => CompactFormatter.end_object_value(w),
+        }
+    }
+}
+
+/// A `W: ?Sized + Write` as a `dyn Write`.
+struct WriteOf<'w, W: ?Sized>(&'w mut W);
+
+impl<W: ?Sized + Write> Write for WriteOf<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.write(buf)
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.0.write_all(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush()
+    }
+}
