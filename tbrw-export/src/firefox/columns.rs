@@ -78,19 +78,11 @@ impl ThreadSamples {
             s => CompactFormatter.write_u32(buf, s),
         })?;
         out.buf.extend_from_slice(b",\"timeDeltas\":");
-        // Sampling at a steady rate repeats a delta: its text is kept.
+        let mut texts = DeltaTexts::new();
         let mut previous = 0u64;
-        let mut last: Option<(u64, Vec<u8>)> = None;
         out.column(n, |buf, k| {
             let t = self.times[at(k)];
-            let delta = t.wrapping_sub(std::mem::replace(&mut previous, t));
-            if last.as_ref().is_none_or(|(d, _)| *d != delta) {
-                let mut text = Vec::new();
-                CompactFormatter.write_f64(&mut text, delta as f64 / 1_000_000.0)?;
-                last = Some((delta, text));
-            }
-            buf.extend_from_slice(last.as_ref().map_or(&[][..], |(_, text)| text));
-            Ok(())
+            texts.write(buf, t.wrapping_sub(std::mem::replace(&mut previous, t)))
         })?;
         out.buf.extend_from_slice(b",\"weight\":");
         out.column(n, |buf, _| {
@@ -103,6 +95,45 @@ impl ThreadSamples {
         }
         out.buf.push(b'}');
         out.w.write_all(&out.buf)
+    }
+}
+
+/// Entries of [`DeltaTexts`] (a power of two).
+const DELTA_TEXTS: usize = 1024;
+
+/// The JSON text of time deltas (ms, from ns), as serde_json writes an
+/// `f64`, kept for the deltas met most recently: a sampling rate repeats a
+/// few deltas (a steady clock, or another thread's samples in between),
+/// and the shortest round-trip text of a float is costly to find.
+struct DeltaTexts {
+    /// Per slot (the delta's low bits): a delta and its text.
+    slots: Vec<Option<(u64, u8, [u8; 32])>>,
+}
+
+impl DeltaTexts {
+    fn new() -> Self {
+        DeltaTexts { slots: vec![None; DELTA_TEXTS] }
+    }
+
+    /// Writes the text of a delta of `nanos` ns to `buf`.
+    fn write(&mut self, buf: &mut Vec<u8>, nanos: u64) -> io::Result<()> {
+        // A multiplicative hash: deltas are often multiples of a round number.
+        let slot = &mut self.slots[(nanos.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 54) as usize & (DELTA_TEXTS - 1)];
+        if let Some((d, len, text)) = slot {
+            if *d == nanos {
+                buf.extend_from_slice(&text[..*len as usize]);
+                return Ok(());
+            }
+        }
+        let start = buf.len();
+        CompactFormatter.write_f64(buf, nanos as f64 / 1_000_000.0)?;
+        let written = &buf[start..];
+        if written.len() <= 32 {
+            let mut text = [0u8; 32];
+            text[..written.len()].copy_from_slice(written);
+            *slot = Some((nanos, written.len() as u8, text));
+        }
+        Ok(())
     }
 }
 
