@@ -28,6 +28,9 @@ use super::columns::{ThreadSamples, NO_STACK};
 use super::{debug_id, product, tag, FirefoxProfile, FirefoxSummary};
 use crate::error::ExportError;
 
+/// Bind thread indexes below this are found in a vector, not a hash.
+const THREAD_SLOTS: usize = 1 << 16;
+
 /// The samples as the walk leaves them: per profile thread (by slot, the
 /// order threads were first sampled) its samples, whose stacks are still
 /// numbers of distinct (slot, node) pairs, first seen first.
@@ -37,6 +40,9 @@ struct Walked {
     processes: IdMap<u64, fxprof_processed_profile::ProcessHandle>,
     /// Per bind thread index: the profile's thread and its slot.
     threads: IdMap<u64, (ThreadHandle, u32)>,
+    /// The same for the bind's first thread indexes, without a hash:
+    /// samples of many threads interleave.
+    thread_slots: Vec<Option<(ThreadHandle, u32)>>,
     /// The last sample's bind thread index, profile thread and slot:
     /// consecutive samples are mostly of one thread.
     last_thread: Option<(u64, ThreadHandle, u32)>,
@@ -82,6 +88,11 @@ impl Walked {
             Some((k, th, slot)) if k == smp.thread => return (th, slot),
             _ => {}
         }
+        let index = usize::try_from(smp.thread).ok().filter(|&i| i < THREAD_SLOTS);
+        if let Some(Some((th, slot))) = index.and_then(|i| self.thread_slots.get(i)).copied() {
+            self.last_thread = Some((smp.thread, th, slot));
+            return (th, slot);
+        }
         if let Some(&(th, slot)) = self.threads.get(&smp.thread) {
             self.last_thread = Some((smp.thread, th, slot));
             return (th, slot);
@@ -92,6 +103,12 @@ impl Walked {
         p.set_thread_name(th, &names::thread_label(smp.tid, None));
         tag(p, th, slot);
         self.threads.insert(smp.thread, (th, slot));
+        if let Some(i) = index {
+            if self.thread_slots.len() <= i {
+                self.thread_slots.resize(i + 1, None);
+            }
+            self.thread_slots[i] = Some((th, slot));
+        }
         self.slots.push((th, ThreadSamples::default()));
         self.last_thread = Some((smp.thread, th, slot));
         (th, slot)
