@@ -102,7 +102,7 @@ impl ThreadSamples {
 const DELTA_TEXTS: usize = 1024;
 
 /// The JSON text of time deltas (ms, from ns), as serde_json writes an
-/// `f64`, kept for the deltas met most recently: a sampling rate repeats a
+/// `f64` but whole numbers without `.0`, kept for the deltas met most recently: a sampling rate repeats a
 /// few deltas (a steady clock, or another thread's samples in between),
 /// and the shortest round-trip text of a float is costly to find.
 struct DeltaTexts {
@@ -127,6 +127,12 @@ impl DeltaTexts {
         }
         let start = buf.len();
         CompactFormatter.write_f64(buf, nanos as f64 / 1_000_000.0)?;
+        // A whole number of ms without its `.0`: the same JSON number, and
+        // where a clock has no known rate (record indexes for ms) every
+        // delta is one, a fifth of the samples' text.
+        if buf.ends_with(b".0") {
+            buf.truncate(buf.len() - 2);
+        }
         let written = &buf[start..];
         if written.len() <= 32 {
             let mut text = [0u8; 32];
@@ -472,8 +478,16 @@ mod tests {
             let summary = super::super::FirefoxSummary { cpu_deltas: cpu, ..Default::default() };
             let mut text = Vec::new();
             super::super::json(&ours, &summary, &mut text).unwrap();
-            let got: serde_json::Value = serde_json::from_slice(&text).unwrap();
+            let mut got: serde_json::Value = serde_json::from_slice(&text).unwrap();
             let mut want = serde_json::to_value(&reference).unwrap();
+            // Whole ms are written without `.0`: the same numbers.
+            for v in [&mut got, &mut want] {
+                for t in v["threads"].as_array_mut().unwrap() {
+                    let deltas = t["samples"]["timeDeltas"].as_array().unwrap();
+                    let ms: Vec<f64> = deltas.iter().map(|d| d.as_f64().unwrap()).collect();
+                    t["samples"]["timeDeltas"] = serde_json::json!(ms);
+                }
+            }
             for t in want["threads"].as_array_mut().unwrap() {
                 let samples = t["samples"].as_object_mut().unwrap();
                 assert!(samples["weight"].as_array().unwrap().iter().all(|w| w == 1));
@@ -489,6 +503,16 @@ mod tests {
             let samples = &text[text.windows(10).position(|w| w == b"\"samples\":").unwrap()..];
             assert!(samples.starts_with(b"\"samples\":{\"length\":200,\"weightType\":\"samples\",\"stack\":["));
         }
+    }
+
+    fn texts_of(nanos: &[u64]) -> Vec<u8> {
+        let mut texts = DeltaTexts::new();
+        let mut out = Vec::new();
+        for &n in nanos {
+            texts.write(&mut out, n).unwrap();
+            out.push(b',');
+        }
+        out
     }
 
     #[test]
@@ -507,10 +531,13 @@ mod tests {
             };
             texts.write(&mut got, nanos).unwrap();
             got.push(b',');
-            serde_json::to_writer(&mut want, &(nanos as f64 / 1_000_000.0)).unwrap();
+            let text = serde_json::to_string(&(nanos as f64 / 1_000_000.0)).unwrap();
+            want.extend_from_slice(text.strip_suffix(".0").unwrap_or(&text).as_bytes());
             want.push(b',');
         }
         assert_eq!(String::from_utf8(got).unwrap(), String::from_utf8(want).unwrap());
+        // The same numbers: whole ones without `.0`.
+        assert!(String::from_utf8(texts_of(&[0, 3_000_000, 1_500_000])).unwrap() == "0,3,1.5,");
     }
 
     #[test]
