@@ -1,7 +1,7 @@
 //! The samples tables of a Firefox profile, kept outside
 //! `fxprof-processed-profile`'s `Profile` and written into its JSON.
 //!
-//! The crate keeps 36 bytes per sample (its time, its stack index as an
+//! `fxprof-processed-profile` keeps 36 bytes per sample (its time, its stack index as an
 //! `Option<usize>`, a CPU delta and a weight) and writes them through serde
 //! one value at a time: on millions of samples, half the export's memory
 //! and much of its time. Here a profile thread's samples are columns of
@@ -10,13 +10,18 @@
 //!
 //! [`SamplesFormatter`] is a `serde_json` formatter that writes the
 //! profile's JSON as serde_json's compact formatter does, except each
-//! thread's `samples` value. In the `Profile` that value is the crate's
+//! thread's `samples` value. In the `Profile` that value is the library's
 //! table of one placeholder sample whose weight is the thread's slot (the
-//! tag: the crate orders its threads its own way); the formatter replaces
-//! it by that slot's columns, written byte for byte as the crate writes its
-//! table, but without a `threadCPUDelta` column where the stream has no CPU
-//! time (the profiler reads a delta of 0 as an idle thread, where a missing
-//! column means "running", its activity graph then at 100 %).
+//! tag: the library orders its threads its own way); the formatter
+//! replaces it by that slot's columns, written as the library writes its
+//! table (its keys, in its order; samples out of time order sorted as it
+//! sorts them) but for three things, each the same profile to the
+//! profiler: `weight` is `null` (every sample weighs 1; `null` is what the
+//! profiler's upgraders give a table without weights), a whole number of
+//! ms is written without `.0` (the same JSON number), and there is no
+//! `threadCPUDelta` column where the stream has no CPU time (the profiler
+//! reads a delta of 0 as an idle thread, where a missing column means
+//! "running", its activity graph then at 100 %).
 //!
 //! Holds no TB5 knowledge; imports only `serde_json`.
 
@@ -421,7 +426,9 @@ mod tests {
     /// samples in the crate's tables, `ours` with the same samples as
     /// columns, whatever their order in time.
     fn profiles(rng: &mut Rng, cpu: bool) -> (Profile, super::super::FirefoxProfile) {
-        let new = || Profile::new("t", ReferenceTimestamp::from_millis_since_unix_epoch(0.0), SamplingInterval::from_millis(1));
+        let new = || {
+            Profile::new("t", ReferenceTimestamp::from_millis_since_unix_epoch(0.0), SamplingInterval::from_millis(1))
+        };
         let (mut reference, mut ours) = (new(), new());
         let mut columns = Vec::new();
         let at = Timestamp::from_millis_since_reference(0.0);
@@ -458,7 +465,7 @@ mod tests {
                     _ => t + rng.next() % 2_000_000,
                 };
                 let stack = (rng.next() % 4) as usize;
-                let delta = (rng.next() % 5 > 0).then(|| rng.next() % 2000);
+                let delta = (!rng.next().is_multiple_of(5)).then(|| rng.next() % 2000);
                 let handle = stacks.get(stack).copied();
                 let fx_delta = CpuDelta::from_micros(delta.unwrap_or(0));
                 reference.add_sample(th, Timestamp::from_nanos_since_reference(t), handle, fx_delta, 1);

@@ -3,12 +3,13 @@
 //! profiler.firefox.com opens. A sample stream becomes one profiler thread
 //! per TB5 thread with its samples, their time stamps and stacks (function
 //! names where the modules' symbols give them), and the modules as
-//! libraries ([`samples`]); an interval stream (MTMC tasks, winIDEA calls)
+//! libraries (`samples.rs`); an interval stream (MTMC tasks, winIDEA calls)
 //! becomes one thread per thread or context with a marker per interval.
 //! The profile holds a sample per sample (the format is a timeline): its
 //! stack index, its time, and its CPU delta where the stream has CPU time,
-//! 12 to 20 bytes each, in columns of this crate's ([`columns`]) that the
-//! JSON writes in place of the crate's own samples tables; the stacks and
+//! 12 to 20 bytes each, in columns of the export's own (`columns.rs`) that
+//! the JSON writes in place of fxprof-processed-profile's samples tables
+//! (each sample weighing 1, their `weight` is `null`); the stacks and
 //! frames are interned (docs/EXPORT.md "Memory"). Where the records carry
 //! no CPU time, the JSON has no CPU delta column ([`json`]), so that the
 //! profiler shows the threads running.

@@ -16,9 +16,8 @@ use std::io::Write;
 use std::sync::Arc;
 
 use fxprof_processed_profile::{
-    debugid::DebugId, CategoryColor, Frame as FxFrame, FrameFlags, FrameInfo, LibraryHandle,
-    LibraryInfo, Profile, ReferenceTimestamp, SamplingInterval, StackHandle, Symbol, SymbolTable, ThreadHandle,
-    Timestamp,
+    debugid::DebugId, CategoryColor, Frame as FxFrame, FrameFlags, FrameInfo, LibraryHandle, LibraryInfo, Profile,
+    ReferenceTimestamp, SamplingInterval, StackHandle, Symbol, SymbolTable, ThreadHandle, Timestamp,
 };
 use tbrw::{Module, Tb5File};
 use tbrw_query::names;
@@ -342,13 +341,7 @@ fn intern_stacks(p: &mut Profile, tree: &StackTree, frames: &Frames, w: &mut Wal
 
 /// The processes' and threads' names, the reference time, and each
 /// module's library mapped in the processes of its pid.
-fn finish(
-    p: &mut Profile,
-    modules: &[Module],
-    module_lib: &BTreeMap<u64, LibraryHandle>,
-    w: &Walked,
-    info: &WalkInfo,
-) {
+fn finish(p: &mut Profile, modules: &[Module], module_lib: &BTreeMap<u64, LibraryHandle>, w: &Walked, info: &WalkInfo) {
     if let (Some(t), Some(tf)) = (w.t0, &info.time) {
         if tf.realtime {
             p.set_reference_timestamp(ReferenceTimestamp::from_millis_since_unix_epoch(t as f64 / 1e6));
