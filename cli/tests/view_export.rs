@@ -575,14 +575,21 @@ fn call_chains_of_a_perf_import_become_deeper_stacks() {
 
 #[test]
 fn firefox_of_the_shipped_sample_counts_every_sample() {
-    let (p, s) =
-        firefox::profile(&open(&sample()), &ViewOptions::default(), &mut std::io::sink(), &mut |_| {}).unwrap();
+    let (v, s) = firefox_profile(&sample());
     let (total, by_thread) = report_counts(&sample(), &ReportOptions { by: By::Thread, ..ReportOptions::default() });
     assert_eq!(s.samples, total);
     assert_eq!(s.threads, by_thread.len());
-    let v = serde_json::to_value(&p).unwrap();
     let n: u64 = v["threads"].as_array().unwrap().iter().map(|t| t["samples"]["length"].as_u64().unwrap()).sum();
     assert_eq!(n, total);
+}
+
+/// The Firefox profile of `file` (default options) as its JSON, and what
+/// the export says it holds.
+fn firefox_profile(file: &Path) -> (serde_json::Value, firefox::FirefoxSummary) {
+    let (p, s) = firefox::profile(&open(file), &ViewOptions::default(), &mut std::io::sink(), &mut |_| {}).unwrap();
+    let mut json = Vec::new();
+    firefox::json(&p, &s, &mut json).unwrap();
+    (serde_json::from_slice(&json).unwrap(), s)
 }
 
 fn golden_dir() -> PathBuf {
@@ -832,8 +839,7 @@ fn winidea_lanes_and_hover_text_name_the_context() {
         .collect();
     assert_eq!(labels, ["ID_TASK_1MS", "ID_TASK_10MS"]);
     // The Firefox export names its threads the same way, and its markers too.
-    let (p, _) = firefox::profile(&open(&file), &ViewOptions::default(), &mut std::io::sink(), &mut |_| {}).unwrap();
-    let v = serde_json::to_value(&p).unwrap();
+    let (v, _) = firefox_profile(&file);
     let mut names: Vec<&str> = v["threads"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
     names.sort_unstable();
     assert_eq!(names, ["ID_TASK_10MS", "ID_TASK_1MS"]);
@@ -851,8 +857,7 @@ fn winidea_lanes_and_hover_text_name_the_context() {
 fn firefox_cpu_deltas_add_up_to_each_threads_cputime() {
     let dir = tempfile::tempdir().unwrap();
     let file = sampler_import(dir.path());
-    let (p, _) = firefox::profile(&open(&file), &ViewOptions::default(), &mut std::io::sink(), &mut |_| {}).unwrap();
-    let v = serde_json::to_value(&p).unwrap();
+    let (v, _) = firefox_profile(&file);
     let query = Query { weight: Weight::Cputime, ..Query::default() };
     let r =
         report::report(&open(&file), &ReportOptions { by: By::Thread, query, ..ReportOptions::default() }, &mut |_| {})

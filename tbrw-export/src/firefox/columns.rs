@@ -1,0 +1,566 @@
+//! The samples tables of a Firefox profile, kept outside
+//! `fxprof-processed-profile`'s `Profile` and written into its JSON.
+//!
+//! `fxprof-processed-profile` keeps 36 bytes per sample (its time, its stack index as an
+//! `Option<usize>`, a CPU delta and a weight) and writes them through serde
+//! one value at a time: on millions of samples, half the export's memory
+//! and much of its time. Here a profile thread's samples are columns of
+//! what the stream has ([`ThreadSamples`]): the stack index (4 bytes), the
+//! time (8), and the CPU delta (8) only where the stream has CPU time.
+//!
+//! [`SamplesFormatter`] is a `serde_json` formatter that writes the
+//! profile's JSON as serde_json's compact formatter does, except each
+//! thread's `samples` value. In the `Profile` that value is the library's
+//! table of one placeholder sample whose weight is the thread's slot (the
+//! tag: the library orders its threads its own way); the formatter
+//! replaces it by that slot's columns, written as the library writes its
+//! table (its keys, in its order; samples out of time order sorted as it
+//! sorts them) but for three things, each the same profile to the
+//! profiler: `weight` is `null` (every sample weighs 1; `null` is what the
+//! profiler's upgraders give a table without weights), a whole number of
+//! ms is written without `.0` (the same JSON number), and there is no
+//! `threadCPUDelta` column where the stream has no CPU time (the profiler
+//! reads a delta of 0 as an idle thread, where a missing column means
+//! "running", its activity graph then at 100 %).
+//!
+//! Holds no TB5 knowledge; imports only `serde_json`.
+
+use std::io::{self, Write};
+
+use serde_json::ser::{CharEscape, CompactFormatter, Formatter};
+
+/// A sample's stack index where it has no stack (JSON `null`).
+pub(super) const NO_STACK: u32 = u32::MAX;
+
+/// Bytes of a samples table gathered before they go to the writer.
+const FLUSH_AT: usize = 64 * 1024;
+
+/// One profile thread's samples, in the order they were taken.
+#[derive(Debug, Default, Clone)]
+pub(super) struct ThreadSamples {
+    /// Per sample, its stack's index in the thread's stack table
+    /// ([`NO_STACK`]: none).
+    pub(super) stacks: Vec<u32>,
+    /// Per sample, its time: nanoseconds since the profile's reference.
+    pub(super) times: Vec<u64>,
+    /// Per sample, the CPU time its thread used since its previous sample,
+    /// whole µs. Empty until a sample has one; samples past its end have 0.
+    pub(super) cpu_deltas: Vec<u64>,
+}
+
+impl ThreadSamples {
+    /// Adds a sample; `cpu_delta` in µs, when the sample has CPU time.
+    pub(super) fn push(&mut self, stack: u32, time: u64, cpu_delta: Option<u64>) {
+        if let Some(d) = cpu_delta {
+            // Samples before the first with CPU time have a delta of 0.
+            self.cpu_deltas.resize(self.stacks.len(), 0);
+            self.cpu_deltas.push(d);
+        }
+        self.stacks.push(stack);
+        self.times.push(time);
+    }
+
+    /// Writes the table as `fxprof-processed-profile` 0.8 writes its
+    /// `SampleTable`, but for the weights (all 1: `null`) and with the
+    /// `threadCPUDelta` column only when `cpu_deltas`. Samples out of time order are written in time
+    /// order, sorted as the crate sorts them.
+    fn write_table(&self, w: &mut dyn Write, cpu_deltas: bool) -> io::Result<()> {
+        let n = self.times.len();
+        // The crate's order: as added while their times do not decrease.
+        let order: Option<Vec<usize>> = match self.times.windows(2).all(|t| t[0] <= t[1]) {
+            true => None,
+            false => {
+                let mut indexes: Vec<usize> = (0..n).collect();
+                indexes.sort_unstable_by_key(|&i| self.times[i]);
+                Some(indexes)
+            }
+        };
+        let at = |k: usize| order.as_ref().map_or(k, |o| o[k]);
+        let mut out = Columns { w, buf: Vec::with_capacity(FLUSH_AT + 64) };
+        write!(out.buf, "{{\"length\":{n},\"weightType\":\"samples\",\"stack\":")?;
+        out.column(n, |buf, k| match self.stacks[at(k)] {
+            NO_STACK => CompactFormatter.write_null(buf),
+            s => CompactFormatter.write_u32(buf, s),
+        })?;
+        out.buf.extend_from_slice(b",\"timeDeltas\":");
+        let mut texts = DeltaTexts::new();
+        let mut previous = 0u64;
+        out.column(n, |buf, k| {
+            let t = self.times[at(k)];
+            texts.write(buf, t.wrapping_sub(std::mem::replace(&mut previous, t)))
+        })?;
+        // Every sample weighs 1: no column (`null`, what the profiler's own
+        // upgraders give a table without weights), where the crate writes
+        // a 1 per sample, which cost a fifth of the text and a third of the
+        // compression.
+        out.buf.extend_from_slice(b",\"weight\":null");
+        if cpu_deltas {
+            out.buf.extend_from_slice(b",\"threadCPUDelta\":");
+            out.column(n, |buf, k| CompactFormatter.write_u64(buf, self.cpu_deltas.get(at(k)).copied().unwrap_or(0)))?;
+        }
+        out.buf.push(b'}');
+        out.w.write_all(&out.buf)
+    }
+}
+
+/// Entries of [`DeltaTexts`] (a power of two).
+const DELTA_TEXTS: usize = 1024;
+
+/// The JSON text of time deltas (ms, from ns), as serde_json writes an
+/// `f64` but whole numbers without `.0`, kept for the deltas met most recently: a sampling rate repeats a
+/// few deltas (a steady clock, or another thread's samples in between),
+/// and the shortest round-trip text of a float is costly to find.
+struct DeltaTexts {
+    /// Per slot (the delta's low bits): a delta and its text.
+    slots: Vec<Option<(u64, u8, [u8; 32])>>,
+}
+
+impl DeltaTexts {
+    fn new() -> Self {
+        DeltaTexts { slots: vec![None; DELTA_TEXTS] }
+    }
+
+    /// Writes the text of a delta of `nanos` ns to `buf`.
+    fn write(&mut self, buf: &mut Vec<u8>, nanos: u64) -> io::Result<()> {
+        // A multiplicative hash: deltas are often multiples of a round number.
+        let slot = &mut self.slots[(nanos.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 54) as usize & (DELTA_TEXTS - 1)];
+        if let Some((d, len, text)) = slot {
+            if *d == nanos {
+                buf.extend_from_slice(&text[..*len as usize]);
+                return Ok(());
+            }
+        }
+        let start = buf.len();
+        CompactFormatter.write_f64(buf, nanos as f64 / 1_000_000.0)?;
+        // A whole number of ms without its `.0`: the same JSON number, and
+        // where a clock has no known rate (record indexes for ms) every
+        // delta is one, a fifth of the samples' text.
+        if buf.ends_with(b".0") {
+            buf.truncate(buf.len() - 2);
+        }
+        let written = &buf[start..];
+        if written.len() <= 32 {
+            let mut text = [0u8; 32];
+            text[..written.len()].copy_from_slice(written);
+            *slot = Some((nanos, written.len() as u8, text));
+        }
+        Ok(())
+    }
+}
+
+/// A samples table being written: its text gathered into large writes.
+struct Columns<'w> {
+    w: &'w mut dyn Write,
+    buf: Vec<u8>,
+}
+
+impl Columns<'_> {
+    /// A JSON array of `n` values, the `k`th written by `value`.
+    fn column(&mut self, n: usize, mut value: impl FnMut(&mut Vec<u8>, usize) -> io::Result<()>) -> io::Result<()> {
+        self.buf.push(b'[');
+        for k in 0..n {
+            if k > 0 {
+                self.buf.push(b',');
+            }
+            value(&mut self.buf, k)?;
+            if self.buf.len() >= FLUSH_AT {
+                self.w.write_all(&self.buf)?;
+                self.buf.clear();
+            }
+        }
+        self.buf.push(b']');
+        Ok(())
+    }
+}
+
+/// A thread's `samples` value being held back: the crate's placeholder
+/// table, written out as it is unless its tag names a slot.
+struct Held {
+    /// Its text so far.
+    text: Vec<u8>,
+    /// Arrays and objects open in it (its own object included).
+    depth: u32,
+    /// Where the key being written starts in `text`.
+    key_start: usize,
+    /// Inside its `weight` column: the first number is the tag.
+    in_weight: bool,
+    tag: Option<i64>,
+}
+
+/// The compact JSON formatter that writes each thread's samples columns in
+/// place of its `samples` value (the module doc says how).
+pub(super) struct SamplesFormatter<'a> {
+    tables: &'a [ThreadSamples],
+    cpu_deltas: bool,
+    /// The key being written (keys are looked at for `"samples"`).
+    key: Option<Vec<u8>>,
+    /// The key just written was `"samples"`: an object that starts now is
+    /// held back.
+    samples_next: bool,
+    held: Option<Held>,
+}
+
+impl<'a> SamplesFormatter<'a> {
+    /// The formatter of a profile whose thread of slot `k` has the samples
+    /// `tables[k]`.
+    pub(super) fn new(tables: &'a [ThreadSamples], cpu_deltas: bool) -> Self {
+        SamplesFormatter { tables, cpu_deltas, key: None, samples_next: false, held: None }
+    }
+
+    /// A number written: the tag, if it is the first of a held table's
+    /// `weight` column.
+    fn note_number(&mut self, v: i64) {
+        if let Some(h) = &mut self.held {
+            if h.in_weight && h.depth == 2 && h.tag.is_none() {
+                h.tag = Some(v);
+            }
+        }
+    }
+}
+
+/// The formatter's scalar and string methods: into the held-back value
+/// while one is held, else into the key while one is written, else out.
+macro_rules! pass {
+    ($($name:ident($($arg:ident: $ty:ty),*);)*) => {$(
+        fn $name<W: ?Sized + Write>(&mut self, w: &mut W $(, $arg: $ty)*) -> io::Result<()> {
+            if let Some(h) = &mut self.held {
+                return CompactFormatter.$name(&mut h.text $(, $arg)*);
+            }
+            match &mut self.key {
+                Some(k) => CompactFormatter.$name(k $(, $arg)*),
+                None => {
+                    self.samples_next = false;
+                    CompactFormatter.$name(w $(, $arg)*)
+                }
+            }
+        }
+    )*};
+}
+
+impl Formatter for SamplesFormatter<'_> {
+    pass! {
+        write_null();
+        write_bool(v: bool);
+        write_i8(v: i8);
+        write_i16(v: i16);
+        write_i64(v: i64);
+        write_i128(v: i128);
+        write_u8(v: u8);
+        write_u16(v: u16);
+        write_u32(v: u32);
+        write_u64(v: u64);
+        write_u128(v: u128);
+        write_f32(v: f32);
+        write_f64(v: f64);
+        write_number_str(v: &str);
+        begin_string();
+        end_string();
+        write_string_fragment(v: &str);
+        write_char_escape(v: CharEscape);
+        write_byte_array(v: &[u8]);
+        write_raw_fragment(v: &str);
+    }
+
+    /// The crate writes its weights as `i32`.
+    fn write_i32<W: ?Sized + Write>(&mut self, w: &mut W, v: i32) -> io::Result<()> {
+        self.note_number(v.into());
+        if let Some(h) = &mut self.held {
+            return CompactFormatter.write_i32(&mut h.text, v);
+        }
+        match &mut self.key {
+            Some(k) => CompactFormatter.write_i32(k, v),
+            None => {
+                self.samples_next = false;
+                CompactFormatter.write_i32(w, v)
+            }
+        }
+    }
+
+    fn begin_array<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        match &mut self.held {
+            Some(h) => {
+                h.depth += 1;
+                CompactFormatter.begin_array(&mut h.text)
+            }
+            None => {
+                self.samples_next = false;
+                CompactFormatter.begin_array(w)
+            }
+        }
+    }
+
+    fn end_array<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        match &mut self.held {
+            Some(h) => {
+                h.depth -= 1;
+                CompactFormatter.end_array(&mut h.text)
+            }
+            None => CompactFormatter.end_array(w),
+        }
+    }
+
+    fn begin_array_value<W: ?Sized + Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
+        match &mut self.held {
+            Some(h) => CompactFormatter.begin_array_value(&mut h.text, first),
+            None => CompactFormatter.begin_array_value(w, first),
+        }
+    }
+
+    fn end_array_value<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        match &mut self.held {
+            Some(h) => CompactFormatter.end_array_value(&mut h.text),
+            None => CompactFormatter.end_array_value(w),
+        }
+    }
+
+    fn begin_object<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        if let Some(h) = &mut self.held {
+            h.depth += 1;
+            return CompactFormatter.begin_object(&mut h.text);
+        }
+        if std::mem::take(&mut self.samples_next) {
+            let mut held = Held { text: Vec::new(), depth: 1, key_start: 0, in_weight: false, tag: None };
+            CompactFormatter.begin_object(&mut held.text)?;
+            self.held = Some(held);
+            return Ok(());
+        }
+        CompactFormatter.begin_object(w)
+    }
+
+    fn end_object<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        let Some(h) = &mut self.held else { return CompactFormatter.end_object(w) };
+        h.depth -= 1;
+        CompactFormatter.end_object(&mut h.text)?;
+        if h.depth > 0 {
+            return Ok(());
+        }
+        let table = h.tag.and_then(|t| usize::try_from(t).ok()).and_then(|t| self.tables.get(t));
+        let held = self.held.take();
+        match (table, held) {
+            (Some(table), _) => table.write_table(&mut WriteOf(w), self.cpu_deltas),
+            (None, Some(held)) => w.write_all(&held.text),
+            (None, None) => Ok(()),
+        }
+    }
+
+    fn begin_object_key<W: ?Sized + Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
+        if let Some(h) = &mut self.held {
+            CompactFormatter.begin_object_key(&mut h.text, first)?;
+            h.key_start = h.text.len();
+            return Ok(());
+        }
+        self.key = Some(Vec::new());
+        CompactFormatter.begin_object_key(w, first)
+    }
+
+    fn end_object_key<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        if let Some(h) = &mut self.held {
+            if h.depth == 1 {
+                h.in_weight = &h.text[h.key_start..] == b"\"weight\"";
+            }
+            return Ok(());
+        }
+        let key = self.key.take().unwrap_or_default();
+        self.samples_next = key == b"\"samples\"";
+        w.write_all(&key)
+    }
+
+    fn begin_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        match &mut self.held {
+            Some(h) => CompactFormatter.begin_object_value(&mut h.text),
+            None => CompactFormatter.begin_object_value(w),
+        }
+    }
+
+    fn end_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        match &mut self.held {
+            Some(h) => {
+                if h.depth == 1 {
+                    h.in_weight = false;
+                }
+                CompactFormatter.end_object_value(&mut h.text)
+            }
+            None => CompactFormatter.end_object_value(w),
+        }
+    }
+}
+
+/// A `W: ?Sized + Write` as a `dyn Write`.
+struct WriteOf<'w, W: ?Sized>(&'w mut W);
+
+impl<W: ?Sized + Write> Write for WriteOf<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.write(buf)
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.0.write_all(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fxprof_processed_profile::{
+        CategoryHandle, CpuDelta, Frame, FrameFlags, FrameInfo, Profile, ReferenceTimestamp, SamplingInterval,
+        Timestamp,
+    };
+
+    /// A small deterministic generator (xorshift64*).
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        }
+    }
+
+    /// Two profiles of the same threads and stacks: `reference` with its
+    /// samples in the crate's tables, `ours` with the same samples as
+    /// columns, whatever their order in time.
+    fn profiles(rng: &mut Rng, cpu: bool) -> (Profile, super::super::FirefoxProfile) {
+        let new = || {
+            Profile::new("t", ReferenceTimestamp::from_millis_since_unix_epoch(0.0), SamplingInterval::from_millis(1))
+        };
+        let (mut reference, mut ours) = (new(), new());
+        let mut columns = Vec::new();
+        let at = Timestamp::from_millis_since_reference(0.0);
+        let processes = [reference.add_process("p", 7, at), ours.add_process("p", 7, at)];
+        // Slot 0 is not its process's main thread, slot 1 is: the crate
+        // writes slot 1 first.
+        for (slot, tid) in [(0u32, 8u32), (1, 7)] {
+            let mut threads = Vec::new();
+            for (p, process) in [(&mut reference, processes[0]), (&mut ours, processes[1])] {
+                let th = p.add_thread(process, tid, at, tid == 7);
+                let mut stacks = Vec::new();
+                for f in ["a", "b", "c"] {
+                    let name = p.intern_string(f);
+                    let info = FrameInfo {
+                        frame: Frame::Label(name),
+                        category_pair: CategoryHandle::OTHER.into(),
+                        flags: FrameFlags::empty(),
+                    };
+                    let frame = p.intern_frame(th, info);
+                    let parent = stacks.last().copied();
+                    stacks.push(p.intern_stack(th, parent, frame));
+                }
+                threads.push((th, stacks));
+            }
+            let (th, stacks) = threads.remove(0);
+            super::super::tag(&mut ours, threads[0].0, slot);
+            let mut samples = ThreadSamples::default();
+            // Times mostly rising with repeated steps, sometimes back.
+            let mut t = 0u64;
+            for k in 0..200 {
+                t = match rng.next() % 10 {
+                    0 => t.saturating_sub(rng.next() % 3_000_000),
+                    1..=4 => t + 1_000_000,
+                    _ => t + rng.next() % 2_000_000,
+                };
+                let stack = (rng.next() % 4) as usize;
+                let delta = (!rng.next().is_multiple_of(5)).then(|| rng.next() % 2000);
+                let handle = stacks.get(stack).copied();
+                let fx_delta = CpuDelta::from_micros(delta.unwrap_or(0));
+                reference.add_sample(th, Timestamp::from_nanos_since_reference(t), handle, fx_delta, 1);
+                let index = if stack < 3 { stack as u32 } else { NO_STACK };
+                samples.push(index, t, delta.filter(|_| cpu || k % 2 == 0));
+            }
+            columns.push(samples);
+        }
+        (reference, super::super::FirefoxProfile { profile: ours, samples: columns })
+    }
+
+    #[test]
+    fn the_columns_are_the_crates_samples_tables_without_weights() {
+        let mut rng = Rng(0x1234_5678_9abc_def1);
+        for cpu in [true, false] {
+            let (reference, ours) = profiles(&mut rng, cpu);
+            let summary = super::super::FirefoxSummary { cpu_deltas: cpu, ..Default::default() };
+            let mut text = Vec::new();
+            super::super::json(&ours, &summary, &mut text).unwrap();
+            let mut got: serde_json::Value = serde_json::from_slice(&text).unwrap();
+            let mut want = serde_json::to_value(&reference).unwrap();
+            // Whole ms are written without `.0`: the same numbers.
+            for v in [&mut got, &mut want] {
+                for t in v["threads"].as_array_mut().unwrap() {
+                    let deltas = t["samples"]["timeDeltas"].as_array().unwrap();
+                    let ms: Vec<f64> = deltas.iter().map(|d| d.as_f64().unwrap()).collect();
+                    t["samples"]["timeDeltas"] = serde_json::json!(ms);
+                }
+            }
+            for t in want["threads"].as_array_mut().unwrap() {
+                let samples = t["samples"].as_object_mut().unwrap();
+                assert!(samples["weight"].as_array().unwrap().iter().all(|w| w == 1));
+                samples.insert("weight".into(), serde_json::Value::Null);
+                if !cpu {
+                    samples.remove("threadCPUDelta");
+                }
+            }
+            assert_eq!(got, want, "cpu deltas: {cpu}");
+            assert_eq!(got["threads"][0]["tid"], "7", "the crate's order");
+            // The text is serde_json's compact text of the same value,
+            // key order kept: the crate's keys in its order.
+            let samples = &text[text.windows(10).position(|w| w == b"\"samples\":").unwrap()..];
+            assert!(samples.starts_with(b"\"samples\":{\"length\":200,\"weightType\":\"samples\",\"stack\":["));
+        }
+    }
+
+    fn texts_of(nanos: &[u64]) -> Vec<u8> {
+        let mut texts = DeltaTexts::new();
+        let mut out = Vec::new();
+        for &n in nanos {
+            texts.write(&mut out, n).unwrap();
+            out.push(b',');
+        }
+        out
+    }
+
+    #[test]
+    fn delta_texts_are_serde_jsons_floats() {
+        let mut rng = Rng(42);
+        let mut texts = DeltaTexts::new();
+        let mut got = Vec::new();
+        let mut want = Vec::new();
+        for k in 0..20_000u64 {
+            // Repeats, collisions in the table, round and odd numbers.
+            let nanos = match k % 4 {
+                0 => rng.next() % 64 * 1_000_000,
+                1 => rng.next() % 5_000_000,
+                2 => rng.next(),
+                _ => (rng.next() % 10) << 40,
+            };
+            texts.write(&mut got, nanos).unwrap();
+            got.push(b',');
+            let text = serde_json::to_string(&(nanos as f64 / 1_000_000.0)).unwrap();
+            want.extend_from_slice(text.strip_suffix(".0").unwrap_or(&text).as_bytes());
+            want.push(b',');
+        }
+        assert_eq!(String::from_utf8(got).unwrap(), String::from_utf8(want).unwrap());
+        // The same numbers: whole ones without `.0`.
+        assert!(String::from_utf8(texts_of(&[0, 3_000_000, 1_500_000])).unwrap() == "0,3,1.5,");
+    }
+
+    #[test]
+    fn a_samples_object_without_a_slots_tag_is_written_as_it_is() {
+        use serde::Serialize;
+        let v = serde_json::json!({
+            "samples": {"length": 1, "weight": [5], "x": {"samples": {"weight": [0]}}},
+            "counters": [{"samples": {"length": 0, "weight": [1]}}, {"samples": [1, {"a": 2}]}],
+            "other": {"weight": [0]}
+        });
+        let tables = vec![ThreadSamples::default(); 2];
+        let mut text = Vec::new();
+        v.serialize(&mut serde_json::Serializer::with_formatter(&mut text, SamplesFormatter::new(&tables, false)))
+            .unwrap();
+        // Tags 0 and 1 name tables (i32 weights only; these are i64), so
+        // nothing is replaced: serde_json's own text.
+        assert_eq!(String::from_utf8(text).unwrap(), serde_json::to_string(&v).unwrap());
+    }
+}
