@@ -191,7 +191,7 @@ fn records(path: &Path) -> Vec<(u64, u32, u64, u64)> {
     let tid = at(desc_type::TID, None).unwrap();
     let pc = at(desc_type::IP, None).unwrap();
     let cpu = at(0x4000, None);
-    let rd = |r: &[u8], (o, n): (usize, usize)| tbrw_import::fields::read_le(r, o, n);
+    let rd = |r: &[u8], (o, n): (usize, usize)| tbrw_schema::fields::read_le(r, o, n);
     s.data()
         .unwrap()
         .map(|d| d.records().map(|r| (rd(r, idx), rd(r, tid) as u32, rd(r, pc), cpu.map_or(0, |c| rd(r, c)))).collect())

@@ -14,7 +14,8 @@ use tbrw::*;
 use tbrw_import::elf_profile::{
     import_profile, write_header, write_sample, Header, ImportOptions, Magic, Sample, ThreadSample, VmMap,
 };
-use tbrw_import::globals::{field, write_globals};
+use tbrw_import::globals::write_globals;
+use tbrw_schema::descriptor::field;
 
 /// Two functions; `spin_a` on lines 3-8, `spin_b` on lines 9-14.
 const SOURCE: &str = "volatile double sink;

@@ -37,7 +37,7 @@ fn base_file(path: &Path, streams: &[(StreamInfo, Vec<DescEntry>, Vec<u8>)]) {
     w.close().unwrap();
 }
 
-use tbrw_import::globals::field as e;
+use tbrw_schema::descriptor::field as e;
 
 #[test]
 fn legacy_samples_become_cumulative_event_counts() {

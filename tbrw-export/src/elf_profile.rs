@@ -11,7 +11,7 @@ use tbrw::*;
 use tbrw_import::elf_profile::import::magic_of;
 use tbrw_import::elf_profile::profile::{self, Endian, Format, Layout, Magic, ProfileHeader, ThreadSample, VmMap};
 use tbrw_import::elf_profile::Meta;
-use tbrw_import::fields::{self, read_le};
+use tbrw_schema::fields::{self, read_le};
 
 use crate::error::ExportError;
 

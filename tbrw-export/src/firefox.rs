@@ -125,7 +125,7 @@ fn samples(
     let code = p.add_category("Code", CategoryColor::Blue);
     // Build ids the collector noted: the libraries' code and debug ids.
     let notes = match file.user_defined_global()? {
-        Some(b) => tbrw_import::module_notes::decode(&String::from_utf8_lossy(b)),
+        Some(b) => tbrw_schema::module_notes::decode(&String::from_utf8_lossy(b)),
         None => HashMap::new(),
     };
     // Every frame is named below (a function, else `[libfoo.so]`): the
@@ -181,7 +181,7 @@ fn samples(
                         path: path.clone(),
                         debug_path: path,
                         debug_id: build_id.map_or_else(DebugId::nil, debug_id),
-                        code_id: build_id.map(tbrw_import::module_notes::hex),
+                        code_id: build_id.map(tbrw_schema::module_notes::hex),
                         arch: None,
                         symbol_table: None,
                     });

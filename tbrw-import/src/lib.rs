@@ -89,10 +89,8 @@
 
 pub mod elf_profile;
 pub mod error;
-pub mod fields;
 pub mod globals;
 pub mod lines;
-pub mod module_notes;
 pub mod mtmc;
 #[cfg(feature = "perf")]
 pub mod perf;
@@ -103,6 +101,7 @@ pub mod winidea;
 // perf import's symbol configuration): a caller needs no dependency of its
 // own on them.
 pub use tbrw;
+pub use tbrw_schema;
 #[cfg(feature = "perf")]
 pub use tbrw_symbols;
 

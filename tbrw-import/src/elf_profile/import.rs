@@ -20,10 +20,12 @@ use super::profile::{
     SampleHead, ThreadSample, Threads, VmMap, PROBE_BYTES,
 };
 use crate::error::ImportError;
-use crate::fields;
-use crate::globals::{field, write_globals};
-use crate::module_notes::{hex, unhex};
+use tbrw_schema::descriptor::field;
+use tbrw_schema::fields;
+
+use crate::globals::write_globals;
 use crate::progress::Progress;
+use tbrw_schema::module_notes::{hex, unhex};
 
 /// The pid the profile's process gets when `--pid` is not given.
 pub const DEFAULT_PID: u32 = 1;
