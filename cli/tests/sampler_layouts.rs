@@ -224,7 +224,7 @@ fn every_layout_byte_order_and_killed_run_imports_and_counts_like_a_naive_reader
                 Tb5File::open(&out).unwrap().verify().unwrap();
                 let f = st.format.unwrap();
                 assert_eq!(
-                    (f.layout, f.endian == tbrw_import::elf_profile::Endian::Big, st.killed),
+                    (f.layout, f.endian == tbrw_elf_profile::Endian::Big, st.killed),
                     (layout, be, killed),
                     "{what}"
                 );
@@ -454,7 +454,7 @@ fn arb_spec() -> impl Strategy<Value = Spec> {
         // Any thread ids Linux can give, any pcs, any cputimes.
         for x in &mut s.samples {
             for t in &mut x.threads {
-                t.tid = 1 + rng.below(u64::from(tbrw_import::elf_profile::profile::MAX_TID)) as u32;
+                t.tid = 1 + rng.below(u64::from(tbrw_elf_profile::MAX_TID)) as u32;
                 t.pc = rng.next();
                 t.cputime = rng.next() >> 4;
             }
@@ -542,8 +542,8 @@ fn a_sample_head_running_into_the_maps_is_a_clear_error() {
 /// layout is detected, the samples walked): a head past the maps' start.
 #[test]
 fn the_reader_reports_a_sample_head_running_into_the_maps() {
-    use tbrw_import::elf_profile::profile::Opened;
-    use tbrw_import::elf_profile::{detect, Next, ProfileReader, SampleHead};
+    use tbrw_elf_profile::Opened;
+    use tbrw_elf_profile::{detect, Next, ProfileReader, SampleHead};
     let b = include_bytes!("../../fuzz/corpus/profiles/regression-reader-head-into-maps.prof");
     let path = "r.prof";
     let size = Some(b.len() as u64);

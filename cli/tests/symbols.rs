@@ -11,9 +11,8 @@ mod program;
 
 use program::{build_prog, elf_symbol as symbol, exec_vaddr, have};
 use tbrw::*;
-use tbrw_import::elf_profile::{
-    import_profile, write_header, write_sample, Header, ImportOptions, Magic, Sample, ThreadSample, VmMap,
-};
+use tbrw_elf_profile::{write_header, write_sample, Header, Magic, Sample, ThreadSample, VmMap};
+use tbrw_import::elf_profile::{import_profile, ImportOptions};
 use tbrw_import::globals::write_globals;
 use tbrw_schema::descriptor::field;
 

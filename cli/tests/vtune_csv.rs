@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 use common::export_vtune_csv;
 use common::*;
 use tbrw::*;
+use tbrw_elf_profile::Magic;
 use tbrw_export::vtune_csv::CsvOptions;
 use tbrw_import::elf_profile::ImportOptions;
-use tbrw_import::elf_profile::Magic;
 
 fn sample() -> PathBuf {
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/data/sample.tb5"))

@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use crate::elf_profile::ProfileError;
+use tbrw_elf_profile::ProfileError;
 
 /// Where in an input a problem lies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

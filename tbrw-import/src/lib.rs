@@ -101,6 +101,7 @@ pub mod winidea;
 // perf import's symbol configuration): a caller needs no dependency of its
 // own on them.
 pub use tbrw;
+pub use tbrw_elf_profile;
 pub use tbrw_schema;
 #[cfg(feature = "perf")]
 pub use tbrw_symbols;

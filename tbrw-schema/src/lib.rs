@@ -44,14 +44,18 @@
 //!   `TBRW_MODULE` (file offset, build id), one writer and one reader;
 //! - [`mtmc`]: the record layout of an MTMC task stream, its one encoder
 //!   and decoder;
+//! - [`elf_profile`]: the stream an ELF-profile import writes and its
+//!   export reads back (descriptor, PMU value types, what the stream keeps
+//!   of the profile);
 //! - [`excerpt`](mod@excerpt): how much of an offending input a message quotes.
 //!
-//! It depends on `tbrw` only, and knows nothing of importers, reports,
+//! It depends on `tbrw` and the profile codec `tbrw-elf-profile` only, and knows nothing of importers, reports,
 //! exports or the command line.
 
 #![deny(missing_docs)]
 
 pub mod descriptor;
+pub mod elf_profile;
 pub mod excerpt;
 pub mod fields;
 pub mod module_notes;
