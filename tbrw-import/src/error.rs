@@ -1,6 +1,8 @@
 //! The one error type of the importers: which input, where in it (line and
-//! column, record, byte offset), and what is wrong there. Imports no
-//! importer.
+//! column, record, byte offset), and what is wrong there; `excerpt` (how
+//! much offending input a message quotes) is `tbrw-schema`'s, re-exported.
+//! Imports no module of the crate (the profile codec's `ProfileError` is
+//! `tbrw-elf-profile`'s).
 
 use std::fmt;
 

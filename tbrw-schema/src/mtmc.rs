@@ -244,3 +244,60 @@ pub fn counters_of(descs: &[DescEntry<StringId>], file: &Tb5File) -> Option<Shap
         });
     same.then_some(shape)
 }
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn task() -> impl Strategy<Value = Task> {
+        (0usize..4, 0usize..3, any::<bool>(), any::<bool>(), any::<[u64; 4]>(), any::<[u32; 4]>()).prop_flat_map(
+            |(n, c, topdown, v2023, times, ids)| {
+                (
+                    proptest::collection::vec(any::<u64>(), 2 * n),
+                    proptest::collection::vec(any::<f64>().prop_filter("NaN", |f| !f.is_nan()), c),
+                    any::<[u64; 12]>(),
+                    any::<(i64, i64)>(),
+                )
+                    .prop_map(move |(counters, constants, more, (int_prefix, config))| Task {
+                        tid: ids[0],
+                        pthread: ids[1],
+                        start: times[0],
+                        end: times[1],
+                        parent_tid: ids[2],
+                        parent_pthread: ids[3],
+                        scheduled: times[2],
+                        topdown: topdown.then(|| [more[0], more[1], more[2], more[3], more[4], more[5]]),
+                        begin_info: [more[6], more[7], more[8]],
+                        end_info: [more[9], more[10], more[11]],
+                        begin: counters[..n].to_vec(),
+                        end_counters: counters[n..].to_vec(),
+                        extra: v2023.then(|| Extra {
+                            int_prefix,
+                            prefix: String::new(),
+                            config,
+                            constants: constants.clone(),
+                        }),
+                    })
+            },
+        )
+    }
+
+    proptest! {
+        /// The import's encoder and the readers' decoder agree, at the
+        /// record size the descriptor gives.
+        #[test]
+        fn a_task_reads_back_as_written(t in task(), pid in any::<u32>(), event in any::<u32>()) {
+            let shape = Shape { counters: t.begin.len(), constants: t.extra.as_ref().map_or(0, |e| e.constants.len()) };
+            let mut rec = Vec::new();
+            encode(&t, pid, event, &mut rec);
+            prop_assert_eq!(rec.len(), record_size(shape));
+            let layout = RecordLayout::from_entries(&descriptor(shape)).unwrap();
+            prop_assert_eq!(layout.record_size() as usize, rec.len());
+            let back = decode(&rec, shape);
+            let want = t.clone();
+            prop_assert_eq!(back, Decoded { task: want, pid, event });
+        }
+    }
+}
