@@ -41,7 +41,7 @@
 //! # }
 //! ```
 //!
-//! Modules: [`format`] the format's data (layouts, header, maps, samples,
+//! Modules: [`format`](mod@format) the format's data (layouts, header, maps, samples,
 //! limits, the error; a leaf), `detect` which layout the bytes are,
 //! [`codec`] streamed reading and the writers, [`fixtures`] the example
 //! profiles shipped in `examples/data/sampler/`. Nothing allocates by a
