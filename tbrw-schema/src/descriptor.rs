@@ -2,7 +2,8 @@
 //! ([`field`]), and the one sample descriptor ([`SampleDescriptor`]) that
 //! the perf import and the `sampler` collector both build their stream 0
 //! from: ip, pid, tid and the time stamp first, the collector's own fields,
-//! the CPU number, and the stack id last when samples have call stacks.
+//! the CPU number, and the stack id last when samples have call stacks;
+//! and the per-frame call-chain stream of old perf imports.
 //! Imports nothing of the crate.
 
 use tbrw::{desc_subtype, desc_type, stack, DescEntry};
@@ -14,10 +15,7 @@ pub const STACK_ID_NAME: &str = "stack_id";
 /// The name of the CPU number field.
 pub const CPU_NAME: &str = "cpu";
 
-/// Bytes per call-chain frame record of the per-frame stream 1 that perf
-/// imports wrote before the stack table ([`crate::fields::CALLCHAIN_SAMPLE`],
-/// [`crate::fields::CALLCHAIN_DEPTH`] and the frame's ip); the query layer still
-/// reads such streams.
+/// Bytes per record of [`callchain_descriptor`].
 pub const CALLCHAIN_RECORD_SIZE: usize = 36;
 
 /// A named data descriptor entry (offset and access fields left to the writer).
@@ -78,6 +76,21 @@ impl SampleDescriptor {
     }
 }
 
+/// The descriptor of the per-frame stream 1 that perf imports wrote before
+/// the stack table: the head of a sample (the frame's ip, its sample's pid,
+/// tid and time, `clock` naming the time), then the index in stream 0 of
+/// the sample whose chain the frame belongs to
+/// ([`crate::fields::CALLCHAIN_SAMPLE`], 8 bytes) and the frame's depth (0
+/// the sampled ip, then each caller one more;
+/// [`crate::fields::CALLCHAIN_DEPTH`], 4 bytes). Nothing writes it now; the
+/// query layer still reads such streams.
+pub fn callchain_descriptor(clock: &str) -> Vec<DescEntry> {
+    SampleDescriptor::new("ip", clock)
+        .with(crate::fields::CALLCHAIN_SAMPLE, 8, "sample")
+        .with(crate::fields::CALLCHAIN_DEPTH, 4, "depth")
+        .finish(false)
+}
+
 #[cfg(test)]
 mod tests {
     use tbrw::RecordLayout;
@@ -113,5 +126,13 @@ mod tests {
         assert_eq!(at(tbrw::STACK_ID_FIELD), Some((36, 4)));
         assert_eq!(d.last().and_then(|e| e.name.as_deref()), Some(STACK_ID_NAME));
         assert_eq!(SampleDescriptor::new("ip", "t").finish(false).len(), 4);
+    }
+
+    #[test]
+    fn a_call_chain_frame_is_its_record_size() {
+        let layout = RecordLayout::from_entries(&callchain_descriptor("t")).unwrap();
+        assert_eq!(layout.record_size() as usize, CALLCHAIN_RECORD_SIZE);
+        assert_eq!(layout.find(fields::CALLCHAIN_SAMPLE, None).map(|f| (f.offset, f.size)), Some((24, 8)));
+        assert_eq!(layout.find(fields::CALLCHAIN_DEPTH, None).map(|f| (f.offset, f.size)), Some((32, 4)));
     }
 }
