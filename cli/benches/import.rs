@@ -8,8 +8,8 @@
 use std::io::{BufWriter, Write};
 use std::time::Instant;
 
+use tbrw_elf_profile::{write_header, write_sample, Header, Magic, Sample, ThreadSample, VmMap};
 use tbrw_import::elf_profile::{import_profile, ImportOptions};
-use tbrw_import::elf_profile::{write_header, write_sample, Header, Magic, Sample, ThreadSample, VmMap};
 
 mod support;
 use support::status_kib;

@@ -22,7 +22,8 @@ use std::time::{Duration, Instant};
 
 use tbrw::*;
 use tbrw_export::parquet::{export_run, RunSource};
-use tbrw_import::globals::{field, write_globals};
+use tbrw_import::globals::write_globals;
+use tbrw_schema::descriptor::field;
 
 mod support;
 use support::status_kib;

@@ -22,9 +22,10 @@ use std::time::Instant;
 
 use object::{Object, ObjectSymbol};
 use tbrw::*;
-use tbrw_import::globals::{field, write_globals};
+use tbrw_import::globals::write_globals;
 use tbrw_query::file_symbols::{FileSymbols, SymbolOptions};
 use tbrw_query::report::{functions, By, ReportOptions};
+use tbrw_schema::descriptor::field;
 
 const MODULES: u64 = 20;
 const FUNCTIONS: usize = 2000;

@@ -20,9 +20,7 @@ use std::fmt::Write as _;
 use std::io::Write;
 use std::path::Path;
 
-use tbrw_import::elf_profile::profile::{
-    write_profile, Format, FullSample, Layout, Magic, ProfileHeader, ThreadSample, VmMap,
-};
+use tbrw_elf_profile::{write_profile, Format, FullSample, Layout, Magic, ProfileHeader, ThreadSample, VmMap};
 
 fn bzip2(bytes: &[u8]) -> Vec<u8> {
     let mut z = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::best());

@@ -7,8 +7,8 @@
 
 use std::io::{BufWriter, Write};
 
+use tbrw_elf_profile::{write_header, write_sample, Header, Magic, Sample, ThreadSample, VmMap};
 use tbrw_import::elf_profile::{import_profile, ImportOptions};
-use tbrw_import::elf_profile::{write_header, write_sample, Header, Magic, Sample, ThreadSample, VmMap};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();

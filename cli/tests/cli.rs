@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use common::*;
-use tbrw_import::elf_profile::Magic;
+use tbrw_elf_profile::Magic;
 
 fn tbrw(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_tbrw")).args(args).output().unwrap()

@@ -135,6 +135,8 @@ fn no_module_imports_one_that_imports_it() {
     for krate in [
         "tbrw",
         "tbrw-sys",
+        "tbrw-elf-profile",
+        "tbrw-schema",
         "tbrw-import",
         "tbrw-query",
         "tbrw-export",
@@ -170,36 +172,71 @@ fn crates_import_only_what_the_layout_allows() {
         ("tbrw-bind", &[]),
         ("tbrw-symbols", &[]),
         ("tbrw-output", &[]),
+        ("tbrw-elf-profile", &[]),
         ("tbrw", &["tbrw-bind", "tbrw-output"]),
-        ("tbrw-import", &["tbrw", "tbrw-symbols"]),
-        ("tbrw-query", &["tbrw", "tbrw-import", "tbrw-symbols"]),
-        ("tbrw-export", &["tbrw", "tbrw-import", "tbrw-query", "tbrw-symbols", "tbrw-output"]),
+        ("tbrw-schema", &["tbrw", "tbrw-elf-profile"]),
+        ("tbrw-import", &["tbrw", "tbrw-schema", "tbrw-elf-profile", "tbrw-symbols"]),
+        // Readers and the collector share the vocabulary, never an importer.
+        ("tbrw-query", &["tbrw", "tbrw-schema", "tbrw-symbols"]),
+        ("tbrw-export", &["tbrw", "tbrw-schema", "tbrw-elf-profile", "tbrw-query", "tbrw-symbols", "tbrw-output"]),
         ("tbrw-sys", &["tbrw"]),
-        ("sampler", &["tbrw", "tbrw-output", "tbrw-import", "tbrw-symbols"]),
-    ];
-    let workspace = [
-        "tbrw",
-        "tbrw-bind",
-        "tbrw-output",
-        "tbrw-symbols",
-        "tbrw-sys",
-        "tbrw-import",
-        "tbrw-query",
-        "tbrw-export",
-        "sampler",
-        "cli",
-        "examples",
+        ("sampler", &["tbrw", "tbrw-output", "tbrw-schema", "tbrw-elf-profile", "tbrw-symbols"]),
     ];
     for (krate, may) in allowed {
-        let manifest = std::fs::read_to_string(root().join(krate).join("Cargo.toml")).unwrap();
-        // Only [dependencies]: tests and benches may use more.
-        let deps = manifest.split("[dependencies]").nth(1).unwrap_or("").split("\n[").next().unwrap();
-        for line in deps.lines() {
-            let name = line.split(['=', ' ']).next().unwrap().trim();
-            if workspace.contains(&name) || line.contains("package = \"tbrw\"") {
-                let name = if line.contains("package = \"tbrw\"") { "tbrw" } else { name };
-                assert!(may.contains(&name), "{krate} depends on {name}, which docs/LAYOUT.md does not allow");
+        for name in workspace_deps(krate) {
+            assert!(may.contains(&name), "{krate} depends on {name}, which docs/LAYOUT.md does not allow");
+        }
+    }
+}
+
+const WORKSPACE: [&str; 13] = [
+    "tbrw",
+    "tbrw-bind",
+    "tbrw-output",
+    "tbrw-symbols",
+    "tbrw-sys",
+    "tbrw-elf-profile",
+    "tbrw-schema",
+    "tbrw-import",
+    "tbrw-query",
+    "tbrw-export",
+    "sampler",
+    "cli",
+    "examples",
+];
+
+/// The workspace crates in `krate`'s `[dependencies]` (tests and benches
+/// may use more), optional ones included.
+fn workspace_deps(krate: &str) -> Vec<&'static str> {
+    let manifest = std::fs::read_to_string(root().join(krate).join("Cargo.toml")).unwrap();
+    let deps = manifest.split("[dependencies]").nth(1).unwrap_or("").split("\n[").next().unwrap();
+    let mut out = Vec::new();
+    for line in deps.lines() {
+        let name = line.split(['=', ' ']).next().unwrap().trim();
+        let name = if line.contains("package = \"tbrw\"") { "tbrw" } else { name };
+        if let Some(w) = WORKSPACE.iter().find(|w| **w == name) {
+            out.push(*w);
+        }
+    }
+    out
+}
+
+/// The readers of TB5 and the collector share the vocabulary crate
+/// (`tbrw-schema`), and reach no importer through any chain of crates.
+#[test]
+fn readers_and_the_collector_reach_no_importer() {
+    for krate in ["tbrw-query", "tbrw-export", "sampler"] {
+        let mut seen = vec![krate];
+        let mut todo = vec![krate];
+        while let Some(k) = todo.pop() {
+            for d in workspace_deps(k) {
+                assert_ne!(d, "tbrw-import", "{krate} reaches tbrw-import (through {k})");
+                if !seen.contains(&d) {
+                    seen.push(d);
+                    todo.push(d);
+                }
             }
         }
+        assert!(seen.contains(&"tbrw-schema"), "{krate} does not use tbrw-schema");
     }
 }

@@ -17,9 +17,10 @@ use mtmc_writer::{v01, v2023, Line};
 use proptest::prelude::*;
 use tbrw::*;
 use tbrw_export::vtune_csv::CsvOptions;
-use tbrw_import::mtmc::{self, Layout, MtmcOptions, PidSource, Shape};
+use tbrw_import::mtmc::{self, Layout, MtmcOptions, PidSource};
 use tbrw_query::report::Report;
 use tbrw_query::tasks::{self as tasks, topdown};
+use tbrw_schema::mtmc::{counters_of, decode, record_size, Shape};
 
 /// The example line of the MTMC document, as it is (11 in the number-of-events field: 8 readings and 3 topdown events).
 const EXAMPLE: &str = "1107138,1602152192,1662113994732217088,1662113994733739014,1107181,1241265920,1662113994732206443,3786_3411785758808611119_140737493906307_18412794_13836746939049903115_140737493909085,11_12_0,1731201101_3690717719_1463852088_10519267_10356736_3476234_356044729_6979630,11_12_0,1734269057_3691050936_1466446788_13052429_12885932_5936761_358428561_6987354,";
@@ -53,10 +54,10 @@ fn decoded(out: &Path) -> Vec<(mtmc::Task, String)> {
     let f = Tb5File::open(out).unwrap();
     f.verify().unwrap();
     let s = f.stream(0).unwrap();
-    let shape = mtmc::counters_of(&s.descriptor().unwrap().unwrap(), &f).unwrap();
+    let shape = counters_of(&s.descriptor().unwrap().unwrap(), &f).unwrap();
     let events = s.events().unwrap().unwrap();
     let name = |id: u32| f.string(events.iter().find(|e| e.id == id).unwrap().name).unwrap().to_owned();
-    s.data().unwrap().unwrap().records().map(|r| mtmc::decode(r, shape)).map(|d| (d.task, name(d.event))).collect()
+    s.data().unwrap().unwrap().records().map(|r| decode(r, shape)).map(|d| (d.task, name(d.event))).collect()
 }
 
 #[test]
@@ -79,7 +80,7 @@ fn the_documents_example_line_imports_every_field() {
     assert!(names.contains(&"numa_node_begin".to_owned()) && names.contains(&"topdown_uop_drop_end".to_owned()));
     assert_eq!(names.last().unwrap(), "counter7_end");
     let data = s.data().unwrap().unwrap();
-    assert_eq!(data.record_size(), mtmc::record_size(Shape { counters: 8, constants: 0 }));
+    assert_eq!(data.record_size(), record_size(Shape { counters: 8, constants: 0 }));
     let (t, name) = decoded(&out).remove(0);
     assert_eq!(name, "mtmc_task");
     assert_eq!((t.tid, t.pthread, t.parent_tid, t.parent_pthread), (1107138, 1602152192, 1107181, 1241265920));

@@ -19,7 +19,8 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use program::{build_prog, elf_symbol};
 use serde_json::Value;
 use tbrw::*;
-use tbrw_import::globals::{field, write_globals};
+use tbrw_import::globals::write_globals;
+use tbrw_schema::descriptor::field;
 
 const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
 

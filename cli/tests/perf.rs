@@ -478,7 +478,7 @@ int main(void) { double t = 0; for (int r = 0; r < 250; r++) t += top(40000, r);
     use tbrw::*;
     let f = Tb5File::open(&tb5).unwrap();
     let modules: Vec<Module> = f.modules().unwrap().unwrap().iter().map(|m| f.resolve(m.unwrap()).unwrap()).collect();
-    let notes = tbrw_import::module_notes::decode(&String::from_utf8_lossy(f.user_defined_global().unwrap().unwrap()));
+    let notes = tbrw_schema::module_notes::decode(&String::from_utf8_lossy(f.user_defined_global().unwrap().unwrap()));
     let place = |pid: u32, a: u64| -> Option<(u64, String)> {
         let (i, m) = modules.iter().enumerate().rev().find(|(_, m)| {
             (m.associated_pid == pid || m.flags.contains(ModuleFlags::GLOBAL_LOAD))

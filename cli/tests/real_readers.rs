@@ -25,9 +25,8 @@ mod program;
 
 use program::{build_prog, elf_symbol, exec_vaddr};
 use serde_json::Value;
-use tbrw_import::elf_profile::{
-    import_profile, write_header, write_sample, Header, ImportOptions, Magic, Sample, ThreadSample, VmMap,
-};
+use tbrw_elf_profile::{write_header, write_sample, Header, Magic, Sample, ThreadSample, VmMap};
+use tbrw_import::elf_profile::{import_profile, ImportOptions};
 use tbrw_query::stacks::ViewOptions;
 
 fn root() -> PathBuf {

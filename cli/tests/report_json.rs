@@ -6,8 +6,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::Value;
-use tbrw_import::elf_profile::{import_profile, write_header, write_sample, Header, ImportOptions};
-use tbrw_import::elf_profile::{Magic, Sample, ThreadSample, VmMap};
+use tbrw_elf_profile::{write_header, write_sample, Header};
+use tbrw_elf_profile::{Magic, Sample, ThreadSample, VmMap};
+use tbrw_import::elf_profile::{import_profile, ImportOptions};
 use tbrw_query::report::{By, Report, ReportOptions};
 
 fn sample() -> PathBuf {

@@ -5,7 +5,7 @@ mod common;
 
 use common::*;
 use tbrw::*;
-use tbrw_import::elf_profile::Magic;
+use tbrw_elf_profile::Magic;
 use tbrw_import::elf_profile::{ImportOptions, ProfileOptions};
 use tbrw_query::report::{report, By, Key, ReportOptions};
 

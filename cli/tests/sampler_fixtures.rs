@@ -10,7 +10,7 @@ fn data() -> PathBuf {
 
 #[test]
 fn the_shipped_profiles_are_what_the_generator_writes() {
-    for (name, bytes) in tbrw_import::elf_profile::fixtures::files() {
+    for (name, bytes) in tbrw_elf_profile::fixtures::files() {
         let shipped = std::fs::read(data().join(name)).unwrap();
         assert!(shipped == bytes, "{name} differs from the generator's: run the command in its README");
     }

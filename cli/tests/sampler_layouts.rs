@@ -191,7 +191,7 @@ fn records(path: &Path) -> Vec<(u64, u32, u64, u64)> {
     let tid = at(desc_type::TID, None).unwrap();
     let pc = at(desc_type::IP, None).unwrap();
     let cpu = at(0x4000, None);
-    let rd = |r: &[u8], (o, n): (usize, usize)| tbrw_import::fields::read_le(r, o, n);
+    let rd = |r: &[u8], (o, n): (usize, usize)| tbrw_schema::fields::read_le(r, o, n);
     s.data()
         .unwrap()
         .map(|d| d.records().map(|r| (rd(r, idx), rd(r, tid) as u32, rd(r, pc), cpu.map_or(0, |c| rd(r, c)))).collect())
@@ -224,7 +224,7 @@ fn every_layout_byte_order_and_killed_run_imports_and_counts_like_a_naive_reader
                 Tb5File::open(&out).unwrap().verify().unwrap();
                 let f = st.format.unwrap();
                 assert_eq!(
-                    (f.layout, f.endian == tbrw_import::elf_profile::Endian::Big, st.killed),
+                    (f.layout, f.endian == tbrw_elf_profile::Endian::Big, st.killed),
                     (layout, be, killed),
                     "{what}"
                 );
@@ -454,7 +454,7 @@ fn arb_spec() -> impl Strategy<Value = Spec> {
         // Any thread ids Linux can give, any pcs, any cputimes.
         for x in &mut s.samples {
             for t in &mut x.threads {
-                t.tid = 1 + rng.below(u64::from(tbrw_import::elf_profile::profile::MAX_TID)) as u32;
+                t.tid = 1 + rng.below(u64::from(tbrw_elf_profile::MAX_TID)) as u32;
                 t.pc = rng.next();
                 t.cputime = rng.next() >> 4;
             }
@@ -542,8 +542,8 @@ fn a_sample_head_running_into_the_maps_is_a_clear_error() {
 /// layout is detected, the samples walked): a head past the maps' start.
 #[test]
 fn the_reader_reports_a_sample_head_running_into_the_maps() {
-    use tbrw_import::elf_profile::profile::Opened;
-    use tbrw_import::elf_profile::{detect, Next, ProfileReader, SampleHead};
+    use tbrw_elf_profile::Opened;
+    use tbrw_elf_profile::{detect, Next, ProfileReader, SampleHead};
     let b = include_bytes!("../../fuzz/corpus/profiles/regression-reader-head-into-maps.prof");
     let path = "r.prof";
     let size = Some(b.len() as u64);

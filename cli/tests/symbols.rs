@@ -11,10 +11,10 @@ mod program;
 
 use program::{build_prog, elf_symbol as symbol, exec_vaddr, have};
 use tbrw::*;
-use tbrw_import::elf_profile::{
-    import_profile, write_header, write_sample, Header, ImportOptions, Magic, Sample, ThreadSample, VmMap,
-};
-use tbrw_import::globals::{field, write_globals};
+use tbrw_elf_profile::{write_header, write_sample, Header, Magic, Sample, ThreadSample, VmMap};
+use tbrw_import::elf_profile::{import_profile, ImportOptions};
+use tbrw_import::globals::write_globals;
+use tbrw_schema::descriptor::field;
 
 /// Two functions; `spin_a` on lines 3-8, `spin_b` on lines 9-14.
 const SOURCE: &str = "volatile double sink;

@@ -12,7 +12,8 @@ use std::process::{Command, Output};
 mod program;
 
 use tbrw::*;
-use tbrw_import::globals::{field, write_globals};
+use tbrw_import::globals::write_globals;
+use tbrw_schema::descriptor::field;
 
 const PID: u32 = 4242424;
 /// The JIT map's two symbols: a terminal escape and a `;`; a tab.

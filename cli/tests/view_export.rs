@@ -1014,7 +1014,7 @@ fn two_processes(dir: &Path, prog: &Path, per: u64) -> PathBuf {
     let os = Os { platform: os_family::LINUX64, name: Some("Linux".into()), ..Default::default() };
     tbrw_import::globals::write_globals(&mut w, &Software { host: None, os: Some(os), application: None }).unwrap();
     w.write_modules(&modules).unwrap();
-    let field = tbrw_import::globals::field;
+    let field = tbrw_schema::descriptor::field;
     let mut st = w
         .stream(0)
         .unwrap()

@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 use common::export_vtune_csv;
 use common::*;
 use tbrw::*;
+use tbrw_elf_profile::Magic;
 use tbrw_export::vtune_csv::CsvOptions;
 use tbrw_import::elf_profile::ImportOptions;
-use tbrw_import::elf_profile::Magic;
 
 fn sample() -> PathBuf {
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/data/sample.tb5"))
@@ -37,7 +37,7 @@ fn base_file(path: &Path, streams: &[(StreamInfo, Vec<DescEntry>, Vec<u8>)]) {
     w.close().unwrap();
 }
 
-use tbrw_import::globals::field as e;
+use tbrw_schema::descriptor::field as e;
 
 #[test]
 fn legacy_samples_become_cumulative_event_counts() {

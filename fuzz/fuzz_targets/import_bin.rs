@@ -5,8 +5,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use tbrw_import::elf_profile::profile::Opened;
-use tbrw_import::elf_profile::{detect, Next, ProfileReader, SampleHead};
+use tbrw_elf_profile::Opened;
+use tbrw_elf_profile::{detect, Next, ProfileReader, SampleHead};
 use tbrw_import::winidea::{self, BinVersion};
 
 fuzz_target!(|data: &[u8]| {

@@ -338,7 +338,7 @@ pub fn record(args: &Args, name: &str) -> Result<i32, Box<dyn std::error::Error>
                 call_graph,
             },
         )?,
-        (Some(path), Some(Format::Profile)) => crate::profile::record(path, tracer, pmu_info.map(|p| p.0))?,
+        (Some(path), Some(Format::Profile)) => crate::elf_profile::record(path, tracer, pmu_info.map(|p| p.0))?,
         _ => tracer.run(&mut |_, _| Ok(()))?,
     };
     let mut err = std::io::stderr().lock();

@@ -16,7 +16,7 @@
 //!   modules, figures); `thread`: the per-thread state and CPU-time
 //!   accounting of the loop;
 //! - [`tracer`]: the sampling loop; it knows no output format;
-//! - [`tb5`], [`profile`]: the two outputs;
+//! - [`tb5`], [`elf_profile`]: the two outputs (TB5, and the ELF profile format of `--format profile`);
 //! - [`cli`]: the command line.
 
 #![deny(missing_docs)]
@@ -24,12 +24,12 @@
 pub mod buildid;
 pub mod callstack;
 pub mod cli;
+pub mod elf_profile;
 pub mod history;
 pub mod host;
 pub mod images;
 pub mod pmu;
 pub mod procfs;
-pub mod profile;
 pub mod sigframe;
 pub mod sys;
 pub mod tb5;

@@ -33,17 +33,17 @@ use std::io;
 use std::path::Path;
 
 use tbrw::*;
-use tbrw_import::globals::field;
-use tbrw_import::module_notes::{self, ModuleNote};
+use tbrw_schema::descriptor::{SampleDescriptor, STACK_ID_NAME};
+use tbrw_schema::module_notes::{self, ModuleNote};
 
 use crate::callstack::CallGraph;
 use crate::pmu::Kind;
 use crate::tracer::{History, Outcome, ThreadSample, Threads, Tracer};
 
 /// The user-defined descriptor types: the project's registry
-/// (`tbrw_import::fields`), so reports and exports read what is written here.
+/// (`tbrw_schema::fields`), so reports and exports read what is written here.
 pub mod field_type {
-    pub use tbrw_import::fields::{CPUTIME, CPUTIME_DELTA, CURRENT, CUSTOM_VALUE as CUSTOM, VOLTAGE};
+    pub use tbrw_schema::fields::{CPUTIME, CPUTIME_DELTA, CURRENT, CUSTOM_VALUE as CUSTOM, VOLTAGE};
 }
 
 /// The name of the time stamp field: it says which clock it is, as the
@@ -57,7 +57,7 @@ pub const RECORD_SIZE: [usize; 2] = [44, 52];
 pub const STACK_ID_SIZE: usize = 4;
 
 /// The name of the stack id field: the perf import's.
-pub const STACK_FIELD: &str = "stack_id";
+pub const STACK_FIELD: &str = STACK_ID_NAME;
 
 /// The descriptor type of a PMU value.
 pub fn value_type(kind: Kind) -> u16 {
@@ -69,25 +69,18 @@ pub fn value_type(kind: Kind) -> u16 {
     }
 }
 
-/// The data descriptor of stream 0; `stacks`: records end with a stack id.
+/// The data descriptor of stream 0 (the standard sample descriptor, as
+/// the perf import's); `stacks`: records end with a stack id.
 pub fn descriptor(pmu: Option<Kind>, stacks: bool) -> Vec<DescEntry> {
-    let mut v = vec![
-        field(desc_type::IP, desc_subtype::NONE, 8, "pc"),
-        field(desc_type::PID, desc_subtype::NONE, 4, "pid"),
-        field(desc_type::TID, desc_subtype::NONE, 4, "tid"),
-        field(desc_type::TIME_STAMP, desc_subtype::TS_NANOSECONDS, 8, TIME_FIELD),
-        field(field_type::CPUTIME, desc_subtype::NONE, 8, "cputime"),
+    let mut d = SampleDescriptor::new("pc", TIME_FIELD)
+        .with(field_type::CPUTIME, 8, "cputime")
         // The import's name for it, so both spell it alike.
-        field(field_type::CPUTIME_DELTA, desc_subtype::NONE, 8, "cputime_delta_ns"),
-        field(desc_type::PROCESSOR_NUMBER, desc_subtype::NONE, 4, "cpu"),
-    ];
+        .with(field_type::CPUTIME_DELTA, 8, "cputime_delta_ns")
+        .cpu(4);
     if let Some(k) = pmu {
-        v.push(field(value_type(k), desc_subtype::NONE, 8, k.name()));
+        d = d.with(value_type(k), 8, k.name());
     }
-    if stacks {
-        v.push(stack::stack_id_entry(STACK_FIELD));
-    }
-    v
+    d.finish(stacks)
 }
 
 /// Appends the record of `s` to `out`, with its stack id when the
@@ -355,7 +348,7 @@ pub fn threads_word(t: Threads) -> &'static str {
 /// `TBRW_MODULE` has no field for a mapping's file offset nor for the
 /// file's build id, which a symbolizer needs (the offset to place the
 /// module, the build id to refuse a file rebuilt since): the user-defined
-/// global section holds the module notes (`tbrw_import::module_notes`), one
+/// global section holds the module notes (`tbrw_schema::module_notes`), one
 /// line per module.
 pub fn module_offsets(h: &History) -> String {
     let notes: Vec<ModuleNote> =

@@ -11,7 +11,7 @@ use std::process::Command;
 
 use common::*;
 use tbrw::{ModuleFlags, Tb5File};
-use tbrw_import::module_notes::{self, ModuleNote};
+use tbrw_schema::module_notes::{self, ModuleNote};
 
 /// Builds spin.c again at `bin`, linked after an 8 KiB function: spin()
 /// moves past it, and the addresses sampled in the old spin() are in

@@ -1,6 +1,7 @@
 //! A TB5 stream back to an ELF-sampler profile (`tbrw export sampler`),
 //! in the layout it was imported from or another, through the one profile
-//! codec of `tbrw_import::elf_profile`. A stream that `tbrw import sampler`
+//! codec, `tbrw-elf-profile` (the stream's vocabulary:
+//! `tbrw_schema::elf_profile`). A stream that `tbrw import sampler`
 //! made comes back byte for byte; the collector's recordings (no sample
 //! index: a sample ends where a thread repeats) export too. The way there
 //! is in docs/EXPORT.md.
@@ -8,10 +9,9 @@
 use std::io::Write;
 
 use tbrw::*;
-use tbrw_import::elf_profile::import::magic_of;
-use tbrw_import::elf_profile::profile::{self, Endian, Format, Layout, Magic, ProfileHeader, ThreadSample, VmMap};
-use tbrw_import::elf_profile::Meta;
-use tbrw_import::fields::{self, read_le};
+use tbrw_elf_profile::{self as profile, Endian, Format, Layout, Magic, ProfileHeader, ThreadSample, VmMap};
+use tbrw_schema::elf_profile::{magic_of, Meta};
+use tbrw_schema::fields::{self, read_le};
 
 use crate::error::ExportError;
 

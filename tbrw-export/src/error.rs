@@ -114,7 +114,7 @@ pub enum ExportError {
         clock: Vec<(u32, String)>,
     },
     /// The host name cannot be part of a file name.
-    #[error("host name {} cannot be part of a file name", tbrw_import::excerpt(host))]
+    #[error("host name {} cannot be part of a file name", tbrw_schema::excerpt::excerpt(host))]
     HostName {
         /// The host name.
         host: String,

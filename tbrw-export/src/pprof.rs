@@ -545,7 +545,7 @@ fn mappings(
 ) -> Result<(Vec<Mapping>, HashMap<u64, usize>), ExportError> {
     let info = &st.info;
     let notes = match file.user_defined_global()? {
-        Some(b) => tbrw_import::module_notes::decode(&String::from_utf8_lossy(b)),
+        Some(b) => tbrw_schema::module_notes::decode(&String::from_utf8_lossy(b)),
         None => HashMap::new(),
     };
     let mut used: Vec<bool> = vec![false; info.modules.len()];
@@ -571,7 +571,7 @@ fn mappings(
         let m = &info.modules[i];
         let note = notes.get(&(i as u64));
         let file_name = m.path.clone().unwrap_or_else(|| names::module_label(m));
-        let build_id = note.and_then(|n| n.build_id.as_deref()).map(tbrw_import::module_notes::hex).unwrap_or_default();
+        let build_id = note.and_then(|n| n.build_id.as_deref()).map(tbrw_schema::module_notes::hex).unwrap_or_default();
         mapping_of.insert(i as u64, mappings.len());
         mappings.push(Mapping {
             id: mappings.len() as u64 + 1,

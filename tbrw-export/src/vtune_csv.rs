@@ -8,8 +8,8 @@ use tbrw::*;
 
 use crate::error::ExportError;
 use crate::folder::Folder;
-use tbrw_import::excerpt;
-use tbrw_import::fields::{self, read};
+use tbrw_schema::excerpt::excerpt;
+use tbrw_schema::fields::{self, read};
 
 /// The clock of a time stamp column (its suffix).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

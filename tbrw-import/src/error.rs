@@ -1,10 +1,12 @@
 //! The one error type of the importers: which input, where in it (line and
-//! column, record, byte offset), and what is wrong there. Imports no
-//! importer.
+//! column, record, byte offset), and what is wrong there; `excerpt` (how
+//! much offending input a message quotes) is `tbrw-schema`'s, re-exported.
+//! Imports no module of the crate (the profile codec's `ProfileError` is
+//! `tbrw-elf-profile`'s).
 
 use std::fmt;
 
-use crate::elf_profile::ProfileError;
+use tbrw_elf_profile::ProfileError;
 
 /// Where in an input a problem lies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -139,35 +141,11 @@ impl ImportError {
     }
 }
 
-/// The longest piece of offending input an error message quotes.
-pub const EXCERPT_CHARS: usize = 80;
-
-/// `text` as an error message quotes it: whole when short, otherwise its
-/// first [`EXCERPT_CHARS`] characters and its length, so a 100 MB line never
-/// becomes a 100 MB message.
-pub fn excerpt(text: &str) -> String {
-    let mut chars = text.char_indices();
-    match chars.nth(EXCERPT_CHARS) {
-        None => format!("{text:?}"),
-        Some((cut, _)) => format!("{:?}... ({} bytes)", &text[..cut], text.len()),
-    }
-}
+pub use tbrw_schema::excerpt::{excerpt, EXCERPT_CHARS};
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn excerpt_keeps_short_text_and_cuts_long_text() {
-        assert_eq!(excerpt("12,ab"), "\"12,ab\"");
-        let long = "7".repeat(100_000_000 / 1000);
-        let e = excerpt(&long);
-        assert!(e.len() < EXCERPT_CHARS + 40, "{e}");
-        assert!(e.ends_with("... (100000 bytes)"), "{e}");
-        // A cut never splits a character.
-        let wide = "é".repeat(200);
-        assert!(excerpt(&wide).starts_with("\"éé"));
-    }
 
     #[test]
     fn places_read_as_the_messages_say_them() {

@@ -56,8 +56,8 @@
 //!   to the file in batches as they are read, counted per event as perf
 //!   counts them; call chains, `--call-graph dwarf` samples unwound with
 //!   `tbrw-symbols`, wait in a temporary file.
-//! - [`elf_profile`]: the intrusive ELF sampler's binary profiles (the one
-//!   codec, read and write) and their import:
+//! - [`elf_profile`]: the intrusive ELF sampler's binary profiles (read
+//!   through `tbrw-elf-profile`):
 //!   [`import_profile`](elf_profile::import_profile) over `Read + Seek`
 //!   probes a plain profile whole to find its layout, then reads it from
 //!   its start; [`import_profile_stream`](elf_profile::import_profile_stream)
@@ -74,14 +74,12 @@
 //!   (read twice when its layout is detected). Finding the `.BIN` next to
 //!   the export is the caller's business.
 //!
-//! And what this project adds to the format:
-//!
-//! - [`fields`]: this project's user-defined descriptor field types
-//!   (0x40xx, 0x41xx-0x43xx, 0x44xx, 0x45xx) and the one record field reader;
-//! - [`module_notes`]: what a collector records about a module beyond
-//!   `TBRW_MODULE` (file offset, build id), one codec;
-//! - [`globals`]: descriptor entries and global sections every import
-//!   writes alike.
+//! What the imports write beyond the format (field types, the sample
+//! descriptor, module notes, the MTMC record layout, the ELF-profile
+//! import's stream) is `tbrw-schema`'s, the profile format's codec
+//! `tbrw-elf-profile`'s; both are re-exported, with `tbrw`, since the
+//! importers' signatures hold their types. [`globals`]: the global sections
+//! every import writes alike.
 //!
 //! This crate knows nothing of reports, exports or the command line.
 
@@ -89,10 +87,8 @@
 
 pub mod elf_profile;
 pub mod error;
-pub mod fields;
 pub mod globals;
 pub mod lines;
-pub mod module_notes;
 pub mod mtmc;
 #[cfg(feature = "perf")]
 pub mod perf;
@@ -103,6 +99,8 @@ pub mod winidea;
 // perf import's symbol configuration): a caller needs no dependency of its
 // own on them.
 pub use tbrw;
+pub use tbrw_elf_profile;
+pub use tbrw_schema;
 #[cfg(feature = "perf")]
 pub use tbrw_symbols;
 

@@ -86,7 +86,7 @@ impl SymbolOptions {
     }
 }
 
-pub use tbrw_import::module_notes::ModuleNote;
+pub use tbrw_schema::module_notes::ModuleNote;
 
 /// Whether the file is a `tbrw import sampler` result: a stream whose
 /// user-defined section is the import's `sampler layout=… magic=…` line (or
@@ -173,7 +173,7 @@ impl FileSymbols {
     /// The same with a symbolizer configuration of the caller's (DWARF off, say).
     pub fn with_config(file: &Tb5File, modules: &[Module], config: Config) -> Result<FileSymbols, QueryError> {
         let notes = match file.user_defined_global()? {
-            Some(b) => tbrw_import::module_notes::decode(&String::from_utf8_lossy(b)),
+            Some(b) => tbrw_schema::module_notes::decode(&String::from_utf8_lossy(b)),
             None => HashMap::new(),
         };
         let sampler_import = is_sampler_import(file);

@@ -13,8 +13,8 @@ use tbrw::*;
 use crate::error::QueryError;
 use crate::report::samples;
 use crate::stream::time_field;
-use tbrw_import::fields;
-use tbrw_import::mtmc::import::{counters_of, decode, Shape, NAME_BASE, UNNAMED};
+use tbrw_schema::fields;
+use tbrw_schema::mtmc::{counters_of, decode, Shape, NAME_BASE, UNNAMED};
 
 /// One interval.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

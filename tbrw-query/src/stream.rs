@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 
 use tbrw::*;
-use tbrw_import::fields::{self, read_le};
+use tbrw_schema::fields::{self, read_le};
 
 use crate::error::QueryError;
 use crate::query::Weight;

@@ -5,9 +5,9 @@
 
 use proptest::prelude::*;
 use tbrw::*;
-use tbrw_import::fields::{CPUTIME, CPUTIME_DELTA};
 use tbrw_query::time::{StreamTimes, TimeRange};
 use tbrw_query::{Binding, Filters, Query, QueryError, Walk, Weight};
+use tbrw_schema::fields::{CPUTIME, CPUTIME_DELTA};
 
 /// A record: ip, time, tid, cumulative CPU time, CPU time delta.
 #[derive(Clone, Copy, Debug)]

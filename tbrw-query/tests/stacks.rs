@@ -4,7 +4,8 @@
 //! gives (`stacks::walk`), for each detail a frame keeps (address; by
 //! function, a module whose file is not here one frame; by module) and
 //! each set of labels kept, with and without a cpu field, on modules of
-//! several processes, one without a name and addresses in none.
+//! several processes, one without a name and addresses in none; and a
+//! perf import's old stream of call-chain frames read as the stack table.
 
 use std::collections::BTreeMap;
 
@@ -134,6 +135,102 @@ proptest! {
                 let keep = Keep { process, thread, cpu };
                 prop_assert_eq!(aggregated(&file, keep, detail), walked(&file, keep, detail), "{:?} {:?}", detail, keep);
             }
+        }
+    }
+}
+
+/// (pid, tid, frames innermost first: the sampled pc, then its callers).
+type Chained = (u32, u32, Vec<u64>);
+
+fn chained() -> impl Strategy<Value = Chained> {
+    let pc = (prop_oneof![Just(0x1000_0000u64), Just(0x2000_0000), Just(0x3000_0000), Just(0x5000_0000)], 0u64..16)
+        .prop_map(|(b, off)| b + off * 8);
+    (1u32..3, 0u32..2, proptest::collection::vec(pc, 1..5)).prop_map(|(pid, t, frames)| (pid, pid * 10 + t, frames))
+}
+
+/// Samples with call chains, as a perf import writes them now (a stack
+/// table: `frames_as_table`) or wrote them before it (stream 1 of frames,
+/// `tbrw_schema::descriptor::callchain_descriptor`).
+fn write_chained(path: &std::path::Path, recs: &[Chained], frames_as_table: bool) {
+    use tbrw_schema::descriptor::{callchain_descriptor, SampleDescriptor};
+    let mut w = Tb5Writer::create(path).unwrap();
+    w.write_modules(&[
+        module(1, Some("/nowhere/app"), 0x1000_0000, true),
+        module(1, Some("/nowhere/liba.so"), 0x2000_0000, false),
+        module(2, Some("/nowhere/app"), 0x1000_0000, true),
+        module(2, None, 0x3000_0000, false),
+    ])
+    .unwrap();
+    let head = |pc: u64, pid: u32, tid: u32, time: u64| {
+        let mut b = pc.to_le_bytes().to_vec();
+        b.extend(pid.to_le_bytes());
+        b.extend(tid.to_le_bytes());
+        b.extend(time.to_le_bytes());
+        b
+    };
+    let info = StreamInfo { stream_type: stream_type::SAMPLING, ..Default::default() };
+    let mut s = w
+        .stream(0)
+        .unwrap()
+        .info(&info)
+        .unwrap()
+        .data_descriptor(&SampleDescriptor::new("ip", "time_ns").finish(frames_as_table))
+        .unwrap();
+    let mut table = StackTable::new();
+    {
+        let mut d = s.data().unwrap();
+        for (i, (pid, tid, frames)) in recs.iter().enumerate() {
+            let mut b = head(frames[0], *pid, *tid, i as u64);
+            if frames_as_table {
+                b.extend(table.intern_innermost_first(frames).unwrap().to_le_bytes());
+            }
+            d.add(&b).unwrap();
+        }
+        d.done().unwrap();
+    }
+    if frames_as_table {
+        s.stack_table(table).unwrap();
+    }
+    s.finish().unwrap();
+    if !frames_as_table {
+        let mut s =
+            w.stream(1).unwrap().info(&info).unwrap().data_descriptor(&callchain_descriptor("time_ns")).unwrap();
+        {
+            let mut d = s.data().unwrap();
+            for (i, (pid, tid, frames)) in recs.iter().enumerate() {
+                for (depth, pc) in frames.iter().enumerate() {
+                    let mut b = head(*pc, *pid, *tid, i as u64);
+                    b.extend((i as u64).to_le_bytes());
+                    b.extend((depth as u32).to_le_bytes());
+                    d.add(&b).unwrap();
+                }
+            }
+            d.done().unwrap();
+        }
+        s.finish().unwrap();
+    }
+    w.close().unwrap();
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
+
+    /// A perf import made before the stack table (its frames a stream of
+    /// their own, in the vocabulary's call-chain layout) gives the stacks
+    /// the stack table gives.
+    #[test]
+    fn a_stream_of_frames_reads_as_the_stack_table(recs in proptest::collection::vec(chained(), 1..100)) {
+        let dir = tempfile::tempdir().unwrap();
+        let (table, frames) = (dir.path().join("table.tb5"), dir.path().join("frames.tb5"));
+        write_chained(&table, &recs, true);
+        write_chained(&frames, &recs, false);
+        let (table, frames) = (Tb5File::open(&table).unwrap(), Tb5File::open(&frames).unwrap());
+        prop_assert!(stacks::has_stacks(&frames, 0).unwrap());
+        for detail in [Detail::Address, Detail::Module] {
+            let keep = Keep { process: true, thread: true, cpu: false };
+            let want = aggregated(&table, keep, detail);
+            prop_assert_eq!(want.values().sum::<u64>(), recs.len() as u64);
+            prop_assert_eq!(aggregated(&frames, keep, detail), want, "{:?}", detail);
         }
     }
 }

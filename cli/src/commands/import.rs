@@ -4,7 +4,7 @@
 use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
-use tbrw_import::elf_profile::{self as sampler, ImportOptions, ProfileOptions};
+use tbrw_import::elf_profile::{self, ImportOptions, ProfileOptions};
 use tbrw_import::{mtmc, winidea};
 use tbrw_query::report::counted;
 
@@ -40,8 +40,10 @@ pub fn import_sampler(
     let (input, name) = open_input(profile)?;
     let mut w = tbrw::Tb5Writer::create(output)?;
     let stats = match input {
-        Input::File(f) if is_plain(&f, profile)? => sampler::import_profile(f, &name, &mut w, opts, popts, progress)?,
-        other => sampler::import_profile_stream(other, &name, &mut w, opts, popts, progress)?,
+        Input::File(f) if is_plain(&f, profile)? => {
+            elf_profile::import_profile(f, &name, &mut w, opts, popts, progress)?
+        }
+        other => elf_profile::import_profile_stream(other, &name, &mut w, opts, popts, progress)?,
     };
     w.close()?;
     let layout = stats.format.map_or("?", |f| f.layout.name());
@@ -53,11 +55,11 @@ pub fn import_sampler(
         stats.records,
         stats.maps,
         match stats.time {
-            Some(sampler::TimeSource::Realtime) => "CLOCK_REALTIME",
-            Some(sampler::TimeSource::Interpolated) => "interpolated",
+            Some(elf_profile::TimeSource::Realtime) => "CLOCK_REALTIME",
+            Some(elf_profile::TimeSource::Interpolated) => "interpolated",
             _ => "no",
         },
-        if stats.format.is_some_and(|f| f.endian == sampler::Endian::Big) { ", big-endian" } else { "" },
+        if stats.format.is_some_and(|f| f.endian == elf_profile::Endian::Big) { ", big-endian" } else { "" },
         if stats.compressed { ", from bzip2" } else { "" }
     )
     .map_err(written)?;

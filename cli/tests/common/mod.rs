@@ -5,7 +5,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use tbrw_import::elf_profile::{write_header, write_sample, Header, Magic, Sample, ThreadSample, VmMap};
+use tbrw_elf_profile::{write_header, write_sample, Header, Magic, Sample, ThreadSample, VmMap};
 
 pub struct Rng(pub u64);
 impl Rng {

@@ -154,8 +154,8 @@ pub fn records(file: &Tb5File) -> Vec<Rec> {
         (f.offset as usize, f.size as usize)
     };
     let (pid, tid, ts) = (at(tbrw::desc_type::PID), at(tbrw::desc_type::TID), at(tbrw::desc_type::TIME_STAMP));
-    let (ct, cd) = (at(tbrw_import::fields::CPUTIME), at(tbrw_import::fields::CPUTIME_DELTA));
-    let rd = |r: &[u8], (o, n): (usize, usize)| tbrw_import::fields::read_le(r, o, n);
+    let (ct, cd) = (at(tbrw_schema::fields::CPUTIME), at(tbrw_schema::fields::CPUTIME_DELTA));
+    let rd = |r: &[u8], (o, n): (usize, usize)| tbrw_schema::fields::read_le(r, o, n);
     match s.data().unwrap() {
         Some(d) => d
             .records()

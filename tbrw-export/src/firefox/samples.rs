@@ -205,7 +205,7 @@ fn name_frames(
     let code = p.add_category("Code", CategoryColor::Blue);
     // Build ids the collector noted: the libraries' code and debug ids.
     let notes = match file.user_defined_global()? {
-        Some(b) => tbrw_import::module_notes::decode(&String::from_utf8_lossy(b)),
+        Some(b) => tbrw_schema::module_notes::decode(&String::from_utf8_lossy(b)),
         None => HashMap::new(),
     };
     let mut ordered: Vec<u32> = (0..tree.frame_count() as u32).collect();
@@ -238,7 +238,7 @@ fn name_frames(
                         path: path.clone(),
                         debug_path: path,
                         debug_id: build_id.map_or_else(DebugId::nil, debug_id),
-                        code_id: build_id.map(tbrw_import::module_notes::hex),
+                        code_id: build_id.map(tbrw_schema::module_notes::hex),
                         arch: None,
                         symbol_table: None,
                     });

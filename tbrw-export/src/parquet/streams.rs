@@ -17,13 +17,13 @@ use tbrw::*;
 use super::schema::{TableWriter, V};
 use crate::error::ExportError;
 use crate::vtune_csv::clock_of;
-use tbrw_import::fields::{self, read_le};
-use tbrw_import::mtmc;
 use tbrw_query::file_symbols::FileSymbols;
 use tbrw_query::stacks::{inline_frames, NodeId, Resolution, StackTree, TableStacks};
 use tbrw_query::stream::SampleFields;
 use tbrw_query::stream::{modules as resolved_modules, time_at as time_field};
 use tbrw_query::Weight;
+use tbrw_schema::fields::{self, read_le};
+use tbrw_schema::mtmc;
 
 /// Where a stream goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -560,7 +560,7 @@ pub fn write_intervals(
                 Some(f) => f.duration_ns.map(|d| d as i64),
                 None => end.filter(|e| *e >= start).and_then(|e| ns(e - start)),
             }),
-            V::S(name.filter(|n| shape.is_none() || *n != mtmc::import::UNNAMED)),
+            V::S(name.filter(|n| shape.is_none() || *n != mtmc::UNNAMED)),
             V::I64(event_id.map(i64::from)),
             V::I64(pid.map(|f| fields::read(rec, &f) as i64)),
             V::I64(tid.map(|f| fields::read(rec, &f) as i64)),

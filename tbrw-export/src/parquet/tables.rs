@@ -7,8 +7,8 @@ use tbrw::*;
 use super::schema::{self, TableWriter, V};
 use super::streams::Functions;
 use crate::error::ExportError;
-use tbrw_import::fields;
 use tbrw_query::stream::modules as resolved_modules;
+use tbrw_schema::fields;
 
 /// Windows FILETIME ticks (100 ns since 1601) of the Unix epoch.
 const UNIX_EPOCH_TICKS: u64 = 116_444_736_000_000_000;
@@ -28,7 +28,7 @@ pub fn import_kind(file: &Tb5File) -> Result<&'static str, ExportError> {
     for n in 0..file.stream_count() {
         let s = file.stream(n)?;
         let descs = s.descriptor()?.unwrap_or_default();
-        if tbrw_import::mtmc::counters_of(&descs, file).is_some() {
+        if tbrw_schema::mtmc::counters_of(&descs, file).is_some() {
             return Ok("mtmc");
         }
         let has = |t: u16| descs.iter().any(|d| d.desc_type == t);

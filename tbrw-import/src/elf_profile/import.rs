@@ -14,15 +14,15 @@ use std::io::{BufReader, Cursor, Read, Seek, SeekFrom, Write};
 
 use tbrw::*;
 
-use super::detect::detect_seekable;
-use super::profile::{
-    self, is_bzip2, Detected, Endian, Format, Layout, Magic, Next, ProfileError, ProfileHeader, ProfileReader,
+use tbrw_elf_profile::{
+    self as profile, detect_seekable, is_bzip2, Detected, Format, Layout, Magic, Next, ProfileError, ProfileReader,
     SampleHead, ThreadSample, Threads, VmMap, PROBE_BYTES,
 };
+use tbrw_schema::elf_profile::{value_field, RecordShape};
+use tbrw_schema::elf_profile::{Empty, Meta, TimeSource, MAX_EMPTY_KEPT};
+
 use crate::error::ImportError;
-use crate::fields;
-use crate::globals::{field, write_globals};
-use crate::module_notes::{hex, unhex};
+use crate::globals::write_globals;
 use crate::progress::Progress;
 
 /// The pid the profile's process gets when `--pid` is not given.
@@ -32,107 +32,9 @@ pub const DEFAULT_PID: u32 = 1;
 /// (or, for one sample alone, to a temporary file).
 pub const PENDING_BYTES: usize = 1 << 20;
 
-/// Samples without threads whose time and PMU data are kept (for the
-/// byte-identical way back); the current writer makes one, the first.
-pub const MAX_EMPTY_KEPT: usize = 1 << 16;
-
 /// The `segment_name` of every imported module: its load address is the
 /// start of the ELF's executable `PT_LOAD` segment, not the ELF's base.
 pub const SEGMENT_NAME: &str = "PT_LOAD r-x";
-
-fn value_field(magic: Magic) -> (u16, &'static str) {
-    match magic {
-        Magic::Custom => (fields::CUSTOM_VALUE, "custom"),
-        Magic::Current => (fields::CURRENT, "current"),
-        Magic::Voltage => (fields::VOLTAGE, "voltage"),
-        Magic::Power => (desc_type::POWER, "power"),
-    }
-}
-
-/// The magic of a record field type: the PMU value field each magic writes.
-pub fn magic_of(t: u16) -> Option<Magic> {
-    Some(match t {
-        fields::CUSTOM_VALUE => Magic::Custom,
-        fields::CURRENT => Magic::Current,
-        fields::VOLTAGE => Magic::Voltage,
-        desc_type::POWER => Magic::Power,
-        _ => return None,
-    })
-}
-
-/// How the records of an import get their nanosecond time stamp.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TimeSource {
-    /// The current writer's per-sample CLOCK_REALTIME (UTC).
-    Realtime,
-    /// Sample i at i × wall time / announced samples, from the run's start.
-    Interpolated,
-    /// Neither (a killed seed-era run: no wall time, no sample count).
-    None,
-}
-
-impl TimeSource {
-    fn name(self) -> &'static str {
-        match self {
-            TimeSource::Realtime => "realtime",
-            TimeSource::Interpolated => "interpolated",
-            TimeSource::None => "none",
-        }
-    }
-}
-
-/// Name of the time field of a [`TimeSource::Realtime`] import.
-pub const TIME_UTC: &str = "time_realtime_utc";
-/// Name of the time field of a [`TimeSource::Interpolated`] import: it
-/// names no clock, because none would be true.
-pub const TIME_INTERPOLATED: &str = "time_since_run_start_interpolated";
-
-/// Which fields a record has (they depend on the profile).
-#[derive(Clone, Copy, Debug)]
-struct Shape {
-    time: TimeSource,
-    cputime: bool,
-    magic: Magic,
-    pmu_size: u32,
-    power: bool,
-}
-
-impl Shape {
-    fn descriptor(&self) -> Vec<DescEntry> {
-        let mut d = Vec::new();
-        match self.time {
-            TimeSource::Realtime => d.push(field(desc_type::TIME_STAMP, desc_subtype::TS_NANOSECONDS, 8, TIME_UTC)),
-            TimeSource::Interpolated => {
-                d.push(field(desc_type::TIME_STAMP, desc_subtype::TS_NANOSECONDS, 8, TIME_INTERPOLATED))
-            }
-            TimeSource::None => {}
-        }
-        d.push(field(desc_type::TIME_STAMP, desc_subtype::TS_SAMPLE_COUNT, 8, "sample"));
-        d.push(field(desc_type::IP, desc_subtype::NONE, 8, "pc"));
-        d.push(field(desc_type::PID, desc_subtype::NONE, 4, "pid"));
-        d.push(field(desc_type::TID, desc_subtype::NONE, 4, "tid"));
-        if self.cputime {
-            d.push(field(fields::CPUTIME, desc_subtype::NONE, 8, "cputime_ns"));
-            d.push(field(fields::CPUTIME_DELTA, desc_subtype::NONE, 8, "cputime_delta_ns"));
-        }
-        if self.pmu_size == 8 {
-            let (vt, vn) = value_field(self.magic);
-            d.push(field(vt, desc_subtype::NONE, 8, vn));
-        } else if self.pmu_size > 0 {
-            d.push(field(fields::PMU_DATA, desc_subtype::NONE, self.pmu_size, "pmu_data"));
-        }
-        if self.power {
-            d.push(field(desc_type::POWER, desc_subtype::NONE, 8, "power_w"));
-        }
-        d
-    }
-}
-
-/// The descriptor of a stream imported from a current-writer profile
-/// with an 8-byte PMU value (the most complete record).
-pub fn descriptor(magic: Magic) -> Vec<DescEntry> {
-    Shape { time: TimeSource::Realtime, cputime: true, magic, pmu_size: 8, power: false }.descriptor()
-}
 
 /// Options of the import.
 #[derive(Clone, Debug, Default)]
@@ -182,111 +84,6 @@ pub struct ImportStats {
     pub bytes: u64,
     /// How records got their time.
     pub time: Option<TimeSource>,
-}
-
-/// A sample without threads, kept for the way back.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Empty {
-    /// The sample's index.
-    pub index: u64,
-    /// Its time, µs.
-    pub time_us: u64,
-    /// Its PMU data.
-    pub pmu: Vec<u8>,
-}
-
-/// What the import records in the stream's user-defined section, as one
-/// line of `key=value` words, then one `empty=` line per sample without
-/// threads, then a note for symbolizers.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Meta {
-    /// The profile's layout, byte order and PMU-data size.
-    pub format: Format,
-    /// Its header.
-    pub header: ProfileHeader,
-    /// Whole samples imported.
-    pub samples: u64,
-    /// Samples announced but not there.
-    pub dropped: u64,
-    /// How records got their time.
-    pub time: TimeSource,
-    /// `--volts`, when given.
-    pub volts: Option<f64>,
-    /// Samples without threads (kept for the way back).
-    pub empties: Vec<Empty>,
-    /// Samples without threads past [`MAX_EMPTY_KEPT`].
-    pub empties_lost: u64,
-}
-
-impl Meta {
-    /// The section's text.
-    pub fn text(&self) -> String {
-        let h = &self.header;
-        let mut s = format!(
-            "sampler layout={} endian={} pmu_size={} magic={} wall_us={} latency_us={} samples_announced={} maps={} killed={} samples={} dropped={} time={} volts={} empties_not_kept={}\n",
-            self.format.layout.name(),
-            self.format.endian.name(),
-            self.format.pmu_size,
-            h.magic.value(),
-            h.wall_us,
-            h.latency_us,
-            h.samples,
-            h.maps,
-            u8::from(h.killed),
-            self.samples,
-            self.dropped,
-            self.time.name(),
-            self.volts.map_or_else(|| "-".to_owned(), |v| v.to_string()),
-            self.empties_lost,
-        );
-        for e in &self.empties {
-            s.push_str(&format!("empty={},{},{}\n", e.index, e.time_us, hex(&e.pmu)));
-        }
-        s.push_str(
-            "# modules: load_address is the start of the executable PT_LOAD segment and length is the map size + 1 \
-             (the sampler's ends are inclusive); ELF virtual address = pc - load_address + p_vaddr of that segment\n",
-        );
-        s
-    }
-
-    /// A stream's user-defined section read back (`None`: not an import's).
-    pub fn parse(text: &str) -> Option<Meta> {
-        let mut lines = text.lines();
-        let first = lines.next()?.strip_prefix("sampler ")?;
-        let kv: HashMap<&str, &str> = first.split_whitespace().filter_map(|w| w.split_once('=')).collect();
-        let num = |k: &str| kv.get(k).and_then(|v| v.parse::<u64>().ok());
-        let layout = Layout::from_name(kv.get("layout")?)?;
-        let format = Format {
-            layout,
-            endian: Endian::from_name(kv.get("endian")?)?,
-            pmu_size: u32::try_from(num("pmu_size")?).ok()?,
-        };
-        let header = ProfileHeader {
-            magic: Magic::from_value(u32::try_from(num("magic")?).ok()?)?,
-            wall_us: num("wall_us")?,
-            latency_us: num("latency_us")?,
-            samples: num("samples_announced")?,
-            maps: num("maps")?,
-            killed: num("killed")? == 1,
-        };
-        let empties = lines
-            .filter_map(|l| l.strip_prefix("empty="))
-            .map(|e| {
-                let mut p = e.split(',');
-                Some(Empty { index: p.next()?.parse().ok()?, time_us: p.next()?.parse().ok()?, pmu: unhex(p.next()?)? })
-            })
-            .collect::<Option<Vec<_>>>()?;
-        Some(Meta {
-            format,
-            header,
-            samples: num("samples")?,
-            dropped: num("dropped").unwrap_or(0),
-            time: TimeSource::None,
-            volts: kv.get("volts").and_then(|v| v.parse().ok()),
-            empties,
-            empties_lost: num("empties_not_kept").unwrap_or(0),
-        })
-    }
 }
 
 /// Records of whole samples, and of the sample being read, on their way
@@ -479,7 +276,7 @@ fn convert<R: Read>(
     } else {
         TimeSource::None
     };
-    let shape = Shape {
+    let shape = RecordShape {
         time,
         cputime: format.layout.has_cputime(),
         magic: header.magic,
@@ -646,7 +443,7 @@ mod tests {
     use std::io::Cursor;
 
     use super::*;
-    use crate::elf_profile::fixtures;
+    use tbrw_elf_profile::fixtures;
 
     /// Imports `read` into a new file in `dir` and returns the stats and the records.
     fn import(

@@ -10,148 +10,12 @@ use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 
 use tbrw::*;
 
-use super::log::{bad, parse_line, read_line, Extra, Layout, LineRead, Task, MAX_LINE};
+use tbrw_schema::mtmc::{descriptor, encode, Shape, NAME_BASE, UNNAMED};
+
+use super::log::{bad, parse_line, read_line, Layout, LineRead, Task, MAX_LINE};
 use crate::error::{excerpt, ImportError, Place};
-use crate::fields::{self, read_le};
-use crate::globals::{field, write_globals};
+use crate::globals::write_globals;
 use crate::progress::Progress;
-
-/// How many counters and constants each record of a stream holds.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Shape {
-    /// Counter readings at each end.
-    pub counters: usize,
-    /// Constants (2023 layout).
-    pub constants: usize,
-}
-
-/// Record flag: the line had topdown readings in section `[7]`.
-pub const FLAG_TOPDOWN: u64 = 1;
-/// Record flag: the line had the 2023 layout (integer prefix, name,
-/// configuration index and constants are meaningful).
-pub const FLAG_2023: u64 = 2;
-/// The event id of the first task name; counters are events 0..n.
-pub const NAME_BASE: u32 = 0x1_0000;
-/// The name of tasks whose line gives none (v0.1, or an empty user prefix).
-pub const UNNAMED: &str = "mtmc_task";
-
-/// The record layout of an MTMC stream.
-pub fn descriptor(shape: Shape) -> Vec<DescEntry> {
-    let ns = desc_subtype::TS_NANOSECONDS;
-    let mut v = vec![
-        field(desc_type::PID, 0, 4, "pid"),
-        field(desc_type::TID, 0, 4, "tid"),
-        field(fields::PTHREAD, 0, 4, "pthread_id"),
-        field(fields::PARENT_TID, 0, 4, "parent_tid"),
-        field(fields::PARENT_PTHREAD, 0, 4, "parent_pthread_id"),
-        field(fields::EVENT_ID, 0, 4, "name_event_id"),
-        field(fields::MTMC_FLAGS, 0, 8, "mtmc_flags"),
-        field(desc_type::TIME_STAMP, ns, 8, "start_realtime_ns"),
-        field(desc_type::TIME_STAMP, ns, 8, "end_realtime_ns"),
-        field(desc_type::TIME_STAMP, ns, 8, "scheduled_realtime_ns"),
-        field(desc_type::PROCESSOR_NUMBER, 0, 8, "cpu_begin"),
-        field(fields::NUMA_NODE_BEGIN, 0, 8, "numa_node_begin"),
-        field(fields::EVENTS_BEGIN, 0, 8, "events_begin"),
-        field(desc_type::PROCESSOR_NUMBER, 0, 8, "cpu_end"),
-        field(fields::NUMA_NODE_END, 0, 8, "numa_node_end"),
-        field(fields::EVENTS_END, 0, 8, "events_end"),
-        field(fields::TOPDOWN_SLOTS_BEGIN, 0, 8, "topdown_slots_begin"),
-        field(fields::TOPDOWN_METRICS_BEGIN, 0, 8, "topdown_metrics_begin"),
-        field(fields::TOPDOWN_UOP_DROP_BEGIN, 0, 8, "topdown_uop_drop_begin"),
-        field(fields::TOPDOWN_SLOTS_END, 0, 8, "topdown_slots_end"),
-        field(fields::TOPDOWN_METRICS_END, 0, 8, "topdown_metrics_end"),
-        field(fields::TOPDOWN_UOP_DROP_END, 0, 8, "topdown_uop_drop_end"),
-        field(fields::INT_PREFIX, 0, 8, "int_prefix"),
-        field(fields::CONFIG_INDEX, 0, 8, "config_index"),
-    ];
-    for i in 0..shape.constants {
-        v.push(field(fields::CONSTANT + i as u16, 0, 8, format!("constant{i}")));
-    }
-    for i in 0..shape.counters {
-        v.push(field(fields::COUNTER_BEGIN + i as u16, 0, 8, format!("counter{i}_begin")));
-    }
-    for i in 0..shape.counters {
-        v.push(field(fields::COUNTER_END + i as u16, 0, 8, format!("counter{i}_end")));
-    }
-    v
-}
-
-/// Entries of the descriptor before the constants.
-const FIXED_ENTRIES: usize = 24;
-/// Bytes of the record before the constants.
-const FIXED_BYTES: usize = 6 * 4 + 18 * 8;
-
-/// Bytes per record.
-pub fn record_size(shape: Shape) -> usize {
-    FIXED_BYTES + 8 * shape.constants + 16 * shape.counters
-}
-
-/// One record read back: the task (its `extra.prefix` left empty: the
-/// name is the record's event), the process id and the name's event id.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Decoded {
-    /// The task.
-    pub task: Task,
-    /// The process id of the record.
-    pub pid: u32,
-    /// The event id naming the task.
-    pub event: u32,
-}
-
-fn encode(t: &Task, pid: u32, event: u32, out: &mut Vec<u8>) {
-    let mut flags = 0;
-    if t.topdown.is_some() {
-        flags |= FLAG_TOPDOWN;
-    }
-    if t.extra.is_some() {
-        flags |= FLAG_2023;
-    }
-    for v in [pid, t.tid, t.pthread, t.parent_tid, t.parent_pthread, event] {
-        out.extend_from_slice(&v.to_le_bytes());
-    }
-    let ex = t.extra.as_ref();
-    let fixed = [flags, t.start, t.end, t.scheduled]
-        .into_iter()
-        .chain([t.begin_info[1], t.begin_info[2], t.begin_info[0], t.end_info[1], t.end_info[2], t.end_info[0]])
-        .chain(t.topdown.unwrap_or_default())
-        .chain([ex.map_or(0, |e| e.int_prefix as u64), ex.map_or(0, |e| e.config as u64)])
-        .chain(ex.map(|e| e.constants.iter().map(|c| c.to_bits()).collect::<Vec<_>>()).unwrap_or_default())
-        .chain(t.begin.iter().copied())
-        .chain(t.end_counters.iter().copied());
-    for v in fixed {
-        out.extend_from_slice(&v.to_le_bytes());
-    }
-}
-
-/// Decodes a record of a stream of this shape.
-pub fn decode(r: &[u8], shape: Shape) -> Decoded {
-    let u32_at = |o: usize| read_le(r, o, 4) as u32;
-    let at = |k: usize| read_le(r, 24 + 8 * k, 8);
-    let flags = at(0);
-    let n = shape.counters;
-    let c = shape.constants;
-    let task = Task {
-        tid: u32_at(4),
-        pthread: u32_at(8),
-        start: at(1),
-        end: at(2),
-        parent_tid: u32_at(12),
-        parent_pthread: u32_at(16),
-        scheduled: at(3),
-        topdown: (flags & FLAG_TOPDOWN != 0).then(|| [at(10), at(11), at(12), at(13), at(14), at(15)]),
-        begin_info: [at(6), at(4), at(5)],
-        end_info: [at(9), at(7), at(8)],
-        extra: (flags & FLAG_2023 != 0).then(|| Extra {
-            int_prefix: at(16) as i64,
-            prefix: String::new(),
-            config: at(17) as i64,
-            constants: (0..c).map(|i| f64::from_bits(at(18 + i))).collect(),
-        }),
-        begin: (0..n).map(|i| at(18 + c + i)).collect(),
-        end_counters: (0..n).map(|i| at(18 + c + n + i)).collect(),
-    };
-    Decoded { task, pid: u32_at(0), event: u32_at(20) }
-}
 
 /// Options of an MTMC import.
 #[derive(Clone, Debug, Default)]
@@ -450,27 +314,11 @@ pub fn import_mtmc<R: Read + Seek>(
     Ok(stats)
 }
 
-/// The shape of an MTMC stream, or `None` when the descriptor is not one.
-pub fn counters_of(descs: &[DescEntry<StringId>], file: &Tb5File) -> Option<Shape> {
-    if descs.len() < FIXED_ENTRIES {
-        return None;
-    }
-    let constants = descs.iter().filter(|d| fields::constant(d.desc_type).is_some()).count();
-    let counters = descs.iter().filter(|d| fields::counter_begin(d.desc_type).is_some()).count();
-    let shape = Shape { counters, constants };
-    let want = descriptor(shape);
-    let same = want.len() == descs.len()
-        && want.iter().zip(descs).all(|(w, d)| {
-            w.desc_type == d.desc_type
-                && w.data_size == d.data_size
-                && file.string_opt(d.name).ok().flatten() == w.name.as_deref()
-        });
-    same.then_some(shape)
-}
-
 #[cfg(test)]
 mod tests {
     use std::io::Cursor;
+
+    use tbrw_schema::mtmc::counters_of;
 
     use super::*;
 

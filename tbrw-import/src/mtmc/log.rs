@@ -9,7 +9,7 @@
 use std::io::BufRead;
 
 use crate::error::{excerpt, ImportError, Place};
-use crate::fields::{MAX_CONSTANTS, MAX_COUNTERS};
+use tbrw_schema::fields::{MAX_CONSTANTS, MAX_COUNTERS};
 
 /// The longest line the import reads, in bytes (docs/IMPORT.md): 256
 /// counters at both ends, the 1023-byte user prefix and 16 constants fit
@@ -24,83 +24,7 @@ pub const MAX_PREFIX: usize = 1023;
 /// Sections of a line at most (the 2023 layout's 16, and a stray trailing comma).
 const MAX_SECTIONS: usize = 17;
 
-/// Which layout a line has.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Layout {
-    /// The documented one (v0.1): twelve sections, a trailing comma; `[7]`
-    /// holds the topdown readings when topdown is on, else is empty.
-    V01,
-    /// The profiler since 2023: `[7]` always six zeros, `[9]`/`[11]` every
-    /// reading, then an integer prefix, the user prefix, the configuration
-    /// index and `_`-separated constants, no trailing comma.
-    V2023,
-}
-
-/// What only the 2023 layout has.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Extra {
-    /// `[12]`: the integer prefix (signed).
-    pub int_prefix: i64,
-    /// `[13]`: the user prefix string (the task's name; may be empty).
-    pub prefix: String,
-    /// `[14]`: the configuration (multiplexing group) index.
-    pub config: i64,
-    /// `[15]`: the constants the configuration asked for (TSC frequency in
-    /// Hz, duration in ms, ...; -1 for one the profiler did not know).
-    pub constants: Vec<f64>,
-}
-
-/// One task of the log.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Task {
-    /// `[0]` kernel thread id.
-    pub tid: u32,
-    /// `[1]` pthread id (32-bit).
-    pub pthread: u32,
-    /// `[2]` start, ns CLOCK_REALTIME.
-    pub start: u64,
-    /// `[3]` end, ns CLOCK_REALTIME; 0 for a task that never ended.
-    pub end: u64,
-    /// `[4]` parent's kernel thread id (0: no parent recorded).
-    pub parent_tid: u32,
-    /// `[5]` parent's pthread id.
-    pub parent_pthread: u32,
-    /// `[6]` when the task was scheduled, ns CLOCK_REALTIME.
-    pub scheduled: u64,
-    /// `[7.0]`-`[7.5]`: slots, PERF_METRICS, INT_MISC.UOP_DROPPING at begin,
-    /// then the same at end (raw 48-bit values, reset at each task start).
-    /// `None` when topdown was off (`[7]` empty) or the line has six zeros.
-    pub topdown: Option<[u64; 6]>,
-    /// `[8.0]`-`[8.2]`: number of events read (topdown ones included), CPU
-    /// number and NUMA node (RDTSCP's TSC_AUX >> 12) at begin.
-    pub begin_info: [u64; 3],
-    /// `[9.*]`: counter readings at begin (sign-extended, never reset).
-    pub begin: Vec<u64>,
-    /// `[10.0]`-`[10.2]`: as `[8]`, at end.
-    pub end_info: [u64; 3],
-    /// `[11.*]`: counter readings at end.
-    pub end_counters: Vec<u64>,
-    /// The 2023 layout's sections `[12]`-`[15]`.
-    pub extra: Option<Extra>,
-}
-
-impl Task {
-    /// The layout the task's line had.
-    pub fn layout(&self) -> Layout {
-        if self.extra.is_some() {
-            Layout::V2023
-        } else {
-            Layout::V01
-        }
-    }
-
-    /// The readings the number-of-events field `[8.0]` should announce:
-    /// it counts the three topdown events too when the v0.1 layout carries them.
-    pub fn announced_readings(&self) -> u64 {
-        let topdown = if self.layout() == Layout::V01 && self.topdown.is_some() { 3 } else { 0 };
-        self.begin.len() as u64 + topdown
-    }
-}
+pub use tbrw_schema::mtmc::{Extra, Layout, Task};
 
 /// A problem at `line` of `input`, at the 0-based column `col`.
 pub(super) fn bad(input: &str, line: u64, col: usize, what: impl std::fmt::Display) -> ImportError {

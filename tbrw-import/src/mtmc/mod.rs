@@ -1,7 +1,7 @@
 //! MTMC temporal profiler raw task logs: [`log`] parses a line (either
 //! layout the profiler writes) into a [`Task`], [`import`] writes `tbrw
-//! import mtmc LOG -o OUT.tb5` (and reads the records back); the task
-//! report is `tbrw_query::tasks`. Mapping, layouts, limits and arithmetic: docs/IMPORT.md.
+//! import mtmc LOG -o OUT.tb5`; the record layout (the one encoder and
+//! decoder) is `tbrw_schema::mtmc`, the task report `tbrw_query::tasks`. Mapping, layouts, limits and arithmetic: docs/IMPORT.md.
 //!
 //! A v0.1 line is `[0],[1],...,[11],` with `_`-separated sub-sections: task
 //! and parent thread ids, start/end/scheduled times (ns, CLOCK_REALTIME),
@@ -13,8 +13,5 @@
 pub mod import;
 pub mod log;
 
-pub use import::{
-    address_of, counters_of, decode, descriptor, import_mtmc, record_size, Decoded, MtmcOptions, MtmcStats, PidSource,
-    Shape,
-};
+pub use import::{address_of, import_mtmc, MtmcOptions, MtmcStats, PidSource};
 pub use log::{parse_line, Extra, Layout, Task, MAX_LINE};

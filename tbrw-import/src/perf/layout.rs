@@ -9,12 +9,8 @@ use linux_perf_data::AttributeDescription;
 use linux_perf_event_reader::{PerfClock, PerfEventType, SamplingPolicy};
 use tbrw::*;
 
-use crate::fields;
-use crate::globals::field;
-
-/// Bytes per call-chain frame record of the stream 1 that imports before
-/// the stack table wrote.
-pub const CALLCHAIN_RECORD_SIZE: usize = 36;
+use tbrw_schema::descriptor::SampleDescriptor;
+use tbrw_schema::fields;
 
 /// The name of the time stamp field: perf's clock, so that `tbrw export
 /// vtune-csv` finds the clock VTune should use.
@@ -78,21 +74,13 @@ pub fn period_width(attrs: &[AttributeDescription]) -> u32 {
     }
 }
 
-/// Stream 0's descriptor.
+/// Stream 0's descriptor: the standard sample descriptor with perf's
+/// period, the CPU number, the event id with several events and the stack
+/// id with call chains.
 pub fn descriptor(clock: &str, several_events: bool, stacks: bool, w: Widths) -> Vec<DescEntry> {
-    let mut d = vec![
-        field(desc_type::IP, desc_subtype::NONE, 8, "ip"),
-        field(desc_type::PID, desc_subtype::NONE, 4, "pid"),
-        field(desc_type::TID, desc_subtype::NONE, 4, "tid"),
-        field(desc_type::TIME_STAMP, desc_subtype::TS_NANOSECONDS, 8, clock),
-        field(fields::PERIOD, desc_subtype::NONE, w.period, "period"),
-        field(desc_type::PROCESSOR_NUMBER, desc_subtype::NONE, w.cpu, "cpu"),
-    ];
+    let mut d = SampleDescriptor::new("ip", clock).with(fields::PERIOD, w.period, "period").cpu(w.cpu);
     if several_events {
-        d.push(field(fields::EVENT_ID, desc_subtype::NONE, 4, "event_id"));
+        d = d.with(fields::EVENT_ID, 4, "event_id");
     }
-    if stacks {
-        d.push(stack::stack_id_entry("stack_id"));
-    }
-    d
+    d.finish(stacks)
 }

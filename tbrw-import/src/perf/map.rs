@@ -15,7 +15,7 @@ use std::collections::HashMap;
 
 use tbrw::*;
 
-use crate::module_notes::{self, ModuleNote};
+use tbrw_schema::module_notes::{self, ModuleNote};
 
 /// The pid TB5 gives perf's kernel mappings (perf writes -1; 0 is the
 /// kernel's own pid, as `perf report --sort pid` shows its samples).
@@ -410,7 +410,7 @@ impl Tables {
         });
     }
 
-    /// The user-defined global section: a [`crate::module_notes`] line per
+    /// The user-defined global section: a [`tbrw_schema::module_notes`] line per
     /// module with a file offset other than 0 or a build id.
     pub fn module_notes(&self) -> String {
         let notes: Vec<(u64, ModuleNote)> = self

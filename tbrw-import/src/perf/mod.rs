@@ -16,7 +16,6 @@ mod sample;
 mod stream;
 mod unwind;
 
-pub use layout::CALLCHAIN_RECORD_SIZE;
 pub use map::UNPLACED;
 pub use stream::{
     import_perf_file, import_perf_file_with, import_perf_pipe, import_perf_pipe_with, ImportStats, PerfOptions,

@@ -11,8 +11,10 @@ use super::check::{check, Difference};
 use super::text1::parse_text1_from;
 use super::timeline::{Builder, Built};
 use crate::error::ImportError;
-use crate::fields;
-use crate::globals::{field, write_globals};
+use tbrw_schema::descriptor::field;
+use tbrw_schema::fields;
+
+use crate::globals::write_globals;
 
 /// What a winIDEA import did.
 #[derive(Clone, Debug, Default)]

@@ -130,7 +130,7 @@ fn report_of(
 ) -> Result<Answer, crate::QueryError> {
     let n = opts.query.stream;
     let s = samples::stream(file, n)?;
-    let is_tasks = tbrw_import::mtmc::counters_of(&s.descriptor()?.unwrap_or_default(), file).is_some();
+    let is_tasks = tbrw_schema::mtmc::counters_of(&s.descriptor()?.unwrap_or_default(), file).is_some();
     let first = by.first().copied().unwrap_or(By::Auto);
     if by.len() > 1 || first.symbolic() {
         return functions::answer(file, opts, by, symbols, warn, progress);

@@ -5,7 +5,7 @@
 //! process, thread, module or event, [`functions`] per function, line or
 //! address; the MTMC task report (`--by task`) is built by
 //! [`crate::tasks`] into the same [`Report`] (`answer` tells an MTMC
-//! task stream by `tbrw_import::mtmc`'s layout).
+//! task stream by `tbrw_schema::mtmc`'s layout).
 
 use std::fmt;
 use std::io::Write;

@@ -18,7 +18,7 @@
 
 pub use rustc_hash::FxHashMap as IdMap;
 use tbrw::*;
-use tbrw_import::fields;
+use tbrw_schema::fields;
 
 use crate::error::QueryError;
 use crate::file_symbols::SymbolOptions;

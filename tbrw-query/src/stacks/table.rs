@@ -12,7 +12,7 @@
 
 use tbrw::stack::MAX_STACK_DEPTH;
 use tbrw::*;
-use tbrw_import::fields;
+use tbrw_schema::fields;
 
 use super::names::Resolution;
 use super::tree::{NodeId, StackTree};

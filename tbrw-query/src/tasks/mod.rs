@@ -1,7 +1,7 @@
 //! MTMC task streams: [`report`] is `tbrw report --by task` (every task's
 //! duration, counter deltas and topdown, totals per thread and core),
 //! [`mod@topdown`] the profiler's own topdown arithmetic. The records are
-//! decoded by `tbrw_import::mtmc::import`.
+//! decoded by `tbrw_schema::mtmc`, the one decoder of their layout.
 
 pub mod report;
 pub mod topdown;

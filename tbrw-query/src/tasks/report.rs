@@ -12,8 +12,8 @@ use tbrw::*;
 use super::topdown::{NoTopdown, Sums, Topdown, LEVEL1, LEVEL2};
 use crate::error::QueryError;
 use crate::report::{counted, percent, percent_text, By, Key, Level2Percent, Report, Row, TaskFigures, TopdownPercent};
-use tbrw_import::mtmc::import::{counters_of, decode, Decoded, Shape, NAME_BASE, UNNAMED};
-use tbrw_import::mtmc::log::Task;
+use tbrw_schema::mtmc::Task;
+use tbrw_schema::mtmc::{counters_of, decode, Decoded, Shape, NAME_BASE, UNNAMED};
 
 /// Why a task's counter deltas (and topdown) are not valid: the counters
 /// belong to CPUs, so only a task that ended where it began has a delta.

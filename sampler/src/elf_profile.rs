@@ -1,7 +1,7 @@
 //! The sampler's own binary profile (`--format profile`), in the layout of
 //! the current writer of the original tool (`Layout::Head`, little-endian),
 //! written through the one codec of the format,
-//! `tbrw_import::elf_profile::profile`:
+//! `tbrw-elf-profile`:
 //!
 //! * the header, written last (the file starts with zeros until the run
 //!   ends, which is how a killed run is recognised);
@@ -20,7 +20,7 @@ use std::io::{self, Seek, SeekFrom, Write};
 use std::path::Path;
 
 use tbrw::work_file::WorkFile;
-use tbrw_import::elf_profile::profile::{
+use tbrw_elf_profile::{
     encode_header, write_map, write_sample_head, write_thread, Endian, Format, Layout, Magic, ProfileHeader,
     ThreadSample, VmMap,
 };

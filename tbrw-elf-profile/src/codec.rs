@@ -27,9 +27,9 @@
 
 use std::io::{self, Read, Write};
 
-use super::detect::parse_map;
-pub use super::detect::{detect, is_bzip2, open, Detected, Opened, PROBE_BYTES};
-pub use super::format::*;
+use crate::detect::parse_map;
+pub use crate::detect::{detect, detect_seekable, is_bzip2, open, Detected, Opened, PROBE_BYTES};
+pub use crate::format::*;
 
 /// Reads a profile piece by piece: maps (before or after the samples, as
 /// the layout says), sample heads, and each sample's threads in blocks.
@@ -90,7 +90,7 @@ impl<R: Read> ProfileReader<R> {
         self.read
     }
 
-    pub(super) fn err(&self, offset: u64, what: String) -> ProfileError {
+    pub(crate) fn err(&self, offset: u64, what: String) -> ProfileError {
         ProfileError { input: self.name.clone(), offset, sample: None, what }
     }
 
@@ -227,11 +227,11 @@ impl<R: Read> ProfileReader<R> {
         }
     }
 
-    pub(super) fn sample_err(&self, offset: u64, what: String) -> ProfileError {
+    pub(crate) fn sample_err(&self, offset: u64, what: String) -> ProfileError {
         ProfileError { input: self.name.clone(), offset, sample: Some(self.read), what }
     }
 
-    pub(super) fn io_err(&self, e: io::Error) -> ProfileError {
+    pub(crate) fn io_err(&self, e: io::Error) -> ProfileError {
         self.sample_err(self.offset, format!("cannot read: {e}"))
     }
 }

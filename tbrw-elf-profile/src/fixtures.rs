@@ -4,7 +4,7 @@
 //! make_sampler_fixtures` writes them; a test checks the shipped files
 //! are what it writes.
 
-use super::profile::{write_profile, Format, FullSample, Layout, Magic, ProfileHeader, ThreadSample, VmMap};
+use crate::codec::{write_profile, Format, FullSample, Layout, Magic, ProfileHeader, ThreadSample, VmMap};
 
 /// Each shipped file: its name and its bytes.
 pub fn files() -> Vec<(&'static str, Vec<u8>)> {

@@ -3,11 +3,11 @@
 //! header, the maps and a walk of the samples, and the one that explains
 //! the most bytes chosen. A plain input that seeks is probed whole; a
 //! bzip2 one or one that cannot seek, by its first bytes. Reading the
-//! samples and writing profiles stay in `profile.rs`.
+//! samples and writing profiles stay in `codec.rs`.
 
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
 
-use super::format::*;
+use crate::format::*;
 /// Bytes of the decompressed or piped input looked at before deciding
 /// the layout; an input shorter than this has a known size.
 pub const PROBE_BYTES: usize = 1 << 20;
@@ -130,7 +130,7 @@ pub fn detect(opened: &Opened<'_>, name: &str, forced: Option<Layout>) -> Result
 /// `input` and `size` bytes long (`prefix`: its first bytes, already
 /// read): every layout is walked over the whole profile. Leaves `input`
 /// anywhere.
-pub(super) fn detect_seekable<R: Read + Seek>(
+pub fn detect_seekable<R: Read + Seek>(
     input: &mut R,
     base: u64,
     prefix: &[u8],
@@ -271,7 +271,7 @@ fn header_of(p: &[u8], layout: Layout, e: Endian) -> Result<(ProfileHeader, u32)
 }
 
 /// Reads and checks one map record.
-pub(super) fn parse_map(rec: &[u8], e: Endian, i: u64, n: u64) -> Result<VmMap, (u64, String)> {
+pub(crate) fn parse_map(rec: &[u8], e: Endian, i: u64, n: u64) -> Result<VmMap, (u64, String)> {
     let raw = &rec[16..MAP_SIZE as usize];
     let end = raw
         .iter()

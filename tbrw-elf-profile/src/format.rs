@@ -3,7 +3,7 @@
 //! bytes they are ([`Layout`], [`Endian`], [`Format`]), a VM map, a
 //! sample and its threads, the limits a reader keeps to, and the error of
 //! a profile that cannot be read. A leaf of the codec: detection
-//! (`detect.rs`) and the reader and writers (`profile.rs`) take these from
+//! (`detect.rs`) and the reader and writers (`codec.rs`) take these from
 //! here; it imports neither.
 
 use std::fmt;
@@ -148,7 +148,7 @@ impl Endian {
         }
     }
 
-    pub(super) fn u32(self, b: &[u8]) -> u32 {
+    pub(crate) fn u32(self, b: &[u8]) -> u32 {
         let a: [u8; 4] = b[..4].try_into().unwrap_or_default();
         match self {
             Endian::Little => u32::from_le_bytes(a),
@@ -156,7 +156,7 @@ impl Endian {
         }
     }
 
-    pub(super) fn u64(self, b: &[u8]) -> u64 {
+    pub(crate) fn u64(self, b: &[u8]) -> u64 {
         let a: [u8; 8] = b[..8].try_into().unwrap_or_default();
         match self {
             Endian::Little => u64::from_le_bytes(a),
@@ -164,14 +164,14 @@ impl Endian {
         }
     }
 
-    pub(super) fn put32(self, v: u32) -> [u8; 4] {
+    pub(crate) fn put32(self, v: u32) -> [u8; 4] {
         match self {
             Endian::Little => v.to_le_bytes(),
             Endian::Big => v.to_be_bytes(),
         }
     }
 
-    pub(super) fn put64(self, v: u64) -> [u8; 8] {
+    pub(crate) fn put64(self, v: u64) -> [u8; 8] {
         match self {
             Endian::Little => v.to_le_bytes(),
             Endian::Big => v.to_be_bytes(),
@@ -215,7 +215,7 @@ impl Format {
 
 /// Bytes of a VM map record.
 pub const MAP_SIZE: u64 = 272;
-/// Threads handed out per [`ProfileReader::threads`](super::profile::ProfileReader::threads) call: what bounds
+/// Threads handed out per [`ProfileReader::threads`](crate::codec::ProfileReader::threads) call: what bounds
 /// the reader's memory whatever a sample claims.
 pub const THREAD_BLOCK: usize = 4096;
 /// Largest PMU-data size read: a header claiming more is rejected rather
@@ -259,7 +259,7 @@ pub struct ProfileHeader {
 }
 
 /// The header of a [`Layout::Readme`] profile with its maps, as
-/// [`write_header`](super::profile::write_header) writes it.
+/// [`write_header`](crate::codec::write_header) writes it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Header {
     /// What the samples' PMU values are.
@@ -285,7 +285,7 @@ pub struct ThreadSample {
     pub cputime: u64,
 }
 
-/// One [`Layout::Readme`] sample, as [`write_sample`](super::profile::write_sample) writes it.
+/// One [`Layout::Readme`] sample, as [`write_sample`](crate::codec::write_sample) writes it.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Sample {
     /// The PMU value (current, voltage, power, or custom).
@@ -357,10 +357,10 @@ impl fmt::Display for ProfileError {
 
 impl std::error::Error for ProfileError {}
 
-/// What [`ProfileReader::next_sample`](super::profile::ProfileReader::next_sample) found.
+/// What [`ProfileReader::next_sample`](crate::codec::ProfileReader::next_sample) found.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Next {
-    /// A sample's head was read; its threads follow ([`ProfileReader::threads`](super::profile::ProfileReader::threads)).
+    /// A sample's head was read; its threads follow ([`ProfileReader::threads`](crate::codec::ProfileReader::threads)).
     Sample,
     /// The samples ended where they should.
     End,
@@ -371,7 +371,7 @@ pub enum Next {
     },
 }
 
-/// What [`ProfileReader::threads`](super::profile::ProfileReader::threads) handed out.
+/// What [`ProfileReader::threads`](crate::codec::ProfileReader::threads) handed out.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Threads {
     /// A block; more of this sample follow.

@@ -1,27 +1,28 @@
 //! This project's user-defined descriptor field types (TBRW leaves
-//! 0x4000-0x7FFF to applications), in one registry that importers, reports
-//! and exports share, and the one reader of a record's field that every
-//! module of the command line goes through.
+//! 0x4000-0x7FFF to applications), in one registry that the collector,
+//! importers, reports and exports share, and the one reader of a record's
+//! field that they all go through. A leaf.
 //!
-//! Ranges: 0x40xx sampler profiles, 0x41xx MTMC tasks (0x4130 + i their
+//! Ranges: 0x40xx ELF profiles (imported, and the `sampler` collector's
+//! records), 0x41xx MTMC tasks (0x4130 + i their
 //! constants, 0x4200 + i and 0x4300 + i their counters), 0x44xx winIDEA
 //! calls and writes, 0x45xx perf.data imports. The
 //! meaning of each is in docs/IMPORT.md.
 
 use tbrw::{desc_type, Field};
 
-/// The thread's CPU time (`cputime` of a sampler profile), a cumulative counter (8 bytes).
+/// The thread's CPU time (`cputime` of an ELF profile, and of the collector), a cumulative counter (8 bytes).
 pub const CPUTIME: u16 = 0x4000;
-/// A current reading: a sampler profile's PMU value under magic 1 (f64).
+/// A current reading: an ELF profile's PMU value under magic 1 (f64).
 pub const CURRENT: u16 = 0x4001;
-/// A voltage reading: a sampler profile's PMU value under magic 2 (f64).
+/// A voltage reading: an ELF profile's PMU value under magic 2 (f64).
 pub const VOLTAGE: u16 = 0x4002;
-/// A custom PMU value: a sampler profile's value under magic 0 (f64).
+/// A custom PMU value: an ELF profile's value under magic 0 (f64).
 pub const CUSTOM_VALUE: u16 = 0x4003;
 /// A thread's CPU time since its previous sample in nanoseconds (8 bytes;
 /// 0 for its first sample): what `--weight cputime` weighs by.
 pub const CPUTIME_DELTA: u16 = 0x4004;
-/// A sampler profile's PMU data when it is not one 8-byte value: its raw
+/// An ELF profile's PMU data when it is not one 8-byte value: its raw
 /// bytes, as many as the profile's PMU-data size.
 pub const PMU_DATA: u16 = 0x4005;
 
