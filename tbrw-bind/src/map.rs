@@ -81,12 +81,33 @@ struct Segment {
 
 const ALWAYS: u32 = u32::MAX;
 
+/// Segments per [`Block`].
+const BLOCK: usize = 4;
+
+/// [`BLOCK`] consecutive segments, their starts and their answers in one
+/// cache line: a lookup finds its block in [`Space::top`] (small, so it
+/// stays in cache) and then waits for this one line, where a binary search
+/// of the bounds and then a read of the segment would wait for one load
+/// after another (a lookup's time is that latency).
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(64))]
+struct Block {
+    /// Segment `k` of the block starts at `starts[k]`; a slot past the last
+    /// segment holds `u64::MAX`, which no address in the space reaches.
+    starts: [u64; BLOCK],
+    segments: [Segment; BLOCK],
+}
+
 /// The modules of one address space.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Space {
-    /// Segment `i` is `[bounds[i], bounds[i + 1])`.
-    bounds: Vec<u64>,
-    segments: Vec<Segment>,
+    /// The space's addresses: `[lo, hi)` (empty when `lo == hi`).
+    lo: u64,
+    hi: u64,
+    /// The start of each block (`blocks[k].starts[0]`).
+    top: Vec<u64>,
+    /// The segments, cut at every module start and end, in address order.
+    blocks: Vec<Block>,
     /// Candidates of the segments that need a time check, best first.
     cands: Vec<Candidate>,
 }
@@ -135,20 +156,38 @@ impl Space {
                 }
             }
         }
-        Space { bounds, segments, cands }
+        let blocks: Vec<Block> = bounds[..segs]
+            .chunks(BLOCK)
+            .zip(segments.chunks(BLOCK))
+            .map(|(starts, segs)| {
+                let mut b = Block { starts: [u64::MAX; BLOCK], segments: [Segment { start: 0, end: ALWAYS }; BLOCK] };
+                b.starts[..starts.len()].copy_from_slice(starts);
+                b.segments[..segs.len()].copy_from_slice(segs);
+                b
+            })
+            .collect();
+        let top = blocks.iter().map(|b| b.starts[0]).collect();
+        Space { lo: bounds[0], hi: bounds[segs], top, blocks, cands }
+    }
+
+    /// The segment `ip` falls in, if any.
+    #[inline]
+    fn segment_at(&self, ip: u64) -> Option<Segment> {
+        // Also rejects an empty space (lo == hi).
+        if ip < self.lo || ip >= self.hi {
+            return None;
+        }
+        // top[0] = lo <= ip: the block is the last one starting at or
+        // before ip, and the next block's start is past it.
+        let block = &self.blocks[self.top.partition_point(|&x| x <= ip) - 1];
+        let within = block.starts.iter().filter(|&&x| x <= ip).count();
+        Some(block.segments[within - 1])
     }
 
     /// The best module of this space covering `sample.ip` and loaded at its time.
     #[inline]
     pub(crate) fn lookup(&self, sample: &Sample, index: u64) -> Option<u32> {
-        let ip = sample.ip;
-        let b = self.bounds.as_slice();
-        // Also rejects an empty space: no bound is <= ip < no bound.
-        match (b.first(), b.last()) {
-            (Some(&lo), Some(&hi)) if lo <= ip && ip < hi => {}
-            _ => return None,
-        }
-        let seg = self.segments[b.partition_point(|&x| x <= ip) - 1];
+        let seg = self.segment_at(sample.ip)?;
         if seg.end == ALWAYS {
             return Some(seg.start);
         }
@@ -474,12 +513,7 @@ impl Space {
     /// times its answer holds over; `None` when a candidate is timed in
     /// sample counts (its answer depends on the sample's index).
     fn lookup_span(&self, ip: u64, t: u64) -> Option<(Option<u32>, Span)> {
-        let b = self.bounds.as_slice();
-        match (b.first(), b.last()) {
-            (Some(&lo), Some(&hi)) if lo <= ip && ip < hi => {}
-            _ => return Some((None, Span::ALWAYS)),
-        }
-        let seg = self.segments[b.partition_point(|&x| x <= ip) - 1];
+        let Some(seg) = self.segment_at(ip) else { return Some((None, Span::ALWAYS)) };
         if seg.end == ALWAYS {
             return Some((Some(seg.start), Span::ALWAYS));
         }
@@ -515,12 +549,7 @@ impl Space {
     /// (without a time stamp, time cannot exclude it). `None` when a
     /// candidate timed in sample counts comes first.
     fn lookup_timeless(&self, ip: u64) -> Option<Option<u32>> {
-        let b = self.bounds.as_slice();
-        match (b.first(), b.last()) {
-            (Some(&lo), Some(&hi)) if lo <= ip && ip < hi => {}
-            _ => return Some(None),
-        }
-        let seg = self.segments[b.partition_point(|&x| x <= ip) - 1];
+        let Some(seg) = self.segment_at(ip) else { return Some(None) };
         if seg.end == ALWAYS {
             return Some(Some(seg.start));
         }

@@ -49,6 +49,11 @@ impl MemoryBind {
         MemoryBind { entries, widths, tables }
     }
 
+    /// The widths and the packed entries, as the packed data binds section stores them.
+    pub(crate) fn packed(&self) -> (Widths, &[u8]) {
+        (self.widths, &self.entries)
+    }
+
     /// The number of data binds (= records of the stream).
     pub fn len(&self) -> u64 {
         (self.entries.len() / self.widths.entry_size()) as u64
