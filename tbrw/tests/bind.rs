@@ -175,6 +175,51 @@ fn an_existing_process_section_is_kept() {
     assert_eq!(f.stream(0).unwrap().bind_view().unwrap().unwrap().process_count(), 4);
 }
 
+/// A file's own process and thread records are the bind's where they are
+/// the same process and thread (pid, start time and name; pid, tid and
+/// name), however their paths and flags differ from what the modules say:
+/// no pid gets a second record for that (Intel's `TBRW_dobind` refuses a
+/// file that has these sections, 77).
+#[test]
+fn a_bind_takes_the_file_s_record_of_a_process_whatever_its_path() {
+    let mut c = bind_content();
+    let pid = |id: u32, path: &str, name: &str| Pid {
+        id,
+        path: Some(path.into()),
+        name: Some(name.into()),
+        ..Default::default()
+    };
+    let tid =
+        |pid: u32, id: u32, name: &str| Tid { associated_pid: pid, id, name: Some(name.into()), ..Default::default() };
+    // Pid 100's exe module says /bin/app; the file's record says otherwise.
+    c.processes = Some((
+        vec![
+            pid(100, "/opt/app-2.1/app", "app"),
+            Pid { flags: PidTidFlags::DESTROYED, ..pid(200, "/bin/server", "server") },
+        ],
+        vec![tid(100, 1, "main"), tid(200, 5, "worker")],
+    ));
+    let (_d, p) = file_with(&c);
+    bind::dobind(&p, 0).unwrap();
+    let f = Tb5File::open(&p).unwrap();
+    f.verify().unwrap();
+    let pt = f.processes().unwrap().unwrap();
+    let pids: Vec<u32> = pt.pids().map(|p| p.id).collect();
+    for id in [100, 200] {
+        assert_eq!(pids.iter().filter(|&&p| p == id).count(), 1, "pid {id} in {pids:?}");
+    }
+    assert_eq!(f.string(pt.pid(0).unwrap().path).unwrap(), "/opt/app-2.1/app");
+    let tids: Vec<(u32, u32)> = pt.tids().map(|t| (t.associated_pid, t.id)).collect();
+    assert_eq!(tids.iter().filter(|&&t| t == (100, 1)).count(), 1, "{tids:?}");
+    assert_eq!(tids.iter().filter(|&&t| t == (200, 5)).count(), 1, "{tids:?}");
+    // The samples of pid 100 and 200 name the file's records.
+    let v = f.stream(0).unwrap().bind_view().unwrap().unwrap();
+    let t = triples(&v);
+    assert_eq!((t[0].1, t[0].2), (0, 0));
+    assert_eq!((t[3].1, t[3].2), (1, 1));
+    assert_eq!(v.tid_bind(0).unwrap().pid_index, 0);
+}
+
 #[test]
 fn read_only_binds_in_memory_and_writes_nothing() {
     let (_d, p) = file_with(&bind_content());
