@@ -106,10 +106,36 @@ pub(crate) struct Space {
     hi: u64,
     /// The start of each block (`blocks[k].starts[0]`).
     top: Vec<u64>,
+    /// The space cut into equal buckets of `1 << shift` addresses from
+    /// `lo`: the address `lo + (k << shift)` lies in block `buckets[k]`, so
+    /// an address of bucket k lies in a block from `buckets[k]` to
+    /// `buckets[k + 1]`, mostly the first: one load of this short table
+    /// instead of a search of `top`.
+    buckets: Vec<u32>,
+    shift: u32,
     /// The segments, cut at every module start and end, in address order.
     blocks: Vec<Block>,
     /// Candidates of the segments that need a time check, best first.
     cands: Vec<Candidate>,
+}
+
+/// [`Space::buckets`] and [`Space::shift`] for blocks starting at `top`
+/// over `[lo, hi)`: as many buckets as blocks (to the next power of two),
+/// each of the same power-of-two width.
+fn bucket_table(top: &[u64], lo: u64, hi: u64) -> (Vec<u32>, u32) {
+    let want = top.len().next_power_of_two() as u32;
+    let span_bits = 64 - (hi - lo - 1).leading_zeros();
+    let shift = span_bits.saturating_sub(want.trailing_zeros()).min(63);
+    let count = (((hi - lo - 1) >> shift) + 2) as usize;
+    let buckets = (0..count)
+        .map(|k| {
+            let at = u128::from(lo) + ((k as u128) << shift);
+            let at = u64::try_from(at).unwrap_or(u64::MAX);
+            // top[0] = lo <= at.
+            (top.partition_point(|&x| x <= at) - 1) as u32
+        })
+        .collect();
+    (buckets, shift)
 }
 
 impl Space {
@@ -166,8 +192,10 @@ impl Space {
                 b
             })
             .collect();
-        let top = blocks.iter().map(|b| b.starts[0]).collect();
-        Space { lo: bounds[0], hi: bounds[segs], top, blocks, cands }
+        let top: Vec<u64> = blocks.iter().map(|b| b.starts[0]).collect();
+        let (lo, hi) = (bounds[0], bounds[segs]);
+        let (buckets, shift) = bucket_table(&top, lo, hi);
+        Space { lo, hi, top, buckets, shift, blocks, cands }
     }
 
     /// The segment `ip` falls in, if any.
@@ -177,9 +205,12 @@ impl Space {
         if ip < self.lo || ip >= self.hi {
             return None;
         }
-        // top[0] = lo <= ip: the block is the last one starting at or
-        // before ip, and the next block's start is past it.
-        let block = &self.blocks[self.top.partition_point(|&x| x <= ip) - 1];
+        // The block is the last one starting at or before ip (top[0] = lo
+        // <= ip), among those its bucket spans.
+        let k = ((ip - self.lo) >> self.shift) as usize;
+        let (first, last) = (self.buckets[k] as usize, self.buckets[k + 1] as usize);
+        let at = first + self.top[first + 1..=last].partition_point(|&x| x <= ip);
+        let block = &self.blocks[at];
         let within = block.starts.iter().filter(|&&x| x <= ip).count();
         Some(block.segments[within - 1])
     }
