@@ -57,14 +57,16 @@ fn record(i: u64, pid: u32, out: &mut [u8]) {
     out[32..].copy_from_slice(&(i * 1000).to_le_bytes());
 }
 
+/// Writes record `i` of a pid into the bytes given.
+type Fill = fn(u64, u32, &mut [u8]);
+
 /// Writes `records` records of `pid` as the next stream of `w`: legacy
 /// records in stream 0, else [`fields_descriptor`]'s.
 fn write_stream(w: &mut Tb5Writer, records: u64, pid: u32) -> Result<()> {
     let info = StreamInfo { stream_type: stream_type::SAMPLING, ..Default::default() };
     let s = w.next_stream()?.info(&info)?;
     let legacy = s.index() == 0;
-    let (size, fill): (usize, fn(u64, u32, &mut [u8])) =
-        if legacy { (RECORD, record) } else { (FIELDS_RECORD, fields_record) };
+    let (size, fill): (usize, Fill) = if legacy { (RECORD, record) } else { (FIELDS_RECORD, fields_record) };
     let mut s = s.data_descriptor(&if legacy { legacy_descriptor() } else { fields_descriptor() })?;
     let mut data = s.data()?;
     let mut buf = vec![0u8; 4096 * size];
@@ -84,9 +86,8 @@ fn write_stream(w: &mut Tb5Writer, records: u64, pid: u32) -> Result<()> {
 /// (`wchar`, `write_bytes`) of this process so far.
 fn io() -> (u64, u64) {
     let text = std::fs::read_to_string("/proc/self/io").unwrap_or_default();
-    let field = |name: &str| {
-        text.lines().find_map(|l| l.strip_prefix(name)).and_then(|v| v.trim().parse().ok()).unwrap_or(0)
-    };
+    let field =
+        |name: &str| text.lines().find_map(|l| l.strip_prefix(name)).and_then(|v| v.trim().parse().ok()).unwrap_or(0);
     (field("wchar:"), field("write_bytes:"))
 }
 
