@@ -6,8 +6,11 @@
 //! (its own modules) and one global space (modules flagged global). Each
 //! space is cut into elementary segments at every module start and end;
 //! each segment lists the modules covering it, best first (latest load,
-//! then latest added). A lookup is a binary search for the segment, then
-//! the first candidate loaded at the sample's time.
+//! then latest added). The segments are kept four to a cache-line block
+//! (their starts and answers together), and the space is cut into as many
+//! equal buckets as it has blocks: a lookup reads its bucket's entry,
+//! searches the blocks the bucket spans (mostly one), reads that block,
+//! then takes the first candidate loaded at the sample's time.
 //!
 //! Pids are resolved through a sorted table (a binary search when the pid
 //! changes), and each pid's instances are consecutive slots of a dense
