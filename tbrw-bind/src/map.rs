@@ -6,8 +6,11 @@
 //! (its own modules) and one global space (modules flagged global). Each
 //! space is cut into elementary segments at every module start and end;
 //! each segment lists the modules covering it, best first (latest load,
-//! then latest added). A lookup is a binary search for the segment, then
-//! the first candidate loaded at the sample's time.
+//! then latest added). The segments are kept four to a cache-line block
+//! (their starts and answers together), and the space is cut into as many
+//! equal buckets as it has blocks: a lookup reads its bucket's entry,
+//! searches the blocks the bucket spans (mostly one), reads that block,
+//! then takes the first candidate loaded at the sample's time.
 //!
 //! Pids are resolved through a sorted table (a binary search when the pid
 //! changes), and each pid's instances are consecutive slots of a dense
@@ -81,14 +84,61 @@ struct Segment {
 
 const ALWAYS: u32 = u32::MAX;
 
+/// Segments per [`Block`].
+const BLOCK: usize = 4;
+
+/// [`BLOCK`] consecutive segments, their starts and their answers in one
+/// cache line: a lookup finds its block in [`Space::top`] (small, so it
+/// stays in cache) and then waits for this one line, where a binary search
+/// of the bounds and then a read of the segment would wait for one load
+/// after another (a lookup's time is that latency).
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(64))]
+struct Block {
+    /// Segment `k` of the block starts at `starts[k]`; a slot past the last
+    /// segment holds `u64::MAX`, which no address in the space reaches.
+    starts: [u64; BLOCK],
+    segments: [Segment; BLOCK],
+}
+
 /// The modules of one address space.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Space {
-    /// Segment `i` is `[bounds[i], bounds[i + 1])`.
-    bounds: Vec<u64>,
-    segments: Vec<Segment>,
+    /// The space's addresses: `[lo, hi)` (empty when `lo == hi`).
+    lo: u64,
+    hi: u64,
+    /// The start of each block (`blocks[k].starts[0]`).
+    top: Vec<u64>,
+    /// The space cut into equal buckets of `1 << shift` addresses from
+    /// `lo`: the address `lo + (k << shift)` lies in block `buckets[k]`, so
+    /// an address of bucket k lies in a block from `buckets[k]` to
+    /// `buckets[k + 1]`, mostly the first: one load of this short table
+    /// instead of a search of `top`.
+    buckets: Vec<u32>,
+    shift: u32,
+    /// The segments, cut at every module start and end, in address order.
+    blocks: Vec<Block>,
     /// Candidates of the segments that need a time check, best first.
     cands: Vec<Candidate>,
+}
+
+/// [`Space::buckets`] and [`Space::shift`] for blocks starting at `top`
+/// over `[lo, hi)`: as many buckets as blocks (to the next power of two),
+/// each of the same power-of-two width.
+fn bucket_table(top: &[u64], lo: u64, hi: u64) -> (Vec<u32>, u32) {
+    let want = top.len().next_power_of_two() as u32;
+    let span_bits = 64 - (hi - lo - 1).leading_zeros();
+    let shift = span_bits.saturating_sub(want.trailing_zeros()).min(63);
+    let count = (((hi - lo - 1) >> shift) + 2) as usize;
+    let buckets = (0..count)
+        .map(|k| {
+            let at = u128::from(lo) + ((k as u128) << shift);
+            let at = u64::try_from(at).unwrap_or(u64::MAX);
+            // top[0] = lo <= at.
+            (top.partition_point(|&x| x <= at) - 1) as u32
+        })
+        .collect();
+    (buckets, shift)
 }
 
 impl Space {
@@ -135,20 +185,43 @@ impl Space {
                 }
             }
         }
-        Space { bounds, segments, cands }
+        let blocks: Vec<Block> = bounds[..segs]
+            .chunks(BLOCK)
+            .zip(segments.chunks(BLOCK))
+            .map(|(starts, segs)| {
+                let mut b = Block { starts: [u64::MAX; BLOCK], segments: [Segment { start: 0, end: ALWAYS }; BLOCK] };
+                b.starts[..starts.len()].copy_from_slice(starts);
+                b.segments[..segs.len()].copy_from_slice(segs);
+                b
+            })
+            .collect();
+        let top: Vec<u64> = blocks.iter().map(|b| b.starts[0]).collect();
+        let (lo, hi) = (bounds[0], bounds[segs]);
+        let (buckets, shift) = bucket_table(&top, lo, hi);
+        Space { lo, hi, top, buckets, shift, blocks, cands }
+    }
+
+    /// The segment `ip` falls in, if any.
+    #[inline]
+    fn segment_at(&self, ip: u64) -> Option<Segment> {
+        // Also rejects an empty space (lo == hi).
+        if ip < self.lo || ip >= self.hi {
+            return None;
+        }
+        // The block is the last one starting at or before ip (top[0] = lo
+        // <= ip), among those its bucket spans.
+        let k = ((ip - self.lo) >> self.shift) as usize;
+        let (first, last) = (self.buckets[k] as usize, self.buckets[k + 1] as usize);
+        let at = first + self.top[first + 1..=last].partition_point(|&x| x <= ip);
+        let block = &self.blocks[at];
+        let within = block.starts.iter().filter(|&&x| x <= ip).count();
+        Some(block.segments[within - 1])
     }
 
     /// The best module of this space covering `sample.ip` and loaded at its time.
     #[inline]
     pub(crate) fn lookup(&self, sample: &Sample, index: u64) -> Option<u32> {
-        let ip = sample.ip;
-        let b = self.bounds.as_slice();
-        // Also rejects an empty space: no bound is <= ip < no bound.
-        match (b.first(), b.last()) {
-            (Some(&lo), Some(&hi)) if lo <= ip && ip < hi => {}
-            _ => return None,
-        }
-        let seg = self.segments[b.partition_point(|&x| x <= ip) - 1];
+        let seg = self.segment_at(sample.ip)?;
         if seg.end == ALWAYS {
             return Some(seg.start);
         }
@@ -474,12 +547,7 @@ impl Space {
     /// times its answer holds over; `None` when a candidate is timed in
     /// sample counts (its answer depends on the sample's index).
     fn lookup_span(&self, ip: u64, t: u64) -> Option<(Option<u32>, Span)> {
-        let b = self.bounds.as_slice();
-        match (b.first(), b.last()) {
-            (Some(&lo), Some(&hi)) if lo <= ip && ip < hi => {}
-            _ => return Some((None, Span::ALWAYS)),
-        }
-        let seg = self.segments[b.partition_point(|&x| x <= ip) - 1];
+        let Some(seg) = self.segment_at(ip) else { return Some((None, Span::ALWAYS)) };
         if seg.end == ALWAYS {
             return Some((Some(seg.start), Span::ALWAYS));
         }
@@ -515,12 +583,7 @@ impl Space {
     /// (without a time stamp, time cannot exclude it). `None` when a
     /// candidate timed in sample counts comes first.
     fn lookup_timeless(&self, ip: u64) -> Option<Option<u32>> {
-        let b = self.bounds.as_slice();
-        match (b.first(), b.last()) {
-            (Some(&lo), Some(&hi)) if lo <= ip && ip < hi => {}
-            _ => return Some(None),
-        }
-        let seg = self.segments[b.partition_point(|&x| x <= ip) - 1];
+        let Some(seg) = self.segment_at(ip) else { return Some(None) };
         if seg.end == ALWAYS {
             return Some(Some(seg.start));
         }

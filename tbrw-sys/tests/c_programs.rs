@@ -118,12 +118,12 @@ fn both_callback_conventions_enumerate_the_same_records() {
     // 0x43000c lies in no module; 0x410004 in pid 10's lib.so, 0x400000 in pid 20's b.out.
     // The stored bind (Intel's layout, docs/BIND.md "In Intel's layout")
     // indexes the file's own tables: its 2 processes and 2 threads first,
-    // then the bind's processes (pid 10 = 2, pid 20 = 3: with the exe's
-    // path, so not equal to the file's) and its threads not in the file
-    // ((20, 100) = 2, (10, 101) = 3).
-    assert!(guide.contains("  eip 0x43000c module -1 process 2 thread 3\n"), "{guide}");
-    assert!(guide.contains("  eip 0x410004 module 1 process 2 thread 3\n"), "{guide}");
-    assert!(guide.contains("  eip 0x400000 module 3 process 3 thread 2\n"), "{guide}");
+    // which are the bind's processes (pid 10 = 0, pid 20 = 1: same pid,
+    // start and name, whatever path the exe module gives), then the bind's
+    // threads not in the file ((20, 100) = 2, (10, 101) = 3).
+    assert!(guide.contains("  eip 0x43000c module -1 process 0 thread 3\n"), "{guide}");
+    assert!(guide.contains("  eip 0x410004 module 1 process 0 thread 3\n"), "{guide}");
+    assert!(guide.contains("  eip 0x400000 module 3 process 1 thread 2\n"), "{guide}");
     assert!(guide.contains("  tid 101 of pid 20 main\n") && guide.contains("  pid 20 b.out\n"), "{guide}");
     assert!(guide.ends_with("callbacks\n"), "{guide}");
 }

@@ -175,6 +175,51 @@ fn an_existing_process_section_is_kept() {
     assert_eq!(f.stream(0).unwrap().bind_view().unwrap().unwrap().process_count(), 4);
 }
 
+/// A file's own process and thread records are the bind's where they are
+/// the same process and thread (pid, start time and name; pid, tid and
+/// name), however their paths and flags differ from what the modules say:
+/// no pid gets a second record for that (Intel's `TBRW_dobind` refuses a
+/// file that has these sections, 77).
+#[test]
+fn a_bind_takes_the_file_s_record_of_a_process_whatever_its_path() {
+    let mut c = bind_content();
+    let pid = |id: u32, path: &str, name: &str| Pid {
+        id,
+        path: Some(path.into()),
+        name: Some(name.into()),
+        ..Default::default()
+    };
+    let tid =
+        |pid: u32, id: u32, name: &str| Tid { associated_pid: pid, id, name: Some(name.into()), ..Default::default() };
+    // Pid 100's exe module says /bin/app; the file's record says otherwise.
+    c.processes = Some((
+        vec![
+            pid(100, "/opt/app-2.1/app", "app"),
+            Pid { flags: PidTidFlags::DESTROYED, ..pid(200, "/bin/server", "server") },
+        ],
+        vec![tid(100, 1, "main"), tid(200, 5, "worker")],
+    ));
+    let (_d, p) = file_with(&c);
+    bind::dobind(&p, 0).unwrap();
+    let f = Tb5File::open(&p).unwrap();
+    f.verify().unwrap();
+    let pt = f.processes().unwrap().unwrap();
+    let pids: Vec<u32> = pt.pids().map(|p| p.id).collect();
+    for id in [100, 200] {
+        assert_eq!(pids.iter().filter(|&&p| p == id).count(), 1, "pid {id} in {pids:?}");
+    }
+    assert_eq!(f.string(pt.pid(0).unwrap().path).unwrap(), "/opt/app-2.1/app");
+    let tids: Vec<(u32, u32)> = pt.tids().map(|t| (t.associated_pid, t.id)).collect();
+    assert_eq!(tids.iter().filter(|&&t| t == (100, 1)).count(), 1, "{tids:?}");
+    assert_eq!(tids.iter().filter(|&&t| t == (200, 5)).count(), 1, "{tids:?}");
+    // The samples of pid 100 and 200 name the file's records.
+    let v = f.stream(0).unwrap().bind_view().unwrap().unwrap();
+    let t = triples(&v);
+    assert_eq!((t[0].1, t[0].2), (0, 0));
+    assert_eq!((t[3].1, t[3].2), (1, 1));
+    assert_eq!(v.tid_bind(0).unwrap().pid_index, 0);
+}
+
 #[test]
 fn read_only_binds_in_memory_and_writes_nothing() {
     let (_d, p) = file_with(&bind_content());
@@ -443,6 +488,15 @@ fn a_stored_bind_takes_a_few_bytes_per_record_in_the_tb5_layout() {
     let f = Tb5File::open(&p).unwrap();
     f.verify().unwrap();
     let v = f.stream(0).unwrap().bind_view().unwrap().unwrap();
+    let (want, threads) = reference_triples(&f);
+    assert!(threads > 40 && threads < 256, "{threads}");
+    assert_eq!(triples(&v), want);
+}
+
+/// The binds of stream 0 of `f` (legacy records) as the one-thread engine
+/// on 24-byte structs makes them, which knows nothing of widths, and its
+/// thread count.
+fn reference_triples(f: &Tb5File) -> (Vec<(u64, u64, u64)>, usize) {
     let samples: Vec<_> = f
         .stream(0)
         .unwrap()
@@ -472,10 +526,53 @@ fn a_stored_bind_takes_a_few_bytes_per_record_in_the_tb5_layout() {
         })
         .collect();
     let want = tbrw_bind::bind(&modules, &samples);
-    assert!(want.tables.threads.len() > 40 && want.tables.threads.len() < 256, "{}", want.tables.threads.len());
-    let got: Vec<(u64, u64, u64)> = triples(&v);
-    let want: Vec<(u64, u64, u64)> = want.data.iter().map(|d| (d.module_index, d.pid_index, d.tid_index)).collect();
-    assert_eq!(got, want);
+    (want.data.iter().map(|d| (d.module_index, d.pid_index, d.tid_index)).collect(), want.tables.threads.len())
+}
+
+/// The thread width of a stored bind is the narrowest that holds the
+/// threads the bind made, whatever the record count: 53 threads in 60,000
+/// records take one byte a record (the record count would take two).
+#[test]
+fn a_stored_bind_s_thread_indexes_are_as_wide_as_its_threads_need() {
+    let (_d, p) = file_in(&busy_content(60_000), WriteLayout::Tb5);
+    let before = std::fs::metadata(&p).unwrap().len();
+    bind::dobind(&p, 0).unwrap();
+    let grown = std::fs::metadata(&p).unwrap().len() - before;
+    // 2-byte module and 1-byte thread indices, plus the tables and a directory.
+    assert!(grown < 60_000 * 3 + 16 * 1024, "the bind added {grown} bytes");
+    let f = Tb5File::open(&p).unwrap();
+    f.verify().unwrap();
+    let (want, threads) = reference_triples(&f);
+    assert!(threads < 256, "{threads}");
+    assert_eq!(triples(&f.stream(0).unwrap().bind_view().unwrap().unwrap()), want);
+}
+
+/// Threads first seen late in a long stream (past 256 and past 65,536
+/// records) widen the thread indexes packed so far: the stored bind and
+/// the bind on any number of threads read back as the reference's.
+#[test]
+fn threads_that_first_appear_late_widen_the_packed_binds() {
+    let n = 400_000u64;
+    let mut c = busy_content(n);
+    let data = c.streams[0].data.as_mut().unwrap();
+    // From the last quarter on, each record's thread is one of 700 new ones.
+    for (i, rec) in data.chunks_exact_mut(40).enumerate().skip(n as usize * 3 / 4) {
+        let mut pc = SampleRecordPc::from_bytes(rec[..32].try_into().unwrap());
+        pc.tid = 50_000 + (i % 700) as u32;
+        rec[..32].copy_from_slice(&pc.to_bytes());
+    }
+    let (_d, p) = file_in(&c, WriteLayout::Tb5);
+    let f = Tb5File::open(&p).unwrap();
+    let (want, threads) = reference_triples(&f);
+    assert!(threads > 700, "{threads}");
+    for t in [1, 2, 3] {
+        assert_eq!(triples(&BindView::Memory(&bind::bind_in_memory_on(&f, 0, t).unwrap())), want, "{t} threads");
+    }
+    drop(f);
+    bind::dobind(&p, 0).unwrap();
+    let f = Tb5File::open(&p).unwrap();
+    f.verify().unwrap();
+    assert_eq!(triples(&f.stream(0).unwrap().bind_view().unwrap().unwrap()), want);
 }
 
 /// Intel's layout stores a bind as Intel does: 32 bytes a record (module,

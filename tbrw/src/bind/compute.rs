@@ -8,7 +8,7 @@ use tbrw_bind::{Binder, DataBind, ModuleKind, ModuleMap, ModuleSpec, Sample};
 
 use super::decode::Decoder;
 use crate::format::codec;
-use crate::format::packed_bind::Widths;
+use crate::format::packed_bind::Packer;
 use crate::format::raw::{PidRaw, Raw, TidRaw};
 use crate::model::error::{Error, Location, Result};
 use crate::model::module::{Module, ModuleFlags};
@@ -70,50 +70,28 @@ pub(crate) fn module_map(file: &Tb5File) -> Result<ModuleMap> {
     Ok(ModuleMap::new(&module_specs(file, &modules)))
 }
 
-/// Binds stream `n` of `file` on [`bind_threads`] threads, handing the
-/// per-record binds, packed in `widths`, to `sink` in stream order, chunk
-/// by chunk, and returns the tables.
-pub(crate) fn compute(
-    file: &Tb5File,
-    n: u32,
-    widths: Widths,
-    sink: &mut dyn FnMut(&[u8]) -> Result<()>,
-) -> Result<BindTables> {
-    compute_on(file, n, bind_threads(), widths, sink)
-}
-
-/// Decodes `records` (whole records of `size` bytes) into `samples`, binds
-/// them into `out` and packs those binds in `widths` into `packed`.
+/// Decodes `records` (whole records of `size` bytes) into `samples` and
+/// binds them into `out`.
 fn decode_and_bind(
     decoder: &Decoder,
     binder: &mut Binder<'_>,
     (records, size): (&[u8], usize),
     samples: &mut Vec<Sample>,
     out: &mut [DataBind],
-    (widths, packed): (Widths, &mut Vec<u8>),
 ) {
     samples.clear();
     samples.extend(records.chunks_exact(size).map(|r| decoder.decode(r)));
     binder.bind_into(samples, out);
-    packed.clear();
-    widths.encode(out, packed);
 }
 
-/// [`compute`] on `threads` threads. Each step's records are cut into one
-/// part per thread; this thread's binder binds the first, its forks
-/// ([`Binder::fork_at`]: its tables so far) the others, and
-/// [`Binder::absorb`] takes their work in stream order, so the result is
-/// the one-thread result whatever the thread count. Each
-/// part is packed on its own thread, and packed again here only when
-/// absorbing it renumbered its processes or threads (a part that met
-/// processes or threads the earlier parts had not).
-pub(crate) fn compute_on(
-    file: &Tb5File,
-    n: u32,
-    threads: usize,
-    widths: Widths,
-    sink: &mut dyn FnMut(&[u8]) -> Result<()>,
-) -> Result<BindTables> {
+/// Binds stream `n` of `file` on `threads` threads, handing the
+/// per-record binds to `sink` in stream order, step by step, and returns
+/// the tables. Each step's records are cut into one part per thread; this
+/// thread's binder binds the first, its forks ([`Binder::fork_at`]: its
+/// tables so far) the others, and [`Binder::absorb`] takes their work in
+/// stream order, so the result is the one-thread result whatever the
+/// thread count.
+fn compute_on(file: &Tb5File, n: u32, threads: usize, sink: &mut dyn FnMut(&[DataBind])) -> Result<BindTables> {
     let s = file.stream(n)?;
     let decoder = Decoder::for_stream(file, &s)?;
     let modules: Vec<Module<StringId>> = match file.modules()? {
@@ -139,7 +117,6 @@ pub(crate) fn compute_on(
         let size = data.record_size();
         let threads = threads.max(1);
         let mut samples: Vec<Vec<Sample>> = vec![Vec::new(); threads];
-        let mut packed: Vec<Vec<u8>> = vec![Vec::new(); threads];
         // Every entry of a step is written by its bind: the buffer grows,
         // it is not cleared.
         let mut out = Vec::new();
@@ -157,39 +134,28 @@ pub(crate) fn compute_on(
             let (first, rest) = chunk.split_at(per * size);
             let (first_out, rest_out) = out.split_at_mut(per);
             let (first_samples, rest_samples) = samples.split_at_mut(1);
-            let (first_packed, rest_packed) = packed.split_at_mut(1);
             let (decoder, start) = (&decoder, binder.next_index());
             let forks: Vec<Binder> = (1..parts).map(|k| binder.fork_at(start + (k * per) as u64)).collect();
-            let done: Vec<(Binder, &mut [DataBind], &mut Vec<u8>)> = std::thread::scope(|scope| {
+            let done: Vec<(Binder, &mut [DataBind])> = std::thread::scope(|scope| {
                 let handles: Vec<_> = rest
                     .chunks(per * size)
                     .zip(rest_out.chunks_mut(per))
-                    .zip(rest_samples.iter_mut().zip(rest_packed.iter_mut()))
+                    .zip(rest_samples.iter_mut())
                     .zip(forks)
-                    .map(|(((records, out), (samples, packed)), mut b)| {
+                    .map(|(((records, out), samples), mut b)| {
                         scope.spawn(move || {
-                            decode_and_bind(decoder, &mut b, (records, size), samples, out, (widths, packed));
-                            (b, out, packed)
+                            decode_and_bind(decoder, &mut b, (records, size), samples, out);
+                            (b, out)
                         })
                     })
                     .collect();
-                decode_and_bind(
-                    decoder,
-                    &mut binder,
-                    (first, size),
-                    &mut first_samples[0],
-                    first_out,
-                    (widths, &mut first_packed[0]),
-                );
+                decode_and_bind(decoder, &mut binder, (first, size), &mut first_samples[0], first_out);
                 handles.into_iter().map(|h| h.join().expect("a bind thread panicked")).collect()
             });
-            sink(&first_packed[0])?;
-            for (part, entries, packed) in done {
-                if binder.absorb(part, entries) {
-                    packed.clear();
-                    widths.encode(entries, packed);
-                }
-                sink(packed)?;
+            sink(first_out);
+            for (part, entries) in done {
+                binder.absorb(part, entries);
+                sink(entries);
             }
         }
     }
@@ -254,80 +220,15 @@ pub fn bind_in_memory(file: &Tb5File, stream: u32) -> Result<MemoryBind> {
 }
 
 /// Binds a stream of a file in memory on `threads` threads; the result
-/// does not depend on the number.
+/// does not depend on the number. The entries are packed as the bind goes,
+/// in the thread width of the threads the bind made (`Packer`).
 pub fn bind_in_memory_on(file: &Tb5File, stream: u32, threads: usize) -> Result<MemoryBind> {
-    let widths = packed_widths(file, stream)?;
     let records = file.stream(stream)?.data()?.map_or(0, |d| d.len());
-    // Reserved once: the packed binds are a few bytes a record, known ahead.
-    let mut entries = Vec::with_capacity(usize::try_from(records).unwrap_or(0).saturating_mul(widths.entry_size()));
-    let tables = compute_on(file, stream, threads, widths, &mut |packed| {
-        entries.extend_from_slice(packed);
-        Ok(())
-    })?;
+    let mut packer = Packer::new(file.modules()?.map_or(0, |m| m.len()), records);
+    let tables = compute_on(file, stream, threads, &mut |binds| packer.push(binds))?;
+    packer.widen_for(tables.threads.len() as u64);
+    let (widths, entries) = packer.finish();
     Ok(MemoryBind::from_packed(entries, widths, tables))
-}
-
-/// The index widths of the packed binds of stream `n` (docs/FORMAT.md):
-/// the thread width holds the number of threads the bind can make, which
-/// is at most the records, and at most the instances (docs/BIND.md) of the
-/// distinct (pid, tid) pairs the records hold, found by one pass over them
-/// when that can narrow the width (a stream of more than 65,536 records):
-/// 2 bytes a record instead of 4 for a recording of fewer than 65,536
-/// threads.
-pub(super) fn packed_widths(file: &Tb5File, n: u32) -> Result<Widths> {
-    let s = file.stream(n)?;
-    let Some(data) = s.data()? else { return Ok(Widths::for_counts(file.modules()?.map_or(0, |m| m.len()), 0)) };
-    let records = data.len();
-    let modules = file.modules()?.map_or(0, |m| m.len());
-    let wide = Widths::for_counts(modules, records);
-    if records <= 1 << 16 || data.record_size() == 0 {
-        return Ok(wide);
-    }
-    let decoder = Decoder::for_stream(file, &s)?;
-    let map = module_map(file)?;
-    // (pid, tid) pairs seen, as u64 keys; a thread-count bound past 65,535
-    // gains nothing over the record count's width, so the pass stops there.
-    let mut seen: std::collections::HashSet<u64, PairHash> = Default::default();
-    let mut threads = 0u64;
-    for rec in data.records() {
-        let smp = decoder.decode(rec);
-        if seen.insert(u64::from(smp.pid) << 32 | u64::from(smp.tid)) {
-            threads += map.instances_of(smp.pid);
-            if threads > 0xFFFF {
-                return Ok(wide);
-            }
-        }
-    }
-    Ok(Widths::for_counts_and_threads(modules, records, threads))
-}
-
-/// Hashes a (pid, tid) key by one multiply: the keys are the file's ids.
-#[derive(Clone, Copy, Default)]
-struct PairHash;
-
-impl std::hash::BuildHasher for PairHash {
-    type Hasher = PairHasher;
-    fn build_hasher(&self) -> PairHasher {
-        PairHasher(0)
-    }
-}
-
-#[derive(Clone, Copy, Default)]
-struct PairHasher(u64);
-
-impl std::hash::Hasher for PairHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        }
-    }
-    fn write_u64(&mut self, k: u64) {
-        let h = (self.0 ^ k).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        self.0 = h ^ (h >> 29);
-    }
 }
 
 /// The encoded tables: module binds, processes, threads, thread binds.

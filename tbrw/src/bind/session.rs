@@ -7,7 +7,7 @@
 //! sections out of the next directory, and a bind of a file opened
 //! read-only is kept in memory.
 
-use super::compute::{bind_in_memory, compute, encode_tables, packed_widths};
+use super::compute::{bind_in_memory, encode_tables};
 use super::decode::Plan;
 use crate::format::kind::SectionKind;
 use crate::model::error::{Error, Result};
@@ -120,26 +120,20 @@ impl Engine {
             self.set_generated_process_threads(true);
             return Ok(());
         }
-        let (Some(file), Some(out)) = self.existing_and_output() else { unreachable!("checked by is_bound and above") };
-        // The packed entries go straight to their place in the file when
-        // the tail is free (no copy), as a data section's records do.
-        let widths = packed_widths(file, n)?;
+        // Made in memory (its entries packed in the widths its threads
+        // need, known once it is done), written to its place, and kept:
+        // a bound enumerate of this session reads it without binding again.
+        let bind = bind_in_memory(self.committed_stream(n)?, n)?;
+        let Some(out) = self.output_mut() else { unreachable!("checked by is_bound and above") };
+        let (widths, entries) = bind.packed();
         let mut sink = out.data_sink(n)?;
-        let mut count = 0u64;
-        let computed = out.write(&mut sink, &widths.head()).and_then(|()| {
-            compute(file, n, widths, &mut |packed| {
-                count += (packed.len() / widths.entry_size()) as u64;
-                out.write(&mut sink, packed)
-            })
-        });
-        let tables = match computed {
-            Ok(t) => t,
-            Err(e) => {
-                out.release_tail(n);
-                return Err(e);
-            }
-        };
-        let [modules, pids, tids, tid_binds] = encode_tables(&tables);
+        let written = out.write(&mut sink, &widths.head()).and_then(|()| out.write(&mut sink, entries));
+        if let Err(e) = written {
+            out.release_tail(n);
+            return Err(e);
+        }
+        let (count, tables) = (bind.len(), &bind.tables);
+        let [modules, pids, tids, tid_binds] = encode_tables(tables);
         let pending =
             |b: BindSection, part: Part, count: usize| Pending::new(SectionKind::Bind(b), n, vec![part], count as u64);
         let (np, nt) = (tables.processes.len(), tables.threads.len());
@@ -150,6 +144,7 @@ impl Engine {
         out.submit(pending(BindSection::TidBinds, Part::Bytes(tid_binds), nt))?;
         // Committed bind sections removed by an earlier unbind stay removed: these replace them.
         self.add_generated_process_threads(pids, tids, np as u64, nt as u64)?;
+        self.memory_binds_mut().insert(n, bind);
         Ok(())
     }
 

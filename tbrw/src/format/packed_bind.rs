@@ -8,10 +8,10 @@
 //! "no module". The process index is not stored: it is the thread's, which
 //! the thread binds section holds. The widths are the narrowest that hold
 //! the file's module count (plus the "no module" value) and the number of
-//! threads the bind can make (at most one per record, and at most the
-//! process instances of the distinct (pid, tid) pairs of the records), so
-//! both are known before the first record is bound and the section can be written
-//! straight to its place as the bind goes.
+//! threads the bind made. The thread count is known only at the end of the
+//! bind, so [`Packer`] packs as the bind goes in the thread width the
+//! threads so far need, and widens what it holds when a thread index
+//! outgrows it (at most three times: 1, 2, 4, 8 bytes).
 
 use tbrw_bind::{DataBind, UNKNOWN_MODULE};
 
@@ -60,16 +60,10 @@ fn width_below(limit: u64) -> usize {
 }
 
 impl Widths {
-    /// The widths for a stream of `records` records in a file of `modules` modules.
-    pub(crate) fn for_counts(modules: u64, records: u64) -> Widths {
-        // Module indices are below `modules`, and all ones is taken by "no module".
-        Widths { module: width_below(modules.saturating_add(1)), thread: width_below(records) }
-    }
-
-    /// The widths for a stream of `records` records whose bind makes at
-    /// most `threads` threads, in a file of `modules` modules.
-    pub(crate) fn for_counts_and_threads(modules: u64, records: u64, threads: u64) -> Widths {
-        Widths { thread: width_below(records.min(threads)), ..Widths::for_counts(modules, records) }
+    /// The widths for `modules` modules and `threads` threads (a bind's
+    /// thread indexes are below its thread count).
+    pub(crate) fn for_modules_and_threads(modules: u64, threads: u64) -> Widths {
+        Widths { module: width_below(modules.saturating_add(1)), thread: width_below(threads) }
     }
 
     /// Bytes per record.
@@ -129,26 +123,82 @@ impl Widths {
     }
 }
 
+/// Packs a bind's entries as they come, in the narrowest thread width
+/// their thread indexes need so far ([`Widths`]: the module width is the
+/// file's), widening the entries it holds when an index outgrows it.
+#[derive(Debug)]
+pub(crate) struct Packer {
+    widths: Widths,
+    bytes: Vec<u8>,
+}
+
+impl Packer {
+    /// A packer for the binds of a file of `modules` modules, with room for `records` entries.
+    pub(crate) fn new(modules: u64, records: u64) -> Packer {
+        let widths = Widths::for_modules_and_threads(modules, 1);
+        // Reserved for the narrowest entries; a widening reallocates.
+        let bytes = Vec::with_capacity(usize::try_from(records).unwrap_or(0).saturating_mul(widths.entry_size()));
+        Packer { widths, bytes }
+    }
+
+    /// Packs `binds` after the entries so far.
+    pub(crate) fn push(&mut self, binds: &[DataBind]) {
+        let top = binds.iter().map(|b| b.tid_index).max().unwrap_or(0);
+        self.widen_for(top.saturating_add(1));
+        self.widths.encode(binds, &mut self.bytes);
+    }
+
+    /// Widens the thread width to hold `threads` threads, if it does not yet.
+    pub(crate) fn widen_for(&mut self, threads: u64) {
+        let want = Widths { thread: width_below(threads).max(self.widths.thread), ..self.widths };
+        if want == self.widths {
+            return;
+        }
+        let (old, size) = (self.widths, self.widths.entry_size());
+        let mut bytes = Vec::with_capacity(self.bytes.capacity() / size * want.entry_size());
+        let binds: Vec<DataBind> = self
+            .bytes
+            .chunks_exact(size)
+            .map(|e| {
+                let (module_index, tid_index) = old.decode(e).expect("whole entries");
+                DataBind { module_index, pid_index: 0, tid_index }
+            })
+            .collect();
+        want.encode(&binds, &mut bytes);
+        self.widths = want;
+        self.bytes = bytes;
+    }
+
+    /// The widths and the packed entries.
+    pub(crate) fn finish(self) -> (Widths, Vec<u8>) {
+        (self.widths, self.bytes)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn widths_are_the_narrowest_that_hold_the_counts() {
-        assert_eq!(Widths::for_counts(0, 0), Widths { module: 1, thread: 1 });
-        assert_eq!(Widths::for_counts(255, 256), Widths { module: 1, thread: 1 });
-        assert_eq!(Widths::for_counts(256, 257), Widths { module: 2, thread: 2 });
-        assert_eq!(Widths::for_counts(10_000, 10_000_000), Widths { module: 2, thread: 4 });
-        assert_eq!(Widths::for_counts(65_535, 65_536), Widths { module: 2, thread: 2 });
-        assert_eq!(Widths::for_counts(65_536, 1 << 32), Widths { module: 4, thread: 4 });
-        assert_eq!(Widths::for_counts_and_threads(300, 10_000_000, 40), Widths { module: 2, thread: 1 });
-        assert_eq!(Widths::for_counts_and_threads(300, 100, 1000), Widths { module: 2, thread: 1 });
-        assert_eq!(Widths::for_counts(1 << 32, (1 << 32) + 1), Widths { module: 8, thread: 8 });
+        let w = Widths::for_modules_and_threads;
+        assert_eq!(w(0, 0), Widths { module: 1, thread: 1 });
+        assert_eq!(w(255, 256), Widths { module: 1, thread: 1 });
+        assert_eq!(w(256, 257), Widths { module: 2, thread: 2 });
+        assert_eq!(w(10_000, 10_000_000), Widths { module: 2, thread: 4 });
+        assert_eq!(w(65_535, 65_536), Widths { module: 2, thread: 2 });
+        assert_eq!(w(65_536, 1 << 32), Widths { module: 4, thread: 4 });
+        assert_eq!(w(300, 40), Widths { module: 2, thread: 1 });
+        assert_eq!(w(1 << 32, (1 << 32) + 1), Widths { module: 8, thread: 8 });
     }
 
     #[test]
     fn entries_round_trip_and_the_head_is_checked() {
-        for w in [Widths::for_counts(3, 3), Widths::for_counts(300, 70_000), Widths::for_counts(1 << 40, 1 << 40)] {
+        for w in [
+            Widths::for_modules_and_threads(3, 3),
+            Widths::for_modules_and_threads(300, 70_000),
+            Widths::for_modules_and_threads(1 << 40, 1 << 40),
+        ] {
             let binds = [
                 DataBind { module_index: 2, pid_index: 0, tid_index: 1 },
                 DataBind { module_index: UNKNOWN_MODULE, pid_index: 0, tid_index: 2 },
@@ -165,5 +215,30 @@ mod tests {
         assert!(Widths::from_head(&[3, 1, 0, 0, 0, 0, 0, 0]).is_err());
         assert!(Widths::from_head(&[1, 1, 0, 0, 0, 0, 0, 9]).is_err());
         assert!(Widths::from_head(&[1, 1]).is_err());
+    }
+
+    /// A packer fed in pieces gives the entries a one-shot encode in the
+    /// final widths gives, whatever thread index comes when.
+    #[test]
+    fn a_packer_widens_to_the_threads_it_met_and_keeps_every_entry() {
+        let bind = |m: u64, t: u64| DataBind { module_index: m, pid_index: 0, tid_index: t };
+        let cases: [&[&[DataBind]]; 4] = [
+            &[],
+            &[&[bind(1, 0), bind(UNKNOWN_MODULE, 3)]],
+            &[&[bind(1, 0)], &[bind(2, 255), bind(3, 256)], &[bind(UNKNOWN_MODULE, 7)]],
+            &[&[bind(4, 9)], &[bind(2, 70_000)], &[bind(3, 1 << 33), bind(1, 1)]],
+        ];
+        for pieces in cases {
+            let mut p = Packer::new(300, 10);
+            for piece in pieces {
+                p.push(piece);
+            }
+            let all: Vec<DataBind> = pieces.iter().flat_map(|x| x.iter().copied()).collect();
+            let top = all.iter().map(|b| b.tid_index + 1).max().unwrap_or(1);
+            let want = Widths::for_modules_and_threads(300, top);
+            let mut bytes = Vec::new();
+            want.encode(&all, &mut bytes);
+            assert_eq!(p.finish(), (want, bytes), "{pieces:?}");
+        }
     }
 }

@@ -49,6 +49,11 @@ impl MemoryBind {
         MemoryBind { entries, widths, tables }
     }
 
+    /// The widths and the packed entries, as the packed data binds section stores them.
+    pub(crate) fn packed(&self) -> (Widths, &[u8]) {
+        (self.widths, &self.entries)
+    }
+
     /// The number of data binds (= records of the stream).
     pub fn len(&self) -> u64 {
         (self.entries.len() / self.widths.entry_size()) as u64
@@ -366,6 +371,17 @@ impl<'a> BindView<'a> {
                 let size = m.widths.entry_size();
                 let (s, e) = (start.min(end) as usize * size, end as usize * size);
                 unpack(m.widths, &m.entries[s..e], |t| m.pid_of(t), out);
+            }
+            // One pass over the entries (what an enumeration of a bound
+            // stream runs per record), not a lookup per record.
+            BindView::Intel(b) if b.data_stride >= 24 => {
+                let (s, e) = (start.min(end) as usize * b.data_stride, end as usize * b.data_stride);
+                let word = |e: &[u8], k: usize| u64::from_le_bytes(e[8 * k..8 * k + 8].try_into().unwrap_or_default());
+                out.extend(b.data.get(s..e).unwrap_or_default().chunks_exact(b.data_stride).map(|e| DataBind {
+                    module_index: word(e, 0),
+                    pid_index: word(e, 1),
+                    tid_index: word(e, 2),
+                }));
             }
             BindView::Stored { data: StoredData::Structs(_), .. } | BindView::Intel(_) => {
                 out.extend((start..end).filter_map(|i| self.data_bind(i)))

@@ -232,11 +232,6 @@ impl Engine {
         &mut self.binds_at_close
     }
 
-    /// The committed content and the output (when writing), borrowed together.
-    pub(crate) fn existing_and_output(&mut self) -> (Option<&Tb5File>, Option<&mut Output>) {
-        (self.existing.as_ref(), self.out.as_mut())
-    }
-
     /// The output, when the file is open for writing.
     pub(crate) fn output(&self) -> Option<&Output> {
         self.out.as_ref()

@@ -12,9 +12,13 @@
 //! bind's tables (docs/BIND.md, "Tables") become those tables when the
 //! file has none (as `TBRW_dobind` writes them); a file with its own keeps
 //! them first, with their indexes (legacy records name processes by
-//! index), and the bind's processes and threads are the file's equal
-//! records where it has them (a stream bound again, or a file whose
-//! records are the bind's), else new records after them.
+//! index), and each of the bind's processes and threads is the file's
+//! record of it where the file has one (a process: the same pid, start
+//! time and name; a thread: the same pid, tid and name), whatever its path
+//! and flags say, else a new record after them. The name is what reports
+//! show, so a report reads the same before and after the bind is stored.
+//! Intel's `TBRW_dobind` has no rule to follow here: it refuses a file that
+//! has a process or a thread section (77, `TBRW_SECTION_ALREADY_IN_USE`).
 
 use std::collections::{HashMap, VecDeque};
 
@@ -40,17 +44,18 @@ pub(crate) const DATA_ENTRY_SIZE: usize = 32;
 /// Binds handed to the data stream per chunk.
 const CHUNK: usize = 1 << 16;
 
-/// Where each of `generated` sits in `table`: an equal entry of the table
-/// (each table entry taken by one generated entry at most), else a new
-/// entry appended to it. Returns the table index of each.
-fn place_in<T: Eq + std::hash::Hash + Clone>(table: &mut Vec<T>, generated: &[T]) -> Vec<u64> {
-    let mut free: HashMap<T, VecDeque<u64>> = HashMap::new();
+/// Where each of `generated` sits in `table`: an entry of the table with
+/// the same `key` (each table entry taken by one generated entry at most,
+/// in table order), else a new entry appended to it. Returns the table
+/// index of each.
+fn place_in<T: Clone, K: Eq + std::hash::Hash>(table: &mut Vec<T>, generated: &[T], key: impl Fn(&T) -> K) -> Vec<u64> {
+    let mut free: HashMap<K, VecDeque<u64>> = HashMap::new();
     for (i, t) in table.iter().enumerate() {
-        free.entry(t.clone()).or_default().push_back(i as u64);
+        free.entry(key(t)).or_default().push_back(i as u64);
     }
     generated
         .iter()
-        .map(|g| match free.get_mut(g).and_then(VecDeque::pop_front) {
+        .map(|g| match free.get_mut(&key(g)).and_then(VecDeque::pop_front) {
             Some(i) => i,
             None => {
                 table.push(g.clone());
@@ -95,7 +100,10 @@ pub(crate) fn add_bind<'s>(c: &mut Content<'s>, n: u32, bind: BindView<'s>, reco
         (0..bind.thread_count()).map(|i| bind.thread(i)).collect::<Option<_>>().ok_or_else(|| broken("thread"))?;
     let tables = c.globals.processes.get_or_insert_with(Default::default);
     let t0 = tables.1.len();
-    let (pid_at, tid_at) = (place_in(&mut tables.0, &pids), place_in(&mut tables.1, &tids));
+    // Names are compared as string ids: a session's ids are the file's for
+    // the file's texts and new ones only for texts the file lacks.
+    let pid_at = place_in(&mut tables.0, &pids, |p| (p.id, p.event_when, p.name));
+    let tid_at = place_in(&mut tables.1, &tids, |t| (t.associated_pid, t.id, t.name));
     // Every thread's process: the file's own threads keep the first record
     // of their pid; the bind's their own.
     let mut thread_process: Vec<u64> = tables.1[..t0]
@@ -173,11 +181,16 @@ mod tests {
     #[test]
     fn generated_entries_take_equal_entries_of_the_table_once_or_go_after_it() {
         let mut t = vec![1, 2, 3, 2];
-        assert_eq!(place_in(&mut t, &[2, 5, 2, 2]), [1, 4, 3, 5]);
+        let same = |x: &u32| *x;
+        assert_eq!(place_in(&mut t, &[2, 5, 2, 2], same), [1, 4, 3, 5]);
         assert_eq!(t, [1, 2, 3, 2, 5, 2]);
-        assert_eq!(place_in(&mut t, &[]), Vec::<u64>::new());
-        let mut e: Vec<u8> = Vec::new();
-        assert_eq!(place_in(&mut e, &[7]), [0]);
+        assert_eq!(place_in(&mut t, &[], same), Vec::<u64>::new());
+        let mut e: Vec<u32> = Vec::new();
+        assert_eq!(place_in(&mut e, &[7], same), [0]);
+        // Entries of the same key: the table's entry stays as it is.
+        let mut t = vec![(1, "a"), (2, "b")];
+        assert_eq!(place_in(&mut t, &[(2, "x"), (3, "c"), (1, "y")], |p| p.0), [1, 2, 0]);
+        assert_eq!(t, [(1, "a"), (2, "b"), (3, "c")]);
         assert_eq!((mapped(1, &[4, 5]), mapped(u64::MAX, &[4]), mapped(9, &[4])), (5, u64::MAX, u64::MAX));
     }
 }
