@@ -68,6 +68,66 @@ static void *xmalloc(size_t n) {
 }
 
 /* A string id as the Rust version prints it: "text" or (none). Caller frees. */
+/* The next code point of UTF-8 text `s` (which the library made valid),
+ * and its length in `*len`. */
+static unsigned long next_code_point(const unsigned char *s, size_t *len) {
+    if (s[0] < 0x80) {
+        *len = 1;
+        return s[0];
+    }
+    if ((s[0] & 0xe0) == 0xc0 && s[1]) {
+        *len = 2;
+        return ((unsigned long)(s[0] & 0x1f) << 6) | (s[1] & 0x3f);
+    }
+    if ((s[0] & 0xf0) == 0xe0 && s[1] && s[2]) {
+        *len = 3;
+        return ((unsigned long)(s[0] & 0x0f) << 12) | ((unsigned long)(s[1] & 0x3f) << 6) | (s[2] & 0x3f);
+    }
+    if ((s[0] & 0xf8) == 0xf0 && s[1] && s[2] && s[3]) {
+        *len = 4;
+        return ((unsigned long)(s[0] & 0x07) << 18) | ((unsigned long)(s[1] & 0x3f) << 12) |
+               ((unsigned long)(s[2] & 0x3f) << 6) | (s[3] & 0x3f);
+    }
+    *len = 1;
+    return s[0];
+}
+
+/* A name from the file, quoted and escaped as every tbrw output escapes
+ * names (the Rust print_tb5's `tbrw::text::Quoted`): quotes and
+ * backslashes, control characters and the characters that change the
+ * direction text is shown in never reach the terminal as they are. */
+static char *quoted(const char *u) {
+    const unsigned char *s = (const unsigned char *)u;
+    char *q = (char *)xmalloc(strlen(u) * 10 + 3), *o = q;
+    size_t len;
+    *o++ = '"';
+    while (*s) {
+        unsigned long c = next_code_point(s, &len);
+        if (c == '"' || c == '\\') {
+            *o++ = '\\';
+            *o++ = (char)c;
+        } else if (c == '\t') {
+            o += sprintf(o, "\\t");
+        } else if (c == '\n') {
+            o += sprintf(o, "\\n");
+        } else if (c == '\r') {
+            o += sprintf(o, "\\r");
+        } else if (c < 0x20 || c == 0x7f) {
+            o += sprintf(o, "\\x%02lx", c);
+        } else if ((c >= 0x80 && c <= 0x9f) || c == 0x61c || c == 0x200e || c == 0x200f ||
+                   (c >= 0x202a && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069)) {
+            o += sprintf(o, "\\u{%lx}", c);
+        } else {
+            memcpy(o, s, len);
+            o += len;
+        }
+        s += len;
+    }
+    *o++ = '"';
+    *o = 0;
+    return q;
+}
+
 static char *str_of(TBRW_STRING_OR_ID id) {
     TBRW_U32 need = 0;
     TBRW_CHAR *w;
@@ -84,8 +144,7 @@ static char *str_of(TBRW_STRING_OR_ID id) {
     CALL(TBRW_convert_uniqueid_to_string(h, need, &id, w, NULL));
     CALL(TBRW_convert_wcs_to_utf8_malloced(w, &u));
     free(w);
-    q = (char *)xmalloc(strlen(u) + 3);
-    sprintf(q, "\"%s\"", u);
+    q = quoted(u);
     free(u);
     return q;
 }
@@ -643,7 +702,11 @@ static void print_stream(TBRW_U32 n, TBRW_U64 show) {
     }
 
     r = reading_stream(n, TBRW_DATA_SECTION);
-    if (r == TBRW_SECTION_NOT_EXIST) {
+    if (r == TBRW_SECTION_NOT_EXIST && c.record_size > 0) {
+        /* A descriptor and no data section: a stream written with no
+         * records (Intel's layout has no section of no bytes). */
+        printf("records: 0\n");
+    } else if (r == TBRW_SECTION_NOT_EXIST) {
         printf("records: (absent)\n");
     } else {
         CALL(r);

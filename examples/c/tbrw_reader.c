@@ -452,6 +452,14 @@ int main(int argc, char **argv) {
             u64(&p, at);
             record(TAG_DATA, n, &p);
             CALL(TBRW_done_stream_section(h, n, TBRW_DATA_SECTION));
+        } else if (record_size > 0) {
+            /* A descriptor and no data section: a stream written with no
+             * records (Intel's layout has no section of no bytes). */
+            p.len = 0;
+            u32(&p, record_size);
+            u64(&p, 0);
+            u64(&p, data_at);
+            record(TAG_DATA, n, &p);
         }
         record(TAG_STREAM_END, n, NULL);
         stream_step("reading", n, -1);

@@ -224,3 +224,36 @@ fn the_c_examples_read_intels_files_as_the_rust_ones_do() {
     let guide = intel_files().into_iter().find(|p| p.ends_with("guide.tb7")).unwrap();
     run_valgrind(&print, &[guide.to_str().unwrap(), "--records", "20"]);
 }
+
+/// Names from a file reach the terminal escaped in the C `print_tb5` as in
+/// the Rust one (`tbrw::text::Quoted`): quotes, backslashes, control
+/// characters and the characters that turn text around.
+#[test]
+fn the_c_print_escapes_names_as_the_rust_one_does() {
+    let tmp = tempfile::tempdir().unwrap();
+    let f = tmp.path().join("names.tb5");
+    let mut w = tbrw::Tb5Writer::create(&f).unwrap();
+    let leaf =
+        tbrw::CpuidIa32 { eax_input: 0, eax: 0xa, ebx: 0x756e6547, ecx: 0x6c65746e, edx: 0x49656e69, reserved: 0 };
+    let arch = tbrw::CpuArch { arch_type: tbrw::arch_type::X86, cpuids: tbrw::Cpuids::Ia32(vec![leaf]) };
+    let cpu = tbrw::Cpu { native_arch_type: tbrw::native_arch::IA32, archs: vec![arch], ..Default::default() };
+    let node = tbrw::Node { num_available: 1, num_used: 1, cpus: vec![cpu], ..Default::default() };
+    w.write_hardware(&tbrw::System { nodes: vec![node] }).unwrap();
+    let module = tbrw::Module {
+        associated_pid: 7,
+        load_address: 0x400000,
+        length: 0x1000,
+        path: Some("C:\\dir\\a\"b\x1b[31m\t\u{9b}\u{202e}é.so".into()),
+        name: Some("a\"b\x7f.so".into()),
+        ..Default::default()
+    };
+    w.write_modules([&module]).unwrap();
+    w.close().unwrap();
+    let mut rust = Vec::new();
+    print_file(&f, Options { json: false, records: Records::All }, &mut rust).unwrap();
+    let rust = String::from_utf8(rust).unwrap();
+    assert!(rust.contains(r#"path="C:\\dir\\a\"b\x1b[31m\t\u{9b}\u{202e}é.so" name="a\"b\x7f.so""#), "{rust}");
+    let print = compile(&c_source("print_tb5"), Lang::C);
+    let c = String::from_utf8(run(&print, &[f.to_str().unwrap(), "--records", "all"]).stdout).unwrap();
+    assert_eq!(c, rust);
+}
