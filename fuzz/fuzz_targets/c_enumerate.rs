@@ -16,7 +16,7 @@
 mod api;
 #[path = "../../tbrw-sys/src/callback.rs"]
 mod callback;
-#[path = "../../tbrw-sys/src/convert.rs"]
+#[path = "../../tbrw-sys/src/convert/mod.rs"]
 mod convert;
 #[path = "../../tbrw-sys/src/ctypes.rs"]
 mod ctypes;
