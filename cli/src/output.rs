@@ -147,15 +147,6 @@ pub fn check_output_folder(dir: &Path, force: bool) -> Result<FolderTarget, CliE
     Ok(target)
 }
 
-/// The files of a folder export, written into a work folder's output.
-pub struct DirFolder<'w>(pub &'w WorkFolder);
-
-impl tbrw_export::Folder for DirFolder<'_> {
-    fn create(&mut self, name: &str) -> io::Result<Box<dyn Write + Send>> {
-        Ok(Box::new(self.0.create_file(name)?))
-    }
-}
-
 /// An export's error while it writes into the folder output `work`: a
 /// failed write, or a table of the output that could not be written, names
 /// the folder given (never the work folder the file is really in); other

@@ -1,6 +1,7 @@
-//! Where an export that writes several files puts them ([`Folder`]): the
-//! command line gives a staging folder that it publishes whole, tests and
-//! library users can give [`MemoryFolder`]. The exports never see a path.
+//! Where an export that writes several files puts them ([`Folder`]): a
+//! folder output being built (`tbrw_output::folder::WorkFolder`, published
+//! whole once complete), or, for tests and library users, [`MemoryFolder`].
+//! The exports never see a path.
 
 use std::collections::BTreeMap;
 use std::io::{self, Write};
@@ -12,6 +13,13 @@ pub trait Folder {
     /// are made as needed). Writing is done when the writer is dropped,
     /// or flushed.
     fn create(&mut self, name: &str) -> io::Result<Box<dyn Write + Send>>;
+}
+
+/// The files of a folder output being built beside its target.
+impl Folder for tbrw_output::folder::WorkFolder {
+    fn create(&mut self, name: &str) -> io::Result<Box<dyn Write + Send>> {
+        Ok(Box::new(self.create_file(name)?))
+    }
 }
 
 /// Files kept in memory, by name.

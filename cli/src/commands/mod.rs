@@ -17,7 +17,7 @@ use crate::error::CliError;
 pub use crate::output::open;
 use crate::output::{
     check_input, check_output, check_output_folder, check_tb5_output, csv_folder_holds, csv_may_replace, export_error,
-    write_output, written, DirFolder, WorkFolder,
+    write_output, written, WorkFolder,
 };
 pub use tbrw_export::parquet::dataset::{Mode as ParquetMode, ParquetOptions};
 
@@ -175,8 +175,8 @@ pub fn export_vtune_csv(
     // Built in a work folder beside `dir` and put in its place whole (the
     // folder rule of crate::output): a reader of `dir` sees the old export
     // or the new one, never a mix; a failure leaves `dir` as it was.
-    let work = WorkFolder::create(&target)?;
-    let r = csv::export_vtune_csv(&f, &mut DirFolder(&work), opts).map_err(|e| export_error(&work, e))?;
+    let mut work = WorkFolder::create(&target)?;
+    let r = csv::export_vtune_csv(&f, &mut work, opts).map_err(|e| export_error(&work, e))?;
     work.publish(&|real| {
         let held = csv_folder_holds(real).map_err(|e| CliError::io(dir, e))?;
         csv_may_replace(dir, &held, force)

@@ -8,7 +8,7 @@
 //! run. Imports the rest of `parquet` and `folder` (the export's files).
 
 use std::fs;
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use tbrw_output::crash::folder_crash_point as crash_point;
@@ -18,7 +18,6 @@ use tbrw_query::file_symbols::SymbolOptions;
 
 use super::partition_value;
 use crate::error::ExportError;
-use crate::folder::Folder;
 
 /// The file that marks a folder as a dataset of this exporter (engines skip
 /// names starting with `_`).
@@ -130,15 +129,6 @@ pub enum Mode {
     Append,
 }
 
-/// The files of an export, written into a work folder's output.
-struct WorkFiles<'w>(&'w WorkFolder);
-
-impl Folder for WorkFiles<'_> {
-    fn create(&mut self, name: &str) -> io::Result<Box<dyn Write + Send>> {
-        Ok(Box::new(self.0.create_file(name)?))
-    }
-}
-
 /// One exported run.
 #[derive(Clone, Debug)]
 pub struct Run {
@@ -190,7 +180,7 @@ pub fn export_parquet(
     // Every file is opened and checked before anything is written.
     let opened: Vec<tbrw::Tb5File> =
         files.iter().map(|f| tbrw::Tb5File::open(f).map_err(ExportError::from)).collect::<Result<_, _>>()?;
-    let work = WorkFolder::create(&target)?;
+    let mut work = WorkFolder::create(&target)?;
     let mut runs: Vec<Run> = Vec::new();
     for (path, file) in files.iter().zip(&opened) {
         let recorded = super::host_name(file)?;
@@ -208,7 +198,7 @@ pub fn export_parquet(
             host: &host,
             run: &run,
         };
-        let rows = super::export_run(file, &source, &mut WorkFiles(&work), opts.symbols.as_ref(), progress, warn)
+        let rows = super::export_run(file, &source, &mut work, opts.symbols.as_ref(), progress, warn)
             .map_err(|e| written(dir, e))?;
         runs.push(Run {
             file: path.clone(),
