@@ -5,9 +5,11 @@
 //! modules, processes and threads (JIT code and cpu modes as perf sees
 //! them); `events` names the events as perf does and finds a sample's
 //! event by its id; `sample` reads a sample's fields; `unwind` unwinds
-//! `--call-graph dwarf` samples; `stream` is the import loop and the
+//! `--call-graph dwarf` samples; `stream` opens the input and `convert` is the
+//! import loop, one `handle_*` method per record kind; `layout` holds the
 //! record layouts. The mapping is in docs/IMPORT.md.
 
+mod convert;
 mod events;
 mod layout;
 mod map;
