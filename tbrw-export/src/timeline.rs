@@ -220,128 +220,18 @@ struct Column {
 pub fn write(file: &Tb5File, opts: &TimelineOptions, out: &mut dyn Write) -> Result<TimelineSummary, ExportError> {
     let st = IntervalStream::open(file, opts.stream, "a timeline")?;
     let n = st.data.len();
-    let lane_of = |k: u64| -> Option<u64> {
-        let iv = st.interval(k);
-        match opts.lanes {
-            Lanes::Thread => iv.tid.map(u64::from),
-            Lanes::Cpu => iv.cpu,
-        }
-    };
     if opts.lanes == Lanes::Cpu && n > 0 && st.interval(0).cpu.is_none() {
         return Err(ExportError::NoCpuField { file: file.path().display().to_string(), stream: opts.stream });
     }
-    let keep = |k: u64| -> bool {
-        let iv = st.interval(k);
-        iv.ended() && opts.time.is_none_or(|(lo, hi)| iv.end > lo && iv.start < hi)
-    };
-    // Pass 1: the time range and the lanes.
-    let mut summary = TimelineSummary::default();
-    let mut lanes: BTreeMap<Option<u64>, usize> = BTreeMap::new();
-    // The lanes the other kind would have: the label column is as wide in
-    // both kinds, so a drawing's time axis, and so which bars have room for
-    // their names, is the same with `--lanes thread` and `--lanes cpu`.
-    let mut other_lanes: BTreeSet<Option<u64>> = BTreeSet::new();
-    let has_cpu = n > 0 && st.interval(0).cpu.is_some();
-    let (mut t0, mut t1) = (u64::MAX, 0u64);
-    for k in 0..n {
-        let iv = st.interval(k);
-        if !iv.ended() {
-            summary.unended += 1;
-            continue;
-        }
-        if !keep(k) {
-            continue;
-        }
-        t0 = t0.min(iv.start);
-        t1 = t1.max(iv.end);
-        lanes.entry(lane_of(k)).or_insert(0);
-        match opts.lanes {
-            Lanes::Thread if has_cpu => other_lanes.insert(iv.cpu),
-            Lanes::Cpu => other_lanes.insert(iv.tid.map(u64::from)),
-            Lanes::Thread => false,
-        };
-        summary.intervals += 1;
-    }
-    if summary.intervals == 0 {
+    let t = Timeline { st: &st, opts };
+    let scan = t.scan();
+    if scan.summary.intervals == 0 {
         let why = if opts.time.is_some() { Nothing::NoIntervalInTime } else { Nothing::NoEndedInterval };
         return Err(ExportError::Nothing { file: file.path().display().to_string(), stream: opts.stream, why });
     }
-    let span = (t1 - t0).max(1);
-    // Lane labels, and room for the longest of either kind.
-    let label = |lanes: Lanes, key: &Option<u64>| match (lanes, key) {
-        (Lanes::Thread, Some(t)) => st.lane_name(*t as u32),
-        (Lanes::Cpu, Some(c)) => format!("cpu {c}"),
-        (_, None) => "all".to_owned(),
-    };
-    let labels: Vec<String> = lanes.keys().map(|key| label(opts.lanes, key)).collect();
-    let other = match opts.lanes {
-        Lanes::Thread => Lanes::Cpu,
-        Lanes::Cpu => Lanes::Thread,
-    };
-    let longest = labels
-        .iter()
-        .map(|l| l.chars().count())
-        .chain(other_lanes.iter().map(|key| label(other, key).chars().count()))
-        .max()
-        .unwrap_or(0);
-    let label_w = (longest.min(LABEL_CHARS) as f64 * 6.6 + 14.0).max(80.0);
-    let plot_w = (f64::from(opts.width) - label_w - 20.0).max(100.0);
-    let px = |t: u64| label_w + (t.saturating_sub(t0)) as f64 * plot_w / span as f64;
-
-    // Pass 2: intervals a pixel wide or more are kept (their nesting needs
-    // them sorted); narrower ones go into their lane's pixel column.
-    let lane_index: HashMap<Option<u64>, usize> = lanes.keys().enumerate().map(|(i, k)| (*k, i)).collect();
-    let mut wide: Vec<(usize, u64, u64, u64)> = Vec::new();
-    let mut columns: Vec<BTreeMap<u32, Column>> = (0..lanes.len()).map(|_| BTreeMap::new()).collect();
-    for k in 0..n {
-        if !keep(k) {
-            continue;
-        }
-        let iv = st.interval(k);
-        let lane = lane_index[&lane_of(k)];
-        let (x0, x1) = (px(iv.start), px(iv.end));
-        if x1 - x0 >= 1.0 {
-            wide.push((lane, iv.start, iv.end, k));
-        } else {
-            let c = columns[lane].entry(x0 as u32).or_default();
-            c.count += 1;
-            c.busy += iv.end - iv.start;
-            *c.names.entry(iv.event).or_default() += 1;
-        }
-    }
-    // Nesting: per lane by start, longest first; an interval starting
-    // before the one it follows ends is one row deeper.
-    wide.sort_by_key(|a| (a.0, a.1, std::cmp::Reverse(a.2)));
-    let mut depth_of = Vec::with_capacity(wide.len());
-    let mut depth = vec![1usize; lanes.len()];
-    let mut open: Vec<u64> = Vec::new();
-    let mut current = usize::MAX;
-    for &(lane, start, end, _) in &wide {
-        if lane != current {
-            open.clear();
-            current = lane;
-        }
-        while open.last().is_some_and(|&e| e <= start) {
-            open.pop();
-        }
-        let d = open.len().min(MAX_DEPTH - 1);
-        open.push(end);
-        depth[lane] = depth[lane].max(d + 1);
-        depth_of.push(d);
-    }
-    let mut lane_y = Vec::with_capacity(lanes.len());
-    let mut y = TOP;
-    for d in &depth {
-        lane_y.push(y);
-        y += *d as f64 * ROW_H + LANE_GAP;
-    }
-    // A note under the axis when some intervals were summed into columns.
-    let summed = columns.iter().any(|c| !c.is_empty());
-    let height = y + if summed { 56.0 } else { 40.0 };
-    let width = label_w + plot_w + 20.0;
-
-    let io = |e: std::io::Error| ExportError::write("timeline", e);
-    let w = &mut *out;
+    let axis = t.axis(&scan);
+    let rows = t.rows(&scan, &axis);
+    let mut summary = scan.summary.clone();
     let title = format!(
         "{}, stream {} ({}): {} intervals",
         file.path().file_name().map_or_else(|| file.path().display().to_string(), |f| f.to_string_lossy().into()),
@@ -349,15 +239,214 @@ pub fn write(file: &Tb5File, opts: &TimelineOptions, out: &mut dyn Write) -> Res
         st.comment,
         summary.intervals
     );
-    (|| -> std::io::Result<()> {
+    t.draw(out, &title, &scan, &axis, &rows, &mut summary).map_err(|e| ExportError::write("timeline", e))?;
+    summary.lanes = scan.lanes.len();
+    Ok(summary)
+}
+
+/// One timeline being made: the stream and what was asked of it.
+struct Timeline<'a, 'f> {
+    st: &'a IntervalStream<'f>,
+    opts: &'a TimelineOptions,
+}
+
+/// Pass 1: the intervals drawn, their time range and lanes.
+struct Scan {
+    summary: TimelineSummary,
+    /// Each lane's key (a tid or cpu; `None`: the records have none).
+    lanes: BTreeMap<Option<u64>, usize>,
+    /// The labels of `lanes`, in order.
+    labels: Vec<String>,
+    /// The lanes the other kind would have: the label column is as wide in
+    /// both kinds, so a drawing's time axis, and so which bars have room
+    /// for their names, is the same with `--lanes thread` and `--lanes cpu`.
+    other_lanes: BTreeSet<Option<u64>>,
+    t0: u64,
+    t1: u64,
+}
+
+/// Where time goes across the drawing.
+struct Axis {
+    label_w: f64,
+    plot_w: f64,
+    t0: u64,
+    span: u64,
+}
+
+impl Axis {
+    /// The x of time `t`.
+    fn px(&self, t: u64) -> f64 {
+        self.label_w + (t.saturating_sub(self.t0)) as f64 * self.plot_w / self.span as f64
+    }
+}
+
+/// Pass 2: the bars, each lane's rows and where it is drawn.
+struct Rows {
+    /// Intervals a pixel wide or more: (lane, start, end, record), sorted
+    /// by lane, start, longest first; and each one's row in its lane.
+    wide: Vec<(usize, u64, u64, u64)>,
+    depth_of: Vec<usize>,
+    /// Narrower intervals, summed per lane and pixel column.
+    columns: Vec<BTreeMap<u32, Column>>,
+    /// Each lane's rows and top.
+    depth: Vec<usize>,
+    lane_y: Vec<f64>,
+    /// The bottom of the last lane.
+    bottom: f64,
+}
+
+impl Rows {
+    fn summed(&self) -> bool {
+        self.columns.iter().any(|c| !c.is_empty())
+    }
+}
+
+impl Timeline<'_, '_> {
+    fn lane_of(&self, k: u64) -> Option<u64> {
+        let iv = self.st.interval(k);
+        match self.opts.lanes {
+            Lanes::Thread => iv.tid.map(u64::from),
+            Lanes::Cpu => iv.cpu,
+        }
+    }
+
+    fn keep(&self, k: u64) -> bool {
+        let iv = self.st.interval(k);
+        iv.ended() && self.opts.time.is_none_or(|(lo, hi)| iv.end > lo && iv.start < hi)
+    }
+
+    fn label(&self, lanes: Lanes, key: &Option<u64>) -> String {
+        match (lanes, key) {
+            (Lanes::Thread, Some(t)) => self.st.lane_name(*t as u32),
+            (Lanes::Cpu, Some(c)) => format!("cpu {c}"),
+            (_, None) => "all".to_owned(),
+        }
+    }
+
+    fn scan(&self) -> Scan {
+        let st = self.st;
+        let n = st.data.len();
+        let mut summary = TimelineSummary::default();
+        let mut lanes: BTreeMap<Option<u64>, usize> = BTreeMap::new();
+        let mut other_lanes: BTreeSet<Option<u64>> = BTreeSet::new();
+        let has_cpu = n > 0 && st.interval(0).cpu.is_some();
+        let (mut t0, mut t1) = (u64::MAX, 0u64);
+        for k in 0..n {
+            let iv = st.interval(k);
+            if !iv.ended() {
+                summary.unended += 1;
+                continue;
+            }
+            if !self.keep(k) {
+                continue;
+            }
+            t0 = t0.min(iv.start);
+            t1 = t1.max(iv.end);
+            lanes.entry(self.lane_of(k)).or_insert(0);
+            match self.opts.lanes {
+                Lanes::Thread if has_cpu => other_lanes.insert(iv.cpu),
+                Lanes::Cpu => other_lanes.insert(iv.tid.map(u64::from)),
+                Lanes::Thread => false,
+            };
+            summary.intervals += 1;
+        }
+        let labels = lanes.keys().map(|key| self.label(self.opts.lanes, key)).collect();
+        Scan { summary, lanes, labels, other_lanes, t0, t1 }
+    }
+
+    /// The label column has room for the longest label of either kind.
+    fn axis(&self, scan: &Scan) -> Axis {
+        let other = match self.opts.lanes {
+            Lanes::Thread => Lanes::Cpu,
+            Lanes::Cpu => Lanes::Thread,
+        };
+        let longest = scan
+            .labels
+            .iter()
+            .map(|l| l.chars().count())
+            .chain(scan.other_lanes.iter().map(|key| self.label(other, key).chars().count()))
+            .max()
+            .unwrap_or(0);
+        let label_w = (longest.min(LABEL_CHARS) as f64 * 6.6 + 14.0).max(80.0);
+        let plot_w = (f64::from(self.opts.width) - label_w - 20.0).max(100.0);
+        Axis { label_w, plot_w, t0: scan.t0, span: (scan.t1 - scan.t0).max(1) }
+    }
+
+    /// Intervals a pixel wide or more are kept (their nesting needs them
+    /// sorted); narrower ones go into their lane's pixel column.
+    fn rows(&self, scan: &Scan, axis: &Axis) -> Rows {
+        let st = self.st;
+        let lane_index: HashMap<Option<u64>, usize> = scan.lanes.keys().enumerate().map(|(i, k)| (*k, i)).collect();
+        let mut wide: Vec<(usize, u64, u64, u64)> = Vec::new();
+        let mut columns: Vec<BTreeMap<u32, Column>> = (0..scan.lanes.len()).map(|_| BTreeMap::new()).collect();
+        for k in 0..st.data.len() {
+            if !self.keep(k) {
+                continue;
+            }
+            let iv = st.interval(k);
+            let lane = lane_index[&self.lane_of(k)];
+            let (x0, x1) = (axis.px(iv.start), axis.px(iv.end));
+            if x1 - x0 >= 1.0 {
+                wide.push((lane, iv.start, iv.end, k));
+            } else {
+                let c = columns[lane].entry(x0 as u32).or_default();
+                c.count += 1;
+                c.busy += iv.end - iv.start;
+                *c.names.entry(iv.event).or_default() += 1;
+            }
+        }
+        // Nesting: per lane by start, longest first; an interval starting
+        // before the one it follows ends is one row deeper.
+        wide.sort_by_key(|a| (a.0, a.1, std::cmp::Reverse(a.2)));
+        let mut depth_of = Vec::with_capacity(wide.len());
+        let mut depth = vec![1usize; scan.lanes.len()];
+        let mut open: Vec<u64> = Vec::new();
+        let mut current = usize::MAX;
+        for &(lane, start, end, _) in &wide {
+            if lane != current {
+                open.clear();
+                current = lane;
+            }
+            while open.last().is_some_and(|&e| e <= start) {
+                open.pop();
+            }
+            let d = open.len().min(MAX_DEPTH - 1);
+            open.push(end);
+            depth[lane] = depth[lane].max(d + 1);
+            depth_of.push(d);
+        }
+        let mut lane_y = Vec::with_capacity(scan.lanes.len());
+        let mut y = TOP;
+        for d in &depth {
+            lane_y.push(y);
+            y += *d as f64 * ROW_H + LANE_GAP;
+        }
+        Rows { wide, depth_of, columns, depth, lane_y, bottom: y }
+    }
+
+    /// The SVG: title, lanes, summed columns, bars, the time axis.
+    fn draw(
+        &self,
+        w: &mut dyn Write,
+        title: &str,
+        scan: &Scan,
+        axis: &Axis,
+        rows: &Rows,
+        summary: &mut TimelineSummary,
+    ) -> std::io::Result<()> {
+        let st = self.st;
+        let (label_w, plot_w) = (axis.label_w, axis.plot_w);
+        // A note under the axis when some intervals were summed into columns.
+        let height = rows.bottom + if rows.summed() { 56.0 } else { 40.0 };
+        let width = label_w + plot_w + 20.0;
         writeln!(w, r#"<?xml version="1.0" encoding="UTF-8"?>"#)?;
         writeln!(
             w,
             r#"<svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="{width}" height="{height}" viewBox="0 0 {width} {height}" font-family="Verdana, sans-serif" font-size="11">"#
         )?;
         writeln!(w, r##"<rect x="0" y="0" width="{width}" height="{height}" fill="#fafafa"/>"##)?;
-        writeln!(w, r#"<text x="{}" y="20" font-size="15" text-anchor="middle">{}</text>"#, width / 2.0, xml(&title))?;
-        let subtitle = format!("from {} ({})", start_text(t0, st.clock.nanos, st.clock.realtime), st.clock.name);
+        writeln!(w, r#"<text x="{}" y="20" font-size="15" text-anchor="middle">{}</text>"#, width / 2.0, xml(title))?;
+        let subtitle = format!("from {} ({})", start_text(scan.t0, st.clock.nanos, st.clock.realtime), st.clock.name);
         writeln!(
             w,
             r##"<text x="{}" y="38" fill="#555">{}</text>"##,
@@ -365,20 +454,28 @@ pub fn write(file: &Tb5File, opts: &TimelineOptions, out: &mut dyn Write) -> Res
             xml(&subtitle)
         )?;
         // Lanes: a label and a light band.
-        for (i, label) in labels.iter().enumerate() {
-            let h = depth[i] as f64 * ROW_H;
+        for (i, label) in scan.labels.iter().enumerate() {
+            let h = rows.depth[i] as f64 * ROW_H;
             writeln!(
                 w,
                 r##"<rect x="{label_w}" y="{}" width="{plot_w}" height="{h}" fill="#eeeeee"/><text x="{}" y="{}" text-anchor="end">{}</text>"##,
-                lane_y[i],
+                rows.lane_y[i],
                 label_w - 6.0,
-                lane_y[i] + ROW_H * 0.75,
+                rows.lane_y[i] + ROW_H * 0.75,
                 xml(&fit(label, LABEL_CHARS))
             )?;
         }
-        // Summed columns first, under the bars.
-        for (lane, cols) in columns.iter().enumerate() {
-            let h = depth[lane] as f64 * ROW_H;
+        self.draw_columns(w, rows, summary)?;
+        self.draw_bars(w, axis, rows, summary)?;
+        self.draw_axis(w, axis, rows, width)?;
+        writeln!(w, "</svg>")
+    }
+
+    /// Summed columns, drawn first, under the bars.
+    fn draw_columns(&self, w: &mut dyn Write, rows: &Rows, summary: &mut TimelineSummary) -> std::io::Result<()> {
+        let st = self.st;
+        for (lane, cols) in rows.columns.iter().enumerate() {
+            let h = rows.depth[lane] as f64 * ROW_H;
             for (x, c) in cols {
                 // The most frequent name; a tie goes to the name first in
                 // alphabetical order, so the drawing is the same every run.
@@ -390,7 +487,7 @@ pub fn write(file: &Tb5File, opts: &TimelineOptions, out: &mut dyn Write) -> Res
                 writeln!(
                     w,
                     r#"<rect x="{x}" y="{}" width="1" height="{h}" fill="{}" opacity="0.8"><title>{} intervals narrower than a pixel, busy {}, mostly {}</title></rect>"#,
-                    lane_y[lane],
+                    rows.lane_y[lane],
                     colour(name),
                     c.count,
                     duration(c.busy, st.clock.nanos),
@@ -400,11 +497,24 @@ pub fn write(file: &Tb5File, opts: &TimelineOptions, out: &mut dyn Write) -> Res
                 summary.summed += c.count;
             }
         }
-        for (&(lane, start, end, k), &d) in wide.iter().zip(&depth_of) {
+        Ok(())
+    }
+
+    /// One bar per wide interval, with its figures as its `<title>` and its
+    /// name when it has room for a few characters.
+    fn draw_bars(
+        &self,
+        w: &mut dyn Write,
+        axis: &Axis,
+        rows: &Rows,
+        summary: &mut TimelineSummary,
+    ) -> std::io::Result<()> {
+        let st = self.st;
+        for (&(lane, start, end, k), &d) in rows.wide.iter().zip(&rows.depth_of) {
             let iv = st.interval(k);
             let name = st.name(&iv);
-            let (x0, x1) = (px(start), px(end));
-            let yy = lane_y[lane] + d as f64 * ROW_H;
+            let (x0, x1) = (axis.px(start), axis.px(end));
+            let yy = rows.lane_y[lane] + d as f64 * ROW_H;
             write!(
                 w,
                 r#"<g><rect x="{x0:.2}" y="{yy}" width="{:.2}" height="{}" fill="{}" stroke="white" stroke-width="0.5"/><title>{}"#,
@@ -417,28 +527,34 @@ pub fn write(file: &Tb5File, opts: &TimelineOptions, out: &mut dyn Write) -> Res
                 write!(w, "\n{}: {}", xml(&label), xml(&value))?;
             }
             write!(w, "</title>")?;
-            // A label when the bar has room for a few characters.
             let room = ((x1 - x0 - 4.0) / 6.5) as usize;
             if room >= 3 {
                 let text = fit(name, room);
-                write!(w, r#"<text x="{:.2}" y="{}" font-size="10">{}</text>"#, x0 + 2.0, yy + ROW_H - 4.5, xml(&text))?;
+                write!(
+                    w,
+                    r#"<text x="{:.2}" y="{}" font-size="10">{}</text>"#,
+                    x0 + 2.0,
+                    yy + ROW_H - 4.5,
+                    xml(&text)
+                )?;
             }
             writeln!(w, "</g>")?;
             summary.bars += 1;
         }
-        // The time axis.
-        let axis_y = y + 4.0;
-        writeln!(
-            w,
-            r#"<line x1="{label_w}" y1="{axis_y}" x2="{}" y2="{axis_y}" stroke="black"/>"#,
-            label_w + plot_w
-        )?;
+        Ok(())
+    }
+
+    /// The time axis, its ticks, and the note on summed columns.
+    fn draw_axis(&self, w: &mut dyn Write, axis: &Axis, rows: &Rows, width: f64) -> std::io::Result<()> {
+        let (label_w, plot_w, span) = (axis.label_w, axis.plot_w, axis.span);
+        let axis_y = rows.bottom + 4.0;
+        writeln!(w, r#"<line x1="{label_w}" y1="{axis_y}" x2="{}" y2="{axis_y}" stroke="black"/>"#, label_w + plot_w)?;
         // About a tick per 110 pixels, so that the labels do not crowd.
         let step = tick_step(span, (plot_w / 110.0).clamp(2.0, 10.0) as u64);
         let mut t = 0u64;
         while t <= span {
-            let x = px(t0 + t);
-            let text = tick_label(t, step, st.clock.nanos);
+            let x = axis.px(axis.t0 + t);
+            let text = tick_label(t, step, self.st.clock.nanos);
             writeln!(
                 w,
                 r#"<line x1="{x:.2}" y1="{axis_y}" x2="{x:.2}" y2="{}" stroke="black"/><text x="{x:.2}" y="{}" text-anchor="{}">{}</text>"#,
@@ -452,7 +568,7 @@ pub fn write(file: &Tb5File, opts: &TimelineOptions, out: &mut dyn Write) -> Res
                 None => break,
             }
         }
-        if summed {
+        if rows.summed() {
             let note = "1-pixel bars: intervals narrower than a pixel, summed";
             writeln!(
                 w,
@@ -461,11 +577,8 @@ pub fn write(file: &Tb5File, opts: &TimelineOptions, out: &mut dyn Write) -> Res
                 axis_y + 36.0
             )?;
         }
-        writeln!(w, "</svg>")
-    })()
-    .map_err(io)?;
-    summary.lanes = lanes.len();
-    Ok(summary)
+        Ok(())
+    }
 }
 
 #[cfg(test)]
