@@ -55,6 +55,16 @@ fn module(pid: u32, path: &str, addr: u64, len: u64, flags: ModuleFlags, load: u
 /// Writes the sample file to `path`.
 pub fn write_sample(path: &Path) -> Result<()> {
     let mut w = Tb5Writer::create(path)?;
+    write_system(&mut w)?;
+    let procs = write_modules(&mut w)?;
+    let mut rng = Rng(0x7b5_0b5e_5eed);
+    write_samples(&mut w, &procs, &mut rng)?;
+    write_lock_waits(&mut w, &procs, &mut rng)?;
+    w.close()
+}
+
+/// The hardware (one node of four Intel 64 cpus), the software and the version info.
+fn write_system(w: &mut Tb5Writer) -> Result<()> {
     let cpuids = |apic: u32| {
         Cpuids::Ia32(vec![
             CpuidIa32 { eax_input: 0, eax: 0x16, ebx: 0x756e6547, ecx: 0x6c65746e, edx: 0x49656e69, reserved: 0 },
@@ -120,8 +130,11 @@ pub fn write_sample(path: &Path) -> Result<()> {
         sampling_driver_version: UNKNOWN_DRIVER_VERSION,
         bind_version: 0,
         sample_file_version: 16,
-    })?;
+    })
+}
 
+/// The kernel, and three processes' modules; the processes.
+fn write_modules(w: &mut Tb5Writer) -> Result<[Proc; 3]> {
     // The kernel, and three processes; the third starts during collection.
     let worker_start = TSC_START + u64::from(SAMPLES / 2) * TSC_STEP;
     let procs = [
@@ -170,8 +183,11 @@ pub fn write_sample(path: &Path) -> Result<()> {
     }
     w.write_modules(&modules)?;
     w.write_user_defined_global(b"collector=tbrw make_sample 1\nhost=perfbox\n")?;
+    Ok(procs)
+}
 
-    // Stream 0: legacy PC + TSC samples, two events.
+/// Stream 0: legacy PC + TSC samples, two events.
+fn write_samples(w: &mut Tb5Writer, procs: &[Proc], rng: &mut Rng) -> Result<()> {
     let mut s0 = w
         .stream(0)?
         .info(&StreamInfo {
@@ -211,7 +227,6 @@ pub fn write_sample(path: &Path) -> Result<()> {
             details: vec![detail(0x4300c0)],
         },
     ])?;
-    let mut rng = Rng(0x7b5_0b5e_5eed);
     let mut data = s0.data()?;
     let mut p = 0usize;
     let mut t = 0usize;
@@ -249,9 +264,11 @@ pub fn write_sample(path: &Path) -> Result<()> {
         data.add(&tsc.to_le_bytes())?;
     }
     data.done()?;
-    s0.finish()?;
+    s0.finish()
+}
 
-    // Stream 1: a custom stream of lock waits, with its own descriptor.
+/// Stream 1: a custom stream of lock waits, with its own descriptor.
+fn write_lock_waits(w: &mut Tb5Writer, procs: &[Proc], rng: &mut Rng) -> Result<()> {
     let mut s1 = w
         .stream(1)?
         .info(&StreamInfo {
@@ -296,6 +313,5 @@ pub fn write_sample(path: &Path) -> Result<()> {
         data.add(&rec)?;
     }
     data.done()?;
-    s1.finish()?;
-    w.close()
+    s1.finish()
 }
