@@ -145,7 +145,23 @@ impl Bound<'_> {
 fn print_text(file: &Tb5File, opts: Options, out: &mut dyn Write) -> R {
     let c = Ctx { file };
     writeln!(out, "streams: {}", file.stream_count())?;
+    print_hardware(file, out)?;
+    print_software(&c, out)?;
+    print_processes(&c, out)?;
+    let modules = print_modules(&c, out)?;
+    writeln!(out, "== user-defined")?;
+    match file.user_defined_global()? {
+        None => writeln!(out, "(absent)")?,
+        Some(b) => writeln!(out, "{} bytes: {}", b.len(), hex_preview(b))?,
+    }
+    for n in 0..file.stream_count() {
+        print_stream_text(&c, n, &modules, opts, out)?;
+    }
+    Ok(())
+}
 
+/// The hardware section: nodes, their cpus, each cpu's architectures and cpuids.
+fn print_hardware(file: &Tb5File, out: &mut dyn Write) -> R {
     writeln!(out, "== hardware")?;
     match file.hardware()? {
         None => writeln!(out, "(absent)")?,
@@ -215,7 +231,12 @@ fn print_text(file: &Tb5File, opts: Options, out: &mut dyn Write) -> R {
             }
         }
     }
+    Ok(())
+}
 
+/// The software section (host, OS, application) and the version info.
+fn print_software(c: &Ctx<'_>, out: &mut dyn Write) -> R {
+    let file = c.file;
     writeln!(out, "== software")?;
     match file.software()? {
         None => writeln!(out, "(absent)")?,
@@ -270,24 +291,32 @@ fn print_text(file: &Tb5File, opts: Options, out: &mut dyn Write) -> R {
             v.sample_file_version
         )?,
     }
+    Ok(())
+}
 
+/// The process and thread tables.
+fn print_processes(c: &Ctx<'_>, out: &mut dyn Write) -> R {
     writeln!(out, "== processes and threads")?;
-    match file.processes()? {
+    match c.file.processes()? {
         None => writeln!(out, "(absent)")?,
         Some(pt) => {
             writeln!(out, "processes: {}", pt.pid_count())?;
             for (i, p) in pt.pids().enumerate() {
-                writeln!(out, "process {i}: {}", pid_text(&c, &p)?)?;
+                writeln!(out, "process {i}: {}", pid_text(c, &p)?)?;
             }
             writeln!(out, "threads: {}", pt.tid_count())?;
             for (i, t) in pt.tids().enumerate() {
-                writeln!(out, "thread {i}: {}", tid_text(&c, &t)?)?;
+                writeln!(out, "thread {i}: {}", tid_text(c, &t)?)?;
             }
         }
     }
+    Ok(())
+}
 
+/// The module table; its modules, for the streams' binds.
+fn print_modules<'f>(c: &Ctx<'f>, out: &mut dyn Write) -> R<Vec<Module<StringId>>> {
     writeln!(out, "== modules")?;
-    let modules: Vec<Module<StringId>> = match file.modules()? {
+    let modules: Vec<Module<StringId>> = match c.file.modules()? {
         None => {
             writeln!(out, "(absent)")?;
             Vec::new()
@@ -322,17 +351,7 @@ fn print_text(file: &Tb5File, opts: Options, out: &mut dyn Write) -> R {
             v
         }
     };
-
-    writeln!(out, "== user-defined")?;
-    match file.user_defined_global()? {
-        None => writeln!(out, "(absent)")?,
-        Some(b) => writeln!(out, "{} bytes: {}", b.len(), hex_preview(b))?,
-    }
-
-    for n in 0..file.stream_count() {
-        print_stream_text(&c, n, &modules, opts, out)?;
-    }
-    Ok(())
+    Ok(modules)
 }
 
 fn pid_text(c: &Ctx<'_>, p: &Pid<StringId>) -> R<String> {

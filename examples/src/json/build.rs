@@ -95,83 +95,13 @@ pub(super) fn stream_json<'a>(
     failed: &'a Failed,
 ) -> R<StreamJson<'a>> {
     let s = file.stream(n)?;
-    let text = |id| file.string_opt(id);
-    let info = match s.info()? {
-        None => None,
-        Some(i) => Some(StreamInfoJson {
-            stream_type: i.stream_type,
-            sampling_duration_ms: i.sampling_duration_ms,
-            sampling_interval_us: i.sampling_interval_us,
-            start_time: i.start_time.ticks(),
-            end_time: i.end_time.ticks(),
-            command_line: text(i.command_line)?,
-            cpu_mask: text(i.cpu_mask)?,
-            comment: text(i.comment)?,
-        }),
-    };
-    let events = match s.events()? {
-        None => None,
-        Some(ev) => Some(
-            ev.iter()
-                .map(|e| {
-                    Ok(EventJson {
-                        id: e.id,
-                        flags: e.flags.bits(),
-                        sav: e.sav,
-                        name: text(e.name)?,
-                        arch_name: text(e.arch_name)?,
-                        details: e
-                            .details
-                            .iter()
-                            .map(|d| EventDetailJson {
-                                access_size_bits: d.access_size_bits,
-                                method: d.method,
-                                access: d.access,
-                                address: d.address,
-                                value: d.value,
-                                legacy_command: d.legacy_command,
-                                reserved1: d.reserved1,
-                                reserved2: d.reserved2,
-                                reserved3: d.reserved3,
-                            })
-                            .collect(),
-                    })
-                })
-                .collect::<Result<_>>()?,
-        ),
-    };
     let descs = s.descriptor()?.unwrap_or_default();
     let layout = s.layout()?;
-    let descriptor = match &layout {
-        None => None,
-        Some(l) => Some(DescriptorJson {
-            record_size: l.record_size(),
-            entries: descs
-                .iter()
-                .map(|d| {
-                    Ok(DescEntryJson {
-                        offset: d.offset,
-                        data_size: d.data_size,
-                        desc_type: d.desc_type,
-                        type_name: desc_type::name(d.desc_type),
-                        subtype: d.subtype,
-                        name: text(d.name)?,
-                        access_offset: d.access_offset,
-                        access_type: d.access_type,
-                        access_method: d.access_method,
-                        sample_flag: d.sample_flag,
-                        reserved0: d.reserved0,
-                        reserved1: d.reserved1,
-                    })
-                })
-                .collect::<Result<_>>()?,
-        }),
-    };
     let mut stream = StreamJson {
         index: n,
-        info,
-        events,
-        descriptor,
+        info: s.info()?.map(|i| info_json(file, &i)).transpose()?,
+        events: s.events()?.map(|ev| ev.iter().map(|e| event_json(file, e)).collect::<Result<_>>()).transpose()?,
+        descriptor: layout.as_ref().map(|l| descriptor_json(file, l, &descs)).transpose()?,
         user_defined: s.user_defined()?.map(Hex),
         record_count: None,
         records: None,
@@ -188,7 +118,7 @@ pub(super) fn stream_json<'a>(
                 .into_iter()
                 .map(|(m, samples)| {
                     let name = match m {
-                        Some(m) => text(modules[m as usize].name)?,
+                        Some(m) => file.string_opt(modules[m as usize].name)?,
                         None => None,
                     };
                     Ok(ModuleCountJson { module_index: m, name, samples })
@@ -217,34 +147,7 @@ pub(super) fn stream_json<'a>(
     stream.records = Some(Lazy {
         len: show,
         item: Box::new(move |i| {
-            let rec = data.record(i).unwrap_or_default();
-            let body = match (layout.as_ref().and_then(|l| l.legacy_pc_offset()), &layout) {
-                (Some(at), _) => {
-                    let tsc_at = layout.as_ref().and_then(|l| l.tsc_offset()).map(|x| x as usize);
-                    RecordBody::Legacy(legacy_json(rec, at as usize, tsc_at))
-                }
-                (None, Some(l)) => RecordBody::Fields {
-                    fields: Fields(
-                        l.fields()
-                            .iter()
-                            .zip(&names)
-                            .map(|(f, name)| {
-                                let bytes = &rec[f.offset as usize..(f.offset + f.size) as usize];
-                                let v = match bytes.len() {
-                                    1 | 2 | 4 | 8 => {
-                                        let mut b = [0u8; 8];
-                                        b[..bytes.len()].copy_from_slice(bytes);
-                                        Field::Int(u64::from_le_bytes(b))
-                                    }
-                                    _ => Field::Bytes(Hex(bytes)),
-                                };
-                                (name.clone(), v)
-                            })
-                            .collect(),
-                    ),
-                },
-                (None, None) => RecordBody::Bytes { bytes: Hex(rec) },
-            };
+            let body = record_body(data.record(i).unwrap_or_default(), layout.as_ref(), &names);
             let bind = match &bound {
                 None => None,
                 Some(b) => bind_json(file, &b.view(), modules, i)?,
@@ -254,6 +157,104 @@ pub(super) fn stream_json<'a>(
         failed,
     });
     Ok(stream)
+}
+
+fn info_json<'a>(file: &'a Tb5File, i: &StreamInfo<StringId>) -> Result<StreamInfoJson<'a>> {
+    Ok(StreamInfoJson {
+        stream_type: i.stream_type,
+        sampling_duration_ms: i.sampling_duration_ms,
+        sampling_interval_us: i.sampling_interval_us,
+        start_time: i.start_time.ticks(),
+        end_time: i.end_time.ticks(),
+        command_line: file.string_opt(i.command_line)?,
+        cpu_mask: file.string_opt(i.cpu_mask)?,
+        comment: file.string_opt(i.comment)?,
+    })
+}
+
+fn event_json<'a>(file: &'a Tb5File, e: &Event<StringId>) -> Result<EventJson<'a>> {
+    Ok(EventJson {
+        id: e.id,
+        flags: e.flags.bits(),
+        sav: e.sav,
+        name: file.string_opt(e.name)?,
+        arch_name: file.string_opt(e.arch_name)?,
+        details: e
+            .details
+            .iter()
+            .map(|d| EventDetailJson {
+                access_size_bits: d.access_size_bits,
+                method: d.method,
+                access: d.access,
+                address: d.address,
+                value: d.value,
+                legacy_command: d.legacy_command,
+                reserved1: d.reserved1,
+                reserved2: d.reserved2,
+                reserved3: d.reserved3,
+            })
+            .collect(),
+    })
+}
+
+fn descriptor_json<'a>(
+    file: &'a Tb5File,
+    l: &RecordLayout,
+    descs: &[DescEntry<StringId>],
+) -> Result<DescriptorJson<'a>> {
+    Ok(DescriptorJson {
+        record_size: l.record_size(),
+        entries: descs
+            .iter()
+            .map(|d| {
+                Ok(DescEntryJson {
+                    offset: d.offset,
+                    data_size: d.data_size,
+                    desc_type: d.desc_type,
+                    type_name: desc_type::name(d.desc_type),
+                    subtype: d.subtype,
+                    name: file.string_opt(d.name)?,
+                    access_offset: d.access_offset,
+                    access_type: d.access_type,
+                    access_method: d.access_method,
+                    sample_flag: d.sample_flag,
+                    reserved0: d.reserved0,
+                    reserved1: d.reserved1,
+                })
+            })
+            .collect::<Result<_>>()?,
+    })
+}
+
+/// One record: a legacy sample decoded, fields by the descriptor, or bytes.
+fn record_body<'r>(rec: &'r [u8], layout: Option<&RecordLayout>, names: &[String]) -> RecordBody<'r> {
+    match (layout.and_then(|l| l.legacy_pc_offset()), layout) {
+        (Some(at), _) => {
+            let tsc_at = layout.and_then(|l| l.tsc_offset()).map(|x| x as usize);
+            RecordBody::Legacy(legacy_json(rec, at as usize, tsc_at))
+        }
+        (None, Some(l)) => RecordBody::Fields {
+            fields: Fields(
+                l.fields()
+                    .iter()
+                    .zip(names)
+                    .map(|(f, name)| {
+                        let bytes = &rec[f.offset as usize..(f.offset + f.size) as usize];
+                        let v = match bytes.len() {
+                            1 | 2 | 4 | 8 => {
+                                let mut b = [0u8; 8];
+                                b[..bytes.len()].copy_from_slice(bytes);
+                                Field::Int(u64::from_le_bytes(b))
+                            }
+                            _ => Field::Bytes(Hex(bytes)),
+                        };
+                        (name.clone(), v)
+                    })
+                    .collect(),
+            ),
+        },
+        (None, None) => RecordBody::Bytes { bytes: Hex(rec) },
+    }
 }
 
 pub(super) fn legacy_json(rec: &[u8], pc_at: usize, tsc_at: Option<usize>) -> LegacyJson {
