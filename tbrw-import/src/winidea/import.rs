@@ -8,8 +8,9 @@ use tbrw::*;
 
 use super::bin::{bin_version, for_each_bin_event, BinVersion, ENTRY, UNKNOWN_CONTEXT};
 use super::check::{check, Difference};
-use super::text1::parse_text1_from;
+use super::text1::{parse_text1_from, Export};
 use super::timeline::{Builder, Built};
+use super::TimelineEvent;
 use crate::error::ImportError;
 use tbrw_schema::descriptor::field;
 use tbrw_schema::fields;
@@ -90,17 +91,9 @@ pub fn import_winidea(
     // The `.BIN`'s layout and first event: the earliest time is needed
     // before any record is written.
     let mut bin = match bin {
-        Some(b) => {
-            let version = bin_version(b.input, b.name, opts.bin_version)?;
+        Some(mut b) => {
+            let (version, first) = bin_start(&mut b, opts.bin_version)?;
             stats.bin_version = Some(version);
-            let io = |e| ImportError::io(b.name, e);
-            let start = b.input.stream_position().map_err(io)?;
-            let mut first = None;
-            let mut entry = [0u8; ENTRY];
-            if b.input.read_exact(&mut entry).is_ok() {
-                first = Some(super::bin::parse_entry(&entry, 0, version, b.name)?.time);
-            }
-            b.input.seek(SeekFrom::Start(start)).map_err(io)?;
             Some((b, version, first))
         }
         None => None,
@@ -114,7 +107,6 @@ pub fn import_winidea(
     let first_text = text_events.iter().map(|e| e.time).min();
     let first_bin = bin.as_ref().and_then(|(_, _, f)| *f);
     let origin = first_text.into_iter().chain(first_bin).min().unwrap_or(0).min(0);
-    let stamp = |t: i64| -> u64 { t.wrapping_sub(origin) as u64 };
     stats.time_origin_ns = origin;
 
     write_globals(
@@ -125,13 +117,6 @@ pub fn import_winidea(
         },
     )?;
     w.write_modules(&[])?;
-    let name_events = |filter: &dyn Fn(u32) -> bool| -> Vec<Event> {
-        ex.order
-            .iter()
-            .filter(|h| filter(**h))
-            .map(|h| Event { id: *h, name: Some(ex.names[h].clone()), ..Default::default() })
-            .collect()
-    };
     let ns = desc_subtype::TS_NANOSECONDS;
     // Stream 0: calls of functions and lines, written as they complete.
     let mut s = w
@@ -150,77 +135,33 @@ pub fn import_winidea(
             field(fields::EVENT_ID, 0, 4, "handle"),
             field(desc_type::TID, 0, 4, "context"),
         ])?;
-    s.events(&name_events(&|h| h >> 28 <= 1))?;
-    // The writes' records wait in an unnamed temporary file for stream 1.
-    let mut writes =
-        std::io::BufWriter::with_capacity(1 << 20, tempfile::tempfile().map_err(|e| ImportError::spill(name, e))?);
-    let mut contexts_seen: BTreeSet<u32> = ex.contexts.keys().copied().collect();
+    s.events(&events_of(&ex, &|h| h >> 28 <= 1))?;
+    let mut built = BuiltRecords {
+        name,
+        origin,
+        calls: Vec::with_capacity(1 << 20),
+        // The writes' records wait in an unnamed temporary file for stream 1.
+        writes: std::io::BufWriter::with_capacity(
+            1 << 20,
+            tempfile::tempfile().map_err(|e| ImportError::spill(name, e))?,
+        ),
+        failed: None,
+        contexts_seen: ex.contexts.keys().copied().collect(),
+        stats: &mut stats,
+    };
     let tl = {
         let mut data = s.data()?;
-        let mut calls = Vec::with_capacity(1 << 20);
-        let mut failed: Option<ImportError> = None;
         let mut builder = Builder::new(&ex, name, bin_name);
-        let mut emit = |built: Built| match built {
-            Built::Call(c) => {
-                stats.calls += 1;
-                contexts_seen.insert(c.context);
-                // Written out before a record would outgrow the buffer's
-                // megabyte (40-byte records do not fill it exactly: growing
-                // it would copy it into two).
-                if calls.len() + CALL_RECORD > calls.capacity() {
-                    if failed.is_none() {
-                        if let Err(e) = data.add(&calls) {
-                            failed = Some(e.into());
-                        }
-                    }
-                    calls.clear();
-                }
-                calls.extend_from_slice(&stamp(c.start).to_le_bytes());
-                calls.extend_from_slice(&stamp(c.end).to_le_bytes());
-                calls.extend_from_slice(&c.net.to_le_bytes());
-                calls.extend_from_slice(&c.gross.to_le_bytes());
-                calls.extend_from_slice(&c.handle.to_le_bytes());
-                calls.extend_from_slice(&c.context.to_le_bytes());
-            }
-            Built::Write(wr) => {
-                stats.writes += 1;
-                contexts_seen.insert(wr.context);
-                let mut rec = [0u8; 24];
-                rec[..8].copy_from_slice(&stamp(wr.time).to_le_bytes());
-                rec[8..16].copy_from_slice(&wr.value.to_le_bytes());
-                rec[16..20].copy_from_slice(&wr.handle.to_le_bytes());
-                rec[20..].copy_from_slice(&wr.context.to_le_bytes());
-                if let Err(e) = writes.write_all(&rec) {
-                    failed.get_or_insert(ImportError::spill(name, e));
-                }
-            }
-        };
-        // The TIMELINE section's events and the `.BIN`'s, merged.
-        let mut text_at = 0;
-        let mut events = 0u64;
-        if let Some((b, version, _)) = &mut bin {
-            for_each_bin_event(b.input, b.name, Some(*version), &mut |e| {
-                while let Some(t) = text_events.get(text_at).filter(|t| t.time <= e.time) {
-                    events += 1;
-                    builder.push(t, &mut emit)?;
-                    text_at += 1;
-                }
-                events += 1;
-                builder.push(&e, &mut emit)
-            })?;
-        }
-        for t in &text_events[text_at..] {
-            events += 1;
-            builder.push(t, &mut emit)?;
-        }
-        stats.events += events;
-        if let Some(e) = failed {
+        let bin = bin.as_mut().map(|(b, version, _)| (b, *version));
+        built.stats.events += merge(&text_events, bin, &mut builder, &mut |b| built.add(b, &mut data))?;
+        if let Some(e) = built.failed.take() {
             return Err(e);
         }
-        data.add(&calls)?;
+        data.add(&built.calls)?;
         data.done()?;
         builder.finish(ex.total_time)
     };
+    let BuiltRecords { writes, contexts_seen, .. } = built;
     stats.started_before = tl.started_before;
     stats.unfinished = tl.unfinished;
     if opts.check {
@@ -236,7 +177,130 @@ pub fn import_winidea(
     };
     s.user_defined(format!("time_origin_ns {origin}\ncontexts {}\n", contexts.join(";")).as_bytes())?;
     s.finish()?;
-    // Stream 1: data writes, from the temporary file.
+    write_data_writes(w, &ex, name, origin, writes)?;
+    write_contexts(w, &ex, contexts_seen, has_bin)?;
+    Ok(stats)
+}
+
+/// The `.BIN`'s layout (detected unless given) and its first event's
+/// time; the input is left where it stood.
+fn bin_start(b: &mut BinInput<'_>, given: Option<BinVersion>) -> Result<(BinVersion, Option<i64>), ImportError> {
+    let version = bin_version(b.input, b.name, given)?;
+    let io = |e| ImportError::io(b.name, e);
+    let start = b.input.stream_position().map_err(io)?;
+    let mut first = None;
+    let mut entry = [0u8; ENTRY];
+    if b.input.read_exact(&mut entry).is_ok() {
+        first = Some(super::bin::parse_entry(&entry, 0, version, b.name)?.time);
+    }
+    b.input.seek(SeekFrom::Start(start)).map_err(io)?;
+    Ok((version, first))
+}
+
+/// The export's events whose handle `filter` keeps, named.
+fn events_of(ex: &Export, filter: &dyn Fn(u32) -> bool) -> Vec<Event> {
+    ex.order
+        .iter()
+        .filter(|h| filter(**h))
+        .map(|h| Event { id: *h, name: Some(ex.names[h].clone()), ..Default::default() })
+        .collect()
+}
+
+/// The TIMELINE section's events and the `.BIN`'s, merged in time order
+/// (an event of the section first on a tie) into `builder`; how many.
+fn merge(
+    text_events: &[TimelineEvent],
+    bin: Option<(&mut BinInput<'_>, BinVersion)>,
+    builder: &mut Builder<'_>,
+    emit: &mut dyn FnMut(Built),
+) -> Result<u64, ImportError> {
+    let mut text_at = 0;
+    let mut events = 0u64;
+    if let Some((b, version)) = bin {
+        for_each_bin_event(b.input, b.name, Some(version), &mut |e| {
+            while let Some(t) = text_events.get(text_at).filter(|t| t.time <= e.time) {
+                events += 1;
+                builder.push(t, emit)?;
+                text_at += 1;
+            }
+            events += 1;
+            builder.push(&e, emit)
+        })?;
+    }
+    for t in &text_events[text_at..] {
+        events += 1;
+        builder.push(t, emit)?;
+    }
+    Ok(events)
+}
+
+/// Where the built calls and writes go as they complete: calls batched for
+/// stream 0's data section, writes spilled to a temporary file for stream 1.
+struct BuiltRecords<'a> {
+    name: &'a str,
+    /// The session time of the stored time stamps' zero.
+    origin: i64,
+    calls: Vec<u8>,
+    writes: std::io::BufWriter<std::fs::File>,
+    /// The first failure to store a record: the builder's callback cannot
+    /// return one, so it waits here for the end of the merge.
+    failed: Option<ImportError>,
+    contexts_seen: BTreeSet<u32>,
+    stats: &'a mut WinIdeaStats,
+}
+
+impl BuiltRecords<'_> {
+    fn add(&mut self, built: Built, data: &mut DataSectionWriter<'_>) {
+        let origin = self.origin;
+        let stamp = |t: i64| -> u64 { t.wrapping_sub(origin) as u64 };
+        match built {
+            Built::Call(c) => {
+                self.stats.calls += 1;
+                self.contexts_seen.insert(c.context);
+                // Written out before a record would outgrow the buffer's
+                // megabyte (40-byte records do not fill it exactly: growing
+                // it would copy it into two).
+                if self.calls.len() + CALL_RECORD > self.calls.capacity() {
+                    if self.failed.is_none() {
+                        if let Err(e) = data.add(&self.calls) {
+                            self.failed = Some(e.into());
+                        }
+                    }
+                    self.calls.clear();
+                }
+                let calls = &mut self.calls;
+                calls.extend_from_slice(&stamp(c.start).to_le_bytes());
+                calls.extend_from_slice(&stamp(c.end).to_le_bytes());
+                calls.extend_from_slice(&c.net.to_le_bytes());
+                calls.extend_from_slice(&c.gross.to_le_bytes());
+                calls.extend_from_slice(&c.handle.to_le_bytes());
+                calls.extend_from_slice(&c.context.to_le_bytes());
+            }
+            Built::Write(wr) => {
+                self.stats.writes += 1;
+                self.contexts_seen.insert(wr.context);
+                let mut rec = [0u8; 24];
+                rec[..8].copy_from_slice(&stamp(wr.time).to_le_bytes());
+                rec[8..16].copy_from_slice(&wr.value.to_le_bytes());
+                rec[16..20].copy_from_slice(&wr.handle.to_le_bytes());
+                rec[20..].copy_from_slice(&wr.context.to_le_bytes());
+                if let Err(e) = self.writes.write_all(&rec) {
+                    self.failed.get_or_insert(ImportError::spill(self.name, e));
+                }
+            }
+        }
+    }
+}
+
+/// Stream 1: the data writes, from the temporary file they waited in.
+fn write_data_writes(
+    w: &mut Tb5Writer,
+    ex: &Export,
+    name: &str,
+    origin: i64,
+    writes: std::io::BufWriter<std::fs::File>,
+) -> Result<(), ImportError> {
+    let ns = desc_subtype::TS_NANOSECONDS;
     let mut s = w
         .stream(1)?
         .info(&StreamInfo {
@@ -250,7 +314,7 @@ pub fn import_winidea(
             field(fields::EVENT_ID, 0, 4, "handle"),
             field(desc_type::TID, 0, 4, "context"),
         ])?;
-    s.events(&name_events(&|h| matches!(h >> 28, 2 | 4)))?;
+    s.events(&events_of(ex, &|h| matches!(h >> 28, 2 | 4)))?;
     {
         let mut data = s.data()?;
         let mut spill = writes.into_inner().map_err(|e| ImportError::spill(name, e.into_error()))?;
@@ -266,11 +330,14 @@ pub fn import_winidea(
         data.done()?;
     }
     s.user_defined(format!("time_origin_ns {origin}\n").as_bytes())?;
-    s.finish()?;
-    // Contexts are the target's threads of execution: the thread table
-    // names them, so the context field is an ST_TID.
+    Ok(s.finish()?)
+}
+
+/// Contexts are the target's threads of execution: the thread table
+/// names them, so the context field is an ST_TID.
+fn write_contexts(w: &mut Tb5Writer, ex: &Export, seen: BTreeSet<u32>, has_bin: bool) -> Result<(), ImportError> {
     let mut pt = w.process_threads()?;
-    for id in contexts_seen {
+    for id in seen {
         let name = match ex.contexts.get(&id) {
             Some(n) => n.clone(),
             None if id == UNKNOWN_CONTEXT => "unknown context".to_owned(),
@@ -280,7 +347,7 @@ pub fn import_winidea(
         pt.add_thread(&Tid { associated_pid: 0, id, name: Some(name), ..Default::default() })?;
     }
     pt.done()?;
-    Ok(stats)
+    Ok(())
 }
 
 /// Bytes of a call record in stream 0.
