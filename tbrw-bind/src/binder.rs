@@ -142,7 +142,7 @@ impl<'m> Binder<'m> {
     /// Binds the next samples of the stream into `out`, one entry per
     /// sample.
     ///
-    /// Samples go in batches of [`BATCH`]: the first pass finds each
+    /// Samples go in batches of 16: the first pass finds each
     /// sample's thread and the block of its address space that holds its
     /// address, and asks for that block to be fetched; the second reads
     /// the blocks. A block is a lookup's one likely cache miss, so the
