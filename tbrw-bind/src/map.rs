@@ -71,12 +71,25 @@ impl Candidate {
     }
 }
 
+/// Asks the CPU to fetch the cache line of `value`, without waiting for it.
+#[inline(always)]
+fn prefetch<T>(value: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch only hints the cache: it reads nothing the
+    // program sees and never faults; the pointer comes from a reference.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>((value as *const T).cast());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = value;
+}
+
 /// One elementary segment, in 8 bytes so that a space's segments stay in
 /// cache: either the module that wins it at every time (its best candidate
 /// is loaded from before collection and never unloaded), or a range of
 /// `Space::cands`.
 #[derive(Clone, Copy, Debug)]
-struct Segment {
+pub(crate) struct Segment {
     /// The module index when `end` is [`ALWAYS`], else the start of the range.
     start: u32,
     end: u32,
@@ -201,9 +214,11 @@ impl Space {
         Space { lo, hi, top, buckets, shift, blocks, cands }
     }
 
-    /// The segment `ip` falls in, if any.
+    /// The block `ip` falls in, if any: read from the small bucket and top
+    /// tables only, so a batch of lookups can find its blocks first and
+    /// have them fetched together ([`Space::prefetch`]).
     #[inline]
-    fn segment_at(&self, ip: u64) -> Option<Segment> {
+    pub(crate) fn block_of(&self, ip: u64) -> Option<u32> {
         // Also rejects an empty space (lo == hi).
         if ip < self.lo || ip >= self.hi {
             return None;
@@ -212,20 +227,45 @@ impl Space {
         // <= ip), among those its bucket spans.
         let k = ((ip - self.lo) >> self.shift) as usize;
         let (first, last) = (self.buckets[k] as usize, self.buckets[k + 1] as usize);
-        let at = first + self.top[first + 1..=last].partition_point(|&x| x <= ip);
-        let block = &self.blocks[at];
+        Some((first + self.top[first + 1..=last].partition_point(|&x| x <= ip)) as u32)
+    }
+
+    /// Asks the CPU to fetch block `at` into the cache, without waiting:
+    /// the block is a lookup's one likely cache miss, and a batch that
+    /// asks for all its blocks before reading any waits for them once.
+    #[inline(always)]
+    pub(crate) fn prefetch(&self, at: u32) {
+        prefetch(&self.blocks[at as usize]);
+    }
+
+    /// The segment of block `at` (from [`Space::block_of`]) that holds `ip`.
+    #[inline]
+    pub(crate) fn segment_in(&self, at: u32, ip: u64) -> Segment {
+        let block = &self.blocks[at as usize];
         let within = block.starts.iter().filter(|&&x| x <= ip).count();
-        Some(block.segments[within - 1])
+        block.segments[within - 1]
+    }
+
+    /// The best module of segment `seg` (from [`Space::segment_in`] of
+    /// `sample.ip`) loaded at the sample's time.
+    #[inline]
+    pub(crate) fn lookup_in(&self, seg: Segment, sample: &Sample, index: u64) -> Option<u32> {
+        if seg.end == ALWAYS {
+            return Some(seg.start);
+        }
+        self.cands[seg.start as usize..seg.end as usize].iter().find(|c| c.loaded_for(sample, index)).map(|c| c.index)
+    }
+
+    /// The segment `ip` falls in, if any.
+    #[inline]
+    fn segment_at(&self, ip: u64) -> Option<Segment> {
+        Some(self.segment_in(self.block_of(ip)?, ip))
     }
 
     /// The best module of this space covering `sample.ip` and loaded at its time.
     #[inline]
     pub(crate) fn lookup(&self, sample: &Sample, index: u64) -> Option<u32> {
-        let seg = self.segment_at(sample.ip)?;
-        if seg.end == ALWAYS {
-            return Some(seg.start);
-        }
-        self.cands[seg.start as usize..seg.end as usize].iter().find(|c| c.loaded_for(sample, index)).map(|c| c.index)
+        self.lookup_in(self.segment_at(sample.ip)?, sample, index)
     }
 }
 

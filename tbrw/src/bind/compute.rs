@@ -22,6 +22,9 @@ use crate::read::{BindTables, MemoryBind, Tb5File};
 /// step, so flat in the size of the stream.
 const CHUNK_RECORDS: usize = 1 << 18;
 
+/// Records decoded at a time before they are bound (`decode_and_bind`).
+const DECODE_RECORDS: usize = 1 << 10;
+
 /// Below this many records per thread a step is bound on one thread: a
 /// thread costs more than it saves.
 const MIN_RECORDS_PER_THREAD: usize = 1 << 14;
@@ -79,9 +82,13 @@ fn decode_and_bind(
     samples: &mut Vec<Sample>,
     out: &mut [DataBind],
 ) {
-    samples.clear();
-    samples.extend(records.chunks_exact(size).map(|r| decoder.decode(r)));
-    binder.bind_into(samples, out);
+    // Decoded a few at a time, so that the samples are still in the cache
+    // when bound.
+    for (records, out) in records.chunks(DECODE_RECORDS * size).zip(out.chunks_mut(DECODE_RECORDS)) {
+        samples.clear();
+        samples.extend(records.chunks_exact(size).map(|r| decoder.decode(r)));
+        binder.bind_into(samples, out);
+    }
 }
 
 /// Binds stream `n` of `file` on `threads` threads, handing the

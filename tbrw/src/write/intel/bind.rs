@@ -143,12 +143,13 @@ pub(crate) fn add_bind<'s>(c: &mut Content<'s>, n: u32, bind: BindView<'s>, reco
                 return Err(Error::bad(format!("the bind of stream {n} ends at record {at} of {records}")));
             }
             at += binds.len() as u64;
-            out.clear();
-            for b in &binds {
-                out.extend_from_slice(&b.module_index.to_le_bytes());
-                out.extend_from_slice(&mapped(b.pid_index, &pid_at).to_le_bytes());
-                out.extend_from_slice(&mapped(b.tid_index, &tid_at).to_le_bytes());
-                out.extend_from_slice(&[0u8; 8]);
+            // Every entry's bytes are written here (the OS index and the
+            // padding stay the zeros they were made with).
+            out.resize(binds.len() * DATA_ENTRY_SIZE, 0);
+            for (e, b) in out.chunks_exact_mut(DATA_ENTRY_SIZE).zip(&binds) {
+                e[..8].copy_from_slice(&b.module_index.to_le_bytes());
+                e[8..16].copy_from_slice(&mapped(b.pid_index, &pid_at).to_le_bytes());
+                e[16..24].copy_from_slice(&mapped(b.tid_index, &tid_at).to_le_bytes());
             }
             sink(&out)?;
         }
