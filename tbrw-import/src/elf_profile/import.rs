@@ -269,13 +269,7 @@ fn convert<R: Read>(
     }
     let mut profile = ProfileReader::new(input, name, size, detected);
     let pid = opts.pid.unwrap_or(DEFAULT_PID);
-    let time = if format.layout.timed() {
-        TimeSource::Realtime
-    } else if header.samples > 0 && !header.killed {
-        TimeSource::Interpolated
-    } else {
-        TimeSource::None
-    };
+    let time = time_source(detected);
     let shape = RecordShape {
         time,
         cputime: format.layout.has_cputime(),
@@ -294,14 +288,7 @@ fn convert<R: Read>(
     };
 
     // What the profile does not say is left unknown: no nodes, no OS version.
-    write_globals(
-        w,
-        &Software {
-            host: Some(Host { reserved: 0, ip_address: None, name: opts.hostname.clone() }),
-            os: Some(Os { platform: os_family::LINUX64, name: Some("Linux".into()), ..Default::default() }),
-            application: None,
-        },
-    )?;
+    write_globals(w, &software(opts))?;
     if !format.layout.maps_at_end() {
         stats.maps = write_maps(w, &mut profile, pid)?;
     }
@@ -322,10 +309,10 @@ fn convert<R: Read>(
         Pending { buf: Vec::with_capacity(PENDING_BYTES + 4096), open_at: 0, spill: None, input: name.to_owned() };
     let mut head = SampleHead::default();
     let mut block: Vec<ThreadSample> = Vec::new();
-    let mut last_cputime: HashMap<u32, u64> = HashMap::new();
+    let mut records =
+        Records { shape, pid, volts: popts.volts, last_cputime: HashMap::new(), rec: Vec::with_capacity(128) };
     let mut empties = Vec::new();
     let mut empties_lost = 0u64;
-    let mut rec = Vec::with_capacity(128);
     let mut last_progress = 0u64;
     loop {
         match profile.next_sample(&mut head)? {
@@ -337,13 +324,7 @@ fn convert<R: Read>(
             }
         }
         let index = stats.samples;
-        let time_ns = match time {
-            TimeSource::Realtime => head.time_us.unwrap_or(0).saturating_mul(1000),
-            TimeSource::Interpolated => {
-                (u128::from(index) * u128::from(header.wall_us) * 1000 / u128::from(header.samples)) as u64
-            }
-            TimeSource::None => 0,
-        };
+        let time_ns = time_ns(time, &head, index, &header);
         if head.threads == 0 {
             if empties.len() < MAX_EMPTY_KEPT {
                 empties.push(Empty { index, time_us: head.time_us.unwrap_or(0), pmu: head.pmu.clone() });
@@ -358,26 +339,7 @@ fn convert<R: Read>(
         let cut = loop {
             let r = profile.threads(&mut block)?;
             for t in &block {
-                rec.clear();
-                if time != TimeSource::None {
-                    rec.extend_from_slice(&time_ns.to_le_bytes());
-                }
-                rec.extend_from_slice(&index.to_le_bytes());
-                rec.extend_from_slice(&t.pc.to_le_bytes());
-                rec.extend_from_slice(&pid.to_le_bytes());
-                rec.extend_from_slice(&t.tid.to_le_bytes());
-                if shape.cputime {
-                    // A thread's first sample costs nothing; a counter that goes
-                    // back (a reused tid) restarts rather than wrapping around.
-                    let prev = last_cputime.insert(t.tid, t.cputime).unwrap_or(t.cputime);
-                    rec.extend_from_slice(&t.cputime.to_le_bytes());
-                    rec.extend_from_slice(&t.cputime.saturating_sub(prev).to_le_bytes());
-                }
-                rec.extend_from_slice(&head.pmu);
-                if let (Some(v), Some(i)) = (popts.volts, value) {
-                    rec.extend_from_slice(&(i * v).to_le_bytes());
-                }
-                pending.push(&rec, &mut data)?;
+                pending.push(records.encode(time_ns, index, t, &head, value), &mut data)?;
             }
             match r {
                 Threads::More => {}
@@ -400,16 +362,7 @@ fn convert<R: Read>(
     }
     if stats.samples == 0 && stats.partial_bytes > 0 {
         // Never an empty stream from a profile that holds (part of) a sample.
-        return Err(ProfileError {
-            input: name.to_owned(),
-            offset: profile.offset() - stats.partial_bytes,
-            sample: Some(0),
-            what: format!(
-                "no whole sample: the profile ends inside its first sample, {} bytes into it",
-                stats.partial_bytes
-            ),
-        }
-        .into());
+        return Err(no_whole_sample(name, profile.offset(), stats.partial_bytes));
     }
     pending.drop_sample();
     data.add(&pending.buf)?;
@@ -436,6 +389,86 @@ fn convert<R: Read>(
     stats.bytes = profile.offset();
     progress.done(stats.bytes);
     Ok(stats)
+}
+
+/// What the profile says of its host and OS: the host name given, Linux.
+fn software(opts: &ImportOptions) -> Software {
+    Software {
+        host: Some(Host { reserved: 0, ip_address: None, name: opts.hostname.clone() }),
+        os: Some(Os { platform: os_family::LINUX64, name: Some("Linux".into()), ..Default::default() }),
+        application: None,
+    }
+}
+
+/// Where the samples' times come from: the records' own, else spread over
+/// the header's wall time, else none.
+fn time_source(detected: &Detected) -> TimeSource {
+    let header = &detected.header;
+    if detected.format.layout.timed() {
+        TimeSource::Realtime
+    } else if header.samples > 0 && !header.killed {
+        TimeSource::Interpolated
+    } else {
+        TimeSource::None
+    }
+}
+
+/// The time of sample `index`, in nanoseconds.
+fn time_ns(time: TimeSource, head: &SampleHead, index: u64, header: &profile::ProfileHeader) -> u64 {
+    match time {
+        TimeSource::Realtime => head.time_us.unwrap_or(0).saturating_mul(1000),
+        TimeSource::Interpolated => {
+            (u128::from(index) * u128::from(header.wall_us) * 1000 / u128::from(header.samples)) as u64
+        }
+        TimeSource::None => 0,
+    }
+}
+
+/// A profile that ends inside its first sample: never an empty stream.
+fn no_whole_sample(name: &str, offset: u64, partial_bytes: u64) -> ImportError {
+    ProfileError {
+        input: name.to_owned(),
+        offset: offset - partial_bytes,
+        sample: Some(0),
+        what: format!("no whole sample: the profile ends inside its first sample, {partial_bytes} bytes into it"),
+    }
+    .into()
+}
+
+/// The encoder of stream 0's records, one per thread of a sample.
+struct Records {
+    shape: RecordShape,
+    pid: u32,
+    volts: Option<f64>,
+    /// Each thread's CPU time at its previous sample.
+    last_cputime: HashMap<u32, u64>,
+    rec: Vec<u8>,
+}
+
+impl Records {
+    fn encode(&mut self, time_ns: u64, index: u64, t: &ThreadSample, head: &SampleHead, value: Option<f64>) -> &[u8] {
+        let rec = &mut self.rec;
+        rec.clear();
+        if self.shape.time != TimeSource::None {
+            rec.extend_from_slice(&time_ns.to_le_bytes());
+        }
+        rec.extend_from_slice(&index.to_le_bytes());
+        rec.extend_from_slice(&t.pc.to_le_bytes());
+        rec.extend_from_slice(&self.pid.to_le_bytes());
+        rec.extend_from_slice(&t.tid.to_le_bytes());
+        if self.shape.cputime {
+            // A thread's first sample costs nothing; a counter that goes
+            // back (a reused tid) restarts rather than wrapping around.
+            let prev = self.last_cputime.insert(t.tid, t.cputime).unwrap_or(t.cputime);
+            rec.extend_from_slice(&t.cputime.to_le_bytes());
+            rec.extend_from_slice(&t.cputime.saturating_sub(prev).to_le_bytes());
+        }
+        rec.extend_from_slice(&head.pmu);
+        if let (Some(v), Some(i)) = (self.volts, value) {
+            rec.extend_from_slice(&(i * v).to_le_bytes());
+        }
+        rec
+    }
 }
 
 #[cfg(test)]
