@@ -495,57 +495,8 @@ pub fn guide_content(samples: u32) -> Content {
         custom.extend_from_slice(&(i * 1_000_000).to_le_bytes());
     }
     Content {
-        hardware: Some(System {
-            nodes: vec![Node {
-                id: 1,
-                num_available: 1,
-                num_used: 1,
-                physical_memory_mb: 1024,
-                cpus: vec![Cpu {
-                    native_arch_type: native_arch::IA32,
-                    intel_processor_number: 8086,
-                    speed_mhz: 3000,
-                    fsb_mhz: 1333,
-                    cache_l2_kb: 4096,
-                    cache_l3_kb: 128,
-                    threads_per_core: 1,
-                    core_type: 0,
-                    dummy: 0,
-                    archs: vec![CpuArch {
-                        arch_type: arch_type::X86,
-                        cpuids: Cpuids::Ia32(vec![CpuidIa32 {
-                            eax_input: 0,
-                            eax: 0xa,
-                            ebx: 0x756e6547,
-                            ecx: 0x6c65746e,
-                            edx: 0x49656e69,
-                            reserved: 0,
-                        }]),
-                    }],
-                    ..Default::default()
-                }],
-                ..Default::default()
-            }],
-        }),
-        software: Some(Software {
-            host: Some(Host { reserved: 0, ip_address: Some("10.10.10.10".into()), name: Some("testhost".into()) }),
-            os: Some(Os {
-                platform: os_family::LINUX64,
-                major: 6,
-                minor: 1,
-                build: 0,
-                extra: 0,
-                name: Some("Linux".into()),
-                name_extra: Some("6.1.0".into()),
-            }),
-            application: Some(Application {
-                reserved: 0,
-                page_size: 4096,
-                alloc_granularity: 4096,
-                min_app_addr: 0x10000,
-                max_app_addr: 0x7fff_ffff_ffff,
-            }),
-        }),
+        hardware: Some(guide_system()),
+        software: Some(guide_software()),
         version: Some(VersionInfo {
             sampling_driver_version: UNKNOWN_DRIVER_VERSION,
             bind_version: 0,
@@ -628,5 +579,64 @@ pub fn guide_content(samples: u32) -> Content {
                 user: Some(vec![1, 2, 3]),
             },
         ],
+    }
+}
+
+/// The guide content's hardware: one node of one IA-32 cpu.
+fn guide_system() -> System {
+    System {
+        nodes: vec![Node {
+            id: 1,
+            num_available: 1,
+            num_used: 1,
+            physical_memory_mb: 1024,
+            cpus: vec![Cpu {
+                native_arch_type: native_arch::IA32,
+                intel_processor_number: 8086,
+                speed_mhz: 3000,
+                fsb_mhz: 1333,
+                cache_l2_kb: 4096,
+                cache_l3_kb: 128,
+                threads_per_core: 1,
+                core_type: 0,
+                dummy: 0,
+                archs: vec![CpuArch {
+                    arch_type: arch_type::X86,
+                    cpuids: Cpuids::Ia32(vec![CpuidIa32 {
+                        eax_input: 0,
+                        eax: 0xa,
+                        ebx: 0x756e6547,
+                        ecx: 0x6c65746e,
+                        edx: 0x49656e69,
+                        reserved: 0,
+                    }]),
+                }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+    }
+}
+
+/// The guide content's host, OS and application.
+fn guide_software() -> Software {
+    Software {
+        host: Some(Host { reserved: 0, ip_address: Some("10.10.10.10".into()), name: Some("testhost".into()) }),
+        os: Some(Os {
+            platform: os_family::LINUX64,
+            major: 6,
+            minor: 1,
+            build: 0,
+            extra: 0,
+            name: Some("Linux".into()),
+            name_extra: Some("6.1.0".into()),
+        }),
+        application: Some(Application {
+            reserved: 0,
+            page_size: 4096,
+            alloc_granularity: 4096,
+            min_app_addr: 0x10000,
+            max_app_addr: 0x7fff_ffff_ffff,
+        }),
     }
 }
