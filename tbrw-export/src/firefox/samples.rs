@@ -150,6 +150,7 @@ pub(super) fn samples(
     // profiler must not look for symbols itself (on a symbol server, for
     // libraries it cannot identify).
     p.set_symbolicated(true);
+    let records = s.data()?.map_or(0, |d| d.len());
     let mut tree = StackTree::new();
     let mut w = Walked::default();
     let mut res = function_names.resolution(Detail::Function);
@@ -164,7 +165,9 @@ pub(super) fn samples(
         let (_, slot) = w.thread(&mut p, smp, Timestamp::from_nanos_since_reference(nanos));
         let pair = w.pair(slot, smp.stack);
         let cpu = smp.cpu_time.map(|ns| w.cpu_delta(slot, ns));
-        w.slots[slot as usize].1.push(pair, nanos, cpu);
+        let samples = &mut w.slots[slot as usize].1;
+        samples.reserve_ahead(smp.index + 1, records);
+        samples.push(pair, nanos, cpu);
         Ok(())
     })?;
     drop(res);
