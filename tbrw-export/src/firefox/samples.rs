@@ -6,7 +6,9 @@
 //! module whose file is not here one frame, its name in brackets); then
 //! each distinct (thread, stack) interned once, in the order the samples
 //! first had it, so that the profile is the one interning sample by sample
-//! would give.
+//! would give. The walk runs on the calling thread and hands its samples
+//! in batches to a second thread that fills the columns ([`walk_into`]):
+//! on two cores the two halves overlap, with the same columns.
 //!
 //! Imports the query layer's walk and names, fxprof-processed-profile, and
 //! [`super::columns`]; writes nothing.
