@@ -18,6 +18,7 @@
 //! fxprof-processed-profile and serde_json; writes only to the `Write`
 //! it is given.
 
+mod batches;
 mod columns;
 mod samples;
 

@@ -7,15 +7,15 @@
 //! each distinct (thread, stack) interned once, in the order the samples
 //! first had it, so that the profile is the one interning sample by sample
 //! would give. The walk runs on the calling thread and hands its samples
-//! in batches to a second thread that fills the columns ([`walk_into`]):
-//! on two cores the two halves overlap, with the same columns.
+//! in batches to a second thread that fills the columns
+//! ([`super::batches`]): on two cores the two halves overlap.
 //!
-//! Imports the query layer's walk and names, fxprof-processed-profile, and
-//! [`super::columns`]; writes nothing.
+//! Imports the query layer's names, fxprof-processed-profile,
+//! [`super::batches`] and [`super::columns`]; writes nothing.
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
-use std::sync::{mpsc, Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use fxprof_processed_profile::{
     debugid::DebugId, CategoryColor, Frame as FxFrame, FrameFlags, FrameInfo, LibraryHandle, LibraryInfo, Profile,
@@ -23,32 +23,24 @@ use fxprof_processed_profile::{
 };
 use tbrw::{Module, Tb5File};
 use tbrw_query::names;
-use tbrw_query::stacks::{walk, Detail, IdMap, Names, NodeId, Resolution, Sample, StackTree, ViewOptions, WalkInfo};
+use tbrw_query::stacks::{Detail, IdMap, Names, NodeId, StackTree, ViewOptions, WalkInfo};
 
+use super::batches::{walk_into, Columns, NewThread, BATCH};
 use super::columns::{ThreadSamples, NO_STACK};
 use super::{debug_id, product, tag, FirefoxProfile, FirefoxSummary};
 use crate::error::ExportError;
-
-/// Bind thread indexes below this are found in a vector, not a hash.
-const THREAD_SLOTS: usize = 1 << 16;
 
 /// The samples as the walk leaves them: per profile thread (by slot, the
 /// order threads were first sampled) its samples, whose stacks are still
 /// numbers of distinct (slot, node) pairs, first seen first.
 #[derive(Default)]
-struct Walked {
+pub(super) struct Walked {
     /// Per bind process index: the profile's process.
     processes: IdMap<u64, fxprof_processed_profile::ProcessHandle>,
     /// Per bind thread index: the profile's thread and its slot.
     threads: IdMap<u64, (ThreadHandle, u32)>,
-    /// The same for the bind's first thread indexes, without a hash:
-    /// samples of many threads interleave.
-    thread_slots: Vec<Option<(ThreadHandle, u32)>>,
-    /// The last sample's bind thread index, profile thread and slot:
-    /// consecutive samples are mostly of one thread.
-    last_thread: Option<(u64, ThreadHandle, u32)>,
     /// Per slot: the thread and its samples.
-    slots: Vec<(ThreadHandle, ThreadSamples)>,
+    pub(super) slots: Vec<(ThreadHandle, ThreadSamples)>,
     /// Per pair number: the slot and the node.
     pairs: Vec<(u32, NodeId)>,
     pair_of: IdMap<(u32, NodeId), u32>,
@@ -57,13 +49,11 @@ struct Walked {
     last_pair: Vec<(u32, u32)>,
     /// Per slot: the nanoseconds of CPU time not yet in a delta.
     carry: Vec<u64>,
-    /// The first time stamp of a nanosecond clock: the profile's zero.
-    t0: Option<u64>,
 }
 
 impl Walked {
     /// The number of the (slot, node) pair, a new one the next.
-    fn pair(&mut self, slot: u32, node: NodeId) -> u32 {
+    pub(super) fn pair(&mut self, slot: u32, node: NodeId) -> u32 {
         let n = node as usize;
         if let Some(&(s, pair)) = self.last_pair.get(n) {
             if s == slot {
@@ -82,43 +72,22 @@ impl Walked {
         pair
     }
 
-    /// The profile thread of the sample's thread and its slot, added (with
-    /// its process) at its first sample.
-    fn thread(&mut self, p: &mut Profile, smp: &Taken, at: Timestamp) -> (ThreadHandle, u32) {
-        match self.last_thread {
-            Some((k, th, slot)) if k == smp.thread => return (th, slot),
-            _ => {}
-        }
-        let index = usize::try_from(smp.thread).ok().filter(|&i| i < THREAD_SLOTS);
-        if let Some(Some((th, slot))) = index.and_then(|i| self.thread_slots.get(i)).copied() {
-            self.last_thread = Some((smp.thread, th, slot));
-            return (th, slot);
-        }
-        if let Some(&(th, slot)) = self.threads.get(&smp.thread) {
-            self.last_thread = Some((smp.thread, th, slot));
-            return (th, slot);
-        }
-        let slot = self.slots.len() as u32;
-        let process = *self.processes.entry(smp.process).or_insert_with(|| p.add_process("?", smp.pid, at));
-        let th = p.add_thread(process, smp.tid, at, smp.tid == smp.pid);
-        p.set_thread_name(th, &names::thread_label(smp.tid, None));
-        tag(p, th, slot);
-        self.threads.insert(smp.thread, (th, slot));
-        if let Some(i) = index {
-            if self.thread_slots.len() <= i {
-                self.thread_slots.resize(i + 1, None);
-            }
-            self.thread_slots[i] = Some((th, slot));
-        }
+    /// Adds the profile thread of a thread's first sample (and its
+    /// process, at its first thread), in slot order.
+    pub(super) fn start_thread(&mut self, p: &mut Profile, n: &NewThread) {
+        let at = Timestamp::from_nanos_since_reference(n.nanos);
+        let process = *self.processes.entry(n.process).or_insert_with(|| p.add_process("?", n.pid, at));
+        let th = p.add_thread(process, n.tid, at, n.tid == n.pid);
+        p.set_thread_name(th, &names::thread_label(n.tid, None));
+        tag(p, th, n.slot);
+        self.threads.insert(n.thread, (th, n.slot));
         self.slots.push((th, ThreadSamples::default()));
-        self.last_thread = Some((smp.thread, th, slot));
-        (th, slot)
     }
 
     /// The sample's CPU time as whole µs, the rest carried to its thread's
     /// next: a thread's deltas add up to its CPU time (truncating each
     /// sample's would lose up to a microsecond per sample).
-    fn cpu_delta(&mut self, slot: u32, ns: u64) -> u64 {
+    pub(super) fn cpu_delta(&mut self, slot: u32, ns: u64) -> u64 {
         let slot = slot as usize;
         if self.carry.len() <= slot {
             self.carry.resize(slot + 1, 0);
@@ -167,13 +136,13 @@ fn samples_in_batches(
     let records = s.data()?.map_or(0, |d| d.len());
     let mut tree = StackTree::new();
     let mut res = function_names.resolution(Detail::Function);
-    let mut columns = Columns { w: Walked::default(), p, clock_nanos, records };
-    let info = walk_into(file, opts, &mut tree, &mut res, progress, &mut columns, batch)?;
+    let mut columns = Columns { w: Walked::default(), p, records };
+    let (info, t0) = walk_into(file, opts, &mut tree, &mut res, progress, &mut columns, clock_nanos, batch)?;
     let Columns { mut w, mut p, .. } = columns;
     drop(res);
     let frames = name_frames(&mut p, &tree, &modules, file, &mut function_names, warn)?;
     intern_stacks(&mut p, &tree, &frames, &mut w);
-    finish(&mut p, &modules, &frames.module_lib, &w, &info);
+    finish(&mut p, &modules, &frames.module_lib, &w, t0, &info);
     let summary = FirefoxSummary {
         threads: w.slots.len(),
         samples: w.slots.iter().map(|(_, s)| s.stacks.len() as u64).sum(),
@@ -182,128 +151,6 @@ fn samples_in_batches(
     };
     let samples = w.slots.into_iter().map(|(_, s)| s).collect();
     Ok((FirefoxProfile { profile: p, samples }, summary))
-}
-
-/// What the profile keeps of a sample of the walk.
-#[derive(Clone, Copy, Debug)]
-struct Taken {
-    index: u64,
-    process: u64,
-    thread: u64,
-    pid: u32,
-    tid: u32,
-    time: Option<u64>,
-    cpu_time: Option<u64>,
-    stack: NodeId,
-}
-
-impl Taken {
-    fn of(smp: &Sample<'_>) -> Taken {
-        Taken {
-            index: smp.index,
-            process: smp.process,
-            thread: smp.thread,
-            pid: smp.pid,
-            tid: smp.tid,
-            time: smp.time,
-            cpu_time: smp.cpu_time,
-            stack: smp.stack,
-        }
-    }
-}
-
-/// The profile and its samples' columns being filled, sample by sample.
-struct Columns {
-    w: Walked,
-    p: Profile,
-    /// Whether the time stamps are nanoseconds.
-    clock_nanos: bool,
-    /// The stream's records.
-    records: u64,
-}
-
-impl Columns {
-    /// Adds a sample to its thread's columns.
-    fn take(&mut self, smp: &Taken) {
-        let w = &mut self.w;
-        // Nanosecond clocks give the time; other clocks (TSC, sample
-        // indices) have no known rate: the record index stands for ms.
-        let nanos = match smp.time.filter(|_| self.clock_nanos) {
-            Some(t) => t.saturating_sub(*w.t0.get_or_insert(t)),
-            // As the profile's `Timestamp::from_millis_since_reference` has it.
-            None => (smp.index as f64 * 1_000_000.0) as u64,
-        };
-        let (_, slot) = w.thread(&mut self.p, smp, Timestamp::from_nanos_since_reference(nanos));
-        let pair = w.pair(slot, smp.stack);
-        let cpu = smp.cpu_time.map(|ns| w.cpu_delta(slot, ns));
-        let samples = &mut w.slots[slot as usize].1;
-        samples.reserve_ahead(smp.index + 1, self.records);
-        samples.push(pair, nanos, cpu);
-    }
-}
-
-/// Samples handed from the walk's thread to the columns' at a time.
-const BATCH: usize = 4096;
-
-/// The walk ([`walk`]) with its samples put in `columns`: the walk on this
-/// thread, the columns filled on another from batches of `batch` samples,
-/// so that on two cores the two halves of the work overlap; the same
-/// columns in the same order as on one thread, which is where they are
-/// filled with no `batch` or when no thread can be had.
-fn walk_into(
-    file: &Tb5File,
-    opts: &ViewOptions,
-    tree: &mut StackTree,
-    res: &mut Resolution<'_>,
-    progress: &mut dyn FnMut(u64),
-    columns: &mut Columns,
-    batch: Option<usize>,
-) -> Result<WalkInfo, ExportError> {
-    let what = "a Firefox profile";
-    let batch_len = batch.unwrap_or(0).max(1);
-    // The filler holds it for its life; this thread only without a filler.
-    let columns = &Mutex::new(columns);
-    std::thread::scope(|scope| {
-        let (to_columns, batches) = mpsc::sync_channel::<Vec<Taken>>(4);
-        let (spent, empties) = mpsc::channel::<Vec<Taken>>();
-        let filler = batch.map(|_| std::thread::Builder::new().name("firefox-columns".into()));
-        let filler = filler.map(|b| {
-            b.spawn_scoped(scope, move || {
-                let mut columns = columns.lock().unwrap_or_else(PoisonError::into_inner);
-                for mut batch in batches {
-                    batch.drain(..).for_each(|smp| columns.take(&smp));
-                    // The walk reuses the batch; it may have ended.
-                    let _ = spent.send(batch);
-                }
-            })
-        });
-        let Some(Ok(filler)) = filler else {
-            // No second thread: the columns filled here, sample by sample.
-            let mut columns = columns.lock().unwrap_or_else(PoisonError::into_inner);
-            return Ok(walk(file, opts, what, tree, res, progress, &mut |smp| {
-                columns.take(&Taken::of(smp));
-                Ok(())
-            })?);
-        };
-        let mut batch: Vec<Taken> = Vec::with_capacity(batch_len);
-        let walked = walk(file, opts, what, tree, res, progress, &mut |smp| {
-            batch.push(Taken::of(smp));
-            if batch.len() == batch_len {
-                let next = empties.try_recv().unwrap_or_else(|_| Vec::with_capacity(batch_len));
-                // The filler only stops when this side does.
-                let _ = to_columns.send(std::mem::replace(&mut batch, next));
-            }
-            Ok(())
-        });
-        if walked.is_ok() && !batch.is_empty() {
-            let _ = to_columns.send(batch);
-        }
-        drop(to_columns);
-        if let Err(panic) = filler.join() {
-            std::panic::resume_unwind(panic);
-        }
-        Ok(walked?)
-    })
 }
 
 /// The profile's frames of the tree's frames.
@@ -466,8 +313,15 @@ fn intern_stacks(p: &mut Profile, tree: &StackTree, frames: &Frames, w: &mut Wal
 
 /// The processes' and threads' names, the reference time, and each
 /// module's library mapped in the processes of its pid.
-fn finish(p: &mut Profile, modules: &[Module], module_lib: &BTreeMap<u64, LibraryHandle>, w: &Walked, info: &WalkInfo) {
-    if let (Some(t), Some(tf)) = (w.t0, &info.time) {
+fn finish(
+    p: &mut Profile,
+    modules: &[Module],
+    module_lib: &BTreeMap<u64, LibraryHandle>,
+    w: &Walked,
+    t0: Option<u64>,
+    info: &WalkInfo,
+) {
+    if let (Some(t), Some(tf)) = (t0, &info.time) {
         if tf.realtime {
             p.set_reference_timestamp(ReferenceTimestamp::from_millis_since_unix_epoch(t as f64 / 1e6));
         }
