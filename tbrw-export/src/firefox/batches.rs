@@ -8,15 +8,17 @@
 //! had), so the columns are the same either way.
 //!
 //! Imports the query layer's walk and names, fxprof-processed-profile, and
-//! [`super::samples`]' columns; writes nothing.
+//! [`super::columns`]; writes nothing.
 
 use std::sync::{mpsc, Mutex, PoisonError};
 
-use fxprof_processed_profile::Profile;
+use fxprof_processed_profile::{ProcessHandle, Profile, ThreadHandle, Timestamp};
 use tbrw::Tb5File;
+use tbrw_query::names;
 use tbrw_query::stacks::{walk, IdMap, NodeId, Resolution, Sample, StackTree, ViewOptions, WalkInfo};
 
-use super::samples::Walked;
+use super::columns::ThreadSamples;
+use super::tag;
 use crate::error::ExportError;
 
 /// Samples handed from the walk's thread to the columns' at a time.
@@ -117,6 +119,74 @@ impl Stamper {
         });
         self.last = Some((smp.thread, slot));
         slot
+    }
+}
+
+/// The samples as the walk leaves them: per profile thread (by slot, the
+/// order threads were first sampled) its samples, whose stacks are still
+/// numbers of distinct (slot, node) pairs, first seen first.
+#[derive(Default)]
+pub(super) struct Walked {
+    /// Per bind process index: the profile's process.
+    pub(super) processes: IdMap<u64, ProcessHandle>,
+    /// Per bind thread index: the profile's thread and its slot.
+    pub(super) threads: IdMap<u64, (ThreadHandle, u32)>,
+    /// Per slot: the thread and its samples.
+    pub(super) slots: Vec<(ThreadHandle, ThreadSamples)>,
+    /// Per pair number: the slot and the node.
+    pub(super) pairs: Vec<(u32, NodeId)>,
+    pair_of: IdMap<(u32, NodeId), u32>,
+    /// Per node: the last slot it was seen in and that pair's number, so
+    /// that a node sampled in one thread needs no hash.
+    last_pair: Vec<(u32, u32)>,
+    /// Per slot: the nanoseconds of CPU time not yet in a delta.
+    carry: Vec<u64>,
+}
+
+impl Walked {
+    /// The number of the (slot, node) pair, a new one the next.
+    pub(super) fn pair(&mut self, slot: u32, node: NodeId) -> u32 {
+        let n = node as usize;
+        if let Some(&(s, pair)) = self.last_pair.get(n) {
+            if s == slot {
+                return pair;
+            }
+        }
+        let next = self.pairs.len() as u32;
+        let pair = *self.pair_of.entry((slot, node)).or_insert(next);
+        if pair == next {
+            self.pairs.push((slot, node));
+        }
+        if self.last_pair.len() <= n {
+            self.last_pair.resize(n + 1, (u32::MAX, 0));
+        }
+        self.last_pair[n] = (slot, pair);
+        pair
+    }
+
+    /// Adds the profile thread of a thread's first sample (and its
+    /// process, at its first thread), in slot order.
+    pub(super) fn start_thread(&mut self, p: &mut Profile, n: &NewThread) {
+        let at = Timestamp::from_nanos_since_reference(n.nanos);
+        let process = *self.processes.entry(n.process).or_insert_with(|| p.add_process("?", n.pid, at));
+        let th = p.add_thread(process, n.tid, at, n.tid == n.pid);
+        p.set_thread_name(th, &names::thread_label(n.tid, None));
+        tag(p, th, n.slot);
+        self.threads.insert(n.thread, (th, n.slot));
+        self.slots.push((th, ThreadSamples::default()));
+    }
+
+    /// The sample's CPU time as whole µs, the rest carried to its thread's
+    /// next: a thread's deltas add up to its CPU time (truncating each
+    /// sample's would lose up to a microsecond per sample).
+    pub(super) fn cpu_delta(&mut self, slot: u32, ns: u64) -> u64 {
+        let slot = slot as usize;
+        if self.carry.len() <= slot {
+            self.carry.resize(slot + 1, 0);
+        }
+        let ns = self.carry[slot].saturating_add(ns);
+        self.carry[slot] = ns % 1000;
+        ns / 1000
     }
 }
 
