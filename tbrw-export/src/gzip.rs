@@ -1,152 +1,231 @@
-//! Gzip compression on a second thread, for the exports whose format is
+//! Gzip compression on worker threads, for the exports whose format is
 //! gzip (pprof, the Firefox Profiler).
 //!
-//! The export serializes on the calling thread while a worker thread
-//! compresses what it has serialized so far: on a machine with a spare core
-//! the two overlap, and a large profile's export takes about the longer of
-//! the two instead of their sum. The output is one ordinary gzip member,
-//! byte for byte what a [`flate2::write::GzEncoder`] at the same level
-//! writes, so every reader of the format reads it.
+//! The export serializes on the calling thread while workers compress what
+//! it has serialized so far, each a 1 MiB block of its own (pigz's way):
+//! on a machine with spare cores the serializing and the compressing
+//! overlap, and the compressing is spread over the cores, so a large
+//! profile's export no longer waits for one thread's deflate after its
+//! JSON is written. Each block is raw deflate ended by a sync flush
+//! (byte-aligned, not final); the blocks, in order, then an empty final
+//! block, make the one deflate stream of one ordinary gzip member, whose
+//! CRC-32 is the blocks' CRCs combined. Every reader of the format reads
+//! it; the bytes do not depend on the number of workers. Each block starts
+//! with an empty window: the output is a few hundred bytes per MiB larger
+//! than one stream's.
 //!
 //! The caller's writer stays on the calling thread (it need not be `Send`):
-//! the worker hands compressed bytes back, and they are written out between
-//! two chunks and at [`PipedGzip::finish`]. Memory is bounded by the chunks
-//! in flight (a few MiB). Holds no knowledge of any format; imports only
-//! `std` and `flate2`.
+//! the workers hand compressed blocks back, and they are written out in
+//! order between two blocks and at [`PipedGzip::finish`]. Memory is bounded
+//! by the blocks in flight (a few MiB per worker). Holds no knowledge of
+//! any format; imports only `std`, `flate2` and `crc32fast`.
 
+use std::collections::BTreeMap;
 use std::io::{self, Write};
-use std::sync::mpsc::{self, Receiver, SyncSender};
+use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-use flate2::write::GzEncoder;
+use flate2::write::DeflateEncoder;
 use flate2::Compression;
 
-/// Bytes serialized before a chunk goes to the worker.
+/// Bytes serialized before a block goes to the workers.
 const CHUNK: usize = 1 << 20;
-/// Chunks waiting for the worker before the serializer waits for it.
-const IN_FLIGHT: usize = 4;
+/// The most worker threads (gzip's fastest level outruns a serializer on
+/// a few cores).
+const MAX_WORKERS: usize = 4;
+/// Blocks sent and not yet written out, per worker, before the serializer
+/// waits for the oldest.
+const IN_FLIGHT_PER_WORKER: usize = 2;
 
-/// A `Write` that gzip-compresses on a worker thread into `out`.
+/// A block compressed: its deflate bytes (sync-flushed), and the CRC-32
+/// state of its uncompressed bytes.
+struct Block {
+    deflated: Vec<u8>,
+    crc: crc32fast::Hasher,
+}
+
+/// A `Write` that gzip-compresses on worker threads into `out`.
 pub(crate) struct PipedGzip<'w> {
     out: &'w mut dyn Write,
-    chunk: Vec<u8>,
-    to_worker: Option<SyncSender<Vec<u8>>>,
-    from_worker: Receiver<Vec<u8>>,
-    worker: Option<JoinHandle<io::Result<()>>>,
     level: Compression,
+    chunk: Vec<u8>,
+    to_workers: Option<SyncSender<(u64, Vec<u8>)>>,
+    from_workers: Receiver<(u64, io::Result<Block>)>,
+    workers: Vec<JoinHandle<()>>,
+    /// Blocks sent so far (the next block's number).
+    sent: u64,
+    /// The next block to write out, and those come back before it.
+    next: u64,
+    waiting: BTreeMap<u64, io::Result<Block>>,
+    /// The CRC-32 and length of what was written out.
+    crc: crc32fast::Hasher,
+    /// Whether the gzip header is out.
+    started: bool,
 }
 
 impl<'w> PipedGzip<'w> {
-    /// Starts the worker; `level` is the gzip level of the one member.
+    /// Starts the workers; `level` is the deflate level of every block.
     pub(crate) fn new(out: &'w mut dyn Write, level: Compression) -> Self {
-        let (to_worker, chunks) = mpsc::sync_channel::<Vec<u8>>(IN_FLIGHT);
-        let (compressed, from_worker) = mpsc::channel::<Vec<u8>>();
-        let worker = std::thread::Builder::new().name("gzip".into()).spawn(move || compress(chunks, compressed, level));
-        match worker {
-            Ok(worker) => PipedGzip {
-                out,
-                chunk: Vec::with_capacity(CHUNK),
-                to_worker: Some(to_worker),
-                from_worker,
-                worker: Some(worker),
-                level,
-            },
-            // No thread to be had: compress inline, as one thread would.
-            Err(_) => {
-                let (_, from_worker) = mpsc::channel();
-                PipedGzip { out, chunk: Vec::new(), to_worker: None, from_worker, worker: None, level }
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        Self::with_workers(out, level, cores.clamp(1, MAX_WORKERS))
+    }
+
+    /// The same with `workers` threads (0: every block compressed on the
+    /// calling thread, as when no thread can be had).
+    fn with_workers(out: &'w mut dyn Write, level: Compression, workers: usize) -> Self {
+        let (to_workers, blocks) = mpsc::sync_channel::<(u64, Vec<u8>)>(workers * IN_FLIGHT_PER_WORKER);
+        let (compressed, from_workers) = mpsc::channel();
+        let blocks = Arc::new(Mutex::new(blocks));
+        let mut handles = Vec::new();
+        for k in 0..workers {
+            let (blocks, compressed) = (Arc::clone(&blocks), compressed.clone());
+            let spawned =
+                std::thread::Builder::new().name(format!("gzip-{k}")).spawn(move || work(&blocks, &compressed, level));
+            match spawned {
+                Ok(h) => handles.push(h),
+                // Fewer threads than asked: those there are do the work.
+                Err(_) => break,
             }
+        }
+        PipedGzip {
+            out,
+            level,
+            chunk: Vec::with_capacity(CHUNK),
+            to_workers: (!handles.is_empty()).then_some(to_workers),
+            from_workers,
+            workers: handles,
+            sent: 0,
+            next: 0,
+            waiting: BTreeMap::new(),
+            crc: crc32fast::Hasher::new(),
+            started: false,
         }
     }
 
-    /// Sends the chunk serialized so far to the worker (or compresses it
-    /// here when there is no worker), then writes out what is compressed.
+    /// Blocks sent and not yet written out at most.
+    fn in_flight_limit(&self) -> u64 {
+        (self.workers.len().max(1) * IN_FLIGHT_PER_WORKER) as u64
+    }
+
+    /// Sends the block serialized so far to the workers (or compresses it
+    /// here without them), then writes out what is compressed, waiting for
+    /// the oldest block while too many are in flight.
     fn send_chunk(&mut self) -> io::Result<()> {
         let chunk = std::mem::replace(&mut self.chunk, Vec::with_capacity(CHUNK));
-        match &self.to_worker {
+        let number = self.sent;
+        self.sent += 1;
+        match &self.to_workers {
             Some(tx) => {
-                if tx.send(chunk).is_err() {
-                    // The worker stopped: its error is what finish reports.
-                    return Err(self.worker_failed());
+                if tx.send((number, chunk)).is_err() {
+                    return Err(io::Error::other("the gzip workers stopped"));
                 }
             }
-            None => compress_whole(chunk, self.out, self.level)?,
+            None => {
+                let block = deflate_block(&chunk, self.level);
+                self.waiting.insert(number, block);
+            }
         }
-        self.drain()
+        self.write_ready(self.in_flight_limit())
     }
 
-    /// Writes out whatever the worker has compressed so far.
-    fn drain(&mut self) -> io::Result<()> {
-        while let Ok(bytes) = self.from_worker.try_recv() {
-            self.out.write_all(&bytes)?;
+    /// Writes out the blocks in order as they come back, waiting until at
+    /// most `in_flight` sent blocks are not written out.
+    fn write_ready(&mut self, in_flight: u64) -> io::Result<()> {
+        loop {
+            while let Ok((k, block)) = self.from_workers.try_recv() {
+                self.waiting.insert(k, block);
+            }
+            while let Some(block) = self.waiting.remove(&self.next) {
+                self.write_block(block?)?;
+                self.next += 1;
+            }
+            if self.sent - self.next <= in_flight {
+                return Ok(());
+            }
+            match self.from_workers.recv() {
+                Ok((k, block)) => {
+                    self.waiting.insert(k, block);
+                }
+                Err(_) => return Err(io::Error::other("the gzip workers stopped")),
+            }
+        }
+    }
+
+    /// Writes the header (first) and a compressed block.
+    fn write_block(&mut self, block: Block) -> io::Result<()> {
+        self.start()?;
+        self.out.write_all(&block.deflated)?;
+        self.crc.combine(&block.crc);
+        Ok(())
+    }
+
+    /// The gzip header, as flate2's `GzEncoder` writes it: no name, no
+    /// time, the extra flags of the level, an unknown OS.
+    fn start(&mut self) -> io::Result<()> {
+        if !self.started {
+            let xfl = match self.level.level() {
+                0..=1 => 4,
+                9 => 2,
+                _ => 0,
+            };
+            self.out.write_all(&[0x1f, 0x8b, 8, 0, 0, 0, 0, 0, xfl, 255])?;
+            self.started = true;
         }
         Ok(())
     }
 
-    /// The worker's own error, once it has stopped.
-    fn worker_failed(&mut self) -> io::Error {
-        match self.worker.take().map(JoinHandle::join) {
-            Some(Ok(Err(e))) => e,
-            _ => io::Error::other("the gzip worker stopped"),
-        }
-    }
-
     /// Compresses the rest, ends the gzip member and writes it all out.
     pub(crate) fn finish(mut self) -> io::Result<()> {
-        if self.to_worker.is_none() {
-            // Inline mode: the whole stream is compressed at once here.
-            let chunk = std::mem::take(&mut self.chunk);
-            return compress_whole(chunk, self.out, self.level);
-        }
         if !self.chunk.is_empty() {
             self.send_chunk()?;
         }
-        drop(self.to_worker.take());
-        // The worker ends after the last chunk; everything it sent arrives
-        // before the channel closes.
-        while let Ok(bytes) = self.from_worker.recv() {
-            self.out.write_all(&bytes)?;
+        self.write_ready(0)?;
+        drop(self.to_workers.take());
+        for h in std::mem::take(&mut self.workers) {
+            if h.join().is_err() {
+                return Err(io::Error::other("a gzip worker panicked"));
+            }
         }
-        match self.worker.take().map(JoinHandle::join) {
-            Some(Ok(result)) => result?,
-            Some(Err(_)) => return Err(io::Error::other("the gzip worker panicked")),
-            None => {}
-        }
+        self.start()?;
+        // The final block: fixed Huffman codes, no data (BFINAL 1, BTYPE 01,
+        // end of block), then the trailer.
+        self.out.write_all(&[0x03, 0x00])?;
+        self.out.write_all(&self.crc.clone().finalize().to_le_bytes())?;
+        self.out.write_all(&(self.crc.total_len() as u32).to_le_bytes())?;
         self.out.flush()
     }
 }
 
-/// Without a worker thread (spawning failed), the stream is collected and
-/// compressed whole at the end: rare, and still correct.
-fn compress_whole(chunk: Vec<u8>, out: &mut dyn Write, level: Compression) -> io::Result<()> {
-    let mut gz = GzEncoder::new(out, level);
-    gz.write_all(&chunk)?;
-    gz.finish()?;
-    Ok(())
-}
-
-/// The worker: compresses chunks in order into one gzip member and sends
-/// the compressed bytes back as they come.
-fn compress(chunks: Receiver<Vec<u8>>, compressed: mpsc::Sender<Vec<u8>>, level: Compression) -> io::Result<()> {
-    let mut gz = GzEncoder::new(Vec::with_capacity(CHUNK), level);
-    for chunk in chunks {
-        gz.write_all(&chunk)?;
-        let bytes = std::mem::take(gz.get_mut());
-        if !bytes.is_empty() && compressed.send(bytes).is_err() {
-            return Ok(()); // the serializer gave up; nothing to write to
+/// A worker: compresses blocks until the serializer is done.
+fn work(blocks: &Mutex<Receiver<(u64, Vec<u8>)>>, compressed: &Sender<(u64, io::Result<Block>)>, level: Compression) {
+    loop {
+        // The lock is held only to take the next block.
+        let next = match blocks.lock() {
+            Ok(rx) => rx.recv(),
+            Err(_) => return,
+        };
+        let Ok((k, chunk)) = next else { return };
+        if compressed.send((k, deflate_block(&chunk, level))).is_err() {
+            return; // the serializer gave up
         }
     }
-    let tail = gz.finish()?;
-    let _ = compressed.send(tail);
-    Ok(())
+}
+
+/// `chunk` as raw deflate ended by a sync flush, and its CRC-32.
+fn deflate_block(chunk: &[u8], level: Compression) -> io::Result<Block> {
+    let mut crc = crc32fast::Hasher::new();
+    crc.update(chunk);
+    let mut enc = DeflateEncoder::new(Vec::with_capacity(chunk.len() / 2 + 64), level);
+    enc.write_all(chunk)?;
+    // A sync flush: the block ends byte-aligned, not final.
+    enc.flush()?;
+    let deflated = std::mem::take(enc.get_mut());
+    Ok(Block { deflated, crc })
 }
 
 impl Write for PipedGzip<'_> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        if self.to_worker.is_none() {
-            self.chunk.extend_from_slice(buf);
-            return Ok(buf.len());
-        }
         let room = CHUNK - self.chunk.len();
         let n = buf.len().min(room);
         self.chunk.extend_from_slice(&buf[..n]);
@@ -157,71 +236,12 @@ impl Write for PipedGzip<'_> {
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        // A flush mid-stream would cost a sync point in the member; the
-        // bytes are all written at finish.
+        // A flush mid-stream would cost a block; the bytes are all written
+        // at finish.
         Ok(())
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::io::Read;
-
-    fn gunzip(bytes: &[u8]) -> Vec<u8> {
-        let mut out = Vec::new();
-        flate2::read::GzDecoder::new(bytes).read_to_end(&mut out).unwrap();
-        out
-    }
-
-    fn sample(len: usize) -> Vec<u8> {
-        (0..len).map(|i| (i * 7 % 251) as u8 ^ (i >> 12) as u8).collect()
-    }
-
-    #[test]
-    fn the_output_is_the_one_member_a_gz_encoder_writes() {
-        for len in [0, 1, CHUNK - 1, CHUNK, CHUNK + 1, 5 * CHUNK + 12_345] {
-            let input = sample(len);
-            let mut piped = Vec::new();
-            let mut w = PipedGzip::new(&mut piped, Compression::fast());
-            // Odd write sizes, as a serializer's.
-            for part in input.chunks(7919) {
-                w.write_all(part).unwrap();
-            }
-            w.finish().unwrap();
-            let mut plain = GzEncoder::new(Vec::new(), Compression::fast());
-            plain.write_all(&input).unwrap();
-            assert_eq!(piped, plain.finish().unwrap(), "{len} bytes");
-            assert_eq!(gunzip(&piped), input);
-        }
-    }
-
-    struct Full(usize);
-    impl Write for Full {
-        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-            if self.0 == 0 {
-                return Err(io::Error::from(io::ErrorKind::StorageFull));
-            }
-            let n = buf.len().min(self.0);
-            self.0 -= n;
-            Ok(n)
-        }
-        fn flush(&mut self) -> io::Result<()> {
-            Ok(())
-        }
-    }
-
-    #[test]
-    fn a_failing_output_is_an_error_of_its_own_kind() {
-        let input = sample(8 * CHUNK);
-        let mut out = Full(100_000);
-        let mut w = PipedGzip::new(&mut out, Compression::fast());
-        let err = input
-            .chunks(65_536)
-            .try_for_each(|part| w.write_all(part))
-            .err()
-            .or_else(|| w.finish().err())
-            .expect("a full disk is an error");
-        assert_eq!(err.kind(), io::ErrorKind::StorageFull);
-    }
-}
+#[path = "gzip_tests.rs"]
+mod tests;

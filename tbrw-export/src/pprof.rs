@@ -389,11 +389,9 @@ pub fn write_with(
     progress: &mut dyn FnMut(u64),
 ) -> Result<PprofSummary, ExportError> {
     let failed = |e: std::io::Error| ExportError::write("profile", e);
-    // The fastest level, as Go's runtime/pprof writes its profiles: the
-    // default level was half of a large export's time.
     // The fastest level, as Go's runtime/pprof writes its profiles (the
-    // default level was half of a large export's time), compressed on a
-    // second thread while the profile is encoded here.
+    // default level was half of a large export's time), compressed in
+    // blocks on worker threads while the profile is encoded here.
     let mut gz = crate::gzip::PipedGzip::new(out, flate2::Compression::fast());
     let summary = encode(file, opts, popts, &mut gz, warn, progress)?;
     gz.finish().map_err(failed)?;

@@ -49,6 +49,25 @@ pub(super) struct ThreadSamples {
 }
 
 impl ThreadSamples {
+    /// Room for the samples this thread will likely have, when its columns
+    /// are full: its share of the records walked so far (`walked` of
+    /// `records`) carried to the end, so that a thread sampled at a steady
+    /// rate is moved once or twice instead of at every doubling. The
+    /// threads' shares add up to the records: together they reserve no
+    /// more than the stream's record count beyond what they hold.
+    pub(super) fn reserve_ahead(&mut self, walked: u64, records: u64) {
+        if self.stacks.len() < self.stacks.capacity() {
+            return;
+        }
+        let len = self.stacks.len() as u64;
+        let projected = u128::from(len + 1) * u128::from(records) / u128::from(walked.max(1));
+        let more = usize::try_from(projected.saturating_sub(u128::from(len))).unwrap_or(0);
+        // At least what a doubling gives: a thread early in a burst.
+        let more = more.max(self.stacks.len()).max(16);
+        self.stacks.reserve_exact(more);
+        self.times.reserve_exact(more);
+    }
+
     /// Adds a sample; `cpu_delta` in µs, when the sample has CPU time.
     pub(super) fn push(&mut self, stack: u32, time: u64, cpu_delta: Option<u64>) {
         if let Some(d) = cpu_delta {

@@ -18,6 +18,7 @@
 //! fxprof-processed-profile and serde_json; writes only to the `Write`
 //! it is given.
 
+mod batches;
 mod columns;
 mod samples;
 
@@ -209,9 +210,10 @@ pub fn write(
     let (p, summary) = profile(file, opts, warn, progress)?;
     let failed = |e: std::io::Error| ExportError::write("profile", e);
     // The fastest level: about three times faster than the default on a
-    // profile's JSON, and no larger (its numbers repeat a lot).
-    // Compressed on a second thread while the JSON is serialized here; the
-    // pipe gathers serde_json's small writes into large chunks.
+    // profile's JSON, and not much larger (its numbers repeat a lot;
+    // samply writes level 2). Compressed in 1 MiB blocks on worker threads
+    // while the JSON is serialized here; the pipe gathers serde_json's
+    // small writes into the blocks.
     let mut gz = crate::gzip::PipedGzip::new(out, flate2::Compression::fast());
     // serde_json's error of a failed write is the writer's io::Error.
     json(&p, &summary, &mut gz).map_err(|e| ExportError::write("profile", e.into()))?;

@@ -6,10 +6,12 @@
 //! module whose file is not here one frame, its name in brackets); then
 //! each distinct (thread, stack) interned once, in the order the samples
 //! first had it, so that the profile is the one interning sample by sample
-//! would give.
+//! would give. The walk runs on the calling thread and hands its samples
+//! in batches to a second thread that fills the columns
+//! ([`super::batches`]): on two cores the two halves overlap.
 //!
-//! Imports the query layer's walk and names, fxprof-processed-profile, and
-//! [`super::columns`]; writes nothing.
+//! Imports the query layer's names, fxprof-processed-profile,
+//! [`super::batches`] and [`super::columns`]; writes nothing.
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
@@ -17,115 +19,16 @@ use std::sync::Arc;
 
 use fxprof_processed_profile::{
     debugid::DebugId, CategoryColor, Frame as FxFrame, FrameFlags, FrameInfo, LibraryHandle, LibraryInfo, Profile,
-    ReferenceTimestamp, SamplingInterval, StackHandle, Symbol, SymbolTable, ThreadHandle, Timestamp,
+    ReferenceTimestamp, SamplingInterval, StackHandle, Symbol, SymbolTable,
 };
 use tbrw::{Module, Tb5File};
 use tbrw_query::names;
-use tbrw_query::stacks::{walk, Detail, IdMap, Names, NodeId, Sample, StackTree, ViewOptions, WalkInfo};
+use tbrw_query::stacks::{Detail, IdMap, Names, NodeId, StackTree, ViewOptions, WalkInfo};
 
-use super::columns::{ThreadSamples, NO_STACK};
-use super::{debug_id, product, tag, FirefoxProfile, FirefoxSummary};
+use super::batches::{walk_into, Columns, Walked, BATCH};
+use super::columns::NO_STACK;
+use super::{debug_id, product, FirefoxProfile, FirefoxSummary};
 use crate::error::ExportError;
-
-/// Bind thread indexes below this are found in a vector, not a hash.
-const THREAD_SLOTS: usize = 1 << 16;
-
-/// The samples as the walk leaves them: per profile thread (by slot, the
-/// order threads were first sampled) its samples, whose stacks are still
-/// numbers of distinct (slot, node) pairs, first seen first.
-#[derive(Default)]
-struct Walked {
-    /// Per bind process index: the profile's process.
-    processes: IdMap<u64, fxprof_processed_profile::ProcessHandle>,
-    /// Per bind thread index: the profile's thread and its slot.
-    threads: IdMap<u64, (ThreadHandle, u32)>,
-    /// The same for the bind's first thread indexes, without a hash:
-    /// samples of many threads interleave.
-    thread_slots: Vec<Option<(ThreadHandle, u32)>>,
-    /// The last sample's bind thread index, profile thread and slot:
-    /// consecutive samples are mostly of one thread.
-    last_thread: Option<(u64, ThreadHandle, u32)>,
-    /// Per slot: the thread and its samples.
-    slots: Vec<(ThreadHandle, ThreadSamples)>,
-    /// Per pair number: the slot and the node.
-    pairs: Vec<(u32, NodeId)>,
-    pair_of: IdMap<(u32, NodeId), u32>,
-    /// Per node: the last slot it was seen in and that pair's number, so
-    /// that a node sampled in one thread needs no hash.
-    last_pair: Vec<(u32, u32)>,
-    /// Per slot: the nanoseconds of CPU time not yet in a delta.
-    carry: Vec<u64>,
-    /// The first time stamp of a nanosecond clock: the profile's zero.
-    t0: Option<u64>,
-}
-
-impl Walked {
-    /// The number of the (slot, node) pair, a new one the next.
-    fn pair(&mut self, slot: u32, node: NodeId) -> u32 {
-        let n = node as usize;
-        if let Some(&(s, pair)) = self.last_pair.get(n) {
-            if s == slot {
-                return pair;
-            }
-        }
-        let next = self.pairs.len() as u32;
-        let pair = *self.pair_of.entry((slot, node)).or_insert(next);
-        if pair == next {
-            self.pairs.push((slot, node));
-        }
-        if self.last_pair.len() <= n {
-            self.last_pair.resize(n + 1, (u32::MAX, 0));
-        }
-        self.last_pair[n] = (slot, pair);
-        pair
-    }
-
-    /// The profile thread of the sample's thread and its slot, added (with
-    /// its process) at its first sample.
-    fn thread(&mut self, p: &mut Profile, smp: &Sample<'_>, at: Timestamp) -> (ThreadHandle, u32) {
-        match self.last_thread {
-            Some((k, th, slot)) if k == smp.thread => return (th, slot),
-            _ => {}
-        }
-        let index = usize::try_from(smp.thread).ok().filter(|&i| i < THREAD_SLOTS);
-        if let Some(Some((th, slot))) = index.and_then(|i| self.thread_slots.get(i)).copied() {
-            self.last_thread = Some((smp.thread, th, slot));
-            return (th, slot);
-        }
-        if let Some(&(th, slot)) = self.threads.get(&smp.thread) {
-            self.last_thread = Some((smp.thread, th, slot));
-            return (th, slot);
-        }
-        let slot = self.slots.len() as u32;
-        let process = *self.processes.entry(smp.process).or_insert_with(|| p.add_process("?", smp.pid, at));
-        let th = p.add_thread(process, smp.tid, at, smp.tid == smp.pid);
-        p.set_thread_name(th, &names::thread_label(smp.tid, None));
-        tag(p, th, slot);
-        self.threads.insert(smp.thread, (th, slot));
-        if let Some(i) = index {
-            if self.thread_slots.len() <= i {
-                self.thread_slots.resize(i + 1, None);
-            }
-            self.thread_slots[i] = Some((th, slot));
-        }
-        self.slots.push((th, ThreadSamples::default()));
-        self.last_thread = Some((smp.thread, th, slot));
-        (th, slot)
-    }
-
-    /// The sample's CPU time as whole µs, the rest carried to its thread's
-    /// next: a thread's deltas add up to its CPU time (truncating each
-    /// sample's would lose up to a microsecond per sample).
-    fn cpu_delta(&mut self, slot: u32, ns: u64) -> u64 {
-        let slot = slot as usize;
-        if self.carry.len() <= slot {
-            self.carry.resize(slot + 1, 0);
-        }
-        let ns = self.carry[slot].saturating_add(ns);
-        self.carry[slot] = ns % 1000;
-        ns / 1000
-    }
-}
 
 /// The profile of the sample stream `opts.query.stream`.
 pub(super) fn samples(
@@ -133,6 +36,18 @@ pub(super) fn samples(
     opts: &ViewOptions,
     warn: &mut dyn Write,
     progress: &mut dyn FnMut(u64),
+) -> Result<(FirefoxProfile, FirefoxSummary), ExportError> {
+    samples_in_batches(file, opts, warn, progress, Some(BATCH))
+}
+
+/// [`samples`], the columns filled on a second thread from batches of
+/// `batch` samples (`None`: on this thread).
+fn samples_in_batches(
+    file: &Tb5File,
+    opts: &ViewOptions,
+    warn: &mut dyn Write,
+    progress: &mut dyn FnMut(u64),
+    batch: Option<usize>,
 ) -> Result<(FirefoxProfile, FirefoxSummary), ExportError> {
     let mut p = Profile::new(
         &product(file),
@@ -150,27 +65,16 @@ pub(super) fn samples(
     // profiler must not look for symbols itself (on a symbol server, for
     // libraries it cannot identify).
     p.set_symbolicated(true);
+    let records = s.data()?.map_or(0, |d| d.len());
     let mut tree = StackTree::new();
-    let mut w = Walked::default();
     let mut res = function_names.resolution(Detail::Function);
-    let info = walk(file, opts, "a Firefox profile", &mut tree, &mut res, progress, &mut |smp| {
-        // Nanosecond clocks give the time; other clocks (TSC, sample
-        // indices) have no known rate: the record index stands for ms.
-        let nanos = match smp.time.filter(|_| clock_nanos) {
-            Some(t) => t.saturating_sub(*w.t0.get_or_insert(t)),
-            // As the profile's `Timestamp::from_millis_since_reference` has it.
-            None => (smp.index as f64 * 1_000_000.0) as u64,
-        };
-        let (_, slot) = w.thread(&mut p, smp, Timestamp::from_nanos_since_reference(nanos));
-        let pair = w.pair(slot, smp.stack);
-        let cpu = smp.cpu_time.map(|ns| w.cpu_delta(slot, ns));
-        w.slots[slot as usize].1.push(pair, nanos, cpu);
-        Ok(())
-    })?;
+    let mut columns = Columns { w: Walked::default(), p, records };
+    let (info, t0) = walk_into(file, opts, &mut tree, &mut res, progress, &mut columns, clock_nanos, batch)?;
+    let Columns { mut w, mut p, .. } = columns;
     drop(res);
     let frames = name_frames(&mut p, &tree, &modules, file, &mut function_names, warn)?;
     intern_stacks(&mut p, &tree, &frames, &mut w);
-    finish(&mut p, &modules, &frames.module_lib, &w, &info);
+    finish(&mut p, &modules, &frames.module_lib, &w, t0, &info);
     let summary = FirefoxSummary {
         threads: w.slots.len(),
         samples: w.slots.iter().map(|(_, s)| s.stacks.len() as u64).sum(),
@@ -341,8 +245,15 @@ fn intern_stacks(p: &mut Profile, tree: &StackTree, frames: &Frames, w: &mut Wal
 
 /// The processes' and threads' names, the reference time, and each
 /// module's library mapped in the processes of its pid.
-fn finish(p: &mut Profile, modules: &[Module], module_lib: &BTreeMap<u64, LibraryHandle>, w: &Walked, info: &WalkInfo) {
-    if let (Some(t), Some(tf)) = (w.t0, &info.time) {
+fn finish(
+    p: &mut Profile,
+    modules: &[Module],
+    module_lib: &BTreeMap<u64, LibraryHandle>,
+    w: &Walked,
+    t0: Option<u64>,
+    info: &WalkInfo,
+) {
+    if let (Some(t), Some(tf)) = (t0, &info.time) {
         if tf.realtime {
             p.set_reference_timestamp(ReferenceTimestamp::from_millis_since_unix_epoch(t as f64 / 1e6));
         }
@@ -367,6 +278,36 @@ fn finish(p: &mut Profile, modules: &[Module], module_lib: &BTreeMap<u64, Librar
         mapped.sort_by_key(|(k, _)| **k);
         for (_, &ph) in mapped {
             p.add_lib_mapping(ph, *lib, md.load_address, md.load_address.saturating_add(md.length.max(1)), 0);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The profile's JSON, its columns filled in batches of `batch` samples.
+    fn profile_json(path: &str, batch: Option<usize>) -> Vec<u8> {
+        let file = Tb5File::open(path).unwrap();
+        let opts = ViewOptions::default();
+        let (p, summary) = samples_in_batches(&file, &opts, &mut std::io::sink(), &mut |_| {}, batch).unwrap();
+        assert!(summary.samples > 900, "{path}: {} samples", summary.samples);
+        let mut out = Vec::new();
+        super::super::json(&p, &summary, &mut out).unwrap();
+        out
+    }
+
+    #[test]
+    fn columns_filled_on_a_second_thread_are_those_filled_on_one() {
+        // perf: 987 samples of 8 threads with call chains; the collector's
+        // recording has CPU times (their deltas carried per thread).
+        for path in ["../cli/tests/data/matrix/perf.tb5", "../cli/tests/data/matrix/collector.tb5"] {
+            let one = profile_json(path, None);
+            // Batches reused many times over, one of one sample, one larger
+            // than the stream.
+            for batch in [1, 7, 64, 1 << 20] {
+                assert!(profile_json(path, Some(batch)) == one, "{path}: batches of {batch}");
+            }
         }
     }
 }

@@ -146,10 +146,18 @@ impl Resolution<'_> {
     /// `parent` in `tree`; by module, a frame of its caller's module is the
     /// caller's node. One resolution serves one tree.
     pub fn push(&mut self, tree: &mut StackTree, parent: Option<NodeId>, f: Frame) -> Result<NodeId, QueryError> {
+        // Outermost in a module kept as its one frame, met before: its
+        // node, with no question asked (a sampled address alone, the
+        // whole walk of a file whose modules' files are elsewhere).
+        let slot = f.module.map_or(0, |m| usize::try_from(m).map_or(usize::MAX, |m| m.saturating_add(1)));
+        if parent.is_none() {
+            if let Some(&node) = self.module_nodes.get(slot).filter(|&&n| n != NO_NODE) {
+                return Ok(node);
+            }
+        }
         let kept = self.keep(f);
         if parent.is_none() && (kept != f || self.detail == Detail::Module) {
             // The module's one frame, outermost: its node by the module.
-            let slot = f.module.map_or(0, |m| usize::try_from(m).map_or(usize::MAX, |m| m.saturating_add(1)));
             if slot < self.loads.len() + 1 {
                 if slot >= self.module_nodes.len() {
                     self.module_nodes.resize(self.loads.len() + 1, NO_NODE);
