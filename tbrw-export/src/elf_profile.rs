@@ -71,25 +71,7 @@ pub fn export_profile(
     let s = f.stream(stream)?;
     let unsupported = |what: String| ExportError::Unsupported { file: f.path().display().to_string(), stream, what };
     let lay = s.layout()?.ok_or_else(|| unsupported("it has no data descriptor".into()))?;
-    let find = |t: u16, st: Option<u16>, sizes: &[u32]| -> Option<(usize, usize)> {
-        lay.find(t, st).filter(|fl| sizes.contains(&fl.size)).map(|fl| (fl.offset as usize, fl.size as usize))
-    };
-    let need = |x: Option<(usize, usize)>, what: &str| {
-        x.ok_or_else(|| unsupported(format!("it has no {what} field, which a sampler profile needs")))
-    };
-    let typed_value =
-        lay.fields().iter().find_map(|fl| magic_of(fl.desc_type).filter(|_| fl.size == 8).map(|m| (fl, m)));
-    let at = ExportFields {
-        time: find(desc_type::TIME_STAMP, Some(desc_subtype::TS_NANOSECONDS), &[8]),
-        sample: find(desc_type::TIME_STAMP, Some(desc_subtype::TS_SAMPLE_COUNT), &[4, 8]),
-        pc: need(find(desc_type::IP, None, &[4, 8]), "ST_IP")?,
-        tid: need(find(desc_type::TID, None, &[4, 8]), "ST_TID")?,
-        cputime: find(fields::CPUTIME, None, &[8]),
-        pmu: typed_value
-            .map(|(fl, _)| (fl.offset as usize, 8))
-            .or_else(|| lay.find(fields::PMU_DATA, None).map(|fl| (fl.offset as usize, fl.size as usize))),
-        magic: typed_value.map(|(_, m)| m),
-    };
+    let at = export_fields(&lay, &unsupported)?;
     let note = s.user_defined()?.map(|b| String::from_utf8_lossy(b).into_owned()).unwrap_or_default();
     let meta = Meta::parse(&note);
     let data = s.data()?;
@@ -124,21 +106,7 @@ pub fn export_profile(
             last = Some(k);
         }
     }
-    let maps = match f.modules()? {
-        None => Vec::new(),
-        Some(mt) => mt
-            .iter()
-            .map(|m| {
-                let m = f.resolve(m?)?;
-                // The sampler's maps end inclusively: the module covers one more byte.
-                Ok(VmMap {
-                    address: m.load_address,
-                    size: m.length.saturating_sub(1),
-                    label: m.path.or(m.name).unwrap_or_default(),
-                })
-            })
-            .collect::<Result<Vec<_>>>()?,
-    };
+    let maps = module_maps(f)?;
     let same = imported.is_some_and(|f| f.layout == target);
     let header = match &meta {
         Some(m) if same && m.header.killed => ProfileHeader { killed: true, ..m.header },
@@ -211,6 +179,48 @@ pub fn export_profile(
     let mut out = std::io::BufWriter::with_capacity(1 << 16, out);
     write(&mut out).and_then(|()| out.flush()).map_err(|e| ExportError::write("profile", e))?;
     Ok(samples)
+}
+
+/// Where the fields a sampler profile needs lie in the stream's records.
+fn export_fields(lay: &RecordLayout, unsupported: &dyn Fn(String) -> ExportError) -> Result<ExportFields, ExportError> {
+    let find = |t: u16, st: Option<u16>, sizes: &[u32]| -> Option<(usize, usize)> {
+        lay.find(t, st).filter(|fl| sizes.contains(&fl.size)).map(|fl| (fl.offset as usize, fl.size as usize))
+    };
+    let need = |x: Option<(usize, usize)>, what: &str| {
+        x.ok_or_else(|| unsupported(format!("it has no {what} field, which a sampler profile needs")))
+    };
+    let typed_value =
+        lay.fields().iter().find_map(|fl| magic_of(fl.desc_type).filter(|_| fl.size == 8).map(|m| (fl, m)));
+    Ok(ExportFields {
+        time: find(desc_type::TIME_STAMP, Some(desc_subtype::TS_NANOSECONDS), &[8]),
+        sample: find(desc_type::TIME_STAMP, Some(desc_subtype::TS_SAMPLE_COUNT), &[4, 8]),
+        pc: need(find(desc_type::IP, None, &[4, 8]), "ST_IP")?,
+        tid: need(find(desc_type::TID, None, &[4, 8]), "ST_TID")?,
+        cputime: find(fields::CPUTIME, None, &[8]),
+        pmu: typed_value
+            .map(|(fl, _)| (fl.offset as usize, 8))
+            .or_else(|| lay.find(fields::PMU_DATA, None).map(|fl| (fl.offset as usize, fl.size as usize))),
+        magic: typed_value.map(|(_, m)| m),
+    })
+}
+
+/// The file's modules as the sampler's maps.
+fn module_maps(f: &Tb5File) -> Result<Vec<VmMap>, ExportError> {
+    Ok(match f.modules()? {
+        None => Vec::new(),
+        Some(mt) => mt
+            .iter()
+            .map(|m| {
+                let m = f.resolve(m?)?;
+                // The sampler's maps end inclusively: the module covers one more byte.
+                Ok(VmMap {
+                    address: m.load_address,
+                    size: m.length.saturating_sub(1),
+                    label: m.path.or(m.name).unwrap_or_default(),
+                })
+            })
+            .collect::<Result<Vec<_>>>()?,
+    })
 }
 
 /// PMU data of `n` bytes: as kept, or zero-padded/cut when a layout change asks.
