@@ -4,7 +4,8 @@
 //! statistics), and has one `handle_*` method per kind of perf record.
 //! [`convert`] drives it: the global sections first, then every record in
 //! perf's time order, then stream 0's tables and the file's modules,
-//! processes and threads. It reads nothing itself (the entry points in
+//! processes and threads. What an import takes ([`PerfOptions`]) and
+//! reports ([`ImportStats`]) are here too. It reads nothing itself (the entry points in
 //! [`super::stream`] open the input) and imports nothing above
 //! `tbrw`, `tbrw-schema` and `tbrw-symbols`.
 //!
@@ -31,7 +32,6 @@ use super::events::{perf_name, sample_id, tracepoint_names};
 use super::layout::{clock_name, descriptor, event_of, period_width, Widths};
 use super::map::{MmapEvent, Tables, UNPLACED};
 use super::sample::{self, bits, ReadValues, Sample};
-use super::stream::{ImportStats, PerfOptions};
 use super::unwind::DwarfUnwinding;
 use crate::error::{ImportError, Place};
 use crate::globals::write_globals;
@@ -42,6 +42,71 @@ const PERF_CONTEXT_MAX: u64 = 0xffff_ffff_ffff_f001;
 
 /// Encoded records are handed to the data section in batches of about this size.
 const BATCH: usize = 1 << 20;
+
+/// What an import did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ImportStats {
+    /// Samples written to stream 0.
+    pub samples: u64,
+    /// Call-chain frames of the samples' records (perf's context markers
+    /// left out; a group member's record counts its sample's frames).
+    pub frames: u64,
+    /// Nodes of the stack table: the distinct (caller, frame) pairs.
+    pub stack_nodes: u64,
+    /// Modules written.
+    pub modules: u64,
+    /// Events (perf attributes).
+    pub events: u64,
+    /// Records of types the importer does not use, skipped.
+    pub skipped: u64,
+    /// Samples perf reported lost (LOST records).
+    pub lost: u64,
+    /// Bytes read.
+    pub bytes: u64,
+    /// Stream-0 records whose cpu mode perf places in no mapping (a
+    /// user-mode sample at a kernel address, say): their ip is
+    /// [`UNPLACED`](super::UNPLACED), `[unknown]` as perf shows them.
+    pub unplaced: u64,
+    /// `--call-graph dwarf` samples given unwound user frames.
+    pub unwound: u64,
+    /// Files whose unwind information could not be used (their frames
+    /// unwind by frame pointers), each with why; at most eight.
+    pub unwind_missing: Vec<String>,
+    /// Group-read values perf counts no sample for: an id no event of the
+    /// file has.
+    pub unknown_ids: u64,
+    /// Feature sections cut short (whole ones, declared ones): perf reads
+    /// such a file without them, and so does the import (no host name,
+    /// command line or build ids from those).
+    pub features_cut: Option<(u32, u32)>,
+    /// A pipe-format input that ends inside a record: which, and where.
+    /// perf reports the records before it, and so does the import.
+    pub cut: Option<super::read::Damage>,
+}
+
+/// What a perf import does beyond reading its input.
+#[derive(Clone, Debug)]
+pub struct PerfOptions {
+    /// Unwind `--call-graph dwarf` samples into call chains (default: on).
+    pub unwind: bool,
+    /// Where the unwinder finds the modules' files: the symbolizer's
+    /// rules (docs/SYMBOLS.md); by default the paths as recorded, then the
+    /// build-id directories of `/usr/lib/debug`.
+    pub symbols: tbrw_symbols::Config,
+}
+
+impl Default for PerfOptions {
+    fn default() -> Self {
+        PerfOptions {
+            unwind: true,
+            symbols: tbrw_symbols::Config {
+                kernel: tbrw_symbols::KernelSymbols::Off,
+                lines: false,
+                ..tbrw_symbols::Config::default()
+            },
+        }
+    }
+}
 
 /// Why the conversion stopped: a read of the perf data, located by the
 /// caller (which may walk the input again), or anything else.

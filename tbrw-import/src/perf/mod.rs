@@ -18,7 +18,6 @@ mod sample;
 mod stream;
 mod unwind;
 
+pub use convert::{ImportStats, PerfOptions};
 pub use map::UNPLACED;
-pub use stream::{
-    import_perf_file, import_perf_file_with, import_perf_pipe, import_perf_pipe_with, ImportStats, PerfOptions,
-};
+pub use stream::{import_perf_file, import_perf_file_with, import_perf_pipe, import_perf_pipe_with};

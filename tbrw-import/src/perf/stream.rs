@@ -1,8 +1,7 @@
 //! The perf import's entry points: a perf.data file (read with seeks) or
 //! pipe (read once) opened, its header checked and damage located, then
 //! handed to [`super::convert`], which writes stream 0 and the global
-//! sections; and what an import reports ([`ImportStats`]) and takes
-//! ([`PerfOptions`]).
+//! sections.
 //!
 //! Stream 0 record (little-endian): `ip` u64, `pid` u32, `tid` u32, time
 //! u64 (ns, field named after perf's clock), `period` u32 or u64, `cpu`
@@ -19,76 +18,11 @@ use std::rc::Rc;
 use linux_perf_data::PerfFileReader;
 use tbrw::Tb5Writer;
 
-use super::convert::{convert, SideBand, Stop};
+use super::convert::{convert, ImportStats, PerfOptions, SideBand, Stop};
 use super::events::attr_section_ids;
 use super::read::{self, Counting, Detected, Overlay, PipeEnd, WholeRecords, FILE_HEADER, PIPE_HEADER};
 use crate::error::{ImportError, Place};
 use crate::progress::Progress;
-
-/// What an import did.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ImportStats {
-    /// Samples written to stream 0.
-    pub samples: u64,
-    /// Call-chain frames of the samples' records (perf's context markers
-    /// left out; a group member's record counts its sample's frames).
-    pub frames: u64,
-    /// Nodes of the stack table: the distinct (caller, frame) pairs.
-    pub stack_nodes: u64,
-    /// Modules written.
-    pub modules: u64,
-    /// Events (perf attributes).
-    pub events: u64,
-    /// Records of types the importer does not use, skipped.
-    pub skipped: u64,
-    /// Samples perf reported lost (LOST records).
-    pub lost: u64,
-    /// Bytes read.
-    pub bytes: u64,
-    /// Stream-0 records whose cpu mode perf places in no mapping (a
-    /// user-mode sample at a kernel address, say): their ip is
-    /// [`UNPLACED`](super::UNPLACED), `[unknown]` as perf shows them.
-    pub unplaced: u64,
-    /// `--call-graph dwarf` samples given unwound user frames.
-    pub unwound: u64,
-    /// Files whose unwind information could not be used (their frames
-    /// unwind by frame pointers), each with why; at most eight.
-    pub unwind_missing: Vec<String>,
-    /// Group-read values perf counts no sample for: an id no event of the
-    /// file has.
-    pub unknown_ids: u64,
-    /// Feature sections cut short (whole ones, declared ones): perf reads
-    /// such a file without them, and so does the import (no host name,
-    /// command line or build ids from those).
-    pub features_cut: Option<(u32, u32)>,
-    /// A pipe-format input that ends inside a record: which, and where.
-    /// perf reports the records before it, and so does the import.
-    pub cut: Option<read::Damage>,
-}
-
-/// What a perf import does beyond reading its input.
-#[derive(Clone, Debug)]
-pub struct PerfOptions {
-    /// Unwind `--call-graph dwarf` samples into call chains (default: on).
-    pub unwind: bool,
-    /// Where the unwinder finds the modules' files: the symbolizer's
-    /// rules (docs/SYMBOLS.md); by default the paths as recorded, then the
-    /// build-id directories of `/usr/lib/debug`.
-    pub symbols: tbrw_symbols::Config,
-}
-
-impl Default for PerfOptions {
-    fn default() -> Self {
-        PerfOptions {
-            unwind: true,
-            symbols: tbrw_symbols::Config {
-                kernel: tbrw_symbols::KernelSymbols::Off,
-                lines: false,
-                ..tbrw_symbols::Config::default()
-            },
-        }
-    }
-}
 
 /// Imports the perf.data file `input` (file mode: perf's default
 /// `perf.data`, which starts at byte 0 of `input` and is read with seeks)

@@ -1,6 +1,11 @@
 //! `tbrw export vtune-csv`: streams to VTune's "CSV file with external
 //! data" (one table per file, file name `<user>-hostname-<host>.csv`).
 //! What becomes which column, and how the clock is chosen: docs/EXPORT.md.
+//! Here: the export's front, clocks, names and the files shared by every
+//! kind of stream (module counts, per-CPU counters); `streams` writes each
+//! kind of stream's own files.
+
+mod streams;
 
 use std::collections::HashMap;
 
@@ -8,6 +13,7 @@ use tbrw::*;
 
 use crate::error::ExportError;
 use crate::folder::Folder;
+use streams::{export_stream, Out};
 use tbrw_schema::excerpt::excerpt;
 use tbrw_schema::fields::{self, read};
 
@@ -243,18 +249,25 @@ pub fn export_vtune_csv(
     }
     // The whole file is checked once a stream is known to be exported
     // (Verified): a refusal costs no pass over the data.
-    let mut verified = Verified { file: f, done: false };
-    let mut report = CsvReport::default();
+    let mut out = Out {
+        verified: Verified { file: f, done: false },
+        dir,
+        host: &host,
+        extra: Vec::new(),
+        report: CsvReport::default(),
+    };
     for n in streams {
-        let mut extra = Vec::new();
-        match export_stream(&mut verified, n, dir, &host, opts, &mut extra, &mut report)? {
+        out.extra.clear();
+        match export_stream(n, opts, &mut out)? {
             Ok(path) => {
-                report.files.push(path);
-                report.files.extend(extra);
+                out.report.files.push(path);
+                let extra = std::mem::take(&mut out.extra);
+                out.report.files.extend(extra);
             }
-            Err(why) => report.skipped.push((n, why)),
+            Err(why) => out.report.skipped.push((n, why)),
         }
     }
+    let report = out.report;
     if opts.stream.is_some() && !report.skipped.is_empty() {
         let (n, why) = &report.skipped[0];
         return Err(ExportError::NotExported { file: file.display().to_string(), stream: *n, why: why.clone() });
@@ -312,241 +325,6 @@ impl Verified<'_> {
         }
         Ok(())
     }
-}
-
-/// Exports one stream: `Ok(Ok(name))`, or `Ok(Err(why))` when the stream
-/// has nothing VTune can take (no clock, no values).
-fn export_stream(
-    verified: &mut Verified,
-    n: u32,
-    dir: &mut dyn Folder,
-    host: &str,
-    opts: &CsvOptions,
-    extra: &mut Vec<String>,
-    report: &mut CsvReport,
-) -> std::result::Result<std::result::Result<String, String>, ExportError> {
-    let f = verified.file;
-    let s = f.stream(n)?;
-    let Some(layout) = s.layout()? else { return Ok(Err("it has no data descriptor".into())) };
-    let Some(data) = s.data()? else { return Ok(Err("it has no data".into())) };
-    let descs = s.descriptor()?.unwrap_or_default();
-    let name_of = |fl: &Field| -> String {
-        descs
-            .get(fl.entry)
-            .and_then(|d| f.string_opt(d.name).ok().flatten())
-            .map_or_else(|| fields::name(fl.desc_type).unwrap_or("field").to_owned(), str::to_owned)
-    };
-    let stream_clock = |fl: &Field, name: &str| -> std::result::Result<Clock, String> {
-        match (clock_of(fl, name), opts.clock) {
-            (Err(_), Some(c)) if fl.subtype == desc_subtype::TS_NANOSECONDS => Ok(c),
-            (Err(why), None) if fl.subtype == desc_subtype::TS_NANOSECONDS => Err(format!("{why}; {NAME_THE_CLOCK}")),
-            (r, _) => r,
-        }
-    };
-    let events = s.events()?.unwrap_or_default();
-    // Sanitized once here, not per row.
-    let event_names: HashMap<u32, String> =
-        events.iter().map(|e| (e.id, sanitize(f.string_opt(e.name).ok().flatten().unwrap_or("event")))).collect();
-    let event_name = |id: u32| -> std::borrow::Cow<'_, str> {
-        event_names.get(&id).map_or_else(|| format!("event_{id:08X}").into(), |n| n.as_str().into())
-    };
-    let event_id = layout.find(fields::EVENT_ID, None).filter(|fl| fl.size == 4).copied();
-    let comment = s.info()?.and_then(|i| f.string_opt(i.comment).ok().flatten().map(str::to_owned));
-    let user = format!("{}-s{n}", short_name(comment.as_deref()));
-    let path = format!("{user}-hostname-{host}.csv");
-
-    let legacy = layout.legacy_pc_offset();
-    let times: Vec<&Field> = layout
-        .fields()
-        .iter()
-        .filter(|fl| fl.desc_type == desc_type::TIME_STAMP && (fl.size == 8 || fl.size == 4))
-        .collect();
-    let time = match (legacy, layout.tsc_offset()) {
-        (Some(_), Some(t)) => Some((t, 8u32, Clock::Rdtsc)),
-        _ => match times.first() {
-            None => return Ok(Err("its records have no time stamp".into())),
-            Some(fl) => match stream_clock(fl, &name_of(fl)) {
-                Ok(c) => Some((fl.offset, fl.size, c)),
-                Err(why) => return Ok(Err(why)),
-            },
-        },
-    };
-    let (t_at, t_size, clock) = time.expect("set above");
-    let time = |r: &[u8]| fields::read_le(r, t_at as usize, t_size as usize);
-    let pid = layout.find(desc_type::PID, None).filter(|fl| fl.size <= 8).copied();
-    let tid = layout.find(desc_type::TID, None).filter(|fl| fl.size <= 8).copied();
-    let both = [pid, tid];
-    let tid_only = [None, tid];
-
-    // Interval streams: a second time stamp on the same clock is the end.
-    if legacy.is_none() && times.len() >= 2 && stream_clock(times[1], &name_of(times[1])) == Ok(clock) {
-        let end = *times[1];
-        let name = sanitize(comment.as_deref().unwrap_or("interval"));
-        let mut unended = 0u64;
-        verified.check()?;
-        write_file(dir, &path, |out| {
-            write!(out, "name,start_tsc.{},end_tsc", clock.suffix())?;
-            id_header(out, both)?;
-            for r in data.records() {
-                let (start, stop) = (time(r), read(r, &end));
-                if stop < start {
-                    unended += 1;
-                    continue;
-                }
-                // Named after the record's event when it has one, else the stream.
-                let label = event_id.map_or(name.as_str().into(), |fl| event_name(read(r, &fl) as u32));
-                write!(out, "{},{},{}", label, clock.cell(start), clock.cell(stop))?;
-                id_cells(out, r, both)?;
-            }
-            Ok(())
-        })?;
-        if unended > 0 {
-            report.unended.push((n, unended));
-        }
-        let base = short_name(comment.as_deref());
-        let (files, decreasing) =
-            per_cpu_counters(&layout, &data, &name_of, (time, end), clock, dir, &format!("{base}-s{n}"), host)?;
-        extra.extend(files);
-        if decreasing > 0 {
-            report.decreasing.push((n, decreasing));
-        }
-        return Ok(Ok(path));
-    }
-
-    // Discrete streams.
-    if let Some(pc) = legacy {
-        // Legacy samples: one cumulative column per event, counting sav per sample.
-        if events.is_empty() {
-            return Ok(Err("its legacy samples have no events to count".into()));
-        }
-        verified.check()?;
-        let column: HashMap<u32, usize> = events.iter().enumerate().map(|(i, e)| (e.id, i)).collect();
-        let names: Vec<String> =
-            events.iter().map(|e| sanitize(f.string_opt(e.name).ok().flatten().unwrap_or("event"))).collect();
-        let savs: Vec<u64> = events.iter().map(|e| e.sav.max(1)).collect();
-        write_file(dir, &path, |out| {
-            write!(out, "tsc.{}", clock.suffix())?;
-            for nm in &names {
-                write!(out, ",{nm}.COUNT")?;
-            }
-            writeln!(out, ",pid,tid")?;
-            let mut totals = vec![0u64; names.len()];
-            for r in data.records() {
-                let rec = SampleRecordPc::from_slice(&r[pc as usize..]).unwrap_or_default();
-                if let Some(&c) = column.get(&u32::from(rec.event_index())) {
-                    totals[c] += savs[c];
-                }
-                write!(out, "{}", clock.cell(time(r)))?;
-                for t in &totals {
-                    write!(out, ",{t}")?;
-                }
-                let pid = if rec.pid_rec_index_raw() { rec.pid_rec_index.to_string() } else { String::new() };
-                writeln!(out, ",{pid},{}", rec.tid)?;
-            }
-            Ok(())
-        })?;
-        let p = format!("{user}-modules-hostname-{host}.csv");
-        module_counts(f, n, dir, &p, clock)?;
-        extra.push(p);
-        return Ok(Ok(path));
-    }
-    // Values written to variables (winIDEA data): one file per variable,
-    // because each row holds one variable's new value.
-    let value = layout.find(fields::WRITTEN_VALUE, None).filter(|fl| fl.size == 8).copied();
-    if let (Some(id), Some(value)) = (event_id, value) {
-        // (variable, record) pairs, so each file is written from one sorted run.
-        let mut order: Vec<(u32, u64)> =
-            data.records().enumerate().map(|(i, r)| (read(r, &id) as u32, i as u64)).collect();
-        order.sort_unstable();
-        if order.is_empty() {
-            return Ok(Err("it has no values".into()));
-        }
-        verified.check()?;
-        let base = short_name(comment.as_deref());
-        let mut paths = Vec::new();
-        for run in order.chunk_by(|a, b| a.0 == b.0) {
-            let v = run[0].0;
-            let var = event_name(v);
-            let p = format!("{base}-s{n}-{var}-hostname-{host}.csv");
-            write_file(dir, &p, |out| {
-                write!(out, "tsc.{},{var}.INST", clock.suffix())?;
-                id_header(out, tid_only)?;
-                for &(_, i) in run {
-                    let r = data.record(i).unwrap_or_default();
-                    write!(out, "{},{}", clock.cell(time(r)), read(r, &value))?;
-                    id_cells(out, r, tid_only)?;
-                }
-                Ok(())
-            })?;
-            paths.push(p);
-        }
-        let first = paths.remove(0);
-        extra.extend(paths);
-        return Ok(Ok(first));
-    }
-    let counters: Vec<(Field, Kind, bool, String)> = layout
-        .fields()
-        .iter()
-        .filter_map(|fl| {
-            counter_kind(fl.desc_type)
-                .filter(|_| fl.size == 8 || fl.size == 4)
-                .map(|(k, float)| (*fl, k, float && fl.size == 8, sanitize(&name_of(fl))))
-        })
-        .collect();
-    // Samples with an address (a perf import, the collector's recordings):
-    // their counts per module, as cumulative COUNT columns per time bucket.
-    let samples =
-        tbrw_query::stream::SampleFields::of(f, n)?.bindable() && layout.find(fields::CALLCHAIN_SAMPLE, None).is_none();
-    if counters.is_empty() {
-        if samples {
-            verified.check()?;
-            let p = format!("{user}-modules-hostname-{host}.csv");
-            module_counts(f, n, dir, &p, clock)?;
-            return Ok(Ok(p));
-        }
-        if layout.find(fields::CALLCHAIN_SAMPLE, None).is_some() {
-            return Ok(Err(
-                "it holds the call-chain frames of another stream's samples, which that stream's modules file counts"
-                    .into(),
-            ));
-        }
-        return Ok(Err(
-            "its records have no counter or instantaneous value, and no instruction pointer and pid to count samples by module (docs/EXPORT.md lists the field types)".into()
-        ));
-    }
-    verified.check()?;
-    if samples {
-        let p = format!("{user}-modules-hostname-{host}.csv");
-        module_counts(f, n, dir, &p, clock)?;
-        extra.push(p);
-    }
-    write_file(dir, &path, |out| {
-        write!(out, "tsc.{}", clock.suffix())?;
-        for (_, kind, _, nm) in &counters {
-            write!(out, ",{nm}.{}", if *kind == Kind::Count { "COUNT" } else { "INST" })?;
-        }
-        id_header(out, both)?;
-        for r in data.records() {
-            write!(out, "{}", clock.cell(time(r)))?;
-            for (fl, _, float, _) in &counters {
-                let v = read(r, fl);
-                if *float {
-                    // A value that is not a finite number has no CSV form: the cell stays empty.
-                    let x = f64::from_bits(v);
-                    if x.is_finite() {
-                        write!(out, ",{x}")?;
-                    } else {
-                        write!(out, ",")?;
-                    }
-                } else {
-                    write!(out, ",{v}")?;
-                }
-            }
-            id_cells(out, r, both)?;
-        }
-        Ok(())
-    })?;
-    Ok(Ok(path))
 }
 
 /// Columns of a table of module counts at most: the modules with the most
