@@ -130,8 +130,9 @@ pub(crate) fn add_bind<'s>(c: &mut Content<'s>, n: u32, bind: BindView<'s>, reco
         c.field(0, 28, 4, "padding"),
     ]);
     // Each part of the entries is made from the bind on its own (the
-    // emitter makes parts on several threads); every byte of an entry is
-    // written (the OS index and the padding are zeros), once.
+    // emitter makes a part while the one before it is written). Only the
+    // indexes are written: the OS index and the padding are zeros in every
+    // entry of the buffer, which holds nothing but entries.
     let make = move |first: u64, count: usize, out: &mut Vec<u8>| -> Result<()> {
         let mut binds = Vec::with_capacity(count);
         bind.data_binds(first, count, &mut binds);
@@ -141,14 +142,11 @@ pub(crate) fn add_bind<'s>(c: &mut Content<'s>, n: u32, bind: BindView<'s>, reco
                 first + binds.len() as u64
             )));
         }
-        out.clear();
-        out.reserve(count * DATA_ENTRY_SIZE);
-        for b in &binds {
-            let mut e = [0u8; DATA_ENTRY_SIZE];
+        out.resize(count * DATA_ENTRY_SIZE, 0);
+        for (e, b) in out.chunks_exact_mut(DATA_ENTRY_SIZE).zip(&binds) {
             e[..8].copy_from_slice(&b.module_index.to_le_bytes());
             e[8..16].copy_from_slice(&mapped(b.pid_index, &pid_at).to_le_bytes());
             e[16..24].copy_from_slice(&mapped(b.tid_index, &tid_at).to_le_bytes());
-            out.extend_from_slice(&e);
         }
         Ok(())
     };

@@ -14,9 +14,11 @@ use crate::model::error::{Error, Location, Result};
 use crate::model::section::SectionRef;
 use crate::model::strings::StringId;
 
-/// Makes records `[first, first + count)` of a section into the buffer
-/// it is given (emptied first), `size` bytes each: any part of the
-/// section independently, so that parts are made on several threads.
+/// Makes records `[first, first + count)` of a section, `size` bytes
+/// each, as the whole content of the buffer it is given: any part of the
+/// section on its own, so that one part is made while another is written.
+/// The buffer holds what this function made of an earlier part, or
+/// nothing, so a maker may leave bytes it knows are already right.
 pub(crate) type RecordFill<'s> = Box<dyn Fn(u64, usize, &mut Vec<u8>) -> Result<()> + Sync + 's>;
 
 /// The bytes of a section: already in the output, given, or made as they are written.
