@@ -123,8 +123,10 @@ impl Emitter<'_> {
             }
             Ok(n)
         };
-        let write = |buf: &[u8], first: u64| {
-            file.write_all_at(buf, start + first * size).map_err(|e| Error::io(path, "write", e))
+        let write = |buf: &[u8], first: u64| -> Result<()> {
+            file.write_all_at(buf, start + first * size).map_err(|e| Error::io(path, "write", e))?;
+            crate::write::work_file::crash_point("intel records part written");
+            Ok(())
         };
         if count <= PART_RECORDS as u64 || !writer_thread() {
             let mut buf = Vec::new();
