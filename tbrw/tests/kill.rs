@@ -33,7 +33,7 @@ const MAX_DELAY_MS: u64 = 600;
 /// Records per child write: 48 bytes each, about 24 MB.
 const RECORDS: u32 = 500_000;
 /// Records of the file the "bind" mode binds: its bind's Intel entries
-/// are written in more than one part, one while the next is made.
+/// are written in more than one part (65,536 entries each).
 const BIND_RECORDS: u32 = 150_000;
 
 fn main() {

@@ -129,8 +129,7 @@ pub(crate) fn add_bind<'s>(c: &mut Content<'s>, n: u32, bind: BindView<'s>, reco
         c.field(ST_OS_IDX, 24, 4, "os index"),
         c.field(0, 28, 4, "padding"),
     ]);
-    // Each part of the entries is made from the bind on its own (the
-    // emitter makes a part while the one before it is written). Only the
+    // Each part of the entries is made from the bind on its own. Only the
     // indexes are written: the OS index and the padding are zeros in every
     // entry of the buffer, which holds nothing but entries.
     let make = move |first: u64, count: usize, out: &mut Vec<u8>| -> Result<()> {

@@ -16,9 +16,9 @@ use crate::model::strings::StringId;
 
 /// Makes records `[first, first + count)` of a section, `size` bytes
 /// each, as the whole content of the buffer it is given: any part of the
-/// section on its own, so that one part is made while another is written.
-/// The buffer holds what this function made of an earlier part, or
-/// nothing, so a maker may leave bytes it knows are already right.
+/// section on its own. The buffer holds what this function made of an
+/// earlier part, or nothing, so a maker may leave bytes it knows are
+/// already right.
 pub(crate) type RecordFill<'s> = Box<dyn Fn(u64, usize, &mut Vec<u8>) -> Result<()> + Sync + 's>;
 
 /// The bytes of a section: already in the output, given, or made as they are written.
@@ -106,79 +106,29 @@ impl Emitter<'_> {
     }
 
     /// Writes `count` records of `size` bytes made by `make` at `start`,
-    /// in parts of [`PART_RECORDS`] records: this thread makes each part
-    /// while another writes the part before it (the kernel's copy into the
-    /// file costs about as much as making it). Two buffers go back and forth.
+    /// in parts of [`PART_RECORDS`] records, one buffer reused for each.
+    /// (Writing each part on a second thread while the next is made was
+    /// measured slower on a shared 2-core machine, docs/BIND.md.)
     fn write_records(&self, start: u64, (count, size): (u64, u64), make: &RecordFill<'_>) -> Result<()> {
         let (file, path) = (self.file, self.path);
-        let part = |first: u64, buf: &mut Vec<u8>| -> Result<u64> {
+        let mut buf = Vec::new();
+        let mut first = 0;
+        while first < count {
             let n = (count - first).min(PART_RECORDS as u64);
-            make(first, n as usize, buf)?;
+            let at = start + first * size;
+            make(first, n as usize, &mut buf)?;
             if buf.len() as u64 != n * size {
-                let at = start + first * size;
                 return Err(Error::malformed(
                     Location { file: path.to_owned(), section: SectionRef::Header, record: None, offset: at },
                     format!("{n} records of {size} bytes were made as {} bytes", buf.len()),
                 ));
             }
-            Ok(n)
-        };
-        let write = |buf: &[u8], first: u64| -> Result<()> {
-            file.write_all_at(buf, start + first * size).map_err(|e| Error::io(path, "write", e))?;
+            file.write_all_at(&buf, at).map_err(|e| Error::io(path, "write", e))?;
             crate::write::work_file::crash_point("intel records part written");
-            Ok(())
-        };
-        if count <= PART_RECORDS as u64 || !writer_thread() {
-            let mut buf = Vec::new();
-            let mut first = 0;
-            while first < count {
-                let n = part(first, &mut buf)?;
-                write(&buf, first)?;
-                first += n;
-            }
-            return Ok(());
+            first += n;
         }
-        let (to_writer, parts) = std::sync::mpsc::sync_channel::<(Vec<u8>, u64)>(1);
-        let (to_maker, free) = std::sync::mpsc::sync_channel::<Vec<u8>>(2);
-        std::thread::scope(|scope| {
-            let writer = scope.spawn(move || -> Result<()> {
-                for (buf, first) in parts {
-                    write(&buf, first)?;
-                    // The maker may have stopped: then the buffer is not wanted.
-                    let _ = to_maker.send(buf);
-                }
-                Ok(())
-            });
-            let mut spare = vec![Vec::new(), Vec::new()];
-            let mut first = 0;
-            let mut made = Ok(());
-            while first < count {
-                let Some(mut buf) = spare.pop().or_else(|| free.recv().ok()) else { break };
-                match part(first, &mut buf) {
-                    Ok(n) => {
-                        if to_writer.send((buf, first)).is_err() {
-                            break; // the writer failed: its error is returned
-                        }
-                        first += n;
-                    }
-                    Err(e) => {
-                        made = Err(e);
-                        break;
-                    }
-                }
-            }
-            drop(to_writer);
-            let written = writer.join().expect("the thread writing records panicked");
-            made.and(written)
-        })
+        Ok(())
     }
-}
-
-/// Whether a [`Bytes::Records`] section is written by a thread of its own
-/// while the next part is made: on a machine of more than one core.
-fn writer_thread() -> bool {
-    static MANY: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *MANY.get_or_init(|| std::thread::available_parallelism().is_ok_and(|n| n.get() > 1))
 }
 
 /// A section entry (`SampleFileSections_tb6_s`).
@@ -331,7 +281,7 @@ mod tests {
         let Error::Malformed { at, what } = &e else { panic!("{e:?}") };
         assert_eq!((at.file.as_path(), at.offset), (Path::new("t.tb6"), 8 + 4 * PART_RECORDS as u64));
         assert!(what.contains("were made as"), "{what}");
-        // On one part (no writer thread) too.
+        // On one part too.
         let (placed, _) = place_records(10, |_, _, _| Some(Err(Error::bad("x"))));
         assert!(placed.is_err());
     }
