@@ -16,7 +16,7 @@
 //! changes), and each pid's instances are consecutive slots of a dense
 //! table: nothing here hashes per sample.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 
 use crate::input::{ModuleKind, ModuleSpec, Sample, NEVER};
 use crate::output::{ModuleBind, Process};
@@ -379,11 +379,19 @@ fn unload_looks_for(m: &ModuleSpec) -> Mapping {
 /// unload is without an address, also by path and by name: a load ended
 /// through one index stays in the others and is skipped there when met.
 fn pair_unloads(modules: &[ModuleSpec]) -> (Vec<u64>, u64) {
-    type Open = HashMap<(u32, bool, Mapping), BTreeSet<(u64, u32)>>;
+    type Open = rustc_hash::FxHashMap<(u32, bool, Mapping), BTreeSet<(u64, u32)>>;
+    let mut unloads: Vec<(u64, u32)> = (modules.iter().enumerate())
+        .filter(|(_, m)| m.kind == ModuleKind::Unload)
+        .map(|(i, m)| (m.load_time, i as u32))
+        .collect();
+    // Most files have no unload records (a load's record says when it
+    // ends): then no load needs indexing.
+    if unloads.is_empty() {
+        return (vec![NEVER; modules.len()], 0);
+    }
     let by_module =
         modules.iter().any(|m| m.kind == ModuleKind::Unload && !matches!(unload_looks_for(m), Mapping::Address(_)));
-    let mut open: Open = HashMap::new();
-    let mut unloads = Vec::new();
+    let mut open = Open::default();
     for (i, m) in modules.iter().enumerate() {
         match m.kind {
             ModuleKind::Load => {
@@ -398,7 +406,7 @@ fn pair_unloads(modules: &[ModuleSpec]) -> (Vec<u64>, u64) {
                     }
                 }
             }
-            ModuleKind::Unload => unloads.push((m.load_time, i as u32)),
+            ModuleKind::Unload => {}
         }
     }
     unloads.sort_unstable();

@@ -32,6 +32,9 @@ const KILLS: u32 = 20;
 const MAX_DELAY_MS: u64 = 600;
 /// Records per child write: 48 bytes each, about 24 MB.
 const RECORDS: u32 = 500_000;
+/// Records of the file the "bind" mode binds: its bind's Intel entries
+/// are written in more than one part (65,536 entries each).
+const BIND_RECORDS: u32 = 150_000;
 
 fn main() {
     if let Ok(spec) = std::env::var(CHILD) {
@@ -67,6 +70,7 @@ fn main() {
         ("append", true),
         ("append-tb5", false),
         ("append-tb5", true),
+        ("bind", false),
         ("work-file", false),
     ] {
         let names = killed_at_each_point(dir.path(), mode, durable);
@@ -238,6 +242,11 @@ fn write_once(mode: &str, path: &Path) -> Result<()> {
             write_streams(&mut w, &new_content().streams[1..])?;
             w.close()
         }
+        "bind" => {
+            let mut w = Tb5Writer::append(path)?;
+            w.dobind(0)?;
+            w.close()
+        }
         "work-file" => {
             let io = |e: std::io::Error| Error::Io { path: path.to_owned(), action: "write", source: e };
             let lock = work_file::lock_target(path).map_err(io)?;
@@ -260,6 +269,10 @@ fn set_up(mode: &str, p: &Path) -> Option<Vec<u8>> {
         }
         "append-tb5" => {
             write_content_as(p, &old_content(), WriteLayout::Tb5).unwrap();
+            Some(std::fs::read(p).unwrap())
+        }
+        "bind" => {
+            write_content(p, &guide_content(BIND_RECORDS)).unwrap();
             Some(std::fs::read(p).unwrap())
         }
         _ => {
@@ -320,7 +333,7 @@ fn killed_at_each_point(dir: &Path, mode: &str, durable: bool) -> Vec<String> {
         let at = format!("{mode}, killed at point {k} ({name})");
         // The target: old or new, whole.
         let now = std::fs::read(&p).ok();
-        let is_new = if mode == "append" {
+        let is_new = if mode == "append" || mode == "bind" {
             // A killed append to an Intel file may leave bytes past the old
             // end that nothing names: the file is the old one with them,
             // reading as the old one, or the new file.
@@ -372,6 +385,7 @@ fn killed_at_each_point(dir: &Path, mode: &str, durable: bool) -> Vec<String> {
         "replace" | "work-file" => &["linked under a work name", "renamed into place"],
         "create" => &["linked into place"],
         "append" => &["intel append sections written", "intel append header written"],
+        "bind" => &["intel records part written", "intel append sections written", "intel append header written"],
         _ => &["tail cut", "slot written"],
     };
     for n in expected {
@@ -385,6 +399,6 @@ fn killed_at_each_point(dir: &Path, mode: &str, durable: bool) -> Vec<String> {
         };
         assert!(has(synced), "{mode}: no fsync points in {names:?}");
     }
-    assert!(replaced_at.is_some() || mode.starts_with("append"), "{mode}: no kill left the new file");
+    assert!(replaced_at.is_some() || mode.starts_with("append") || mode == "bind", "{mode}: no kill left the new file");
     names
 }

@@ -41,9 +41,6 @@ const ST_OS_IDX: u16 = 0x2027;
 /// Bytes of one entry of the bind data stream.
 pub(crate) const DATA_ENTRY_SIZE: usize = 32;
 
-/// Binds handed to the data stream per chunk.
-const CHUNK: usize = 1 << 16;
-
 /// Where each of `generated` sits in `table`: an entry of the table with
 /// the same `key` (each table entry taken by one generated entry at most,
 /// in table order), else a new entry appended to it. Returns the table
@@ -132,31 +129,28 @@ pub(crate) fn add_bind<'s>(c: &mut Content<'s>, n: u32, bind: BindView<'s>, reco
         c.field(ST_OS_IDX, 24, 4, "os index"),
         c.field(0, 28, 4, "padding"),
     ]);
-    let fill = move |sink: &mut dyn FnMut(&[u8]) -> Result<()>| -> Result<()> {
-        let mut binds = Vec::with_capacity(CHUNK);
-        let mut out = Vec::with_capacity(CHUNK * DATA_ENTRY_SIZE);
-        let mut at = 0;
-        while at < records {
-            binds.clear();
-            bind.data_binds(at, CHUNK, &mut binds);
-            if binds.is_empty() {
-                return Err(Error::bad(format!("the bind of stream {n} ends at record {at} of {records}")));
-            }
-            at += binds.len() as u64;
-            // Every entry's bytes are written here (the OS index and the
-            // padding stay the zeros they were made with).
-            out.resize(binds.len() * DATA_ENTRY_SIZE, 0);
-            for (e, b) in out.chunks_exact_mut(DATA_ENTRY_SIZE).zip(&binds) {
-                e[..8].copy_from_slice(&b.module_index.to_le_bytes());
-                e[8..16].copy_from_slice(&mapped(b.pid_index, &pid_at).to_le_bytes());
-                e[16..24].copy_from_slice(&mapped(b.tid_index, &tid_at).to_le_bytes());
-            }
-            sink(&out)?;
+    // Each part of the entries is made from the bind on its own. Only the
+    // indexes are written: the OS index and the padding are zeros in every
+    // entry of the buffer, which holds nothing but entries.
+    let make = move |first: u64, count: usize, out: &mut Vec<u8>| -> Result<()> {
+        let mut binds = Vec::with_capacity(count);
+        bind.data_binds(first, count, &mut binds);
+        if binds.len() != count {
+            return Err(Error::bad(format!(
+                "the bind of stream {n} ends at record {} of {records}",
+                first + binds.len() as u64
+            )));
+        }
+        out.resize(count * DATA_ENTRY_SIZE, 0);
+        for (e, b) in out.chunks_exact_mut(DATA_ENTRY_SIZE).zip(&binds) {
+            e[..8].copy_from_slice(&b.module_index.to_le_bytes());
+            e[8..16].copy_from_slice(&mapped(b.pid_index, &pid_at).to_le_bytes());
+            e[16..24].copy_from_slice(&mapped(b.tid_index, &tid_at).to_le_bytes());
         }
         Ok(())
     };
     data.data = Some(Records {
-        bytes: Bytes::Fill { len: records * DATA_ENTRY_SIZE as u64, fill: Box::new(fill) },
+        bytes: Bytes::Records { count: records, size: DATA_ENTRY_SIZE as u64, make: Box::new(make) },
         count: records,
         record_size: DATA_ENTRY_SIZE as u32,
         time_ordered: false,
