@@ -16,8 +16,7 @@ use tbrw_import::elf_profile::{ImportOptions, Layout, ProfileOptions};
 use tbrw_import::mtmc::MtmcOptions;
 use tbrw_import::winidea::BinVersion;
 use tbrw_query::annotate::{AnnotateOptions, View};
-use tbrw_query::file_symbols::SymbolOptions;
-use tbrw_query::report::{By, ReportOptions};
+use tbrw_query::report::ReportOptions;
 use tbrw_query::Weight;
 
 use crate::args::{time_range, Cli, Command, Export, Import};
@@ -65,8 +64,11 @@ fn run(cli: Cli) -> Result<Outcome, CliError> {
         Command::Verify { file } => commands::verify(&file, &mut out).map(|()| Outcome::Success),
         Command::Bind { file, stream } => bind(&file, stream, &mut out),
         Command::Report { file, filters, by, top, json, weight, children, symbols } => {
-            let opts = ReportOptions { query: filters.query(weight, &file)?, by: By::Auto, top };
-            report(&file, &opts, &by, &symbols.options(), json, children, &mut out)
+            let opts = ReportOptions::new(filters.query(weight, &file)?, &by)
+                .top(top)
+                .children(children)
+                .symbols(symbols.options());
+            report(&file, &opts, json, &mut out)
         }
         Command::Annotate { file, function, filters, json, asm, source, symbols } => {
             let query = filters.query(Weight::Samples, &file)?;
@@ -226,24 +228,13 @@ fn bind(file: &Path, stream: Option<u32>, out: &mut dyn Write) -> Result<Outcome
     r.map(|()| Outcome::Success)
 }
 
-fn report(
-    file: &Path,
-    opts: &ReportOptions,
-    by: &[By],
-    symbols: &SymbolOptions,
-    json: bool,
-    children: bool,
-    out: &mut dyn Write,
-) -> Result<Outcome, CliError> {
+fn report(file: &Path, opts: &ReportOptions, json: bool, out: &mut dyn Write) -> Result<Outcome, CliError> {
     let bar = progress(0, "report");
     let mut set = |done: u64, all: u64| {
         bar.set_length(all);
         bar.set_position(done);
     };
-    let how = commands::ReportHow { json, children };
-    after_bar(&bar, out, |o, e| {
-        commands::report(file, opts, by, symbols, how, &mut set, o, e).map(|()| Outcome::Success)
-    })
+    after_bar(&bar, out, |o, e| commands::report(file, opts, json, &mut set, o, e).map(|()| Outcome::Success))
 }
 
 fn import_sampler(

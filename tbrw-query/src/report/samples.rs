@@ -73,19 +73,25 @@ pub fn resolve_by(file: &Tb5File, n: u32, by: By) -> Result<By, QueryError> {
 }
 
 /// The report of a stream grouped by process, thread, module or event
-/// (`opts.by`; [`By::Auto`] as [`resolve_by`] says). Filters that leave no
+/// (`by`, which [`super::answer`] chose; `opts.by` is not read;
+/// [`By::Auto`] as [`resolve_by`] says). Filters that leave no
 /// sample are an error (see the README's report section). `progress` gets
 /// records done. Weighted (`opts.query.weight`), the rows' percentages and
 /// order follow the weight and each row carries its sum.
-pub fn report(file: &Tb5File, opts: &ReportOptions, progress: &mut dyn FnMut(u64)) -> Result<Report, QueryError> {
+pub(crate) fn report(
+    file: &Tb5File,
+    opts: &ReportOptions,
+    by: By,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Report, QueryError> {
     let n = opts.query.stream;
-    if opts.by == By::Task {
+    if by == By::Task {
         return Err(QueryError::Request("--by task is the MTMC task report, not a sample count".into()));
     }
-    if opts.by.symbolic() || opts.by == By::Combined {
-        return Err(QueryError::Request(format!("--by {} needs the symbolizer: report::functions", opts.by.name())));
+    if by.symbolic() || by == By::Combined {
+        return Err(QueryError::Request(format!("--by {} needs the symbolizer: report::functions", by.name())));
     }
-    let by = resolve_by(file, n, opts.by)?;
+    let by = resolve_by(file, n, by)?;
     let needed = matches!(by, By::Process | By::Module | By::Thread);
     let walk = Walk::open(file, &opts.query, Binding::IfBindable { needed })?;
     let fields = walk.fields();
