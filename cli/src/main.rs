@@ -221,6 +221,16 @@ fn man_pages(dir: &Path, out: &mut dyn Write) -> Result<Outcome, CliError> {
     Ok(Outcome::Success)
 }
 
+/// The terminal's progress bar as the libraries' [`tbrw_export::Progress`]:
+/// told the work done, it shows it, never past its length.
+struct BarProgress<'a>(&'a ProgressBar);
+
+impl tbrw_export::Progress for BarProgress<'_> {
+    fn done(&mut self, so_far: u64) {
+        self.0.set_position(so_far.min(self.0.length().unwrap_or(u64::MAX)));
+    }
+}
+
 fn bind(file: &Path, stream: Option<u32>, out: &mut dyn Write) -> Result<Outcome, CliError> {
     let bar = spinner("binding");
     let r = commands::bind(file, stream, &mut |n| bar.set_message(format!("binding stream {n}")), out);
@@ -247,7 +257,7 @@ fn import_sampler(
 ) -> Result<Outcome, CliError> {
     let len = std::fs::metadata(profile).map(|m| m.len()).unwrap_or(0);
     let bar = progress(len, "import");
-    let mut set = |n: u64| bar.set_position(n.min(len));
+    let mut set = BarProgress(&bar);
     after_bar(&bar, out, |o, e| {
         let args = commands::SamplerArgs { opts, profile: popts, force };
         commands::import_sampler(profile, output, args, &mut set, o, e).map(|()| Outcome::Success)
@@ -263,7 +273,7 @@ fn import_perf(
 ) -> Result<Outcome, CliError> {
     let len = std::fs::metadata(data).map(|m| m.len()).unwrap_or(0);
     let bar = progress(len, "import");
-    let mut set = |n: u64| bar.set_position(n.min(len));
+    let mut set = BarProgress(&bar);
     after_bar(&bar, out, |o, e| {
         commands::import_perf(data, output, opts, &mut set, force, o, e).map(|()| Outcome::Success)
     })
@@ -278,7 +288,7 @@ fn import_mtmc(
 ) -> Result<Outcome, CliError> {
     let len = std::fs::metadata(log).map(|m| m.len()).unwrap_or(0);
     let bar = progress(len, "import");
-    let mut set = |n: u64| bar.set_position(n.min(len));
+    let mut set = BarProgress(&bar);
     after_bar(&bar, out, |o, e| {
         commands::import_mtmc(log, output, &MtmcOptions { pid }, force, &mut set, o, e).map(|()| Outcome::Success)
     })

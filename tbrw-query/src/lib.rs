@@ -87,3 +87,5 @@ pub use tbrw_symbols;
 pub use error::QueryError;
 pub use query::{Filters, Query, Weight};
 pub use walk::{Binding, Sample, Walk};
+// The one progress type of the project's libraries (importers, queries, exports).
+pub use tbrw_schema::Progress;

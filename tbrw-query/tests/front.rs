@@ -77,3 +77,24 @@ fn errors_are_variants_that_name_no_option() {
     assert!(matches!(&e, QueryError::NotTaskStream { stream: 0, .. }), "{e:?}");
     assert!(!e.to_string().contains("--"), "{e}");
 }
+
+/// A caller's own progress type: the one trait every library crate takes.
+struct Last(u64);
+
+impl tbrw_query::Progress for Last {
+    fn done(&mut self, so_far: u64) {
+        self.0 = so_far;
+    }
+}
+
+#[test]
+fn progress_is_the_one_trait_of_the_libraries() {
+    let file = Tb5File::open(COLLECTOR).unwrap();
+    let mut last = Last(0);
+    let r = report::run(&file, &ReportOptions::new(Query::default(), &[By::Module]), &mut std::io::sink(), &mut last)
+        .unwrap();
+    assert_eq!(last.0, r.records, "told every record walked");
+    // The importers' trait is the same one.
+    fn takes_import_progress(_: impl tbrw_schema::Progress) {}
+    takes_import_progress(Last(0));
+}

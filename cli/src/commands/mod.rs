@@ -400,7 +400,7 @@ pub fn export_parquet(
     files: &[PathBuf],
     dir: &Path,
     opts: &ParquetOptions,
-    progress: &mut dyn FnMut(u64),
+    progress: &mut dyn tbrw_export::Progress,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<(), CliError> {

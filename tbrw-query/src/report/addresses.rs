@@ -14,6 +14,7 @@
 use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::io::Write;
+use tbrw_schema::Progress;
 
 use tbrw::{Module, Tb5File};
 
@@ -60,7 +61,7 @@ impl AddressRows {
         file: &Tb5File,
         opts: &ReportOptions,
         warn: &mut dyn Write,
-        progress: &mut dyn FnMut(u64),
+        progress: &mut dyn Progress,
     ) -> Result<AddressRows, QueryError> {
         let samples = Samples::new(file, &opts.query)?;
         let modules = samples.walk.modules().to_vec();

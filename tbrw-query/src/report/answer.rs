@@ -8,6 +8,7 @@
 
 use std::cell::RefCell;
 use std::io::Write;
+use tbrw_schema::Progress;
 
 use serde::Serialize;
 
@@ -114,7 +115,7 @@ pub fn answer(
     file: &tbrw::Tb5File,
     opts: &ReportOptions,
     warn: &mut dyn Write,
-    progress: &mut dyn FnMut(u64),
+    progress: &mut dyn Progress,
 ) -> Result<Answer, crate::QueryError> {
     if opts.children {
         return children::report(file, opts, warn, progress).map(Answer::Report);
@@ -173,7 +174,7 @@ fn auto(
     file: &tbrw::Tb5File,
     opts: &ReportOptions,
     warn: &mut dyn Write,
-    progress: &mut dyn FnMut(u64),
+    progress: &mut dyn Progress,
 ) -> Result<Report, crate::QueryError> {
     let by = samples::resolve_by(file, opts.query.stream, By::Auto)?;
     if by != By::Module {

@@ -22,6 +22,7 @@
 
 use std::collections::HashMap;
 use std::io::Write;
+use tbrw_schema::Progress;
 
 use tbrw::Tb5File;
 use tbrw_symbols::Symbolized;
@@ -50,7 +51,7 @@ pub(crate) fn report(
     file: &Tb5File,
     opts: &ReportOptions,
     warn: &mut dyn Write,
-    progress: &mut dyn FnMut(u64),
+    progress: &mut dyn Progress,
 ) -> Result<Report, QueryError> {
     let n = opts.query.stream;
     let name = || file.path().display().to_string();

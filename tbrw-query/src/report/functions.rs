@@ -11,6 +11,7 @@
 use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::sync::Arc;
+use tbrw_schema::Progress;
 
 use tbrw::*;
 use tbrw_symbols::{SymbolRef, Symbolized};
@@ -98,7 +99,7 @@ pub(crate) fn report(
     file: &Tb5File,
     opts: &ReportOptions,
     warn: &mut dyn Write,
-    progress: &mut dyn FnMut(u64),
+    progress: &mut dyn Progress,
 ) -> Result<Report, QueryError> {
     report_in_parts(file, opts, warn, progress, None)
 }
@@ -110,7 +111,7 @@ pub(crate) fn answer(
     file: &Tb5File,
     opts: &ReportOptions,
     warn: &mut dyn Write,
-    progress: &mut dyn FnMut(u64),
+    progress: &mut dyn Progress,
 ) -> Result<super::Answer, QueryError> {
     if opts.by == [By::Address] && opts.query.weight == Weight::Samples {
         return Ok(super::Answer::Addresses(Box::new(AddressRows::new(file, opts, warn, progress)?)));
@@ -149,7 +150,7 @@ pub fn report_in_parts(
     file: &Tb5File,
     opts: &ReportOptions,
     warn: &mut dyn Write,
-    progress: &mut dyn FnMut(u64),
+    progress: &mut dyn Progress,
     parts: Option<usize>,
 ) -> Result<Report, QueryError> {
     let (by, symbols) = (opts.by.as_slice(), &opts.symbols);

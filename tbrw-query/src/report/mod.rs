@@ -11,6 +11,7 @@
 
 use std::fmt;
 use std::io::Write;
+use tbrw_schema::Progress;
 
 use serde::{Deserialize, Serialize};
 use tbrw::text::Escaped;
@@ -691,7 +692,7 @@ pub fn run(
     file: &tbrw::Tb5File,
     opts: &ReportOptions,
     warn: &mut dyn Write,
-    progress: &mut dyn FnMut(u64),
+    progress: &mut dyn Progress,
 ) -> Result<Report, crate::QueryError> {
     answer(file, opts, warn, progress).map(Answer::into_report)
 }

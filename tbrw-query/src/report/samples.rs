@@ -4,6 +4,7 @@
 
 use rustc_hash::FxHashMap as IdMap;
 use tbrw::*;
+use tbrw_schema::Progress;
 
 use super::{percent, By, Key, Report, ReportOptions, Row, WeightSum};
 use crate::error::QueryError;
@@ -82,7 +83,7 @@ pub(crate) fn report(
     file: &Tb5File,
     opts: &ReportOptions,
     by: By,
-    progress: &mut dyn FnMut(u64),
+    progress: &mut dyn Progress,
 ) -> Result<Report, QueryError> {
     let n = opts.query.stream;
     if by == By::Task {
@@ -115,7 +116,7 @@ pub(crate) fn report(
     };
     // One part of the records counted: (counts, weights, samples, weight).
     let count_part = |range: std::ops::Range<u64>,
-                      progress: &mut dyn FnMut(u64)|
+                      progress: &mut dyn Progress|
      -> Result<(Tally<u64>, Tally<f64>, u64, f64), QueryError> {
         let mut counts: Tally<u64> = Tally::new(dense);
         let mut weights: Tally<f64> = Tally::new(if weighed { dense } else { 0 });
