@@ -98,3 +98,18 @@ fn progress_is_the_one_trait_of_the_libraries() {
     fn takes_import_progress(_: impl tbrw_schema::Progress) {}
     takes_import_progress(Last(0));
 }
+
+#[test]
+fn wrong_requests_are_typed_variants_that_name_no_option() {
+    let file = Tb5File::open(COLLECTOR).unwrap();
+    let e = run(&file, &ReportOptions::new(Query::default(), &[By::Module]).children(true)).unwrap_err();
+    assert!(matches!(&e, QueryError::ChildrenByFunctionOnly { by } if by == &[By::Module]), "{e:?}");
+    assert!(!e.to_string().contains("--"), "{e}");
+    let e = run(&file, &ReportOptions::new(Query::default(), &[By::Event, By::Function])).unwrap_err();
+    assert!(matches!(&e, QueryError::GroupingAlone { by: By::Event }), "{e:?}");
+    assert!(!e.to_string().contains("--"), "{e}");
+    let e = "5%".parse::<tbrw_query::time::TimeRange>().unwrap_err();
+    assert!(matches!(&e, QueryError::BadTimeRange { value: None, .. }), "{e:?}");
+    let e = "1x..".parse::<tbrw_query::time::TimeRange>().unwrap_err();
+    assert!(matches!(&e, QueryError::BadTimeRange { value: Some(v), .. } if v == "1x"), "{e:?}");
+}

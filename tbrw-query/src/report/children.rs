@@ -57,11 +57,7 @@ pub(crate) fn report(
     let name = || file.path().display().to_string();
     let (by, symbols) = (opts.by.as_slice(), &opts.symbols);
     if !matches!(by, [] | [By::Auto] | [By::Function]) {
-        let asked: Vec<&str> = by.iter().map(|b| b.name()).collect();
-        return Err(QueryError::Request(format!(
-            "--children reports by function only (as perf's --children --sort sym), not --by {}",
-            asked.join(",")
-        )));
+        return Err(QueryError::ChildrenByFunctionOnly { by: by.to_vec() });
     }
     if !stacks::has_stacks(file, n)? {
         return Err(QueryError::NoCallStacks { file: name(), stream: n });

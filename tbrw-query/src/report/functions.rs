@@ -155,13 +155,10 @@ pub fn report_in_parts(
 ) -> Result<Report, QueryError> {
     let (by, symbols) = (opts.by.as_slice(), &opts.symbols);
     if by.is_empty() {
-        return Err(QueryError::Request("--by names no grouping".into()));
+        return Err(QueryError::NoGrouping);
     }
     if let Some(b) = by.iter().find(|b| matches!(b, By::Event | By::Task | By::Combined)) {
-        return Err(QueryError::Request(format!(
-            "--by {} does not combine with others (combinations take process, thread, module, function, line, address)",
-            b.name()
-        )));
+        return Err(QueryError::GroupingAlone { by: *b });
     }
     let (by_process, by_thread) = (by.contains(&By::Process), by.contains(&By::Thread));
     let symbolic = by.iter().any(|b| b.symbolic());

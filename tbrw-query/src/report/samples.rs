@@ -86,11 +86,8 @@ pub(crate) fn report(
     progress: &mut dyn Progress,
 ) -> Result<Report, QueryError> {
     let n = opts.query.stream;
-    if by == By::Task {
-        return Err(QueryError::Request("--by task is the MTMC task report, not a sample count".into()));
-    }
-    if by.symbolic() || by == By::Combined {
-        return Err(QueryError::Request(format!("--by {} needs the symbolizer: report::functions", by.name())));
+    if by == By::Task || by.symbolic() || by == By::Combined {
+        return Err(QueryError::NotASampleCount { by });
     }
     let by = resolve_by(file, n, by)?;
     let needed = matches!(by, By::Process | By::Module | By::Thread);
