@@ -103,13 +103,13 @@ impl<I: Iterator<Item = Row>> Serialize for Lazy<I> {
 }
 
 /// The report `opts` asks (see [`ReportOptions`]), chosen here only:
-/// perf's inclusive view ([`children::report`]) when `opts.children`; an
+/// perf's inclusive view (`children::report`) when `opts.children`; an
 /// MTMC task stream gives the task report for `auto` (and `task` works
 /// only there); a grouping naming function, line or address, or several
 /// groupings, gives the report through the symbolizer
-/// ([`functions::answer`]: a report by address as its rows, made as they
+/// (`functions::answer`: a report by address as its rows, made as they
 /// are written); one grouping of process, thread, module or event gives
-/// the sample counts ([`samples::report`]). Warnings about modules without
+/// the sample counts (`samples::report`). Warnings about modules without
 /// symbols go to `warn`; `progress` gets records done.
 pub fn answer(
     file: &tbrw::Tb5File,
