@@ -122,6 +122,7 @@ fn query_in_options(e: &tbrw_query::QueryError) -> Option<String> {
     use tbrw_query::QueryError as Q;
     Some(match e {
         Q::NoGrouping => "--by names no grouping".to_owned(),
+        Q::NoRowsAsked { file, stream } => format!("{file}: stream {stream}: no sample matches --top 0"),
         Q::GroupingAlone { by } => format!(
             "--by {} does not combine with others (combinations take process, thread, module, function, line, address)",
             by.name()

@@ -50,6 +50,14 @@ pub enum QueryError {
         /// What, naming the record or field.
         what: String,
     },
+    /// A report asked for no rows (its `top` is 0).
+    #[error("{file}: stream {stream}: no rows were asked for (the first 0)")]
+    NoRowsAsked {
+        /// The file.
+        file: String,
+        /// The stream.
+        stream: u32,
+    },
     /// A report asked with several groupings, none of them named (an
     /// empty list means auto only to [`crate::report::run`]'s options).
     #[error("no grouping was named")]

@@ -108,6 +108,9 @@ fn wrong_requests_are_typed_variants_that_name_no_option() {
     let e = run(&file, &ReportOptions::new(Query::default(), &[By::Event, By::Function])).unwrap_err();
     assert!(matches!(&e, QueryError::GroupingAlone { by: By::Event }), "{e:?}");
     assert!(!e.to_string().contains("--"), "{e}");
+    let e = run(&file, &ReportOptions::new(Query::default(), &[By::Module]).top(Some(0))).unwrap_err();
+    assert!(matches!(&e, QueryError::NoRowsAsked { stream: 0, .. }), "{e:?}");
+    assert!(!e.to_string().contains("--"), "{e}");
     let e = "5%".parse::<tbrw_query::time::TimeRange>().unwrap_err();
     assert!(matches!(&e, QueryError::BadTimeRange { value: None, .. }), "{e:?}");
     let e = "1x..".parse::<tbrw_query::time::TimeRange>().unwrap_err();

@@ -131,11 +131,7 @@ pub fn answer(
         By::Auto if !is_tasks => auto(file, opts, warn, progress),
         By::Auto | By::Task if is_tasks => {
             if opts.top == Some(0) {
-                return Err(crate::QueryError::NothingMatches {
-                    file: file.path().display().to_string(),
-                    stream: n,
-                    filters: "--top 0".into(),
-                });
+                return Err(crate::QueryError::NoRowsAsked { file: file.path().display().to_string(), stream: n });
             }
             if opts.query.weight != Weight::Samples || opts.query.filters.any() {
                 return Err(crate::QueryError::Unsupported {
@@ -198,10 +194,9 @@ fn auto(
         .map(|r| r.samples)
         .sum();
     if opts.top == Some(0) {
-        return Err(crate::QueryError::NothingMatches {
+        return Err(crate::QueryError::NoRowsAsked {
             file: file.path().display().to_string(),
             stream: opts.query.stream,
-            filters: "--top 0".into(),
         });
     }
     if named * 2 > modules.samples {

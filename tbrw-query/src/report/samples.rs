@@ -146,11 +146,7 @@ pub(crate) fn report(
         return Err(walk.nothing_matches());
     }
     if opts.top == Some(0) {
-        return Err(QueryError::NothingMatches {
-            file: file.path().display().to_string(),
-            stream: n,
-            filters: "--top 0".into(),
-        });
+        return Err(QueryError::NoRowsAsked { file: file.path().display().to_string(), stream: n });
     }
     let events = stream::open_stream(file, n)?.events()?.unwrap_or_default();
     let string = |id: StringId| file.string_opt(id).ok().flatten().map(str::to_owned);
