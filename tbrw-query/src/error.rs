@@ -1,6 +1,6 @@
 //! The error of a query: which file and stream, and what cannot be
-//! answered there. Imports only the report's `By` (for the variants
-//! about a grouping). A caller with options of
+//! answered there. Imports only `query`'s `By` (for the variants about
+//! a grouping). A caller with options of
 //! its own (the `tbrw` command) matches the variants about what was asked
 //! ([`QueryError::NotTaskStream`], [`QueryError::NoCallStacks`],
 //! [`QueryError::NoIntervals`]) to say which of its options to change.
@@ -69,7 +69,7 @@ pub enum QueryError {
     )]
     GroupingAlone {
         /// The grouping.
-        by: crate::report::By,
+        by: crate::query::By,
     },
     /// Perf's inclusive view (children) was asked by something other than function.
     #[error(
@@ -78,14 +78,14 @@ pub enum QueryError {
     )]
     ChildrenByFunctionOnly {
         /// The groupings asked.
-        by: Vec<crate::report::By>,
+        by: Vec<crate::query::By>,
     },
     /// A grouping the sample counts do not make (task, function, line,
     /// address, combined) reached them.
     #[error("grouping by {} is not a count of samples by process, thread, module or event", .by.name())]
     NotASampleCount {
         /// The grouping.
-        by: crate::report::By,
+        by: crate::query::By,
     },
     /// A time range that does not read as one (see [`crate::time`]).
     #[error("{}", match .value {

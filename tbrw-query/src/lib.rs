@@ -85,7 +85,7 @@ pub use tbrw;
 pub use tbrw_symbols;
 
 pub use error::QueryError;
-pub use query::{Filters, Query, Weight};
+pub use query::{By, Filters, Query, Weight};
 pub use walk::{Binding, Sample, Walk};
 // The one progress type of the project's libraries (importers, queries, exports).
 pub use tbrw_schema::Progress;
