@@ -180,19 +180,12 @@ fn run(dir: &std::path::Path, funcs: &[(u64, u64)], modules: &[Module], n: u64, 
         drop(bind::bind_in_memory(&file, 0).unwrap());
         bind_best = bind_best.min(t.elapsed().as_secs_f64());
         let t = Instant::now();
-        let by_module = ReportOptions { by: By::Module, ..ReportOptions::default() };
-        drop(tbrw_query::report::samples::report(&file, &by_module, &mut |_| {}).unwrap());
+        let by_module = ReportOptions::new(Default::default(), &[By::Module]);
+        drop(tbrw_query::report::run(&file, &by_module, &mut std::io::sink(), &mut |_| {}).unwrap());
         module_best = module_best.min(t.elapsed().as_secs_f64());
         let t = Instant::now();
-        let r = functions::report(
-            &file,
-            &ReportOptions::default(),
-            &[By::Function],
-            opts,
-            &mut std::io::sink(),
-            &mut |_| {},
-        )
-        .unwrap();
+        let by_function = ReportOptions::new(Default::default(), &[By::Function]).symbols(opts.clone());
+        let r = tbrw_query::report::run(&file, &by_function, &mut std::io::sink(), &mut |_| {}).unwrap();
         best = best.min(t.elapsed().as_secs_f64());
         rows = r.rows.len();
     }

@@ -121,6 +121,16 @@ pub fn with_clock_option(why: &str) -> String {
 fn query_in_options(e: &tbrw_query::QueryError) -> Option<String> {
     use tbrw_query::QueryError as Q;
     Some(match e {
+        Q::NoGrouping => "--by names no grouping".to_owned(),
+        Q::NoRowsAsked { file, stream } => format!("{file}: stream {stream}: no sample matches --top 0"),
+        Q::GroupingAlone { by } => format!(
+            "--by {} does not combine with others (combinations take process, thread, module, function, line, address)",
+            by.name()
+        ),
+        Q::ChildrenByFunctionOnly { by } => format!(
+            "--children reports by function only (as perf's --children --sort sym), not --by {}",
+            by.iter().map(|b| b.name()).collect::<Vec<_>>().join(",")
+        ),
         Q::NotTaskStream { file, stream } => {
             format!("{file}: stream {stream} is not an MTMC task stream: --by task needs one")
         }

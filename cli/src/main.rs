@@ -16,8 +16,7 @@ use tbrw_import::elf_profile::{ImportOptions, Layout, ProfileOptions};
 use tbrw_import::mtmc::MtmcOptions;
 use tbrw_import::winidea::BinVersion;
 use tbrw_query::annotate::{AnnotateOptions, View};
-use tbrw_query::file_symbols::SymbolOptions;
-use tbrw_query::report::{By, ReportOptions};
+use tbrw_query::report::ReportOptions;
 use tbrw_query::Weight;
 
 use crate::args::{time_range, Cli, Command, Export, Import};
@@ -65,8 +64,11 @@ fn run(cli: Cli) -> Result<Outcome, CliError> {
         Command::Verify { file } => commands::verify(&file, &mut out).map(|()| Outcome::Success),
         Command::Bind { file, stream } => bind(&file, stream, &mut out),
         Command::Report { file, filters, by, top, json, weight, children, symbols } => {
-            let opts = ReportOptions { query: filters.query(weight, &file)?, by: By::Auto, top };
-            report(&file, &opts, &by, &symbols.options(), json, children, &mut out)
+            let opts = ReportOptions::new(filters.query(weight, &file)?, &by)
+                .top(top)
+                .children(children)
+                .symbols(symbols.options());
+            report(&file, &opts, json, &mut out)
         }
         Command::Annotate { file, function, filters, json, asm, source, symbols } => {
             let query = filters.query(Weight::Samples, &file)?;
@@ -219,6 +221,16 @@ fn man_pages(dir: &Path, out: &mut dyn Write) -> Result<Outcome, CliError> {
     Ok(Outcome::Success)
 }
 
+/// The terminal's progress bar as the libraries' [`tbrw_export::Progress`]:
+/// told the work done, it shows it, never past its length.
+struct BarProgress<'a>(&'a ProgressBar);
+
+impl tbrw_export::Progress for BarProgress<'_> {
+    fn done(&mut self, so_far: u64) {
+        self.0.set_position(so_far.min(self.0.length().unwrap_or(u64::MAX)));
+    }
+}
+
 fn bind(file: &Path, stream: Option<u32>, out: &mut dyn Write) -> Result<Outcome, CliError> {
     let bar = spinner("binding");
     let r = commands::bind(file, stream, &mut |n| bar.set_message(format!("binding stream {n}")), out);
@@ -226,24 +238,13 @@ fn bind(file: &Path, stream: Option<u32>, out: &mut dyn Write) -> Result<Outcome
     r.map(|()| Outcome::Success)
 }
 
-fn report(
-    file: &Path,
-    opts: &ReportOptions,
-    by: &[By],
-    symbols: &SymbolOptions,
-    json: bool,
-    children: bool,
-    out: &mut dyn Write,
-) -> Result<Outcome, CliError> {
+fn report(file: &Path, opts: &ReportOptions, json: bool, out: &mut dyn Write) -> Result<Outcome, CliError> {
     let bar = progress(0, "report");
     let mut set = |done: u64, all: u64| {
         bar.set_length(all);
         bar.set_position(done);
     };
-    let how = commands::ReportHow { json, children };
-    after_bar(&bar, out, |o, e| {
-        commands::report(file, opts, by, symbols, how, &mut set, o, e).map(|()| Outcome::Success)
-    })
+    after_bar(&bar, out, |o, e| commands::report(file, opts, json, &mut set, o, e).map(|()| Outcome::Success))
 }
 
 fn import_sampler(
@@ -256,7 +257,7 @@ fn import_sampler(
 ) -> Result<Outcome, CliError> {
     let len = std::fs::metadata(profile).map(|m| m.len()).unwrap_or(0);
     let bar = progress(len, "import");
-    let mut set = |n: u64| bar.set_position(n.min(len));
+    let mut set = BarProgress(&bar);
     after_bar(&bar, out, |o, e| {
         let args = commands::SamplerArgs { opts, profile: popts, force };
         commands::import_sampler(profile, output, args, &mut set, o, e).map(|()| Outcome::Success)
@@ -272,7 +273,7 @@ fn import_perf(
 ) -> Result<Outcome, CliError> {
     let len = std::fs::metadata(data).map(|m| m.len()).unwrap_or(0);
     let bar = progress(len, "import");
-    let mut set = |n: u64| bar.set_position(n.min(len));
+    let mut set = BarProgress(&bar);
     after_bar(&bar, out, |o, e| {
         commands::import_perf(data, output, opts, &mut set, force, o, e).map(|()| Outcome::Success)
     })
@@ -287,7 +288,7 @@ fn import_mtmc(
 ) -> Result<Outcome, CliError> {
     let len = std::fs::metadata(log).map(|m| m.len()).unwrap_or(0);
     let bar = progress(len, "import");
-    let mut set = |n: u64| bar.set_position(n.min(len));
+    let mut set = BarProgress(&bar);
     after_bar(&bar, out, |o, e| {
         commands::import_mtmc(log, output, &MtmcOptions { pid }, force, &mut set, o, e).map(|()| Outcome::Success)
     })

@@ -90,10 +90,10 @@ fn the_library_writes_what_the_binary_prints() {
     let file = sample();
     for json in [false, true] {
         let mut out = Vec::new();
-        let opts = ReportOptions { by: By::Event, ..Default::default() };
+        let opts = ReportOptions::new(Default::default(), &[By::Event]);
         let mut seen = 0;
         let f = tbrw::Tb5File::open(&file).unwrap();
-        let r = tbrw_query::report::report(&f, &opts, &mut |done| seen = done).unwrap();
+        let r = tbrw_query::report::run(&f, &opts, &mut std::io::sink(), &mut |done| seen = done).unwrap();
         if json {
             tbrw_query::report::write_json(&r, &mut out).unwrap();
         } else {

@@ -15,7 +15,7 @@ use proptest::prelude::*;
 use tbrw::*;
 use tbrw_export::vtune_csv::{Clock, CsvOptions};
 use tbrw_import::elf_profile::{ImportOptions, ImportStats, Layout, ProfileOptions, TimeSource};
-use tbrw_query::report::{report, By, Key, ReportOptions, Weight};
+use tbrw_query::report::{self, By, Key, ReportOptions, Weight};
 use tbrw_query::Query;
 
 #[derive(Clone, Debug)]
@@ -166,8 +166,8 @@ fn import_bytes(b: &[u8], dir: &Path, popts: ProfileOptions) -> Result<(PathBuf,
 
 fn per_module(path: &Path, weight: Weight) -> (HashMap<String, f64>, f64, u64) {
     let f = Tb5File::open(path).unwrap();
-    let opts = ReportOptions { by: By::Module, query: Query { weight, ..Query::default() }, ..Default::default() };
-    let r = report(&f, &opts, &mut |_| {}).unwrap();
+    let opts = ReportOptions::new(Query { weight, ..Query::default() }, &[By::Module]);
+    let r = report::run(&f, &opts, &mut std::io::sink(), &mut |_| {}).unwrap();
     let mut per = HashMap::new();
     let mut unknown = 0.0;
     for row in &r.rows {
@@ -255,7 +255,13 @@ fn every_layout_byte_order_and_killed_run_imports_and_counts_like_a_naive_reader
                 assert!(mods[1..].iter().all(|m| !m.flags.contains(ModuleFlags::IS_EXE)), "{what}");
                 assert!(mods.iter().all(|m| m.segment_name.as_deref() == Some("PT_LOAD r-x")), "{what}");
                 assert_eq!((mods[2].load_address, mods[2].length), (0x7f3a_0040_1000, 0x100), "{what}");
-                let r = report(&file, &ReportOptions { by: By::Process, ..Default::default() }, &mut |_| {}).unwrap();
+                let r = report::run(
+                    &file,
+                    &ReportOptions::new(Default::default(), &[By::Process]),
+                    &mut std::io::sink(),
+                    &mut |_| {},
+                )
+                .unwrap();
                 assert!(matches!(&r.rows[0].key, Key::Process { name: Some(n), .. } if n == "prog"), "{what}");
             }
         }
@@ -367,7 +373,7 @@ fn weights_follow_cputime_and_energy() {
     // The blocked thread is sampled but weighs nothing.
     let f = Tb5File::open(&out).unwrap();
     let query = Query { weight: Weight::Cputime, ..Query::default() };
-    let r = report(&f, &ReportOptions { by: By::Thread, query, ..Default::default() }, &mut |_| {}).unwrap();
+    let r = report::run(&f, &ReportOptions::new(query, &[By::Thread]), &mut std::io::sink(), &mut |_| {}).unwrap();
     let blocked = r.rows.iter().position(|row| matches!(row.key, Key::Thread { tid: 4002, .. })).unwrap();
     assert_eq!((r.rows[blocked].weight, r.rows[blocked].percent), (Some(0.0), 0.0));
     assert!(r.rows[blocked].samples > 0);
@@ -380,7 +386,8 @@ fn weights_follow_cputime_and_energy() {
     let (vo, _) = import_bytes(&bytes(&v), d.path(), Default::default()).unwrap();
     let f = Tb5File::open(&vo).unwrap();
     let query = Query { weight: Weight::Energy, ..Query::default() };
-    let e = report(&f, &ReportOptions { query, ..Default::default() }, &mut |_| {}).unwrap_err().to_string();
+    let e =
+        report::run(&f, &ReportOptions::new(query, &[]), &mut std::io::sink(), &mut |_| {}).unwrap_err().to_string();
     assert!(e.contains("power"), "{e}");
     let e = import_bytes(&bytes(&v), d.path(), ProfileOptions { volts: Some(3.3), ..Default::default() }).unwrap_err();
     assert!(e.contains("--volts is for current profiles"), "{e}");

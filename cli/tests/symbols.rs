@@ -454,9 +454,7 @@ fn function_counts_in_parts_equal_one_pass() {
             let mut warn = Vec::new();
             let r = functions::report_in_parts(
                 &file,
-                &ReportOptions { top, ..ReportOptions::default() },
-                by,
-                &opts,
+                &ReportOptions::new(Default::default(), by).top(top).symbols(opts.clone()),
                 &mut warn,
                 &mut |_| {},
                 Some(parts),

@@ -59,7 +59,7 @@ fn gunzip(p: &Path) -> Vec<u8> {
 
 /// The sample report's rows as label -> samples.
 fn report_counts(file: &Path, opts: &ReportOptions) -> (u64, BTreeMap<String, u64>) {
-    let r = report::report(&open(file), opts, &mut |_| {}).unwrap();
+    let r = report::run(&open(file), opts, &mut std::io::sink(), &mut |_| {}).unwrap();
     (r.samples, r.rows.iter().map(|row| (row.key.to_string(), row.samples)).collect())
 }
 
@@ -155,12 +155,16 @@ fn folded(file: &Path, opts: &ViewOptions, by: Vec<By>) -> Vec<(String, u64)> {
 fn folded_stacks_add_up_to_the_module_report_per_module() {
     let opts = ViewOptions::default();
     let lines = folded(&sample(), &opts, vec![By::Module]);
-    let (total, _) = report_counts(&sample(), &ReportOptions { by: By::Module, ..ReportOptions::default() });
+    let (total, _) = report_counts(&sample(), &ReportOptions::new(Default::default(), &[By::Module]));
     assert_eq!(lines.iter().map(|(_, n)| n).sum::<u64>(), total);
     // One frame per line here: the module's file name (or unknown module).
-    let r =
-        report::report(&open(&sample()), &ReportOptions { by: By::Module, ..ReportOptions::default() }, &mut |_| {})
-            .unwrap();
+    let r = report::run(
+        &open(&sample()),
+        &ReportOptions::new(Default::default(), &[By::Module]),
+        &mut std::io::sink(),
+        &mut |_| {},
+    )
+    .unwrap();
     let mut want: BTreeMap<String, u64> = BTreeMap::new();
     for row in &r.rows {
         let label = match &row.key {
@@ -179,7 +183,7 @@ fn folded_stacks_add_up_to_the_module_report_per_module() {
 #[test]
 fn process_frames_and_filters_follow_the_report() {
     let all = folded(&sample(), &ViewOptions::default(), vec![By::Process, By::Module]);
-    let (_, by_process) = report_counts(&sample(), &ReportOptions { by: By::Process, ..ReportOptions::default() });
+    let (_, by_process) = report_counts(&sample(), &ReportOptions::new(Default::default(), &[By::Process]));
     // The first frame is the process: its sums are the process report's.
     let mut firsts: BTreeMap<String, u64> = BTreeMap::new();
     for (stack, n) in &all {
@@ -191,9 +195,13 @@ fn process_frames_and_filters_follow_the_report() {
     got.sort_unstable();
     assert_eq!(got, want);
     // --pid keeps one process's samples.
-    let r =
-        report::report(&open(&sample()), &ReportOptions { by: By::Process, ..ReportOptions::default() }, &mut |_| {})
-            .unwrap();
+    let r = report::run(
+        &open(&sample()),
+        &ReportOptions::new(Default::default(), &[By::Process]),
+        &mut std::io::sink(),
+        &mut |_| {},
+    )
+    .unwrap();
     let (pid, n) = match &r.rows[0].key {
         report::Key::Process { pid, .. } => (*pid, r.rows[0].samples),
         k => panic!("{k:?}"),
@@ -221,7 +229,7 @@ fn the_svg_is_well_formed_with_a_frame_per_stack_part() {
     let doc = roxmltree::Document::parse_with_options(&text, XML).unwrap();
     let titles: Vec<String> =
         doc.descendants().filter(|n| n.has_tag_name("title")).filter_map(|n| n.text()).map(str::to_owned).collect();
-    let (total, _) = report_counts(&sample(), &ReportOptions { by: By::Module, ..ReportOptions::default() });
+    let (total, _) = report_counts(&sample(), &ReportOptions::new(Default::default(), &[By::Module]));
     // inferno's root frame counts every sample, and each module has its frame.
     assert!(
         titles.iter().any(|t| t.starts_with(&format!("all ({} samples, 100%)", fmt_thousands(total)))),
@@ -273,7 +281,7 @@ fn pprof_decodes_back_field_by_field() {
     let s = |i: i64| p.string_table[i as usize].as_str();
     assert_eq!(s(0), "");
     assert_eq!((s(p.sample_type[0].r#type), s(p.sample_type[0].unit)), ("samples", "count"));
-    let (total, by_thread) = report_counts(&sample(), &ReportOptions { by: By::Thread, ..ReportOptions::default() });
+    let (total, by_thread) = report_counts(&sample(), &ReportOptions::new(Default::default(), &[By::Thread]));
     assert_eq!(p.sample.iter().map(|x| x.value[0]).sum::<i64>() as u64, total);
     // Per tid label, the thread report's counts.
     let mut per_tid: BTreeMap<i64, u64> = BTreeMap::new();
@@ -335,9 +343,8 @@ fn pprof_of_a_sampler_import_has_cputime_time_and_opens_in_go_pprof() {
     let (total, _) = report_counts(&file, &ReportOptions::default());
     assert_eq!(p.sample.iter().map(|x| x.value[0]).sum::<i64>() as u64, total);
     let query = Query { weight: Weight::Cputime, ..Query::default() };
-    let r =
-        report::report(&open(&file), &ReportOptions { by: By::Thread, query, ..ReportOptions::default() }, &mut |_| {})
-            .unwrap();
+    let r = report::run(&open(&file), &ReportOptions::new(query, &[By::Thread]), &mut std::io::sink(), &mut |_| {})
+        .unwrap();
     let want = r.weight.unwrap().total;
     let got: i64 = p.sample.iter().map(|x| x.value[1]).sum();
     assert!((got as f64 - want).abs() <= p.sample.len() as f64, "{got} vs {want}");
@@ -363,7 +370,7 @@ fn firefox_has_a_thread_per_tb5_thread_with_its_samples() {
     let v: serde_json::Value = serde_json::from_slice(&gunzip(&out)).unwrap();
     assert!(v["meta"]["version"].as_u64().is_some(), "{}", v["meta"]);
     let threads = v["threads"].as_array().unwrap();
-    let (_, by_thread) = report_counts(&file, &ReportOptions { by: By::Thread, ..ReportOptions::default() });
+    let (_, by_thread) = report_counts(&file, &ReportOptions::new(Default::default(), &[By::Thread]));
     assert_eq!(threads.len(), by_thread.len());
     let mut got = Vec::new();
     for t in threads {
@@ -565,7 +572,7 @@ fn call_chains_of_a_perf_import_become_deeper_stacks() {
     let o = tbrw(&["import", "perf", data.to_str().unwrap(), "-o", file.to_str().unwrap()]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let lines = folded(&file, &ViewOptions::default(), vec![By::Module, By::Function]);
-    let (total, _) = report_counts(&file, &ReportOptions { by: By::Module, ..ReportOptions::default() });
+    let (total, _) = report_counts(&file, &ReportOptions::new(Default::default(), &[By::Module]));
     assert_eq!(lines.iter().map(|(_, n)| n).sum::<u64>(), total);
     assert!(lines.iter().any(|(s, _)| s.split(';').count() >= 3), "no chain: {lines:?}");
     let p = pprof::profile(&open(&file), &ViewOptions::default(), &mut std::io::sink(), &mut |_| {}).unwrap();
@@ -576,7 +583,7 @@ fn call_chains_of_a_perf_import_become_deeper_stacks() {
 #[test]
 fn firefox_of_the_shipped_sample_counts_every_sample() {
     let (v, s) = firefox_profile(&sample());
-    let (total, by_thread) = report_counts(&sample(), &ReportOptions { by: By::Thread, ..ReportOptions::default() });
+    let (total, by_thread) = report_counts(&sample(), &ReportOptions::new(Default::default(), &[By::Thread]));
     assert_eq!(s.samples, total);
     assert_eq!(s.threads, by_thread.len());
     let n: u64 = v["threads"].as_array().unwrap().iter().map(|t| t["samples"]["length"].as_u64().unwrap()).sum();
@@ -859,9 +866,8 @@ fn firefox_cpu_deltas_add_up_to_each_threads_cputime() {
     let file = sampler_import(dir.path());
     let (v, _) = firefox_profile(&file);
     let query = Query { weight: Weight::Cputime, ..Query::default() };
-    let r =
-        report::report(&open(&file), &ReportOptions { by: By::Thread, query, ..ReportOptions::default() }, &mut |_| {})
-            .unwrap();
+    let r = report::run(&open(&file), &ReportOptions::new(query, &[By::Thread]), &mut std::io::sink(), &mut |_| {})
+        .unwrap();
     let want: BTreeMap<String, f64> = r
         .rows
         .iter()
@@ -914,12 +920,8 @@ fn firefox_cpu_deltas_only_where_cpu_time_is_known() {
     let imported = sampler_import(dir.path());
     let v = firefox_json(&imported, dir.path(), &[]);
     let query = Query { weight: Weight::Cputime, ..Query::default() };
-    let r = report::report(
-        &open(&imported),
-        &ReportOptions { by: By::Thread, query, ..ReportOptions::default() },
-        &mut |_| {},
-    )
-    .unwrap();
+    let r = report::run(&open(&imported), &ReportOptions::new(query, &[By::Thread]), &mut std::io::sink(), &mut |_| {})
+        .unwrap();
     let total_ns = r.weight.unwrap().total;
     let micros: u64 = v["threads"]
         .as_array()
@@ -1165,16 +1167,8 @@ fn pprof_lines_are_the_line_reports() {
         *got.entry((s(f.name).to_owned(), s(f.filename).to_owned(), line.line)).or_default() += x.value[0];
     }
     assert!(p.mapping.iter().all(|m| m.has_filenames && m.has_line_numbers), "{:?}", p.mapping);
-    let r = report::run(
-        &open(&file),
-        &Default::default(),
-        &[By::Line],
-        None,
-        &Default::default(),
-        &mut std::io::sink(),
-        &mut |_| {},
-    )
-    .unwrap();
+    let opts = ReportOptions::new(Default::default(), &[By::Line]);
+    let r = report::run(&open(&file), &opts, &mut std::io::sink(), &mut |_| {}).unwrap();
     let mut want: BTreeMap<(String, String, i64), i64> = BTreeMap::new();
     for row in &r.rows {
         let report::Key::Line { file: Some(f), line: Some(l), function: Some(func), .. } = &row.key else {

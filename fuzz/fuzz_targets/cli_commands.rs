@@ -20,7 +20,7 @@ use tbrw_export::timeline::TimelineOptions;
 use tbrw_export::vtune_csv::{export_vtune_csv, Clock, CsvOptions};
 use tbrw_export::MemoryFolder;
 use tbrw_query::file_symbols::SymbolOptions;
-use tbrw_query::report::{self, By};
+use tbrw_query::report::{self, By, ReportOptions};
 use tbrw_query::stacks::ViewOptions;
 use tbrw_query::{Filters, Query, Weight};
 
@@ -55,12 +55,13 @@ fuzz_target!(|data: &[u8]| {
         for by in BY {
             for weight in [Weight::Samples, Weight::Cputime] {
                 let query = Query { stream, weight, ..Query::default() };
-                let _ = report::run(&f, &query, &[by], Some(20), &symbols, &mut sink, &mut |_| {});
+                let opts = ReportOptions::new(query, &[by]).top(Some(20)).symbols(symbols.clone());
+                let _ = report::run(&f, &opts, &mut sink, &mut |_| {});
             }
         }
         let filters = Filters { pid: Some(1), time: Some((0, u64::MAX / 2)), ..Filters::default() };
         let query = Query { stream, filters, ..Query::default() };
-        let _ = report::run(&f, &query, &[By::Auto], None, &symbols, &mut sink, &mut |_| {});
+        let _ = report::run(&f, &ReportOptions::new(query, &[]).symbols(symbols.clone()), &mut sink, &mut |_| {});
         let _ = tbrw_export::elf_profile::export_profile(&f, stream, None, &mut sink);
         let view = ViewOptions { query: Query { stream, ..Query::default() }, symbols: symbols.clone() };
         for folded in [false, true] {

@@ -34,8 +34,8 @@ fn functions(tb5: &Path, demangle: Demangle) -> HashMap<String, f64> {
     let file = Tb5File::open(tb5).unwrap();
     let symbols = SymbolOptions { demangle, ..SymbolOptions::default() };
     let mut warn = Vec::new();
-    let query = tbrw_query::Query::default();
-    let r = tbrw_query::report::run(&file, &query, &[By::Function], None, &symbols, &mut warn, &mut |_| {}).unwrap();
+    let opts = tbrw_query::report::ReportOptions::new(Default::default(), &[By::Function]).symbols(symbols);
+    let r = tbrw_query::report::run(&file, &opts, &mut warn, &mut |_| {}).unwrap();
     r.rows.iter().map(|row| (row.key.printed_str().unwrap_or("?").to_owned(), row.percent)).collect()
 }
 

@@ -189,21 +189,11 @@ fn report_by_function_answers_as_without_stacks() {
     // `--by auto` chooses function, as before.
     let file = Tb5File::open(&fp.tb5).unwrap();
     let mut warn = Vec::new();
-    let query = tbrw_query::Query::default();
-    let auto =
-        tbrw_query::report::run(&file, &query, &[By::Auto], None, &SymbolOptions::default(), &mut warn, &mut |_| {})
-            .unwrap();
+    let auto = tbrw_query::report::run(&file, &ReportOptions::default(), &mut warn, &mut |_| {}).unwrap();
     assert_eq!(auto.by, By::Function, "{:?}", auto.auto);
     let by_function: HashMap<Key, u64> = auto.rows.iter().map(|r| (r.key.clone(), r.samples)).collect();
-    let children = tbrw_query::report::children::report(
-        &file,
-        &ReportOptions::default(),
-        &[By::Auto],
-        &SymbolOptions::default(),
-        &mut warn,
-        &mut |_| {},
-    )
-    .unwrap();
+    let children =
+        tbrw_query::report::run(&file, &ReportOptions::default().children(true), &mut warn, &mut |_| {}).unwrap();
     let selves: HashMap<Key, u64> =
         children.rows.iter().filter(|r| r.samples > 0).map(|r| (r.key.clone(), r.samples)).collect();
     assert_eq!(selves, by_function, "--children's self column is --by function's");
@@ -227,15 +217,10 @@ fn children_equal_the_folded_stacks_inclusive_counts() {
         *own.entry(frames.last().unwrap()).or_default() += n;
     }
     let file = Tb5File::open(&run.tb5).unwrap();
-    let r = tbrw_query::report::children::report(
-        &file,
-        &ReportOptions::default(),
-        &[By::Function],
-        &SymbolOptions { no_inline: true, ..Default::default() },
-        &mut Vec::new(),
-        &mut |_| {},
-    )
-    .unwrap();
+    let opts = ReportOptions::new(Default::default(), &[By::Function])
+        .children(true)
+        .symbols(SymbolOptions { no_inline: true, ..Default::default() });
+    let r = tbrw_query::report::run(&file, &opts, &mut Vec::new(), &mut |_| {}).unwrap();
     let total: u64 = stacks.iter().map(|s| s.1).sum();
     assert_eq!(r.samples, total);
     let row = |f: &str| r.rows.iter().find(|row| row.key.printed_str() == Some(f)).unwrap_or_else(|| panic!("{f}"));
@@ -258,15 +243,8 @@ fn children_equal_the_folded_stacks_inclusive_counts() {
 fn children_are_refused_without_stacks() {
     let Some(run) = without_stacks() else { return };
     let file = Tb5File::open(&run.tb5).unwrap();
-    let e = tbrw_query::report::children::report(
-        &file,
-        &ReportOptions::default(),
-        &[By::Auto],
-        &SymbolOptions::default(),
-        &mut Vec::new(),
-        &mut |_| {},
-    )
-    .unwrap_err();
+    let e = tbrw_query::report::run(&file, &ReportOptions::default().children(true), &mut Vec::new(), &mut |_| {})
+        .unwrap_err();
     // A variant the command line matches to say how to record stacks
     // (`sampler -g`); the library's message names no option.
     assert!(matches!(e, tbrw_query::QueryError::NoCallStacks { .. }), "{e:?}");

@@ -11,6 +11,7 @@
 
 use std::collections::HashMap;
 use std::io::Write;
+use tbrw_schema::Progress;
 
 use tbrw::Tb5File;
 
@@ -46,7 +47,7 @@ pub fn folded(
     opts: &ViewOptions,
     fopts: &FlameOptions,
     warn: &mut dyn Write,
-    progress: &mut dyn FnMut(u64),
+    progress: &mut dyn Progress,
 ) -> Result<Vec<(String, u64)>, ExportError> {
     let mut lines = Vec::new();
     for_each_line(file, opts, fopts, warn, progress, &mut |stack, n| {
@@ -77,7 +78,7 @@ pub fn for_each_line(
     opts: &ViewOptions,
     fopts: &FlameOptions,
     warn: &mut dyn Write,
-    progress: &mut dyn FnMut(u64),
+    progress: &mut dyn Progress,
     each: &mut dyn FnMut(&str, u64) -> std::io::Result<()>,
 ) -> Result<usize, ExportError> {
     check_levels(fopts)?;
@@ -367,7 +368,7 @@ pub fn write(
     fopts: &FlameOptions,
     out: &mut dyn Write,
     warn: &mut dyn Write,
-    progress: &mut dyn FnMut(u64),
+    progress: &mut dyn Progress,
 ) -> Result<usize, ExportError> {
     let io = |e: std::io::Error| ExportError::write("flame graph", e);
     let empty = || ExportError::Nothing {

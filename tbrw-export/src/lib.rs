@@ -51,3 +51,5 @@ pub use tbrw_query::stacks::ViewOptions;
 
 pub use error::{ExportError, Nothing};
 pub use folder::{Folder, MemoryFolder};
+// The one progress type of the project's libraries (importers, queries, exports).
+pub use tbrw_schema::Progress;

@@ -12,6 +12,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::io::Write;
 use std::sync::Arc;
+use tbrw_schema::Progress;
 
 use tbrw::Tb5File;
 
@@ -360,7 +361,7 @@ pub fn profile(
     file: &Tb5File,
     opts: &ViewOptions,
     warn: &mut dyn Write,
-    progress: &mut dyn FnMut(u64),
+    progress: &mut dyn Progress,
 ) -> Result<Profile, ExportError> {
     use prost::Message;
     let mut bytes = Vec::new();
@@ -374,7 +375,7 @@ pub fn write(
     opts: &ViewOptions,
     out: &mut dyn Write,
     warn: &mut dyn Write,
-    progress: &mut dyn FnMut(u64),
+    progress: &mut dyn Progress,
 ) -> Result<PprofSummary, ExportError> {
     write_with(file, opts, &PprofOptions::default(), out, warn, progress)
 }
@@ -386,7 +387,7 @@ pub fn write_with(
     popts: &PprofOptions,
     out: &mut dyn Write,
     warn: &mut dyn Write,
-    progress: &mut dyn FnMut(u64),
+    progress: &mut dyn Progress,
 ) -> Result<PprofSummary, ExportError> {
     let failed = |e: std::io::Error| ExportError::write("profile", e);
     // The fastest level, as Go's runtime/pprof writes its profiles (the
@@ -420,7 +421,7 @@ fn encode(
     popts: &PprofOptions,
     out: &mut dyn Write,
     warn: &mut dyn Write,
-    progress: &mut dyn FnMut(u64),
+    progress: &mut dyn Progress,
 ) -> Result<PprofSummary, ExportError> {
     let io = |e: std::io::Error| ExportError::write("profile", e);
     let modules = tbrw_query::stream::modules(file)?;

@@ -1,21 +1,5 @@
-//! How an import tells its caller how far it got: a small trait, so that a
-//! library user passes a closure (or `()` for nothing) and the command line
-//! a progress bar.
+//! The progress trait of every library crate of the project, from
+//! `tbrw-schema` (the lowest crate the importers, the query layer and the
+//! exports all depend on); re-exported at the crate's front.
 
-/// Told the work done so far (bytes of input read, unless an importer's
-/// doc says otherwise), now and then; never per record.
-pub trait Progress {
-    /// The work done so far.
-    fn done(&mut self, so_far: u64);
-}
-
-impl<F: FnMut(u64)> Progress for F {
-    fn done(&mut self, so_far: u64) {
-        self(so_far)
-    }
-}
-
-/// No progress wanted.
-impl Progress for () {
-    fn done(&mut self, _: u64) {}
-}
+pub use tbrw_schema::progress::Progress;

@@ -12,6 +12,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
+use tbrw_schema::Progress;
 
 use serde::{Deserialize, Serialize};
 use tbrw::text::Escaped;
@@ -169,7 +170,7 @@ pub fn annotate(
     name: &str,
     opts: &AnnotateOptions,
     warn: &mut dyn Write,
-    progress: &mut dyn FnMut(u64),
+    progress: &mut dyn Progress,
 ) -> Result<Vec<Annotation>, QueryError> {
     let samples = Samples::new(file, query)?;
     let modules = samples.walk.modules().to_vec();

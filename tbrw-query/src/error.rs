@@ -1,5 +1,6 @@
 //! The error of a query: which file and stream, and what cannot be
-//! answered there. Imports nothing of the crate. A caller with options of
+//! answered there. Imports only `query`'s `By` (for the variants about
+//! a grouping). A caller with options of
 //! its own (the `tbrw` command) matches the variants about what was asked
 //! ([`QueryError::NotTaskStream`], [`QueryError::NoCallStacks`],
 //! [`QueryError::NoIntervals`]) to say which of its options to change.
@@ -49,9 +50,54 @@ pub enum QueryError {
         /// What, naming the record or field.
         what: String,
     },
-    /// A request that is wrong whatever the file (`--by` naming nothing, say).
-    #[error("{0}")]
-    Request(String),
+    /// A report asked for no rows (its `top` is 0).
+    #[error("{file}: stream {stream}: no rows were asked for (the first 0)")]
+    NoRowsAsked {
+        /// The file.
+        file: String,
+        /// The stream.
+        stream: u32,
+    },
+    /// A report asked with several groupings, none of them named (an
+    /// empty list means auto only to [`crate::report::run`]'s options).
+    #[error("no grouping was named")]
+    NoGrouping,
+    /// A grouping that makes a report of its own was combined with others.
+    #[error(
+        "grouping by {} does not combine with others (combinations take process, thread, module, function, line, address)",
+        .by.name()
+    )]
+    GroupingAlone {
+        /// The grouping.
+        by: crate::query::By,
+    },
+    /// Perf's inclusive view (children) was asked by something other than function.
+    #[error(
+        "the inclusive view (children) is by function only, as perf's by symbol, not by {}",
+        .by.iter().map(|b| b.name()).collect::<Vec<_>>().join(",")
+    )]
+    ChildrenByFunctionOnly {
+        /// The groupings asked.
+        by: Vec<crate::query::By>,
+    },
+    /// A grouping the sample counts do not make (task, function, line,
+    /// address, combined) reached them.
+    #[error("grouping by {} is not a count of samples by process, thread, module or event", .by.name())]
+    NotASampleCount {
+        /// The grouping.
+        by: crate::query::By,
+    },
+    /// A time range that does not read as one (see [`crate::time`]).
+    #[error("{}", match .value {
+        Some(v) => format!("{v:?} in time range {range:?} is not a number, N%, or N with s, ms, us or ns"),
+        None => format!("time range {range:?} is not A..B (A.. and ..B allowed)"),
+    })]
+    BadTimeRange {
+        /// The range, as given.
+        range: String,
+        /// Its end that is not a number; `None`: it is not `A..B`.
+        value: Option<String>,
+    },
     /// Reading the TB5 file failed.
     #[error(transparent)]
     Tb5(#[from] tbrw::Error),

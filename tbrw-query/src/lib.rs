@@ -3,8 +3,7 @@
 //! way for the report, annotate and every export.
 //!
 //! ```
-//! use tbrw_query::file_symbols::SymbolOptions;
-//! use tbrw_query::report::{self, By};
+//! use tbrw_query::report::{self, By, ReportOptions};
 //! use tbrw_query::{Binding, Query, Walk, Weight};
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -13,13 +12,23 @@
 //! let file = tbrw_query::tbrw::Tb5File::open("../cli/tests/data/matrix/collector.tb5")?;
 //!
 //! // The top functions by CPU time: what `tbrw report --by function --weight cputime --top 3` prints.
+//! // One options struct: the query, the grouping (once), the rows, self or children.
 //! let query = Query { weight: Weight::Cputime, ..Query::default() };
-//! let symbols = SymbolOptions::default();
-//! let r = report::run(&file, &query, &[By::Function], Some(3), &symbols, &mut std::io::sink(), &mut |_| {})?;
+//! let opts = ReportOptions::new(query.clone(), &[By::Function]).top(Some(3));
+//! let r = report::run(&file, &opts, &mut std::io::sink(), &mut |_| {})?;
 //! for row in &r.rows {
 //!     println!("{:>6.2}%  {}", row.percent, row.key);
 //! }
 //! assert_eq!(r.rows[0].key.to_string(), "__sincos_fma");
+//!
+//! // Perf's inclusive view (`perf report --children`) of a perf recording
+//! // with call stacks: the same call.
+//! let stacks = tbrw_query::tbrw::Tb5File::open("../cli/tests/data/matrix/perf-stacks.tb5")?;
+//! let opts = ReportOptions::new(Query::default(), &[By::Function]).children(true);
+//! let inclusive = report::run(&stacks, &opts, &mut std::io::sink(), &mut |_| {})?;
+//! let first = &inclusive.rows[0];
+//! assert_eq!(first.key.to_string(), "start_thread");
+//! assert_eq!((first.samples, first.children.as_ref().unwrap().samples), (0, 172));
 //!
 //! // The walk itself: every sample that passes the filters, with its
 //! // process, thread, module and weight.
@@ -46,9 +55,10 @@
 //! - [`stacks`]: samples with their call chains, aggregated per stack (the
 //!   viewer exports); [`intervals`]: interval streams (MTMC tasks, winIDEA calls);
 //! - [`report`]: reports by process, thread, module, event, function, line,
-//!   address and their combinations ([`report::run`] chooses), and perf's
-//!   inclusive view, self and children per function
-//!   ([`report::children::report`]); [`tasks`]:
+//!   address and their combinations, and perf's inclusive view, self and
+//!   children per function, all asked with one [`report::ReportOptions`]
+//!   ([`report::run`]; [`report::answer`] for the report by address made
+//!   row by row); [`tasks`]:
 //!   the MTMC task report; [`annotate`]: one function's instructions, lines
 //!   and addresses ([`disasm`]: its bytes from the ELF file, disassembled).
 
@@ -75,5 +85,7 @@ pub use tbrw;
 pub use tbrw_symbols;
 
 pub use error::QueryError;
-pub use query::{Filters, Query, Weight};
+pub use query::{By, Filters, Query, Weight};
 pub use walk::{Binding, Sample, Walk};
+// The one progress type of the project's libraries (importers, queries, exports).
+pub use tbrw_schema::Progress;

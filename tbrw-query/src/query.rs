@@ -129,3 +129,65 @@ mod tests {
         assert!(f.any() && !Filters::default().any());
     }
 }
+
+/// What to group a report by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum By {
+    /// What the stream supports: module for samples that can be bound, task
+    /// for MTMC task streams, thread for records with a tid field (winIDEA
+    /// calls), event otherwise.
+    Auto,
+    /// Process instances of the bind.
+    Process,
+    /// Threads (of the bind, or the records' tid field when they cannot be bound).
+    Thread,
+    /// Modules (samples no module covers: `[unknown]`).
+    Module,
+    /// Events (legacy samples' event index, an event id field, or the only event).
+    Event,
+    /// MTMC tasks: duration, counter deltas, topdown; totals per thread and core.
+    Task,
+    /// Functions, from the modules' ELF symbol tables and DWARF (see docs/SYMBOLS.md).
+    Function,
+    /// Source lines (DWARF), the line of the sampled address itself.
+    Line,
+    /// Sampled addresses, each with its module, ELF virtual address and function.
+    Address,
+    /// Several groupings at once (`--by module,function`): each row's key is
+    /// a combined key (the report's `Key::Combined`) whose parts follow the order asked.
+    Combined,
+}
+
+impl By {
+    /// Every grouping a command line can name (not [`By::Combined`], which
+    /// a comma list makes).
+    pub const ALL: [By; 9] =
+        [By::Auto, By::Process, By::Thread, By::Module, By::Event, By::Task, By::Function, By::Line, By::Address];
+
+    /// From [`By::name`] (not `combined`).
+    pub fn from_name(s: &str) -> Option<By> {
+        By::ALL.into_iter().find(|b| b.name() == s)
+    }
+
+    /// The name the command line and the JSON give it.
+    pub fn name(self) -> &'static str {
+        match self {
+            By::Auto => "auto",
+            By::Process => "process",
+            By::Thread => "thread",
+            By::Module => "module",
+            By::Event => "event",
+            By::Task => "task",
+            By::Function => "function",
+            By::Line => "line",
+            By::Address => "address",
+            By::Combined => "combined",
+        }
+    }
+
+    /// Whether the grouping needs the modules' symbols.
+    pub fn symbolic(self) -> bool {
+        matches!(self, By::Function | By::Line | By::Address)
+    }
+}

@@ -47,8 +47,7 @@ fn point(x: &str, range: &str) -> Result<Option<TimePoint>, QueryError> {
     if x.is_empty() {
         return Ok(None);
     }
-    let bad =
-        || QueryError::Request(format!("{x:?} in time range {range:?} is not a number, N%, or N with s, ms, us or ns"));
+    let bad = || QueryError::BadTimeRange { range: range.to_owned(), value: Some(x.to_owned()) };
     let float = |v: &str| v.trim().parse::<f64>().ok().filter(|f| f.is_finite() && *f >= 0.0).ok_or_else(bad);
     if let Some(p) = x.strip_suffix('%') {
         return Ok(Some(TimePoint::Percent(float(p)?)));
@@ -71,9 +70,7 @@ impl FromStr for TimeRange {
     type Err = QueryError;
 
     fn from_str(s: &str) -> Result<TimeRange, QueryError> {
-        let (a, b) = s
-            .split_once("..")
-            .ok_or_else(|| QueryError::Request(format!("time range {s:?} is not A..B (A.. and ..B allowed)")))?;
+        let (a, b) = s.split_once("..").ok_or_else(|| QueryError::BadTimeRange { range: s.to_owned(), value: None })?;
         Ok(TimeRange { start: point(a, s)?, end: point(b, s)?, given: s.to_owned() })
     }
 }

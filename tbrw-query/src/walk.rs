@@ -21,6 +21,7 @@
 //! Imports `query`, `stream`, `error`; no report, export or symbol module.
 
 use std::ops::Range;
+use tbrw_schema::Progress;
 
 use tbrw::*;
 
@@ -309,7 +310,7 @@ impl<'f> Walk<'f> {
     pub fn pass(
         &self,
         range: Range<u64>,
-        progress: &mut dyn FnMut(u64),
+        progress: &mut dyn Progress,
         mut each: impl FnMut(&Sample<'_>),
     ) -> Result<u64, QueryError> {
         let filters = &self.query.filters;
@@ -404,7 +405,7 @@ impl<'f> Walk<'f> {
                 passed += 1;
                 each(&sample);
             }
-            progress(end - range.start);
+            progress.done(end - range.start);
             i = end;
         }
         Ok(passed)
@@ -418,8 +419,8 @@ impl<'f> Walk<'f> {
     pub fn in_parts<T: Send>(
         &self,
         parts: usize,
-        progress: &mut dyn FnMut(u64),
-        count: impl Fn(Range<u64>, &mut dyn FnMut(u64)) -> T + Sync,
+        progress: &mut dyn Progress,
+        count: impl Fn(Range<u64>, &mut dyn Progress) -> T + Sync,
         merge: impl FnMut(T, T) -> T,
     ) -> T {
         in_parts(self.span(), parts, progress, count, merge)
@@ -511,8 +512,8 @@ pub fn time_span(data: &DataSection<'_>, fields: &SampleFields, (lo, hi): (u64, 
 pub fn in_parts<T: Send>(
     records: Range<u64>,
     parts: usize,
-    progress: &mut dyn FnMut(u64),
-    count: impl Fn(Range<u64>, &mut dyn FnMut(u64)) -> T + Sync,
+    progress: &mut dyn Progress,
+    count: impl Fn(Range<u64>, &mut dyn Progress) -> T + Sync,
     mut merge: impl FnMut(T, T) -> T,
 ) -> T {
     let (first, n) = (records.start, records.end.saturating_sub(records.start));
@@ -521,7 +522,7 @@ pub fn in_parts<T: Send>(
     let count = &count;
     std::thread::scope(|scope| {
         let later: Vec<_> = (1..parts).map(|p| scope.spawn(move || count(range(p), &mut |_| {}))).collect();
-        let mut all = count(range(0), &mut |done| progress(done * parts));
+        let mut all = count(range(0), &mut |done| progress.done(done * parts));
         for part in later {
             match part.join() {
                 Ok(part) => all = merge(all, part),

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use proptest::prelude::*;
 use tbrw::*;
 use tbrw_query::file_symbols::{FileSymbols, SymbolOptions};
-use tbrw_query::report::{self, By, Key};
+use tbrw_query::report::{self, By, Key, ReportOptions};
 
 fn module(pid: u32, path: Option<&str>, load_address: u64, first: bool) -> Module {
     let mut flags = ModuleFlags::LOADED;
@@ -86,8 +86,7 @@ fn sample() -> impl Strategy<Value = (u32, u64)> {
 }
 
 fn rows(by: &[By], file: &Tb5File) -> report::Report {
-    report::run(file, &Default::default(), by, None, &SymbolOptions::default(), &mut std::io::sink(), &mut |_| {})
-        .unwrap()
+    report::run(file, &ReportOptions::new(Default::default(), by), &mut std::io::sink(), &mut |_| {}).unwrap()
 }
 
 proptest! {

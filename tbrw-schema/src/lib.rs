@@ -47,7 +47,11 @@
 //! - [`elf_profile`]: the stream an ELF-profile import writes and its
 //!   export reads back (descriptor, PMU value types, what the stream keeps
 //!   of the profile);
-//! - [`excerpt`](mod@excerpt): how much of an offending input a message quotes.
+//! - [`excerpt`](mod@excerpt): how much of an offending input a message quotes;
+//! - [`progress`]: [`Progress`], how long work tells its caller how far it
+//!   got; the one progress type of the importers, the query layer and the
+//!   exports (here because this is the lowest crate all of them depend on,
+//!   and `tbrw`, the format library under the C API, has no such work).
 //!
 //! It depends on `tbrw` and the profile codec `tbrw-elf-profile` only, and knows nothing of importers, reports,
 //! exports or the command line.
@@ -60,6 +64,9 @@ pub mod excerpt;
 pub mod fields;
 pub mod module_notes;
 pub mod mtmc;
+pub mod progress;
 
 // The format crate whose types this crate's signatures hold.
 pub use tbrw;
+
+pub use progress::Progress;

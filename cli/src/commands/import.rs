@@ -28,7 +28,7 @@ pub fn import_sampler(
     profile: &Path,
     output: &Path,
     args: SamplerArgs<'_>,
-    progress: &mut dyn FnMut(u64),
+    progress: &mut dyn tbrw_export::Progress,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<(), CliError> {
@@ -41,9 +41,9 @@ pub fn import_sampler(
     let mut w = tbrw::Tb5Writer::create(output)?;
     let stats = match input {
         Input::File(f) if is_plain(&f, profile)? => {
-            elf_profile::import_profile(f, &name, &mut w, opts, popts, progress)?
+            elf_profile::import_profile(f, &name, &mut w, opts, popts, |n| progress.done(n))?
         }
-        other => elf_profile::import_profile_stream(other, &name, &mut w, opts, popts, progress)?,
+        other => elf_profile::import_profile_stream(other, &name, &mut w, opts, popts, |n| progress.done(n))?,
     };
     w.close()?;
     let layout = stats.format.map_or("?", |f| f.layout.name());
@@ -106,7 +106,7 @@ pub fn import_mtmc(
     output: &Path,
     opts: &mtmc::MtmcOptions,
     force: bool,
-    progress: &mut dyn FnMut(u64),
+    progress: &mut dyn tbrw_export::Progress,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<(), CliError> {
@@ -121,7 +121,7 @@ pub fn import_mtmc(
         other => spool(other, &name)?,
     };
     let mut w = tbrw::Tb5Writer::create(output)?;
-    let stats = mtmc::import_mtmc(&mut file, &name, &mut w, opts, progress)?;
+    let stats = mtmc::import_mtmc(&mut file, &name, &mut w, opts, |n| progress.done(n))?;
     w.close()?;
     let layout = match stats.layout {
         Some(mtmc::Layout::V2023) => "2023 layout",
@@ -331,7 +331,7 @@ pub fn import_perf(
     data: &Path,
     output: &Path,
     opts: &tbrw_import::perf::PerfOptions,
-    progress: &mut dyn FnMut(u64),
+    progress: &mut dyn tbrw_export::Progress,
     force: bool,
     out: &mut dyn Write,
     err: &mut dyn Write,
@@ -344,9 +344,9 @@ pub fn import_perf(
     let mut w = tbrw::Tb5Writer::create(output)?;
     let stats = match input {
         Input::File(f) if is_plain(&f, data)? => {
-            tbrw_import::perf::import_perf_file_with(f, &name, &mut w, opts, progress)?
+            tbrw_import::perf::import_perf_file_with(f, &name, &mut w, opts, |n| progress.done(n))?
         }
-        other => tbrw_import::perf::import_perf_pipe_with(other, &name, &mut w, opts, progress)?,
+        other => tbrw_import::perf::import_perf_pipe_with(other, &name, &mut w, opts, |n| progress.done(n))?,
     };
     w.close()?;
     let unwound = if stats.unwound > 0 {

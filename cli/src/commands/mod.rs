@@ -10,8 +10,7 @@ use std::path::{Path, PathBuf};
 use tbrw_export::vtune_csv::{self as csv, CsvOptions};
 use tbrw_import::elf_profile::Layout;
 use tbrw_query::annotate;
-use tbrw_query::file_symbols::SymbolOptions;
-use tbrw_query::report::{self, By, ReportOptions};
+use tbrw_query::report::{self, ReportOptions};
 
 use crate::error::CliError;
 pub use crate::output::open;
@@ -125,17 +124,13 @@ pub fn bind(
     Ok(())
 }
 
-/// `tbrw report`: the report `by` asks for ([`report::run`] chooses), as a
+/// `tbrw report`: the report `opts` asks for ([`report::answer`]), as a
 /// table or, with `json`, JSON. `progress` gets records done and records
 /// in all; warnings about modules without symbols go to `err`.
-// The report's inputs plus the writers: a struct for them would only rename these.
-#[allow(clippy::too_many_arguments)]
 pub fn report(
     file: &Path,
     opts: &ReportOptions,
-    by: &[By],
-    symbols: &SymbolOptions,
-    how: ReportHow,
+    json: bool,
     progress: &mut dyn FnMut(u64, u64),
     out: &mut dyn Write,
     err: &mut dyn Write,
@@ -143,21 +138,8 @@ pub fn report(
     let f = open(file)?;
     let records = report::samples::stream(&f, opts.query.stream)?.data()?.map_or(0, |d| d.len());
     let mut progress = |n| progress(n, records);
-    let mut r = match how.children {
-        true => report::Answer::Report(report::children::report(&f, opts, by, symbols, err, &mut progress)?),
-        false => report::answer(&f, opts, by, symbols, err, &mut progress)?,
-    };
-    if how.json { r.write_json(out) } else { r.write_text(out) }.map_err(written)
-}
-
-/// How `tbrw report` answers: JSON or a table; `--children` (perf's
-/// inclusive view) or the counts `--by` asks for.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct ReportHow {
-    /// JSON instead of a table.
-    pub json: bool,
-    /// Self and children per function.
-    pub children: bool,
+    let mut r = report::answer(&f, opts, err, &mut progress)?;
+    if json { r.write_json(out) } else { r.write_text(out) }.map_err(written)
 }
 
 /// `tbrw export vtune-csv`: the files written on `out`, streams left out on `err`.
@@ -418,7 +400,7 @@ pub fn export_parquet(
     files: &[PathBuf],
     dir: &Path,
     opts: &ParquetOptions,
-    progress: &mut dyn FnMut(u64),
+    progress: &mut dyn tbrw_export::Progress,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<(), CliError> {

@@ -10,7 +10,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use tbrw::Tb5File;
-use tbrw_query::file_symbols::SymbolOptions;
 use tbrw_query::report::By;
 
 pub const SAMPLER: &str = env!("CARGO_BIN_EXE_sampler");
@@ -57,18 +56,9 @@ pub fn tbrw_bin() -> Option<PathBuf> {
 /// percent, function named) per row, and the warnings it printed.
 pub fn function_report(path: &Path) -> (Vec<(String, f64, bool)>, String) {
     let file = Tb5File::open(path).unwrap();
-    let query = tbrw_query::Query::default();
     let mut warn = Vec::new();
-    let r = tbrw_query::report::run(
-        &file,
-        &query,
-        &[By::Function],
-        None,
-        &SymbolOptions::default(),
-        &mut warn,
-        &mut |_| {},
-    )
-    .unwrap();
+    let opts = tbrw_query::report::ReportOptions::new(Default::default(), &[By::Function]);
+    let r = tbrw_query::report::run(&file, &opts, &mut warn, &mut |_| {}).unwrap();
     let rows = r
         .rows
         .iter()
@@ -86,7 +76,8 @@ pub fn report(path: &Path, by: By, weight: tbrw_query::query::Weight) -> Vec<tbr
     let file = Tb5File::open(path).unwrap();
     let query = tbrw_query::Query { weight, ..Default::default() };
     let mut warn = Vec::new();
-    tbrw_query::report::run(&file, &query, &[by], None, &SymbolOptions::default(), &mut warn, &mut |_| {}).unwrap().rows
+    let opts = tbrw_query::report::ReportOptions::new(query, &[by]);
+    tbrw_query::report::run(&file, &opts, &mut warn, &mut |_| {}).unwrap().rows
 }
 
 /// perf's `cpu-clock` profile of `cmd`: percent per symbol. `Err` says why

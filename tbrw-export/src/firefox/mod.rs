@@ -24,6 +24,7 @@ mod samples;
 
 use std::collections::HashMap;
 use std::io::Write;
+use tbrw_schema::Progress;
 
 /// The crate the profile is built with.
 pub use fxprof_processed_profile;
@@ -118,7 +119,7 @@ pub fn profile(
     file: &Tb5File,
     opts: &ViewOptions,
     warn: &mut dyn Write,
-    progress: &mut dyn FnMut(u64),
+    progress: &mut dyn Progress,
 ) -> Result<(FirefoxProfile, FirefoxSummary), ExportError> {
     match IntervalStream::open(file, opts.query.stream, "") {
         Ok(st) => markers(file, &st),
@@ -205,7 +206,7 @@ pub fn write(
     opts: &ViewOptions,
     out: &mut dyn Write,
     warn: &mut dyn Write,
-    progress: &mut dyn FnMut(u64),
+    progress: &mut dyn Progress,
 ) -> Result<FirefoxSummary, ExportError> {
     let (p, summary) = profile(file, opts, warn, progress)?;
     let failed = |e: std::io::Error| ExportError::write("profile", e);

@@ -16,6 +16,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 use std::sync::Arc;
+use tbrw_schema::Progress;
 
 use fxprof_processed_profile::{
     debugid::DebugId, CategoryColor, Frame as FxFrame, FrameFlags, FrameInfo, LibraryHandle, LibraryInfo, Profile,
@@ -35,7 +36,7 @@ pub(super) fn samples(
     file: &Tb5File,
     opts: &ViewOptions,
     warn: &mut dyn Write,
-    progress: &mut dyn FnMut(u64),
+    progress: &mut dyn Progress,
 ) -> Result<(FirefoxProfile, FirefoxSummary), ExportError> {
     samples_in_batches(file, opts, warn, progress, Some(BATCH))
 }

@@ -10,6 +10,7 @@
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
+use tbrw_schema::Progress;
 
 use tbrw_output::crash::folder_crash_point as crash_point;
 use tbrw_output::folder::{exists_error, folder_target, lock_folder, rename_noreplace, FolderTarget, WorkFolder};
@@ -166,7 +167,7 @@ pub fn export_parquet(
     files: &[PathBuf],
     dir: &Path,
     opts: &ParquetOptions,
-    progress: &mut dyn FnMut(u64),
+    progress: &mut dyn Progress,
     warn: &mut dyn std::io::Write,
 ) -> Result<Vec<Run>, DatasetError> {
     if files.is_empty() {

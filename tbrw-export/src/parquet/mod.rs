@@ -16,6 +16,7 @@ pub mod streams;
 pub mod tables;
 
 use std::io::Write;
+use tbrw_schema::Progress;
 
 use crate::error::ExportError;
 use crate::folder::Folder;
@@ -101,7 +102,7 @@ pub fn export_run(
     run: &RunSource<'_>,
     folder: &mut dyn Folder,
     symbols: Option<&SymbolOptions>,
-    progress: &mut dyn FnMut(u64),
+    progress: &mut dyn Progress,
     warn: &mut dyn Write,
 ) -> Result<RunRows, ExportError> {
     let sort_chunk = sort_chunk()?;

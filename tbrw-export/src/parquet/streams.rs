@@ -11,6 +11,7 @@
 
 use std::collections::HashMap;
 use std::io::Write;
+use tbrw_schema::Progress;
 
 use tbrw::*;
 
@@ -362,7 +363,7 @@ pub fn write_samples(
     mut symbols: Option<&mut Symbols<'_>>,
     sort_chunk: usize,
     run_stacks: &mut RunStacks,
-    progress: &mut dyn FnMut(u64),
+    progress: &mut dyn Progress,
 ) -> Result<Written, ExportError> {
     let s = file.stream(n)?;
     let name = || file.path().display().to_string();
@@ -476,7 +477,7 @@ pub fn write_samples(
                     row(k, view.as_ref().and_then(|_| binds.get((k - i) as usize).copied()))?;
                 }
                 i = end;
-                progress(i);
+                progress.done(i);
             }
         }
         Some(order) => {
@@ -485,10 +486,10 @@ pub fn write_samples(
                 row(k, view.as_ref().and_then(|v| v.data_bind(k)))?;
                 done += 1;
                 if done.is_multiple_of(chunk) {
-                    progress(done);
+                    progress.done(done);
                 }
             }
-            progress(done);
+            progress.done(done);
         }
     }
     Ok(w)
@@ -499,7 +500,7 @@ pub fn write_intervals(
     file: &Tb5File,
     n: u32,
     out: &mut TableWriter,
-    progress: &mut dyn FnMut(u64),
+    progress: &mut dyn Progress,
 ) -> Result<Written, ExportError> {
     let s = file.stream(n)?;
     let (Some(layout), Some(data)) = (s.layout()?, s.data()?) else { return Ok(Written::default()) };
@@ -586,9 +587,9 @@ pub fn write_intervals(
         ])?;
         w.rows += 1;
         if k % (1 << 16) == 0 {
-            progress(k as u64);
+            progress.done(k as u64);
         }
     }
-    progress(data.len());
+    progress.done(data.len());
     Ok(w)
 }

@@ -14,13 +14,14 @@
 use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::io::Write;
+use tbrw_schema::Progress;
 
 use tbrw::{Module, Tb5File};
 
 use super::raw::{function_at, module_name, PackedCount, Samples};
 use super::{percent, By, Key, Report, ReportOptions, Row};
 use crate::error::QueryError;
-use crate::file_symbols::{FileSymbols, SymbolOptions};
+use crate::file_symbols::FileSymbols;
 
 /// The rows of a report by address, made one at a time; see the module's doc.
 pub struct AddressRows {
@@ -59,14 +60,13 @@ impl AddressRows {
     pub fn new(
         file: &Tb5File,
         opts: &ReportOptions,
-        symbols: &SymbolOptions,
         warn: &mut dyn Write,
-        progress: &mut dyn FnMut(u64),
+        progress: &mut dyn Progress,
     ) -> Result<AddressRows, QueryError> {
         let samples = Samples::new(file, &opts.query)?;
         let modules = samples.walk.modules().to_vec();
-        let config = tbrw_symbols::Config { lines: false, ..symbols.config() };
-        let mut syms = FileSymbols::with_config(file, &modules, config)?.verbose(symbols.verbose);
+        let config = tbrw_symbols::Config { lines: false, ..opts.symbols.config() };
+        let mut syms = FileSymbols::with_config(file, &modules, config)?.verbose(opts.symbols.verbose);
         let (mut counts, total) = samples.count_packed(progress)?;
         if total == 0 && samples.records() > 0 {
             return Err(samples.walk.nothing_matches());

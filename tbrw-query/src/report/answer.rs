@@ -8,11 +8,12 @@
 
 use std::cell::RefCell;
 use std::io::Write;
+use tbrw_schema::Progress;
 
 use serde::Serialize;
 
 use super::addresses::AddressRows;
-use super::{functions, groupings, samples, By, Key, Report, ReportOptions, Row, Weight, WeightSum};
+use super::{children, functions, groupings, samples, By, Key, Report, ReportOptions, Row, Weight, WeightSum};
 
 /// What a report computed.
 pub enum Answer {
@@ -101,49 +102,36 @@ impl<I: Iterator<Item = Row>> Serialize for Lazy<I> {
     }
 }
 
-/// The one choice of a report for a stream and `--by` list, made here
-/// only: an MTMC task stream gives the task report for `auto` (and `task`
-/// works only there); a list naming function, line or address, or several
+/// The report `opts` asks (see [`ReportOptions`]), chosen here only:
+/// perf's inclusive view (`children::report`) when `opts.children`; an
+/// MTMC task stream gives the task report for `auto` (and `task` works
+/// only there); a grouping naming function, line or address, or several
 /// groupings, gives the report through the symbolizer
-/// ([`functions::answer`]: a report by address as its rows, made as they
+/// (`functions::answer`: a report by address as its rows, made as they
 /// are written); one grouping of process, thread, module or event gives
-/// the sample counts ([`samples::report`]). Warnings about modules without
+/// the sample counts (`samples::report`). Warnings about modules without
 /// symbols go to `warn`; `progress` gets records done.
 pub fn answer(
     file: &tbrw::Tb5File,
     opts: &ReportOptions,
-    by: &[By],
-    symbols: &crate::file_symbols::SymbolOptions,
     warn: &mut dyn Write,
-    progress: &mut dyn FnMut(u64),
+    progress: &mut dyn Progress,
 ) -> Result<Answer, crate::QueryError> {
-    report_of(file, opts, by, symbols, warn, progress)
-}
-
-fn report_of(
-    file: &tbrw::Tb5File,
-    opts: &ReportOptions,
-    by: &[By],
-    symbols: &crate::file_symbols::SymbolOptions,
-    warn: &mut dyn Write,
-    progress: &mut dyn FnMut(u64),
-) -> Result<Answer, crate::QueryError> {
+    if opts.children {
+        return children::report(file, opts, warn, progress).map(Answer::Report);
+    }
     let n = opts.query.stream;
     let s = samples::stream(file, n)?;
     let is_tasks = tbrw_schema::mtmc::counters_of(&s.descriptor()?.unwrap_or_default(), file).is_some();
-    let first = by.first().copied().unwrap_or(By::Auto);
-    if by.len() > 1 || first.symbolic() {
-        return functions::answer(file, opts, by, symbols, warn, progress);
+    let first = opts.grouping();
+    if opts.by.len() > 1 || first.symbolic() {
+        return functions::answer(file, opts, warn, progress);
     }
     let report = match first {
-        By::Auto if !is_tasks => auto(file, opts, symbols, warn, progress),
+        By::Auto if !is_tasks => auto(file, opts, warn, progress),
         By::Auto | By::Task if is_tasks => {
             if opts.top == Some(0) {
-                return Err(crate::QueryError::NothingMatches {
-                    file: file.path().display().to_string(),
-                    stream: n,
-                    filters: "--top 0".into(),
-                });
+                return Err(crate::QueryError::NoRowsAsked { file: file.path().display().to_string(), stream: n });
             }
             if opts.query.weight != Weight::Samples || opts.query.filters.any() {
                 return Err(crate::QueryError::Unsupported {
@@ -167,7 +155,7 @@ fn report_of(
                 ),
             })
         }
-        b => samples::report(file, &ReportOptions { by: b, ..opts.clone() }, progress),
+        b => samples::report(file, opts, b, progress),
     };
     report.map(Answer::Report)
 }
@@ -181,21 +169,20 @@ fn report_of(
 fn auto(
     file: &tbrw::Tb5File,
     opts: &ReportOptions,
-    symbols: &crate::file_symbols::SymbolOptions,
     warn: &mut dyn Write,
-    progress: &mut dyn FnMut(u64),
+    progress: &mut dyn Progress,
 ) -> Result<Report, crate::QueryError> {
     let by = samples::resolve_by(file, opts.query.stream, By::Auto)?;
     if by != By::Module {
-        return samples::report(file, &ReportOptions { by, ..opts.clone() }, progress);
+        return samples::report(file, opts, by, progress);
     }
     // Every module's count (no --top yet): what the choice weighs.
-    let mut modules = samples::report(file, &ReportOptions { by, top: None, ..opts.clone() }, progress)?;
+    let mut modules = samples::report(file, &ReportOptions { top: None, ..opts.clone() }, by, progress)?;
     let table = crate::stream::modules(file)?;
     let mut syms = crate::file_symbols::FileSymbols::with_config(
         file,
         &table,
-        tbrw_symbols::Config { lines: false, ..symbols.config() },
+        tbrw_symbols::Config { lines: false, ..opts.symbols.config() },
     )?;
     let named: u64 = modules
         .rows
@@ -207,22 +194,15 @@ fn auto(
         .map(|r| r.samples)
         .sum();
     if opts.top == Some(0) {
-        return Err(crate::QueryError::NothingMatches {
+        return Err(crate::QueryError::NoRowsAsked {
             file: file.path().display().to_string(),
             stream: opts.query.stream,
-            filters: "--top 0".into(),
         });
     }
     if named * 2 > modules.samples {
         let why = format!("{named} of {} samples are in modules whose symbols were found", modules.samples);
-        let mut r = functions::report(
-            file,
-            &ReportOptions { by: By::Function, ..opts.clone() },
-            &[By::Function],
-            symbols,
-            warn,
-            &mut |_| {},
-        )?;
+        let by_function = ReportOptions { by: vec![By::Function], ..opts.clone() };
+        let mut r = functions::report(file, &by_function, warn, &mut |_| {})?;
         r.auto = Some(why);
         return Ok(r);
     }

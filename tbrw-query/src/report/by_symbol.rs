@@ -7,6 +7,7 @@
 
 use std::io::Write;
 use std::ops::Range;
+use tbrw_schema::Progress;
 
 use tbrw_symbols::{IndexedSymbol, RecentSymbols, SymbolRef, Symbolized};
 
@@ -313,9 +314,9 @@ pub fn count_by_symbol<'c>(
     (by, names): (&'c [By], &'c [usize]),
     (by_process, by_thread): (bool, bool),
     parts: usize,
-    progress: &mut dyn FnMut(u64),
+    progress: &mut dyn Progress,
 ) -> Result<SymbolCounts<'c>, QueryError> {
-    let count = |range: Range<u64>, progress: &mut dyn FnMut(u64)| -> Result<SymbolCounts<'c>, QueryError> {
+    let count = |range: Range<u64>, progress: &mut dyn Progress| -> Result<SymbolCounts<'c>, QueryError> {
         let mut counts = SymbolCounts::new(by, names, names.len());
         let mut recent = RecentSymbols::default();
         let mut batch = Batch::new(names.len());

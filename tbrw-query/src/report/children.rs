@@ -16,12 +16,13 @@
 //! and samply show them), for children only: self stays by symbol, as
 //! perf's `--no-children` counts it; `--no-inline` leaves them out.
 //!
-//! [`report`] is the front of this view (what `tbrw report --children`
-//! prints; [`super::run`] gives the self counts). Imports `stacks`,
+//! [`report`] makes this view for [`super::answer`] when the options ask
+//! for children. Imports `stacks`,
 //! `file_symbols`, `query`, the report's types and `raw`'s function key.
 
 use std::collections::HashMap;
 use std::io::Write;
+use tbrw_schema::Progress;
 
 use tbrw::Tb5File;
 use tbrw_symbols::Symbolized;
@@ -29,7 +30,6 @@ use tbrw_symbols::Symbolized;
 use super::raw::function_key;
 use super::{percent, By, Inclusive, Key, Report, ReportOptions, Row, WeightSum};
 use crate::error::QueryError;
-use crate::file_symbols::SymbolOptions;
 use crate::query::Weight;
 use crate::stacks::{self, Detail, Keep, Names, NodeId, ViewOptions};
 
@@ -44,25 +44,20 @@ struct Sums {
 
 /// The report `tbrw report --children` prints: rows by function with
 /// their [`Row::children`], most children first (then most self, then by
-/// label). `by` must be `function` (or `auto`, which means it here). A
+/// label). `opts.by` must be `function` (or `auto`, which means it here). A
 /// stream without call stacks is refused. Warnings about modules without
 /// symbols go to `warn`; `progress` gets records done.
-pub fn report(
+pub(crate) fn report(
     file: &Tb5File,
     opts: &ReportOptions,
-    by: &[By],
-    symbols: &SymbolOptions,
     warn: &mut dyn Write,
-    progress: &mut dyn FnMut(u64),
+    progress: &mut dyn Progress,
 ) -> Result<Report, QueryError> {
     let n = opts.query.stream;
     let name = || file.path().display().to_string();
+    let (by, symbols) = (opts.by.as_slice(), &opts.symbols);
     if !matches!(by, [] | [By::Auto] | [By::Function]) {
-        let asked: Vec<&str> = by.iter().map(|b| b.name()).collect();
-        return Err(QueryError::Request(format!(
-            "--children reports by function only (as perf's --children --sort sym), not --by {}",
-            asked.join(",")
-        )));
+        return Err(QueryError::ChildrenByFunctionOnly { by: by.to_vec() });
     }
     if !stacks::has_stacks(file, n)? {
         return Err(QueryError::NoCallStacks { file: name(), stream: n });

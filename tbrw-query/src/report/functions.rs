@@ -11,6 +11,7 @@
 use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::sync::Arc;
+use tbrw_schema::Progress;
 
 use tbrw::*;
 use tbrw_symbols::{SymbolRef, Symbolized};
@@ -24,7 +25,7 @@ pub use super::raw::{count, function_at, module_name, part, unknown_label, Count
 use super::rows::{merge_sorted, sort_rows};
 use super::{percent, By, Key, Report, ReportOptions, Row, WeightSum};
 use crate::error::QueryError;
-use crate::file_symbols::{FileSymbols, SymbolOptions};
+use crate::file_symbols::FileSymbols;
 use crate::query::{Query, Weight};
 
 use rustc_hash::FxHashMap as IdMap;
@@ -87,39 +88,35 @@ fn part_id(by: By, k: &RawKey, s: &Symbolized, names: &[usize]) -> PartId {
     }
 }
 
-/// Computes a report grouped by `by` (one grouping or several; at least
+/// Computes a report grouped by `opts.by` (one grouping or several; at least
 /// one of function, line or address, or several of any but event and
 /// task). Modules that cannot be symbolized get one warning each on `warn`
 /// and their samples are counted as unknown. `progress` gets records done.
 ///
 /// Grouped by function (with process, thread or module), the samples are
 /// counted on the bind's threads, in parts of 64 Ki records or more.
-pub fn report(
+pub(crate) fn report(
     file: &Tb5File,
     opts: &ReportOptions,
-    by: &[By],
-    symbols: &SymbolOptions,
     warn: &mut dyn Write,
-    progress: &mut dyn FnMut(u64),
+    progress: &mut dyn Progress,
 ) -> Result<Report, QueryError> {
-    report_in_parts(file, opts, by, symbols, warn, progress, None)
+    report_in_parts(file, opts, warn, progress, None)
 }
 
 /// [`report`], with a report by address (without a weight) left as its
 /// rows to be made one at a time as they are written ([`AddressRows`]:
 /// what it holds per distinct address is its count).
-pub fn answer(
+pub(crate) fn answer(
     file: &Tb5File,
     opts: &ReportOptions,
-    by: &[By],
-    symbols: &SymbolOptions,
     warn: &mut dyn Write,
-    progress: &mut dyn FnMut(u64),
+    progress: &mut dyn Progress,
 ) -> Result<super::Answer, QueryError> {
-    if by == [By::Address] && opts.query.weight == Weight::Samples {
-        return Ok(super::Answer::Addresses(Box::new(AddressRows::new(file, opts, symbols, warn, progress)?)));
+    if opts.by == [By::Address] && opts.query.weight == Weight::Samples {
+        return Ok(super::Answer::Addresses(Box::new(AddressRows::new(file, opts, warn, progress)?)));
     }
-    report(file, opts, by, symbols, warn, progress).map(super::Answer::Report)
+    report(file, opts, warn, progress).map(super::Answer::Report)
 }
 
 /// The function symbols the samples of `stream` hit (the file's
@@ -147,30 +144,27 @@ pub fn symbols_hit(
 
 /// [`report`] with a report by function's samples counted in `parts`
 /// parts on as many threads (the result is the same for any count;
-/// `None`: as [`report`] does).
+/// `None`: as [`report`] does). Public for the tests of that claim only.
+#[doc(hidden)]
 pub fn report_in_parts(
     file: &Tb5File,
     opts: &ReportOptions,
-    by: &[By],
-    symbols: &SymbolOptions,
     warn: &mut dyn Write,
-    progress: &mut dyn FnMut(u64),
+    progress: &mut dyn Progress,
     parts: Option<usize>,
 ) -> Result<Report, QueryError> {
+    let (by, symbols) = (opts.by.as_slice(), &opts.symbols);
     if by.is_empty() {
-        return Err(QueryError::Request("--by names no grouping".into()));
+        return Err(QueryError::NoGrouping);
     }
     if let Some(b) = by.iter().find(|b| matches!(b, By::Event | By::Task | By::Combined)) {
-        return Err(QueryError::Request(format!(
-            "--by {} does not combine with others (combinations take process, thread, module, function, line, address)",
-            b.name()
-        )));
+        return Err(QueryError::GroupingAlone { by: *b });
     }
     let (by_process, by_thread) = (by.contains(&By::Process), by.contains(&By::Thread));
     let symbolic = by.iter().any(|b| b.symbolic());
     let weighed = opts.query.weight != Weight::Samples;
     if by == [By::Address] && !weighed {
-        return Ok(AddressRows::new(file, opts, symbols, warn, progress)?.into_report());
+        return Ok(AddressRows::new(file, opts, warn, progress)?.into_report());
     }
     let mut samples = Samples::new(file, &opts.query)?;
     let modules = samples.walk.modules().to_vec();

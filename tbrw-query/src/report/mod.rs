@@ -1,20 +1,23 @@
 //! `tbrw report`: what a report is (typed rows, the shape of its JSON, see
-//! the README's report section) and its writers, table and JSON; [`run`]
-//! asks for one (the query, the grouping, the rows), [`children::report`]
-//! for perf's inclusive view. [`samples`] counts a stream's samples per
-//! process, thread, module or event, [`functions`] per function, line or
-//! address; the MTMC task report (`--by task`) is built by
+//! the README's report section) and its writers, table and JSON. One way
+//! to ask one: a [`ReportOptions`] (the query, the grouping once, the
+//! rows, self or perf's inclusive view) given to [`run`] (the whole
+//! report) or [`answer`] (the report by address made row by row as it is
+//! written). Under them, `samples` counts a stream's samples per
+//! process, thread, module or event, `functions` per function, line or
+//! address, `children` makes the inclusive view; the MTMC task report (`--by task`) is built by
 //! [`crate::tasks`] into the same [`Report`] (`answer` tells an MTMC
 //! task stream by `tbrw_schema::mtmc`'s layout).
 
 use std::fmt;
 use std::io::Write;
+use tbrw_schema::Progress;
 
 use serde::{Deserialize, Serialize};
 use tbrw::text::Escaped;
 
 use crate::names;
-pub use crate::query::{Query, Weight};
+pub use crate::query::{By, Query, Weight};
 use crate::walk::{ProcessName, ThreadName};
 
 pub mod samples;
@@ -22,7 +25,7 @@ pub mod samples;
 pub mod addresses;
 mod answer;
 mod by_symbol;
-pub mod children;
+mod children;
 pub mod functions;
 mod raw;
 mod rows;
@@ -48,82 +51,59 @@ impl WeightSum {
     }
 }
 
-/// What to group a report by.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum By {
-    /// What the stream supports: module for samples that can be bound, task
-    /// for MTMC task streams, thread for records with a tid field (winIDEA
-    /// calls), event otherwise.
-    Auto,
-    /// Process instances of the bind.
-    Process,
-    /// Threads (of the bind, or the records' tid field when they cannot be bound).
-    Thread,
-    /// Modules (samples no module covers: `[unknown]`).
-    Module,
-    /// Events (legacy samples' event index, an event id field, or the only event).
-    Event,
-    /// MTMC tasks: duration, counter deltas, topdown; totals per thread and core.
-    Task,
-    /// Functions, from the modules' ELF symbol tables and DWARF (see docs/SYMBOLS.md).
-    Function,
-    /// Source lines (DWARF), the line of the sampled address itself.
-    Line,
-    /// Sampled addresses, each with its module, ELF virtual address and function.
-    Address,
-    /// Several groupings at once (`--by module,function`): each row's key is
-    /// a [`Key::Combined`] whose parts follow the order asked.
-    Combined,
-}
-
-impl By {
-    /// Every grouping a command line can name (not [`By::Combined`], which
-    /// a comma list makes).
-    pub const ALL: [By; 9] =
-        [By::Auto, By::Process, By::Thread, By::Module, By::Event, By::Task, By::Function, By::Line, By::Address];
-
-    /// From [`By::name`] (not `combined`).
-    pub fn from_name(s: &str) -> Option<By> {
-        By::ALL.into_iter().find(|b| b.name() == s)
-    }
-
-    /// The name the command line and the JSON give it.
-    pub fn name(self) -> &'static str {
-        match self {
-            By::Auto => "auto",
-            By::Process => "process",
-            By::Thread => "thread",
-            By::Module => "module",
-            By::Event => "event",
-            By::Task => "task",
-            By::Function => "function",
-            By::Line => "line",
-            By::Address => "address",
-            By::Combined => "combined",
-        }
-    }
-
-    /// Whether the grouping needs the modules' symbols.
-    pub fn symbolic(self) -> bool {
-        matches!(self, By::Function | By::Line | By::Address)
-    }
-}
-
-/// Report options: the query, the grouping, how many rows.
-#[derive(Clone, Debug)]
+/// What a report is asked: the query, the grouping (given once), how many
+/// rows, self or children, and where symbols are found. The one argument
+/// of [`run`] and [`answer`].
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
 pub struct ReportOptions {
     /// The stream, filters and weight.
     pub query: Query,
-    /// Grouping.
-    pub by: By,
+    /// The grouping: one [`By`], or several combined (as `tbrw report
+    /// --by module,function`: each row's key a [`Key::Combined`] whose
+    /// parts follow this order); empty is [`By::Auto`].
+    pub by: Vec<By>,
     /// Only the first K rows.
     pub top: Option<usize>,
+    /// Perf's inclusive view (`perf report --children`): per function its
+    /// self figures and its [`Row::children`], the samples with it anywhere
+    /// in their stack. Only by function (or auto, which then means it).
+    pub children: bool,
+    /// Where the modules' symbols are found, for the groupings that need
+    /// them (function, line, address) and the inclusive view.
+    pub symbols: crate::file_symbols::SymbolOptions,
 }
 
-impl Default for ReportOptions {
-    fn default() -> Self {
-        ReportOptions { query: Query::default(), by: By::Auto, top: None }
+impl ReportOptions {
+    /// The report of `query` grouped by `by` (empty: [`By::Auto`]), every
+    /// row, self figures, default symbol options.
+    pub fn new(query: Query, by: &[By]) -> ReportOptions {
+        ReportOptions { query, by: by.to_vec(), ..ReportOptions::default() }
+    }
+
+    /// These options with only the first `top` rows.
+    pub fn top(self, top: Option<usize>) -> ReportOptions {
+        ReportOptions { top, ..self }
+    }
+
+    /// These options with perf's inclusive view (`children`) or self only.
+    pub fn children(self, children: bool) -> ReportOptions {
+        ReportOptions { children, ..self }
+    }
+
+    /// These options with `symbols` to find the modules' symbols.
+    pub fn symbols(self, symbols: crate::file_symbols::SymbolOptions) -> ReportOptions {
+        ReportOptions { symbols, ..self }
+    }
+
+    /// The one grouping the report is by: [`By::Auto`] for none,
+    /// [`By::Combined`] for several.
+    pub fn grouping(&self) -> By {
+        match self.by.as_slice() {
+            [] => By::Auto,
+            [b] => *b,
+            _ => By::Combined,
+        }
     }
 }
 
@@ -641,48 +621,18 @@ pub fn thread_key(index: Option<u64>, t: &ThreadName) -> Key {
     Key::Thread { index, tid: t.tid, pid: t.pid, name: t.name.clone() }
 }
 
-/// The report of `query` grouped by `by` (one grouping, or several
-/// combined, as `--by module,function`; empty is [`By::Auto`]), its first
-/// `top` rows: the one choice of [`answer`], every row made. Warnings
-/// about modules without symbols go to `warn`; `progress` gets records
-/// done. Perf's inclusive view (self and children per function) is
-/// [`children::report`].
+/// The report `opts` asks: its query grouped as `opts.by` says (one
+/// grouping, several combined, or [`By::Auto`]), self figures or perf's
+/// inclusive view, the first `opts.top` rows; every row made (the report
+/// by address made one row at a time is [`answer`]'s). Warnings about
+/// modules without symbols go to `warn`; `progress` gets records done.
 pub fn run(
     file: &tbrw::Tb5File,
-    query: &Query,
-    by: &[By],
-    top: Option<usize>,
-    symbols: &crate::file_symbols::SymbolOptions,
-    warn: &mut dyn Write,
-    progress: &mut dyn FnMut(u64),
-) -> Result<Report, crate::QueryError> {
-    let one = match by {
-        [] => By::Auto,
-        [b] => *b,
-        _ => By::Combined,
-    };
-    let opts = ReportOptions { query: query.clone(), by: one, top };
-    let by = if by.is_empty() { &[By::Auto][..] } else { by };
-    answer(file, &opts, by, symbols, warn, progress).map(Answer::into_report)
-}
-
-/// The report of `opts` (its query, its one grouping, its first rows),
-/// symbols found with the default [`SymbolOptions`](crate::file_symbols::SymbolOptions)
-/// where the grouping needs them (function, line, address; warnings about
-/// modules without symbols are dropped: [`run`] takes a writer for them
-/// and the options). Process, thread, module and event (and `auto`, which
-/// picks one of them as [`samples::resolve_by`] says) are the sample
-/// counts of [`samples::report`].
-pub fn report(
-    file: &tbrw::Tb5File,
     opts: &ReportOptions,
-    progress: &mut dyn FnMut(u64),
+    warn: &mut dyn Write,
+    progress: &mut dyn Progress,
 ) -> Result<Report, crate::QueryError> {
-    if opts.by.symbolic() {
-        let symbols = crate::file_symbols::SymbolOptions::default();
-        return functions::report(file, opts, &[opts.by], &symbols, &mut std::io::sink(), progress);
-    }
-    samples::report(file, opts, progress)
+    answer(file, opts, warn, progress).map(Answer::into_report)
 }
 
 /// Writes a report as text: the task report's own layout, else the table.

@@ -7,6 +7,7 @@
 
 use std::collections::HashMap;
 use std::ops::Range;
+use tbrw_schema::Progress;
 
 use rustc_hash::FxHashMap as IdMap;
 use tbrw::*;
@@ -74,7 +75,7 @@ pub fn count(
     query: &Query,
     by_process: bool,
     by_thread: bool,
-    progress: &mut dyn FnMut(u64),
+    progress: &mut dyn Progress,
 ) -> Result<Counted, QueryError> {
     let samples = Samples::new(file, query)?;
     let (counts, total) = samples.count_raw(by_process, by_thread, progress)?;
@@ -160,8 +161,8 @@ impl<'a> Samples<'a> {
     /// address), in address order, and their number: 24 bytes per distinct
     /// address (48 while the parts' lists are merged), as
     /// `count_raw` counts without process and thread.
-    pub fn count_packed(&self, progress: &mut dyn FnMut(u64)) -> Result<(Vec<PackedCount>, u64), QueryError> {
-        let count = |range: Range<u64>, progress: &mut dyn FnMut(u64)| {
+    pub fn count_packed(&self, progress: &mut dyn Progress) -> Result<(Vec<PackedCount>, u64), QueryError> {
+        let count = |range: Range<u64>, progress: &mut dyn Progress| {
             let mut counts = Vec::new();
             let mut batch: Vec<u128> = Vec::new();
             let total = self.pass(range, progress, |k| {
@@ -198,9 +199,9 @@ impl<'a> Samples<'a> {
         &self,
         by_process: bool,
         by_thread: bool,
-        progress: &mut dyn FnMut(u64),
+        progress: &mut dyn Progress,
     ) -> Result<(Vec<(RawKey, u64)>, u64), QueryError> {
-        let count = |range: Range<u64>, progress: &mut dyn FnMut(u64)| {
+        let count = |range: Range<u64>, progress: &mut dyn Progress| {
             let mut counts = Vec::new();
             let mut batch = Vec::new();
             let total = self.pass(range, progress, |k| {
@@ -223,7 +224,7 @@ impl<'a> Samples<'a> {
         &self,
         by_process: bool,
         by_thread: bool,
-        progress: &mut dyn FnMut(u64),
+        progress: &mut dyn Progress,
     ) -> Result<Weighed, QueryError> {
         let mut sums: IdMap<RawKey, (u64, f64)> = IdMap::default();
         let mut total_weight = 0.0;
@@ -252,8 +253,8 @@ impl<'a> Samples<'a> {
     pub fn in_parts<T: Send>(
         &self,
         parts: usize,
-        progress: &mut dyn FnMut(u64),
-        count: impl Fn(Range<u64>, &mut dyn FnMut(u64)) -> T + Sync,
+        progress: &mut dyn Progress,
+        count: impl Fn(Range<u64>, &mut dyn Progress) -> T + Sync,
         merge: impl FnMut(T, T) -> T,
     ) -> T {
         self.walk.in_parts(parts, progress, count, merge)
@@ -288,7 +289,7 @@ impl<'a> Samples<'a> {
     pub fn pass(
         &self,
         range: Range<u64>,
-        progress: &mut dyn FnMut(u64),
+        progress: &mut dyn Progress,
         mut sample: impl FnMut(RawKey),
     ) -> Result<u64, QueryError> {
         let fields = self.walk.fields();

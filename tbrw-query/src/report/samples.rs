@@ -4,6 +4,7 @@
 
 use rustc_hash::FxHashMap as IdMap;
 use tbrw::*;
+use tbrw_schema::Progress;
 
 use super::{percent, By, Key, Report, ReportOptions, Row, WeightSum};
 use crate::error::QueryError;
@@ -73,19 +74,22 @@ pub fn resolve_by(file: &Tb5File, n: u32, by: By) -> Result<By, QueryError> {
 }
 
 /// The report of a stream grouped by process, thread, module or event
-/// (`opts.by`; [`By::Auto`] as [`resolve_by`] says). Filters that leave no
+/// (`by`, which [`super::answer`] chose; `opts.by` is not read;
+/// [`By::Auto`] as [`resolve_by`] says). Filters that leave no
 /// sample are an error (see the README's report section). `progress` gets
 /// records done. Weighted (`opts.query.weight`), the rows' percentages and
 /// order follow the weight and each row carries its sum.
-pub fn report(file: &Tb5File, opts: &ReportOptions, progress: &mut dyn FnMut(u64)) -> Result<Report, QueryError> {
+pub(crate) fn report(
+    file: &Tb5File,
+    opts: &ReportOptions,
+    by: By,
+    progress: &mut dyn Progress,
+) -> Result<Report, QueryError> {
     let n = opts.query.stream;
-    if opts.by == By::Task {
-        return Err(QueryError::Request("--by task is the MTMC task report, not a sample count".into()));
+    if by == By::Task || by.symbolic() || by == By::Combined {
+        return Err(QueryError::NotASampleCount { by });
     }
-    if opts.by.symbolic() || opts.by == By::Combined {
-        return Err(QueryError::Request(format!("--by {} needs the symbolizer: report::functions", opts.by.name())));
-    }
-    let by = resolve_by(file, n, opts.by)?;
+    let by = resolve_by(file, n, by)?;
     let needed = matches!(by, By::Process | By::Module | By::Thread);
     let walk = Walk::open(file, &opts.query, Binding::IfBindable { needed })?;
     let fields = walk.fields();
@@ -109,7 +113,7 @@ pub fn report(file: &Tb5File, opts: &ReportOptions, progress: &mut dyn FnMut(u64
     };
     // One part of the records counted: (counts, weights, samples, weight).
     let count_part = |range: std::ops::Range<u64>,
-                      progress: &mut dyn FnMut(u64)|
+                      progress: &mut dyn Progress|
      -> Result<(Tally<u64>, Tally<f64>, u64, f64), QueryError> {
         let mut counts: Tally<u64> = Tally::new(dense);
         let mut weights: Tally<f64> = Tally::new(if weighed { dense } else { 0 });
@@ -142,11 +146,7 @@ pub fn report(file: &Tb5File, opts: &ReportOptions, progress: &mut dyn FnMut(u64
         return Err(walk.nothing_matches());
     }
     if opts.top == Some(0) {
-        return Err(QueryError::NothingMatches {
-            file: file.path().display().to_string(),
-            stream: n,
-            filters: "--top 0".into(),
-        });
+        return Err(QueryError::NoRowsAsked { file: file.path().display().to_string(), stream: n });
     }
     let events = stream::open_stream(file, n)?.events()?.unwrap_or_default();
     let string = |id: StringId| file.string_opt(id).ok().flatten().map(str::to_owned);

@@ -14,6 +14,7 @@
 //! Imports `mod.rs`'s types, `names` (the resolution), `tree`.
 
 use std::ops::Range;
+use tbrw_schema::Progress;
 
 use tbrw::Tb5File;
 
@@ -56,7 +57,7 @@ pub(super) fn stacks(
     keep: Keep,
     res: &mut Resolution<'_>,
     what: &str,
-    progress: &mut dyn FnMut(u64),
+    progress: &mut dyn Progress,
 ) -> Result<Option<Stacks>, QueryError> {
     let n = opts.query.stream;
     let w = open_walk(file, opts, what)?;
@@ -153,7 +154,7 @@ fn count_part(
     keep: Keep,
     one: &[Option<u64>],
     keys: Range<u64>,
-    progress: &mut dyn FnMut(u64),
+    progress: &mut dyn Progress,
 ) -> Result<Part, QueryError> {
     let fields = w.fields();
     let mut part = Part { counts: Vec::new(), samples: 0, threads: IdMap::default(), times: None, unfit: false };

@@ -19,6 +19,7 @@
 pub use rustc_hash::FxHashMap as IdMap;
 use tbrw::*;
 use tbrw_schema::fields;
+use tbrw_schema::Progress;
 
 use crate::error::QueryError;
 use crate::file_symbols::SymbolOptions;
@@ -157,7 +158,7 @@ pub fn walk(
     what: &str,
     tree: &mut StackTree,
     res: &mut Resolution<'_>,
-    progress: &mut dyn FnMut(u64),
+    progress: &mut dyn Progress,
     each: &mut dyn FnMut(&Sample<'_>) -> Result<(), QueryError>,
 ) -> Result<WalkInfo, QueryError> {
     let n = opts.query.stream;
@@ -479,7 +480,7 @@ pub fn stacks(
     keep: Keep,
     res: &mut Resolution<'_>,
     what: &str,
-    progress: &mut dyn FnMut(u64),
+    progress: &mut dyn Progress,
 ) -> Result<Stacks, QueryError> {
     if let Some(st) = flat::stacks(file, opts, keep, res, what, progress)? {
         return Ok(st);
