@@ -20,6 +20,7 @@ use tbrw_query::stacks::{walk, IdMap, NodeId, Resolution, Sample, StackTree, Vie
 use super::columns::ThreadSamples;
 use super::tag;
 use crate::error::ExportError;
+use tbrw_schema::Progress;
 
 /// Samples handed from the walk's thread to the columns' at a time.
 pub(super) const BATCH: usize = 4096;
@@ -239,7 +240,7 @@ pub(super) fn walk_into(
     opts: &ViewOptions,
     tree: &mut StackTree,
     res: &mut Resolution<'_>,
-    progress: &mut dyn FnMut(u64),
+    progress: &mut dyn Progress,
     columns: &mut Columns,
     clock_nanos: bool,
     batch: Option<usize>,

@@ -47,7 +47,7 @@ fn samples_in_batches(
     file: &Tb5File,
     opts: &ViewOptions,
     warn: &mut dyn Write,
-    progress: &mut dyn FnMut(u64),
+    progress: &mut dyn Progress,
     batch: Option<usize>,
 ) -> Result<(FirefoxProfile, FirefoxSummary), ExportError> {
     let mut p = Profile::new(
