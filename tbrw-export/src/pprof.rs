@@ -389,12 +389,11 @@ pub fn write_with(
     progress: &mut dyn FnMut(u64),
 ) -> Result<PprofSummary, ExportError> {
     let failed = |e: std::io::Error| ExportError::write("profile", e);
-    // Level 2: zlib-rs's level 1 is its "quick" strategy, half as large
-    // again; its level 2 is about as fast and as small as Go's
-    // runtime/pprof (BestSpeed) writes (the default level was half of a
-    // large export's time). Compressed in blocks on worker threads while
-    // the profile is encoded here.
-    let mut gz = crate::gzip::PipedGzip::new(out, flate2::Compression::new(2));
+    // A fast level (crate::gzip::LEVEL), as Go's runtime/pprof writes
+    // its profiles at its fastest (the default level was half of a large
+    // export's time), compressed in blocks on worker threads while the
+    // profile is encoded here.
+    let mut gz = crate::gzip::PipedGzip::new(out, flate2::Compression::new(crate::gzip::LEVEL));
     let summary = encode(file, opts, popts, &mut gz, warn, progress)?;
     gz.finish().map_err(failed)?;
     Ok(summary)

@@ -213,21 +213,16 @@ pub fn write(
     Ok(summary)
 }
 
-/// The deflate level of the gzip, samply's: with zlib-rs as fast as level
-/// 1 on a large profile (level 1 is its "quick" strategy, a third larger),
-/// and 12 % smaller than miniz_oxide's level 1 (docs/EXPORT.md).
-const GZIP_LEVEL: u32 = 2;
-
 /// Writes a profile [`profile()`] made as gzip-compressed JSON. A caller
 /// that ends its process soon after may keep the profile from being
 /// dropped (`std::mem::forget`): its millions of small allocations are
 /// then given back with the process, not freed one by one.
 pub fn write_profile(p: &FirefoxProfile, summary: &FirefoxSummary, out: &mut dyn Write) -> Result<(), ExportError> {
     let failed = |e: std::io::Error| ExportError::write("profile", e);
-    // Compressed in 1 MiB blocks on worker threads while the JSON is
+    // Samply's level (crate::gzip::LEVEL), compressed in 1 MiB blocks on worker threads while the JSON is
     // serialized here; the pipe gathers serde_json's small writes into the
     // blocks.
-    let mut gz = crate::gzip::PipedGzip::new(out, flate2::Compression::new(GZIP_LEVEL));
+    let mut gz = crate::gzip::PipedGzip::new(out, flate2::Compression::new(crate::gzip::LEVEL));
     // serde_json's error of a failed write is the writer's io::Error.
     json(p, summary, &mut gz).map_err(|e| ExportError::write("profile", e.into()))?;
     gz.finish().map_err(failed)?;
