@@ -390,10 +390,11 @@ pub fn write_with(
     progress: &mut dyn Progress,
 ) -> Result<PprofSummary, ExportError> {
     let failed = |e: std::io::Error| ExportError::write("profile", e);
-    // The fastest level, as Go's runtime/pprof writes its profiles (the
-    // default level was half of a large export's time), compressed in
-    // blocks on worker threads while the profile is encoded here.
-    let mut gz = crate::gzip::PipedGzip::new(out, flate2::Compression::fast());
+    // A fast level (crate::gzip::LEVEL), as Go's runtime/pprof writes
+    // its profiles at its fastest (the default level was half of a large
+    // export's time), compressed in blocks on worker threads while the
+    // profile is encoded here.
+    let mut gz = crate::gzip::PipedGzip::new(out, flate2::Compression::new(crate::gzip::LEVEL));
     let summary = encode(file, opts, popts, &mut gz, warn, progress)?;
     gz.finish().map_err(failed)?;
     Ok(summary)

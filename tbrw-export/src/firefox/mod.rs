@@ -200,7 +200,8 @@ fn is_main(tid: u32, pid: Option<u32>) -> bool {
     pid == Some(tid)
 }
 
-/// Writes the profile as gzip-compressed JSON.
+/// Writes the profile as gzip-compressed JSON: [`profile()`], then
+/// [`write_profile()`].
 pub fn write(
     file: &Tb5File,
     opts: &ViewOptions,
@@ -209,17 +210,24 @@ pub fn write(
     progress: &mut dyn Progress,
 ) -> Result<FirefoxSummary, ExportError> {
     let (p, summary) = profile(file, opts, warn, progress)?;
-    let failed = |e: std::io::Error| ExportError::write("profile", e);
-    // The fastest level: about three times faster than the default on a
-    // profile's JSON, and not much larger (its numbers repeat a lot;
-    // samply writes level 2). Compressed in 1 MiB blocks on worker threads
-    // while the JSON is serialized here; the pipe gathers serde_json's
-    // small writes into the blocks.
-    let mut gz = crate::gzip::PipedGzip::new(out, flate2::Compression::fast());
-    // serde_json's error of a failed write is the writer's io::Error.
-    json(&p, &summary, &mut gz).map_err(|e| ExportError::write("profile", e.into()))?;
-    gz.finish().map_err(failed)?;
+    write_profile(&p, &summary, out)?;
     Ok(summary)
+}
+
+/// Writes a profile [`profile()`] made as gzip-compressed JSON. A caller
+/// that ends its process soon after may keep the profile from being
+/// dropped (`std::mem::forget`): its millions of small allocations are
+/// then given back with the process, not freed one by one.
+pub fn write_profile(p: &FirefoxProfile, summary: &FirefoxSummary, out: &mut dyn Write) -> Result<(), ExportError> {
+    let failed = |e: std::io::Error| ExportError::write("profile", e);
+    // Samply's level (crate::gzip::LEVEL), compressed in 1 MiB blocks on worker threads while the JSON is
+    // serialized here; the pipe gathers serde_json's small writes into the
+    // blocks.
+    let mut gz = crate::gzip::PipedGzip::new(out, flate2::Compression::new(crate::gzip::LEVEL));
+    // serde_json's error of a failed write is the writer's io::Error.
+    json(p, summary, &mut gz).map_err(|e| ExportError::write("profile", e.into()))?;
+    gz.finish().map_err(failed)?;
+    Ok(())
 }
 
 /// The profile's JSON, as [`write()`] writes it (uncompressed): compact,
