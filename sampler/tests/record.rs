@@ -3,7 +3,7 @@
 //! where the programs spend their time. Where ptrace is refused the tests
 //! say so and pass without checking.
 
-use std::os::unix::process::ExitStatusExt;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -353,16 +353,24 @@ fn interrupted(stacks: bool) {
     let dir = tempfile::tempdir().unwrap();
     let bin = build(dir.path(), "spin", &[]);
     let out_file = dir.path().join("run.tb5");
-    let child = Command::new(SAMPLER)
-        .args(["-f", "300", "-o", out_file.to_str().unwrap()])
+    let mut cmd = Command::new(SAMPLER);
+    cmd.args(["-f", "300", "-o", out_file.to_str().unwrap()])
         .args(if stacks { &["--call-graph", "dwarf"][..] } else { &[] })
         .arg("--")
         .arg(&bin)
         .arg("20")
         .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+        .stderr(std::process::Stdio::piped());
+    // SIGINT as an interactive shell leaves it: a test run started in the
+    // background of a script inherits it ignored, and so would the command.
+    // SAFETY: signal() is async-signal-safe, called between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            Ok(())
+        })
+    };
+    let child = cmd.spawn().unwrap();
     // The signal is sent once the command runs under the sampler (its
     // child exists), however long starting takes on a loaded machine.
     let children = format!("/proc/{}/task/{}/children", child.id(), child.id());

@@ -142,6 +142,46 @@ pub fn symbols_hit(
     Ok((counted.groups().into_iter().map(|(s, _, _)| s).collect(), counted.total, named))
 }
 
+/// The per-address counts grouped as `by` asks, each group's samples and
+/// weight. Distinct addresses are many and groups few: samples are first
+/// summed under a cheap identity of their group (indexes and the
+/// symbolizer's shared name pointers), and a group's key, with its strings,
+/// is built once from one of its addresses. Equal keys of different
+/// identities (two symbols of one name, say) are merged after. Symbolized
+/// in address order: the warnings come out in a stable order.
+fn group_addresses(
+    by: &[By],
+    counted: &Counted,
+    mut syms: Option<&mut FileSymbols>,
+    weights: Option<&[f64]>,
+    names: &[usize],
+    warn: &mut dyn Write,
+) -> IdMap<Key, (u64, f64)> {
+    let placeholder = Symbolized::default();
+    let mut cheap: HashMap<Vec<PartId>, Group> = HashMap::new();
+    for (i, &(k, n)) in counted.counts.iter().enumerate() {
+        let s = syms.as_mut().map(|f| f.symbolize(k.module, k.pc, warn));
+        let id: Vec<PartId> = by.iter().map(|b| part_id(*b, &k, s.as_deref().unwrap_or(&placeholder), names)).collect();
+        let w = weights.map_or(0.0, |w| w[i]);
+        let g = cheap.entry(id).or_insert_with(|| (0, 0.0, k, s));
+        g.0 += n;
+        g.1 += w;
+    }
+    let mut groups: IdMap<Key, (u64, f64)> = IdMap::default();
+    groups.reserve(cheap.len());
+    for (n, w, k, s) in cheap.into_values() {
+        let s = s.as_deref().unwrap_or(&placeholder);
+        let key = match by {
+            [one] => part(*one, &k, s, counted),
+            many => Key::Combined { parts: many.iter().map(|b| part(*b, &k, s, counted)).collect() },
+        };
+        let g = groups.entry(key).or_default();
+        g.0 += n;
+        g.1 += w;
+    }
+    groups
+}
+
 /// [`report`] with a report by function's samples counted in `parts`
 /// parts on as many threads (the result is the same for any count;
 /// `None`: as [`report`] does). Public for the tests of that claim only.
@@ -220,34 +260,7 @@ pub fn report_in_parts(
     let (processes, threads) = samples.keys(counts.iter().map(|(k, _)| k).chain(&contexts), by_process, by_thread);
     let counted = Counted { records: samples.records(), total, counts, modules, processes, threads };
     let placeholder = Symbolized::default();
-    // Distinct addresses are many and groups few: samples are first summed
-    // under a cheap identity of their group (indexes and the symbolizer's
-    // shared name pointers), and a group's key, with its strings, is built
-    // once from one of its addresses. Equal keys of different identities
-    // (two symbols of one name, say) are merged after.
-    // Symbolized in address order: the warnings come out in a stable order.
-    let mut cheap: HashMap<Vec<PartId>, Group> = HashMap::new();
-    for (i, &(k, n)) in counted.counts.iter().enumerate() {
-        let s = syms.as_mut().map(|f| f.symbolize(k.module, k.pc, warn));
-        let id: Vec<PartId> =
-            by.iter().map(|b| part_id(*b, &k, s.as_deref().unwrap_or(&placeholder), &names)).collect();
-        let w = weights.as_ref().map_or(0.0, |w| w[i]);
-        let g = cheap.entry(id).or_insert_with(|| (0, 0.0, k, s));
-        g.0 += n;
-        g.1 += w;
-    }
-    let mut groups: IdMap<Key, (u64, f64)> = IdMap::default();
-    groups.reserve(cheap.len());
-    for (n, w, k, s) in cheap.into_values() {
-        let s = s.as_deref().unwrap_or(&placeholder);
-        let key = match by {
-            [one] => part(*one, &k, s, &counted),
-            many => Key::Combined { parts: many.iter().map(|b| part(*b, &k, s, &counted)).collect() },
-        };
-        let g = groups.entry(key).or_default();
-        g.0 += n;
-        g.1 += w;
-    }
+    let groups = group_addresses(by, &counted, syms.as_mut(), weights.as_deref(), &names, warn);
     let row = |(key, (samples, w)): (Key, (u64, f64))| match weighed {
         false => {
             Row { key, samples, percent: percent(samples, counted.total), weight: None, task: None, children: None }
