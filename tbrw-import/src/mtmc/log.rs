@@ -160,24 +160,24 @@ impl LineParse<'_> {
         })
     }
 
-    fn num(&self, (col, s): Section<'_>, what: &str) -> Result<u64, ImportError> {
-        let t = s.trim();
-        if t.len() > MAX_NUMBER {
-            return Err(
-                self.err(col, format!("{what} is {} characters long, more than a number has: {}", t.len(), excerpt(t)))
-            );
-        }
-        t.parse::<u64>().map_err(|_| self.err(col, format!("{what} {} is not an unsigned integer", excerpt(t))))
+    fn num(&self, sec: Section<'_>, what: &str) -> Result<u64, ImportError> {
+        self.number(sec, what, "an unsigned integer")
     }
 
-    fn signed(&self, (col, s): Section<'_>, what: &str) -> Result<i64, ImportError> {
+    fn signed(&self, sec: Section<'_>, what: &str) -> Result<i64, ImportError> {
+        self.number(sec, what, "an integer")
+    }
+
+    /// The section's one number, at most [`MAX_NUMBER`] characters; `kind`
+    /// names what it must be in the error.
+    fn number<T: std::str::FromStr>(&self, (col, s): Section<'_>, what: &str, kind: &str) -> Result<T, ImportError> {
         let t = s.trim();
         if t.len() > MAX_NUMBER {
             return Err(
                 self.err(col, format!("{what} is {} characters long, more than a number has: {}", t.len(), excerpt(t)))
             );
         }
-        t.parse::<i64>().map_err(|_| self.err(col, format!("{what} {} is not an integer", excerpt(t))))
+        t.parse::<T>().map_err(|_| self.err(col, format!("{what} {} is not {kind}", excerpt(t))))
     }
 
     /// `_`-separated values, at most `max` of them (checked before the next is parsed).
