@@ -7,8 +7,10 @@
 //! per-thread tables in stream order, which gives the same result again.
 //!
 //! Per sample the binder only compares the sample's pid and tid with the
-//! last ones and looks the ip up in one or two address spaces; tables are
-//! consulted (and hashed, with a cheap hasher) only when the thread changes.
+//! last ones (else finds its thread with one probe of a small table of the
+//! threads it met) and looks the ip up in one or two address spaces; the
+//! pid search and the process and thread tables are consulted only for a
+//! thread not met yet, or met in another process instance.
 
 use crate::input::Sample;
 use crate::map::{instance_at, Boundary, ModuleMap, PidEntry, Space};
@@ -21,10 +23,10 @@ type IdMap<K, V> = rustc_hash::FxHashMap<K, V>;
 
 const NONE: u64 = u64::MAX;
 
-/// What the binder remembers about the last thread it saw: consecutive
-/// samples of one thread are the common case.
+/// A thread the binder met, in the process instance it was last seen in:
+/// what a sample of it needs besides its address.
 #[derive(Clone, Copy)]
-struct Last<'m> {
+struct Seen<'m> {
     pid: u32,
     tid: u32,
     entry: Option<PidEntry>,
@@ -34,6 +36,95 @@ struct Last<'m> {
     pid_index: u64,
     tid_index: u64,
     space: &'m Space,
+}
+
+impl Seen<'_> {
+    /// Whether `s` (the `index`th sample) is of this thread and instance.
+    #[inline(always)]
+    fn holds(&self, s: &Sample, index: u64) -> bool {
+        self.pid == s.pid
+            && self.tid == s.tid
+            && (self.starts.is_empty() || instance_at(self.starts, s, index) == self.instance)
+    }
+}
+
+/// The threads a binder met, by (pid, tid): an open-addressing table of
+/// indexes into a list, so that a sample whose thread differs from the
+/// last one's costs one probe of a small table (samples of many threads
+/// interleave in a system-wide stream), and only a thread never met, or
+/// met in another process instance, costs the pid search and the table
+/// lookups of [`Binder::switch`].
+#[derive(Clone, Default)]
+struct SeenThreads<'m> {
+    seen: Vec<Seen<'m>>,
+    /// `(pid << 32 | tid, index into seen + 1)`; 0 is an empty slot. Its
+    /// length is a power of two at least twice the threads'.
+    slots: Vec<(u64, u32)>,
+    /// 64 minus the bits of a slot number.
+    shift: u32,
+}
+
+#[inline(always)]
+fn thread_key(pid: u32, tid: u32) -> u64 {
+    u64::from(pid) << 32 | u64::from(tid)
+}
+
+/// The slot a key's probe starts at in a table of `1 << (64 - shift)`
+/// slots: the top bits of a multiplicative hash (its low bits depend on
+/// the key's low bits only).
+#[inline(always)]
+fn first_slot(key: u64, shift: u32) -> usize {
+    (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> shift) as usize
+}
+
+impl<'m> SeenThreads<'m> {
+    /// The index of thread (pid, tid), if met.
+    #[inline(always)]
+    fn find(&self, pid: u32, tid: u32) -> Option<usize> {
+        if self.slots.is_empty() {
+            return None;
+        }
+        let mask = self.slots.len() - 1;
+        let key = thread_key(pid, tid);
+        let mut at = first_slot(key, self.shift);
+        loop {
+            let (k, v) = self.slots[at];
+            if v == 0 {
+                return None;
+            }
+            if k == key {
+                return Some(v as usize - 1);
+            }
+            at = (at + 1) & mask;
+        }
+    }
+
+    /// Adds a thread not met yet; returns its index.
+    fn add(&mut self, t: Seen<'m>) -> usize {
+        let i = self.seen.len();
+        assert!(i < u32::MAX as usize - 1, "more than 2^32 threads");
+        self.seen.push(t);
+        if self.seen.len() * 2 > self.slots.len() {
+            let len = (self.seen.len() * 4).next_power_of_two();
+            self.shift = 64 - len.trailing_zeros();
+            let slots = std::mem::replace(&mut self.slots, vec![(0, 0); len]);
+            for (k, v) in slots.into_iter().filter(|&(_, v)| v != 0) {
+                self.place(k, v);
+            }
+        } else {
+            self.place(thread_key(t.pid, t.tid), i as u32 + 1);
+        }
+        i
+    }
+
+    fn place(&mut self, key: u64, v: u32) {
+        let mask = self.slots.len() - 1;
+        let mut at = first_slot(key, self.shift);
+        while self.slots[at].1 != 0 {
+            at = (at + 1) & mask;
+        }
+        self.slots[at] = (key, v);
+    }
 }
 
 /// Binds samples against a [`ModuleMap`].
@@ -48,11 +139,11 @@ pub struct Binder<'m> {
     other_process: IdMap<u32, u64>,
     threads: Vec<Thread>,
     thread_index: IdMap<(u64, u32), u64>,
-    last: Option<Last<'m>>,
-    /// The threads seen lately, by a hash of (pid, tid): when threads
-    /// interleave sample by sample, this saves the pid search and the
-    /// table lookups of a switch.
-    recent: Box<[Option<Last<'m>>; RECENT]>,
+    /// The threads this binder met (not those of the parts it absorbed:
+    /// they are met again through the tables).
+    seen: SeenThreads<'m>,
+    /// The index in `seen` of the last sample's thread (`usize::MAX`: none yet).
+    last: usize,
     /// How many processes and threads the tables held when this binder
     /// started: a part's binder ([`Binder::fork_at`]) shares those indexes
     /// with the binder that absorbs it.
@@ -64,19 +155,10 @@ pub struct Binder<'m> {
 /// saves renumbering every part's entries, but costs a copy per part.
 const FORK_THREADS: usize = 1 << 16;
 
-/// Slots of [`Binder::recent`].
-const RECENT: usize = 1024;
-
 /// Samples per batch of [`Binder::bind_into`]: enough lookups to have
 /// their blocks fetched together, few enough that the blocks asked for
 /// are still in the cache when read.
 const BATCH: usize = 16;
-
-#[inline]
-fn recent_slot(pid: u32, tid: u32) -> usize {
-    let h = (u64::from(pid) << 32 | u64::from(tid)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    (h >> 54) as usize % RECENT
-}
 
 impl<'m> Binder<'m> {
     /// A binder whose first sample has index 0.
@@ -95,8 +177,8 @@ impl<'m> Binder<'m> {
             other_process: IdMap::default(),
             threads: Vec::new(),
             thread_index: IdMap::default(),
-            last: None,
-            recent: Box::new([None; RECENT]),
+            seen: SeenThreads::default(),
+            last: usize::MAX,
             inherited: (map.processes.len(), 0),
         }
     }
@@ -119,8 +201,8 @@ impl<'m> Binder<'m> {
             other_process: self.other_process.clone(),
             threads: self.threads.clone(),
             thread_index: self.thread_index.clone(),
-            last: None,
-            recent: Box::new([None; RECENT]),
+            seen: SeenThreads::default(),
+            last: usize::MAX,
             inherited: (self.processes.len(), self.threads.len()),
         }
     }
@@ -159,7 +241,8 @@ impl<'m> Binder<'m> {
             let first = self.next_index;
             let mut found = [none; BATCH];
             for ((s, d), f) in batch.iter().zip(out.iter_mut()).zip(&mut found) {
-                let last = self.thread_of(s);
+                let t = self.thread_of(s);
+                let last = &self.seen.seen[t];
                 *d = DataBind { module_index: UNKNOWN_MODULE, pid_index: last.pid_index, tid_index: last.tid_index };
                 if let Some(at) = last.space.block_of(s.ip) {
                     last.space.prefetch(at);
@@ -180,7 +263,8 @@ impl<'m> Binder<'m> {
     #[inline]
     pub fn bind_one(&mut self, s: &Sample) -> DataBind {
         let index = self.next_index;
-        let last = self.thread_of(s);
+        let t = self.thread_of(s);
+        let last = &self.seen.seen[t];
         let module = last.space.lookup(s, index).or_else(|| self.map.global.lookup(s, index));
         DataBind {
             module_index: module.map_or(UNKNOWN_MODULE, u64::from),
@@ -189,52 +273,53 @@ impl<'m> Binder<'m> {
         }
     }
 
-    /// The thread (and process instance) of the next sample; advances the
-    /// sample index.
-    #[inline]
-    fn thread_of(&mut self, s: &Sample) -> Last<'m> {
+    /// The thread (and process instance) of the next sample, as an index
+    /// into [`Binder::seen`]: the last sample's, else one met before, else
+    /// [`Binder::meet`]. Advances the sample index.
+    #[inline(always)]
+    fn thread_of(&mut self, s: &Sample) -> usize {
         let index = self.next_index;
         self.next_index += 1;
-        match self.last {
-            Some(l)
-                if l.pid == s.pid
-                    && l.tid == s.tid
-                    && (l.starts.is_empty() || instance_at(l.starts, s, index) == l.instance) =>
-            {
-                l
-            }
-            _ => self.recall(s, index),
+        if self.seen.seen.get(self.last).is_some_and(|l| l.holds(s, index)) {
+            return self.last;
         }
-    }
-
-    /// The sample is of another thread or process instance than the last
-    /// one: the thread as [`Binder::recent`] remembers it, else [`Binder::switch`].
-    #[inline]
-    fn recall(&mut self, s: &Sample, index: u64) -> Last<'m> {
-        let k = recent_slot(s.pid, s.tid);
-        if let Some(l) = self.recent[k] {
-            if l.pid == s.pid
-                && l.tid == s.tid
-                && (l.starts.is_empty() || instance_at(l.starts, s, index) == l.instance)
-            {
-                self.last = Some(l);
-                return l;
+        if let Some(i) = self.seen.find(s.pid, s.tid) {
+            if self.seen.seen[i].holds(s, index) {
+                self.last = i;
+                return i;
             }
         }
-        let l = self.switch(s, index);
-        self.recent[k] = Some(l);
-        l
+        self.meet(s, index)
     }
 
-    /// The thread is not one of the recent ones: find its process instance
-    /// and its thread, adding them to the tables when new.
+    /// The sample's thread was not met, or was met in another instance of
+    /// its process (which this one replaces): [`Binder::switch`].
     #[cold]
-    fn switch(&mut self, s: &Sample, index: u64) -> Last<'m> {
-        let map = self.map;
-        let entry = match self.last {
-            Some(l) if l.pid == s.pid => l.entry,
-            _ => map.pid_entry(s.pid),
+    #[inline(never)]
+    fn meet(&mut self, s: &Sample, index: u64) -> usize {
+        let i = match self.seen.find(s.pid, s.tid) {
+            Some(i) => {
+                let prev = self.seen.seen[i].entry;
+                self.seen.seen[i] = self.switch(s, index, Some(prev));
+                i
+            }
+            None => {
+                let prev = self.seen.seen.get(self.last).filter(|l| l.pid == s.pid).map(|l| l.entry);
+                let t = self.switch(s, index, prev);
+                self.seen.add(t)
+            }
         };
+        self.last = i;
+        i
+    }
+
+    /// A thread not met in this instance: find its process instance and
+    /// its thread, adding them to the tables when new. `known`: the pid's
+    /// entry, when a thread of the same pid gave it.
+    #[cold]
+    fn switch(&mut self, s: &Sample, index: u64, known: Option<Option<PidEntry>>) -> Seen<'m> {
+        let map = self.map;
+        let entry = known.unwrap_or_else(|| map.pid_entry(s.pid));
         let starts = entry.map_or(&[][..], |e| map.starts(e));
         let instance = if starts.is_empty() { 0 } else { instance_at(starts, s, index) };
         let pid_index = self.process_of(s.pid, instance, entry);
@@ -246,9 +331,7 @@ impl<'m> Binder<'m> {
             Some(e) => &map.space_list[map.instances[(e.slot + instance) as usize].space as usize],
             None => &map.space_list[0],
         };
-        let l = Last { pid: s.pid, tid: s.tid, entry, starts, instance, pid_index, tid_index, space };
-        self.last = Some(l);
-        l
+        Seen { pid: s.pid, tid: s.tid, entry, starts, instance, pid_index, tid_index, space }
     }
 
     /// The process index of (pid, instance), adding it to the table when new.
@@ -324,7 +407,7 @@ impl<'m> Binder<'m> {
             tid_map.push(g);
         }
         self.next_index = part.next_index;
-        // `last` names this binder's indices and is checked against every
+        // `seen` names this binder's indices and is checked against every
         // sample, so it stays usable; the part's would not be.
         let identity = |v: &[u64]| v.iter().enumerate().all(|(i, &g)| g == i as u64);
         if identity(&pid_map) && identity(&tid_map) {

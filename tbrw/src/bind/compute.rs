@@ -8,7 +8,7 @@ use tbrw_bind::{Binder, DataBind, ModuleKind, ModuleMap, ModuleSpec, Sample};
 
 use super::decode::Decoder;
 use crate::format::codec;
-use crate::format::packed_bind::Packer;
+use crate::format::packed_bind::{Packer, Widths};
 use crate::format::raw::{PidRaw, Raw, TidRaw};
 use crate::model::error::{Error, Location, Result};
 use crate::model::module::{Module, ModuleFlags};
@@ -73,6 +73,31 @@ pub(crate) fn module_map(file: &Tb5File) -> Result<ModuleMap> {
     Ok(ModuleMap::new(&module_specs(file, &modules)))
 }
 
+/// What each thread of a bind keeps from one step to the next: its
+/// decoded samples, and its part's entries packed.
+#[derive(Clone, Default)]
+struct PartBuffers {
+    samples: Vec<Sample>,
+    packed: Vec<u8>,
+}
+
+/// Decodes `records` (whole records of `size` bytes) and binds them into
+/// `out`, then packs them in `widths` into `buffers.packed` when their
+/// thread indexes fit; returns whether they did. Packing here, on the
+/// part's own thread, leaves the step's serial end a copy of bytes unless
+/// the part met threads the others did not, or outgrew the widths.
+fn bind_part(
+    decoder: &Decoder,
+    binder: &mut Binder<'_>,
+    records: (&[u8], usize),
+    buffers: &mut PartBuffers,
+    (out, widths): (&mut [DataBind], Widths),
+) -> bool {
+    decode_and_bind(decoder, binder, records, &mut buffers.samples, out);
+    buffers.packed.clear();
+    widths.encode_if_fits(out, &mut buffers.packed)
+}
+
 /// Decodes `records` (whole records of `size` bytes) into `samples` and
 /// binds them into `out`.
 fn decode_and_bind(
@@ -91,14 +116,14 @@ fn decode_and_bind(
     }
 }
 
-/// Binds stream `n` of `file` on `threads` threads, handing the
-/// per-record binds to `sink` in stream order, step by step, and returns
-/// the tables. Each step's records are cut into one part per thread; this
-/// thread's binder binds the first, its forks ([`Binder::fork_at`]: its
-/// tables so far) the others, and [`Binder::absorb`] takes their work in
-/// stream order, so the result is the one-thread result whatever the
-/// thread count.
-fn compute_on(file: &Tb5File, n: u32, threads: usize, sink: &mut dyn FnMut(&[DataBind])) -> Result<BindTables> {
+/// Binds stream `n` of `file` on `threads` threads, packing the
+/// per-record binds into `packer` in stream order, step by step, and
+/// returns the tables. Each step's records are cut into one part per
+/// thread; this thread's binder binds the first, its forks
+/// ([`Binder::fork_at`]: its tables so far) the others, and
+/// [`Binder::absorb`] takes their work in stream order, so the result is
+/// the one-thread result whatever the thread count.
+fn compute_on(file: &Tb5File, n: u32, threads: usize, packer: &mut Packer) -> Result<BindTables> {
     let s = file.stream(n)?;
     let decoder = Decoder::for_stream(file, &s)?;
     let modules: Vec<Module<StringId>> = match file.modules()? {
@@ -123,7 +148,7 @@ fn compute_on(file: &Tb5File, n: u32, threads: usize, sink: &mut dyn FnMut(&[Dat
         }
         let size = data.record_size();
         let threads = threads.max(1);
-        let mut samples: Vec<Vec<Sample>> = vec![Vec::new(); threads];
+        let mut buffers: Vec<PartBuffers> = vec![PartBuffers::default(); threads];
         // Every entry of a step is written by its bind: the buffer grows,
         // it is not cleared.
         let mut out = Vec::new();
@@ -140,29 +165,34 @@ fn compute_on(file: &Tb5File, n: u32, threads: usize, sink: &mut dyn FnMut(&[Dat
             let per = records.div_ceil(parts);
             let (first, rest) = chunk.split_at(per * size);
             let (first_out, rest_out) = out.split_at_mut(per);
-            let (first_samples, rest_samples) = samples.split_at_mut(1);
-            let (decoder, start) = (&decoder, binder.next_index());
+            let (first_buffers, rest_buffers) = buffers.split_at_mut(1);
+            let (decoder, start, widths) = (&decoder, binder.next_index(), packer.widths());
             let forks: Vec<Binder> = (1..parts).map(|k| binder.fork_at(start + (k * per) as u64)).collect();
-            let done: Vec<(Binder, &mut [DataBind])> = std::thread::scope(|scope| {
+            let (first_fits, done) = std::thread::scope(|scope| {
                 let handles: Vec<_> = rest
                     .chunks(per * size)
                     .zip(rest_out.chunks_mut(per))
-                    .zip(rest_samples.iter_mut())
+                    .zip(rest_buffers.iter_mut())
                     .zip(forks)
-                    .map(|(((records, out), samples), mut b)| {
+                    .map(|(((records, out), buffers), mut b)| {
                         scope.spawn(move || {
-                            decode_and_bind(decoder, &mut b, (records, size), samples, out);
-                            (b, out)
+                            let fits = bind_part(decoder, &mut b, (records, size), buffers, (&mut *out, widths));
+                            (b, out, fits, &buffers.packed)
                         })
                     })
                     .collect();
-                decode_and_bind(decoder, &mut binder, (first, size), &mut first_samples[0], first_out);
-                handles.into_iter().map(|h| h.join().expect("a bind thread panicked")).collect()
+                let fits = bind_part(decoder, &mut binder, (first, size), &mut first_buffers[0], (first_out, widths));
+                let done: Vec<_> = handles.into_iter().map(|h| h.join().expect("a bind thread panicked")).collect();
+                (fits, done)
             });
-            sink(first_out);
-            for (part, entries) in done {
-                binder.absorb(part, entries);
-                sink(entries);
+            if !(first_fits && packer.append_packed(widths, &first_buffers[0].packed)) {
+                packer.push(first_out);
+            }
+            for (part, entries, fits, packed) in done {
+                let renumbered = binder.absorb(part, entries);
+                if renumbered || !(fits && packer.append_packed(widths, packed)) {
+                    packer.push(entries);
+                }
             }
         }
     }
@@ -232,7 +262,7 @@ pub fn bind_in_memory(file: &Tb5File, stream: u32) -> Result<MemoryBind> {
 pub fn bind_in_memory_on(file: &Tb5File, stream: u32, threads: usize) -> Result<MemoryBind> {
     let records = file.stream(stream)?.data()?.map_or(0, |d| d.len());
     let mut packer = Packer::new(file.modules()?.map_or(0, |m| m.len()), records);
-    let tables = compute_on(file, stream, threads, &mut |binds| packer.push(binds))?;
+    let tables = compute_on(file, stream, threads, &mut packer)?;
     packer.widen_for(tables.threads.len() as u64);
     let (widths, entries) = packer.finish();
     Ok(MemoryBind::from_packed(entries, widths, tables))

@@ -1,13 +1,13 @@
 //! Decoding data records into the samples a bind needs (ip, pid, tid,
-//! tsc), through the stream's record layout: the guide's PC record through
-//! [`LegacySample`] (the model's one reader of its bytes and bits), other
+//! tsc), through the stream's record layout: the guide's PC record read in
+//! place (the four words binding needs, their bits read by [`SampleRecordPc`]), other
 //! records through the descriptor's fields ([`Field::read_le`]).
 
 use tbrw_bind::Sample;
 
 use crate::model::descriptor::{desc_subtype, desc_type, Field, RecordLayout};
 use crate::model::error::{Error, Result};
-use crate::model::sample::LegacySample;
+use crate::model::sample::SampleRecordPc;
 use crate::model::section::{SectionRef, StreamSection};
 use crate::read::{StreamReader, Tb5File};
 
@@ -100,12 +100,25 @@ impl Decoder {
     pub(super) fn decode(&self, rec: &[u8]) -> Sample {
         match self {
             Decoder::Legacy { pc, tsc, pid_of_index } => {
-                let s = LegacySample::from_record(rec, *pc, *tsc);
-                let pc = s.map(|s| s.pc).unwrap_or_default();
-                let raw = pc.pid_rec_index;
-                let pid =
-                    if pc.pid_rec_index_raw() { raw } else { pid_of_index.get(raw as usize).copied().unwrap_or(raw) };
-                Sample { ip: pc.ip(), pid, tid: pc.tid, tsc: s.and_then(|s| s.tsc) }
+                // The four words binding needs, read in place (what
+                // `LegacySample::from_record` gives for them, without
+                // decoding the rest of the PC record).
+                let Some(b) = rec.get(*pc..).and_then(<[u8]>::first_chunk::<{ SampleRecordPc::SIZE }>) else {
+                    // Too short for a PC record: a sample of nothing.
+                    let pid = pid_of_index.first().copied().unwrap_or(0);
+                    return Sample { ip: 0, pid, tid: 0, tsc: None };
+                };
+                let word = |at: usize| u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]);
+                let word0 = u64::from(word(0)) | u64::from(word(4)) << 32;
+                let (tid, raw, bits) = (word(20), word(24), word(28));
+                let probe = SampleRecordPc { word0, bit_fields2: bits, ..Default::default() };
+                let pid = if probe.pid_rec_index_raw() {
+                    raw
+                } else {
+                    pid_of_index.get(raw as usize).copied().unwrap_or(raw)
+                };
+                let tsc = tsc.and_then(|t| rec.get(t..)?.first_chunk::<8>().map(|x| u64::from_le_bytes(*x)));
+                Sample { ip: probe.ip(), pid, tid, tsc }
             }
             Decoder::Fields { ip, pid, tid, tsc } => {
                 let read = |f: &Field| f.read_le(rec).unwrap_or(0);

@@ -107,6 +107,17 @@ impl Widths {
         with_widths!(self, run(binds, out))
     }
 
+    /// Appends the entries of `binds` to `out` if every thread index fits
+    /// the thread width; returns whether it did (else `out` is as it was).
+    pub(crate) fn encode_if_fits(self, binds: &[DataBind], out: &mut Vec<u8>) -> bool {
+        let top = binds.iter().map(|b| b.tid_index).max().unwrap_or(0);
+        if width_below(top.saturating_add(1)) > self.thread {
+            return false;
+        }
+        self.encode(binds, out);
+        true
+    }
+
     /// (module index, thread index) of the entry at the start of `entry`
     /// (which holds at least [`Widths::entry_size`] bytes).
     #[inline]
@@ -146,6 +157,21 @@ impl Packer {
         let top = binds.iter().map(|b| b.tid_index).max().unwrap_or(0);
         self.widen_for(top.saturating_add(1));
         self.widths.encode(binds, &mut self.bytes);
+    }
+
+    /// The widths it packs in now.
+    pub(crate) fn widths(&self) -> Widths {
+        self.widths
+    }
+
+    /// Appends entries packed elsewhere in `widths` ([`Widths::encode_if_fits`])
+    /// if those are the widths it packs in now; returns whether it did.
+    pub(crate) fn append_packed(&mut self, widths: Widths, packed: &[u8]) -> bool {
+        if widths != self.widths {
+            return false;
+        }
+        self.bytes.extend_from_slice(packed);
+        true
     }
 
     /// Widens the thread width to hold `threads` threads, if it does not yet.

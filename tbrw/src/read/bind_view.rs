@@ -358,6 +358,21 @@ impl<'a> BindView<'a> {
         }
     }
 
+    /// The packed entries of records `start..start + max` (or to the end)
+    /// and their widths, when the bind is packed (stored by this project
+    /// or made in memory): what a writer converting every entry reads
+    /// without going through [`DataBind`]s.
+    pub(crate) fn packed_range(&self, start: u64, max: usize) -> Option<(Widths, &'a [u8])> {
+        let end = self.len().min(start.saturating_add(max as u64));
+        let (widths, entries) = match *self {
+            BindView::Stored { data: StoredData::Packed(p), .. } => (p.widths, p.entries),
+            BindView::Memory(m) => (m.widths, &m.entries[..]),
+            _ => return None,
+        };
+        let size = widths.entry_size();
+        entries.get(start.min(end) as usize * size..end as usize * size).map(|e| (widths, e))
+    }
+
     /// Appends the binds of records `start..start + max` (or to the end) to `out`.
     pub fn data_binds(&self, start: u64, max: usize, out: &mut Vec<DataBind>) {
         let end = self.len().min(start.saturating_add(max as u64));

@@ -25,11 +25,13 @@ use std::collections::{HashMap, VecDeque};
 use super::content::{Content, Records, StreamContent};
 use super::emit::Bytes;
 use crate::format::intel::{bind_data_comment, BIND_COMMENT};
+use crate::format::packed_bind::{with_widths, Widths};
 use crate::model::error::{Error, Result};
 use crate::model::process::{Pid, Tid};
 use crate::model::stream::stream_type;
 use crate::model::strings::StringId;
 use crate::read::BindView;
+use tbrw_bind::UNKNOWN_MODULE;
 
 /// Extended descriptor types of the bind streams' fields (`samprec_shared.h`).
 const ST_PROCESS_IDX: u16 = 0x2002;
@@ -131,17 +133,33 @@ pub(crate) fn add_bind<'s>(c: &mut Content<'s>, n: u32, bind: BindView<'s>, reco
     ]);
     // Each part of the entries is made from the bind on its own. Only the
     // indexes are written: the OS index and the padding are zeros in every
-    // entry of the buffer, which holds nothing but entries.
+    // entry of the buffer, which holds nothing but entries. A thread's
+    // process and thread index in the file's tables are the same in every
+    // entry of the thread: looked up once per thread, not per entry.
+    let thread_at: Vec<[u64; 2]> = (0..bind.thread_count())
+        .map(|t| {
+            let p = bind.tid_bind(t).map_or(u64::MAX, |b| b.pid_index);
+            [mapped(p, &pid_at), mapped(t, &tid_at)]
+        })
+        .collect();
     let make = move |first: u64, count: usize, out: &mut Vec<u8>| -> Result<()> {
+        let ends_early = |made: usize| {
+            Error::bad(format!("the bind of stream {n} ends at record {} of {records}", first + made as u64))
+        };
+        // Bytes 24..32 of every entry stay zero: resized, not cleared.
+        out.resize(count * DATA_ENTRY_SIZE, 0);
+        if let Some((widths, packed)) = bind.packed_range(first, count) {
+            if packed.len() != count * widths.entry_size() {
+                return Err(ends_early(packed.len() / widths.entry_size()));
+            }
+            write_packed(widths, packed, &thread_at, out);
+            return Ok(());
+        }
         let mut binds = Vec::with_capacity(count);
         bind.data_binds(first, count, &mut binds);
         if binds.len() != count {
-            return Err(Error::bad(format!(
-                "the bind of stream {n} ends at record {} of {records}",
-                first + binds.len() as u64
-            )));
+            return Err(ends_early(binds.len()));
         }
-        out.resize(count * DATA_ENTRY_SIZE, 0);
         for (e, b) in out.chunks_exact_mut(DATA_ENTRY_SIZE).zip(&binds) {
             e[..8].copy_from_slice(&b.module_index.to_le_bytes());
             e[8..16].copy_from_slice(&mapped(b.pid_index, &pid_at).to_le_bytes());
@@ -167,6 +185,31 @@ pub(crate) fn add_bind<'s>(c: &mut Content<'s>, n: u32, bind: BindView<'s>, reco
     );
     c.streams.push(threads);
     Ok(())
+}
+
+/// Writes the Intel entries of `packed` (entries in `widths`) into `out`
+/// (32 bytes per entry, the last 8 zero): the module index ("no module" all ones), and
+/// the file's process and thread index of the entry's thread
+/// (`thread_at`; a thread past it is `u64::MAX` in both).
+fn write_packed(widths: Widths, packed: &[u8], thread_at: &[[u64; 2]], out: &mut [u8]) {
+    fn run<const M: usize, const T: usize>(packed: &[u8], thread_at: &[[u64; 2]], out: &mut [u8]) {
+        let no_module = if M == 8 { u64::MAX } else { (1u64 << (8 * M)) - 1 };
+        for (p, e) in packed.chunks_exact(M + T).zip(out.chunks_exact_mut(DATA_ENTRY_SIZE)) {
+            let (mut m, mut t) = ([0u8; 8], [0u8; 8]);
+            m[..M].copy_from_slice(&p[..M]);
+            t[..T].copy_from_slice(&p[M..]);
+            let m = u64::from_le_bytes(m);
+            let [pid, tid] = usize::try_from(u64::from_le_bytes(t))
+                .ok()
+                .and_then(|t| thread_at.get(t))
+                .copied()
+                .unwrap_or([u64::MAX; 2]);
+            e[..8].copy_from_slice(&(if m == no_module { UNKNOWN_MODULE } else { m }).to_le_bytes());
+            e[8..16].copy_from_slice(&pid.to_le_bytes());
+            e[16..24].copy_from_slice(&tid.to_le_bytes());
+        }
+    }
+    with_widths!(widths, run(packed, thread_at, out))
 }
 
 #[cfg(test)]
