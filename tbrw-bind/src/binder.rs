@@ -387,7 +387,24 @@ impl<'m> Binder<'m> {
     /// If `part` did not start where this binder stands, or `entries` is
     /// not one per sample `part` bound.
     pub fn absorb(&mut self, part: Binder<'m>, entries: &mut [DataBind]) -> bool {
-        let start = part.next_index - entries.len() as u64;
+        match self.absorb_tables(part, entries.len() as u64) {
+            Some(r) => {
+                r.apply(entries);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// [`Binder::absorb`] for a part whose entries the caller keeps in
+    /// another form (packed, say): takes in the part's tables, `count`
+    /// samples after this binder's, and returns how the part's entries
+    /// are renumbered, `None` when they stay as they are.
+    ///
+    /// # Panics
+    /// If `part` did not start where this binder stands.
+    pub fn absorb_tables(&mut self, part: Binder<'m>, count: u64) -> Option<Renumbering> {
+        let start = part.next_index - count;
         assert_eq!(start, self.next_index, "the part must start where this binder stands");
         let map = self.map;
         // The part's first processes and threads are this binder's, with
@@ -411,13 +428,38 @@ impl<'m> Binder<'m> {
         // sample, so it stays usable; the part's would not be.
         let identity = |v: &[u64]| v.iter().enumerate().all(|(i, &g)| g == i as u64);
         if identity(&pid_map) && identity(&tid_map) {
-            return false;
+            return None;
         }
+        Some(Renumbering { pid_map, tid_map })
+    }
+}
+
+/// How an absorbed part's entries are renumbered to the tables of the
+/// binder that absorbed it ([`Binder::absorb_tables`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Renumbering {
+    pid_map: Vec<u64>,
+    tid_map: Vec<u64>,
+}
+
+impl Renumbering {
+    /// Renumbers `entries`, the part's.
+    ///
+    /// # Panics
+    /// If an entry names a process or thread the part did not have.
+    pub fn apply(&self, entries: &mut [DataBind]) {
         for d in entries {
-            d.pid_index = pid_map[d.pid_index as usize];
-            d.tid_index = tid_map[d.tid_index as usize];
+            d.pid_index = self.pid_map[d.pid_index as usize];
+            d.tid_index = self.tid_map[d.tid_index as usize];
         }
-        true
+    }
+
+    /// The absorbing binder's index of the part's thread `tid_index`.
+    ///
+    /// # Panics
+    /// If the part had no such thread.
+    pub fn thread(&self, tid_index: u64) -> u64 {
+        self.tid_map[tid_index as usize]
     }
 }
 

@@ -29,7 +29,7 @@ mod map;
 mod output;
 pub mod reference;
 
-pub use binder::{bind_parallel, Binder};
+pub use binder::{bind_parallel, Binder, Renumbering};
 pub use input::{ModuleKind, ModuleSpec, Sample, NEVER};
 pub use map::{ModuleMap, Span};
 pub use output::{BindResult, BindTables, DataBind, ModuleBind, Process, Thread, TidBind, UNKNOWN_MODULE};

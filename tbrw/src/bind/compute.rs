@@ -4,11 +4,11 @@
 
 use std::collections::HashMap;
 
-use tbrw_bind::{Binder, DataBind, ModuleKind, ModuleMap, ModuleSpec, Sample};
+use tbrw_bind::{Binder, DataBind, ModuleKind, ModuleMap, ModuleSpec, Renumbering, Sample};
 
 use super::decode::Decoder;
 use crate::format::codec;
-use crate::format::packed_bind::{Packer, Widths};
+use crate::format::packed_bind::Packer;
 use crate::format::raw::{PidRaw, Raw, TidRaw};
 use crate::model::error::{Error, Location, Result};
 use crate::model::module::{Module, ModuleFlags};
@@ -17,12 +17,13 @@ use crate::model::section::{SectionRef, StreamSection};
 use crate::model::strings::StringId;
 use crate::read::{BindTables, MemoryBind, Tb5File};
 
-/// Records decoded and bound per step (split over the threads): the
-/// memory a bind takes besides its tables, about 50 bytes per record of a
-/// step, so flat in the size of the stream.
+/// Records decoded and bound per step (split over the threads): besides
+/// its tables and its packed entries, a bind holds a step's entries packed
+/// once more (by the threads, before they join the whole) and a batch of
+/// samples per thread, so its memory is flat in the size of the stream.
 const CHUNK_RECORDS: usize = 1 << 18;
 
-/// Records decoded at a time before they are bound (`decode_and_bind`).
+/// Records decoded at a time before they are bound and packed (`bind_part`).
 const DECODE_RECORDS: usize = 1 << 10;
 
 /// Below this many records per thread a step is bound on one thread: a
@@ -73,46 +74,45 @@ pub(crate) fn module_map(file: &Tb5File) -> Result<ModuleMap> {
     Ok(ModuleMap::new(&module_specs(file, &modules)))
 }
 
-/// What each thread of a bind keeps from one step to the next: its
-/// decoded samples, and its part's entries packed.
-#[derive(Clone, Default)]
+/// What each thread of a bind keeps from one step to the next: a batch of
+/// decoded samples and their binds, and its part's entries packed as they
+/// are made (while they are in the cache), in the widths of the whole
+/// bind so far unless the part's threads outgrow them.
 struct PartBuffers {
     samples: Vec<Sample>,
-    packed: Vec<u8>,
+    binds: Vec<DataBind>,
+    packer: Packer,
 }
 
-/// Decodes `records` (whole records of `size` bytes) and binds them into
-/// `out`, then packs them in `widths` into `buffers.packed` when their
-/// thread indexes fit; returns whether they did. Packing here, on the
-/// part's own thread, leaves the step's serial end a copy of bytes unless
-/// the part met threads the others did not, or outgrew the widths.
-fn bind_part(
-    decoder: &Decoder,
-    binder: &mut Binder<'_>,
-    records: (&[u8], usize),
-    buffers: &mut PartBuffers,
-    (out, widths): (&mut [DataBind], Widths),
-) -> bool {
-    decode_and_bind(decoder, binder, records, &mut buffers.samples, out);
-    buffers.packed.clear();
-    widths.encode_if_fits(out, &mut buffers.packed)
-}
-
-/// Decodes `records` (whole records of `size` bytes) into `samples` and
-/// binds them into `out`.
-fn decode_and_bind(
-    decoder: &Decoder,
-    binder: &mut Binder<'_>,
-    (records, size): (&[u8], usize),
-    samples: &mut Vec<Sample>,
-    out: &mut [DataBind],
-) {
-    // Decoded a few at a time, so that the samples are still in the cache
-    // when bound.
-    for (records, out) in records.chunks(DECODE_RECORDS * size).zip(out.chunks_mut(DECODE_RECORDS)) {
+/// Decodes `records` (whole records of `size` bytes) a batch at a time,
+/// binds each batch, and packs its binds.
+fn bind_part(decoder: &Decoder, binder: &mut Binder<'_>, (records, size): (&[u8], usize), buffers: &mut PartBuffers) {
+    let PartBuffers { samples, binds, packer } = buffers;
+    for records in records.chunks(DECODE_RECORDS * size) {
         samples.clear();
         samples.extend(records.chunks_exact(size).map(|r| decoder.decode(r)));
-        binder.bind_into(samples, out);
+        binds.resize(samples.len(), DataBind::default());
+        binder.bind_into(samples, binds);
+        packer.push(binds);
+    }
+}
+
+/// Appends a part's packed entries to `whole`: a copy when they need no
+/// renumbering and are in the same widths, else entry by entry
+/// (renumbered by `renumbering`; `scratch`: a buffer for the entries).
+fn merge_part(whole: &mut Packer, part: &Packer, renumbering: Option<&Renumbering>, scratch: &mut Vec<DataBind>) {
+    if renumbering.is_none() && whole.append_packed(part.widths(), part.bytes()) {
+        return;
+    }
+    let w = part.widths();
+    for entries in part.bytes().chunks(DECODE_RECORDS * w.entry_size()) {
+        scratch.clear();
+        scratch.extend(entries.chunks_exact(w.entry_size()).map(|e| {
+            let (module_index, t) = w.decode(e).unwrap_or((tbrw_bind::UNKNOWN_MODULE, 0));
+            let tid_index = renumbering.map_or(t, |r| r.thread(t));
+            DataBind { module_index, pid_index: 0, tid_index }
+        }));
+        whole.push(scratch);
     }
 }
 
@@ -148,51 +148,47 @@ fn compute_on(file: &Tb5File, n: u32, threads: usize, packer: &mut Packer) -> Re
         }
         let size = data.record_size();
         let threads = threads.max(1);
-        let mut buffers: Vec<PartBuffers> = vec![PartBuffers::default(); threads];
-        // Every entry of a step is written by its bind: the buffer grows,
-        // it is not cleared.
-        let mut out = Vec::new();
+        let mut buffers: Vec<PartBuffers> = (0..threads)
+            .map(|_| PartBuffers {
+                samples: Vec::new(),
+                binds: Vec::new(),
+                packer: Packer::with_widths(packer.widths()),
+            })
+            .collect();
+        let mut scratch = Vec::new();
         for chunk in data.as_bytes().chunks(CHUNK_RECORDS * size) {
             let records = chunk.len() / size;
             if records == 0 {
                 continue;
             }
-            if out.len() < records {
-                out.resize(records, DataBind::default());
-            }
-            let out = &mut out[..records];
             let parts = threads.min(records / MIN_RECORDS_PER_THREAD).max(1);
             let per = records.div_ceil(parts);
             let (first, rest) = chunk.split_at(per * size);
-            let (first_out, rest_out) = out.split_at_mut(per);
+            for b in &mut buffers {
+                b.packer.reset(packer.widths());
+            }
             let (first_buffers, rest_buffers) = buffers.split_at_mut(1);
-            let (decoder, start, widths) = (&decoder, binder.next_index(), packer.widths());
+            let (decoder, start) = (&decoder, binder.next_index());
             let forks: Vec<Binder> = (1..parts).map(|k| binder.fork_at(start + (k * per) as u64)).collect();
-            let (first_fits, done) = std::thread::scope(|scope| {
+            let done: Vec<(Binder, &PartBuffers)> = std::thread::scope(|scope| {
                 let handles: Vec<_> = rest
                     .chunks(per * size)
-                    .zip(rest_out.chunks_mut(per))
                     .zip(rest_buffers.iter_mut())
                     .zip(forks)
-                    .map(|(((records, out), buffers), mut b)| {
+                    .map(|((records, buffers), mut b)| {
                         scope.spawn(move || {
-                            let fits = bind_part(decoder, &mut b, (records, size), buffers, (&mut *out, widths));
-                            (b, out, fits, &buffers.packed)
+                            bind_part(decoder, &mut b, (records, size), buffers);
+                            (b, &*buffers)
                         })
                     })
                     .collect();
-                let fits = bind_part(decoder, &mut binder, (first, size), &mut first_buffers[0], (first_out, widths));
-                let done: Vec<_> = handles.into_iter().map(|h| h.join().expect("a bind thread panicked")).collect();
-                (fits, done)
+                bind_part(decoder, &mut binder, (first, size), &mut first_buffers[0]);
+                handles.into_iter().map(|h| h.join().expect("a bind thread panicked")).collect()
             });
-            if !(first_fits && packer.append_packed(widths, &first_buffers[0].packed)) {
-                packer.push(first_out);
-            }
-            for (part, entries, fits, packed) in done {
-                let renumbered = binder.absorb(part, entries);
-                if renumbered || !(fits && packer.append_packed(widths, packed)) {
-                    packer.push(entries);
-                }
+            merge_part(packer, &first_buffers[0].packer, None, &mut scratch);
+            for (part, buffers) in done {
+                let renumbering = binder.absorb_tables(part, buffers.packer.len() as u64);
+                merge_part(packer, &buffers.packer, renumbering.as_ref(), &mut scratch);
             }
         }
     }

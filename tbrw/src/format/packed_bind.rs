@@ -107,17 +107,6 @@ impl Widths {
         with_widths!(self, run(binds, out))
     }
 
-    /// Appends the entries of `binds` to `out` if every thread index fits
-    /// the thread width; returns whether it did (else `out` is as it was).
-    pub(crate) fn encode_if_fits(self, binds: &[DataBind], out: &mut Vec<u8>) -> bool {
-        let top = binds.iter().map(|b| b.tid_index).max().unwrap_or(0);
-        if width_below(top.saturating_add(1)) > self.thread {
-            return false;
-        }
-        self.encode(binds, out);
-        true
-    }
-
     /// (module index, thread index) of the entry at the start of `entry`
     /// (which holds at least [`Widths::entry_size`] bytes).
     #[inline]
@@ -159,9 +148,31 @@ impl Packer {
         self.widths.encode(binds, &mut self.bytes);
     }
 
+    /// An empty packer in `widths` (a part of a bind packed on its own
+    /// thread, in the widths of the whole so far).
+    pub(crate) fn with_widths(widths: Widths) -> Packer {
+        Packer { widths, bytes: Vec::new() }
+    }
+
+    /// Empties it (keeping its buffer) to pack in `widths`.
+    pub(crate) fn reset(&mut self, widths: Widths) {
+        self.widths = widths;
+        self.bytes.clear();
+    }
+
     /// The widths it packs in now.
     pub(crate) fn widths(&self) -> Widths {
         self.widths
+    }
+
+    /// The entries packed so far.
+    pub(crate) fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// The number of entries packed so far.
+    pub(crate) fn len(&self) -> usize {
+        self.bytes.len() / self.widths.entry_size()
     }
 
     /// Appends entries packed elsewhere in `widths` ([`Widths::encode_if_fits`])
