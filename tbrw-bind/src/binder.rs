@@ -237,6 +237,7 @@ impl<'m> Binder<'m> {
         let map = self.map;
         // The empty space of `space_list[0]` stands for "no block".
         let none = (&map.space_list[0], u32::MAX);
+        let global = !map.global.is_empty();
         for (batch, out) in samples.chunks(BATCH).zip(out.chunks_mut(BATCH)) {
             let first = self.next_index;
             let mut found = [none; BATCH];
@@ -252,7 +253,9 @@ impl<'m> Binder<'m> {
             for (k, ((s, d), (space, at))) in batch.iter().zip(out).zip(found).enumerate() {
                 let index = first + k as u64;
                 let own = if at == u32::MAX { None } else { space.lookup_in(space.segment_in(at, s.ip), s, index) };
-                if let Some(m) = own.or_else(|| map.global.lookup(s, index)) {
+                // Most files have no global module: no call per sample then.
+                let found = if global { own.or_else(|| map.global.lookup(s, index)) } else { own };
+                if let Some(m) = found {
                     d.module_index = u64::from(m);
                 }
             }
@@ -280,6 +283,7 @@ impl<'m> Binder<'m> {
     fn thread_of(&mut self, s: &Sample) -> usize {
         let index = self.next_index;
         self.next_index += 1;
+        // Samples mostly come in runs of one thread.
         if self.seen.seen.get(self.last).is_some_and(|l| l.holds(s, index)) {
             return self.last;
         }

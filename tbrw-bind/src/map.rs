@@ -256,6 +256,12 @@ impl Space {
         self.cands[seg.start as usize..seg.end as usize].iter().find(|c| c.loaded_for(sample, index)).map(|c| c.index)
     }
 
+    /// Whether it holds no module.
+    #[inline]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.lo == self.hi
+    }
+
     /// The segment `ip` falls in, if any.
     #[inline]
     fn segment_at(&self, ip: u64) -> Option<Segment> {

@@ -368,6 +368,70 @@ fn same_result_for_any_chunking_and_thread_count() {
     assert_eq!(whole, reference::bind(&mods, &samples));
 }
 
+/// Thousands of threads whose samples interleave one by one (the binder
+/// finds a thread met before in its table of threads, which grows as they
+/// come), over pids reused by new process instances: the same binds as the
+/// reference, on one thread and on several.
+#[test]
+fn thousands_of_interleaved_threads_bind_as_the_reference_does() {
+    let (mods, mut samples) = workload(11, 400, 300, 40_000);
+    let mut x = 0x2545_F491_4F6C_DD1Du64;
+    for s in &mut samples {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        s.tid = (x % 40) as u32;
+    }
+    let want = reference::bind(&mods, &samples);
+    assert!(want.tables.threads.len() > 5_000, "{} threads", want.tables.threads.len());
+    assert!(
+        want.tables.processes.len()
+            > want.tables.processes.iter().map(|p| p.pid).collect::<std::collections::HashSet<_>>().len(),
+        "no pid is reused"
+    );
+    let map = ModuleMap::new(&mods);
+    for threads in [1, 2, 3] {
+        let (data, tables) = bind_parallel(&map, &samples, threads);
+        assert_eq!(BindResult { data, tables }, want, "{threads} threads");
+    }
+}
+
+/// A part absorbed through `absorb_tables` and its renumbering gives what
+/// `absorb` gives, and a part that met no new thread needs none.
+#[test]
+fn absorbing_tables_then_renumbering_is_absorbing() {
+    let (mods, samples) = workload(5, 200, 20, 6000);
+    let map = ModuleMap::new(&mods);
+    let (head, tail) = samples.split_at(2000);
+    let run = |split_tables: bool| {
+        let mut b = Binder::new(&map);
+        let mut out = vec![DataBind::default(); head.len()];
+        b.bind_into(head, &mut out);
+        let mut part = b.fork_at(head.len() as u64);
+        let mut rest = vec![DataBind::default(); tail.len()];
+        part.bind_into(tail, &mut rest);
+        if split_tables {
+            if let Some(r) = b.absorb_tables(part, tail.len() as u64) {
+                r.apply(&mut rest);
+            }
+        } else {
+            b.absorb(part, &mut rest);
+        }
+        out.extend(rest);
+        BindResult { data: out, tables: b.finish() }
+    };
+    assert_eq!(run(true), run(false));
+    assert_eq!(run(true), reference::bind(&mods, &samples));
+    // The second half of a stream of one thread meets nothing new.
+    let one: Vec<Sample> = head.iter().map(|s| Sample { pid: 3, tid: 4, ..*s }).collect();
+    let mut b = Binder::new(&map);
+    let mut out = vec![DataBind::default(); 1000];
+    b.bind_into(&one[..1000], &mut out);
+    let mut part = b.fork_at(1000);
+    part.bind_into(&one[1000..], &mut out);
+    assert_eq!(b.absorb_tables(part, 1000), None);
+}
+
 /// A deterministic messy workload: loads, unloads, overlaps, pid reuse, globals.
 fn workload(seed: u64, modules: usize, pids: u32, samples: usize) -> (Vec<ModuleSpec>, Vec<Sample>) {
     let mut x = seed.wrapping_mul(0x9E3779B97F4A7C15) | 1;
