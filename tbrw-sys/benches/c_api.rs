@@ -15,7 +15,8 @@
 //!   that land in a module, and must agree. Twice: the enumerate after a
 //!   reopen (the stored bind), and in the session that bound (the bind it
 //!   made, stored on close), each on a copy of the unbound file. Each pair
-//!   runs `BIND_RUNS` times, alternating, and the row gives the medians.
+//!   runs `BIND_RUNS` times, alternating; the row gives the medians, and
+//!   the line under it every run.
 //!
 //! `cargo bench -p tbrw-sys --bench c_api` runs the default workloads (10 M
 //! samples over 10,000 modules in 100 processes, then 1 process with 50
@@ -129,8 +130,11 @@ fn workload(exe: &Path, dir: &Path, samples: u64, modules: u32, processes: u32) 
             cs.push(phase(exe, &["bind-c", f]));
             ls.push(phase(exe, &[lib, f]));
         }
+        // Each run too: the goal is the C loop's speed in every run.
+        let each: Vec<String> = cs.iter().zip(&ls).map(|(c, l)| format!("{:.3}/{:.3}", c.0, l.0)).collect();
         let (bc, bl) = (median(cs), median(ls));
         row(what, bc, bl);
+        println!("  each run, baseline/library s: {}", each.join(" "));
         assert_eq!(bc.1, bl.1, "the hand-written bind and TBRW_dobind bound different numbers of samples");
         println!("{} of {samples} samples land in a module (both binds agree)", bl.1);
     }
