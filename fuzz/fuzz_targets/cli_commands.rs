@@ -66,10 +66,10 @@ fuzz_target!(|data: &[u8]| {
         let view = ViewOptions { query: Query { stream, ..Query::default() }, symbols: symbols.clone() };
         for folded in [false, true] {
             let fopts = FlameOptions { folded, ..Default::default() };
-            let _ = tbrw_export::flamegraph::write(&f, &view, &fopts, &mut sink, &mut std::io::sink(), &mut |_| {});
+            let _ = tbrw_export::flamegraph::write(&f, &view, &fopts, &mut sink, &mut Vec::new(), &mut |_| {});
         }
-        let _ = tbrw_export::pprof::write(&f, &view, &mut sink, &mut std::io::sink(), &mut |_| {});
-        let _ = tbrw_export::firefox::write(&f, &view, &mut sink, &mut std::io::sink(), &mut |_| {});
+        let _ = tbrw_export::pprof::write(&f, &view, &mut sink, &mut Vec::new(), &mut |_| {});
+        let _ = tbrw_export::firefox::write(&f, &view, &mut sink, &mut Vec::new(), &mut |_| {});
         let timeline = TimelineOptions { stream, ..Default::default() };
         let _ = tbrw_export::timeline::write(&f, &timeline, &mut sink);
     }
