@@ -166,7 +166,7 @@ fn export(tb5: &Path, ds: &Path, what: &str) {
         let name = tb5.display().to_string();
         let source =
             RunSource { source_file: &name, source_bytes: tb5_bytes, host_name: None, host: "bench", run: "r" };
-        export_run(&file, &source, &mut DiskFolder(ds.to_path_buf()), None, &mut |_| {}, &mut std::io::sink()).unwrap()
+        export_run(&file, &source, &mut DiskFolder(ds.to_path_buf()), None, &mut |_| {}, &mut Vec::new()).unwrap()
     });
     let s = t.elapsed().as_secs_f64();
     let peak = status_kib("VmHWM:");

@@ -41,7 +41,7 @@ impl fmt::Display for CliError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             CliError::Tb5(e) => e.fmt(f),
-            CliError::Import(e) => e.fmt(f),
+            CliError::Import(e) => f.write_str(&import_in_options(e)),
             CliError::Query(e) => match query_in_options(e) {
                 Some(m) => f.write_str(&m),
                 None => e.fmt(f),
@@ -76,6 +76,27 @@ impl From<tbrw_export::parquet::dataset::DatasetError> for CliError {
             D::Export(e) => CliError::Export(e),
             e => CliError::Dataset(e),
         }
+    }
+}
+
+/// An importer's error, with the option that changes it (the library
+/// names none).
+fn import_in_options(e: &tbrw_import::ImportError) -> String {
+    use tbrw_import::ImportError as I;
+    let profile_layout = tbrw_elf_profile::SAY_WHICH_LAYOUT;
+    let bin_version = tbrw_import::winidea::bin::MAYBE_VERSION_1_0;
+    match e {
+        I::VoltsNotCurrent { input, found } => {
+            format!("{input}: --volts is for current profiles (magic 1); this one's PMU values are {found}")
+        }
+        I::NotAVoltage { input, volts } => format!("{input}: --volts {volts} is not a voltage"),
+        I::Profile(p) if p.what.ends_with(profile_layout) => {
+            e.to_string().replace(profile_layout, "say which with --layout")
+        }
+        I::Invalid { what, .. } if what.ends_with(bin_version) => {
+            e.to_string().replace(bin_version, "(a version 1.0 file? --bin-version 1.0)")
+        }
+        e => e.to_string(),
     }
 }
 
@@ -131,6 +152,37 @@ fn query_in_options(e: &tbrw_query::QueryError) -> Option<String> {
             "--children reports by function only (as perf's --children --sort sym), not --by {}",
             by.iter().map(|b| b.name()).collect::<Vec<_>>().join(",")
         ),
+        Q::NothingMatches { file, stream, filters } => {
+            format!("{file}: stream {stream}: no sample matches {}", filters_in_options(filters))
+        }
+        Q::NoSuchModule { file, stream, module } => {
+            format!("{file}: stream {stream}: no sample matches --module {module:?} (no module has that name or path)")
+        }
+        Q::FilterNeedsBinding { file, stream, thread: false } => format!(
+            "{file}: stream {stream}: --pid and --module need records that can be bound (a legacy sample record, or ST_IP and ST_PID)"
+        ),
+        Q::FilterNeedsBinding { file, stream, thread: true } => {
+            format!("{file}: stream {stream}: --tid needs records that can be bound or that carry a tid field")
+        }
+        Q::WeightNeeds { file, stream, weight, missing } => format!(
+            "{file}: stream {stream}: --weight {} needs {}, which its records do not have; --weight samples works on every stream",
+            weight.name(),
+            missing.describe("--volts")
+        ),
+        Q::TimeUnplaceable { file, stream, .. } => {
+            e.to_string().replacen(&format!("{file}: stream {stream}: the time range "), &format!("{file}: stream {stream}: --time "), 1)
+        }
+        Q::GroupingUnsupported { file, stream, by, why, works } => format!(
+            "{file}: stream {stream}: {}; what works: {}",
+            why.describe(&format!("--by {}", by.name())),
+            by_list(works)
+        ),
+        Q::TaskReportFiltered { file, stream } => format!(
+            "{file}: stream {stream}: the task report of an MTMC stream takes no filter and no --weight: each row is one task"
+        ),
+        Q::Unsupported { what, .. } if what.contains(tbrw_query::report::CHILDREN) => {
+            e.to_string().replace(tbrw_query::report::CHILDREN, "report --children")
+        }
         Q::NotTaskStream { file, stream } => {
             format!("{file}: stream {stream} is not an MTMC task stream: --by task needs one")
         }
@@ -152,11 +204,38 @@ fn query_in_options(e: &tbrw_query::QueryError) -> Option<String> {
     })
 }
 
+/// Groupings as `--by` values (`--by thread, --by event`; `none`).
+fn by_list(bys: &[tbrw_query::By]) -> String {
+    let v: Vec<String> = bys.iter().map(|b| format!("--by {}", b.name())).collect();
+    if v.is_empty() {
+        "none".to_owned()
+    } else {
+        v.join(", ")
+    }
+}
+
+/// The filters as the options that give them (`--pid 3 --module "libc.so.6" --time 5..`).
+fn filters_in_options(f: &tbrw_query::Filters) -> String {
+    let mut given = Vec::new();
+    if let Some(p) = f.pid {
+        given.push(format!("--pid {p}"));
+    }
+    if let Some(t) = f.tid {
+        given.push(format!("--tid {t}"));
+    }
+    if let Some(m) = &f.module {
+        given.push(format!("--module {m:?}"));
+    }
+    if let Some(t) = f.time_spelled() {
+        given.push(format!("--time {t}"));
+    }
+    given.join(" ")
+}
+
 /// An export's error about what its options give, said with the command
 /// line's options (the library names none).
 fn export_in_options(e: &tbrw_export::ExportError) -> Option<String> {
     use tbrw_export::{ExportError as E, Nothing};
-    use tbrw_query::report::samples::by_list;
     let streams = |why: &[(u32, String)]| -> String {
         why.iter().map(|(n, w)| format!("stream {n}: {w}")).collect::<Vec<_>>().join("; ")
     };

@@ -28,6 +28,7 @@ mod commands;
 mod error;
 mod output;
 mod symbolize;
+mod warning;
 
 /// A progress bar on stderr when it is a terminal; hidden otherwise.
 fn progress(len: u64, what: &str) -> ProgressBar {

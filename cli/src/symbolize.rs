@@ -35,7 +35,7 @@ pub struct Stored {
 /// stores the function symbols they hit in the file, replacing any stored
 /// before. Symbols stored before stand in for files still missing, so a
 /// file symbolized again elsewhere keeps its names.
-pub fn symbolize(path: &Path, opts: &SymbolOptions, warn: &mut dyn Write) -> Result<Stored, CliError> {
+pub fn symbolize(path: &Path, opts: &SymbolOptions, warn: &mut Vec<tbrw_query::Warning>) -> Result<Stored, CliError> {
     check_input(path, "a TB5 file")?;
     // The appending writer first: a file another writer holds (its lock),
     // or one that cannot be written, is refused before the symbol work,
@@ -56,7 +56,7 @@ fn symbols_of(
     path: &Path,
     file: &tbrw::Tb5File,
     opts: &SymbolOptions,
-    warn: &mut dyn Write,
+    warn: &mut Vec<tbrw_query::Warning>,
 ) -> Result<(Stored, Vec<u8>), CliError> {
     let modules = tbrw_query::stream::modules(file)?;
     // Function symbols only: no DWARF is read (nor warned about).
@@ -92,7 +92,10 @@ fn symbols_of(
 
 /// `tbrw symbolize`: [`symbolize`], then one line saying what was stored.
 pub fn command(path: &Path, opts: &SymbolOptions, out: &mut dyn Write, warn: &mut dyn Write) -> Result<(), CliError> {
-    let s = symbolize(path, opts, warn)?;
+    let mut warnings = Vec::new();
+    let s = symbolize(path, opts, &mut warnings);
+    crate::warning::show(&warnings, warn);
+    let s = s?;
     let percent = if s.samples == 0 { 0.0 } else { s.named as f64 * 100.0 / s.samples as f64 };
     writeln!(
         out,

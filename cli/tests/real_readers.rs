@@ -117,7 +117,7 @@ fn cumulative(file: &Path, extra: &ViewOptions) -> BTreeMap<(u32, String), u64> 
         for fr in smp.frames() {
             let module = fr.module.and_then(|m| modules.get(m as usize)).map(names::module_label);
             let name = fnames
-                .function(fr, &mut std::io::sink())
+                .function(fr, &mut Vec::new())
                 .map_or_else(|| names::unknown_function(module.as_deref()), |n| n.to_string());
             seen.insert(name);
         }

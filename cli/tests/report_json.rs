@@ -93,7 +93,7 @@ fn the_library_writes_what_the_binary_prints() {
         let opts = ReportOptions::new(Default::default(), &[By::Event]);
         let mut seen = 0;
         let f = tbrw::Tb5File::open(&file).unwrap();
-        let r = tbrw_query::report::run(&f, &opts, &mut std::io::sink(), &mut |done| seen = done).unwrap();
+        let r = tbrw_query::report::run(&f, &opts, &mut Vec::new(), &mut |done| seen = done).unwrap();
         if json {
             tbrw_query::report::write_json(&r, &mut out).unwrap();
         } else {

@@ -20,8 +20,8 @@ fn import(bytes: &[u8], dir: &std::path::Path) -> (std::path::PathBuf, tbrw_impo
 /// Per-module counts from a report, by module index.
 fn by_module(path: &std::path::Path) -> (Vec<u64>, u64) {
     let f = Tb5File::open(path).unwrap();
-    let r = report::run(&f, &ReportOptions::new(Default::default(), &[By::Module]), &mut std::io::sink(), &mut |_| {})
-        .unwrap();
+    let r =
+        report::run(&f, &ReportOptions::new(Default::default(), &[By::Module]), &mut Vec::new(), &mut |_| {}).unwrap();
     let n = f.modules().unwrap().unwrap().len() as usize;
     let mut counts = vec![0; n];
     let mut unknown = 0;
@@ -62,7 +62,7 @@ fn plain_and_bzip2_profiles_import_bind_and_report_what_the_pcs_say() {
         assert_eq!(by_module(&out), (per_map.clone(), none));
         // The process is named after the executable.
         let opts = ReportOptions::new(Default::default(), &[By::Process]);
-        let r = report::run(&Tb5File::open(&out).unwrap(), &opts, &mut std::io::sink(), &mut |_| {}).unwrap();
+        let r = report::run(&Tb5File::open(&out).unwrap(), &opts, &mut Vec::new(), &mut |_| {}).unwrap();
         assert!(matches!(&r.rows[0].key, Key::Process { pid: 1, name: Some(n), .. } if n == "prog"), "{:?}", r.rows[0]);
         assert_eq!(r.rows[0].key.to_string(), "prog (pid 1)");
     }

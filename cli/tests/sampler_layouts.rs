@@ -167,7 +167,7 @@ fn import_bytes(b: &[u8], dir: &Path, popts: ProfileOptions) -> Result<(PathBuf,
 fn per_module(path: &Path, weight: Weight) -> (HashMap<String, f64>, f64, u64) {
     let f = Tb5File::open(path).unwrap();
     let opts = ReportOptions::new(Query { weight, ..Query::default() }, &[By::Module]);
-    let r = report::run(&f, &opts, &mut std::io::sink(), &mut |_| {}).unwrap();
+    let r = report::run(&f, &opts, &mut Vec::new(), &mut |_| {}).unwrap();
     let mut per = HashMap::new();
     let mut unknown = 0.0;
     for row in &r.rows {
@@ -258,7 +258,7 @@ fn every_layout_byte_order_and_killed_run_imports_and_counts_like_a_naive_reader
                 let r = report::run(
                     &file,
                     &ReportOptions::new(Default::default(), &[By::Process]),
-                    &mut std::io::sink(),
+                    &mut Vec::new(),
                     &mut |_| {},
                 )
                 .unwrap();
@@ -373,7 +373,7 @@ fn weights_follow_cputime_and_energy() {
     // The blocked thread is sampled but weighs nothing.
     let f = Tb5File::open(&out).unwrap();
     let query = Query { weight: Weight::Cputime, ..Query::default() };
-    let r = report::run(&f, &ReportOptions::new(query, &[By::Thread]), &mut std::io::sink(), &mut |_| {}).unwrap();
+    let r = report::run(&f, &ReportOptions::new(query, &[By::Thread]), &mut Vec::new(), &mut |_| {}).unwrap();
     let blocked = r.rows.iter().position(|row| matches!(row.key, Key::Thread { tid: 4002, .. })).unwrap();
     assert_eq!((r.rows[blocked].weight, r.rows[blocked].percent), (Some(0.0), 0.0));
     assert!(r.rows[blocked].samples > 0);
@@ -386,11 +386,25 @@ fn weights_follow_cputime_and_energy() {
     let (vo, _) = import_bytes(&bytes(&v), d.path(), Default::default()).unwrap();
     let f = Tb5File::open(&vo).unwrap();
     let query = Query { weight: Weight::Energy, ..Query::default() };
-    let e =
-        report::run(&f, &ReportOptions::new(query, &[]), &mut std::io::sink(), &mut |_| {}).unwrap_err().to_string();
+    let e = report::run(&f, &ReportOptions::new(query, &[]), &mut Vec::new(), &mut |_| {}).unwrap_err().to_string();
     assert!(e.contains("power"), "{e}");
     let e = import_bytes(&bytes(&v), d.path(), ProfileOptions { volts: Some(3.3), ..Default::default() }).unwrap_err();
-    assert!(e.contains("--volts is for current profiles"), "{e}");
+    // The library's words; the command adds its option.
+    assert!(e.contains("a supply voltage is for current profiles") && !e.contains("--"), "{e}");
+    let e = cli_error(&d.path().join("p.prof"), &["--volts", "3.3"]);
+    assert!(e.contains("p.prof: --volts is for current profiles (magic 1); this one's PMU values are "), "{e}");
+}
+
+/// What `tbrw import sampler` says on standard error for `profile` with `options`, failing.
+fn cli_error(profile: &Path, options: &[&str]) -> String {
+    let out = profile.with_extension("cli.tb5");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_tbrw"))
+        .args(["import", "sampler", profile.to_str().unwrap(), "-o", out.to_str().unwrap()])
+        .args(options)
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    String::from_utf8(o.stderr).unwrap()
 }
 
 #[test]
@@ -401,7 +415,9 @@ fn when_two_layouts_fit_the_error_says_so_and_layout_decides() {
     let b = bytes(&s);
     let dir = tempfile::tempdir().unwrap();
     let e = import_bytes(&b, dir.path(), Default::default()).unwrap_err();
-    assert!(e.contains("more than one layout") && e.contains("--layout"), "{e}");
+    assert!(e.contains("more than one layout") && e.ends_with("say which layout it is") && !e.contains("--"), "{e}");
+    let e = cli_error(&dir.path().join("p.prof"), &[]);
+    assert!(e.contains("more than one layout") && e.trim_end().ends_with("; say which with --layout"), "{e}");
     let (_, st) =
         import_bytes(&b, dir.path(), ProfileOptions { layout: Some(Layout::Old), ..Default::default() }).unwrap();
     assert_eq!(st.format.unwrap().layout, Layout::Old);

@@ -241,14 +241,14 @@ fn the_report_by_address_holds_its_counts_and_writes_what_the_library_gives() {
     let r = within(96, &["report", s(&f), "--by", "address", "--json"]);
     let file = tbrw::Tb5File::open(&f).unwrap();
     let opts = tbrw_query::report::ReportOptions::new(Default::default(), &[tbrw_query::report::By::Address]);
-    let whole = tbrw_query::report::run(&file, &opts, &mut std::io::sink(), &mut |_| {}).unwrap();
+    let whole = tbrw_query::report::run(&file, &opts, &mut Vec::new(), &mut |_| {}).unwrap();
     assert!(whole.rows.len() > 390_000);
     let mut json = Vec::new();
     tbrw_query::report::write_json(&whole, &mut json).unwrap();
     assert_eq!(r.stdout.as_bytes(), json.as_slice(), "the same bytes as the report made whole");
     let t = within(96, &["report", s(&f), "--by", "address", "--top", "20"]);
     let mut text = Vec::new();
-    let whole = tbrw_query::report::run(&file, &opts.top(Some(20)), &mut std::io::sink(), &mut |_| {}).unwrap();
+    let whole = tbrw_query::report::run(&file, &opts.top(Some(20)), &mut Vec::new(), &mut |_| {}).unwrap();
     tbrw_query::report::write_text(&whole, &mut text).unwrap();
     assert_eq!(t.stdout, String::from_utf8(text).unwrap());
     assert_eq!(t.stdout.lines().count(), 22);

@@ -461,7 +461,7 @@ fn function_counts_in_parts_equal_one_pass() {
             )
             .unwrap();
             let rows: Vec<(String, u64)> = r.rows.iter().map(|r| (format!("{:?}", r.key), r.samples)).collect();
-            (rows, r.samples, String::from_utf8(warn).unwrap())
+            (rows, r.samples, warn.iter().map(|w| format!("{w}\n")).collect::<String>())
         };
         let report = |parts| report_top(parts, None);
         let one = report(1);

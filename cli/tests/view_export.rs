@@ -59,7 +59,7 @@ fn gunzip(p: &Path) -> Vec<u8> {
 
 /// The sample report's rows as label -> samples.
 fn report_counts(file: &Path, opts: &ReportOptions) -> (u64, BTreeMap<String, u64>) {
-    let r = report::run(&open(file), opts, &mut std::io::sink(), &mut |_| {}).unwrap();
+    let r = report::run(&open(file), opts, &mut Vec::new(), &mut |_| {}).unwrap();
     (r.samples, r.rows.iter().map(|row| (row.key.to_string(), row.samples)).collect())
 }
 
@@ -148,7 +148,7 @@ fn winidea_import(dir: &Path) -> PathBuf {
 
 fn folded(file: &Path, opts: &ViewOptions, by: Vec<By>) -> Vec<(String, u64)> {
     let f = FlameOptions { by, folded: true, title: None };
-    flamegraph::folded(&open(file), opts, &f, &mut std::io::sink(), &mut |_| {}).unwrap()
+    flamegraph::folded(&open(file), opts, &f, &mut Vec::new(), &mut |_| {}).unwrap()
 }
 
 #[test]
@@ -161,7 +161,7 @@ fn folded_stacks_add_up_to_the_module_report_per_module() {
     let r = report::run(
         &open(&sample()),
         &ReportOptions::new(Default::default(), &[By::Module]),
-        &mut std::io::sink(),
+        &mut Vec::new(),
         &mut |_| {},
     )
     .unwrap();
@@ -198,7 +198,7 @@ fn process_frames_and_filters_follow_the_report() {
     let r = report::run(
         &open(&sample()),
         &ReportOptions::new(Default::default(), &[By::Process]),
-        &mut std::io::sink(),
+        &mut Vec::new(),
         &mut |_| {},
     )
     .unwrap();
@@ -315,7 +315,7 @@ fn pprof_decodes_back_field_by_field() {
         assert!(!s(m.filename).is_empty());
     }
     // The same bytes from the library.
-    let q = pprof::profile(&open(&sample()), &ViewOptions::default(), &mut std::io::sink(), &mut |_| {}).unwrap();
+    let q = pprof::profile(&open(&sample()), &ViewOptions::default(), &mut Vec::new(), &mut |_| {}).unwrap();
     assert_eq!(p, q);
 }
 
@@ -343,8 +343,7 @@ fn pprof_of_a_sampler_import_has_cputime_time_and_opens_in_go_pprof() {
     let (total, _) = report_counts(&file, &ReportOptions::default());
     assert_eq!(p.sample.iter().map(|x| x.value[0]).sum::<i64>() as u64, total);
     let query = Query { weight: Weight::Cputime, ..Query::default() };
-    let r = report::run(&open(&file), &ReportOptions::new(query, &[By::Thread]), &mut std::io::sink(), &mut |_| {})
-        .unwrap();
+    let r = report::run(&open(&file), &ReportOptions::new(query, &[By::Thread]), &mut Vec::new(), &mut |_| {}).unwrap();
     let want = r.weight.unwrap().total;
     let got: i64 = p.sample.iter().map(|x| x.value[1]).sum();
     assert!((got as f64 - want).abs() <= p.sample.len() as f64, "{got} vs {want}");
@@ -575,7 +574,7 @@ fn call_chains_of_a_perf_import_become_deeper_stacks() {
     let (total, _) = report_counts(&file, &ReportOptions::new(Default::default(), &[By::Module]));
     assert_eq!(lines.iter().map(|(_, n)| n).sum::<u64>(), total);
     assert!(lines.iter().any(|(s, _)| s.split(';').count() >= 3), "no chain: {lines:?}");
-    let p = pprof::profile(&open(&file), &ViewOptions::default(), &mut std::io::sink(), &mut |_| {}).unwrap();
+    let p = pprof::profile(&open(&file), &ViewOptions::default(), &mut Vec::new(), &mut |_| {}).unwrap();
     assert!(p.sample.iter().any(|s| s.location_id.len() > 1));
     assert_eq!(p.sample_type.len(), 2, "samples and perf's periods");
 }
@@ -593,7 +592,7 @@ fn firefox_of_the_shipped_sample_counts_every_sample() {
 /// The Firefox profile of `file` (default options) as its JSON, and what
 /// the export says it holds.
 fn firefox_profile(file: &Path) -> (serde_json::Value, firefox::FirefoxSummary) {
-    let (p, s) = firefox::profile(&open(file), &ViewOptions::default(), &mut std::io::sink(), &mut |_| {}).unwrap();
+    let (p, s) = firefox::profile(&open(file), &ViewOptions::default(), &mut Vec::new(), &mut |_| {}).unwrap();
     let mut json = Vec::new();
     firefox::json(&p, &s, &mut json).unwrap();
     (serde_json::from_slice(&json).unwrap(), s)
@@ -866,8 +865,7 @@ fn firefox_cpu_deltas_add_up_to_each_threads_cputime() {
     let file = sampler_import(dir.path());
     let (v, _) = firefox_profile(&file);
     let query = Query { weight: Weight::Cputime, ..Query::default() };
-    let r = report::run(&open(&file), &ReportOptions::new(query, &[By::Thread]), &mut std::io::sink(), &mut |_| {})
-        .unwrap();
+    let r = report::run(&open(&file), &ReportOptions::new(query, &[By::Thread]), &mut Vec::new(), &mut |_| {}).unwrap();
     let want: BTreeMap<String, f64> = r
         .rows
         .iter()
@@ -920,8 +918,8 @@ fn firefox_cpu_deltas_only_where_cpu_time_is_known() {
     let imported = sampler_import(dir.path());
     let v = firefox_json(&imported, dir.path(), &[]);
     let query = Query { weight: Weight::Cputime, ..Query::default() };
-    let r = report::run(&open(&imported), &ReportOptions::new(query, &[By::Thread]), &mut std::io::sink(), &mut |_| {})
-        .unwrap();
+    let r =
+        report::run(&open(&imported), &ReportOptions::new(query, &[By::Thread]), &mut Vec::new(), &mut |_| {}).unwrap();
     let total_ns = r.weight.unwrap().total;
     let micros: u64 = v["threads"]
         .as_array()
@@ -1168,7 +1166,7 @@ fn pprof_lines_are_the_line_reports() {
     }
     assert!(p.mapping.iter().all(|m| m.has_filenames && m.has_line_numbers), "{:?}", p.mapping);
     let opts = ReportOptions::new(Default::default(), &[By::Line]);
-    let r = report::run(&open(&file), &opts, &mut std::io::sink(), &mut |_| {}).unwrap();
+    let r = report::run(&open(&file), &opts, &mut Vec::new(), &mut |_| {}).unwrap();
     let mut want: BTreeMap<(String, String, i64), i64> = BTreeMap::new();
     for row in &r.rows {
         let report::Key::Line { file: Some(f), line: Some(l), function: Some(func), .. } = &row.key else {

@@ -56,20 +56,20 @@ fuzz_target!(|data: &[u8]| {
             for weight in [Weight::Samples, Weight::Cputime] {
                 let query = Query { stream, weight, ..Query::default() };
                 let opts = ReportOptions::new(query, &[by]).top(Some(20)).symbols(symbols.clone());
-                let _ = report::run(&f, &opts, &mut sink, &mut |_| {});
+                let _ = report::run(&f, &opts, &mut Vec::new(), &mut |_| {});
             }
         }
         let filters = Filters { pid: Some(1), time: Some((0, u64::MAX / 2)), ..Filters::default() };
         let query = Query { stream, filters, ..Query::default() };
-        let _ = report::run(&f, &ReportOptions::new(query, &[]).symbols(symbols.clone()), &mut sink, &mut |_| {});
+        let _ = report::run(&f, &ReportOptions::new(query, &[]).symbols(symbols.clone()), &mut Vec::new(), &mut |_| {});
         let _ = tbrw_export::elf_profile::export_profile(&f, stream, None, &mut sink);
         let view = ViewOptions { query: Query { stream, ..Query::default() }, symbols: symbols.clone() };
         for folded in [false, true] {
             let fopts = FlameOptions { folded, ..Default::default() };
-            let _ = tbrw_export::flamegraph::write(&f, &view, &fopts, &mut sink, &mut std::io::sink(), &mut |_| {});
+            let _ = tbrw_export::flamegraph::write(&f, &view, &fopts, &mut sink, &mut Vec::new(), &mut |_| {});
         }
-        let _ = tbrw_export::pprof::write(&f, &view, &mut sink, &mut std::io::sink(), &mut |_| {});
-        let _ = tbrw_export::firefox::write(&f, &view, &mut sink, &mut std::io::sink(), &mut |_| {});
+        let _ = tbrw_export::pprof::write(&f, &view, &mut sink, &mut Vec::new(), &mut |_| {});
+        let _ = tbrw_export::firefox::write(&f, &view, &mut sink, &mut Vec::new(), &mut |_| {});
         let timeline = TimelineOptions { stream, ..Default::default() };
         let _ = tbrw_export::timeline::write(&f, &timeline, &mut sink);
     }

@@ -28,7 +28,7 @@
 use std::io::{self, Read, Write};
 
 use crate::detect::parse_map;
-pub use crate::detect::{detect, detect_seekable, is_bzip2, open, Detected, Opened, PROBE_BYTES};
+pub use crate::detect::{detect, detect_seekable, is_bzip2, open, Detected, Opened, PROBE_BYTES, SAY_WHICH_LAYOUT};
 pub use crate::format::*;
 
 /// Reads a profile piece by piece: maps (before or after the samples, as

@@ -12,6 +12,10 @@ use crate::format::*;
 /// the layout; an input shorter than this has a known size.
 pub const PROBE_BYTES: usize = 1 << 20;
 
+/// How the error about bytes that fit several layouts ends: a front end
+/// that can name the layout says how.
+pub const SAY_WHICH_LAYOUT: &str = "say which layout it is";
+
 /// A profile being read once, from its start: its first bytes (up to
 /// [`PROBE_BYTES`]), the rest of the stream, and what is known of its size.
 pub struct Opened<'a> {
@@ -240,10 +244,7 @@ fn detect_with(
     if chosen.len() > 1 {
         let names: Vec<String> =
             chosen.iter().map(|d| format!("{} ({})", d.format.layout.name(), d.format.endian.name())).collect();
-        return Err(err(
-            0,
-            format!("the bytes fit more than one layout: {}; say which with --layout", names.join(" and ")),
-        ));
+        return Err(err(0, format!("the bytes fit more than one layout: {}; {SAY_WHICH_LAYOUT}", names.join(" and "))));
     }
     Ok(chosen.remove(0))
 }

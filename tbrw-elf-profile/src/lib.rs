@@ -57,6 +57,6 @@ pub mod format;
 
 pub use codec::{
     detect, detect_seekable, encode_header, is_bzip2, open, write_header, write_map, write_profile, write_sample,
-    write_sample_head, write_thread, Detected, Opened, ProfileReader, PROBE_BYTES,
+    write_sample_head, write_thread, Detected, Opened, ProfileReader, PROBE_BYTES, SAY_WHICH_LAYOUT,
 };
 pub use format::*;

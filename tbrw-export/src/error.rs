@@ -229,3 +229,40 @@ impl ExportError {
         ExportError::Write { what: what.into(), source }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tbrw_query::report::By;
+
+    /// The library's words: no error of an export names an option of the
+    /// command line (`--by`, `--clock`, `--lanes`), which the `tbrw`
+    /// command adds itself; nor does a query error an export passes on.
+    #[test]
+    fn no_error_names_a_command_line_option() {
+        let (file, stream) = (String::from("a.tb5"), 1);
+        let filters = tbrw_query::Filters { pid: Some(7), ..Default::default() };
+        let mut all = vec![
+            ExportError::Query(tbrw_query::QueryError::NothingMatches {
+                file: file.clone(),
+                stream,
+                filters: Box::new(filters),
+            }),
+            ExportError::write("profile", std::io::Error::other("disk full")),
+            ExportError::FrameKinds { given: None, kinds: vec![By::Thread, By::Function] },
+            ExportError::FrameKinds { given: Some(By::Line), kinds: vec![By::Thread] },
+            ExportError::MissingOptions { file: file.clone(), hostname: true, clock: vec![(0, "no clock".into())] },
+            ExportError::HostName { host: "a/b".into() },
+            ExportError::NoCpuField { file: file.clone(), stream },
+            ExportError::Environment { var: "TBRW_ROWS", value: "x".into() },
+        ];
+        let weights = tbrw_query::Weight::ALL.map(Nothing::ZeroWeight);
+        for why in weights.into_iter().chain([Nothing::NoIntervalInTime, Nothing::NoEndedInterval, Nothing::NoInterval])
+        {
+            all.push(ExportError::Nothing { file: file.clone(), stream, why });
+        }
+        for e in all {
+            assert!(!e.to_string().contains("--"), "{e}");
+        }
+    }
+}

@@ -46,7 +46,7 @@ pub fn folded(
     file: &Tb5File,
     opts: &ViewOptions,
     fopts: &FlameOptions,
-    warn: &mut dyn Write,
+    warn: &mut Vec<tbrw_query::Warning>,
     progress: &mut dyn Progress,
 ) -> Result<Vec<(String, u64)>, ExportError> {
     let mut lines = Vec::new();
@@ -77,7 +77,7 @@ pub fn for_each_line(
     file: &Tb5File,
     opts: &ViewOptions,
     fopts: &FlameOptions,
-    warn: &mut dyn Write,
+    warn: &mut Vec<tbrw_query::Warning>,
     progress: &mut dyn Progress,
     each: &mut dyn FnMut(&str, u64) -> std::io::Result<()>,
 ) -> Result<usize, ExportError> {
@@ -111,7 +111,7 @@ pub fn for_each_line(
             tree.counts[node as usize] += count;
         }
     }
-    names.write_warnings(warn);
+    names.take_warnings(warn);
     // The lines need the labels only.
     drop(st);
     tree.done = IdMap::default();
@@ -222,7 +222,14 @@ impl<'a> LabelTree<'a> {
 
     /// The labels of stack node `n` (module where the chain enters
     /// another one, function, address, as `--by` asks), under `at`.
-    fn frame(&mut self, st: &Stacks, n: NodeId, mut at: u32, names: &mut Names, warn: &mut dyn Write) -> u32 {
+    fn frame(
+        &mut self,
+        st: &Stacks,
+        n: NodeId,
+        mut at: u32,
+        names: &mut Names,
+        warn: &mut Vec<tbrw_query::Warning>,
+    ) -> u32 {
         let f = st.tree.node_frame(n);
         let caller = st.tree.parent(n).map(|p| st.tree.node_frame(p).module);
         if self.has(By::Module) && caller != Some(f.module) {
@@ -248,7 +255,13 @@ impl<'a> LabelTree<'a> {
 
     /// The function labels of distinct frame `id` (`f`), made once: its
     /// function (or unknown) and the functions inlined at it.
-    fn function_labels_of(&mut self, id: u32, f: Frame, names: &mut Names, warn: &mut dyn Write) -> (u32, u32) {
+    fn function_labels_of(
+        &mut self,
+        id: u32,
+        f: Frame,
+        names: &mut Names,
+        warn: &mut Vec<tbrw_query::Warning>,
+    ) -> (u32, u32) {
         let start = self.label_lists.len() as u32;
         let l = match names.function(f, warn) {
             Some(func) => Some(self.label(clean(&func))),
@@ -272,7 +285,14 @@ impl<'a> LabelTree<'a> {
     }
 
     /// The label node of a stack and label set (made if new).
-    fn stack(&mut self, st: &Stacks, set: u32, stack: NodeId, names: &mut Names, warn: &mut dyn Write) -> u32 {
+    fn stack(
+        &mut self,
+        st: &Stacks,
+        set: u32,
+        stack: NodeId,
+        names: &mut Names,
+        warn: &mut Vec<tbrw_query::Warning>,
+    ) -> u32 {
         // Out to the first node whose labels are known, then back in.
         let mut path = Vec::new();
         let mut top = None;
@@ -367,7 +387,7 @@ pub fn write(
     opts: &ViewOptions,
     fopts: &FlameOptions,
     out: &mut dyn Write,
-    warn: &mut dyn Write,
+    warn: &mut Vec<tbrw_query::Warning>,
     progress: &mut dyn Progress,
 ) -> Result<usize, ExportError> {
     let io = |e: std::io::Error| ExportError::write("flame graph", e);

@@ -15,7 +15,7 @@
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let file = Tb5File::open("../cli/tests/data/matrix/perf.tb5")?;
 //! let mut out = Vec::new();
-//! let summary = tbrw_export::pprof::write(&file, &ViewOptions::default(), &mut out, &mut std::io::sink(), &mut |_| {})?;
+//! let summary = tbrw_export::pprof::write(&file, &ViewOptions::default(), &mut out, &mut Vec::new(), &mut |_| {})?;
 //! assert_eq!(&out[..2], &[0x1f, 0x8b], "gzip-compressed profile.proto");
 //! assert_eq!(summary.samples, 987);
 //! # Ok(())
@@ -48,6 +48,8 @@ pub mod vtune_csv;
 pub use tbrw;
 pub use tbrw_query;
 pub use tbrw_query::stacks::ViewOptions;
+/// The warnings the exports hand to their caller: the query layer's (an export adds none).
+pub use tbrw_query::Warning;
 
 pub use error::{ExportError, Nothing};
 pub use folder::{Folder, MemoryFolder};

@@ -360,7 +360,7 @@ pub struct PprofSummary {
 pub fn profile(
     file: &Tb5File,
     opts: &ViewOptions,
-    warn: &mut dyn Write,
+    warn: &mut Vec<tbrw_query::Warning>,
     progress: &mut dyn Progress,
 ) -> Result<Profile, ExportError> {
     use prost::Message;
@@ -374,7 +374,7 @@ pub fn write(
     file: &Tb5File,
     opts: &ViewOptions,
     out: &mut dyn Write,
-    warn: &mut dyn Write,
+    warn: &mut Vec<tbrw_query::Warning>,
     progress: &mut dyn Progress,
 ) -> Result<PprofSummary, ExportError> {
     write_with(file, opts, &PprofOptions::default(), out, warn, progress)
@@ -386,7 +386,7 @@ pub fn write_with(
     opts: &ViewOptions,
     popts: &PprofOptions,
     out: &mut dyn Write,
-    warn: &mut dyn Write,
+    warn: &mut Vec<tbrw_query::Warning>,
     progress: &mut dyn Progress,
 ) -> Result<PprofSummary, ExportError> {
     let failed = |e: std::io::Error| ExportError::write("profile", e);
@@ -421,7 +421,7 @@ fn encode(
     opts: &ViewOptions,
     popts: &PprofOptions,
     out: &mut dyn Write,
-    warn: &mut dyn Write,
+    warn: &mut Vec<tbrw_query::Warning>,
     progress: &mut dyn Progress,
 ) -> Result<PprofSummary, ExportError> {
     let io = |e: std::io::Error| ExportError::write("profile", e);
@@ -453,7 +453,7 @@ fn encode(
     };
     locations.write(&st, &mapping_of, &mut function_names, &mut scratch, out, warn).map_err(io)?;
     let functions = std::mem::take(&mut locations.functions);
-    function_names.write_warnings(warn);
+    function_names.take_warnings(warn);
     for m in &mappings {
         field(3, m, &mut scratch, out).map_err(io)?;
     }
@@ -615,7 +615,7 @@ impl Locations<'_> {
         function_names: &mut Names,
         scratch: &mut Vec<u8>,
         out: &mut dyn Write,
-        warn: &mut dyn Write,
+        warn: &mut Vec<tbrw_query::Warning>,
     ) -> std::io::Result<()> {
         for id in 0..st.tree.frame_count() as u32 {
             let f = st.tree.frame(id);
@@ -644,7 +644,7 @@ impl Locations<'_> {
         mapping: Option<usize>,
         info: &tbrw_query::stacks::WalkInfo,
         function_names: &mut Names,
-        warn: &mut dyn Write,
+        warn: &mut Vec<tbrw_query::Warning>,
     ) -> Vec<Line> {
         let uniform = function_names.uniform(f.module);
         if let Some((_, lines)) = self.last.get(&f.module).filter(|_| uniform) {

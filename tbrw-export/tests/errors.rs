@@ -59,14 +59,14 @@ fn a_full_disk_reaches_the_caller_as_its_io_error() {
     let file = tbrw::Tb5File::open(PERF).unwrap();
     let opts = ViewOptions::default();
     for room in [0, 100] {
-        let e = pprof::write(&file, &opts, &mut Full { room }, &mut io::sink(), &mut |_| {}).unwrap_err();
+        let e = pprof::write(&file, &opts, &mut Full { room }, &mut Vec::new(), &mut |_| {}).unwrap_err();
         assert_full(e, "pprof");
-        let e = firefox::write(&file, &opts, &mut Full { room }, &mut io::sink(), &mut |_| {}).unwrap_err();
+        let e = firefox::write(&file, &opts, &mut Full { room }, &mut Vec::new(), &mut |_| {}).unwrap_err();
         assert_full(e, "firefox");
         for folded in [false, true] {
             let fopts = FlameOptions { folded, ..FlameOptions::default() };
             let e =
-                flamegraph::write(&file, &opts, &fopts, &mut Full { room }, &mut io::sink(), &mut |_| {}).unwrap_err();
+                flamegraph::write(&file, &opts, &fopts, &mut Full { room }, &mut Vec::new(), &mut |_| {}).unwrap_err();
             assert_full(e, if folded { "folded stacks" } else { "flame graph" });
         }
     }
@@ -77,7 +77,7 @@ fn errors_about_options_are_variants_without_command_line_options() {
     let file = tbrw::Tb5File::open(PERF).unwrap();
     let opts = ViewOptions::default();
     let write = |fopts: &FlameOptions| {
-        flamegraph::write(&file, &opts, fopts, &mut Vec::new(), &mut io::sink(), &mut |_| {}).unwrap_err()
+        flamegraph::write(&file, &opts, fopts, &mut Vec::new(), &mut Vec::new(), &mut |_| {}).unwrap_err()
     };
     let e = write(&FlameOptions { by: Vec::new(), ..FlameOptions::default() });
     assert!(matches!(&e, ExportError::FrameKinds { given: None, kinds } if kinds.contains(&By::Function)), "{e:?}");

@@ -102,14 +102,30 @@ pub enum ImportError {
         #[source]
         source: std::io::Error,
     },
-    /// An option that does not fit this input (`--volts` for a profile
-    /// that does not measure current, say).
+    /// An option that does not fit this input, in the library's words
+    /// (naming no option of a front end).
     #[error("{input}: {what}")]
     Option {
         /// The input's name.
         input: String,
-        /// What does not fit, in a sentence naming the option.
+        /// What does not fit, in a sentence.
         what: String,
+    },
+    /// A supply voltage given for a profile that does not measure current.
+    #[error("{input}: a supply voltage is for current profiles (magic 1); this one's PMU values are {found}")]
+    VoltsNotCurrent {
+        /// The input's name.
+        input: String,
+        /// What its PMU values are (`energy`, `of an unknown kind ...`).
+        found: String,
+    },
+    /// A supply voltage that is not a number of volts (NaN, infinite).
+    #[error("{input}: a supply voltage of {volts} is not a voltage")]
+    NotAVoltage {
+        /// The input's name.
+        input: String,
+        /// The value given.
+        volts: f64,
     },
     /// An ELF-sampler profile that cannot be read.
     #[error(transparent)]
@@ -160,5 +176,25 @@ mod tests {
             ImportError::invalid("t.BIN", Place::Offset(4), "bad flags").to_string(),
             "t.BIN: byte 4: bad flags"
         );
+    }
+
+    /// The library's words: no error about an option names the command
+    /// line's (`--volts`, `--bin-version`), which the `tbrw` command adds.
+    #[test]
+    fn no_error_names_a_command_line_option() {
+        use crate::winidea::bin::{parse_bin, MAYBE_VERSION_1_0};
+        use crate::winidea::BinVersion;
+        let mut entry = [0u8; 24];
+        entry[4..8].copy_from_slice(&0x0100_0001u32.to_le_bytes());
+        let flags = parse_bin(&entry, BinVersion::V1_1, "t.BIN").unwrap_err();
+        assert!(flags.to_string().ends_with(MAYBE_VERSION_1_0), "{flags}");
+        let all = [
+            ImportError::VoltsNotCurrent { input: "p.prof".into(), found: "energy".into() },
+            ImportError::NotAVoltage { input: "p.prof".into(), volts: f64::NAN },
+            flags,
+        ];
+        for e in all {
+            assert!(!e.to_string().contains("--"), "{e}");
+        }
     }
 }

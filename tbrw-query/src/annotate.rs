@@ -169,7 +169,7 @@ pub fn annotate(
     query: &Query,
     name: &str,
     opts: &AnnotateOptions,
-    warn: &mut dyn Write,
+    warn: &mut Vec<crate::Warning>,
     progress: &mut dyn Progress,
 ) -> Result<Vec<Annotation>, QueryError> {
     let samples = Samples::new(file, query)?;
@@ -218,7 +218,7 @@ pub fn annotate(
         entry.addresses.entry((s.vaddr, k.pc)).or_insert_with(|| (function_at(&s, module), 0)).1 += n;
         entry.samples += n;
     }
-    syms.write_warnings(warn);
+    syms.take_warnings(warn);
     if found.is_empty() {
         return Err(QueryError::NoSampleIn {
             file: file.path().display().to_string(),
@@ -298,7 +298,7 @@ pub fn annotate(
             sources_missing: missing,
         });
     }
-    syms.write_warnings(warn);
+    syms.take_warnings(warn);
     Ok(out)
 }
 
@@ -325,7 +325,7 @@ fn instructions(
     f: &Found,
     syms: &mut FileSymbols,
     sources: &mut Sources,
-    warn: &mut dyn Write,
+    warn: &mut Vec<crate::Warning>,
 ) -> Result<Vec<AnnotatedInstruction>, NoCode> {
     let (Some(module), Some(start), Some(bias)) = (f.module, f.start, f.bias) else {
         return Err(NoCode::NoFile("the samples' addresses could not be placed in its file".into()));

@@ -3,17 +3,15 @@
 //! (the rule, [`mapping_rule`], is documented in docs/SYMBOLS.md, "In the
 //! reports"), which modules' addresses all name alike (their files cannot
 //! be used: [`FileSymbols::uniform`]), and the warnings about module files
-//! that cannot be symbolized: noted as they are met and written at the
-//! end, one line per kind ("10,000 modules' files not found, e.g. ..."),
-//! or one per module with `--verbose`. Reports (`crate::report::functions`)
+//! that cannot be symbolized: noted as they are met and handed over at the
+//! end as [`Warning`]s, one per kind ("10,000 modules' files not found,
+//! e.g. ..."), or one per module when [`SymbolOptions::verbose`]. Reports (`crate::report::functions`)
 //! and `tbrw annotate` go through it; it imports no report.
 
 use std::collections::{HashMap, HashSet};
-use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use tbrw::text::Escaped;
 use tbrw::{Module, ModuleFlags, Tb5File};
 /// The symbolizer's configuration ([`SymbolOptions::config`], [`FileSymbols::with_config`]).
 pub use tbrw_symbols::Config;
@@ -23,6 +21,8 @@ use tbrw_symbols::{
 };
 
 use crate::error::QueryError;
+pub use crate::warning::Warning;
+use crate::warning::{UnusableModule, UnusableModules};
 
 /// Where to look for the modules' files and debug information
 /// (`--symfs`, `--debug-dir`, `--search-path`, `--kallsyms`), and whether
@@ -46,8 +46,8 @@ pub struct SymbolOptions {
     /// ([`tbrw_symbols::JitMaps::trust`]); default: only this user's or
     /// root's regular files, as perf.
     pub trust_jit_maps: bool,
-    /// One warning per module whose file cannot be symbolized, not one
-    /// line per kind (`--verbose`).
+    /// One [`Warning::ModuleUnusable`] per module whose file cannot be
+    /// symbolized, not one summary per kind (`--verbose`).
     pub verbose: bool,
     /// How function names are demangled (`--demangle`).
     pub demangle: Demangle,
@@ -153,12 +153,12 @@ pub struct FileSymbols {
     warned: Vec<bool>,
     /// The module files that cannot be symbolized, per kind of reason
     /// (in the order first met): label and reason.
-    unusable_files: Vec<(&'static str, Vec<(String, String)>)>,
+    unusable_files: Vec<(&'static str, Vec<(String, tbrw_symbols::Unknown)>)>,
     /// Why stored symbols could not be used, when said.
     stored_said: Option<String>,
     /// What was left out of module files that are used (a perf map cut at
     /// its bound, a section past its size bound), in the order met.
-    partial_files: Vec<String>,
+    partial_files: Vec<tbrw_symbols::Warning>,
     /// A line per module file, not per kind.
     verbose: bool,
 }
@@ -235,10 +235,10 @@ impl FileSymbols {
 
     /// Symbolizes `pc` of module record `module` (`None`: no module covers
     /// it). The first time a module's file is used, it is noted for
-    /// [`FileSymbols::write_warnings`] when it cannot be symbolized (never
-    /// an error). `warn` is kept for callers' symmetry: nothing is written
-    /// before `write_warnings`.
-    pub fn symbolize(&mut self, module: Option<u64>, pc: u64, warn: &mut dyn Write) -> Arc<Symbolized> {
+    /// [`FileSymbols::take_warnings`] when it cannot be symbolized (never
+    /// an error). `warn` is kept for callers' symmetry: nothing is pushed
+    /// to it before `take_warnings`.
+    pub fn symbolize(&mut self, module: Option<u64>, pc: u64, warn: &mut Vec<Warning>) -> Arc<Symbolized> {
         match self.module_id(module, warn) {
             Some(id) => self.symbolizer.symbolize(id, pc),
             None => self.symbolizer.unmapped(),
@@ -248,7 +248,7 @@ impl FileSymbols {
     /// [`FileSymbols::symbolize`] without keeping the result in the
     /// symbolizer's cache: for callers that ask each distinct address once
     /// (reports by address), so that they hold nothing per address.
-    pub fn symbolize_once(&mut self, module: Option<u64>, pc: u64, warn: &mut dyn Write) -> Arc<Symbolized> {
+    pub fn symbolize_once(&mut self, module: Option<u64>, pc: u64, warn: &mut Vec<Warning>) -> Arc<Symbolized> {
         match self.module_id(module, warn) {
             Some(id) => self.symbolizer.symbolize_uncached(id, pc),
             None => self.symbolizer.unmapped(),
@@ -271,11 +271,11 @@ impl FileSymbols {
         self.unusable = note;
     }
 
-    /// Notes for [`FileSymbols::write_warnings`], once per module file,
+    /// Notes for [`FileSymbols::take_warnings`], once per module file,
     /// when `module`'s file cannot be symbolized: for samples counted
     /// through [`FileSymbols::function_index`] (and for the stored symbols'
     /// problem, if any).
-    pub fn note_used(&mut self, module: Option<u64>, warn: &mut dyn Write) {
+    pub fn note_used(&mut self, module: Option<u64>, warn: &mut Vec<Warning>) {
         self.module_id(module, warn);
     }
 
@@ -313,7 +313,7 @@ impl FileSymbols {
         self.symbolizer.symbol_name(symbol)
     }
 
-    fn module_id(&mut self, module: Option<u64>, _warn: &mut dyn Write) -> Option<ModuleId> {
+    fn module_id(&mut self, module: Option<u64>, _warn: &mut Vec<Warning>) -> Option<ModuleId> {
         if let Some(why) = self.stored_problem.take() {
             self.stored_said = Some(why);
         }
@@ -331,11 +331,11 @@ impl FileSymbols {
                                 self.unusable_files.len() - 1
                             }
                         };
-                        self.unusable_files[at].1.push((label.clone(), why.to_string()));
+                        self.unusable_files[at].1.push((label.clone(), why));
                     }
                     // Parts of a usable file that were left out (a perf map
                     // cut at its bound, a section past its size bound).
-                    Ok(info) => self.partial_files.extend(info.warnings.iter().map(|w| w.to_string())),
+                    Ok(info) => self.partial_files.extend(info.warnings.iter().cloned()),
                 }
                 self.checked.insert(label.clone());
             }
@@ -344,72 +344,30 @@ impl FileSymbols {
         Some(*id)
     }
 
-    /// Writes the warnings noted so far, and forgets them: stored symbols
-    /// that could not be read; then per kind of reason a module file
-    /// cannot be symbolized (file not found, another build, ...) one line,
-    /// naming the file and why when it is the only one of its kind, else
-    /// how many and the first few (`10,000 modules' files not found, e.g.
-    /// libN.so, ...; --symfs or --search-path to point at them; --verbose
-    /// lists them`); with [`FileSymbols::verbose`], a line per file. A
-    /// failed write of a warning does not stop the caller.
-    pub fn write_warnings(&mut self, warn: &mut dyn Write) {
-        // Labels, paths and reasons come from files: escaped ([`tbrw::text`]).
-        if let Some(why) = self.stored_said.take() {
-            let _ = writeln!(warn, "tbrw: warning: {}; they are not used", Escaped(&why));
+    /// Hands the warnings noted so far to `warn`, and forgets them:
+    /// stored symbols that could not be read; then per kind of reason a
+    /// module file cannot be symbolized (file not found, another build,
+    /// ...) one [`Warning`], naming the file and why when it is the only
+    /// one of its kind, else a summary of them all
+    /// ([`Warning::ModulesUnusable`]: `10,000 modules' files not found,
+    /// e.g. libN.so, ...`); with [`FileSymbols::verbose`], one per file;
+    /// then the files used in part.
+    pub fn take_warnings(&mut self, warn: &mut Vec<Warning>) {
+        if let Some(problem) = self.stored_said.take() {
+            warn.push(Warning::StoredSymbols { problem });
         }
         for (kind, mut files) in std::mem::take(&mut self.unusable_files) {
-            files.sort();
-            if self.verbose || files.len() == 1 {
-                for (label, why) in &files {
-                    let _ = writeln!(warn, "tbrw: warning: {}: {}; {}", Escaped(label), Escaped(why), self.unusable);
-                }
+            files.sort_by(|a, b| a.0.cmp(&b.0));
+            let effect = self.unusable;
+            let mut modules = files.into_iter().map(|(module, why)| UnusableModule { module, why, effect });
+            if self.verbose || modules.len() == 1 {
+                warn.extend(modules.map(Warning::ModuleUnusable));
                 continue;
             }
-            let _ = writeln!(warn, "tbrw: warning: {}", Escaped(&summary(kind, &files, self.unusable)));
+            warn.push(Warning::ModulesUnusable(UnusableModules { kind, modules: modules.by_ref().collect(), effect }));
         }
-        for note in std::mem::take(&mut self.partial_files) {
-            let _ = writeln!(warn, "tbrw: warning: {}", Escaped(&note));
-        }
+        warn.extend(std::mem::take(&mut self.partial_files).into_iter().map(Warning::Symbols));
     }
-}
-
-/// Module files named in a summary line, at most.
-const NAMED: usize = 3;
-
-/// The one line of [`FileSymbols::write_warnings`] for `files` (two or
-/// more) that cannot be symbolized for the reason `kind`.
-fn summary(kind: &str, files: &[(String, String)], unusable: &str) -> String {
-    let n = thousands(files.len());
-    let names: Vec<String> = files.iter().take(NAMED).map(|(l, _)| base_name(l).to_owned()).collect();
-    let more = if files.len() > NAMED { ", ..." } else { "" };
-    let named = format!("e.g. {}{more}", names.join(", "));
-    match kind {
-        "file not found" => format!(
-            "{n} modules' files not found, {named}; --symfs or --search-path to point at them; --verbose lists them"
-        ),
-        "build id mismatch" => format!(
-            "{n} modules' files here are other builds than the profile's, {named}; --symfs or --debug-dir to point at the profiled ones; --verbose lists them"
-        ),
-        _ => format!("{n} modules' files: {kind}, {named}; {unusable}; --verbose lists them"),
-    }
-}
-
-/// A path's last part (the whole label when it has no `/`).
-fn base_name(label: &str) -> &str {
-    label.rsplit('/').next().filter(|b| !b.is_empty()).unwrap_or(label)
-}
-
-/// `n` with a comma every three digits (`10,000`).
-fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// Function-symbol lookups by module record, shared by threads (see

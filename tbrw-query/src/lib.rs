@@ -4,7 +4,7 @@
 //!
 //! ```
 //! use tbrw_query::report::{self, By, ReportOptions};
-//! use tbrw_query::{Binding, Query, Walk, Weight};
+//! use tbrw_query::{Binding, Query, Walk, Warning, Weight};
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! // A recording of the `sampler` collector, with its functions stored in it.
@@ -15,7 +15,7 @@
 //! // One options struct: the query, the grouping (once), the rows, self or children.
 //! let query = Query { weight: Weight::Cputime, ..Query::default() };
 //! let opts = ReportOptions::new(query.clone(), &[By::Function]).top(Some(3));
-//! let r = report::run(&file, &opts, &mut std::io::sink(), &mut |_| {})?;
+//! let r = report::run(&file, &opts, &mut Vec::new(), &mut |_| {})?;
 //! for row in &r.rows {
 //!     println!("{:>6.2}%  {}", row.percent, row.key);
 //! }
@@ -24,11 +24,17 @@
 //! // Perf's inclusive view (`perf report --children`) of a perf recording
 //! // with call stacks: the same call.
 //! let stacks = tbrw_query::tbrw::Tb5File::open("../cli/tests/data/matrix/perf-stacks.tb5")?;
+//! // What a report could do only in part comes back as values the caller
+//! // collects ([`Warning`]), never as text: here the vDSO, which has no
+//! // file to read symbols from.
 //! let opts = ReportOptions::new(Query::default(), &[By::Function]).children(true);
-//! let inclusive = report::run(&stacks, &opts, &mut std::io::sink(), &mut |_| {})?;
+//! let mut warnings: Vec<Warning> = Vec::new();
+//! let inclusive = report::run(&stacks, &opts, &mut warnings, &mut |_| {})?;
 //! let first = &inclusive.rows[0];
 //! assert_eq!(first.key.to_string(), "start_thread");
 //! assert_eq!((first.samples, first.children.as_ref().unwrap().samples), (0, 172));
+//! assert!(matches!(&warnings[..], [Warning::ModuleUnusable(m)] if m.module == "[vdso]"));
+//! assert_eq!(warnings[0].to_string(), "[vdso]: not a file; its samples are reported unresolved");
 //!
 //! // The walk itself: every sample that passes the filters, with its
 //! // process, thread, module and weight.
@@ -51,7 +57,10 @@
 //!   (clock values, percentages, seconds from the start) resolved on a stream;
 //! - [`walk`]: the filtered pass over a stream, bound, in parts on threads;
 //! - [`file_symbols`]: a file's modules handed to `tbrw-symbols` (which
-//!   translation each module gets, stored symbols, one warning per module);
+//!   translation each module gets, stored symbols, one warning per kind of
+//!   unusable module file); [`warning`]: those warnings as values
+//!   ([`Warning`]): every function that can warn takes a `&mut Vec<Warning>`
+//!   and pushes to it; their `Display` names no option of a front end;
 //! - [`stacks`]: samples with their call chains, aggregated per stack (the
 //!   viewer exports); [`intervals`]: interval streams (MTMC tasks, winIDEA calls);
 //! - [`report`]: reports by process, thread, module, event, function, line,
@@ -78,6 +87,7 @@ pub mod stream;
 pub mod tasks;
 pub mod time;
 pub mod walk;
+pub mod warning;
 
 // The crates whose types the front's signatures hold: a caller needs no
 // dependency of its own on them (and gets the same versions).
@@ -87,5 +97,6 @@ pub use tbrw_symbols;
 pub use error::QueryError;
 pub use query::{By, Filters, Query, Weight};
 pub use walk::{Binding, Sample, Walk};
+pub use warning::Warning;
 // The one progress type of the project's libraries (importers, queries, exports).
 pub use tbrw_schema::Progress;

@@ -30,7 +30,7 @@ pub struct Filters {
     /// when it has none): clock values, resolved from what was given by
     /// [`crate::time::TimeRange::resolve`].
     pub time: Option<(u64, u64)>,
-    /// The `--time` range as given (`10%..20%`), for messages; `None`:
+    /// The time range as given (`10%..20%`), for messages; `None`:
     /// spelled from [`Filters::time`].
     pub time_given: Option<String>,
 }
@@ -40,27 +40,40 @@ impl Filters {
     pub fn any(&self) -> bool {
         self.pid.is_some() || self.tid.is_some() || self.module.is_some() || self.time.is_some()
     }
+}
 
-    /// The filters as the command line spells them (what a "no sample
-    /// matches" error names).
-    pub fn spelled(&self) -> String {
+/// The filters in the library's words (`pid 3, module "libc.so.6",
+/// time 10%..20% (10..20)`), as a "no sample passes" error names them; a
+/// front end spells them with its own options.
+impl std::fmt::Display for Filters {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let mut given = Vec::new();
         if let Some(p) = self.pid {
-            given.push(format!("--pid {p}"));
+            given.push(format!("pid {p}"));
         }
         if let Some(t) = self.tid {
-            given.push(format!("--tid {t}"));
+            given.push(format!("tid {t}"));
         }
         if let Some(m) = &self.module {
-            given.push(format!("--module {m:?}"));
+            given.push(format!("module {m:?}"));
         }
+        if let Some(t) = self.time_spelled() {
+            given.push(format!("time {t}"));
+        }
+        f.write_str(&given.join(", "))
+    }
+}
+
+impl Filters {
+    /// The time range as given, with the clock values it resolved to
+    /// (`10%..20% (10..20)`); `None` without one.
+    pub fn time_spelled(&self) -> Option<String> {
         match (&self.time_given, self.time) {
-            (Some(t), Some((lo, hi))) => given.push(format!("--time {t} ({lo}..{})", end(hi))),
-            (Some(t), None) => given.push(format!("--time {t}")),
-            (None, Some((lo, hi))) => given.push(format!("--time {lo}..{}", end(hi))),
-            (None, None) => {}
+            (Some(t), Some((lo, hi))) => Some(format!("{t} ({lo}..{})", end(hi))),
+            (Some(t), None) => Some(t.clone()),
+            (None, Some((lo, hi))) => Some(format!("{lo}..{}", end(hi))),
+            (None, None) => None,
         }
-        given.join(" ")
     }
 }
 
@@ -123,9 +136,9 @@ mod tests {
     fn filters_are_spelled_as_given() {
         let f =
             Filters { pid: Some(3), module: Some("libc.so.6".into()), time: Some((5, u64::MAX)), ..Filters::default() };
-        assert_eq!(f.spelled(), "--pid 3 --module \"libc.so.6\" --time 5..");
+        assert_eq!(f.to_string(), "pid 3, module \"libc.so.6\", time 5..");
         let g = Filters { time: Some((10, 20)), time_given: Some("10%..20%".into()), ..Filters::default() };
-        assert_eq!(g.spelled(), "--time 10%..20% (10..20)");
+        assert_eq!(g.to_string(), "time 10%..20% (10..20)");
         assert!(f.any() && !Filters::default().any());
     }
 }

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use tbrw::*;
 use tbrw_schema::fields::{self, read_le};
 
-use crate::error::QueryError;
+use crate::error::{QueryError, WeightFields};
 use crate::query::Weight;
 
 /// Stream `n` of `file`, or an error naming the file and how many streams it has.
@@ -304,24 +304,17 @@ impl SampleFields {
             (None, Some(c)) => Some(CpuTime::Cumulative(c)),
             (None, None) => None,
         };
-        let unsupported = |needs: &str| QueryError::Unsupported {
-            file: file.path().display().to_string(),
-            stream: n,
-            what: format!(
-                "--weight {} needs {needs}, which its records do not have; --weight samples works on every stream",
-                weight.name()
-            ),
-        };
-        const CPUTIME: &str = "a thread CPU time field (cputime_delta 0x4004 or cputime 0x4000: the sampler's recordings and imports of its profiles have one)";
+        let unsupported =
+            |missing| QueryError::WeightNeeds { file: file.path().display().to_string(), stream: n, weight, missing };
         match weight {
             Weight::Samples => Ok(Weigher::One),
-            Weight::Cputime => cputime.map(|c| Weigher::Cputime(c, HashMap::new())).ok_or_else(|| unsupported(CPUTIME)),
+            Weight::Cputime => {
+                cputime.map(|c| Weigher::Cputime(c, HashMap::new())).ok_or_else(|| unsupported(WeightFields::CpuTime))
+            }
             Weight::Energy => match (cputime, self.power) {
                 (Some(c), Some(p)) => Ok(Weigher::Energy(c, p, HashMap::new())),
-                (None, _) => Err(unsupported(&format!("{CPUTIME} and a power field (ST_POWER)"))),
-                (Some(_), None) => Err(unsupported(
-                    "a power field (ST_POWER: a power profile, or a current profile imported with --volts)",
-                )),
+                (None, _) => Err(unsupported(WeightFields::CpuTimeAndPower)),
+                (Some(_), None) => Err(unsupported(WeightFields::Power)),
             },
         }
     }

@@ -150,10 +150,11 @@ impl TimeRange {
             let Some(t) = times else {
                 return match p {
                     TimePoint::Value(v) => Ok(v),
-                    _ => Err(QueryError::Unsupported {
+                    _ => Err(QueryError::TimeUnplaceable {
+                        range: self.to_string(),
                         file: file.to_owned(),
                         stream,
-                        what: format!("--time {self}: it has no records to measure from; give clock values"),
+                        unit: None,
                     }),
                 };
             };
@@ -163,13 +164,11 @@ impl TimeRange {
                     let span = (t.last - t.first) as f64;
                     Ok(t.first.saturating_add((span * pc / 100.0).round() as u64))
                 }
-                TimePoint::After(_) if !t.nanos() => Err(QueryError::Unsupported {
+                TimePoint::After(_) if !t.nanos() => Err(QueryError::TimeUnplaceable {
+                    range: self.to_string(),
                     file: file.to_owned(),
                     stream,
-                    what: format!(
-                        "--time {self}: its times are {}, not nanoseconds, so seconds cannot be placed; give percentages (10%..20%) or values of that unit",
-                        t.unit()
-                    ),
+                    unit: Some(t.unit().to_string()),
                 }),
                 TimePoint::After(ns) => Ok(t.first.saturating_add(ns.round() as u64)),
             }

@@ -148,19 +148,10 @@ impl<'f> Walk<'f> {
             });
         }
         if !bindable && (query.filters.pid.is_some() || query.filters.module.is_some()) {
-            return Err(QueryError::Unsupported {
-                file: name(),
-                stream: n,
-                what: "--pid and --module need records that can be bound (a legacy sample record, or ST_IP and ST_PID)"
-                    .into(),
-            });
+            return Err(QueryError::FilterNeedsBinding { file: name(), stream: n, thread: false });
         }
         if !bindable && !direct_tid && query.filters.tid.is_some() {
-            return Err(QueryError::Unsupported {
-                file: name(),
-                stream: n,
-                what: "--tid needs records that can be bound or that carry a tid field".into(),
-            });
+            return Err(QueryError::FilterNeedsBinding { file: name(), stream: n, thread: true });
         }
         let bound = match stored {
             Some(v) => Some(bind::Bound::Stored(v)),
@@ -171,11 +162,7 @@ impl<'f> Walk<'f> {
         let module_filter = stream::module_filter(&modules, query.filters.module.as_deref());
         if let (Some(want), Some(f)) = (&query.filters.module, &module_filter) {
             if !f.contains(&true) {
-                return Err(QueryError::NothingMatches {
-                    file: name(),
-                    stream: n,
-                    filters: format!("--module {want:?} (no module has that name or path)"),
-                });
+                return Err(QueryError::NoSuchModule { file: name(), stream: n, module: want.clone() });
             }
         }
         let (threads, process_records) = match file.processes()? {
@@ -297,7 +284,7 @@ impl<'f> Walk<'f> {
         QueryError::NothingMatches {
             file: self.file.path().display().to_string(),
             stream: self.query.stream,
-            filters: self.query.filters.spelled(),
+            filters: Box::new(self.query.filters.clone()),
         }
     }
 

@@ -12,6 +12,7 @@ use proptest::prelude::*;
 use tbrw::*;
 use tbrw_query::file_symbols::{FileSymbols, SymbolOptions};
 use tbrw_query::report::{self, By, Key, ReportOptions};
+use tbrw_query::warning::{Unknown, Warning};
 
 fn module(pid: u32, path: Option<&str>, load_address: u64, first: bool) -> Module {
     let mut flags = ModuleFlags::LOADED;
@@ -86,7 +87,7 @@ fn sample() -> impl Strategy<Value = (u32, u64)> {
 }
 
 fn rows(by: &[By], file: &Tb5File) -> report::Report {
-    report::run(file, &ReportOptions::new(Default::default(), by), &mut std::io::sink(), &mut |_| {}).unwrap()
+    report::run(file, &ReportOptions::new(Default::default(), by), &mut Vec::new(), &mut |_| {}).unwrap()
 }
 
 proptest! {
@@ -120,7 +121,7 @@ proptest! {
 }
 
 #[test]
-fn warnings_are_one_line_per_kind_or_one_per_file_when_verbose() {
+fn warnings_are_one_value_per_kind_or_one_per_file_when_verbose() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("w.tb5");
     write(&path, &[(1, 0x1000_0010), (1, 0x2000_0010), (1, 0x3000_0010), (2, 0x2000_0010)]);
@@ -132,26 +133,27 @@ fn warnings_are_one_line_per_kind_or_one_per_file_when_verbose() {
         for m in [0, 1, 2, 4, 1] {
             syms.symbolize(Some(m), modules[m as usize].load_address, &mut warn);
         }
-        assert!(warn.is_empty(), "nothing before write_warnings");
-        syms.write_warnings(&mut warn);
-        let text = String::from_utf8(warn).unwrap();
-        let lines: Vec<&str> = text.lines().collect();
+        assert!(warn.is_empty(), "nothing before take_warnings");
+        syms.take_warnings(&mut warn);
         if verbose {
-            assert_eq!(lines.len(), 4, "{text}");
-            assert!(lines
-                .iter()
-                .all(|l| l.contains("file not found") && l.ends_with("its samples are reported unresolved")));
-            assert!(lines[0].starts_with("tbrw: warning: /elsewhere/libshared.so: file not found (tried "), "{text}");
+            // The list asked for: a value per module file.
+            assert_eq!(warn.len(), 4, "{warn:?}");
+            for w in &warn {
+                let Warning::ModuleUnusable(m) = w else { panic!("{w:?}") };
+                assert!(matches!(m.why, Unknown::NotFound { .. }), "{m:?}");
+                assert!(w.to_string().ends_with("its samples are reported unresolved"), "{w}");
+            }
+            assert!(warn[0].to_string().starts_with("/elsewhere/libshared.so: file not found (tried "), "{warn:?}");
         } else {
-            assert_eq!(
-                lines,
-                ["tbrw: warning: 4 modules' files not found, e.g. libshared.so, app, libown.so, ...; --symfs or --search-path to point at them; --verbose lists them"],
-                "{text}"
-            );
+            // One value for the kind: the count, the examples and the whole list.
+            let [Warning::ModulesUnusable(s)] = warn.as_slice() else { panic!("{warn:?}") };
+            assert_eq!((s.count(), s.not_found()), (4, true));
+            assert_eq!(s.modules[0].module, "/elsewhere/libshared.so");
+            assert_eq!(warn[0].to_string(), "4 modules' files not found, e.g. libshared.so, app, libown.so, ...");
         }
-        // Written once.
+        // Handed over once.
         let mut again = Vec::new();
-        syms.write_warnings(&mut again);
+        syms.take_warnings(&mut again);
         assert!(again.is_empty());
     }
 }

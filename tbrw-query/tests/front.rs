@@ -15,7 +15,7 @@ const STACKS: &str = "../cli/tests/data/matrix/perf-stacks.tb5";
 const LEGACY: &str = "../examples/data/sample.tb5";
 
 fn run(file: &Tb5File, opts: &ReportOptions) -> Result<report::Report, QueryError> {
-    report::run(file, opts, &mut std::io::sink(), &mut |_| {})
+    report::run(file, opts, &mut Vec::new(), &mut |_| {})
 }
 
 fn by(file: &Tb5File, by: &[By]) -> report::Report {
@@ -29,7 +29,7 @@ fn run_and_answer_give_one_report_for_every_grouping() {
         let opts = ReportOptions::new(Query::default(), &[b]);
         let r = run(&file, &opts).unwrap();
         assert_eq!(r.by, b);
-        let answered = report::answer(&file, &opts, &mut std::io::sink(), &mut |_| {}).unwrap().into_report();
+        let answered = report::answer(&file, &opts, &mut Vec::new(), &mut |_| {}).unwrap().into_report();
         assert_eq!(answered, r, "{b:?}");
     }
     // The crate's front example: the top function by CPU time.
@@ -91,8 +91,8 @@ impl tbrw_query::Progress for Last {
 fn progress_is_the_one_trait_of_the_libraries() {
     let file = Tb5File::open(COLLECTOR).unwrap();
     let mut last = Last(0);
-    let r = report::run(&file, &ReportOptions::new(Query::default(), &[By::Module]), &mut std::io::sink(), &mut last)
-        .unwrap();
+    let r =
+        report::run(&file, &ReportOptions::new(Query::default(), &[By::Module]), &mut Vec::new(), &mut last).unwrap();
     assert_eq!(last.0, r.records, "told every record walked");
     // The importers' trait is the same one.
     fn takes_import_progress(_: impl tbrw_schema::Progress) {}

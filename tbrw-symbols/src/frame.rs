@@ -45,8 +45,11 @@ pub struct Frame {
     pub location: Option<SourceLocation>,
 }
 
-/// Why an address has no function name.
+/// Why an address has no function name. Its `Display` names no option
+/// of a front end: a caller that can change the outcome (trusting perf
+/// maps, say) adds its own hint.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Unknown {
     /// The address lies in no module the caller knows of.
     NoModule,
@@ -80,6 +83,13 @@ pub enum Unknown {
         path: PathBuf,
         /// What is wrong with it.
         message: String,
+    },
+    /// A perf map reached through a symbolic link: not followed unless
+    /// trusted (`Config::jit_maps`), so that a planted link cannot point
+    /// the reader at another file.
+    LinkRefused {
+        /// The map's path (the link).
+        path: PathBuf,
     },
     /// A perf map owned by a user other than the one reading it and root:
     /// not used unless trusted (`Config::jit_maps`), as perf refuses it.
@@ -120,7 +130,7 @@ impl Unknown {
             Unknown::NotAFile => "not a file",
             Unknown::NotFound { .. } => "file not found",
             Unknown::Directory { .. } => "a directory, not a file",
-            Unknown::Unreadable { .. } => "unreadable file",
+            Unknown::Unreadable { .. } | Unknown::LinkRefused { .. } => "unreadable file",
             Unknown::Malformed { .. } => "not a valid ELF file",
             Unknown::Untrusted { .. } => "owned by another user",
             Unknown::BuildIdMismatch { .. } => "build id mismatch",
@@ -144,11 +154,14 @@ impl fmt::Display for Unknown {
             }
             Unknown::Directory { path } => write!(f, "{} is a directory, not a file", path.display()),
             Unknown::Unreadable { path, message } => write!(f, "cannot read {}: {message}", path.display()),
+            Unknown::LinkRefused { path } => {
+                write!(f, "cannot read {}: a symbolic link, not followed", path.display())
+            }
             Unknown::Malformed { path, message } => write!(f, "{} is not a valid ELF file: {message}", path.display()),
             Unknown::Untrusted { path, owner, user } => write!(
                 f,
                 "{} belongs to uid {owner}, neither this user (uid {user}) nor root: not trusted, as perf does not \
-                 trust it (--trust-jit-maps uses it)",
+                 trust it",
                 path.display()
             ),
             Unknown::BuildIdMismatch { path, expected, found } => {
@@ -352,5 +365,38 @@ mod tests {
         assert_eq!(e.to_string(), "build id mismatch: the profile recorded 0102, /x has none");
         let nf = Unknown::NotFound { tried: vec!["/a".into(), "/b".into()] };
         assert_eq!(nf.to_string(), "file not found (tried /a, /b)");
+    }
+
+    /// Every reason and warning this crate gives, in its own words: none
+    /// names an option of a front end (`--trust-jit-maps`), which would be
+    /// wrong for a caller that is not the command line.
+    #[test]
+    fn no_reason_names_a_command_line_option() {
+        use crate::perf_map::MapLimit;
+        use crate::sections::SectionProblem;
+        let path = || std::path::PathBuf::from("/tmp/perf-7.map");
+        let reasons = [
+            Unknown::NoModule,
+            Unknown::Kernel { reason: "no kallsyms".into() },
+            Unknown::NotAFile,
+            Unknown::NotFound { tried: vec![path()] },
+            Unknown::Directory { path: path() },
+            Unknown::Unreadable { path: path(), message: "denied".into() },
+            Unknown::LinkRefused { path: path() },
+            Unknown::Malformed { path: path(), message: "short".into() },
+            Unknown::Untrusted { path: path(), owner: 65534, user: 1000 },
+            Unknown::BuildIdMismatch { path: path(), expected: BuildId(vec![1]), found: None },
+            Unknown::OutsideSegments,
+            Unknown::NoSymbols,
+            Unknown::NoSymbolAt,
+        ];
+        let mut said: Vec<String> = reasons.iter().map(|u| u.to_string()).collect();
+        said.extend(reasons.iter().map(|u| crate::unwind::UnwindError::File(u.clone()).to_string()));
+        said.push(crate::Warning::PerfMapCut { path: path(), limit: MapLimit::Lines(4), symbols: 3 }.to_string());
+        let problem = SectionProblem::TooLarge { format: "zlib", compressed: 1, claimed: 1 << 40, bound: 1 << 30 };
+        said.push(crate::Warning::SectionSkipped { path: path(), section: ".debug_info".into(), problem }.to_string());
+        for s in said {
+            assert!(!s.contains("--"), "{s}");
+        }
     }
 }

@@ -296,7 +296,7 @@ fn open_untrusted(path: &Path, limits: &JitMaps) -> Result<Option<File>, Unknown
             return Ok(None)
         }
         Err(e) if is_link_refused(&e) && !limits.trust => {
-            return Err(unreadable("a symbolic link, not followed (--trust-jit-maps follows it)".into()))
+            return Err(Unknown::LinkRefused { path: path.to_path_buf() })
         }
         Err(e) => return Err(unreadable(e.to_string())),
     };

@@ -138,7 +138,10 @@ pub fn report(
     let f = open(file)?;
     let records = report::samples::stream(&f, opts.query.stream)?.data()?.map_or(0, |d| d.len());
     let mut progress = |n| progress(n, records);
-    let mut r = report::answer(&f, opts, err, &mut progress)?;
+    let mut warnings = Vec::new();
+    let r = report::answer(&f, opts, &mut warnings, &mut progress);
+    crate::warning::show(&warnings, err);
+    let mut r = r?;
     if json { r.write_json(out) } else { r.write_text(out) }.map_err(written)
 }
 
@@ -216,7 +219,10 @@ pub fn annotate(
     err: &mut dyn Write,
 ) -> Result<(), CliError> {
     let f = open(file)?;
-    let a = annotate::annotate(&f, opts, function, aopts, err, &mut |_| {})?;
+    let mut warnings = Vec::new();
+    let a = annotate::annotate(&f, opts, function, aopts, &mut warnings, &mut |_| {});
+    crate::warning::show(&warnings, err);
+    let a = a?;
     if json {
         serde_json::to_writer(&mut *out, &a).map_err(|e| written(e.into()))?;
         writeln!(out).map_err(written)
@@ -309,9 +315,12 @@ pub fn export_flamegraph(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<(), CliError> {
+    let mut warnings = Vec::new();
     let stacks = write_view(file, output, force, |f, w| {
-        Ok(tbrw_export::flamegraph::write(f, opts, fopts, w, err, &mut |_| {})?)
-    })?;
+        Ok(tbrw_export::flamegraph::write(f, opts, fopts, w, &mut warnings, &mut |_| {})?)
+    });
+    crate::warning::show(&warnings, err);
+    let stacks = stacks?;
     if output.as_os_str() != "-" {
         writeln!(out, "{}: {stacks} distinct stacks", output.display()).map_err(written)?;
     }
@@ -328,9 +337,12 @@ pub fn export_pprof(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<(), CliError> {
+    let mut warnings = Vec::new();
     let p = write_view(file, output, force, |f, w| {
-        Ok(tbrw_export::pprof::write_with(f, opts, popts, w, err, &mut |_| {})?)
-    })?;
+        Ok(tbrw_export::pprof::write_with(f, opts, popts, w, &mut warnings, &mut |_| {})?)
+    });
+    crate::warning::show(&warnings, err);
+    let p = p?;
     if output.as_os_str() != "-" {
         writeln!(
             out,
@@ -356,11 +368,14 @@ pub fn export_firefox(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<(), CliError> {
-    let (profile, s) = write_view(file, output, force, |f, w| {
-        let (profile, s) = tbrw_export::firefox::profile(f, opts, err, &mut |_| {})?;
+    let mut warnings = Vec::new();
+    let made = write_view(file, output, force, |f, w| {
+        let (profile, s) = tbrw_export::firefox::profile(f, opts, &mut warnings, &mut |_| {})?;
         tbrw_export::firefox::write_profile(&profile, &s, w)?;
         Ok((profile, s))
-    })?;
+    });
+    crate::warning::show(&warnings, err);
+    let (profile, s) = made?;
     // The output is committed (write_view returned): the process ends
     // soon, and the profile's millions of small allocations go back with
     // it, not freed one by one (a tenth of a large export's time), as
@@ -413,7 +428,10 @@ pub fn export_parquet(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<(), CliError> {
-    let runs = tbrw_export::parquet::dataset::export_parquet(files, dir, opts, progress, err)?;
+    let mut warnings = Vec::new();
+    let runs = tbrw_export::parquet::dataset::export_parquet(files, dir, opts, progress, &mut warnings);
+    crate::warning::show(&warnings, err);
+    let runs = runs?;
     for r in &runs {
         writeln!(
             out,

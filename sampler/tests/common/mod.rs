@@ -67,7 +67,7 @@ pub fn function_report(path: &Path) -> (Vec<(String, f64, bool)>, String) {
             (row.key.printed_str().unwrap_or("?").to_owned(), row.percent, named)
         })
         .collect();
-    (rows, String::from_utf8_lossy(&warn).into_owned())
+    (rows, warn.iter().map(|w| format!("{w}\n")).collect())
 }
 
 /// A report of the recording at `path` grouped `by` and weighed by

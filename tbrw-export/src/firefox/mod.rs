@@ -118,7 +118,7 @@ fn tag(p: &mut Profile, thread: ThreadHandle, slot: u32) {
 pub fn profile(
     file: &Tb5File,
     opts: &ViewOptions,
-    warn: &mut dyn Write,
+    warn: &mut Vec<tbrw_query::Warning>,
     progress: &mut dyn Progress,
 ) -> Result<(FirefoxProfile, FirefoxSummary), ExportError> {
     match IntervalStream::open(file, opts.query.stream, "") {
@@ -206,7 +206,7 @@ pub fn write(
     file: &Tb5File,
     opts: &ViewOptions,
     out: &mut dyn Write,
-    warn: &mut dyn Write,
+    warn: &mut Vec<tbrw_query::Warning>,
     progress: &mut dyn Progress,
 ) -> Result<FirefoxSummary, ExportError> {
     let (p, summary) = profile(file, opts, warn, progress)?;

@@ -14,7 +14,6 @@
 //! [`super::batches`] and [`super::columns`]; writes nothing.
 
 use std::collections::{BTreeMap, HashMap};
-use std::io::Write;
 use std::sync::Arc;
 use tbrw_schema::Progress;
 
@@ -35,7 +34,7 @@ use crate::error::ExportError;
 pub(super) fn samples(
     file: &Tb5File,
     opts: &ViewOptions,
-    warn: &mut dyn Write,
+    warn: &mut Vec<tbrw_query::Warning>,
     progress: &mut dyn Progress,
 ) -> Result<(FirefoxProfile, FirefoxSummary), ExportError> {
     samples_in_batches(file, opts, warn, progress, Some(BATCH))
@@ -46,7 +45,7 @@ pub(super) fn samples(
 fn samples_in_batches(
     file: &Tb5File,
     opts: &ViewOptions,
-    warn: &mut dyn Write,
+    warn: &mut Vec<tbrw_query::Warning>,
     progress: &mut dyn Progress,
     batch: Option<usize>,
 ) -> Result<(FirefoxProfile, FirefoxSummary), ExportError> {
@@ -105,7 +104,7 @@ fn name_frames(
     modules: &[Module],
     file: &Tb5File,
     function_names: &mut Names,
-    warn: &mut dyn Write,
+    warn: &mut Vec<tbrw_query::Warning>,
 ) -> Result<Frames, ExportError> {
     let code = p.add_category("Code", CategoryColor::Blue);
     // Build ids the collector noted: the libraries' code and debug ids.
@@ -173,7 +172,7 @@ fn name_frames(
         }
         frames.range[id as usize] = (start, frames.infos.len() as u32);
     }
-    function_names.write_warnings(warn);
+    function_names.take_warnings(warn);
     for (lib, symbols) in libs.values_mut() {
         // The same address in several processes' mappings: once.
         symbols.sort_by_key(|s| s.address);
@@ -291,7 +290,7 @@ mod tests {
     fn profile_json(path: &str, batch: Option<usize>) -> Vec<u8> {
         let file = Tb5File::open(path).unwrap();
         let opts = ViewOptions::default();
-        let (p, summary) = samples_in_batches(&file, &opts, &mut std::io::sink(), &mut |_| {}, batch).unwrap();
+        let (p, summary) = samples_in_batches(&file, &opts, &mut Vec::new(), &mut |_| {}, batch).unwrap();
         assert!(summary.samples > 900, "{path}: {} samples", summary.samples);
         let mut out = Vec::new();
         super::super::json(&p, &summary, &mut out).unwrap();

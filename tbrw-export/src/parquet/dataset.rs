@@ -168,7 +168,7 @@ pub fn export_parquet(
     dir: &Path,
     opts: &ParquetOptions,
     progress: &mut dyn Progress,
-    warn: &mut dyn std::io::Write,
+    warn: &mut Vec<tbrw_query::Warning>,
 ) -> Result<Vec<Run>, DatasetError> {
     if files.is_empty() {
         return Err(DatasetError::NoInput);

@@ -15,7 +15,6 @@ pub mod sort;
 pub mod streams;
 pub mod tables;
 
-use std::io::Write;
 use tbrw_schema::Progress;
 
 use crate::error::ExportError;
@@ -103,7 +102,7 @@ pub fn export_run(
     folder: &mut dyn Folder,
     symbols: Option<&SymbolOptions>,
     progress: &mut dyn Progress,
-    warn: &mut dyn Write,
+    warn: &mut Vec<tbrw_query::Warning>,
 ) -> Result<RunRows, ExportError> {
     let sort_chunk = sort_chunk()?;
     let mut open = |t: &'static str, cols: &'static [schema::Column]| -> Result<TableWriter, ExportError> {
@@ -132,7 +131,7 @@ pub fn export_run(
                 let written =
                     streams::write_samples(file, n, &mut samples, sy.as_mut(), sort_chunk, &mut stacks, progress);
                 if let Some(sy) = sy.as_mut() {
-                    sy.file.write_warnings(sy.warn);
+                    sy.file.take_warnings(sy.warn);
                 }
                 written?
             }

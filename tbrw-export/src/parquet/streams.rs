@@ -10,7 +10,6 @@
 //! figures of `tbrw report --by task`.
 
 use std::collections::HashMap;
-use std::io::Write;
 use tbrw_schema::Progress;
 
 use tbrw::*;
@@ -350,7 +349,7 @@ pub struct Symbols<'a> {
     /// `stacks` (not `--no-inline`).
     pub inline: bool,
     /// Where its warnings go.
-    pub warn: &'a mut dyn Write,
+    pub warn: &'a mut Vec<tbrw_query::Warning>,
 }
 
 /// Writes stream `n`'s records to `samples`, in time order (sorting

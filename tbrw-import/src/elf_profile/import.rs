@@ -255,16 +255,11 @@ fn convert<R: Read>(
     let (format, header) = (detected.format, detected.header);
     if let Some(v) = popts.volts {
         if header.magic != Magic::Current || header.killed {
-            return Err(ImportError::option(
-                name,
-                format!(
-                    "--volts is for current profiles (magic 1); this one's PMU values are {}",
-                    if header.killed { "of an unknown kind (the header is missing)" } else { header.magic.name() }
-                ),
-            ));
+            let found = if header.killed { "of an unknown kind (the header is missing)" } else { header.magic.name() };
+            return Err(ImportError::VoltsNotCurrent { input: name.to_string(), found: found.to_owned() });
         }
         if !v.is_finite() {
-            return Err(ImportError::option(name, format!("--volts {v} is not a voltage")));
+            return Err(ImportError::NotAVoltage { input: name.to_string(), volts: v });
         }
     }
     let mut profile = ProfileReader::new(input, name, size, detected);
@@ -519,6 +514,7 @@ mod tests {
         let (_, bytes) = fixtures::files().into_iter().find(|(n, _)| *n == "seed-era.prof").unwrap();
         let p = ProfileOptions { volts: Some(3.3), ..Default::default() };
         let e = import(dir.path(), |w| import_profile(Cursor::new(&bytes), "s.prof", w, &o, &p, ())).unwrap_err();
-        assert!(matches!(&e, ImportError::Option { input, .. } if input == "s.prof"), "{e:?}");
+        assert!(matches!(&e, ImportError::VoltsNotCurrent { input, .. } if input == "s.prof"), "{e:?}");
+        assert!(!e.to_string().contains("--"), "the library names no option: {e}");
     }
 }

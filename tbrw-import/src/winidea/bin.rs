@@ -9,6 +9,10 @@ use crate::error::{ImportError, Place};
 /// The context of `.BIN` events whose core is unknown (all of a 1.0 file).
 pub const UNKNOWN_CONTEXT: u32 = 0xFF;
 
+/// How an entry's error about flags outside the version 1.1 masks ends: a
+/// front end that can name the version adds how.
+pub const MAYBE_VERSION_1_0: &str = "(a version 1.0 file?)";
+
 /// The `.BIN` layout.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BinVersion {
@@ -80,9 +84,7 @@ pub(crate) fn parse_entry(e: &[u8], at: u64, version: BinVersion, name: &str) ->
         return Err(ImportError::invalid(
             name,
             Place::Offset(at + 4),
-            format!(
-                "flags {word:#010x} set bits outside the version 1.1 masks (a version 1.0 file? --bin-version 1.0)"
-            ),
+            format!("flags {word:#010x} set bits outside the version 1.1 masks {MAYBE_VERSION_1_0}"),
         ));
     }
     let (ty, core) = match version {

@@ -13,7 +13,6 @@
 
 use std::cmp::Ordering;
 use std::collections::HashMap;
-use std::io::Write;
 use tbrw_schema::Progress;
 
 use tbrw::{Module, Tb5File};
@@ -60,7 +59,7 @@ impl AddressRows {
     pub fn new(
         file: &Tb5File,
         opts: &ReportOptions,
-        warn: &mut dyn Write,
+        warn: &mut Vec<crate::Warning>,
         progress: &mut dyn Progress,
     ) -> Result<AddressRows, QueryError> {
         let samples = Samples::new(file, &opts.query)?;
@@ -79,7 +78,7 @@ impl AddressRows {
                 syms.note_used(c.module(), warn);
             }
         }
-        syms.write_warnings(warn);
+        syms.take_warnings(warn);
         let (names, ids) = name_ids(&modules);
         let mut rows = AddressRows {
             header: Report {
@@ -125,7 +124,7 @@ impl AddressRows {
 
     fn key(&mut self, c: PackedCount) -> Key {
         let module = c.module().and_then(|m| self.modules.get(m as usize));
-        let s = self.syms.symbolize_once(c.module(), c.pc, &mut std::io::sink());
+        let s = self.syms.symbolize_once(c.module(), c.pc, &mut Vec::new());
         Key::Address {
             module: c.module().and_then(|m| self.names.get(m as usize).cloned().flatten()),
             address: c.pc,

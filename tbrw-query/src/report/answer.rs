@@ -114,7 +114,7 @@ impl<I: Iterator<Item = Row>> Serialize for Lazy<I> {
 pub fn answer(
     file: &tbrw::Tb5File,
     opts: &ReportOptions,
-    warn: &mut dyn Write,
+    warn: &mut Vec<crate::Warning>,
     progress: &mut dyn Progress,
 ) -> Result<Answer, crate::QueryError> {
     if opts.children {
@@ -134,11 +134,9 @@ pub fn answer(
                 return Err(crate::QueryError::NoRowsAsked { file: file.path().display().to_string(), stream: n });
             }
             if opts.query.weight != Weight::Samples || opts.query.filters.any() {
-                return Err(crate::QueryError::Unsupported {
+                return Err(crate::QueryError::TaskReportFiltered {
                     file: file.path().display().to_string(),
                     stream: n,
-                    what: "the task report of an MTMC stream takes no filter and no --weight: each row is one task"
-                        .into(),
                 });
             }
             crate::tasks::task_report(file, n, opts.top)
@@ -146,13 +144,12 @@ pub fn answer(
         By::Task => {
             let mut works = groupings(file, n)?;
             works.retain(|b| *b != By::Task);
-            Err(crate::QueryError::Unsupported {
+            Err(crate::QueryError::GroupingUnsupported {
                 file: file.path().display().to_string(),
                 stream: n,
-                what: format!(
-                    "it is not an MTMC task stream, which --by task needs; what works: {}",
-                    samples::by_list(&works)
-                ),
+                by: By::Task,
+                why: crate::error::GroupingGap::NotTaskStream,
+                works,
             })
         }
         b => samples::report(file, opts, b, progress),
@@ -169,7 +166,7 @@ pub fn answer(
 fn auto(
     file: &tbrw::Tb5File,
     opts: &ReportOptions,
-    warn: &mut dyn Write,
+    warn: &mut Vec<crate::Warning>,
     progress: &mut dyn Progress,
 ) -> Result<Report, crate::QueryError> {
     let by = samples::resolve_by(file, opts.query.stream, By::Auto)?;

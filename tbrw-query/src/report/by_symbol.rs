@@ -5,7 +5,6 @@
 //! ([`symbol_rows`]). Holds no per-address counting and no symbolizing of
 //! addresses: that is [`super::functions`].
 
-use std::io::Write;
 use std::ops::Range;
 use tbrw_schema::Progress;
 
@@ -242,7 +241,7 @@ impl<'c> SymbolCounts<'c> {
 
     /// Notes for `syms`'s warnings each module of the samples counted whose
     /// file cannot be symbolized.
-    pub fn warn_unusable(&self, syms: &mut FileSymbols, warn: &mut dyn Write) {
+    pub fn warn_unusable(&self, syms: &mut FileSymbols, warn: &mut Vec<crate::Warning>) {
         let mut used: Vec<u64> = self.contexts.iter().chain(self.rest.keys()).filter_map(|k| k.module).collect();
         used.sort_unstable();
         used.dedup();

@@ -21,7 +21,6 @@
 //! `file_symbols`, `query`, the report's types and `raw`'s function key.
 
 use std::collections::HashMap;
-use std::io::Write;
 use tbrw_schema::Progress;
 
 use tbrw::Tb5File;
@@ -50,7 +49,7 @@ struct Sums {
 pub(crate) fn report(
     file: &Tb5File,
     opts: &ReportOptions,
-    warn: &mut dyn Write,
+    warn: &mut Vec<crate::Warning>,
     progress: &mut dyn Progress,
 ) -> Result<Report, QueryError> {
     let n = opts.query.stream;
@@ -70,7 +69,7 @@ pub(crate) fn report(
         &view,
         Keep::default(),
         &mut names.resolution(Detail::Function),
-        "report --children",
+        super::CHILDREN,
         progress,
     )?;
 
@@ -105,7 +104,7 @@ pub(crate) fn report(
         frame_keys.start.push(frame_keys.keys.len() as u32);
     }
     drop(key_ids);
-    names.write_warnings(warn);
+    names.take_warnings(warn);
 
     let (sums, total_weight) = sums(&st, &frame_keys, keys.len());
     let weighed = opts.query.weight != Weight::Samples;

@@ -9,7 +9,6 @@
 //! is also what `tbrw annotate` reads.
 
 use std::collections::{HashMap, HashSet};
-use std::io::Write;
 use std::sync::Arc;
 use tbrw_schema::Progress;
 
@@ -98,7 +97,7 @@ fn part_id(by: By, k: &RawKey, s: &Symbolized, names: &[usize]) -> PartId {
 pub(crate) fn report(
     file: &Tb5File,
     opts: &ReportOptions,
-    warn: &mut dyn Write,
+    warn: &mut Vec<crate::Warning>,
     progress: &mut dyn Progress,
 ) -> Result<Report, QueryError> {
     report_in_parts(file, opts, warn, progress, None)
@@ -110,7 +109,7 @@ pub(crate) fn report(
 pub(crate) fn answer(
     file: &Tb5File,
     opts: &ReportOptions,
-    warn: &mut dyn Write,
+    warn: &mut Vec<crate::Warning>,
     progress: &mut dyn Progress,
 ) -> Result<super::Answer, QueryError> {
     if opts.by == [By::Address] && opts.query.weight == Weight::Samples {
@@ -128,7 +127,7 @@ pub fn symbols_hit(
     stream: u32,
     modules: &[Module],
     syms: &mut FileSymbols,
-    warn: &mut dyn Write,
+    warn: &mut Vec<crate::Warning>,
 ) -> Result<(Vec<SymbolRef>, u64, u64), QueryError> {
     let query = Query { stream, ..Query::default() };
     let samples = Samples::new(file, &query)?;
@@ -137,7 +136,7 @@ pub fn symbols_hit(
     let counted =
         count_by_symbol(&samples, &lookups, (&[By::Function], &names), (true, true), samples.parts(), &mut |_| {})?;
     counted.warn_unusable(syms, warn);
-    syms.write_warnings(warn);
+    syms.take_warnings(warn);
     let named = counted.total - counted.rest.values().sum::<u64>();
     Ok((counted.groups().into_iter().map(|(s, _, _)| s).collect(), counted.total, named))
 }
@@ -155,7 +154,7 @@ fn group_addresses(
     mut syms: Option<&mut FileSymbols>,
     weights: Option<&[f64]>,
     names: &[usize],
-    warn: &mut dyn Write,
+    warn: &mut Vec<crate::Warning>,
 ) -> IdMap<Key, (u64, f64)> {
     let placeholder = Symbolized::default();
     let mut cheap: HashMap<Vec<PartId>, Group> = HashMap::new();
@@ -189,7 +188,7 @@ fn group_addresses(
 pub fn report_in_parts(
     file: &Tb5File,
     opts: &ReportOptions,
-    warn: &mut dyn Write,
+    warn: &mut Vec<crate::Warning>,
     progress: &mut dyn Progress,
     parts: Option<usize>,
 ) -> Result<Report, QueryError> {
@@ -315,7 +314,7 @@ pub fn report_in_parts(
         rows.truncate(k);
     }
     if let Some(syms) = syms.as_mut() {
-        syms.write_warnings(warn);
+        syms.take_warnings(warn);
     }
     Ok(Report {
         file: file.path().display().to_string(),

@@ -51,6 +51,10 @@ impl WeightSum {
     }
 }
 
+/// What the inclusive view is called in messages ("nothing to ..."); a
+/// front end names its own command.
+pub const CHILDREN: &str = "the report with children";
+
 /// What a report is asked: the query, the grouping (given once), how many
 /// rows, self or children, and where symbols are found. The one argument
 /// of [`run`] and [`answer`].
@@ -629,7 +633,7 @@ pub fn thread_key(index: Option<u64>, t: &ThreadName) -> Key {
 pub fn run(
     file: &tbrw::Tb5File,
     opts: &ReportOptions,
-    warn: &mut dyn Write,
+    warn: &mut Vec<crate::Warning>,
     progress: &mut dyn Progress,
 ) -> Result<Report, crate::QueryError> {
     answer(file, opts, warn, progress).map(Answer::into_report)

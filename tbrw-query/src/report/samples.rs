@@ -37,15 +37,7 @@ pub fn stream(file: &Tb5File, n: u32) -> Result<StreamReader<'_>, QueryError> {
     stream::open_stream(file, n)
 }
 
-/// `--by` values as the command line spells them, for messages.
-pub fn by_list(bys: &[By]) -> String {
-    let v: Vec<String> = bys.iter().map(|b| format!("--by {}", b.name())).collect();
-    if v.is_empty() {
-        "none".to_owned()
-    } else {
-        v.join(", ")
-    }
-}
+pub use crate::error::by_list;
 
 /// The grouping `by` names for stream `n`: [`By::Auto`] becomes the first
 /// of [`groupings`]; one the stream does not support is an error that
@@ -62,13 +54,14 @@ pub fn resolve_by(file: &Tb5File, n: u32, by: By) -> Result<By, QueryError> {
             )
         }),
         b if works.contains(&b) => Ok(b),
-        b => {
-            let why = if matches!(b, By::Module | By::Process | By::Thread) {
-                "its records cannot be bound (no legacy sample record, or no ST_IP and ST_PID)"
+        by => {
+            let why = if matches!(by, By::Module | By::Process | By::Thread) {
+                crate::error::GroupingGap::Unbindable
             } else {
-                "its records have no event index or event id and it has more than one event"
+                crate::error::GroupingGap::NoEvent
             };
-            Err(unsupported(format!("--by {} does not work here: {why}; what works: {}", b.name(), by_list(&works))))
+            let file = file.path().display().to_string();
+            Err(QueryError::GroupingUnsupported { file, stream: n, by, why, works })
         }
     }
 }

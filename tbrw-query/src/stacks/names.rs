@@ -16,7 +16,6 @@
 //!
 //! Imports `file_symbols` and `tree`.
 
-use std::io::Write;
 use std::sync::Arc;
 
 use tbrw::{Module, Tb5File};
@@ -297,15 +296,15 @@ impl Names {
 
     /// The function holding `f`'s address, when its module's symbols name it.
     /// A module that cannot be symbolized is noted for
-    /// [`Names::write_warnings`] (`warn` gets what cannot wait: stored
+    /// [`Names::take_warnings`] (`warn` gets what cannot wait: stored
     /// symbols that cannot be read).
-    pub fn function(&mut self, f: Frame, warn: &mut dyn Write) -> Option<Arc<str>> {
+    pub fn function(&mut self, f: Frame, warn: &mut Vec<crate::Warning>) -> Option<Arc<str>> {
         self.lookup(f, warn).function
     }
 
     /// What is known of `f`'s address: its function and (with lines) its
     /// source line. As [`Names::function`] for modules that cannot be symbolized.
-    pub fn lookup(&mut self, f: Frame, warn: &mut dyn Write) -> Named {
+    pub fn lookup(&mut self, f: Frame, warn: &mut Vec<crate::Warning>) -> Named {
         match self.symbolized(f, warn) {
             Some(s) => self.named(&s),
             None => Named::default(),
@@ -331,7 +330,7 @@ impl Names {
     /// (names as `--demangle` says, spelled as every output spells
     /// them). Empty with `--no-inline`, outside inlined code, or without
     /// DWARF for the address. A caller asks once per distinct frame.
-    pub fn inlined(&mut self, f: Frame, warn: &mut dyn Write) -> Vec<Arc<str>> {
+    pub fn inlined(&mut self, f: Frame, warn: &mut Vec<crate::Warning>) -> Vec<Arc<str>> {
         if !self.inline {
             return Vec::new();
         }
@@ -353,16 +352,16 @@ impl Names {
     /// The symbolizer's whole result for `f`'s address (`None`: this
     /// `Names` has no symbolizer). As [`Names::function`] for modules that
     /// cannot be symbolized.
-    pub fn symbolized(&mut self, f: Frame, warn: &mut dyn Write) -> Option<Arc<tbrw_symbols::Symbolized>> {
+    pub fn symbolized(&mut self, f: Frame, warn: &mut Vec<crate::Warning>) -> Option<Arc<tbrw_symbols::Symbolized>> {
         self.symbols.as_mut().map(|s| s.symbolize(f.module, f.pc, warn))
     }
 
-    /// Writes the warnings about modules that could not be symbolized:
-    /// one line per kind, or per module with `--verbose` (see
-    /// [`FileSymbols::write_warnings`]).
-    pub fn write_warnings(&mut self, warn: &mut dyn Write) {
+    /// Hands over the warnings about modules that could not be
+    /// symbolized: one per kind, or per module when asked (see
+    /// [`FileSymbols::take_warnings`]).
+    pub fn take_warnings(&mut self, warn: &mut Vec<crate::Warning>) {
         if let Some(s) = self.symbols.as_mut() {
-            s.write_warnings(warn);
+            s.take_warnings(warn);
         }
     }
 }
