@@ -262,7 +262,7 @@ exports! {
     Pprof(tbrw_export::pprof::PprofArgs),
     Firefox(tbrw_export::firefox::FirefoxArgs),
     Timeline(tbrw_export::timeline::TimelineArgs),
-    Parquet(tbrw_export::parquet::dataset::ParquetArgs),
+    Parquet(tbrw_export::parquet::args::ParquetArgs),
 }
 
 #[cfg(test)]

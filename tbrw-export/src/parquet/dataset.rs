@@ -470,48 +470,6 @@ fn remove_old_leftovers(target: &FolderTarget) {
     }
 }
 
-/// Parquet tables for DuckDB, Spark and the like: one dataset folder for
-/// many files (partitioned by host and run, docs/PARQUET.md).
-#[cfg(feature = "cli")]
-#[derive(clap::Args, Debug)]
-pub struct ParquetArgs {
-    /// The TB5 files (one run each).
-    #[arg(required = true)]
-    pub files: Vec<PathBuf>,
-    /// The dataset folder (created; an existing one needs --force or --append).
-    #[arg(short, long)]
-    pub output: PathBuf,
-    /// Replace OUTPUT if it is a dataset of this command (never one holding an input).
-    #[arg(short, long, conflicts_with = "append")]
-    pub force: bool,
-    /// Add the runs to the dataset OUTPUT without rewriting it.
-    #[arg(long)]
-    pub append: bool,
-    /// The host of every run (default: each file's own host name).
-    #[arg(long)]
-    pub hostname: Option<String>,
-    /// Symbolize the samples: the functions table and function_id (see the symbol options).
-    #[arg(long)]
-    pub functions: bool,
-    #[command(flatten)]
-    #[allow(missing_docs)]
-    pub symbols: crate::cli::SymbolArgs,
-}
-
-#[cfg(feature = "cli")]
-impl crate::cli::ExportArgs for ParquetArgs {
-    fn job(self) -> Result<crate::cli::Job, crate::cli::ArgsError> {
-        let mode = match (self.force, self.append) {
-            (true, _) => Mode::Force,
-            (_, true) => Mode::Append,
-            _ => Mode::New,
-        };
-        let symbols = self.functions.then(|| self.symbols.options());
-        let options = ParquetOptions { hostname: self.hostname, mode, symbols };
-        Ok(crate::cli::Job::Dataset { files: self.files, output: self.output, options })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
