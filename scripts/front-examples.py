@@ -165,6 +165,7 @@ def main():
         build = ["cargo", "build", "--offline", "--examples", "--target-dir", args.target_dir]
         r = subprocess.run(build, cwd=fresh)
         if r.returncode != 0:
+            args.keep = True  # kept for a look at what failed
             sys.exit(f"front-examples: the front examples do not build outside the workspace (crate in {fresh})")
         built = time.monotonic() - start
         failed = []
