@@ -62,6 +62,19 @@ impl fmt::Display for CliError {
     }
 }
 
+impl From<tbrw_export::cli::ArgsError> for CliError {
+    fn from(e: tbrw_export::cli::ArgsError) -> Self {
+        use tbrw_export::cli::ArgsError as A;
+        match e {
+            A::Path(e) => CliError::Path(e),
+            A::Tb5(e) => CliError::Tb5(e),
+            A::Query(e) => CliError::Query(e),
+            // A kind of error added later: its own words.
+            e => CliError::Msg(e.to_string()),
+        }
+    }
+}
+
 impl From<tbrw_output::OutputError> for CliError {
     fn from(e: tbrw_output::OutputError) -> Self {
         CliError::Path(e)

@@ -4,23 +4,20 @@
 //! work, with the progress bars and the exit status.
 
 use std::io::{IsTerminal, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use tbrw_export::flamegraph::FlameOptions;
-use tbrw_export::timeline::TimelineOptions;
-use tbrw_export::vtune_csv::CsvOptions;
-use tbrw_import::elf_profile::{ImportOptions, Layout, ProfileOptions};
+use tbrw_import::elf_profile::{ImportOptions, ProfileOptions};
 use tbrw_import::mtmc::MtmcOptions;
 use tbrw_import::winidea::BinVersion;
 use tbrw_query::annotate::{AnnotateOptions, View};
 use tbrw_query::report::ReportOptions;
 use tbrw_query::Weight;
 
-use crate::args::{time_range, Cli, Command, Export, Import};
-use crate::commands::{Outcome, ParquetMode, ParquetOptions};
+use crate::args::{Cli, Command, Import};
+use crate::commands::Outcome;
 use crate::error::CliError;
 
 mod args;
@@ -122,51 +119,11 @@ fn run(cli: Cli) -> Result<Outcome, CliError> {
         Command::Import(Import::Winidea { export, bin, bin_version, output, force, check }) => {
             import_winidea(&export, bin.as_deref(), bin_version, &output, check, force, &mut out)
         }
-        Command::Export(Export::VtuneCsv { file, output, force, hostname, stream, clock }) => {
-            export_vtune_csv(&file, &output, force, &CsvOptions { hostname, stream, clock }, &mut out)
-        }
-        Command::Export(Export::Sampler { file, output, force, stream, layout }) => {
-            export_sampler(&file, stream, &output, layout, force, &mut out)
-        }
-        Command::Export(Export::Flamegraph { view, by, folded, title }) => {
-            let (file, output, force, opts) = view.split()?;
-            let fopts = FlameOptions { by, folded, title };
+        Command::Export(export) => {
+            let job = export.job()?;
             let bar = spinner("exporting");
-            after_bar(&bar, &mut out, |o, e| {
-                commands::export_flamegraph(&file, &output, &opts, &fopts, force, o, e).map(|()| Outcome::Success)
-            })
-        }
-        Command::Export(Export::Pprof { view, fold_unresolved }) => {
-            let (file, output, force, opts) = view.split()?;
-            let popts = tbrw_export::pprof::PprofOptions { fold_unresolved };
-            let bar = spinner("exporting");
-            after_bar(&bar, &mut out, |o, e| {
-                commands::export_pprof(&file, &output, &opts, &popts, force, o, e).map(|()| Outcome::Success)
-            })
-        }
-        Command::Export(Export::Firefox { view }) => {
-            let (file, output, force, opts) = view.split()?;
-            let bar = spinner("exporting");
-            after_bar(&bar, &mut out, |o, e| {
-                commands::export_firefox(&file, &output, &opts, force, o, e).map(|()| Outcome::Success)
-            })
-        }
-        Command::Export(Export::Timeline { file, output, force, stream, lanes, width, time }) => {
-            let time = time_range(time.as_deref(), &file, stream)?;
-            let opts = TimelineOptions { stream, lanes, width, time };
-            let bar = spinner("exporting");
-            after_bar(&bar, &mut out, |o, e| {
-                commands::export_timeline(&file, &output, &opts, force, o, e).map(|()| Outcome::Success)
-            })
-        }
-        Command::Export(Export::Parquet { files, output, force, append, hostname, functions, symbols }) => {
-            let mode = match (force, append) {
-                (true, _) => ParquetMode::Force,
-                (_, true) => ParquetMode::Append,
-                _ => ParquetMode::New,
-            };
-            let opts = ParquetOptions { hostname, mode, symbols: functions.then(|| symbols.options()) };
-            export_parquet(&files, &output, &opts, &mut out)
+            let mut set = |n: u64| bar.set_message(format!("exporting: {n} records"));
+            after_bar(&bar, &mut out, |o, e| commands::export(job, &mut set, o, e).map(|()| Outcome::Success))
         }
     }?;
     out.flush().map_err(CliError::Output)?;
@@ -308,42 +265,6 @@ fn import_winidea(
     after_bar(&bar, out, |o, e| {
         commands::import_winidea(export, output, commands::WinIdeaArgs { bin, version, check, force }, o, e)
     })
-}
-
-fn export_vtune_csv(
-    file: &Path,
-    dir: &Path,
-    force: bool,
-    opts: &CsvOptions,
-    out: &mut dyn Write,
-) -> Result<Outcome, CliError> {
-    let bar = spinner("exporting");
-    after_bar(&bar, out, |o, e| commands::export_vtune_csv(file, dir, opts, force, o, e).map(|()| Outcome::Success))
-}
-
-fn export_sampler(
-    file: &Path,
-    stream: u32,
-    output: &Path,
-    layout: Option<Layout>,
-    force: bool,
-    out: &mut dyn Write,
-) -> Result<Outcome, CliError> {
-    let bar = spinner("exporting");
-    after_bar(&bar, out, |o, _| {
-        commands::export_sampler(file, stream, output, layout, force, o).map(|()| Outcome::Success)
-    })
-}
-
-fn export_parquet(
-    files: &[PathBuf],
-    dir: &Path,
-    opts: &ParquetOptions,
-    out: &mut dyn Write,
-) -> Result<Outcome, CliError> {
-    let bar = spinner("exporting");
-    let mut set = |n: u64| bar.set_message(format!("exporting: {n} records"));
-    after_bar(&bar, out, |o, e| commands::export_parquet(files, dir, opts, &mut set, o, e).map(|()| Outcome::Success))
 }
 
 /// Runs `f` with buffers for standard output and error, which are written

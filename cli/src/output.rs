@@ -8,6 +8,7 @@ use std::fs;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
+use tbrw_export::registry::FolderFiles;
 pub use tbrw_output::folder::{folder_target, FolderTarget, WorkFolder};
 use tbrw_output::work_file::{Plan, WorkFile, Writing};
 
@@ -98,14 +99,14 @@ pub enum Held {
     Other(String),
 }
 
-/// What the folder of `export vtune-csv` holds: exported CSV files
-/// (`*-hostname-*.csv`) only, nothing, or anything else.
-pub fn csv_folder_holds(dir: &Path) -> io::Result<Held> {
+/// What the folder output of an export writing `files` holds: its files
+/// only, nothing, or anything else.
+pub fn folder_holds(dir: &Path, files: &FolderFiles) -> io::Result<Held> {
     let mut held = Held::Empty;
     for e in fs::read_dir(dir)? {
         let e = e?;
         let n = e.file_name().to_string_lossy().into_owned();
-        if n.ends_with(".csv") && n.contains("-hostname-") && e.file_type()?.is_file() {
+        if (files.owns)(&n) && e.file_type()?.is_file() {
             held = Held::Output;
         } else {
             return Ok(Held::Other(n));
@@ -114,32 +115,34 @@ pub fn csv_folder_holds(dir: &Path) -> io::Result<Held> {
     Ok(held)
 }
 
-/// Whether `export vtune-csv` may replace `dir` holding `held`: a folder
-/// holding an export only with `force`, never one holding anything else
-/// (the export replaces the whole folder).
-pub fn csv_may_replace(given: &Path, held: &Held, force: bool) -> Result<(), CliError> {
+/// Whether an export writing `files` may replace `dir` holding `held`: a
+/// folder holding an export only with `force`, never one holding anything
+/// else (the export replaces the whole folder).
+pub fn may_replace(given: &Path, files: &FolderFiles, held: &Held, force: bool) -> Result<(), CliError> {
     let p = given.display();
     match held {
         Held::Empty => Ok(()),
         Held::Output if force => Ok(()),
         Held::Output => {
-            Err(CliError::msg(format!("{p}: holds exported CSV files already: add --force (-f) to replace them")))
+            Err(CliError::msg(format!("{p}: holds {} already: add --force (-f) to replace them", files.many)))
         }
         Held::Other(n) => Err(CliError::msg(format!(
-            "{p}: holds {n}, which is not an exported CSV file: the export replaces the whole folder, so it \
-             writes only to a new folder, an empty one or one holding an export (with --force)"
+            "{p}: holds {n}, which is not {}: the export replaces the whole folder, so it \
+             writes only to a new folder, an empty one or one holding an export (with --force)",
+            files.one
         ))),
     }
 }
 
-/// Checks the folder of `export vtune-csv` before any work (see
-/// [`folder_target`] and [`csv_may_replace`]).
-pub fn check_output_folder(dir: &Path, force: bool) -> Result<FolderTarget, CliError> {
+/// Checks the folder output of an export writing `files` before any work
+/// (see [`folder_target`] and [`may_replace`]).
+pub fn check_output_folder(dir: &Path, files: &FolderFiles, force: bool) -> Result<FolderTarget, CliError> {
     let target = folder_target(dir, "the folder to write in", true)?;
     let real = target.path();
     if real.is_dir() {
-        let held = csv_folder_holds(&real).map_err(|e| CliError::msg(format!("{}: {}", dir.display(), plain(&e))))?;
-        csv_may_replace(dir, &held, force)?;
+        let held =
+            folder_holds(&real, files).map_err(|e| CliError::msg(format!("{}: {}", dir.display(), plain(&e))))?;
+        may_replace(dir, files, &held, force)?;
         target.check_not_current()?;
         tbrw_output::folder::writable(&real)
             .map_err(|e| CliError::msg(format!("{}: cannot be replaced: {}", dir.display(), plain(&e))))?;
@@ -168,6 +171,15 @@ mod tests {
     use tbrw_output::folder::WorkFolder;
 
     use super::*;
+
+    /// The files of `export vtune-csv`.
+    fn csv() -> FolderFiles {
+        use tbrw_export::registry::{Export, OutputKind};
+        match tbrw_export::vtune_csv::VtuneCsv::default().output() {
+            OutputKind::Folder(files) => files,
+            OutputKind::File => unreachable!("vtune-csv writes a folder"),
+        }
+    }
 
     fn names(dir: &Path) -> Vec<String> {
         let mut v: Vec<_> =
@@ -213,35 +225,35 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         let t = tempfile::tempdir().unwrap();
         let out = t.path().join("out");
-        let csv = |work: &WorkFolder, name: &str| std::fs::write(work.out().join(name), name).unwrap();
-        let target = check_output_folder(&out, false).unwrap();
+        let put = |work: &WorkFolder, name: &str| std::fs::write(work.out().join(name), name).unwrap();
+        let target = check_output_folder(&out, &csv(), false).unwrap();
         let work = WorkFolder::create(&target).unwrap();
-        csv(&work, "a-hostname-h.csv");
-        csv(&work, "b-hostname-h.csv");
+        put(&work, "a-hostname-h.csv");
+        put(&work, "b-hostname-h.csv");
         assert!(!out.exists(), "nothing at the target before the export is complete");
         work.publish::<CliError>(&|_| unreachable!("nothing to replace")).unwrap();
         assert_eq!(names(&out), ["a-hostname-h.csv", "b-hostname-h.csv"]);
         std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o750)).unwrap();
-        assert!(check_output_folder(&out, false).is_err(), "an export needs --force");
-        let target = check_output_folder(&out, true).unwrap();
+        assert!(check_output_folder(&out, &csv(), false).is_err(), "an export needs --force");
+        let target = check_output_folder(&out, &csv(), true).unwrap();
         let work = WorkFolder::create(&target).unwrap();
-        csv(&work, "c-hostname-h.csv");
+        put(&work, "c-hostname-h.csv");
         // What is there is checked again when the new output replaces it.
         let refused = work.publish(&|real| {
-            assert_eq!(csv_folder_holds(real).unwrap(), Held::Output);
+            assert_eq!(folder_holds(real, &csv()).unwrap(), Held::Output);
             Err(CliError::msg("refused"))
         });
         assert!(refused.is_err());
         assert_eq!(names(&out), ["a-hostname-h.csv", "b-hostname-h.csv"]);
         let work = WorkFolder::create(&target).unwrap();
-        csv(&work, "c-hostname-h.csv");
+        put(&work, "c-hostname-h.csv");
         work.publish::<CliError>(&|_| Ok(())).unwrap();
         assert_eq!(names(&out), ["c-hostname-h.csv"], "the old export's files are gone");
         assert_eq!(std::fs::metadata(&out).unwrap().permissions().mode() & 0o777, 0o750);
         assert_eq!(names(t.path()), ["out"]);
         // A folder holding anything else is never replaced.
         std::fs::write(out.join("notes.txt"), b"mine").unwrap();
-        let e = check_output_folder(&out, true).unwrap_err().to_string();
+        let e = check_output_folder(&out, &csv(), true).unwrap_err().to_string();
         assert!(e.contains("holds notes.txt, which is not an exported CSV file"), "{e}");
     }
 }

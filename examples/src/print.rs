@@ -17,7 +17,7 @@
 use std::collections::HashMap;
 use std::io::{self, Write};
 
-use tbrw::bind::BindView;
+use tbrw::BindView;
 use tbrw::*;
 
 /// How many records to decode per stream.

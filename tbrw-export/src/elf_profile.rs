@@ -229,3 +229,65 @@ fn resize(pmu: &[u8], n: u32) -> Vec<u8> {
     v.resize(n as usize, 0);
     v
 }
+
+/// The ELF sampler profile export with its options, as the registry runs
+/// it ([`crate::registry::Export`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SamplerProfile {
+    /// The stream.
+    pub stream: u32,
+    /// The layout to write (default: the one the stream was imported from, else head).
+    pub layout: Option<Layout>,
+}
+
+impl crate::registry::Export for SamplerProfile {
+    fn name(&self) -> &'static str {
+        "sampler"
+    }
+
+    fn output(&self) -> crate::registry::OutputKind {
+        crate::registry::OutputKind::File
+    }
+
+    fn export(
+        &self,
+        file: &Tb5File,
+        out: crate::registry::Output<'_>,
+        _warn: &mut Vec<crate::Warning>,
+        _progress: &mut dyn tbrw_schema::Progress,
+    ) -> Result<crate::registry::Summary, ExportError> {
+        let out = crate::registry::file_of(self.name(), out)?;
+        // The query's words for a stream that is not there, as the other exports say it.
+        tbrw_query::report::samples::stream(file, self.stream)?;
+        let n = export_profile(file, self.stream, self.layout, out)?;
+        Ok(crate::registry::Summary { line: format!("{n} samples"), ..Default::default() })
+    }
+}
+
+/// An ELF sampler profile, from a stream with the fields an import makes (`-o -`: standard output).
+#[cfg(feature = "cli")]
+#[derive(clap::Args, Debug)]
+pub struct SamplerArgs {
+    /// The TB5 file.
+    pub file: std::path::PathBuf,
+    /// The profile to write.
+    #[arg(short, long)]
+    pub output: std::path::PathBuf,
+    /// Replace OUTPUT if it exists (never an input).
+    #[arg(short, long)]
+    pub force: bool,
+    /// The stream.
+    #[arg(long, default_value_t = 0)]
+    pub stream: u32,
+    /// The layout to write (default: the one the stream was imported from, else head).
+    #[arg(long, value_parser = crate::named!(Layout))]
+    pub layout: Option<Layout>,
+}
+
+#[cfg(feature = "cli")]
+impl crate::cli::ExportArgs for SamplerArgs {
+    fn job(self) -> Result<crate::cli::Job, crate::cli::ArgsError> {
+        let export = Box::new(SamplerProfile { stream: self.stream, layout: self.layout });
+        Ok(crate::cli::Job::One { input: self.file, output: self.output, force: self.force, export })
+    }
+}

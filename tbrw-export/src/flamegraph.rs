@@ -451,3 +451,62 @@ fn svg<'l>(
 fn svg<'l>(_: impl Iterator<Item = &'l str>, _: String, _: &str, _: &mut dyn Write) -> Result<(), ExportError> {
     Err(ExportError::NotBuilt { feature: "flamegraph", what: "draws no flame graph SVG: write folded stacks instead" })
 }
+
+/// The flame graph export with its options, as the registry runs it
+/// ([`crate::registry::Export`]).
+#[derive(Clone, Debug, Default)]
+pub struct Flamegraph {
+    /// The samples exported.
+    pub view: ViewOptions,
+    /// The graph's options.
+    pub options: FlameOptions,
+}
+
+impl crate::registry::Export for Flamegraph {
+    fn name(&self) -> &'static str {
+        "flamegraph"
+    }
+
+    fn output(&self) -> crate::registry::OutputKind {
+        crate::registry::OutputKind::File
+    }
+
+    fn export(
+        &self,
+        file: &Tb5File,
+        out: crate::registry::Output<'_>,
+        warn: &mut Vec<crate::Warning>,
+        progress: &mut dyn Progress,
+    ) -> Result<crate::registry::Summary, ExportError> {
+        let out = crate::registry::file_of(self.name(), out)?;
+        let stacks = write(file, &self.view, &self.options, out, warn, progress)?;
+        Ok(crate::registry::Summary { line: format!("{stacks} distinct stacks"), ..Default::default() })
+    }
+}
+
+/// An interactive SVG flame graph of a sample stream (`--folded`: folded-stack text).
+#[cfg(feature = "cli")]
+#[derive(clap::Args, Debug)]
+pub struct FlamegraphArgs {
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub view: crate::cli::ViewArgs,
+    /// The frames of each stack, outermost first: a comma list of
+    /// process, thread, module, function, address.
+    #[arg(long, value_parser = crate::named!(By, LEVELS), value_delimiter = ',', default_value = "process,module,function")]
+    pub by: Vec<By>,
+    /// Write folded stacks (`frame;frame;... count` lines) instead of the SVG.
+    #[arg(long)]
+    pub folded: bool,
+    /// The SVG's title (default: the file's name and the stream).
+    #[arg(long)]
+    pub title: Option<String>,
+}
+
+#[cfg(feature = "cli")]
+impl crate::cli::ExportArgs for FlamegraphArgs {
+    fn job(self) -> Result<crate::cli::Job, crate::cli::ArgsError> {
+        let options = FlameOptions { by: self.by, folded: self.folded, title: self.title };
+        self.view.job(|view| Flamegraph { view, options })
+    }
+}

@@ -28,6 +28,8 @@
 
 #![deny(missing_docs)]
 
+#[cfg(feature = "cli")]
+pub mod cli;
 pub mod elf_profile;
 pub mod error;
 #[cfg(feature = "firefox")]
@@ -40,6 +42,7 @@ mod gzip;
 pub mod parquet;
 #[cfg(feature = "pprof")]
 pub mod pprof;
+pub mod registry;
 pub mod timeline;
 pub mod vtune_csv;
 
@@ -53,5 +56,6 @@ pub use tbrw_query::Warning;
 
 pub use error::{ExportError, Nothing};
 pub use folder::{Folder, MemoryFolder};
+pub use registry::{Export, Output, OutputKind, Summary};
 // The one progress type of the project's libraries (importers, queries, exports).
 pub use tbrw_schema::Progress;

@@ -400,6 +400,62 @@ pub fn write_with(
     Ok(summary)
 }
 
+/// The pprof export with its options, as the registry runs it ([`crate::registry::Export`]).
+#[derive(Clone, Debug, Default)]
+pub struct Pprof {
+    /// The samples exported.
+    pub view: ViewOptions,
+    /// The profile's options.
+    pub options: PprofOptions,
+}
+
+impl crate::registry::Export for Pprof {
+    fn name(&self) -> &'static str {
+        "pprof"
+    }
+
+    fn output(&self) -> crate::registry::OutputKind {
+        crate::registry::OutputKind::File
+    }
+
+    fn export(
+        &self,
+        file: &Tb5File,
+        out: crate::registry::Output<'_>,
+        warn: &mut Vec<crate::Warning>,
+        progress: &mut dyn Progress,
+    ) -> Result<crate::registry::Summary, ExportError> {
+        let out = crate::registry::file_of(self.name(), out)?;
+        let p = write_with(file, &self.view, &self.options, out, warn, progress)?;
+        let line = format!(
+            "{} samples aggregated into {} stacks, {} locations, {} functions, {} mappings",
+            p.samples, p.stacks, p.locations, p.functions, p.mappings
+        );
+        Ok(crate::registry::Summary { line, ..Default::default() })
+    }
+}
+
+/// Google's profile.proto (gzip-compressed), for `go tool pprof`, speedscope, Perfetto.
+#[cfg(feature = "cli")]
+#[derive(clap::Args, Debug)]
+pub struct PprofArgs {
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub view: crate::cli::ViewArgs,
+    /// One location per module for the addresses of modules whose files are not here (and of none),
+    /// not one per address: a smaller profile, whose addresses `pprof -symbolize` can no longer name.
+    #[arg(long)]
+    pub fold_unresolved: bool,
+}
+
+#[cfg(feature = "cli")]
+impl crate::cli::ExportArgs for PprofArgs {
+    fn job(self) -> Result<crate::cli::Job, crate::cli::ArgsError> {
+        let options = PprofOptions { fold_unresolved: self.fold_unresolved };
+        self.view.job(|view| Pprof { view, options })
+    }
+}
+
 /// One field of the `Profile` message: its key and its encoded value.
 fn field<M: prost::Message>(tag: u32, m: &M, scratch: &mut Vec<u8>, out: &mut dyn Write) -> std::io::Result<()> {
     scratch.clear();

@@ -581,6 +581,81 @@ impl Timeline<'_, '_> {
     }
 }
 
+/// The timeline export with its options, as the registry runs it
+/// ([`crate::registry::Export`]).
+#[derive(Clone, Debug, Default)]
+pub struct SvgTimeline {
+    /// The drawing's options.
+    pub options: TimelineOptions,
+}
+
+impl crate::registry::Export for SvgTimeline {
+    fn name(&self) -> &'static str {
+        "timeline"
+    }
+
+    fn output(&self) -> crate::registry::OutputKind {
+        crate::registry::OutputKind::File
+    }
+
+    fn export(
+        &self,
+        file: &Tb5File,
+        out: crate::registry::Output<'_>,
+        _warn: &mut Vec<crate::Warning>,
+        _progress: &mut dyn tbrw_schema::Progress,
+    ) -> Result<crate::registry::Summary, ExportError> {
+        let s = write(file, &self.options, crate::registry::file_of(self.name(), out)?)?;
+        let line = format!(
+            "{} intervals in {} lanes: {} bars, {} more summed into {} one-pixel bars",
+            s.intervals, s.lanes, s.bars, s.summed, s.summed_bars
+        );
+        let mut notes = Vec::new();
+        if s.unended > 0 {
+            notes.push(format!("stream {}: {} intervals with no end left out", self.options.stream, s.unended));
+        }
+        Ok(crate::registry::Summary { line, notes, ..Default::default() })
+    }
+}
+
+/// An SVG timeline of an interval stream (MTMC tasks, winIDEA calls).
+#[cfg(feature = "cli")]
+#[derive(clap::Args, Debug)]
+pub struct TimelineArgs {
+    /// The TB5 file.
+    pub file: std::path::PathBuf,
+    /// The SVG to write (`-`: standard output).
+    #[arg(short, long)]
+    pub output: std::path::PathBuf,
+    /// Replace OUTPUT if it exists (never an input).
+    #[arg(short, long)]
+    pub force: bool,
+    /// The stream.
+    #[arg(long, default_value_t = 0)]
+    pub stream: u32,
+    /// One lane per thread or per CPU.
+    #[arg(long, value_parser = crate::named!(Lanes), default_value = "thread")]
+    pub lanes: Lanes,
+    /// The width in pixels.
+    #[arg(long, default_value_t = 1200)]
+    pub width: u32,
+    /// Only intervals overlapping A..B (the start field's clock values,
+    /// percentages of the recording, or time since its start: as
+    /// `report --time`).
+    #[arg(long, value_name = "A..B")]
+    pub time: Option<String>,
+}
+
+#[cfg(feature = "cli")]
+impl crate::cli::ExportArgs for TimelineArgs {
+    fn job(self) -> Result<crate::cli::Job, crate::cli::ArgsError> {
+        let time = crate::cli::time_range(self.time.as_deref(), &self.file, self.stream)?;
+        let options = TimelineOptions { stream: self.stream, lanes: self.lanes, width: self.width, time };
+        let export = Box::new(SvgTimeline { options });
+        Ok(crate::cli::Job::One { input: self.file, output: self.output, force: self.force, export })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

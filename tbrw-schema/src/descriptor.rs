@@ -6,7 +6,7 @@
 //! and the per-frame call-chain stream of old perf imports.
 //! Imports nothing of the crate.
 
-use tbrw::{desc_subtype, desc_type, stack, DescEntry};
+use tbrw::{desc_subtype, desc_type, stack_id_entry, DescEntry};
 
 /// The name of a sample's stack id field (`tbrw::STACK_ID_FIELD`), in every
 /// collector's stream alike.
@@ -70,7 +70,7 @@ impl SampleDescriptor {
     /// The entries; with `stacks`, the records end with a stack id.
     pub fn finish(mut self, stacks: bool) -> Vec<DescEntry> {
         if stacks {
-            self.entries.push(stack::stack_id_entry(STACK_ID_NAME));
+            self.entries.push(stack_id_entry(STACK_ID_NAME));
         }
         self.entries
     }

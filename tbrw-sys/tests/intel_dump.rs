@@ -140,7 +140,7 @@ fn intels_tb5_header_reads_as_the_same_file() {
     for f in fixtures() {
         let tb5 = dir.path().join(f.file_name().unwrap()).with_extension("tb5");
         std::fs::write(&tb5, as_tb5(&std::fs::read(&f).unwrap())).unwrap();
-        assert_eq!(tb5::Tb5File::open(&tb5).unwrap().layout(), tb5::layout::FileLayout::IntelTb5);
+        assert_eq!(tb5::Tb5File::open(&tb5).unwrap().layout(), tb5::FileLayout::IntelTb5);
         let our_tb5 = dump(&ours(), &tb5);
         assert_eq!(our_tb5, dump(&ours(), &f), "{}: the TB5 header reads otherwise", f.display());
         if let Some(lib) = &lib {

@@ -57,24 +57,35 @@
 //! ```
 //!
 //! The layers, bottom up (each a folder of `src/` that imports only the
-//! layers below it; the public paths are the re-exports below):
-//! - `model`: the value types: [`hardware`], [`software`], [`process`],
-//!   [`module`], [`version`], [`stream`], [`event`], [`descriptor`],
-//!   [`sample`], [`strings`], [`section`], [`error`], the TBRW [`codes`]
-//!   and the call [`stack`]s of a stream's stack table;
-//! - `format` (crate-private) and docs/FORMAT.md: the on-disk layouts:
-//!   this project's section kinds, raw structures, container rules and
-//!   codec, and Intel's raw structures and codec (`format/intel`);
-//! - `read`: the memory-mapped reader ([`reader`]), `verify`, [`summary`];
-//! - `write`: the run-time lifecycle [`engine`] the C API drives (TBRW error
-//!   codes through [`Error::code`]), its output, and the typestate [`writer`];
+//! layers below it; all crate-private):
+//! - `model`: the value types (hardware, software, processes, modules,
+//!   versions, streams, events, data descriptors, samples, strings,
+//!   sections, errors, the TBRW [`codes`] and the call stacks of a stream's
+//!   stack table);
+//! - `format` and docs/FORMAT.md: the on-disk layouts: this project's
+//!   section kinds, raw structures, container rules and codec, and Intel's
+//!   raw structures and codec (`format/intel`);
+//! - `read`: the memory-mapped reader ([`Tb5File`]), `verify`, [`summary`];
+//! - `write`: the run-time lifecycle [`Engine`] the C API drives (TBRW error
+//!   codes through [`Error::code`]), its output, and the typestate writer
+//!   ([`Tb5Writer`]);
 //! - [`bind`]: binding streams, stored by the engine or kept in memory;
 //! - [`text`] (a leaf beside them): names from files escaped for text outputs.
+//!
+//! **One path per item.** Every public item is at the crate root
+//! (`tbrw::Tb5File`, `tbrw::Module`), except the items of a few
+//! namespaces, which are only there: [`codes`] (the TBRW codes), the
+//! constant groups the guide names ([`desc_type`], [`desc_subtype`],
+//! [`stream_type`], [`access`], [`access_method`], [`arch_type`],
+//! [`os_family`], [`processor_mode`]), the writer's section [`kinds`],
+//! [`summary`], [`bind`] (its functions; the bind tables' types are at the
+//! root), [`text`] and [`work_file`] (`tbrw-output`'s, for the writers built
+//! on this crate). What is stable: the crate's README says.
 //!
 //! [`Tb5File`] reads Intel's layouts (`"SampleF "`, `"Sample6 "`,
 //! `"Sample7 "`: the files of Intel's TBRW library and VTune's sampling
 //! driver) and this project's own `\x89TB5` layout, as the first 8 bytes say
-//! ([`layout::FileLayout`]); the writers write this project's layout
+//! ([`FileLayout`]); the writers write this project's layout
 //! (docs/FORMAT.md).
 
 #![deny(missing_docs)]
@@ -86,43 +97,45 @@ mod read;
 pub mod text;
 mod write;
 
-pub use model::{
-    codes, descriptor, error, event, hardware, layout, module, process, sample, section, software, stack, stream,
-    strings, version,
-};
+// One public path per item: the crate root, except the namespaces below
+// (the TBRW codes, the summary's functions, the binding functions, the
+// names in text outputs, the output rules' work files), and the constant
+// namespaces the guide names (`desc_type`, `stream_type`, ...).
+pub use model::codes;
 pub use read::summary;
-pub use write::{engine, work_file, writer};
+pub use write::work_file;
 
-/// Reading committed files: [`Tb5File`] and the views it hands out (the
-/// former `reader` module; the code is in the crate's `read` layer).
-pub mod reader {
-    pub use crate::read::{
-        DataSection, LegacySamples, ModuleTable, ProcessTable, SharedBytes, StackTableView, StreamReader, Tb5File,
-    };
-}
+use model::{descriptor, error, event, hardware, layout, module, process, sample, section, software, stack, stream};
+use model::{strings, version};
+use write::{engine, writer};
 
-pub use bind::{
-    BindTables, BindView, DataBind, MemoryBind, ModuleBind, PackedData, StoredData, TidBind, UNKNOWN_MODULE,
-};
 pub use descriptor::{desc_subtype, desc_type, DescEntry, Field, RecordLayout};
 pub use engine::{access, Engine};
 pub use error::{Error, Location, Result};
 pub use event::{access_method, Event, EventDetail, EventFlags};
 pub use hardware::{arch_type, native_arch, Cpu, CpuArch, CpuidIa32, CpuidIa64, Cpuids, Node, System};
+pub use layout::FileLayout;
 pub use module::{processor_mode, Module, ModuleFlags, NEVER_UNLOADED};
 pub use process::{Pid, PidTidFlags, Tid};
-pub use reader::{
-    DataSection, LegacySamples, ModuleTable, ProcessTable, SharedBytes, StackTableView, StreamReader, Tb5File,
+pub use read::{
+    BindTables, BindView, DataSection, LegacySamples, MemoryBind, ModuleTable, PackedData, ProcessTable, SharedBytes,
+    StackTableView, StoredData, StreamReader, Tb5File,
 };
 pub use sample::{CodeDescriptor, LegacySample, SampleRecordPc};
 pub use section::{BindSection, GlobalSection, SectionRef, StreamSection};
 pub use software::{os_family, Application, Host, Os, Software};
-pub use stack::{StackNode, NO_STACK, STACK_ID_FIELD};
+pub use stack::{
+    stack_id_entry, StackNode, MAX_STACK_DEPTH, NO_STACK, STACK_ADDRESS_FIELD, STACK_ID_FIELD, STACK_PARENT_FIELD,
+};
 pub use stream::{stream_type, FileTime, StreamInfo};
-pub use strings::{MapStrings, StringId, Text};
+pub use strings::{string_to_wide, wide_to_string, MapStrings, StringId, Text};
+pub use tbrw_bind::{DataBind, ModuleBind, TidBind, UNKNOWN_MODULE};
 pub use version::{VersionInfo, INTEL_SAMPLE_FILE_VERSION, MIN_SAMPLE_FILE_VERSION, UNKNOWN_DRIVER_VERSION};
 pub use write::{convert, Durability, StackTable, WriteLayout};
-pub use writer::{legacy_descriptor, DataSectionWriter, SectionWriter, StreamWriter, Tb5Writer};
+pub use writer::{
+    kinds, legacy_descriptor, DataSectionWriter, HasDescriptor, HasInfo, NoDescriptor, NoInfo, SectionWriter,
+    StreamWriter, Tb5Writer,
+};
 
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]

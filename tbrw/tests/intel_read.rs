@@ -5,7 +5,7 @@
 //! or an allocation the file does not justify (Intel's layout has no
 //! checksums: every offset, count and length is checked against the file).
 
-use tbrw::layout::FileLayout;
+use tbrw::FileLayout;
 use tbrw::*;
 
 fn fixture(name: &str) -> Vec<u8> {
@@ -205,10 +205,7 @@ fn the_bind_intels_dobind_stored_is_read() {
     assert_eq!((t.associated_pid, t.id), (500, 501));
     assert_eq!(b.tid_bind(binds[1].tid_index).unwrap().pid_index, binds[1].pid_index);
     // The records begin with their descriptor id.
-    assert_eq!(
-        s.layout().unwrap().unwrap().find(descriptor::desc_type::DESCRIPTOR_ID, None).map(|f| f.offset),
-        Some(0)
-    );
+    assert_eq!(s.layout().unwrap().unwrap().find(desc_type::DESCRIPTOR_ID, None).map(|f| f.offset), Some(0));
 }
 
 #[test]

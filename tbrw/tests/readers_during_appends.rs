@@ -96,7 +96,7 @@ fn read_one(p: &Path, all: bool) -> std::result::Result<(u64, u64), String> {
     let appended = u64::from(n).checked_sub(2).ok_or_else(|| format!("{n} streams"))?;
     // A file in this project's `\x89TB5` layout counts its commits; one in
     // Intel's layout (the default) has none.
-    if f.layout() == layout::FileLayout::Project && f.generation() != 1 + appended {
+    if f.layout() == FileLayout::Project && f.generation() != 1 + appended {
         return Err(format!("generation {} with {appended} appended streams", f.generation()));
     }
     let last = f.stream(n - 1).map_err(|e| e.to_string())?;

@@ -65,7 +65,7 @@ proptest! {
         let mut want = c.clone();
         want.streams.extend(extra);
         let f = Tb5File::open(&path).unwrap();
-        prop_assert_eq!(f.layout(), layout::FileLayout::Project);
+        prop_assert_eq!(f.layout(), FileLayout::Project);
         prop_assert_eq!(f.generation(), 2);
         prop_assert_eq!(read_content(&f).unwrap(), expected_in(&want, WriteLayout::Tb5));
     }

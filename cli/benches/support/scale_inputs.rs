@@ -159,7 +159,7 @@ pub fn deep_stacks(path: &Path, samples: u64, depth: usize, program: &str) -> Re
             entry(desc_type::IP, 8, "pc"),
             entry(desc_type::PID, 4, "pid"),
             entry(desc_type::TID, 4, "tid"),
-            stack::stack_id_entry("stack_id"),
+            stack_id_entry("stack_id"),
         ])?;
     st.events(&[Event { id: 0, flags: EventFlags::TBS, name: Some("cpu-clock".into()), ..Default::default() }])?;
     let mut table = StackTable::new();

@@ -7,18 +7,18 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use tbrw_export::vtune_csv::{self as csv, CsvOptions};
-use tbrw_import::elf_profile::Layout;
+use tbrw_export::cli::Job;
+use tbrw_export::parquet::dataset::ParquetOptions;
+use tbrw_export::registry::{FolderFiles, Output, OutputKind, Summary};
 use tbrw_query::annotate;
 use tbrw_query::report::{self, ReportOptions};
 
 use crate::error::CliError;
 pub use crate::output::open;
 use crate::output::{
-    check_input, check_output, check_output_folder, check_tb5_output, csv_folder_holds, csv_may_replace, export_error,
+    check_input, check_output, check_output_folder, check_tb5_output, export_error, folder_holds, may_replace,
     write_output, written, WorkFolder,
 };
-pub use tbrw_export::parquet::dataset::{Mode as ParquetMode, ParquetOptions};
 
 mod import;
 
@@ -145,68 +145,6 @@ pub fn report(
     if json { r.write_json(out) } else { r.write_text(out) }.map_err(written)
 }
 
-/// `tbrw export vtune-csv`: the files written on `out`, streams left out on `err`.
-pub fn export_vtune_csv(
-    file: &Path,
-    dir: &Path,
-    opts: &CsvOptions,
-    force: bool,
-    out: &mut dyn Write,
-    err: &mut dyn Write,
-) -> Result<(), CliError> {
-    check_input(file, "a TB5 file")?;
-    let target = check_output_folder(dir, force)?;
-    let f = open(file)?;
-    // Built in a work folder beside `dir` and put in its place whole (the
-    // folder rule of crate::output): a reader of `dir` sees the old export
-    // or the new one, never a mix; a failure leaves `dir` as it was.
-    let mut work = WorkFolder::create(&target)?;
-    let r = csv::export_vtune_csv(&f, &mut work, opts).map_err(|e| export_error(&work, e))?;
-    work.publish(&|real| {
-        let held = csv_folder_holds(real).map_err(|e| CliError::io(dir, e))?;
-        csv_may_replace(dir, &held, force)
-    })?;
-    for p in &r.files {
-        writeln!(out, "{}", dir.join(p).display()).map_err(written)?;
-    }
-    for (n, why) in &r.skipped {
-        let why = crate::error::with_clock_option(why);
-        let why = tbrw::text::Escaped(&why);
-        writeln!(err, "tbrw: {}: stream {n} not exported: {why}", file.display()).map_err(written)?;
-    }
-    for (n, k) in &r.unended {
-        writeln!(err, "tbrw: {}: stream {n}: {k} intervals with no end left out", file.display()).map_err(written)?;
-    }
-    for (n, k) in &r.decreasing {
-        writeln!(
-            err,
-            "tbrw: {}: stream {n}: {k} counter readings lower than the CPU's reading before left out",
-            file.display()
-        )
-        .map_err(written)?;
-    }
-    Ok(())
-}
-
-/// `tbrw export sampler`: the profile to `output` (`-`: standard output,
-/// and then nothing else is printed), in `layout` (default: the imported one).
-pub fn export_sampler(
-    file: &Path,
-    stream: u32,
-    output: &Path,
-    layout: Option<Layout>,
-    force: bool,
-    out: &mut dyn Write,
-) -> Result<(), CliError> {
-    report::samples::stream(&open(file)?, stream)?;
-    let n =
-        write_view(file, output, force, |f, w| Ok(tbrw_export::elf_profile::export_profile(f, stream, layout, w)?))?;
-    if output.as_os_str() != "-" {
-        writeln!(out, "{}: {n} samples", output.display()).map_err(written)?;
-    }
-    Ok(())
-}
-
 /// `tbrw annotate`: function `function`'s samples per source line (or
 /// address), as text or JSON. Warnings as for [`report_symbols`].
 pub fn annotate(
@@ -303,124 +241,97 @@ impl<W: Write> Write for Watched<W> {
     }
 }
 
-/// `tbrw export flamegraph`: the SVG (or with `--folded` the folded stacks)
-/// to `output` (`-`: standard output); warnings about modules without
-/// symbols on `err`.
-pub fn export_flamegraph(
-    file: &Path,
-    output: &Path,
-    opts: &tbrw_query::stacks::ViewOptions,
-    fopts: &tbrw_export::flamegraph::FlameOptions,
-    force: bool,
+/// `tbrw export ...`: every export, run as the registry describes it
+/// (tbrw-export's `registry`), under the same output rules: a file export
+/// through [`write_view`] (`-`, `--force`, the lock, never the input), a
+/// folder export built in a work folder and put in place whole, a Parquet
+/// dataset by its own rules (it may add to one). What the export wrote is
+/// said on `out` (a file's line after its name, not for `-`; a folder's
+/// files one per line), what it left out on `err` after the input's name.
+pub fn export(
+    job: Job,
+    progress: &mut dyn tbrw_export::Progress,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<(), CliError> {
+    let (input, output, force, export) = match job {
+        Job::One { input, output, force, export } => (input, output, force, export),
+        Job::Dataset { files, output, options } => {
+            return export_parquet(&files, &output, &options, progress, out, err)
+        }
+    };
     let mut warnings = Vec::new();
-    let stacks = write_view(file, output, force, |f, w| {
-        Ok(tbrw_export::flamegraph::write(f, opts, fopts, w, &mut warnings, &mut |_| {})?)
-    });
+    let summary = export_one(&*export, (&input, &output, force), &mut warnings, progress, out);
     crate::warning::show(&warnings, err);
-    let stacks = stacks?;
-    if output.as_os_str() != "-" {
-        writeln!(out, "{}: {stacks} distinct stacks", output.display()).map_err(written)?;
+    let summary = summary?;
+    for note in &summary.notes {
+        let note = crate::error::with_clock_option(note);
+        writeln!(err, "tbrw: {}: {}", input.display(), tbrw::text::Escaped(&note)).map_err(written)?;
     }
-    Ok(())
-}
-
-/// `tbrw export pprof`: gzip-compressed profile.proto to `output`.
-pub fn export_pprof(
-    file: &Path,
-    output: &Path,
-    opts: &tbrw_query::stacks::ViewOptions,
-    popts: &tbrw_export::pprof::PprofOptions,
-    force: bool,
-    out: &mut dyn Write,
-    err: &mut dyn Write,
-) -> Result<(), CliError> {
-    let mut warnings = Vec::new();
-    let p = write_view(file, output, force, |f, w| {
-        Ok(tbrw_export::pprof::write_with(f, opts, popts, w, &mut warnings, &mut |_| {})?)
-    });
-    crate::warning::show(&warnings, err);
-    let p = p?;
-    if output.as_os_str() != "-" {
-        writeln!(
-            out,
-            "{}: {} samples aggregated into {} stacks, {} locations, {} functions, {} mappings",
-            output.display(),
-            p.samples,
-            p.stacks,
-            p.locations,
-            p.functions,
-            p.mappings
-        )
-        .map_err(written)?;
-    }
-    Ok(())
-}
-
-/// `tbrw export firefox`: the Firefox Profiler's gzip-compressed JSON to `output`.
-pub fn export_firefox(
-    file: &Path,
-    output: &Path,
-    opts: &tbrw_query::stacks::ViewOptions,
-    force: bool,
-    out: &mut dyn Write,
-    err: &mut dyn Write,
-) -> Result<(), CliError> {
-    let mut warnings = Vec::new();
-    let made = write_view(file, output, force, |f, w| {
-        let (profile, s) = tbrw_export::firefox::profile(f, opts, &mut warnings, &mut |_| {})?;
-        tbrw_export::firefox::write_profile(&profile, &s, w)?;
-        Ok((profile, s))
-    });
-    crate::warning::show(&warnings, err);
-    let (profile, s) = made?;
-    // The output is committed (write_view returned): the process ends
-    // soon, and the profile's millions of small allocations go back with
-    // it, not freed one by one (a tenth of a large export's time), as
+    // The output is committed: the process ends soon, and what the export
+    // built (a Firefox profile's millions of small allocations) goes back
+    // with it, not freed one by one (a tenth of a large export's time), as
     // compilers and perf leave theirs.
-    std::mem::forget(profile);
-    if output.as_os_str() != "-" {
-        writeln!(out, "{}: {} threads, {} samples, {} markers", output.display(), s.threads, s.samples, s.markers)
-            .map_err(written)?;
-    }
+    std::mem::forget(summary.built);
     Ok(())
 }
 
-/// `tbrw export timeline`: the SVG timeline of an interval stream to `output`.
-pub fn export_timeline(
-    file: &Path,
-    output: &Path,
-    opts: &tbrw_export::timeline::TimelineOptions,
-    force: bool,
+/// One export of one input under the output rules: its summary, its
+/// warnings in `warnings` (also when it fails).
+fn export_one(
+    export: &dyn tbrw_export::registry::Export,
+    (input, output, force): (&Path, &Path, bool),
+    warnings: &mut Vec<tbrw_export::Warning>,
+    progress: &mut dyn tbrw_export::Progress,
     out: &mut dyn Write,
-    err: &mut dyn Write,
-) -> Result<(), CliError> {
-    let s = write_view(file, output, force, |f, w| Ok(tbrw_export::timeline::write(f, opts, w)?))?;
-    if output.as_os_str() != "-" {
-        writeln!(
-            out,
-            "{}: {} intervals in {} lanes: {} bars, {} more summed into {} one-pixel bars",
-            output.display(),
-            s.intervals,
-            s.lanes,
-            s.bars,
-            s.summed,
-            s.summed_bars
-        )
-        .map_err(written)?;
-    }
-    if s.unended > 0 {
-        writeln!(err, "tbrw: {}: stream {}: {} intervals with no end left out", file.display(), opts.stream, s.unended)
-            .map_err(written)?;
-    }
-    Ok(())
+) -> Result<Summary, CliError> {
+    Ok(match export.output() {
+        OutputKind::File => {
+            let s =
+                write_view(input, output, force, |f, w| Ok(export.export(f, Output::File(w), warnings, progress)?))?;
+            if output.as_os_str() != "-" {
+                writeln!(out, "{}: {}", output.display(), s.line).map_err(written)?;
+            }
+            s
+        }
+        OutputKind::Folder(files) => {
+            let s = export_folder(input, output, &files, force, |f, folder| {
+                export.export(f, Output::Folder(folder), warnings, progress)
+            })?;
+            for p in &s.files {
+                writeln!(out, "{}", output.join(p).display()).map_err(written)?;
+            }
+            s
+        }
+    })
+}
+
+/// A folder export of `file` into `dir` (its files: `files`): built in a
+/// work folder beside `dir` and put in its place whole (the folder rule of
+/// crate::output), so that a reader of `dir` sees the old export or the
+/// new one, never a mix; a failure leaves `dir` as it was.
+fn export_folder(
+    file: &Path,
+    dir: &Path,
+    files: &FolderFiles,
+    force: bool,
+    f: impl FnOnce(&tbrw::Tb5File, &mut WorkFolder) -> Result<Summary, tbrw_export::ExportError>,
+) -> Result<Summary, CliError> {
+    check_input(file, "a TB5 file")?;
+    let target = check_output_folder(dir, files, force)?;
+    let tb5 = open(file)?;
+    let mut work = WorkFolder::create(&target)?;
+    let s = f(&tb5, &mut work).map_err(|e| export_error(&work, e))?;
+    work.publish(&|real| {
+        let held = folder_holds(real, files).map_err(|e| CliError::io(dir, e))?;
+        may_replace(dir, files, &held, force)
+    })?;
+    Ok(s)
 }
 
 /// `tbrw export parquet`: the runs written on `out` (one line each), the
 /// symbolizer's warnings on `err`.
-pub fn export_parquet(
+fn export_parquet(
     files: &[PathBuf],
     dir: &Path,
     opts: &ParquetOptions,

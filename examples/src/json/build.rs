@@ -281,7 +281,7 @@ pub(super) fn legacy_json(rec: &[u8], pc_at: usize, tsc_at: Option<usize>) -> Le
 
 pub(super) fn bind_json<'a>(
     file: &'a Tb5File,
-    v: &tbrw::bind::BindView<'_>,
+    v: &tbrw::BindView<'_>,
     modules: &[Module<StringId>],
     i: u64,
 ) -> R<Option<BindJson<'a>>> {

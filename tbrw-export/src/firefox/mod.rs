@@ -254,6 +254,55 @@ pub fn debug_id(build_id: &[u8]) -> DebugId {
     DebugId::from_guid_age(&guid, 0).unwrap_or_else(|_| DebugId::nil())
 }
 
+/// The Firefox export with its options, as the registry runs it
+/// ([`crate::registry::Export`]). The profile built comes back in the
+/// summary ([`crate::registry::Summary::built`]).
+#[derive(Clone, Debug, Default)]
+pub struct Firefox {
+    /// The samples exported.
+    pub view: ViewOptions,
+}
+
+impl crate::registry::Export for Firefox {
+    fn name(&self) -> &'static str {
+        "firefox"
+    }
+
+    fn output(&self) -> crate::registry::OutputKind {
+        crate::registry::OutputKind::File
+    }
+
+    fn export(
+        &self,
+        file: &Tb5File,
+        out: crate::registry::Output<'_>,
+        warn: &mut Vec<crate::Warning>,
+        progress: &mut dyn Progress,
+    ) -> Result<crate::registry::Summary, ExportError> {
+        let out = crate::registry::file_of(self.name(), out)?;
+        let (p, s) = profile(file, &self.view, warn, progress)?;
+        write_profile(&p, &s, out)?;
+        let line = format!("{} threads, {} samples, {} markers", s.threads, s.samples, s.markers);
+        Ok(crate::registry::Summary { line, built: Some(Box::new(p)), ..Default::default() })
+    }
+}
+
+/// The Firefox Profiler's processed format (gzip-compressed JSON), for profiler.firefox.com.
+#[cfg(feature = "cli")]
+#[derive(clap::Args, Debug)]
+pub struct FirefoxArgs {
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub view: crate::cli::ViewArgs,
+}
+
+#[cfg(feature = "cli")]
+impl crate::cli::ExportArgs for FirefoxArgs {
+    fn job(self) -> Result<crate::cli::Job, crate::cli::ArgsError> {
+        self.view.job(|view| Firefox { view })
+    }
+}
+
 #[cfg(test)]
 #[cfg(test)]
 mod tests {

@@ -9,6 +9,8 @@
 //! new dataset, one replaced, runs added; built beside it and put in place
 //! whole). The schema and example queries: docs/PARQUET.md.
 
+#[cfg(feature = "cli")]
+pub mod args;
 pub mod dataset;
 pub mod schema;
 pub mod sort;

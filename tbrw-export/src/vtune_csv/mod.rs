@@ -504,6 +504,85 @@ fn per_cpu_counters(
     Ok((files, dropped))
 }
 
+/// The VTune CSV export with its options, as the registry runs it
+/// ([`crate::registry::Export`]): a folder of CSV files.
+#[derive(Clone, Debug, Default)]
+pub struct VtuneCsv {
+    /// The export's options.
+    pub options: CsvOptions,
+}
+
+/// Whether a file of a folder is one this export writes (`*-hostname-*.csv`).
+fn exported_csv(name: &str) -> bool {
+    name.ends_with(".csv") && name.contains("-hostname-")
+}
+
+impl crate::registry::Export for VtuneCsv {
+    fn name(&self) -> &'static str {
+        "vtune-csv"
+    }
+
+    fn output(&self) -> crate::registry::OutputKind {
+        crate::registry::OutputKind::Folder(crate::registry::FolderFiles {
+            one: "an exported CSV file",
+            many: "exported CSV files",
+            owns: exported_csv,
+        })
+    }
+
+    fn export(
+        &self,
+        file: &Tb5File,
+        out: crate::registry::Output<'_>,
+        _warn: &mut Vec<crate::Warning>,
+        _progress: &mut dyn tbrw_schema::Progress,
+    ) -> std::result::Result<crate::registry::Summary, ExportError> {
+        let r = export_vtune_csv(file, crate::registry::folder_of(self.name(), out)?, &self.options)?;
+        let mut notes: Vec<String> =
+            r.skipped.iter().map(|(n, why)| format!("stream {n} not exported: {why}")).collect();
+        notes.extend(r.unended.iter().map(|(n, k)| format!("stream {n}: {k} intervals with no end left out")));
+        notes.extend(
+            r.decreasing
+                .iter()
+                .map(|(n, k)| format!("stream {n}: {k} counter readings lower than the CPU's reading before left out")),
+        );
+        Ok(crate::registry::Summary { files: r.files, notes, ..Default::default() })
+    }
+}
+
+/// VTune "CSV file with external data": one file per stream in DIR.
+#[cfg(feature = "cli")]
+#[derive(clap::Args, Debug)]
+pub struct CsvArgs {
+    /// The TB5 file.
+    pub file: std::path::PathBuf,
+    /// The folder to write the CSV files in (created if missing).
+    #[arg(short, long)]
+    pub output: std::path::PathBuf,
+    /// Replace OUTPUT if it exists (never an input).
+    #[arg(short, long)]
+    pub force: bool,
+    /// Host name for the file names (default: the file's).
+    #[arg(long)]
+    pub hostname: Option<String>,
+    /// Only this stream.
+    #[arg(long)]
+    pub stream: Option<u32>,
+    /// The clock of nanosecond time stamps whose name does not say which
+    /// one they are (e.g. a winIDEA import's session time).
+    #[arg(long, value_parser = crate::named!(Clock))]
+    pub clock: Option<Clock>,
+}
+
+#[cfg(feature = "cli")]
+impl crate::cli::ExportArgs for CsvArgs {
+    fn job(self) -> std::result::Result<crate::cli::Job, crate::cli::ArgsError> {
+        let options = CsvOptions { hostname: self.hostname, stream: self.stream, clock: self.clock };
+        let export = Box::new(VtuneCsv { options });
+        Ok(crate::cli::Job::One { input: self.file, output: self.output, force: self.force, export })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::short_name;

@@ -10,7 +10,7 @@
 //!
 //! Imports `tree`, `names` (the resolution) and the walk's stream helpers.
 
-use tbrw::stack::MAX_STACK_DEPTH;
+use tbrw::MAX_STACK_DEPTH;
 use tbrw::*;
 use tbrw_schema::fields;
 

@@ -30,7 +30,6 @@ use std::mem::size_of;
 use std::os::raw::c_void;
 
 use tb5::codes::*;
-use tb5::strings::wide_to_string;
 use tb5::*;
 use widestring::{WideCStr, WideChar};
 
@@ -60,7 +59,7 @@ pub(crate) unsafe fn wide_arg(p: *const TBRW_CHAR) -> R<Option<String>> {
 /// UTF-8 text as a NUL-terminated `wchar_t` string, the form every wide
 /// string the library hands out takes.
 ///
-/// Not `tb5::strings::string_to_wide`: that refuses text holding a NUL,
+/// Not `tb5::string_to_wide`: that refuses text holding a NUL,
 /// and a string id's text read from a file may hold one (a file written
 /// through the Rust API); C then sees the text up to it, as it would any
 /// `wchar_t` string.

@@ -14,10 +14,10 @@
 
 use std::path::Path;
 
-pub use tbrw_bind::{DataBind, ModuleBind, TidBind, UNKNOWN_MODULE};
+use tbrw_bind::{DataBind, ModuleBind, TidBind};
 
 use crate::model::error::Result;
-pub use crate::read::{BindTables, BindView, MemoryBind, PackedData, StoredData};
+use crate::read::{BindView, MemoryBind};
 use crate::write::writer::Tb5Writer;
 
 mod compute;

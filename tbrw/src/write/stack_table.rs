@@ -4,7 +4,7 @@
 //! [`StreamWriter::stack_table`](super::writer::StreamWriter::stack_table)
 //! stores it with the stream. Every importer or collector that has call
 //! stacks calls the same two: intern each sample's stack, put the id in the
-//! sample's stack id field ([`crate::stack::stack_id_entry`]), store the
+//! sample's stack id field ([`crate::stack_id_entry`]), store the
 //! table before finishing the stream.
 
 use hashbrown::HashTable;
@@ -28,7 +28,7 @@ use crate::model::stack::{StackNode, MAX_STACK_DEPTH, NO_STACK};
 /// assert_eq!(t.intern_innermost_first(&[0x30, 0x20, 0x10])?, a);
 /// assert_eq!(t.len(), 4); // 0x10 and 0x20 are shared
 /// assert_ne!(a, b);
-/// assert_eq!(t.intern_innermost_first(&[])?, tbrw::stack::NO_STACK);
+/// assert_eq!(t.intern_innermost_first(&[])?, tbrw::NO_STACK);
 /// # Ok::<(), tbrw::Error>(())
 /// ```
 ///

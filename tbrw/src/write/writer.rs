@@ -381,7 +381,7 @@ impl<'w, I, D> StreamWriter<'w, I, D> {
     }
 
     /// Stores the stream's stack table (docs/FORMAT.md "Stack table"): the
-    /// stacks its records' stack id fields ([`crate::stack::stack_id_entry`])
+    /// stacks its records' stack id fields ([`crate::stack_id_entry`])
     /// name. A second call replaces the first; a dropped stream drops it.
     pub fn stack_table(&mut self, table: super::StackTable) -> Result<()> {
         let n = self.index;
@@ -427,7 +427,7 @@ impl<'w, I> StreamWriter<'w, I, NoDescriptor> {
 impl<I> StreamWriter<'_, I, HasDescriptor> {
     /// Opens the data section. Only one data section writes straight to the
     /// file at a time; while it is open, other finished sections wait in
-    /// bounded buffers (see [`crate::engine`] and the output it writes to).
+    /// bounded buffers (see [`crate::Engine`] and the output it writes to).
     pub fn data(&mut self) -> Result<DataSectionWriter<'_>> {
         let n = self.index;
         let e = self.engine();
