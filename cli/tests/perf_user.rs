@@ -201,7 +201,7 @@ fn by_auto_is_by_function_when_the_symbols_are_at_hand() {
         text.lines()
             .next()
             .unwrap()
-            .ends_with("by function (--by auto: 1279 of 1279 samples are in modules whose symbols were found)"),
+            .ends_with("by function (chosen automatically: 1279 of 1279 samples are in modules whose symbols were found)"),
         "{text}"
     );
     let v: Value = serde_json::from_str(&ok(&["report", &c, "--json"])).unwrap();
@@ -217,7 +217,7 @@ fn by_auto_is_by_function_when_the_symbols_are_at_hand() {
     let run = dir.path().join("run.tb5");
     ok(&["import", "sampler", &shipped("examples/data/sampler/current.prof"), "-o", run.to_str().unwrap()]);
     let text = ok(&["report", run.to_str().unwrap()]);
-    assert!(text.lines().next().unwrap().contains(", by module (--by auto: 0 of "), "{text}");
+    assert!(text.lines().next().unwrap().contains(", by module (chosen automatically: 0 of "), "{text}");
     let v: Value = serde_json::from_str(&ok(&["report", run.to_str().unwrap(), "--json"])).unwrap();
     assert_eq!(v["by"], "module");
     // --top still applies.

@@ -207,7 +207,7 @@ fn auto(
         modules.rows.truncate(k);
     }
     modules.auto = Some(format!(
-        "{named} of {} samples are in modules whose symbols were found; --by function names what it can",
+        "{named} of {} samples are in modules whose symbols were found; a report by function names what it can",
         modules.samples
     ));
     Ok(modules)

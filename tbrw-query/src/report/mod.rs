@@ -490,8 +490,9 @@ pub fn write_table(r: &Report, out: &mut dyn Write) -> std::io::Result<()> {
         _ => None,
     };
     let by = combined.as_deref().unwrap_or(r.by.name());
-    // As perf's header says what it sorted by: here, what `--by auto` chose and why.
-    let chosen = r.auto.as_deref().map_or(String::new(), |why| format!(" (--by auto: {why})"));
+    // As perf's header says what it sorted by: here, what the automatic
+    // grouping chose and why.
+    let chosen = r.auto.as_deref().map_or(String::new(), |why| format!(" (chosen automatically: {why})"));
     if r.rows.iter().any(|row| row.children.is_some()) {
         return write_children_table(r, by, out);
     }
