@@ -87,7 +87,7 @@ impl std::fmt::Debug for Summary {
 /// assert_eq!(export.name(), "pprof");
 /// assert!(matches!(export.output(), OutputKind::File));
 /// let mut out = Vec::new();
-/// let summary = export.export(&file, Output::File(&mut out), &mut std::io::sink(), &mut ())?;
+/// let summary = export.export(&file, Output::File(&mut out), &mut Vec::new(), &mut ())?;
 /// assert!(summary.line.starts_with("987 samples aggregated into"), "{}", summary.line);
 /// # Ok(())
 /// # }
