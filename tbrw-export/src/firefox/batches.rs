@@ -55,6 +55,24 @@ struct Stamped {
     nanos: u64,
 }
 
+/// Record index `index` as ms, in ns, as the profile's
+/// `Timestamp::from_millis_since_reference` has it: in integers where its
+/// float is exact (below 2^53 ns).
+#[inline]
+fn index_nanos(index: u64) -> u64 {
+    match index.checked_mul(1_000_000).filter(|&ns| ns < 1 << 53) {
+        Some(ns) => ns,
+        None => index_nanos_as_float(index),
+    }
+}
+
+/// [`index_nanos`] past 2^53 ns (never met: 9 * 10^9 records), apart so
+/// that the usual case is not computed as a float too.
+#[cold]
+fn index_nanos_as_float(index: u64) -> u64 {
+    (index as f64 * 1_000_000.0) as u64
+}
+
 /// The walk's half: slots and times.
 struct Stamper {
     /// Whether the time stamps are nanoseconds.
@@ -82,10 +100,7 @@ impl Stamper {
             Some(t) => t.saturating_sub(*self.t0.get_or_insert(t)),
             // As the profile's `Timestamp::from_millis_since_reference` has
             // it: in integers where the float is exact (below 2^53).
-            None => match smp.index.checked_mul(1_000_000).filter(|&ns| ns < 1 << 53) {
-                Some(ns) => ns,
-                None => (smp.index as f64 * 1_000_000.0) as u64,
-            },
+            None => index_nanos(smp.index),
         };
         let slot = match self.last {
             Some((k, slot)) if k == smp.thread => slot,
@@ -321,4 +336,19 @@ pub(super) fn walk_into(
         walked
     })?;
     Ok((info, stamper.t0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn record_indexes_are_the_nanoseconds_the_float_gives() {
+        let edge = (1u64 << 53) / 1_000_000;
+        let mut indexes = vec![0, 1, 2, 999, 123_456_789, u64::MAX / 1_000_000, u64::MAX / 1_000_000 + 1, u64::MAX];
+        indexes.extend((edge - 3..edge + 4).chain((1..64).map(|b| 1u64 << b)));
+        for index in indexes {
+            assert_eq!(index_nanos(index), (index as f64 * 1_000_000.0) as u64, "index {index}");
+        }
+    }
 }
