@@ -95,35 +95,30 @@ impl ThreadSamples {
             }
         };
         let at = |k: usize| order.as_ref().map_or(k, |o| o[k]);
-        let mut out = Text::new(w);
-        out.bytes(b"{\"length\":");
-        out.number(n as u64);
-        out.bytes(b",\"weightType\":\"samples\",\"stack\":");
-        out.column(n, |out, k| match self.stacks[at(k)] {
-            NO_STACK => out.bytes(b"null"),
-            s => out.number(u64::from(s)),
+        let mut out = Columns { w, buf: Vec::with_capacity(FLUSH_AT + 64) };
+        write!(out.buf, "{{\"length\":{n},\"weightType\":\"samples\",\"stack\":")?;
+        out.column(n, |buf, k| match self.stacks[at(k)] {
+            NO_STACK => CompactFormatter.write_null(buf),
+            s => CompactFormatter.write_u32(buf, s),
         })?;
-        out.bytes(b",\"timeDeltas\":");
+        out.buf.extend_from_slice(b",\"timeDeltas\":");
         let mut texts = DeltaTexts::new();
         let mut previous = 0u64;
-        out.column(n, |out, k| {
+        out.column(n, |buf, k| {
             let t = self.times[at(k)];
-            match texts.text(t.wrapping_sub(std::mem::replace(&mut previous, t))) {
-                DeltaText::WholeMs(ms) => out.number(ms),
-                DeltaText::Text(text) => out.bytes(text),
-            }
+            texts.write(buf, t.wrapping_sub(std::mem::replace(&mut previous, t)))
         })?;
         // Every sample weighs 1: no column (`null`, what the profiler's own
         // upgraders give a table without weights), where the crate writes
         // a 1 per sample, which cost a fifth of the text and a third of the
         // compression.
-        out.bytes(b",\"weight\":null");
+        out.buf.extend_from_slice(b",\"weight\":null");
         if cpu_deltas {
-            out.bytes(b",\"threadCPUDelta\":");
-            out.column(n, |out, k| out.number(self.cpu_deltas.get(at(k)).copied().unwrap_or(0)))?;
+            out.buf.extend_from_slice(b",\"threadCPUDelta\":");
+            out.column(n, |buf, k| CompactFormatter.write_u64(buf, self.cpu_deltas.get(at(k)).copied().unwrap_or(0)))?;
         }
-        out.bytes(b"}");
-        out.flush()
+        out.buf.push(b'}');
+        out.w.write_all(&out.buf)
     }
 }
 
@@ -131,164 +126,69 @@ impl ThreadSamples {
 const DELTA_TEXTS: usize = 1024;
 
 /// The JSON text of time deltas (ms, from ns), as serde_json writes an
-/// `f64` but whole numbers without `.0`: a whole number of ms as its
-/// digits; any other kept for the deltas met most recently, since a
-/// sampling rate repeats a few deltas (a steady clock, or another thread's
-/// samples in between) and the shortest round-trip text of a float is
-/// costly to find.
+/// `f64` but whole numbers without `.0`, kept for the deltas met most recently: a sampling rate repeats a
+/// few deltas (a steady clock, or another thread's samples in between),
+/// and the shortest round-trip text of a float is costly to find.
 struct DeltaTexts {
     /// Per slot (the delta's low bits): a delta and its text.
     slots: Vec<Option<(u64, u8, [u8; 32])>>,
-    /// The text of a delta too long for a slot.
-    long: Vec<u8>,
 }
-
-/// A delta's text: a whole number of ms, or other text.
-enum DeltaText<'a> {
-    WholeMs(u64),
-    Text(&'a [u8]),
-}
-
-/// Nanosecond deltas below this are exact as `f64`, and so is a whole
-/// number of ms among them divided by 10^6 (2^53).
-const EXACT_NANOS: u64 = 1 << 53;
 
 impl DeltaTexts {
     fn new() -> Self {
-        DeltaTexts { slots: vec![None; DELTA_TEXTS], long: Vec::new() }
-    }
-
-    /// The text of a delta of `nanos` ns.
-    fn text(&mut self, nanos: u64) -> DeltaText<'_> {
-        if nanos % 1_000_000 == 0 && nanos < EXACT_NANOS {
-            // A whole number of ms (every delta where the clock has no
-            // known rate): an exact f64, whose shortest text is its digits
-            // and `.0` (below 10^16, as ryu writes it); the `.0` dropped.
-            return DeltaText::WholeMs(nanos / 1_000_000);
-        }
-        // A multiplicative hash: deltas are often multiples of a round number.
-        let at = (nanos.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 54) as usize & (DELTA_TEXTS - 1);
-        if !matches!(self.slots[at], Some((d, _, _)) if d == nanos) {
-            let mut text = Vec::with_capacity(32);
-            // Writing to a Vec cannot fail.
-            let _ = CompactFormatter.write_f64(&mut text, nanos as f64 / 1_000_000.0);
-            // A whole number of ms without its `.0`: the same JSON number.
-            if text.ends_with(b".0") {
-                text.truncate(text.len() - 2);
-            }
-            if text.len() > 32 {
-                self.long = text;
-                return DeltaText::Text(&self.long);
-            }
-            let mut kept = [0u8; 32];
-            kept[..text.len()].copy_from_slice(&text);
-            self.slots[at] = Some((nanos, text.len() as u8, kept));
-        }
-        match &self.slots[at] {
-            Some((_, len, text)) => DeltaText::Text(&text[..*len as usize]),
-            None => DeltaText::Text(&[]),
-        }
+        DeltaTexts { slots: vec![None; DELTA_TEXTS] }
     }
 
     /// Writes the text of a delta of `nanos` ns to `buf`.
-    #[cfg(test)]
     fn write(&mut self, buf: &mut Vec<u8>, nanos: u64) -> io::Result<()> {
-        match self.text(nanos) {
-            DeltaText::WholeMs(ms) => write!(buf, "{ms}"),
-            DeltaText::Text(t) => buf.write_all(t),
-        }
-    }
-}
-
-/// A samples table being written: its text gathered in a buffer of fixed
-/// size, byte by byte (a number's digits are put in place, not appended
-/// through a call each: millions of short numbers), into large writes.
-struct Text<'w> {
-    w: &'w mut dyn Write,
-    buf: Box<[u8]>,
-    len: usize,
-    /// The first error of a write, reported at the end of the column.
-    failed: Option<io::Error>,
-}
-
-/// Room kept in [`Text`]'s buffer past [`FLUSH_AT`]: one value's text.
-const VALUE_ROOM: usize = 64;
-
-impl<'w> Text<'w> {
-    fn new(w: &'w mut dyn Write) -> Self {
-        Text { w, buf: vec![0u8; FLUSH_AT + VALUE_ROOM].into_boxed_slice(), len: 0, failed: None }
-    }
-
-    #[inline]
-    fn byte(&mut self, b: u8) {
-        if self.len == self.buf.len() {
-            self.spill();
-        }
-        self.buf[self.len] = b;
-        self.len += 1;
-    }
-
-    #[inline]
-    fn bytes(&mut self, s: &[u8]) {
-        for &b in s {
-            self.byte(b);
-        }
-    }
-
-    /// `v` in decimal, as serde_json (itoa) writes an unsigned integer.
-    #[inline]
-    fn number(&mut self, v: u64) {
-        let digits = v.checked_ilog10().map_or(1, |d| d as usize + 1);
-        if self.len + digits > self.buf.len() {
-            self.spill();
-        }
-        let end = self.len + digits;
-        let mut at = end;
-        let mut v = v;
-        for _ in 0..digits {
-            at -= 1;
-            self.buf[at] = b'0' + (v % 10) as u8;
-            v /= 10;
-        }
-        self.len = end;
-    }
-
-    /// Writes the buffer out (an error is kept for [`Text::flush`]).
-    fn spill(&mut self) {
-        if self.failed.is_none() {
-            if let Err(e) = self.w.write_all(&self.buf[..self.len]) {
-                self.failed = Some(e);
+        // A multiplicative hash: deltas are often multiples of a round number.
+        let slot = &mut self.slots[(nanos.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 54) as usize & (DELTA_TEXTS - 1)];
+        if let Some((d, len, text)) = slot {
+            if *d == nanos {
+                buf.extend_from_slice(&text[..*len as usize]);
+                return Ok(());
             }
         }
-        self.len = 0;
+        let start = buf.len();
+        CompactFormatter.write_f64(buf, nanos as f64 / 1_000_000.0)?;
+        // A whole number of ms without its `.0`: the same JSON number, and
+        // where a clock has no known rate (record indexes for ms) every
+        // delta is one, a fifth of the samples' text.
+        if buf.ends_with(b".0") {
+            buf.truncate(buf.len() - 2);
+        }
+        let written = &buf[start..];
+        if written.len() <= 32 {
+            let mut text = [0u8; 32];
+            text[..written.len()].copy_from_slice(written);
+            *slot = Some((nanos, written.len() as u8, text));
+        }
+        Ok(())
     }
+}
 
+/// A samples table being written: its text gathered into large writes.
+struct Columns<'w> {
+    w: &'w mut dyn Write,
+    buf: Vec<u8>,
+}
+
+impl Columns<'_> {
     /// A JSON array of `n` values, the `k`th written by `value`.
-    fn column(&mut self, n: usize, mut value: impl FnMut(&mut Self, usize)) -> io::Result<()> {
-        self.byte(b'[');
+    fn column(&mut self, n: usize, mut value: impl FnMut(&mut Vec<u8>, usize) -> io::Result<()>) -> io::Result<()> {
+        self.buf.push(b'[');
         for k in 0..n {
             if k > 0 {
-                self.byte(b',');
+                self.buf.push(b',');
             }
-            value(self, k);
-            if self.len >= FLUSH_AT {
-                self.spill();
+            value(&mut self.buf, k)?;
+            if self.buf.len() >= FLUSH_AT {
+                self.w.write_all(&self.buf)?;
+                self.buf.clear();
             }
         }
-        self.byte(b']');
-        match self.failed.take() {
-            Some(e) => Err(e),
-            None => Ok(()),
-        }
-    }
-
-    /// Writes out what is left.
-    fn flush(mut self) -> io::Result<()> {
-        self.spill();
-        match self.failed.take() {
-            Some(e) => Err(e),
-            None => Ok(()),
-        }
+        self.buf.push(b']');
+        Ok(())
     }
 }
 
@@ -648,16 +548,12 @@ mod tests {
         let mut got = Vec::new();
         let mut want = Vec::new();
         for k in 0..20_000u64 {
-            // Repeats, collisions in the table, round and odd numbers,
-            // whole ms of every size (those past 2^53 ns through the
-            // float), and 2^53 ns itself.
-            let nanos = match k % 6 {
+            // Repeats, collisions in the table, round and odd numbers.
+            let nanos = match k % 4 {
                 0 => rng.next() % 64 * 1_000_000,
                 1 => rng.next() % 5_000_000,
                 2 => rng.next(),
-                3 => (rng.next() % 10) << 40,
-                4 => ((rng.next() % (u64::MAX / 1_000_000)) >> (rng.next() % 64)) * 1_000_000,
-                _ => EXACT_NANOS + (rng.next() % 3_000_000) - 1_500_000,
+                _ => (rng.next() % 10) << 40,
             };
             texts.write(&mut got, nanos).unwrap();
             got.push(b',');
