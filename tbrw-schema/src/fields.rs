@@ -187,9 +187,18 @@ pub fn read_le(rec: &[u8], at: usize, size: usize) -> u64 {
     let Some(bytes) = at.checked_add(size).and_then(|end| rec.get(at..end)) else {
         return 0;
     };
-    let mut b = [0u8; 8];
-    b[..size].copy_from_slice(bytes);
-    u64::from_le_bytes(b)
+    // The usual sizes as fixed-size loads: a copy of a size known only at
+    // run time is a call to memcpy per field, per record.
+    match *bytes {
+        [a, b, c, d, e, f, g, h] => u64::from_le_bytes([a, b, c, d, e, f, g, h]),
+        [a, b, c, d] => u64::from(u32::from_le_bytes([a, b, c, d])),
+        [a, b] => u64::from(u16::from_le_bytes([a, b])),
+        _ => {
+            let mut b = [0u8; 8];
+            b[..size].copy_from_slice(bytes);
+            u64::from_le_bytes(b)
+        }
+    }
 }
 
 /// [`read_le`] of a descriptor's field.
@@ -234,5 +243,19 @@ mod tests {
         assert_eq!(read_le(&rec, 9, 1), 10);
         assert_eq!(read_le(&rec, 8, 4), 0, "past the end");
         assert_eq!(read_le(&rec, usize::MAX, 4), 0);
+    }
+
+    #[test]
+    fn read_le_of_every_size_and_place_is_the_bytes_little_endian() {
+        let rec: Vec<u8> = (0..24u8).map(|b| b.wrapping_mul(37) ^ 0xA5).collect();
+        for at in 0..=rec.len() + 1 {
+            for size in 0..=10 {
+                let want = match rec.get(at..at + size.min(8)) {
+                    Some(bytes) => bytes.iter().rev().fold(0u64, |v, &b| v << 8 | u64::from(b)),
+                    None => 0,
+                };
+                assert_eq!(read_le(&rec, at, size), want, "{size} bytes at {at}");
+            }
+        }
     }
 }

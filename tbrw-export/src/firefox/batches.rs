@@ -1,11 +1,11 @@
 //! The Firefox walk in two halves: the query layer's walk, on the calling
 //! thread, numbers each sample's thread in the order threads are first
-//! sampled and times the sample ([`Stamper`]: 32 bytes a sample, and a
-//! [`NewThread`] at a thread's first); a second thread takes them in
-//! batches and fills the profile's threads and the samples' columns
-//! ([`Columns`]). On two cores the two halves overlap. The halves are the
-//! same code with no second thread (no batch asked, or no thread to be
-//! had), so the columns are the same either way.
+//! sampled and times the sample ([`Stamper`]: 16 bytes a sample, 16 more
+//! where it has CPU time, and a [`NewThread`] at a thread's first); a
+//! second thread takes them in batches and fills the profile's threads and
+//! the samples' columns ([`Columns`]). On two cores the two halves
+//! overlap. The halves are the same code with no second thread (no batch
+//! asked, or no thread to be had), so the columns are the same either way.
 //!
 //! Imports the query layer's walk and names, fxprof-processed-profile, and
 //! [`super::columns`]; writes nothing.
@@ -45,13 +45,32 @@ pub(super) struct NewThread {
     pub(super) nanos: u64,
 }
 
-/// A sample as the columns take it.
+/// A sample as the columns take it (its CPU time, where it has one, in
+/// [`Batch::cpu_times`]): 16 bytes, the most of what crosses between the
+/// threads.
 #[derive(Clone, Copy, Debug)]
 struct Stamped {
     slot: u32,
     stack: NodeId,
     nanos: u64,
-    cpu_time: Option<u64>,
+}
+
+/// Record index `index` as ms, in ns, as the profile's
+/// `Timestamp::from_millis_since_reference` has it: in integers where its
+/// float is exact (below 2^53 ns).
+#[inline]
+fn index_nanos(index: u64) -> u64 {
+    match index.checked_mul(1_000_000).filter(|&ns| ns < 1 << 53) {
+        Some(ns) => ns,
+        None => index_nanos_as_float(index),
+    }
+}
+
+/// [`index_nanos`] past 2^53 ns (never met: 9 * 10^9 records), apart so
+/// that the usual case is not computed as a float too.
+#[cold]
+fn index_nanos_as_float(index: u64) -> u64 {
+    (index as f64 * 1_000_000.0) as u64
 }
 
 /// The walk's half: slots and times.
@@ -73,19 +92,21 @@ struct Stamper {
 impl Stamper {
     /// The sample's slot and time; a thread's first sample adds its
     /// [`NewThread`] to `threads`.
+    #[inline]
     fn stamp(&mut self, smp: &Sample<'_>, threads: &mut Vec<NewThread>) -> Stamped {
         // Nanosecond clocks give the time; other clocks (TSC, sample
         // indices) have no known rate: the record index stands for ms.
         let nanos = match smp.time.filter(|_| self.clock_nanos) {
             Some(t) => t.saturating_sub(*self.t0.get_or_insert(t)),
-            // As the profile's `Timestamp::from_millis_since_reference` has it.
-            None => (smp.index as f64 * 1_000_000.0) as u64,
+            // As the profile's `Timestamp::from_millis_since_reference` has
+            // it: in integers where the float is exact (below 2^53).
+            None => index_nanos(smp.index),
         };
         let slot = match self.last {
             Some((k, slot)) if k == smp.thread => slot,
             _ => self.slot(smp, nanos, threads),
         };
-        Stamped { slot, stack: smp.stack, nanos, cpu_time: smp.cpu_time }
+        Stamped { slot, stack: smp.stack, nanos }
     }
 
     fn slot(&mut self, smp: &Sample<'_>, nanos: u64, threads: &mut Vec<NewThread>) -> u32 {
@@ -205,13 +226,28 @@ struct Batch {
     /// Threads first sampled in it, in order.
     threads: Vec<NewThread>,
     samples: Vec<Stamped>,
+    /// Per sample, its CPU time, from the first sample of the batch that
+    /// has one on (empty while none has: streams without CPU time cost
+    /// nothing here).
+    cpu_times: Vec<Option<u64>>,
     /// Records walked when its last sample was: how far the stream is.
     walked: u64,
 }
 
 impl Batch {
     fn with_capacity(n: usize) -> Batch {
-        Batch { threads: Vec::new(), samples: Vec::with_capacity(n), walked: 0 }
+        Batch { threads: Vec::new(), samples: Vec::with_capacity(n), cpu_times: Vec::new(), walked: 0 }
+    }
+
+    /// Adds a sample and its CPU time.
+    #[inline]
+    fn push(&mut self, stamped: Stamped, cpu_time: Option<u64>) {
+        if let Some(ns) = cpu_time {
+            // Samples before it without one: None.
+            self.cpu_times.resize(self.samples.len(), None);
+            self.cpu_times.push(Some(ns));
+        }
+        self.samples.push(stamped);
     }
 
     /// Adds its threads and samples to `columns`, and empties it.
@@ -220,13 +256,14 @@ impl Batch {
             columns.w.start_thread(&mut columns.p, &n);
         }
         let w = &mut columns.w;
-        for s in self.samples.drain(..) {
+        for (k, s) in self.samples.drain(..).enumerate() {
             let pair = w.pair(s.slot, s.stack);
-            let cpu = s.cpu_time.map(|ns| w.cpu_delta(s.slot, ns));
+            let cpu = self.cpu_times.get(k).copied().flatten().map(|ns| w.cpu_delta(s.slot, ns));
             let samples = &mut w.slots[s.slot as usize].1;
             samples.reserve_ahead(self.walked, columns.records);
             samples.push(pair, s.nanos, cpu);
         }
+        self.cpu_times.clear();
     }
 }
 
@@ -271,7 +308,7 @@ pub(super) fn walk_into(
             let mut columns = columns.lock().unwrap_or_else(PoisonError::into_inner);
             return walk(file, opts, what, tree, res, progress, &mut |smp| {
                 let stamped = stamper.stamp(smp, &mut batch.threads);
-                batch.samples.push(stamped);
+                batch.push(stamped, smp.cpu_time);
                 batch.walked = smp.index + 1;
                 batch.fill(&mut columns);
                 Ok(())
@@ -279,7 +316,7 @@ pub(super) fn walk_into(
         };
         let walked = walk(file, opts, what, tree, res, progress, &mut |smp| {
             let stamped = stamper.stamp(smp, &mut batch.threads);
-            batch.samples.push(stamped);
+            batch.push(stamped, smp.cpu_time);
             if batch.samples.len() == batch_len {
                 batch.walked = smp.index + 1;
                 let next = empties.try_recv().unwrap_or_else(|_| Batch::with_capacity(batch_len));
@@ -299,4 +336,19 @@ pub(super) fn walk_into(
         walked
     })?;
     Ok((info, stamper.t0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn record_indexes_are_the_nanoseconds_the_float_gives() {
+        let edge = (1u64 << 53) / 1_000_000;
+        let mut indexes = vec![0, 1, 2, 999, 123_456_789, u64::MAX / 1_000_000, u64::MAX / 1_000_000 + 1, u64::MAX];
+        indexes.extend((edge - 3..edge + 4).chain((1..64).map(|b| 1u64 << b)));
+        for index in indexes {
+            assert_eq!(index_nanos(index), (index as f64 * 1_000_000.0) as u64, "index {index}");
+        }
+    }
 }
