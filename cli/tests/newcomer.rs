@@ -137,7 +137,10 @@ fn report_groups_as_the_stream_allows() {
     let (t, w) = imported(dir.path());
     // By function where the modules' files are found here, else by module: the header says which.
     let auto = ok(&["report", SAMPLE]);
-    assert!(auto.contains("by module (chosen automatically: ") || auto.contains("by function (chosen automatically: "), "{auto}");
+    assert!(
+        auto.contains("by module (chosen automatically: ") || auto.contains("by function (chosen automatically: "),
+        "{auto}"
+    );
     assert!(ok(&["report", s(&t)]).contains(", 1 task, "), "MTMC: the task report");
     let calls = ok(&["report", s(&w), "--stream", "1"]);
     assert!(calls.contains("by thread") && calls.contains("context"), "{calls}");

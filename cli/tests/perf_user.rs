@@ -198,10 +198,9 @@ fn by_auto_is_by_function_when_the_symbols_are_at_hand() {
     // Its functions are stored in it (`tbrw symbolize`).
     let text = ok(&["report", &c, "--top", "3"]);
     assert!(
-        text.lines()
-            .next()
-            .unwrap()
-            .ends_with("by function (chosen automatically: 1279 of 1279 samples are in modules whose symbols were found)"),
+        text.lines().next().unwrap().ends_with(
+            "by function (chosen automatically: 1279 of 1279 samples are in modules whose symbols were found)"
+        ),
         "{text}"
     );
     let v: Value = serde_json::from_str(&ok(&["report", &c, "--json"])).unwrap();
