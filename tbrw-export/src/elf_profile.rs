@@ -245,10 +245,6 @@ impl crate::registry::Export for SamplerProfile {
         "sampler"
     }
 
-    fn output(&self) -> crate::registry::OutputKind {
-        crate::registry::OutputKind::File
-    }
-
     fn export(
         &self,
         file: &Tb5File,

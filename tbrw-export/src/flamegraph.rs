@@ -467,10 +467,6 @@ impl crate::registry::Export for Flamegraph {
         "flamegraph"
     }
 
-    fn output(&self) -> crate::registry::OutputKind {
-        crate::registry::OutputKind::File
-    }
-
     fn export(
         &self,
         file: &Tb5File,

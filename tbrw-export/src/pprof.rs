@@ -414,10 +414,6 @@ impl crate::registry::Export for Pprof {
         "pprof"
     }
 
-    fn output(&self) -> crate::registry::OutputKind {
-        crate::registry::OutputKind::File
-    }
-
     fn export(
         &self,
         file: &Tb5File,

@@ -98,8 +98,10 @@ pub trait Export {
     fn name(&self) -> &'static str;
 
     /// The kind of output it writes; [`Export::export`] is given the
-    /// matching [`Output`].
-    fn output(&self) -> OutputKind;
+    /// matching [`Output`]. Most exports write one file.
+    fn output(&self) -> OutputKind {
+        OutputKind::File
+    }
 
     /// Writes the export of `file` to `out`. Warnings (modules without
     /// symbols) are collected in `warn`; `progress` is told the records walked.

@@ -594,10 +594,6 @@ impl crate::registry::Export for SvgTimeline {
         "timeline"
     }
 
-    fn output(&self) -> crate::registry::OutputKind {
-        crate::registry::OutputKind::File
-    }
-
     fn export(
         &self,
         file: &Tb5File,

@@ -268,10 +268,6 @@ impl crate::registry::Export for Firefox {
         "firefox"
     }
 
-    fn output(&self) -> crate::registry::OutputKind {
-        crate::registry::OutputKind::File
-    }
-
     fn export(
         &self,
         file: &Tb5File,
