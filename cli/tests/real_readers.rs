@@ -116,9 +116,8 @@ fn cumulative(file: &Path, extra: &ViewOptions) -> BTreeMap<(u32, String), u64> 
         let mut seen = BTreeSet::new();
         for fr in smp.frames() {
             let module = fr.module.and_then(|m| modules.get(m as usize)).map(names::module_label);
-            let name = fnames
-                .function(fr, &mut Vec::new())
-                .map_or_else(|| names::unknown_function(module.as_deref()), |n| n.to_string());
+            let name =
+                fnames.function(fr).map_or_else(|| names::unknown_function(module.as_deref()), |n| n.to_string());
             seen.insert(name);
         }
         for n in seen {

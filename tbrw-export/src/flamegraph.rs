@@ -107,7 +107,7 @@ pub fn for_each_line(
             Weight::Energy => (totals.weight * 1e6).round() as u64,
         };
         if count > 0 {
-            let node = tree.stack(&st, set, stack, &mut names, warn);
+            let node = tree.stack(&st, set, stack, &mut names);
             tree.counts[node as usize] += count;
         }
     }
@@ -222,14 +222,7 @@ impl<'a> LabelTree<'a> {
 
     /// The labels of stack node `n` (module where the chain enters
     /// another one, function, address, as `--by` asks), under `at`.
-    fn frame(
-        &mut self,
-        st: &Stacks,
-        n: NodeId,
-        mut at: u32,
-        names: &mut Names,
-        warn: &mut Vec<tbrw_query::Warning>,
-    ) -> u32 {
+    fn frame(&mut self, st: &Stacks, n: NodeId, mut at: u32, names: &mut Names) -> u32 {
         let f = st.tree.node_frame(n);
         let caller = st.tree.parent(n).map(|p| st.tree.node_frame(p).module);
         if self.has(By::Module) && caller != Some(f.module) {
@@ -240,7 +233,7 @@ impl<'a> LabelTree<'a> {
         if self.has(By::Function) {
             let (start, end) = match self.function_labels.get(&id) {
                 Some(&range) => range,
-                None => self.function_labels_of(id, f, names, warn),
+                None => self.function_labels_of(id, f, names),
             };
             for i in start..end {
                 at = self.child(at, self.label_lists[i as usize]);
@@ -255,15 +248,9 @@ impl<'a> LabelTree<'a> {
 
     /// The function labels of distinct frame `id` (`f`), made once: its
     /// function (or unknown) and the functions inlined at it.
-    fn function_labels_of(
-        &mut self,
-        id: u32,
-        f: Frame,
-        names: &mut Names,
-        warn: &mut Vec<tbrw_query::Warning>,
-    ) -> (u32, u32) {
+    fn function_labels_of(&mut self, id: u32, f: Frame, names: &mut Names) -> (u32, u32) {
         let start = self.label_lists.len() as u32;
-        let l = match names.function(f, warn) {
+        let l = match names.function(f) {
             Some(func) => Some(self.label(clean(&func))),
             // One spelling for a frame without a function: its module in
             // brackets, `[unknown]` without one (none when its address is
@@ -275,7 +262,7 @@ impl<'a> LabelTree<'a> {
             None => None,
         };
         self.label_lists.extend(l);
-        for func in names.inlined(f, warn) {
+        for func in names.inlined(f) {
             let l = self.label(clean(&func));
             self.label_lists.push(l);
         }
@@ -285,14 +272,7 @@ impl<'a> LabelTree<'a> {
     }
 
     /// The label node of a stack and label set (made if new).
-    fn stack(
-        &mut self,
-        st: &Stacks,
-        set: u32,
-        stack: NodeId,
-        names: &mut Names,
-        warn: &mut Vec<tbrw_query::Warning>,
-    ) -> u32 {
+    fn stack(&mut self, st: &Stacks, set: u32, stack: NodeId, names: &mut Names) -> u32 {
         // Out to the first node whose labels are known, then back in.
         let mut path = Vec::new();
         let mut top = None;
@@ -308,7 +288,7 @@ impl<'a> LabelTree<'a> {
             None => self.prefix(set, &st.labels[set as usize]),
         };
         for &n in path.iter().rev() {
-            at = self.frame(st, n, at, names, warn);
+            at = self.frame(st, n, at, names);
             self.done.insert((set, n), at);
         }
         if at == NONE {

@@ -503,7 +503,7 @@ fn encode(
         functions: Vec::new(),
         last: IdMap::default(),
     };
-    locations.write(&st, &mapping_of, &mut function_names, &mut scratch, out, warn).map_err(io)?;
+    locations.write(&st, &mapping_of, &mut function_names, &mut scratch, out).map_err(io)?;
     let functions = std::mem::take(&mut locations.functions);
     function_names.take_warnings(warn);
     for m in &mappings {
@@ -667,7 +667,6 @@ impl Locations<'_> {
         function_names: &mut Names,
         scratch: &mut Vec<u8>,
         out: &mut dyn Write,
-        warn: &mut Vec<tbrw_query::Warning>,
     ) -> std::io::Result<()> {
         for id in 0..st.tree.frame_count() as u32 {
             let f = st.tree.frame(id);
@@ -675,7 +674,7 @@ impl Locations<'_> {
             // Its lines: each function inlined there, innermost first,
             // then the function it was compiled into (how pprof carries
             // inlining); one line with `--no-inline`.
-            let line = self.lines(f, mapping, &st.info, function_names, warn);
+            let line = self.lines(f, mapping, &st.info, function_names);
             if let (Some(i), true) = (mapping, line.len() > 1) {
                 self.mappings[i].has_inline_frames = true;
             }
@@ -696,13 +695,12 @@ impl Locations<'_> {
         mapping: Option<usize>,
         info: &tbrw_query::stacks::WalkInfo,
         function_names: &mut Names,
-        warn: &mut Vec<tbrw_query::Warning>,
     ) -> Vec<Line> {
         let uniform = function_names.uniform(f.module);
         if let Some((_, lines)) = self.last.get(&f.module).filter(|_| uniform) {
             return lines.clone();
         }
-        let s = function_names.symbolized(f, warn);
+        let s = function_names.symbolized(f);
         if let (Some(s), Some((Some(was), lines))) = (&s, self.last.get(&f.module)) {
             if Arc::ptr_eq(s, was) {
                 return lines.clone();

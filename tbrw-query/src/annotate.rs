@@ -185,10 +185,10 @@ pub fn annotate(
         let (k, n) = (RawKey { process: 0, thread: 0, module: c.module(), pc: c.pc }, c.samples);
         let Some(m) = k.module.and_then(|m| usize::try_from(m).ok()).filter(|&m| m < modules.len()) else { continue };
         if *uniform[m].get_or_insert_with(|| syms.uniform(m as u64)) {
-            syms.note_used(k.module, warn);
+            syms.note_used(k.module);
             continue;
         }
-        let s = syms.symbolize_once(k.module, k.pc, warn);
+        let s = syms.symbolize_once(k.module, k.pc);
         let Some(f) = s.function.as_deref().filter(|f| same_function(f, name)) else { continue };
         let entry = found.entry(s.module.as_deref().map(str::to_owned)).or_insert_with(|| Found {
             function: f.to_owned(),
@@ -265,7 +265,7 @@ pub fn annotate(
                 percent: percent(*n, f.samples),
             })
             .collect();
-        let (instructions, no_instructions) = match instructions(&f, &mut syms, &mut sources, warn) {
+        let (instructions, no_instructions) = match instructions(&f, &mut syms, &mut sources) {
             Ok(i) => (i, None),
             Err(why) => (Vec::new(), Some(why.to_string())),
         };
@@ -321,12 +321,7 @@ impl Sources {
 
 /// The function's instructions, each with its samples, source line and
 /// whether it is among the three hottest; or why they cannot be read.
-fn instructions(
-    f: &Found,
-    syms: &mut FileSymbols,
-    sources: &mut Sources,
-    warn: &mut Vec<crate::Warning>,
-) -> Result<Vec<AnnotatedInstruction>, NoCode> {
+fn instructions(f: &Found, syms: &mut FileSymbols, sources: &mut Sources) -> Result<Vec<AnnotatedInstruction>, NoCode> {
     let (Some(module), Some(start), Some(bias)) = (f.module, f.start, f.bias) else {
         return Err(NoCode::NoFile("the samples' addresses could not be placed in its file".into()));
     };
@@ -345,7 +340,7 @@ fn instructions(
         }
     }
     let mut name = |vaddr: u64| {
-        let s = syms.symbolize(Some(module), vaddr.wrapping_add(bias), warn);
+        let s = syms.symbolize(Some(module), vaddr.wrapping_add(bias));
         s.function.as_ref().map(|func| match s.offset {
             Some(0) | None => func.to_string(),
             Some(off) => format!("{func}+{off:#x}"),
@@ -355,7 +350,7 @@ fn instructions(
     let mut rows: Vec<AnnotatedInstruction> = decoded
         .into_iter()
         .map(|i| {
-            let s = syms.symbolize(Some(module), i.vaddr.wrapping_add(bias), warn);
+            let s = syms.symbolize(Some(module), i.vaddr.wrapping_add(bias));
             let loc = s.location();
             let (file, line) = (loc.map(|l| l.file.to_string()), loc.and_then(|l| l.line));
             let source = match (&file, line) {

@@ -236,10 +236,9 @@ impl FileSymbols {
     /// Symbolizes `pc` of module record `module` (`None`: no module covers
     /// it). The first time a module's file is used, it is noted for
     /// [`FileSymbols::take_warnings`] when it cannot be symbolized (never
-    /// an error). `warn` is kept for callers' symmetry: nothing is pushed
-    /// to it before `take_warnings`.
-    pub fn symbolize(&mut self, module: Option<u64>, pc: u64, warn: &mut Vec<Warning>) -> Arc<Symbolized> {
-        match self.module_id(module, warn) {
+    /// an error).
+    pub fn symbolize(&mut self, module: Option<u64>, pc: u64) -> Arc<Symbolized> {
+        match self.module_id(module) {
             Some(id) => self.symbolizer.symbolize(id, pc),
             None => self.symbolizer.unmapped(),
         }
@@ -248,8 +247,8 @@ impl FileSymbols {
     /// [`FileSymbols::symbolize`] without keeping the result in the
     /// symbolizer's cache: for callers that ask each distinct address once
     /// (reports by address), so that they hold nothing per address.
-    pub fn symbolize_once(&mut self, module: Option<u64>, pc: u64, warn: &mut Vec<Warning>) -> Arc<Symbolized> {
-        match self.module_id(module, warn) {
+    pub fn symbolize_once(&mut self, module: Option<u64>, pc: u64) -> Arc<Symbolized> {
+        match self.module_id(module) {
             Some(id) => self.symbolizer.symbolize_uncached(id, pc),
             None => self.symbolizer.unmapped(),
         }
@@ -275,8 +274,8 @@ impl FileSymbols {
     /// when `module`'s file cannot be symbolized: for samples counted
     /// through [`FileSymbols::function_index`] (and for the stored symbols'
     /// problem, if any).
-    pub fn note_used(&mut self, module: Option<u64>, warn: &mut Vec<Warning>) {
-        self.module_id(module, warn);
+    pub fn note_used(&mut self, module: Option<u64>) {
+        self.module_id(module);
     }
 
     /// The function-symbol lookups of the module records marked `true` in
@@ -313,7 +312,7 @@ impl FileSymbols {
         self.symbolizer.symbol_name(symbol)
     }
 
-    fn module_id(&mut self, module: Option<u64>, _warn: &mut Vec<Warning>) -> Option<ModuleId> {
+    fn module_id(&mut self, module: Option<u64>) -> Option<ModuleId> {
         if let Some(why) = self.stored_problem.take() {
             self.stored_said = Some(why);
         }

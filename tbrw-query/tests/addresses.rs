@@ -131,7 +131,7 @@ fn warnings_are_one_value_per_kind_or_one_per_file_when_verbose() {
         let mut syms = FileSymbols::new(&file, &modules, &SymbolOptions::default()).unwrap().verbose(verbose);
         let mut warn = Vec::new();
         for m in [0, 1, 2, 4, 1] {
-            syms.symbolize(Some(m), modules[m as usize].load_address, &mut warn);
+            syms.symbolize(Some(m), modules[m as usize].load_address);
         }
         assert!(warn.is_empty(), "nothing before take_warnings");
         syms.take_warnings(&mut warn);

@@ -124,7 +124,7 @@ fn name_frames(
     let info = |frame| FrameInfo { frame, category_pair: code.into(), flags: FrameFlags::empty() };
     for &id in &ordered {
         let f = tree.frame(id);
-        let name = function_names.function(f, warn);
+        let name = function_names.function(f);
         let in_lib = f.module.and_then(|m| modules.get(m as usize).map(|md| (m, md)));
         let frame = match in_lib
             .and_then(|(m, md)| u32::try_from(f.pc.wrapping_sub(md.load_address)).ok().map(|rva| (m, md, rva)))
@@ -167,7 +167,7 @@ fn name_frames(
         // Inlined functions: frames named by a label inside it (the
         // profile format's `inlineDepth`, which would tie them to the
         // address, is always 0 in what fxprof-processed-profile 0.8 writes).
-        for inlined in function_names.inlined(f, warn) {
+        for inlined in function_names.inlined(f) {
             frames.infos.push(info(FxFrame::Label(p.intern_string(&inlined))));
         }
         frames.range[id as usize] = (start, frames.infos.len() as u32);

@@ -255,7 +255,7 @@ impl RunStacks {
         let module = f.module.map_or(NONE, |m| u32::try_from(m).unwrap_or(NONE - 1));
         let (function, inlined) = match symbols {
             Some(sy) => {
-                let found = sy.file.symbolize(f.module, f.pc, sy.warn);
+                let found = sy.file.symbolize(f.module, f.pc);
                 let function = found.function.as_deref().map_or(NONE, |name| sy.functions.id(f.module, name) as u32);
                 let inlined = match sy.inline {
                     true => {
@@ -426,7 +426,7 @@ pub fn write_samples(
         let address = fields.has_pc().then(|| fields.pc(rec));
         let function = match (&mut symbols, address) {
             (Some(sy), Some(a)) if b.is_some() => {
-                let found = sy.file.symbolize(module, a, sy.warn);
+                let found = sy.file.symbolize(module, a);
                 found.function.as_deref().map(|f| sy.functions.id(module, f))
             }
             _ => None,

@@ -75,7 +75,7 @@ impl AddressRows {
         for c in &counts {
             let at = c.module().map_or(modules.len(), |m| m as usize);
             if !std::mem::replace(&mut tried[at], true) {
-                syms.note_used(c.module(), warn);
+                syms.note_used(c.module());
             }
         }
         syms.take_warnings(warn);
@@ -124,7 +124,7 @@ impl AddressRows {
 
     fn key(&mut self, c: PackedCount) -> Key {
         let module = c.module().and_then(|m| self.modules.get(m as usize));
-        let s = self.syms.symbolize_once(c.module(), c.pc, &mut Vec::new());
+        let s = self.syms.symbolize_once(c.module(), c.pc);
         Key::Address {
             module: c.module().and_then(|m| self.names.get(m as usize).cloned().flatten()),
             address: c.pc,

@@ -241,12 +241,12 @@ impl<'c> SymbolCounts<'c> {
 
     /// Notes for `syms`'s warnings each module of the samples counted whose
     /// file cannot be symbolized.
-    pub fn warn_unusable(&self, syms: &mut FileSymbols, warn: &mut Vec<crate::Warning>) {
+    pub fn note_used_modules(&self, syms: &mut FileSymbols) {
         let mut used: Vec<u64> = self.contexts.iter().chain(self.rest.keys()).filter_map(|k| k.module).collect();
         used.sort_unstable();
         used.dedup();
         for m in used {
-            syms.note_used(Some(m), warn);
+            syms.note_used(Some(m));
         }
     }
 }

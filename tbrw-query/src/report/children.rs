@@ -83,7 +83,7 @@ pub(crate) fn report(
     for id in 0..tree.frame_count() as u32 {
         let f = tree.frame(id);
         let module = f.module.and_then(|m| st.info.modules.get(m as usize));
-        let s = names.symbolized(f, warn);
+        let s = names.symbolized(f);
         // The function as `--by function` names it (symbol tables only).
         let own = Symbolized { function: s.as_deref().and_then(|s| names.named(s).function), ..Symbolized::default() };
         let inlined = s.as_deref().map(|s| names.inline_frames(s)).unwrap_or_default();

@@ -135,7 +135,7 @@ pub fn symbols_hit(
     let names = module_name_ids(modules);
     let counted =
         count_by_symbol(&samples, &lookups, (&[By::Function], &names), (true, true), samples.parts(), &mut |_| {})?;
-    counted.warn_unusable(syms, warn);
+    counted.note_used_modules(syms);
     syms.take_warnings(warn);
     let named = counted.total - counted.rest.values().sum::<u64>();
     Ok((counted.groups().into_iter().map(|(s, _, _)| s).collect(), counted.total, named))
@@ -154,12 +154,11 @@ fn group_addresses(
     mut syms: Option<&mut FileSymbols>,
     weights: Option<&[f64]>,
     names: &[usize],
-    warn: &mut Vec<crate::Warning>,
 ) -> IdMap<Key, (u64, f64)> {
     let placeholder = Symbolized::default();
     let mut cheap: HashMap<Vec<PartId>, Group> = HashMap::new();
     for (i, &(k, n)) in counted.counts.iter().enumerate() {
-        let s = syms.as_mut().map(|f| f.symbolize(k.module, k.pc, warn));
+        let s = syms.as_mut().map(|f| f.symbolize(k.module, k.pc));
         let id: Vec<PartId> = by.iter().map(|b| part_id(*b, &k, s.as_deref().unwrap_or(&placeholder), names)).collect();
         let w = weights.map_or(0.0, |w| w[i]);
         let g = cheap.entry(id).or_insert_with(|| (0, 0.0, k, s));
@@ -236,7 +235,7 @@ pub fn report_in_parts(
             let lookups = syms.function_index(&samples.modules_bound(modules.len()));
             let parts = parts.unwrap_or_else(|| samples.parts());
             let counted = count_by_symbol(&samples, &lookups, (by, &names), (by_process, by_thread), parts, progress)?;
-            counted.warn_unusable(syms, warn);
+            counted.note_used_modules(syms);
             let groups = counted.groups();
             let mut rest: Vec<(RawKey, u64)> = counted.rest.into_iter().collect();
             rest.sort_unstable_by_key(|(k, _)| k.address_order());
@@ -259,7 +258,7 @@ pub fn report_in_parts(
     let (processes, threads) = samples.keys(counts.iter().map(|(k, _)| k).chain(&contexts), by_process, by_thread);
     let counted = Counted { records: samples.records(), total, counts, modules, processes, threads };
     let placeholder = Symbolized::default();
-    let groups = group_addresses(by, &counted, syms.as_mut(), weights.as_deref(), &names, warn);
+    let groups = group_addresses(by, &counted, syms.as_mut(), weights.as_deref(), &names);
     let row = |(key, (samples, w)): (Key, (u64, f64))| match weighed {
         false => {
             Row { key, samples, percent: percent(samples, counted.total), weight: None, task: None, children: None }

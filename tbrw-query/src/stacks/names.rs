@@ -296,16 +296,15 @@ impl Names {
 
     /// The function holding `f`'s address, when its module's symbols name it.
     /// A module that cannot be symbolized is noted for
-    /// [`Names::take_warnings`] (`warn` gets what cannot wait: stored
-    /// symbols that cannot be read).
-    pub fn function(&mut self, f: Frame, warn: &mut Vec<crate::Warning>) -> Option<Arc<str>> {
-        self.lookup(f, warn).function
+    /// [`Names::take_warnings`].
+    pub fn function(&mut self, f: Frame) -> Option<Arc<str>> {
+        self.lookup(f).function
     }
 
     /// What is known of `f`'s address: its function and (with lines) its
     /// source line. As [`Names::function`] for modules that cannot be symbolized.
-    pub fn lookup(&mut self, f: Frame, warn: &mut Vec<crate::Warning>) -> Named {
-        match self.symbolized(f, warn) {
+    pub fn lookup(&mut self, f: Frame) -> Named {
+        match self.symbolized(f) {
             Some(s) => self.named(&s),
             None => Named::default(),
         }
@@ -330,11 +329,11 @@ impl Names {
     /// (names as `--demangle` says, spelled as every output spells
     /// them). Empty with `--no-inline`, outside inlined code, or without
     /// DWARF for the address. A caller asks once per distinct frame.
-    pub fn inlined(&mut self, f: Frame, warn: &mut Vec<crate::Warning>) -> Vec<Arc<str>> {
+    pub fn inlined(&mut self, f: Frame) -> Vec<Arc<str>> {
         if !self.inline {
             return Vec::new();
         }
-        match self.symbolized(f, warn) {
+        match self.symbolized(f) {
             Some(s) => self.inline_frames(&s).into_iter().map(|i| i.function).collect(),
             None => Vec::new(),
         }
@@ -352,8 +351,8 @@ impl Names {
     /// The symbolizer's whole result for `f`'s address (`None`: this
     /// `Names` has no symbolizer). As [`Names::function`] for modules that
     /// cannot be symbolized.
-    pub fn symbolized(&mut self, f: Frame, warn: &mut Vec<crate::Warning>) -> Option<Arc<tbrw_symbols::Symbolized>> {
-        self.symbols.as_mut().map(|s| s.symbolize(f.module, f.pc, warn))
+    pub fn symbolized(&mut self, f: Frame) -> Option<Arc<tbrw_symbols::Symbolized>> {
+        self.symbols.as_mut().map(|s| s.symbolize(f.module, f.pc))
     }
 
     /// Hands over the warnings about modules that could not be
