@@ -181,7 +181,21 @@ impl LineParse<'_> {
     }
 
     /// `_`-separated values, at most `max` of them (checked before the next is parsed).
-    fn subs(&self, (col, s): Section<'_>, max: usize, what: &str) -> Result<Vec<u64>, ImportError> {
+    fn subs(&self, sec: Section<'_>, max: usize, what: &str) -> Result<Vec<u64>, ImportError> {
+        let too_many = || format!("{what} has more than {max} '_'-separated values");
+        self.separated(sec, max, too_many, |v| self.num(v, what))
+    }
+
+    /// The `_`-separated values of a section, each read by `value` from
+    /// its own column; more than `max` is the error `too_many` says,
+    /// found before the next value is read.
+    fn separated<T>(
+        &self,
+        (col, s): Section<'_>,
+        max: usize,
+        too_many: impl Fn() -> String,
+        value: impl Fn(Section<'_>) -> Result<T, ImportError>,
+    ) -> Result<Vec<T>, ImportError> {
         let mut v = Vec::new();
         if s.trim().is_empty() {
             return Ok(v);
@@ -189,9 +203,9 @@ impl LineParse<'_> {
         let mut c = col;
         for p in s.split('_') {
             if v.len() == max {
-                return Err(self.err(c, format!("{what} has more than {max} '_'-separated values")));
+                return Err(self.err(c, too_many()));
             }
-            v.push(self.num((c, p), what)?);
+            v.push(value((c, p))?);
             c += p.len() + 1;
         }
         Ok(v)
@@ -231,28 +245,21 @@ impl LineParse<'_> {
     }
 
     /// The constants [15]: `_`-separated finite numbers.
-    fn constants(&self, (col, consts): Section<'_>) -> Result<Vec<f64>, ImportError> {
-        let mut constants = Vec::new();
-        if consts.trim().is_empty() {
-            return Ok(constants);
-        }
-        let mut c = col;
-        for p in consts.split('_') {
-            if constants.len() == MAX_CONSTANTS {
-                return Err(self.err(c, format!("more than {MAX_CONSTANTS} constants [15]")));
-            }
-            let t = p.trim();
-            if t.len() > MAX_NUMBER {
-                return Err(self.err(c, format!("constant [15] is {} characters long: {}", t.len(), excerpt(t))));
-            }
-            let x = t
-                .parse::<f64>()
-                .ok()
-                .filter(|x| x.is_finite())
-                .ok_or_else(|| self.err(c, format!("constant [15] {} is not a finite number", excerpt(t))))?;
-            constants.push(x);
-            c += p.len() + 1;
-        }
-        Ok(constants)
+    fn constants(&self, sec: Section<'_>) -> Result<Vec<f64>, ImportError> {
+        self.separated(
+            sec,
+            MAX_CONSTANTS,
+            || format!("more than {MAX_CONSTANTS} constants [15]"),
+            |(c, p)| {
+                let t = p.trim();
+                if t.len() > MAX_NUMBER {
+                    return Err(self.err(c, format!("constant [15] is {} characters long: {}", t.len(), excerpt(t))));
+                }
+                t.parse::<f64>()
+                    .ok()
+                    .filter(|x| x.is_finite())
+                    .ok_or_else(|| self.err(c, format!("constant [15] {} is not a finite number", excerpt(t))))
+            },
+        )
     }
 }
