@@ -229,19 +229,7 @@ fn by_list(bys: &[tbrw_query::By]) -> String {
 
 /// The filters as the options that give them (`--pid 3 --module "libc.so.6" --time 5..`).
 fn filters_in_options(f: &tbrw_query::Filters) -> String {
-    let mut given = Vec::new();
-    if let Some(p) = f.pid {
-        given.push(format!("--pid {p}"));
-    }
-    if let Some(t) = f.tid {
-        given.push(format!("--tid {t}"));
-    }
-    if let Some(m) = &f.module {
-        given.push(format!("--module {m:?}"));
-    }
-    if let Some(t) = f.time_spelled() {
-        given.push(format!("--time {t}"));
-    }
+    let given: Vec<String> = f.given().into_iter().map(|(name, value)| format!("--{name} {value}")).collect();
     given.join(" ")
 }
 

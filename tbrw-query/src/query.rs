@@ -47,24 +47,33 @@ impl Filters {
 /// front end spells them with its own options.
 impl std::fmt::Display for Filters {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let mut given = Vec::new();
-        if let Some(p) = self.pid {
-            given.push(format!("pid {p}"));
-        }
-        if let Some(t) = self.tid {
-            given.push(format!("tid {t}"));
-        }
-        if let Some(m) = &self.module {
-            given.push(format!("module {m:?}"));
-        }
-        if let Some(t) = self.time_spelled() {
-            given.push(format!("time {t}"));
-        }
+        let given: Vec<String> = self.given().into_iter().map(|(name, value)| format!("{name} {value}")).collect();
         f.write_str(&given.join(", "))
     }
 }
 
 impl Filters {
+    /// The filters given, each as its name (`pid`, `tid`, `module`,
+    /// `time`) and its value as written (`3`, `"libc.so.6"`,
+    /// `10%..20% (10..20)`), in that order: what a front end spells its
+    /// own way.
+    pub fn given(&self) -> Vec<(&'static str, String)> {
+        let mut given = Vec::new();
+        if let Some(p) = self.pid {
+            given.push(("pid", p.to_string()));
+        }
+        if let Some(t) = self.tid {
+            given.push(("tid", t.to_string()));
+        }
+        if let Some(m) = &self.module {
+            given.push(("module", format!("{m:?}")));
+        }
+        if let Some(t) = self.time_spelled() {
+            given.push(("time", t));
+        }
+        given
+    }
+
     /// The time range as given, with the clock values it resolved to
     /// (`10%..20% (10..20)`); `None` without one.
     pub fn time_spelled(&self) -> Option<String> {
