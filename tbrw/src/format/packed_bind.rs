@@ -47,6 +47,20 @@ macro_rules! with_widths {
 }
 pub(crate) use with_widths;
 
+/// (module index, thread index) of a packed entry of widths `M` and `T`
+/// (`entry` holds exactly `M + T` bytes), the module's all-ones "no
+/// module" read as [`UNKNOWN_MODULE`]: the loops over packed entries,
+/// monomorphised by [`with_widths`], read each entry with this.
+#[inline(always)]
+pub(crate) fn entry_at<const M: usize, const T: usize>(entry: &[u8]) -> (u64, u64) {
+    let (mut m, mut t) = ([0u8; 8], [0u8; 8]);
+    m[..M].copy_from_slice(&entry[..M]);
+    t[..T].copy_from_slice(&entry[M..M + T]);
+    let no_module = if M == 8 { u64::MAX } else { (1u64 << (8 * M)) - 1 };
+    let m = u64::from_le_bytes(m);
+    (if m == no_module { UNKNOWN_MODULE } else { m }, u64::from_le_bytes(t))
+}
+
 /// The index widths of a packed data binds section.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Widths {

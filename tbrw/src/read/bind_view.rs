@@ -2,7 +2,7 @@
 //! sections stored in the file or over a [`MemoryBind`] computed by the
 //! `bind` layer (which this layer must not import: it only holds the result).
 
-use tbrw_bind::{DataBind, ModuleBind, TidBind, UNKNOWN_MODULE};
+use tbrw_bind::{DataBind, ModuleBind, TidBind};
 
 use super::data_section::DataSection;
 use super::file::Tb5File;
@@ -506,19 +506,10 @@ impl<'a> BindView<'a> {
 /// an enumeration of a bound stream runs per record).
 fn unpack(w: Widths, entries: &[u8], pid_of: impl Fn(u64) -> u64, out: &mut Vec<DataBind>) {
     fn run<const M: usize, const T: usize>(entries: &[u8], pid_of: impl Fn(u64) -> u64, out: &mut Vec<DataBind>) {
-        let no_module = if M == 8 { u64::MAX } else { (1u64 << (8 * M)) - 1 };
         out.reserve(entries.len() / (M + T));
         for e in entries.chunks_exact(M + T) {
-            let mut m = [0u8; 8];
-            m[..M].copy_from_slice(&e[..M]);
-            let mut t = [0u8; 8];
-            t[..T].copy_from_slice(&e[M..]);
-            let (m, t) = (u64::from_le_bytes(m), u64::from_le_bytes(t));
-            out.push(DataBind {
-                module_index: if m == no_module { UNKNOWN_MODULE } else { m },
-                pid_index: pid_of(t),
-                tid_index: t,
-            });
+            let (module_index, t) = packed_bind::entry_at::<M, T>(e);
+            out.push(DataBind { module_index, pid_index: pid_of(t), tid_index: t });
         }
     }
     packed_bind::with_widths!(w, run(entries, pid_of, out))

@@ -25,13 +25,12 @@ use std::collections::{HashMap, VecDeque};
 use super::content::{Content, Records, StreamContent};
 use super::emit::Bytes;
 use crate::format::intel::{bind_data_comment, BIND_COMMENT};
-use crate::format::packed_bind::{with_widths, Widths};
+use crate::format::packed_bind::{entry_at, with_widths, Widths};
 use crate::model::error::{Error, Result};
 use crate::model::process::{Pid, Tid};
 use crate::model::stream::stream_type;
 use crate::model::strings::StringId;
 use crate::read::BindView;
-use tbrw_bind::UNKNOWN_MODULE;
 
 /// Extended descriptor types of the bind streams' fields (`samprec_shared.h`).
 const ST_PROCESS_IDX: u16 = 0x2002;
@@ -193,18 +192,10 @@ pub(crate) fn add_bind<'s>(c: &mut Content<'s>, n: u32, bind: BindView<'s>, reco
 /// (`thread_at`; a thread past it is `u64::MAX` in both).
 fn write_packed(widths: Widths, packed: &[u8], thread_at: &[[u64; 2]], out: &mut [u8]) {
     fn run<const M: usize, const T: usize>(packed: &[u8], thread_at: &[[u64; 2]], out: &mut [u8]) {
-        let no_module = if M == 8 { u64::MAX } else { (1u64 << (8 * M)) - 1 };
         for (p, e) in packed.chunks_exact(M + T).zip(out.chunks_exact_mut(DATA_ENTRY_SIZE)) {
-            let (mut m, mut t) = ([0u8; 8], [0u8; 8]);
-            m[..M].copy_from_slice(&p[..M]);
-            t[..T].copy_from_slice(&p[M..]);
-            let m = u64::from_le_bytes(m);
-            let [pid, tid] = usize::try_from(u64::from_le_bytes(t))
-                .ok()
-                .and_then(|t| thread_at.get(t))
-                .copied()
-                .unwrap_or([u64::MAX; 2]);
-            e[..8].copy_from_slice(&(if m == no_module { UNKNOWN_MODULE } else { m }).to_le_bytes());
+            let (m, t) = entry_at::<M, T>(p);
+            let [pid, tid] = usize::try_from(t).ok().and_then(|t| thread_at.get(t)).copied().unwrap_or([u64::MAX; 2]);
+            e[..8].copy_from_slice(&m.to_le_bytes());
             e[8..16].copy_from_slice(&pid.to_le_bytes());
             e[16..24].copy_from_slice(&tid.to_le_bytes());
         }
