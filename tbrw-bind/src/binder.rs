@@ -287,21 +287,21 @@ impl<'m> Binder<'m> {
         if self.seen.seen.get(self.last).is_some_and(|l| l.holds(s, index)) {
             return self.last;
         }
-        if let Some(i) = self.seen.find(s.pid, s.tid) {
-            if self.seen.seen[i].holds(s, index) {
-                self.last = i;
-                return i;
-            }
+        let found = self.seen.find(s.pid, s.tid);
+        if let Some(i) = found.filter(|&i| self.seen.seen[i].holds(s, index)) {
+            self.last = i;
+            return i;
         }
-        self.meet(s, index)
+        self.meet(s, index, found)
     }
 
-    /// The sample's thread was not met, or was met in another instance of
-    /// its process (which this one replaces): [`Binder::switch`].
+    /// The sample's thread was not met (`found` is `None`), or was met in
+    /// another instance of its process, which this one replaces (`found`:
+    /// its index): [`Binder::switch`].
     #[cold]
     #[inline(never)]
-    fn meet(&mut self, s: &Sample, index: u64) -> usize {
-        let i = match self.seen.find(s.pid, s.tid) {
+    fn meet(&mut self, s: &Sample, index: u64, found: Option<usize>) -> usize {
+        let i = match found {
             Some(i) => {
                 let prev = self.seen.seen[i].entry;
                 self.seen.seen[i] = self.switch(s, index, Some(prev));
