@@ -441,8 +441,24 @@ struct Loaded {
 impl Loaded {
     fn new(bin: &Path, sessions: &Path, id: &str, profile: &Path) -> Loaded {
         let l = Loaded { bin: bin.to_owned(), sessions: sessions.to_owned(), id: id.to_owned() };
-        let o = l.run(&["load", s(profile)]);
-        assert!(o.status.success(), "profiler-cli load {}: {}", profile.display(), String::from_utf8_lossy(&o.stderr));
+        // On a busy machine the daemon can miss profiler-cli's 500 ms to
+        // start; it says so and that retrying works. The daemon it left
+        // starting is stopped first, so that each try starts its own.
+        for attempt in 1.. {
+            let o = l.run(&["load", s(profile)]);
+            let err = String::from_utf8_lossy(&o.stderr);
+            if o.status.success() {
+                break;
+            }
+            let slow = err.contains("did not become ready");
+            assert!(slow && attempt < 5, "profiler-cli load {} (try {attempt}): {err}", profile.display());
+            if let Some(pid) =
+                err.split("running as pid ").nth(1).and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next())
+            {
+                let _ = Command::new("kill").arg(pid).status();
+            }
+            std::thread::sleep(std::time::Duration::from_millis(500 * attempt));
+        }
         l
     }
 

@@ -410,6 +410,30 @@ fn firefox_has_a_thread_per_tb5_thread_with_its_samples() {
 }
 
 #[test]
+fn firefox_writes_gzip_for_a_gz_name_and_plain_json_otherwise_as_samply() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = sample();
+    let export = |name: &str| {
+        let out = dir.path().join(name);
+        let o = tbrw(&["export", "firefox", file.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+        assert!(o.status.success(), "{name}: {}", String::from_utf8_lossy(&o.stderr));
+        std::fs::read(out).unwrap()
+    };
+    let gz = export("p.json.gz");
+    assert_eq!(gz[..2], [0x1f, 0x8b], "a .gz name is gzip");
+    let unzipped = gunzip(&dir.path().join("p.json.gz"));
+    for plain in ["p.json", "profile"] {
+        let bytes = export(plain);
+        assert_eq!(bytes.first(), Some(&b'{'), "{plain}: plain JSON");
+        assert!(bytes == unzipped, "{plain}: the JSON the .gz holds");
+    }
+    // Standard output has no name: gzip, as before.
+    let o = tbrw(&["export", "firefox", file.to_str().unwrap(), "-o", "-"]);
+    assert!(o.status.success());
+    assert_eq!(o.stdout[..2], [0x1f, 0x8b]);
+}
+
+#[test]
 fn mtmc_tasks_become_markers_and_timeline_bars_with_their_figures() {
     let dir = tempfile::tempdir().unwrap();
     let file = mtmc_import(dir.path(), 40);

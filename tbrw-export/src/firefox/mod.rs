@@ -1,6 +1,7 @@
 //! `tbrw export firefox`: the Firefox Profiler's processed format (through
-//! `fxprof-processed-profile`), gzip-compressed JSON that
-//! profiler.firefox.com opens. A sample stream becomes one profiler thread
+//! `fxprof-processed-profile`), JSON that profiler.firefox.com opens,
+//! gzip-compressed or plain ([`Encoding`]: the command line chooses by
+//! the output's name, as samply does). A sample stream becomes one profiler thread
 //! per TB5 thread with its samples, their time stamps and stacks (function
 //! names where the modules' symbols give them), and the modules as
 //! libraries (`samples.rs`); an interval stream (MTMC tasks, winIDEA calls)
@@ -254,6 +255,28 @@ pub fn debug_id(build_id: &[u8]) -> DebugId {
     DebugId::from_guid_age(&guid, 0).unwrap_or_else(|_| DebugId::nil())
 }
 
+/// How the profile's JSON is written out.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Encoding {
+    /// Gzip-compressed ([`write_profile()`]).
+    #[default]
+    Gzip,
+    /// Plain JSON ([`json()`]): larger, and no time spent compressing.
+    Plain,
+}
+
+impl Encoding {
+    /// The encoding samply chooses for an output file: gzip where its name
+    /// ends in `.gz`, plain JSON otherwise. The profiler loads either.
+    pub fn of_file_name(name: &std::path::Path) -> Encoding {
+        match name.extension().is_some_and(|e| e == "gz") {
+            true => Encoding::Gzip,
+            false => Encoding::Plain,
+        }
+    }
+}
+
 /// The Firefox export with its options, as the registry runs it
 /// ([`crate::registry::Export`]). The profile built comes back in the
 /// summary ([`crate::registry::Summary::built`]).
@@ -261,6 +284,8 @@ pub fn debug_id(build_id: &[u8]) -> DebugId {
 pub struct Firefox {
     /// The samples exported.
     pub view: ViewOptions,
+    /// Gzip (the default) or plain JSON.
+    pub encoding: Encoding,
 }
 
 impl crate::registry::Export for Firefox {
@@ -277,13 +302,21 @@ impl crate::registry::Export for Firefox {
     ) -> Result<crate::registry::Summary, ExportError> {
         let out = crate::registry::file_of(self.name(), out)?;
         let (p, s) = profile(file, &self.view, warn, progress)?;
-        write_profile(&p, &s, out)?;
+        match self.encoding {
+            Encoding::Gzip => write_profile(&p, &s, out)?,
+            Encoding::Plain => {
+                let mut out = std::io::BufWriter::with_capacity(1 << 20, out);
+                json(&p, &s, &mut out).map_err(|e| ExportError::write("profile", e.into()))?;
+                out.flush().map_err(|e| ExportError::write("profile", e))?;
+            }
+        }
         let line = format!("{} threads, {} samples, {} markers", s.threads, s.samples, s.markers);
         Ok(crate::registry::Summary { line, built: Some(Box::new(p)), ..Default::default() })
     }
 }
 
-/// The Firefox Profiler's processed format (gzip-compressed JSON), for profiler.firefox.com.
+/// The Firefox Profiler's processed format, for profiler.firefox.com: gzip-compressed JSON where OUTPUT ends in .gz
+/// (or is -), plain JSON otherwise, as samply writes it.
 #[cfg(feature = "cli")]
 #[derive(clap::Args, Debug)]
 pub struct FirefoxArgs {
@@ -295,7 +328,12 @@ pub struct FirefoxArgs {
 #[cfg(feature = "cli")]
 impl crate::cli::ExportArgs for FirefoxArgs {
     fn job(self) -> Result<crate::cli::Job, crate::cli::ArgsError> {
-        self.view.job(|view| Firefox { view })
+        // Standard output stays gzip: there is no name to go by.
+        let encoding = match self.view.output.as_os_str() == "-" {
+            true => Encoding::Gzip,
+            false => Encoding::of_file_name(&self.view.output),
+        };
+        self.view.job(|view| Firefox { view, encoding })
     }
 }
 
