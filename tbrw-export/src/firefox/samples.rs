@@ -268,15 +268,20 @@ fn finish(
             p.set_thread_name(*h, &names::thread_label(t.tid, t.name.as_deref()));
         }
     }
+    // The profile's processes by pid, in the bind's process order: found
+    // once, not looked for among every process for each module.
+    let mut by_pid: HashMap<u32, Vec<(u64, fxprof_processed_profile::ProcessHandle)>> = HashMap::new();
+    for (k, h) in &w.processes {
+        if let Some(pr) = info.processes.get(k) {
+            by_pid.entry(pr.pid).or_default().push((*k, *h));
+        }
+    }
+    for mapped in by_pid.values_mut() {
+        mapped.sort_unstable_by_key(|(k, _)| *k);
+    }
     for (m, lib) in module_lib {
         let Some(md) = modules.get(*m as usize) else { continue };
-        let mut mapped: Vec<(&u64, &fxprof_processed_profile::ProcessHandle)> = w
-            .processes
-            .iter()
-            .filter(|(k, _)| info.processes.get(k).is_some_and(|pr| pr.pid == md.associated_pid))
-            .collect();
-        mapped.sort_by_key(|(k, _)| **k);
-        for (_, &ph) in mapped {
+        for &(_, ph) in by_pid.get(&md.associated_pid).into_iter().flatten() {
             p.add_lib_mapping(ph, *lib, md.load_address, md.load_address.saturating_add(md.length.max(1)), 0);
         }
     }
