@@ -21,7 +21,7 @@ use tbrw_symbols::{
 };
 
 use crate::error::QueryError;
-pub use crate::warning::Warning;
+use crate::warning::Warning;
 use crate::warning::{UnusableModule, UnusableModules};
 
 /// Where to look for the modules' files and debug information

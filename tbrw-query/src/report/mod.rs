@@ -17,12 +17,14 @@ use serde::{Deserialize, Serialize};
 use tbrw::text::Escaped;
 
 use crate::names;
-pub use crate::query::{By, Query, Weight};
+// The query's types, named here by the report's code; their one public
+// path is the crate root.
+pub(crate) use crate::query::{By, Query, Weight};
 use crate::walk::{ProcessName, ThreadName};
 
-pub mod samples;
+mod samples;
 
-pub mod addresses;
+mod addresses;
 mod answer;
 mod by_symbol;
 mod children;
@@ -30,8 +32,9 @@ pub mod functions;
 mod raw;
 mod rows;
 
+pub use addresses::AddressRows;
 pub use answer::{answer, Answer};
-pub use samples::groupings;
+pub use samples::{groupings, resolve_by, stream};
 
 /// The total a weighted report's percentages are of.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
