@@ -97,7 +97,7 @@ impl From<tbrw_export::parquet::DatasetError> for CliError {
 fn import_in_options(e: &tbrw_import::ImportError) -> String {
     use tbrw_import::ImportError as I;
     let profile_layout = tbrw_elf_profile::SAY_WHICH_LAYOUT;
-    let bin_version = tbrw_import::winidea::bin::MAYBE_VERSION_1_0;
+    let bin_version = tbrw_import::winidea::MAYBE_VERSION_1_0;
     match e {
         I::VoltsNotCurrent { input, found } => {
             format!("{input}: --volts is for current profiles (magic 1); this one's PMU values are {found}")

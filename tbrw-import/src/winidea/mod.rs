@@ -2,23 +2,29 @@
 //! FILE] -o OUT.tb5 [--check]`. Mapping, call model and the statistics
 //! check: docs/IMPORT.md.
 //!
-//! - [`text1`]: the Text1 text format (INFO, CONTEXTS, HANDLE, STATISTICS,
-//!   TIMELINE sections);
-//! - [`bin`]: the TimelineBinary `.BIN` file (versions 1.0 and 1.1);
-//! - [`timeline`]: calls, data writes and their statistics from the events;
-//! - [`mod@check`]: the export's STATISTICS against the timeline's figures;
-//! - [`import`]: the TB5 file written from them.
+//! The private modules, whose items are here:
+//!
+//! - `text1`: the Text1 text format (INFO, CONTEXTS, HANDLE, STATISTICS,
+//!   TIMELINE sections: [`parse_text1`]);
+//! - `bin`: the TimelineBinary `.BIN` file (versions 1.0 and 1.1:
+//!   [`read_bin`]);
+//! - `timeline`: calls, data writes and their statistics from the events
+//!   ([`build`]);
+//! - `check`: the export's STATISTICS against the timeline's figures
+//!   ([`check()`]);
+//! - `import`: the TB5 file written from them ([`import_winidea`]).
 //!
 //! The events both inputs give, [`TimelineEvent`], are defined here.
 
-pub mod bin;
-pub mod check;
-pub mod import;
-pub mod text1;
-pub mod timeline;
+mod bin;
+mod check;
+mod import;
+mod text1;
+mod timeline;
 
 pub use bin::{
-    bin_version, detect_bin, for_each_bin_event, parse_bin, read_bin, write_bin, BinVersion, UNKNOWN_CONTEXT,
+    bin_version, detect_bin, for_each_bin_event, parse_bin, read_bin, write_bin, BinVersion, MAYBE_VERSION_1_0,
+    UNKNOWN_CONTEXT,
 };
 pub use check::{check, CheckResult, Difference, Unchecked};
 pub use import::{import_winidea, BinInput, ReadSeek, WinIdeaOptions, WinIdeaStats};
