@@ -104,11 +104,11 @@ def walk(doc):
                 if target_item is not None and "module" in target_item["inner"] and is_own(target):
                     visit_module(target, prefix, seen)
                 else:
-                    foreign[foreign_key(target, use["source"]) + "::*"].append(prefix + "::*")
+                    add(foreign, foreign_key(target, use["source"]) + "::*", prefix + "::*")
                 return
             path = prefix + "::" + use["name"]
             if target is None or not is_own(target):
-                foreign[foreign_key(target, use["source"])].append(path)
+                add(foreign, foreign_key(target, use["source"]), path)
                 return
             record(target, path, seen)
             return
@@ -116,7 +116,15 @@ def walk(doc):
             return
         record(item_id, prefix + "::" + it["name"], seen)
 
+    def add(table, key, path):
+        # A name reached twice at the same path (an explicit re-export and a
+        # glob of the same module) is one path, as Rust resolves it.
+        if path not in table[key]:
+            table[key].append(path)
+
     def record(item_id, path, seen):
+        if path in own[item_id]:
+            return
         own[item_id].append(path)
         it = item(item_id)
         if it is not None and "module" in it["inner"]:
@@ -127,6 +135,48 @@ def walk(doc):
     return own, foreign
 
 
+def self_test():
+    """The walk on a small document of rustdoc's shape: an item defined in a
+    public module and re-exported at the root has two paths; one in a
+    private module re-exported once has one; a glob re-export gives its
+    module's items; a foreign re-export is counted apart."""
+
+    def module(i, name, items, public=True):
+        vis = "public" if public else "crate"
+        return {"id": i, "crate_id": 0, "name": name, "visibility": vis,
+                "inner": {"module": {"is_crate": False, "items": items, "is_stripped": False}}}
+
+    def struct(i, name):
+        return {"id": i, "crate_id": 0, "name": name, "visibility": "public", "inner": {"struct": {}}}
+
+    def use(i, source, name, target, glob=False):
+        return {"id": i, "crate_id": 0, "name": None, "visibility": "public",
+                "inner": {"use": {"source": source, "name": name, "id": target, "is_glob": glob}}}
+
+    index = [
+        module(0, "k", [1, 3, 10, 5, 7, 8, 20]),
+        module(1, "shown", [2]),
+        struct(2, "Twice"),
+        module(3, "hidden", [4, 6], public=False),
+        struct(4, "Once"),
+        use(10, "shown::Twice", "Twice", 2),
+        use(5, "hidden::Once", "Once", 4),
+        struct(6, "Globbed"),
+        use(7, "hidden::*", "hidden", 3, glob=True),
+        use(8, "other::Foreign", "Foreign", 99),
+        use(20, "other::Foreign", "Again", 99),
+    ]
+    doc = {"root": 0, "index": {str(it["id"]): it for it in index},
+           "paths": {"99": {"crate_id": 1, "path": ["other", "Foreign"], "kind": "struct"}}}
+    own, foreign = walk(doc)
+    assert sorted(own[2]) == ["k::Twice", "k::shown::Twice"], own[2]
+    assert own[4] == ["k::Once"], own[4]
+    assert own[6] == ["k::Globbed"], own[6]
+    assert 3 not in own, "a private module has no path"
+    assert sorted(foreign["other::Foreign"]) == ["k::Again", "k::Foreign"], foreign
+    print("public-paths: self-test passed")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("crates", nargs="*", default=CRATES)
@@ -134,7 +184,11 @@ def main():
     parser.add_argument("--list", action="store_true", help="print every public path")
     parser.add_argument("--target-dir", default=os.path.join(ROOT, "target", "public-paths"))
     parser.add_argument("--no-build", action="store_true", help="read the JSON already built")
+    parser.add_argument("--self-test", action="store_true", help="check the walk on a small made-up document, then stop")
     args = parser.parse_args()
+    if args.self_test:
+        self_test()
+        return 0
 
     if not args.no_build:
         build_json(args.crates, args.target_dir)
