@@ -24,7 +24,7 @@ mod tables;
 // small tables are how it is done, not what a caller asks for).
 #[cfg(feature = "cli")]
 pub use args::ParquetArgs;
-pub use dataset::{check, export_parquet, DatasetError, Mode, ParquetOptions, Run, MARKER, MARKER_TEXT};
+pub use dataset::{export_parquet, DatasetError, Mode, ParquetOptions, Run};
 
 use tbrw_schema::Progress;
 
