@@ -24,12 +24,11 @@ mod timeline;
 
 pub use bin::{
     bin_version, detect_bin, for_each_bin_event, parse_bin, read_bin, write_bin, BinVersion, MAYBE_VERSION_1_0,
-    UNKNOWN_CONTEXT,
 };
 pub use check::{check, CheckResult, Difference, Unchecked};
 pub use import::{import_winidea, BinInput, ReadSeek, WinIdeaOptions, WinIdeaStats};
-pub use text1::{parse_text1, parse_text1_from, Export, StatRow, MAX_LINE};
-pub use timeline::{build, Builder, Built, Call, Figures, Series, Timeline, Write, MAX_TIME_NS};
+pub use text1::{parse_text1, Export, StatRow, MAX_LINE};
+pub use timeline::{build, Builder, Built, Call, Figures, Series, Timeline, Write};
 
 /// One event of the timeline.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
