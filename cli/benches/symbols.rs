@@ -24,7 +24,8 @@ use object::{Object, ObjectSymbol};
 use tbrw::*;
 use tbrw_import::globals::write_globals;
 use tbrw_query::file_symbols::{FileSymbols, SymbolOptions};
-use tbrw_query::report::{functions, By, ReportOptions};
+use tbrw_query::report::{functions, ReportOptions};
+use tbrw_query::By;
 use tbrw_schema::descriptor::field;
 
 const MODULES: u64 = 20;

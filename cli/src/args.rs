@@ -12,7 +12,7 @@ use clap::{Parser, Subcommand};
 use tbrw_export::cli::{ArgsError, ExportArgs, FilterArgs, Job, ModuleFileArgs, SymbolArgs};
 use tbrw_import::elf_profile::Layout;
 use tbrw_import::winidea::BinVersion;
-use tbrw_query::report::By;
+use tbrw_query::By;
 use tbrw_query::Weight;
 
 #[derive(Parser)]
@@ -262,7 +262,7 @@ exports! {
     Pprof(tbrw_export::pprof::PprofArgs),
     Firefox(tbrw_export::firefox::FirefoxArgs),
     Timeline(tbrw_export::timeline::TimelineArgs),
-    Parquet(tbrw_export::parquet::args::ParquetArgs),
+    Parquet(tbrw_export::parquet::ParquetArgs),
 }
 
 #[cfg(test)]

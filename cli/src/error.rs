@@ -20,7 +20,7 @@ pub enum CliError {
     /// An output path refused, or an output that could not be put in place.
     Path(tbrw_output::OutputError),
     /// A Parquet dataset not written.
-    Dataset(tbrw_export::parquet::dataset::DatasetError),
+    Dataset(tbrw_export::parquet::DatasetError),
     /// Anything else, already phrased (a path, an option).
     Msg(String),
 }
@@ -81,9 +81,9 @@ impl From<tbrw_output::OutputError> for CliError {
     }
 }
 
-impl From<tbrw_export::parquet::dataset::DatasetError> for CliError {
-    fn from(e: tbrw_export::parquet::dataset::DatasetError) -> Self {
-        use tbrw_export::parquet::dataset::DatasetError as D;
+impl From<tbrw_export::parquet::DatasetError> for CliError {
+    fn from(e: tbrw_export::parquet::DatasetError) -> Self {
+        use tbrw_export::parquet::DatasetError as D;
         match e {
             D::Output(e) => CliError::Path(e),
             D::Export(e) => CliError::Export(e),
@@ -97,7 +97,7 @@ impl From<tbrw_export::parquet::dataset::DatasetError> for CliError {
 fn import_in_options(e: &tbrw_import::ImportError) -> String {
     use tbrw_import::ImportError as I;
     let profile_layout = tbrw_elf_profile::SAY_WHICH_LAYOUT;
-    let bin_version = tbrw_import::winidea::bin::MAYBE_VERSION_1_0;
+    let bin_version = tbrw_import::winidea::MAYBE_VERSION_1_0;
     match e {
         I::VoltsNotCurrent { input, found } => {
             format!("{input}: --volts is for current profiles (magic 1); this one's PMU values are {found}")
@@ -114,8 +114,8 @@ fn import_in_options(e: &tbrw_import::ImportError) -> String {
 }
 
 /// A dataset's refusal, with the options that change it.
-fn dataset_in_options(e: &tbrw_export::parquet::dataset::DatasetError) -> String {
-    use tbrw_export::parquet::dataset::DatasetError as D;
+fn dataset_in_options(e: &tbrw_export::parquet::DatasetError) -> String {
+    use tbrw_export::parquet::DatasetError as D;
     match e {
         D::Exists { .. } => format!("{e}: add --append to add runs to it, or --force (-f) to replace it"),
         D::NotADataset { .. } => format!("{e}: neither --append nor --force writes into it"),

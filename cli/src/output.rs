@@ -8,7 +8,7 @@ use std::fs;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
-use tbrw_export::registry::FolderFiles;
+use tbrw_export::FolderFiles;
 pub use tbrw_output::folder::{folder_target, FolderTarget, WorkFolder};
 use tbrw_output::work_file::{Plan, WorkFile, Writing};
 
@@ -174,7 +174,7 @@ mod tests {
 
     /// The files of `export vtune-csv`.
     fn csv() -> FolderFiles {
-        use tbrw_export::registry::{Export, OutputKind};
+        use tbrw_export::{Export, OutputKind};
         match tbrw_export::vtune_csv::VtuneCsv::default().output() {
             OutputKind::Folder(files) => files,
             OutputKind::File => unreachable!("vtune-csv writes a folder"),

@@ -4,8 +4,8 @@
 
 use std::io::Write;
 
-use tbrw_query::warning::{Unknown, UnusableModule, UnusableModules};
 use tbrw_query::Warning;
+use tbrw_query::{Unknown, UnusableModule, UnusableModules};
 
 /// Writes `warnings`. A failed write of a warning does not stop the
 /// command: its output matters more.

@@ -9,7 +9,8 @@ use serde_json::Value;
 use tbrw_elf_profile::{write_header, write_sample, Header};
 use tbrw_elf_profile::{Magic, Sample, ThreadSample, VmMap};
 use tbrw_import::elf_profile::{import_profile, ImportOptions};
-use tbrw_query::report::{By, Report, ReportOptions};
+use tbrw_query::report::{Report, ReportOptions};
+use tbrw_query::By;
 
 fn sample() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/data/sample.tb5")

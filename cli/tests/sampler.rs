@@ -7,7 +7,8 @@ use common::*;
 use tbrw::*;
 use tbrw_elf_profile::Magic;
 use tbrw_import::elf_profile::{ImportOptions, ProfileOptions};
-use tbrw_query::report::{self, By, Key, ReportOptions};
+use tbrw_query::report::{self, Key, ReportOptions};
+use tbrw_query::By;
 
 fn import(bytes: &[u8], dir: &std::path::Path) -> (std::path::PathBuf, tbrw_import::elf_profile::ImportStats) {
     let input = dir.join("prof.bin");

@@ -15,8 +15,9 @@ use proptest::prelude::*;
 use tbrw::*;
 use tbrw_export::vtune_csv::{Clock, CsvOptions};
 use tbrw_import::elf_profile::{ImportOptions, ImportStats, Layout, ProfileOptions, TimeSource};
-use tbrw_query::report::{self, By, Key, ReportOptions, Weight};
+use tbrw_query::report::{self, Key, ReportOptions};
 use tbrw_query::Query;
+use tbrw_query::{By, Weight};
 
 #[derive(Clone, Debug)]
 struct Thread {

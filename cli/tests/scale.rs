@@ -240,7 +240,7 @@ fn the_report_by_address_holds_its_counts_and_writes_what_the_library_gives() {
     // 400,000 distinct addresses: at most 100 B each, and the program's own.
     let r = within(96, &["report", s(&f), "--by", "address", "--json"]);
     let file = tbrw::Tb5File::open(&f).unwrap();
-    let opts = tbrw_query::report::ReportOptions::new(Default::default(), &[tbrw_query::report::By::Address]);
+    let opts = tbrw_query::report::ReportOptions::new(Default::default(), &[tbrw_query::By::Address]);
     let whole = tbrw_query::report::run(&file, &opts, &mut Vec::new(), &mut |_| {}).unwrap();
     assert!(whole.rows.len() > 390_000);
     let mut json = Vec::new();

@@ -419,7 +419,8 @@ fn writeln_note(note: &mut String, index: usize, pgoff: u64) {
 #[test]
 fn function_counts_in_parts_equal_one_pass() {
     use tbrw_query::file_symbols::SymbolOptions;
-    use tbrw_query::report::{functions, By, ReportOptions};
+    use tbrw_query::report::{functions, ReportOptions};
+    use tbrw_query::By;
     let dir = tempfile::tempdir().unwrap();
     let Some(prog) = build(dir.path()) else { return };
     let p = s(&prog);

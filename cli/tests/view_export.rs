@@ -28,8 +28,9 @@ use tbrw_export::firefox;
 use tbrw_export::flamegraph::{self, FlameOptions};
 use tbrw_export::pprof::{self, Profile};
 use tbrw_export::timeline::{self, TimelineOptions};
-use tbrw_query::report::{self, By, ReportOptions, Weight};
+use tbrw_query::report::{self, ReportOptions};
 use tbrw_query::stacks::ViewOptions;
+use tbrw_query::{By, Weight};
 use tbrw_query::{Filters, Query};
 
 /// inferno's SVG has a DOCTYPE.

@@ -20,7 +20,8 @@ use tbrw_export::timeline::TimelineOptions;
 use tbrw_export::vtune_csv::{export_vtune_csv, Clock, CsvOptions};
 use tbrw_export::MemoryFolder;
 use tbrw_query::file_symbols::SymbolOptions;
-use tbrw_query::report::{self, By, ReportOptions};
+use tbrw_query::report::{self, ReportOptions};
+use tbrw_query::By;
 use tbrw_query::stacks::ViewOptions;
 use tbrw_query::{Filters, Query, Weight};
 

@@ -17,8 +17,9 @@ use std::path::{Path, PathBuf};
 
 use common::*;
 use tbrw::{PidTidFlags, Tb5File};
-use tbrw_query::query::Weight;
-use tbrw_query::report::{By, Key};
+use tbrw_query::report::Key;
+use tbrw_query::By;
+use tbrw_query::Weight;
 
 /// The sampling period (`-F 1000`), ns.
 const PERIOD: f64 = 1e6;

@@ -17,8 +17,8 @@ use std::process::Command;
 use common::*;
 use tbrw::Tb5File;
 use tbrw_query::file_symbols::{Demangle, SymbolOptions};
-use tbrw_query::query::Weight;
-use tbrw_query::report::By;
+use tbrw_query::By;
+use tbrw_query::Weight;
 
 /// `cmd` recorded by the sampler in `dir` (on-CPU, 1000 Hz).
 fn record(dir: &Path, cmd: &Path) -> Option<PathBuf> {

@@ -16,8 +16,9 @@ use std::ffi::OsStr;
 use std::process::Command;
 
 use common::*;
-use tbrw_query::query::Weight;
-use tbrw_query::report::{By, Key};
+use tbrw_query::report::Key;
+use tbrw_query::By;
+use tbrw_query::Weight;
 
 /// `handler_ns N total_ns M`: the handler's share of the CPU time, percent.
 fn handler_share(stdout: &str) -> f64 {

@@ -22,8 +22,9 @@ use common::*;
 use tbrw::Tb5File;
 use tbrw_export::flamegraph::{folded, FlameOptions};
 use tbrw_query::file_symbols::SymbolOptions;
-use tbrw_query::report::{By, Key, ReportOptions};
+use tbrw_query::report::{Key, ReportOptions};
 use tbrw_query::stacks::ViewOptions;
+use tbrw_query::By;
 
 struct Run {
     _dir: tempfile::TempDir,

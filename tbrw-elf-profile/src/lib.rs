@@ -41,19 +41,26 @@
 //! # }
 //! ```
 //!
-//! Modules: [`format`](mod@format) the format's data (layouts, header, maps, samples,
-//! limits, the error; a leaf), `detect` which layout the bytes are,
-//! [`codec`] streamed reading and the writers, [`fixtures`] the example
-//! profiles shipped in `examples/data/sampler/`. Nothing allocates by a
-//! count read from the input. Feature `bzip2` (default): compressed
+//! **One path per item:** every item is at the crate root. The modules
+//! are private: `format` the format's data (layouts, header, maps,
+//! samples, limits, the error; a leaf), `detect` which layout the bytes
+//! are, `codec` streamed reading and the writers; `fixtures` (the example
+//! profiles shipped in `examples/data/sampler/`) is public but hidden, for
+//! the workspace's tests. Nothing allocates by a count read from the
+//! input. Feature `bzip2` (default): compressed
 //! profiles.
 
 #![deny(missing_docs)]
 
-pub mod codec;
+mod codec;
 mod detect;
+// Public for the workspace's own tests and tools only (tbrw-cli's
+// `make_sampler_fixtures` example and `sampler_fixtures` test, tbrw-import's
+// tests), hidden from the docs and not part of the front: a feature would
+// put test data in the crate's feature set, which the README calls stable.
+#[doc(hidden)]
 pub mod fixtures;
-pub mod format;
+mod format;
 
 pub use codec::{
     detect, detect_seekable, encode_header, is_bzip2, open, write_header, write_map, write_profile, write_sample,

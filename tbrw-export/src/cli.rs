@@ -75,7 +75,7 @@ pub enum Job {
         /// The dataset folder.
         output: PathBuf,
         /// The dataset's options.
-        options: crate::parquet::dataset::ParquetOptions,
+        options: crate::parquet::ParquetOptions,
     },
 }
 

@@ -254,7 +254,7 @@ impl crate::registry::Export for SamplerProfile {
     ) -> Result<crate::registry::Summary, ExportError> {
         let out = crate::registry::file_of(self.name(), out)?;
         // The query's words for a stream that is not there, as the other exports say it.
-        tbrw_query::report::samples::stream(file, self.stream)?;
+        tbrw_query::report::stream(file, self.stream)?;
         let n = export_profile(file, self.stream, self.layout, out)?;
         Ok(crate::registry::Summary { line: format!("{n} samples"), ..Default::default() })
     }

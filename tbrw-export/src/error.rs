@@ -98,9 +98,9 @@ pub enum ExportError {
     #[error("{}", frame_kinds(*given, kinds))]
     FrameKinds {
         /// The grouping given that is no frame kind.
-        given: Option<tbrw_query::report::By>,
+        given: Option<tbrw_query::By>,
         /// The frame kinds there are.
-        kinds: Vec<tbrw_query::report::By>,
+        kinds: Vec<tbrw_query::By>,
     },
     /// The export needs what neither the options nor the file give.
     #[error("{file}: {}", missing(*hostname, clock))]
@@ -198,7 +198,7 @@ impl fmt::Display for Nothing {
     }
 }
 
-fn frame_kinds(given: Option<tbrw_query::report::By>, kinds: &[tbrw_query::report::By]) -> String {
+fn frame_kinds(given: Option<tbrw_query::By>, kinds: &[tbrw_query::By]) -> String {
     let kinds: Vec<&str> = kinds.iter().map(|b| b.name()).collect();
     let kinds = kinds.join(", ");
     match given {
@@ -233,7 +233,7 @@ impl ExportError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tbrw_query::report::By;
+    use tbrw_query::By;
 
     /// The library's words: no error of an export names an option of the
     /// command line (`--by`, `--clock`, `--lanes`), which the `tbrw`

@@ -17,10 +17,10 @@ use tbrw::Tb5File;
 
 use crate::error::{ExportError, Nothing};
 use tbrw_query::names::{self, clean};
-use tbrw_query::report::{By, Weight};
 use tbrw_query::stacks::{
     stacks, Detail, Frame, IdMap, Keep, Labels, Names, NodeId, Resolution, Stacks, ViewOptions, LEVELS,
 };
+use tbrw_query::{By, Weight};
 
 /// The flame graph's options beyond the filters.
 #[derive(Clone, Debug)]
@@ -73,7 +73,7 @@ fn check_levels(fopts: &FlameOptions) -> Result<(), ExportError> {
 /// graph holds is the stacks' tree of frames and the tree of their labels,
 /// never the lines (a stream of 647 distinct stacks 65,535 frames deep
 /// folds into 400 MB of text, made a line at a time). Returns the lines.
-pub fn for_each_line(
+pub(crate) fn for_each_line(
     file: &Tb5File,
     opts: &ViewOptions,
     fopts: &FlameOptions,
@@ -351,7 +351,7 @@ impl<'a> LabelTree<'a> {
 }
 
 /// What the flame graph's counts are.
-pub fn count_name(w: Weight) -> &'static str {
+pub(crate) fn count_name(w: Weight) -> &'static str {
     match w {
         Weight::Samples => "samples",
         Weight::Cputime => "ns",

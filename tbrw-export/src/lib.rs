@@ -25,24 +25,33 @@
 //! Cargo features take only what is needed: `flamegraph` (the SVG; folded
 //! stacks need no feature), `pprof`, `firefox` (the default features, the
 //! light exports) and `parquet` (arrow-rs: opt-in).
+//!
+//! **One path per item.** What every export shares is at the crate root:
+//! [`Export`] and its [`Output`], [`OutputKind`], [`Summary`],
+//! [`FolderFiles`]; [`Folder`], [`MemoryFolder`]; [`ExportError`],
+//! [`Nothing`]; and the foreign types the signatures hold ([`tbrw`],
+//! [`tbrw_query`], [`ViewOptions`], [`Warning`], [`Progress`]). Each
+//! export is a namespace of its own (its `write`, options and summary:
+//! `pprof::write`, `flamegraph::write`), and `cli` (feature `cli`) holds
+//! the command line's arguments. Every item is public at one path only.
 
 #![deny(missing_docs)]
 
 #[cfg(feature = "cli")]
 pub mod cli;
 pub mod elf_profile;
-pub mod error;
+mod error;
 #[cfg(feature = "firefox")]
 pub mod firefox;
 pub mod flamegraph;
-pub mod folder;
+mod folder;
 #[cfg(any(feature = "pprof", feature = "firefox"))]
 mod gzip;
 #[cfg(feature = "parquet")]
 pub mod parquet;
 #[cfg(feature = "pprof")]
 pub mod pprof;
-pub mod registry;
+mod registry;
 pub mod timeline;
 pub mod vtune_csv;
 
@@ -56,6 +65,6 @@ pub use tbrw_query::Warning;
 
 pub use error::{ExportError, Nothing};
 pub use folder::{Folder, MemoryFolder};
-pub use registry::{Export, Output, OutputKind, Summary};
+pub use registry::{Export, FolderFiles, Output, OutputKind, Summary};
 // The one progress type of the project's libraries (importers, queries, exports).
 pub use tbrw_schema::Progress;

@@ -78,7 +78,7 @@ impl std::fmt::Debug for Summary {
 /// An export with its options, ready to run on a file.
 ///
 /// ```
-/// use tbrw_export::registry::{Export, Output, OutputKind};
+/// use tbrw_export::{Export, Output, OutputKind};
 /// use tbrw_export::{pprof::Pprof, tbrw::Tb5File};
 ///
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {

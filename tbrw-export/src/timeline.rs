@@ -90,7 +90,7 @@ const TOP: f64 = 48.0;
 const MAX_DEPTH: usize = 8;
 
 /// A colour for a name: its hash as a hue, so the same name always gets it.
-pub fn colour(name: &str) -> String {
+pub(crate) fn colour(name: &str) -> String {
     // FNV-1a: stable across runs and platforms.
     let mut h: u32 = 0x811c_9dc5;
     for b in name.bytes() {
@@ -119,7 +119,7 @@ pub fn colour(name: &str) -> String {
 /// Text for XML: control characters escaped as every text output escapes
 /// them ([`tbrw::text`]; XML cannot hold most of them), then `&`, `<`,
 /// `>` and quotes as entities.
-pub fn xml(s: &str) -> String {
+pub(crate) fn xml(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
     for c in tbrw::text::escape(s).chars() {
         match c {

@@ -8,8 +8,8 @@ use std::io::{self, ErrorKind, Write};
 
 use tbrw_export::flamegraph::{self, FlameOptions};
 use tbrw_export::{firefox, pprof, ExportError};
-use tbrw_query::report::By;
 use tbrw_query::stacks::ViewOptions;
+use tbrw_query::By;
 
 const PERF: &str = "../cli/tests/data/matrix/perf.tb5";
 

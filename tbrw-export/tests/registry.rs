@@ -4,8 +4,8 @@
 //! gets a line in `registry()`.
 #![cfg(all(feature = "flamegraph", feature = "pprof", feature = "firefox"))]
 
-use tbrw_export::registry::{Export, Output, OutputKind, Summary};
 use tbrw_export::{elf_profile, firefox, flamegraph, pprof, timeline, vtune_csv, MemoryFolder, ViewOptions};
+use tbrw_export::{Export, Output, OutputKind, Summary};
 
 const PERF: &str = "../cli/tests/data/matrix/perf.tb5";
 

@@ -157,7 +157,7 @@ impl ImportError {
     }
 }
 
-pub use tbrw_schema::excerpt::{excerpt, EXCERPT_CHARS};
+pub use tbrw_schema::excerpt::excerpt;
 
 #[cfg(test)]
 mod tests {
@@ -182,8 +182,8 @@ mod tests {
     /// line's (`--volts`, `--bin-version`), which the `tbrw` command adds.
     #[test]
     fn no_error_names_a_command_line_option() {
-        use crate::winidea::bin::{parse_bin, MAYBE_VERSION_1_0};
         use crate::winidea::BinVersion;
+        use crate::winidea::{parse_bin, MAYBE_VERSION_1_0};
         let mut entry = [0u8; 24];
         entry[4..8].copy_from_slice(&0x0100_0001u32.to_le_bytes());
         let flags = parse_bin(&entry, BinVersion::V1_1, "t.BIN").unwrap_err();

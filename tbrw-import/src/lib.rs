@@ -78,21 +78,31 @@
 //! descriptor, module notes, the MTMC record layout, the ELF-profile
 //! import's stream) is `tbrw-schema`'s, the profile format's codec
 //! `tbrw-elf-profile`'s; both are re-exported, with `tbrw`, since the
-//! importers' signatures hold their types. [`globals`]: the global sections
-//! every import writes alike.
+//! importers' signatures hold their types.
+//!
+//! **One path per item.** [`ImportError`], [`Place`] and [`Progress`] are
+//! at the crate root; each importer is a namespace ([`perf`],
+//! [`elf_profile`], [`mtmc`], [`winidea`]) whose items are public there
+//! only (their submodules are private). `globals` (the global sections
+//! every import writes alike) is public but hidden, for the workspace's
+//! tests and benchmarks.
 //!
 //! This crate knows nothing of reports, exports or the command line.
 
 #![deny(missing_docs)]
 
 pub mod elf_profile;
-pub mod error;
+mod error;
+// Public for the workspace's tests and benchmarks only (tbrw-cli's tests
+// and benches build TB5 inputs with the global sections every import
+// writes); hidden from the docs, not part of the front.
+#[doc(hidden)]
 pub mod globals;
-pub mod lines;
+mod lines;
 pub mod mtmc;
 #[cfg(feature = "perf")]
 pub mod perf;
-pub mod progress;
+mod progress;
 pub mod winidea;
 
 // The crates whose types the importers' signatures hold (the writer; the

@@ -2,4 +2,4 @@
 //! `tbrw-schema` (the lowest crate the importers, the query layer and the
 //! exports all depend on); re-exported at the crate's front.
 
-pub use tbrw_schema::progress::Progress;
+pub use tbrw_schema::Progress;

@@ -2,7 +2,7 @@
 //! a folder that exists and can be written, never one of the inputs (not
 //! even when replacing is allowed), and not an existing file unless the
 //! caller allows replacing it. What is at the path decides the rest
-//! ([`crate::target`]): a symbolic link is replaced itself, never the file
+//! ([`crate::work_file::plan`]): a symbolic link is replaced itself, never the file
 //! it names; one planted in a shared sticky folder is refused; a character
 //! device or FIFO is written into by a stream (nothing is replaced, so no
 //! permission is needed, as `perf record -o /dev/null`); a block device or
@@ -16,7 +16,7 @@ use crate::work_file::{plan, Plan, Writing};
 
 /// Whether the file at `b` is the one `a` describes (device and inode:
 /// hard and symbolic links included).
-pub fn same_file(a: &std::fs::Metadata, b: &Path) -> bool {
+pub(crate) fn same_file(a: &std::fs::Metadata, b: &Path) -> bool {
     use std::os::unix::fs::MetadataExt;
     std::fs::metadata(b).is_ok_and(|m| m.dev() == a.dev() && m.ino() == a.ino())
 }

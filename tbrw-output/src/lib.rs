@@ -33,12 +33,13 @@
 //! # }
 //! ```
 //!
-//! - [`target`]: what may be at an output path and what a writer does with
-//!   it (a link is replaced itself, never followed; one planted in a shared
-//!   sticky folder is refused; a device or FIFO is written into by a
-//!   stream, never replaced);
-//! - [`work_file`]: a file built in a work file and put in place whole, the
-//!   writer lock of a path, the removal of dead writers' work files;
+//! - [`work_file`]: what may be at an output path and what a writer does
+//!   with it ([`work_file::plan`]: a link is replaced itself, never
+//!   followed; one planted in a shared sticky folder is refused; a device
+//!   or FIFO is written into by a stream, never replaced; the rules live in
+//!   the private `target` module), a file built in a work file and put in
+//!   place whole, the writer lock of a path, the removal of dead writers'
+//!   work files;
 //! - [`folder`]: a folder output built beside its target and put in place
 //!   in one step;
 //! - [`check`]: the checks of input and output paths before any work (an
@@ -48,13 +49,19 @@
 //!   command-line option (a front adds its own hint).
 //!
 //! The rules are in the repository's `docs/FORMAT.md` ("Output paths").
+//!
+//! **One path per item.** The modules above are the crate's namespaces
+//! (each a step of an output's life, named at the call: `check::check_output`,
+//! `work_file::WorkFile`, `folder::WorkFolder`, `crash::crash_point`); each
+//! item is public at one path only, and [`OutputError`] and [`plain`] are at
+//! the root.
 #![deny(missing_docs)]
 
 pub mod check;
 pub mod crash;
 mod error;
 pub mod folder;
-pub mod target;
+mod target;
 pub mod work_file;
 
 pub use error::{plain, OutputError};

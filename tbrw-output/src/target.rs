@@ -36,7 +36,7 @@ use rustix::fs::{self as rfs, AtFlags, FileType, Mode, OFlags};
 
 /// What is at a name, the name itself (a link is a link).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// A regular file.
     File,
     /// A folder.
@@ -133,7 +133,7 @@ pub fn plan(path: &Path, writing: Writing) -> io::Result<Plan> {
 /// Refuses a symbolic link or FIFO at `path` that was planted (see the
 /// module doc); anything else passes. For the writers that follow the link
 /// the user names: an append to a TB5 file, a folder output.
-pub fn refuse_planted(path: &Path) -> io::Result<()> {
+pub(crate) fn refuse_planted(path: &Path) -> io::Result<()> {
     let target = Target::open(path)?;
     match target.stat(false)? {
         Some(st) => target.refuse_if_planted(&st),

@@ -21,7 +21,8 @@
 //!
 //! What may be at the target, and what a writer does with it (a link is
 //! replaced itself, never followed; a device or FIFO is never replaced), is
-//! decided by [`plan`] (the rules are in `target`, re-exported here). The
+//! decided by [`plan`] (the rules are in the crate's private `target`
+//! module; their public items are here, at their one public path). The
 //! target's folder is opened once; every step after it (the lock, the work
 //! file, its link and rename, the removal of dead work files) is made
 //! relative to that folder with exclusive, no-follow creation.
@@ -46,9 +47,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use rustix::fs::{self as rfs, AtFlags, Mode, OFlags};
 
-pub use crate::crash::crash_point;
+use crate::crash::crash_point;
 use crate::target::Target;
-pub use crate::target::{folder_of, open_into, plan, refuse_planted, Kind, Plan, Writing};
+// The target rules have their one public path here (`target` is private).
+pub use crate::target::{folder_of, open_into, plan, Plan, Writing};
 
 /// Checks, before any work, that a new file can be put at `path`: the name
 /// is not empty, is not a directory, its folder exists and is writable, and
@@ -199,7 +201,7 @@ pub fn lock_target(path: &Path) -> io::Result<TargetLock> {
 /// writer lock: refused with [`WRITER_HOLDS`] or [`READER_HOLDS`] when
 /// another process holds a lock on it. A symbolic link there is followed
 /// (the user names the file to change through it) unless it was planted
-/// ([`refuse_planted`]); anything but a regular file is refused.
+/// (planted as the rules of [`plan`] say); anything but a regular file is refused.
 pub fn lock_open(path: &Path, write: bool) -> io::Result<LockedFile> {
     let at = Target::open(path)?;
     let follow = match at.stat(false)? {

@@ -316,7 +316,7 @@ impl GroupingGap {
 
 /// Groupings by name (`thread, event`; `none`), for messages; a front end
 /// spells them with its own option.
-pub fn by_list(bys: &[crate::query::By]) -> String {
+pub(crate) fn by_list(bys: &[crate::query::By]) -> String {
     let v: Vec<&str> = bys.iter().map(|b| b.name()).collect();
     if v.is_empty() {
         "none".to_owned()

@@ -21,7 +21,7 @@ use tbrw_symbols::{
 };
 
 use crate::error::QueryError;
-pub use crate::warning::Warning;
+use crate::warning::Warning;
 use crate::warning::{UnusableModule, UnusableModules};
 
 /// Where to look for the modules' files and debug information
@@ -125,7 +125,7 @@ pub enum MappingRule {
 pub fn mapping_rule(module: &Module, note: Option<&ModuleNote>, sampler_import: bool) -> MappingRule {
     if module.flags.contains(ModuleFlags::GLOBAL_LOAD) {
         MappingRule::Kernel
-    } else if module.path.as_deref().or(module.name.as_deref()).is_some_and(tbrw_symbols::perf_map::is_perf_map) {
+    } else if module.path.as_deref().or(module.name.as_deref()).is_some_and(tbrw_symbols::is_perf_map) {
         MappingRule::PerfMap
     } else if let Some(pgoff) = note.and_then(|n| n.offset) {
         MappingRule::FileOffset(pgoff)

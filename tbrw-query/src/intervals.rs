@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use tbrw::*;
 
 use crate::error::QueryError;
-use crate::report::samples;
+use crate::report;
 use crate::stream::time_field;
 use tbrw_schema::fields;
 use tbrw_schema::mtmc::{counters_of, decode, Shape, NAME_BASE, UNNAMED};
@@ -73,7 +73,7 @@ impl<'f> IntervalStream<'f> {
     /// stream, and the exports that do work, for any other stream.
     pub fn open(file: &'f Tb5File, n: u32, what: &str) -> Result<IntervalStream<'f>, QueryError> {
         let name = file.path().display();
-        let s = samples::stream(file, n)?;
+        let s = report::stream(file, n)?;
         let layout = s.layout()?.ok_or_else(|| QueryError::NoDescriptor { file: name.to_string(), stream: n })?;
         let times: Vec<Field> =
             layout.fields().iter().filter(|f| f.desc_type == desc_type::TIME_STAMP && f.size == 8).copied().collect();
@@ -208,7 +208,7 @@ impl<'f> IntervalStream<'f> {
         if let Some(shape) = self.mtmc {
             let d = decode(r, shape);
             let name = (d.event >= NAME_BASE).then(|| self.name(&iv).to_owned());
-            let fig = crate::tasks::report::task_figures(&d.task, name);
+            let fig = crate::tasks::task_figures(&d.task, name);
             if let Some(deltas) = &fig.counter_deltas {
                 for (i, x) in deltas.iter().enumerate() {
                     v.push((format!("counter {i} delta"), x.to_string()));

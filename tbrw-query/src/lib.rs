@@ -3,8 +3,8 @@
 //! way for the report, annotate and every export.
 //!
 //! ```
-//! use tbrw_query::report::{self, By, ReportOptions};
-//! use tbrw_query::{Binding, Query, Walk, Warning, Weight};
+//! use tbrw_query::report::{self, ReportOptions};
+//! use tbrw_query::{Binding, By, Query, Walk, Warning, Weight};
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! // A recording of the `sampler` collector, with its functions stored in it.
@@ -47,18 +47,20 @@
 //! # }
 //! ```
 //!
-//! The layers, each module importing only those above it:
+//! The layers, each module importing only those above it (the modules
+//! without a link are private; their items are at the crate root):
 //!
-//! - [`query`]: what a question is ([`Query`], [`Filters`], [`Weight`]);
-//!   [`error`]: why it has no answer; [`names`]: the one spelling of
-//!   modules, threads, processes and unknowns;
+//! - `query`: what a question is ([`Query`], [`Filters`], [`Weight`], [`By`]);
+//!   `error`: why it has no answer ([`QueryError`]); [`names`]: the one
+//!   spelling of modules, threads, processes and unknowns;
 //! - [`stream`]: a stream's records read as samples (the one reader of a
 //!   record's fields, and of its weight); [`time`]: `--time` ranges
 //!   (clock values, percentages, seconds from the start) resolved on a stream;
-//! - [`walk`]: the filtered pass over a stream, bound, in parts on threads;
+//! - `walk`: the filtered pass over a stream ([`Walk`]), bound, in parts on
+//!   threads;
 //! - [`file_symbols`]: a file's modules handed to `tbrw-symbols` (which
 //!   translation each module gets, stored symbols, one warning per kind of
-//!   unusable module file); [`warning`]: those warnings as values
+//!   unusable module file); `warning`: those warnings as values
 //!   ([`Warning`]): every function that can warn takes a `&mut Vec<Warning>`
 //!   and pushes to it; their `Display` names no option of a front end;
 //! - [`stacks`]: samples with their call chains, aggregated per stack (the
@@ -70,33 +72,43 @@
 //!   row by row); [`tasks`]:
 //!   the MTMC task report; [`annotate`]: one function's instructions, lines
 //!   and addresses ([`disasm`]: its bytes from the ELF file, disassembled).
+//!
+//! **One path per item.** The front (the question, its errors and
+//! warnings, the walk) is at the crate root; the linked modules above are
+//! namespaces (a report's `report::run`, the stacks' `stacks::walk`, the
+//! task report's `tasks::task_report`), each item public at one path only.
+//! Re-exported foreign items are those the signatures hold: [`tbrw`],
+//! [`tbrw_symbols`] (and its [`Unknown`]), [`Progress`],
+//! `file_symbols::Config`, `file_symbols::ModuleNote`, `stacks::IdMap`.
 
 #![deny(missing_docs)]
 
 pub mod annotate;
 pub mod disasm;
-pub mod error;
+mod error;
 pub mod file_symbols;
 pub mod intervals;
 pub mod names;
-pub mod query;
+mod query;
 pub mod report;
 mod sorted;
 pub mod stacks;
 pub mod stream;
 pub mod tasks;
 pub mod time;
-pub mod walk;
-pub mod warning;
+mod walk;
+mod warning;
 
 // The crates whose types the front's signatures hold: a caller needs no
 // dependency of its own on them (and gets the same versions).
 pub use tbrw;
 pub use tbrw_symbols;
 
-pub use error::QueryError;
+pub use error::{GroupingGap, QueryError, WeightFields};
 pub use query::{By, Filters, Query, Weight};
-pub use walk::{Binding, Sample, Walk};
-pub use warning::Warning;
+pub use walk::{in_parts, Binding, ProcessName, Sample, ThreadName, Walk};
+pub use warning::{UnusableModule, UnusableModules, Warning, EXAMPLES};
+// The symbolizer's unknown-function reasons, which `Warning` holds.
+pub use tbrw_symbols::Unknown;
 // The one progress type of the project's libraries (importers, queries, exports).
 pub use tbrw_schema::Progress;

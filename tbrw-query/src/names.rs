@@ -61,7 +61,7 @@ pub fn thread_label(tid: u32, name: Option<&str>) -> String {
 
 /// A thread's label with its process: `NAME (tid N, pid P)`, or
 /// `tid N (pid P)`; [`thread_label`] without a pid.
-pub fn thread_label_in(tid: u32, pid: Option<u32>, name: Option<&str>) -> String {
+pub(crate) fn thread_label_in(tid: u32, pid: Option<u32>, name: Option<&str>) -> String {
     match (name, pid) {
         (_, None) => thread_label(tid, name),
         (Some(n), Some(p)) => format!("{n} (tid {tid}, pid {p})"),

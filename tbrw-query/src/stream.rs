@@ -33,7 +33,7 @@ pub fn modules(file: &Tb5File) -> Result<Vec<Module>, QueryError> {
 
 /// `--module NAME`: per module of `modules`, whether its name or path is
 /// `want`; `None` without the filter.
-pub fn module_filter(modules: &[Module], want: Option<&str>) -> Option<Vec<bool>> {
+pub(crate) fn module_filter(modules: &[Module], want: Option<&str>) -> Option<Vec<bool>> {
     want.map(|want| {
         modules.iter().map(|m| m.name.as_deref() == Some(want) || m.path.as_deref() == Some(want)).collect()
     })

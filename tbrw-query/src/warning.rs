@@ -8,7 +8,7 @@
 
 use std::fmt;
 
-pub use tbrw_symbols::Unknown;
+use tbrw_symbols::Unknown;
 
 /// Module files named as examples in a [`UnusableModules`] summary, at most.
 pub const EXAMPLES: usize = 3;

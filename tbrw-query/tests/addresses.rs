@@ -11,8 +11,9 @@ use std::collections::BTreeMap;
 use proptest::prelude::*;
 use tbrw::*;
 use tbrw_query::file_symbols::{FileSymbols, SymbolOptions};
-use tbrw_query::report::{self, By, Key, ReportOptions};
-use tbrw_query::warning::{Unknown, Warning};
+use tbrw_query::report::{self, Key, ReportOptions};
+use tbrw_query::By;
+use tbrw_query::{Unknown, Warning};
 
 fn module(pid: u32, path: Option<&str>, load_address: u64, first: bool) -> Module {
     let mut flags = ModuleFlags::LOADED;

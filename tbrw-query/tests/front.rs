@@ -4,8 +4,9 @@
 //! too) and perf's inclusive view, and errors a caller matches by variant,
 //! phrased without any command line's options.
 
-use tbrw_query::report::{self, By, Key, ReportOptions};
+use tbrw_query::report::{self, Key, ReportOptions};
 use tbrw_query::tbrw::Tb5File;
+use tbrw_query::By;
 use tbrw_query::{Query, QueryError};
 
 const COLLECTOR: &str = "../cli/tests/data/matrix/collector.tb5";

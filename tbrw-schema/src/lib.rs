@@ -48,10 +48,17 @@
 //!   export reads back (descriptor, PMU value types, what the stream keeps
 //!   of the profile);
 //! - [`excerpt`](mod@excerpt): how much of an offending input a message quotes;
-//! - [`progress`]: [`Progress`], how long work tells its caller how far it
-//!   got; the one progress type of the importers, the query layer and the
-//!   exports (here because this is the lowest crate all of them depend on,
-//!   and `tbrw`, the format library under the C API, has no such work).
+//! - [`Progress`] (at the root; its module is private): how long work tells
+//!   its caller how far it got; the one progress type of the importers, the
+//!   query layer and the exports (here because this is the lowest crate all
+//!   of them depend on, and `tbrw`, the format library under the C API, has
+//!   no such work).
+//!
+//! **One path per item.** The modules above are namespaces (a field's
+//! code is `fields::STACK_ID`, MTMC's encoder `mtmc::encode`, the module
+//! notes' `module_notes::decode`: the same word means another thing in
+//! another module); each item is public at one path, and the re-export
+//! [`tbrw`] is the format crate this crate's signatures hold.
 //!
 //! It depends on `tbrw` and the profile codec `tbrw-elf-profile` only, and knows nothing of importers, reports,
 //! exports or the command line.
@@ -64,7 +71,7 @@ pub mod excerpt;
 pub mod fields;
 pub mod module_notes;
 pub mod mtmc;
-pub mod progress;
+mod progress;
 
 // The format crate whose types this crate's signatures hold.
 pub use tbrw;

@@ -11,10 +11,11 @@
 //! what is cached and what is reported when something is missing are in
 //! `docs/SYMBOLS.md`.
 //!
-//! [`perf_map`] reads perf's symbol files for JIT code
-//! (`/tmp/perf-<pid>.map`), a module's symbols when its path is one, as
+//! perf's symbol files for JIT code (`/tmp/perf-<pid>.map`,
+//! [`is_perf_map`]) are a module's symbols when its path is one, read as
 //! untrusted input ([`JitMaps`]: regular files of this user or root,
-//! opened without blocking or following links, bounded in bytes and lines).
+//! opened without blocking or following links, bounded in bytes and lines,
+//! [`MapLimit`]).
 //!
 //! Compressed sections (`SHF_COMPRESSED` zlib or zstd, `.zdebug_*`) are
 //! decompressed as streams, within what their compressed size can justify
@@ -25,9 +26,16 @@
 //! (perf's `--call-graph dwarf`) into call chains with the modules' DWARF
 //! CFI, finding and placing the files as the symbolizer does.
 //!
-//! The crate knows nothing of TB5: the caller (the `tbrw` command line)
-//! picks the module of each sample (with the bind engine), describes it as a
-//! [`ModuleSpec`] and asks for [`Symbolizer::symbolize`].
+//! The crate knows nothing of TB5: the caller (the query layer
+//! `tbrw-query`, the perf import, the collector) picks the module of each
+//! sample (with the bind engine), describes it as a [`ModuleSpec`] and asks
+//! for [`Symbolizer::symbolize`].
+//!
+//! **One path per item.** The front is at the crate root; three modules are
+//! namespaces of their own, each item public there only: [`unwind`] (the
+//! unwinder and its registers), [`stored`] (the stored symbols' text:
+//! `stored::encode`, `stored::decode`) and [`image`] (an ELF image read from
+//! memory).
 //!
 //! # Example
 //!
@@ -106,7 +114,7 @@ mod ids;
 pub mod image;
 mod kallsyms;
 mod mapping;
-pub mod perf_map;
+mod perf_map;
 mod plt;
 mod recent;
 mod sections;
@@ -121,7 +129,7 @@ pub use elf::{BuildId, ElfKind, Layout, Segment};
 pub use frame::{Frame, SourceLocation, Symbolized, Unknown};
 pub use function_index::{FunctionIndex, IndexedSymbol, ModuleIndex};
 pub use mapping::Mapping;
-pub use perf_map::JitMaps;
+pub use perf_map::{is_perf_map, JitMaps, MapLimit};
 pub use recent::RecentSymbols;
 pub use sections::{MAX_DECOMPRESSED, ZLIB_MAX_RATIO, ZSTD_MAX_RATIO};
 pub use symbolizer::{Config, KernelSymbols, ModuleId, ModuleInfo, ModuleSpec, SymbolRef, Symbolizer};

@@ -23,7 +23,7 @@ pub enum SymbolSource {
     /// itself could not be used.
     Stored,
     /// A perf map (`/tmp/perf-<pid>.map`): the symbols a JIT wrote for its
-    /// code ([`crate::perf_map`]).
+    /// code ([`crate::JitMaps`]).
     PerfMap,
 }
 

@@ -4,7 +4,7 @@
 //! untrusted input (no link followed, no FIFO or device read, another
 //! user's map refused, bounded in bytes and lines).
 
-use tbrw_symbols::perf_map::MapLimit;
+use tbrw_symbols::MapLimit;
 use tbrw_symbols::{
     Config, JitMaps, KernelSymbols, Mapping, ModuleInfo, ModuleSpec, SymbolSource, Symbolizer, Unknown, Warning,
 };

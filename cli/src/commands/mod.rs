@@ -8,8 +8,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use tbrw_export::cli::Job;
-use tbrw_export::parquet::dataset::ParquetOptions;
-use tbrw_export::registry::{FolderFiles, Output, OutputKind, Summary};
+use tbrw_export::parquet::ParquetOptions;
+use tbrw_export::{FolderFiles, Output, OutputKind, Summary};
 use tbrw_query::annotate;
 use tbrw_query::report::{self, ReportOptions};
 
@@ -91,7 +91,7 @@ pub fn bind(
         }
     };
     if let Some(n) = stream {
-        report::samples::stream(&open(file)?, n)?;
+        report::stream(&open(file)?, n)?;
     }
     let mut w = tbrw::Tb5Writer::append(file)?;
     // Said once the binds are stored: a reader that stops reading (`| head`)
@@ -136,7 +136,7 @@ pub fn report(
     err: &mut dyn Write,
 ) -> Result<(), CliError> {
     let f = open(file)?;
-    let records = report::samples::stream(&f, opts.query.stream)?.data()?.map_or(0, |d| d.len());
+    let records = report::stream(&f, opts.query.stream)?.data()?.map_or(0, |d| d.len());
     let mut progress = |n| progress(n, records);
     let mut warnings = Vec::new();
     let r = report::answer(&f, opts, &mut warnings, &mut progress);
@@ -279,7 +279,7 @@ pub fn export(
 /// One export of one input under the output rules: its summary, its
 /// warnings in `warnings` (also when it fails).
 fn export_one(
-    export: &dyn tbrw_export::registry::Export,
+    export: &dyn tbrw_export::Export,
     (input, output, force): (&Path, &Path, bool),
     warnings: &mut Vec<tbrw_export::Warning>,
     progress: &mut dyn tbrw_export::Progress,
@@ -340,7 +340,7 @@ fn export_parquet(
     err: &mut dyn Write,
 ) -> Result<(), CliError> {
     let mut warnings = Vec::new();
-    let runs = tbrw_export::parquet::dataset::export_parquet(files, dir, opts, progress, &mut warnings);
+    let runs = tbrw_export::parquet::export_parquet(files, dir, opts, progress, &mut warnings);
     crate::warning::show(&warnings, err);
     let runs = runs?;
     for r in &runs {

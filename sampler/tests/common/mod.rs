@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use tbrw::Tb5File;
-use tbrw_query::report::By;
+use tbrw_query::By;
 
 pub const SAMPLER: &str = env!("CARGO_BIN_EXE_sampler");
 
@@ -72,7 +72,7 @@ pub fn function_report(path: &Path) -> (Vec<(String, f64, bool)>, String) {
 
 /// A report of the recording at `path` grouped `by` and weighed by
 /// `weight`, as `tbrw report` makes it.
-pub fn report(path: &Path, by: By, weight: tbrw_query::query::Weight) -> Vec<tbrw_query::report::Row> {
+pub fn report(path: &Path, by: By, weight: tbrw_query::Weight) -> Vec<tbrw_query::report::Row> {
     let file = Tb5File::open(path).unwrap();
     let query = tbrw_query::Query { weight, ..Default::default() };
     let mut warn = Vec::new();

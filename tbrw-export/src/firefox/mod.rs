@@ -248,7 +248,7 @@ pub fn json(p: &FirefoxProfile, summary: &FirefoxSummary, out: &mut dyn Write) -
 /// An ELF build id as a Breakpad-style debug id, as the Firefox Profiler
 /// and its symbol servers (samply, Mozilla's) derive it: the first 16 bytes
 /// (zero-padded) read as a little-endian GUID, age 0.
-pub fn debug_id(build_id: &[u8]) -> DebugId {
+pub(crate) fn debug_id(build_id: &[u8]) -> DebugId {
     let mut guid = [0u8; 16];
     let n = build_id.len().min(16);
     guid[..n].copy_from_slice(&build_id[..n]);

@@ -434,7 +434,7 @@ fn append_runs(work: &WorkFolder, dir: &Path, runs: &mut [Run]) -> io::Result<()
 fn remove_old_leftovers(target: &FolderTarget) {
     let real = target.path();
     let Some(name) = real.file_name().map(|n| n.to_string_lossy().into_owned()) else { return };
-    let parent = tbrw_output::target::folder_of(&real);
+    let parent = tbrw_output::work_file::folder_of(&real);
     let dead = |n: &str, prefix: &str| -> bool {
         n.strip_prefix(prefix)
             .and_then(|pid| pid.parse::<i32>().ok())

@@ -1,21 +1,30 @@
 //! `tbrw export parquet FILE... -o DIR`: TB5 files as a star schema of
 //! Parquet tables that DuckDB, Spark, Trino or DataFusion read in place,
 //! partitioned hive-style by host and run (`DIR/TABLE/host=H/run=R/TABLE.parquet`).
-//! [`schema`] holds the tables' columns and the batch writer, [`streams`]
-//! turns streams into `samples` and `intervals` rows ([`sort`] puts the
-//! records of a stream out of time order in it), [`tables`] writes the
-//! small tables and the run's `stacks`. [`export_run`] writes one run's files into a [`Folder`];
-//! [`dataset`] exports files into a dataset folder by the folder rules (a
-//! new dataset, one replaced, runs added; built beside it and put in place
-//! whole). The schema and example queries: docs/PARQUET.md.
+//! The front: [`export_parquet`] exports files into a dataset folder by the
+//! folder rules (a new dataset, one replaced, runs added, as [`Mode`] says;
+//! built beside it and put in place whole; [`DatasetError`]);
+//! [`export_run`] writes one run's files into a [`Folder`]. The private
+//! submodules do the work: `schema` holds the tables' columns and the batch
+//! writer, `streams` turns streams into `samples` and `intervals` rows
+//! (`sort` puts the records of a stream out of time order in it), `tables`
+//! writes the small tables and the run's `stacks`, `dataset` the folder.
+//! The schema and example queries: docs/PARQUET.md.
 
 #[cfg(feature = "cli")]
-pub mod args;
-pub mod dataset;
-pub mod schema;
-pub mod sort;
-pub mod streams;
-pub mod tables;
+mod args;
+mod dataset;
+mod schema;
+mod sort;
+mod streams;
+mod tables;
+
+// The front of the Parquet export, each item at its one public path (the
+// submodules are private: the tables' columns, the sort, the rows, the
+// small tables are how it is done, not what a caller asks for).
+#[cfg(feature = "cli")]
+pub use args::ParquetArgs;
+pub use dataset::{export_parquet, DatasetError, Mode, ParquetOptions, Run};
 
 use tbrw_schema::Progress;
 
@@ -34,7 +43,8 @@ pub struct RunSource<'a> {
     pub source_bytes: u64,
     /// The host's name as the `runs` table records it (default: the file's own).
     pub host_name: Option<&'a str>,
-    /// The host partition value ([`partition_value`] of the host name).
+    /// The host partition value (the host name as a path component:
+    /// letters, digits, `.`, `-`, `_` kept, anything else `_`).
     pub host: &'a str,
     /// The run partition value, unique in the dataset for this host.
     pub run: &'a str,
@@ -54,7 +64,7 @@ pub struct RunRows {
 /// A partition value as a path component: letters, digits, `.`, `-` and
 /// `_` kept, anything else `_`; no leading `.` or `_` (engines take those
 /// names for hidden files); `unknown` when nothing is left.
-pub fn partition_value(s: &str) -> String {
+pub(crate) fn partition_value(s: &str) -> String {
     let v: String = s
         .chars()
         .map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '-' || c == '_' { c } else { '_' })
@@ -70,18 +80,18 @@ pub fn partition_value(s: &str) -> String {
 /// The file of `table` in partition (`host`, `run`) of a dataset:
 /// `host=H/run=R/TABLE.parquet`. Every table of a run is in the run's one
 /// folder, so that a run is added to a dataset by one rename, whole.
-pub fn table_file(table: &str, host: &str, run: &str) -> String {
+pub(crate) fn table_file(table: &str, host: &str, run: &str) -> String {
     format!("host={host}/run={run}/{table}.parquet")
 }
 
 /// The host name a file records (its software section), if any.
-pub fn host_name(file: &tbrw::Tb5File) -> Result<Option<String>, ExportError> {
+pub(crate) fn host_name(file: &tbrw::Tb5File) -> Result<Option<String>, ExportError> {
     tables::host_name(file)
 }
 
 /// Records sorted in memory at a time: [`sort::CHUNK_RECORDS`], or the
 /// positive number in [`sort::CHUNK_VAR`].
-pub fn sort_chunk() -> Result<usize, ExportError> {
+pub(crate) fn sort_chunk() -> Result<usize, ExportError> {
     match std::env::var(sort::CHUNK_VAR) {
         Err(std::env::VarError::NotPresent) => Ok(sort::CHUNK_RECORDS),
         Ok(v) => match v.trim().parse::<usize>() {

@@ -172,19 +172,6 @@ pub const STACKS: &[Column] = &[
     ("inline_depth", Kind::I32, false),
 ];
 
-/// Every table with its columns, in the order docs/PARQUET.md gives them.
-pub const TABLES: &[(&str, &[Column])] = &[
-    ("runs", RUNS),
-    ("samples", SAMPLES),
-    ("intervals", INTERVALS),
-    ("modules", MODULES),
-    ("processes", PROCESSES),
-    ("threads", THREADS),
-    ("events", EVENTS),
-    ("functions", FUNCTIONS),
-    ("stacks", STACKS),
-];
-
 fn data_type(k: Kind) -> DataType {
     match k {
         Kind::I32 => DataType::Int32,

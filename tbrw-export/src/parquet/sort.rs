@@ -98,6 +98,7 @@ pub fn time_order(len: u64, chunk: usize, time_at: impl Fn(u64) -> i64) -> io::R
 
 impl TimeOrder {
     /// Whether the keys were spilled (more than one chunk).
+    #[cfg(test)]
     pub fn spilled(&self) -> bool {
         matches!(self.0, Keys::Merge { .. })
     }

@@ -193,11 +193,6 @@ impl RunStacks {
         self.parent.len()
     }
 
-    /// Whether there are none.
-    pub fn is_empty(&self) -> bool {
-        self.parent.is_empty()
-    }
-
     /// Node `i`: (parent, address, module, function, depth, inline depth).
     pub fn row(&self, i: usize) -> (Option<i32>, u64, Option<i32>, Option<i32>, i32, i32) {
         let opt = |v: u32| (v != NONE).then_some(v as i32);
@@ -534,7 +529,7 @@ pub fn write_intervals(
             Some(sh) => {
                 let d = mtmc::decode(rec, sh);
                 task_core = Some(d.task.begin_info[1] as i32);
-                let f = tbrw_query::tasks::report::task_figures(&d.task, None);
+                let f = tbrw_query::tasks::task_figures(&d.task, None);
                 let end = (d.task.end != 0).then_some(end_raw);
                 figures = Some(f);
                 end

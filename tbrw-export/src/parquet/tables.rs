@@ -4,7 +4,7 @@
 
 use tbrw::*;
 
-use super::schema::{self, TableWriter, V};
+use super::schema::{TableWriter, V};
 use super::streams::Functions;
 use crate::error::ExportError;
 use tbrw_query::stream::modules as resolved_modules;
@@ -162,9 +162,4 @@ pub fn write_stacks(stacks: &super::streams::RunStacks, out: &mut TableWriter) -
         ])?;
     }
     Ok(())
-}
-
-/// The columns of `table` (for tests and docs).
-pub fn columns(table: &str) -> Option<&'static [schema::Column]> {
-    schema::TABLES.iter().find(|(t, _)| *t == table).map(|(_, c)| *c)
 }

@@ -224,7 +224,7 @@ pub fn export_vtune_csv(
     let file = f.path();
     let streams: Vec<u32> = match opts.stream {
         Some(n) => {
-            tbrw_query::report::samples::stream(f, n)?;
+            tbrw_query::report::stream(f, n)?;
             vec![n]
         }
         // Streams holding another's stack table or bind are not exported apart.

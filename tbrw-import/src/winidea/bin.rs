@@ -7,7 +7,7 @@ use super::{Pos, TimelineEvent};
 use crate::error::{ImportError, Place};
 
 /// The context of `.BIN` events whose core is unknown (all of a 1.0 file).
-pub const UNKNOWN_CONTEXT: u32 = 0xFF;
+pub(crate) const UNKNOWN_CONTEXT: u32 = 0xFF;
 
 /// How an entry's error about flags outside the version 1.1 masks ends: a
 /// front end that can name the version adds how.

@@ -2,28 +2,33 @@
 //! FILE] -o OUT.tb5 [--check]`. Mapping, call model and the statistics
 //! check: docs/IMPORT.md.
 //!
-//! - [`text1`]: the Text1 text format (INFO, CONTEXTS, HANDLE, STATISTICS,
-//!   TIMELINE sections);
-//! - [`bin`]: the TimelineBinary `.BIN` file (versions 1.0 and 1.1);
-//! - [`timeline`]: calls, data writes and their statistics from the events;
-//! - [`mod@check`]: the export's STATISTICS against the timeline's figures;
-//! - [`import`]: the TB5 file written from them.
+//! The private modules, whose items are here:
+//!
+//! - `text1`: the Text1 text format (INFO, CONTEXTS, HANDLE, STATISTICS,
+//!   TIMELINE sections: [`parse_text1`]);
+//! - `bin`: the TimelineBinary `.BIN` file (versions 1.0 and 1.1:
+//!   [`read_bin`]);
+//! - `timeline`: calls, data writes and their statistics from the events
+//!   ([`build`]);
+//! - `check`: the export's STATISTICS against the timeline's figures
+//!   ([`check()`]);
+//! - `import`: the TB5 file written from them ([`import_winidea`]).
 //!
 //! The events both inputs give, [`TimelineEvent`], are defined here.
 
-pub mod bin;
-pub mod check;
-pub mod import;
-pub mod text1;
-pub mod timeline;
+mod bin;
+mod check;
+mod import;
+mod text1;
+mod timeline;
 
 pub use bin::{
-    bin_version, detect_bin, for_each_bin_event, parse_bin, read_bin, write_bin, BinVersion, UNKNOWN_CONTEXT,
+    bin_version, detect_bin, for_each_bin_event, parse_bin, read_bin, write_bin, BinVersion, MAYBE_VERSION_1_0,
 };
 pub use check::{check, CheckResult, Difference, Unchecked};
 pub use import::{import_winidea, BinInput, ReadSeek, WinIdeaOptions, WinIdeaStats};
-pub use text1::{parse_text1, parse_text1_from, Export, StatRow, MAX_LINE};
-pub use timeline::{build, Builder, Built, Call, Figures, Series, Timeline, Write, MAX_TIME_NS};
+pub use text1::{parse_text1, Export, StatRow, MAX_LINE};
+pub use timeline::{build, Builder, Built, Call, Figures, Series, Timeline, Write};
 
 /// One event of the timeline.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -123,7 +123,7 @@ pub const MAX_LINE: usize = 16 << 20;
 /// Parses a Text1 export line by line from `input`, named `name` in errors
 /// (the whole file is never held in memory, nor a line over [`MAX_LINE`];
 /// the timeline rows are).
-pub fn parse_text1_from(input: impl std::io::BufRead, name: &str) -> Result<Export, ImportError> {
+pub(crate) fn parse_text1_from(input: impl std::io::BufRead, name: &str) -> Result<Export, ImportError> {
     let mut parser = Text1::default();
     let mut offset = 0u64;
     let mut input = input;

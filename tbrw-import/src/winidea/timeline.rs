@@ -177,7 +177,7 @@ impl ContextClock {
 }
 
 /// The largest time stamp magnitude accepted (2^62 - 1 ns, 146 years).
-pub const MAX_TIME_NS: u64 = (1 << 62) - 1;
+pub(crate) const MAX_TIME_NS: u64 = (1 << 62) - 1;
 
 /// What [`Builder::push`] hands out as the timeline goes: a complete call
 /// (at its exit) or a data write.

@@ -161,7 +161,7 @@ pub fn answer(
 /// most of the samples (more than half) can be symbolized (their files
 /// found with function symbols, symbols `tbrw symbolize` stored, or
 /// kallsyms for the kernel), as perf reports by symbol; else by module;
-/// streams that cannot be bound as [`samples::resolve_by`] says. The
+/// streams that cannot be bound as `resolve_by` says. The
 /// report's [`Report::auto`] says which and why.
 fn auto(
     file: &tbrw::Tb5File,

@@ -19,8 +19,10 @@ use super::addresses::AddressRows;
 use super::by_symbol::{count_by_symbol, function_part, symbol_contexts, symbol_rows};
 // The counting under the reports, public for the command line's `tbrw
 // symbolize` and benchmarks only: not part of the front.
+pub(crate) use super::raw::function_at;
 #[doc(hidden)]
-pub use super::raw::{count, function_at, module_name, part, unknown_label, Counted, RawKey, Samples};
+pub use super::raw::{count, Counted, RawKey, Samples};
+use super::raw::{module_name, part};
 use super::rows::{merge_sorted, sort_rows};
 use super::{percent, By, Key, Report, ReportOptions, Row, WeightSum};
 use crate::error::QueryError;

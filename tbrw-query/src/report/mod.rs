@@ -17,12 +17,14 @@ use serde::{Deserialize, Serialize};
 use tbrw::text::Escaped;
 
 use crate::names;
-pub use crate::query::{By, Query, Weight};
+// The query's types, named here by the report's code; their one public
+// path is the crate root.
+pub(crate) use crate::query::{By, Query, Weight};
 use crate::walk::{ProcessName, ThreadName};
 
-pub mod samples;
+mod samples;
 
-pub mod addresses;
+mod addresses;
 mod answer;
 mod by_symbol;
 mod children;
@@ -30,8 +32,9 @@ pub mod functions;
 mod raw;
 mod rows;
 
+pub use addresses::AddressRows;
 pub use answer::{answer, Answer};
-pub use samples::groupings;
+pub use samples::{groupings, stream};
 
 /// The total a weighted report's percentages are of.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -458,7 +461,7 @@ pub fn counted(n: u64, noun: &str) -> String {
 
 /// A percentage with two decimals, never `-0.00`: a figure that rounds to
 /// zero prints as `0.00` whatever its sign.
-pub fn percent_text(v: f64) -> String {
+pub(crate) fn percent_text(v: f64) -> String {
     // -0.0 + 0.0 is +0.0.
     let r = (v * 100.0).round() / 100.0 + 0.0;
     format!("{r:.2}")
@@ -587,7 +590,7 @@ fn write_children_table(r: &Report, by: &str, out: &mut dyn Write) -> std::io::R
 /// A weight's sum in fixed notation with the unit that keeps it short:
 /// CPU time in ns, µs, ms or s, energy in J, mJ, µJ or nJ (3 significant
 /// decimals), sample counts as integers.
-pub fn quantity(x: f64, weight: Weight) -> String {
+pub(crate) fn quantity(x: f64, weight: Weight) -> String {
     let (units, scale): (&[&str], f64) = match weight {
         Weight::Samples => return format!("{x:.0}"),
         // From the smallest unit up, each 1000 times the one before.
@@ -611,12 +614,12 @@ pub fn quantity(x: f64, weight: Weight) -> String {
 }
 
 /// The key of module record `index`.
-pub fn module_key(index: u64, m: &tbrw::Module) -> Key {
+pub(crate) fn module_key(index: u64, m: &tbrw::Module) -> Key {
     Key::Module { index, name: m.name.clone(), path: m.path.clone(), pid: m.associated_pid }
 }
 
 /// The key of process `index` of the bind.
-pub fn process_key(index: u64, p: &ProcessName) -> Key {
+pub(crate) fn process_key(index: u64, p: &ProcessName) -> Key {
     Key::Process { index, pid: p.pid, name: p.name.clone() }
 }
 

@@ -37,8 +37,6 @@ pub fn stream(file: &Tb5File, n: u32) -> Result<StreamReader<'_>, QueryError> {
     stream::open_stream(file, n)
 }
 
-pub use crate::error::by_list;
-
 /// The grouping `by` names for stream `n`: [`By::Auto`] becomes the first
 /// of [`groupings`]; one the stream does not support is an error that
 /// lists those it does.

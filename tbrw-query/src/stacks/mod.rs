@@ -1,6 +1,6 @@
 //! Samples with their call stacks, for the viewer exports (flame graph,
 //! pprof, Firefox, Parquet) and the inclusive views: [`walk`] runs the
-//! query's walk ([`crate::walk`]) and hands out each sample with its
+//! query's walk ([`crate::Walk`]) and hands out each sample with its
 //! process, thread, cpu, time, weight and stack: a node of the walk's
 //! [`StackTree`], where every distinct stack is interned once as
 //! (parent, frame) nodes, as the file's stack table stores them (from the
@@ -523,8 +523,6 @@ pub fn stacks(
     })?;
     Ok(Stacks { tree, info, ..st })
 }
-
-pub use crate::names::{clean, module_name};
 
 /// The `--by` levels a flame graph accepts, for messages.
 pub const LEVELS: [By; 5] = [By::Process, By::Thread, By::Module, By::Function, By::Address];

@@ -1,10 +1,11 @@
-//! MTMC task streams: [`report`] is `tbrw report --by task` (every task's
-//! duration, counter deltas and topdown, totals per thread and core),
-//! [`mod@topdown`] the profiler's own topdown arithmetic. The records are
+//! MTMC task streams: [`task_report`] is `tbrw report --by task` (every
+//! task's duration, counter deltas and topdown, totals per thread and
+//! core), [`topdown()`] the profiler's own topdown arithmetic (the private
+//! modules `report` and `topdown`; their items are here). The records are
 //! decoded by `tbrw_schema::mtmc`, the one decoder of their layout.
 
-pub mod report;
-pub mod topdown;
+mod report;
+mod topdown;
 
-pub use report::{task_report, write_task_text};
+pub use report::{task_figures, task_report, write_task_text};
 pub use topdown::{topdown, NoTopdown, Sums, Topdown, LEVEL1, LEVEL2};

@@ -9,9 +9,10 @@
 use std::path::Path;
 
 use super::durability::Durability;
-use super::work_file::{crash_point, lock_target, WorkFile};
+use super::work_file::{lock_target, WorkFile};
 use crate::model::error::{Error, Result};
 use crate::read::Tb5File;
+use tbrw_output::crash::crash_point;
 
 /// Writes every section and stream of `src` as a new file at `path` in
 /// Intel's layout (`"Sample6 "`): its stack tables, stored symbols and

@@ -19,7 +19,7 @@
 //! neither can silently undo the other.
 //!
 //! Every write, truncation and the slot of a commit is followed by a crash
-//! point ([`work_file::crash_point`]: test builds stop there on request).
+//! point (`tbrw_output::crash::crash_point`: test builds stop there on request).
 
 use std::collections::HashSet;
 use std::os::unix::fs::FileExt;
@@ -29,7 +29,7 @@ use super::durability::Durability;
 use super::intel;
 use super::layout::WriteLayout;
 use super::sink::SectionSink;
-use super::work_file::{self, crash_point, LockedFile, WorkFile};
+use super::work_file::{self, LockedFile, WorkFile};
 use crate::format::container::{self, NO_STREAM};
 use crate::format::intel::HEADER_SIZE as INTEL_HEADER_SIZE;
 use crate::format::kind::SectionKind;
@@ -37,6 +37,7 @@ use crate::format::raw::{DirEntryRaw, ProcessThreadRaw, Raw};
 use crate::model::error::{Error, Result};
 use crate::model::section::{GlobalSection, StreamSection};
 use crate::read::Tb5File;
+use tbrw_output::crash::crash_point;
 
 /// One part of a section on its way into the output.
 pub(crate) enum Part {

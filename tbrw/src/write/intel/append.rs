@@ -23,7 +23,7 @@ use crate::model::layout::FileLayout;
 use crate::model::strings::StringId;
 use crate::read::Tb5File;
 use crate::write::durability::Durability;
-use crate::write::work_file::crash_point;
+use tbrw_output::crash::crash_point;
 
 /// The bytes of a file header that one `pwrite` replaces atomically with
 /// respect to a killed writer: the first page.

@@ -124,7 +124,7 @@ impl Emitter<'_> {
                 ));
             }
             file.write_all_at(&buf, at).map_err(|e| Error::io(path, "write", e))?;
-            crate::write::work_file::crash_point("intel records part written");
+            tbrw_output::crash::crash_point("intel records part written");
             first += n;
         }
         Ok(())

@@ -79,9 +79,9 @@ pub(crate) fn write_new(
     let global_table = encode::write_tables(&mut em, sections.globals, sections.streams)?;
     let mut entries = vec![global_table];
     legacy::write(&mut em, &sections.placed, &mut entries)?;
-    crate::write::work_file::crash_point("intel sections written");
+    tbrw_output::crash::crash_point("intel sections written");
     file.write_all_at(&header(&entries)?, 0).map_err(|e| Error::io(path, "write", e))?;
-    crate::write::work_file::crash_point("intel header written");
+    tbrw_output::crash::crash_point("intel header written");
     Ok(em.end)
 }
 
