@@ -441,6 +441,7 @@ struct Records {
 }
 
 impl Records {
+    #[inline(always)]
     fn encode(&mut self, time_ns: u64, index: u64, t: &ThreadSample, head: &SampleHead, value: Option<f64>) -> &[u8] {
         let rec = &mut self.rec;
         rec.clear();
