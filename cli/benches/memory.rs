@@ -231,7 +231,7 @@ const fn filling(name: &'static str, input: Input, mib: f64, per_part: f64, per_
 /// commands after it read its output).
 const RULES: &[Rule] = &[
     rule("import sampler", Input::Sampler, 16.0, 0.0, 0.0),
-    rule("bind", Input::Sampler, 24.0, 0.0, 0.0),
+    rule("bind", Input::Sampler, 24.0, PACKED_BIND, 0.0),
     rule("report --by module", Input::Sampler, 16.0, 0.0, 0.0),
     filling("report --by address", Input::Sampler, 16.0, REPORT_PART, 0.0, ADDRESS),
     filling("report --time 40%..55%", Input::Sampler, 16.0, REPORT_PART, 0.0, ADDRESS),
@@ -257,10 +257,23 @@ const RULES: &[Rule] = &[
     per_address("export pprof (remote)", Input::Remote, 16.0, MODULE_NAMED, PPROF_ADDRESS),
     filling("report --by address (remote)", Input::Remote, 16.0, REPORT_PART, 0.0, ADDRESS),
     rule("report --children (deep)", Input::Deep, 16.0, 0.0, 64.0),
-    rule("export pprof (deep)", Input::Deep, 16.0, 0.0, 128.0),
+    filling("export pprof (deep)", Input::Deep, 16.0, GZIP_WORKER, 128.0, 0.0),
     rule("export flamegraph (deep)", Input::Deep, 32.0, 0.0, 256.0),
     rule("export flamegraph --by address --folded (deep)", Input::Deep, 32.0, 0.0, 256.0),
 ];
+
+/// What `tbrw bind` holds per record: every record's bind packed as the
+/// file stores it, 1 to 6 B (the widths the process, thread and module
+/// tables need: 2 B on the bench's input), kept until the close writes
+/// Intel's 32-byte bind entries from them (`tbrw/src/bind/compute.rs`).
+const PACKED_BIND: f64 = 6.0;
+
+/// The pipelined gzip of pprof and Firefox (`tbrw-export` `gzip.rs`), per
+/// worker: two blocks in flight of 1 MiB and their deflated bytes, which
+/// fill once the output passes a few MiB. Its workers are min(cores, 4),
+/// the report's parts min(cores, 8): the same on the bench's machine, so
+/// the per-part term of a [`filling`] rule stands for them.
+const GZIP_WORKER: f64 = 4.0;
 
 /// What a report by address holds per distinct address (`tbrw-query`
 /// `report/raw.rs`, `report/addresses.rs`): its 24-byte count, twice while
