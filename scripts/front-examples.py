@@ -32,19 +32,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# The library crates (tbrw-sys is the C library: its front is C, tested by
-# its own C tests).
-CRATES = [
-    "tbrw",
-    "tbrw-bind",
-    "tbrw-output",
-    "tbrw-schema",
-    "tbrw-elf-profile",
-    "tbrw-import",
-    "tbrw-query",
-    "tbrw-export",
-    "tbrw-symbols",
-]
+from library_crates import CRATES  # noqa: E402 (beside this script)
 
 # Code block info strings rustdoc compiles as Rust.
 RUST_BLOCKS = {"", "rust", "no_run", "should_panic", "edition2018", "edition2021", "edition2024"}

@@ -34,18 +34,7 @@ from collections import defaultdict
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# The library crates (tbrw-sys is the C library: its front is C).
-CRATES = [
-    "tbrw",
-    "tbrw-bind",
-    "tbrw-output",
-    "tbrw-schema",
-    "tbrw-elf-profile",
-    "tbrw-import",
-    "tbrw-query",
-    "tbrw-export",
-    "tbrw-symbols",
-]
+from library_crates import CRATES  # noqa: E402 (beside this script)
 
 
 def build_json(crates, target_dir):
