@@ -1,23 +1,31 @@
-//! The Firefox walk in two halves: the query layer's walk, on the calling
-//! thread, numbers each sample's thread in the order threads are first
-//! sampled and times the sample ([`Stamper`]: 16 bytes a sample, 16 more
-//! where it has CPU time, and a [`NewThread`] at a thread's first); a
-//! second thread takes them in batches and fills the profile's threads and
-//! the samples' columns ([`Columns`]). On two cores the two halves
-//! overlap. The halves are the same code with no second thread (no batch
-//! asked, or no thread to be had), so the columns are the same either way.
+//! The Firefox walk's samples, collected per part of the walk and merged.
 //!
-//! Imports the query layer's walk and names, fxprof-processed-profile, and
-//! [`super::columns`]; writes nothing.
+//! A stream without call stacks or CPU times is walked in parts
+//! ([`tbrw_query::stacks::walk_in_parts`]), each on its own thread, doing
+//! all of a sample's work: its thread numbered in the order the part first
+//! samples it, its time ([`Stamper`]), and its (thread, frame) pair
+//! numbered and put in the thread's columns ([`PartSamples`]). Any other
+//! stream is walked in order ([`tbrw_query::stacks::walk`]) as one part:
+//! the walk and the stamping on the calling thread, which hands samples in
+//! batches to a second thread that fills the columns, so that on two cores
+//! the two halves overlap; with no second thread, the same code fills
+//! them sample by sample. [`merge`] then makes the profile's processes and
+//! threads, part after part, numbering threads and pairs in the order the
+//! records first have them: the profile is the one a walk in order makes,
+//! whatever the parts.
+//!
+//! Imports the query layer's walks and names, fxprof-processed-profile,
+//! and [`super::columns`]; writes nothing.
 
+use std::ops::Range;
 use std::sync::{mpsc, Mutex, PoisonError};
 
 use fxprof_processed_profile::{ProcessHandle, Profile, ThreadHandle, Timestamp};
 use tbrw::Tb5File;
 use tbrw_query::names;
-use tbrw_query::stacks::{walk, IdMap, NodeId, Resolution, Sample, StackTree, ViewOptions, WalkInfo};
+use tbrw_query::stacks::{walk, IdMap, NodeId, PartSample, Resolution, StackTree, ViewOptions, WalkInfo};
 
-use super::columns::ThreadSamples;
+use super::columns::{Segment, ThreadSamples};
 use super::tag;
 use crate::error::ExportError;
 use tbrw_schema::Progress;
@@ -31,18 +39,16 @@ const THREAD_SLOTS: usize = 1 << 16;
 /// "No slot yet" in [`Stamper`]'s vector.
 const NO_SLOT: u32 = u32::MAX;
 
-/// A thread's first sample: what its profile thread is made of.
+/// A thread's first sample in a part: what its profile thread is made of.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct NewThread {
-    /// Its slot: threads numbered as first sampled.
-    pub(super) slot: u32,
     /// The bind's thread and process indexes.
-    pub(super) thread: u64,
-    pub(super) process: u64,
-    pub(super) pid: u32,
-    pub(super) tid: u32,
-    /// The sample's time, ns since the profile's reference.
-    pub(super) nanos: u64,
+    thread: u64,
+    process: u64,
+    pid: u32,
+    tid: u32,
+    /// The sample's time: ns, the profile's zero not yet subtracted.
+    time: u64,
 }
 
 /// A sample as the columns take it (its CPU time, where it has one, in
@@ -51,8 +57,8 @@ pub(super) struct NewThread {
 #[derive(Clone, Copy, Debug)]
 struct Stamped {
     slot: u32,
-    stack: NodeId,
-    nanos: u64,
+    frame: u32,
+    time: u64,
 }
 
 /// Record index `index` as ms, in ns, as the profile's
@@ -73,7 +79,7 @@ fn index_nanos_as_float(index: u64) -> u64 {
     (index as f64 * 1_000_000.0) as u64
 }
 
-/// The walk's half: slots and times.
+/// A part's thread slots and times.
 struct Stamper {
     /// Whether the time stamps are nanoseconds.
     clock_nanos: bool,
@@ -89,27 +95,45 @@ struct Stamper {
     next: u32,
 }
 
+/// The fields of a sample [`Stamper`] reads.
+struct Sampled {
+    index: u64,
+    thread: u64,
+    process: u64,
+    pid: u32,
+    tid: u32,
+    time: Option<u64>,
+}
+
 impl Stamper {
-    /// The sample's slot and time; a thread's first sample adds its
-    /// [`NewThread`] to `threads`.
+    fn new(clock_nanos: bool) -> Stamper {
+        Stamper { clock_nanos, t0: None, slots: Vec::new(), slot_of: IdMap::default(), last: None, next: 0 }
+    }
+
+    /// The sample's slot and time (ns, the profile's zero not yet
+    /// subtracted); a thread's first sample adds its [`NewThread`] to
+    /// `threads`.
     #[inline]
-    fn stamp(&mut self, smp: &Sample<'_>, threads: &mut Vec<NewThread>) -> Stamped {
+    fn stamp(&mut self, smp: &Sampled, threads: &mut Vec<NewThread>) -> (u32, u64) {
         // Nanosecond clocks give the time; other clocks (TSC, sample
         // indices) have no known rate: the record index stands for ms.
-        let nanos = match smp.time.filter(|_| self.clock_nanos) {
-            Some(t) => t.saturating_sub(*self.t0.get_or_insert(t)),
+        let time = match smp.time.filter(|_| self.clock_nanos) {
+            Some(t) => {
+                self.t0.get_or_insert(t);
+                t
+            }
             // As the profile's `Timestamp::from_millis_since_reference` has
             // it: in integers where the float is exact (below 2^53).
             None => index_nanos(smp.index),
         };
         let slot = match self.last {
             Some((k, slot)) if k == smp.thread => slot,
-            _ => self.slot(smp, nanos, threads),
+            _ => self.slot(smp, time, threads),
         };
-        Stamped { slot, stack: smp.stack, nanos }
+        (slot, time)
     }
 
-    fn slot(&mut self, smp: &Sample<'_>, nanos: u64, threads: &mut Vec<NewThread>) -> u32 {
+    fn slot(&mut self, smp: &Sampled, time: u64, threads: &mut Vec<NewThread>) -> u32 {
         let index = usize::try_from(smp.thread).ok().filter(|&i| i < THREAD_SLOTS);
         let known = match index {
             Some(i) => self.slots.get(i).copied().filter(|&s| s != NO_SLOT),
@@ -129,14 +153,7 @@ impl Stamper {
                     self.slot_of.insert(smp.thread, slot);
                 }
             }
-            threads.push(NewThread {
-                slot,
-                thread: smp.thread,
-                process: smp.process,
-                pid: smp.pid,
-                tid: smp.tid,
-                nanos,
-            });
+            threads.push(NewThread { thread: smp.thread, process: smp.process, pid: smp.pid, tid: smp.tid, time });
             slot
         });
         self.last = Some((smp.thread, slot));
@@ -144,9 +161,118 @@ impl Stamper {
     }
 }
 
-/// The samples as the walk leaves them: per profile thread (by slot, the
-/// order threads were first sampled) its samples, whose stacks are still
-/// numbers of distinct (slot, node) pairs, first seen first.
+/// A part's samples as its walk leaves them: per thread slot (the order
+/// the part first sampled its threads) the thread's first sample and its
+/// samples, whose stacks are numbers of the part's distinct (slot, frame)
+/// pairs, first seen first. A frame is a node of the walk's tree, or in a
+/// walk in parts the part's frame number.
+#[derive(Default)]
+pub(super) struct PartSamples {
+    threads: Vec<(NewThread, Segment)>,
+    /// Per pair number: the slot and the frame.
+    pairs: Vec<(u32, u32)>,
+    pair_of: IdMap<(u32, u32), u32>,
+    /// Per frame: the last slot it was seen in and that pair's number, so
+    /// that a frame sampled in one thread needs no hash.
+    last_pair: Vec<(u32, u32)>,
+    /// Per slot: the nanoseconds of CPU time not yet in a delta.
+    carry: Vec<u64>,
+}
+
+impl PartSamples {
+    /// The number of the (slot, frame) pair, a new one the next.
+    #[inline]
+    fn pair(&mut self, slot: u32, frame: u32) -> u32 {
+        let n = frame as usize;
+        if let Some(&(s, pair)) = self.last_pair.get(n) {
+            if s == slot {
+                return pair;
+            }
+        }
+        let next = self.pairs.len() as u32;
+        let pair = *self.pair_of.entry((slot, frame)).or_insert(next);
+        if pair == next {
+            self.pairs.push((slot, frame));
+        }
+        if self.last_pair.len() <= n {
+            self.last_pair.resize(n + 1, (u32::MAX, 0));
+        }
+        self.last_pair[n] = (slot, pair);
+        pair
+    }
+
+    /// The sample's CPU time as whole µs, the rest carried to its thread's
+    /// next: a thread's deltas add up to its CPU time (truncating each
+    /// sample's would lose up to a microsecond per sample).
+    fn cpu_delta(&mut self, slot: u32, ns: u64) -> u64 {
+        let slot = slot as usize;
+        if self.carry.len() <= slot {
+            self.carry.resize(slot + 1, 0);
+        }
+        let ns = self.carry[slot].saturating_add(ns);
+        self.carry[slot] = ns % 1000;
+        ns / 1000
+    }
+
+    /// Adds the threads first sampled.
+    fn start_threads(&mut self, threads: impl Iterator<Item = NewThread>) {
+        self.threads.extend(threads.map(|n| (n, Segment::default())));
+    }
+
+    /// Adds a sample, its CPU time in ns; `walked` of the part's `records`
+    /// are read.
+    #[inline]
+    fn add(&mut self, s: Stamped, cpu_time: Option<u64>, walked: u64, records: u64) {
+        let pair = self.pair(s.slot, s.frame);
+        let cpu = cpu_time.map(|ns| self.cpu_delta(s.slot, ns));
+        if let Some((_, segment)) = self.threads.get_mut(s.slot as usize) {
+            segment.reserve_ahead(walked, records);
+            segment.push(pair, s.time, cpu);
+        }
+    }
+}
+
+/// A part of a walk in parts: its stamper and its samples.
+pub(super) struct Parted {
+    stamper: Stamper,
+    samples: PartSamples,
+    new_threads: Vec<NewThread>,
+    records: Range<u64>,
+}
+
+impl Parted {
+    /// The state of the part of records `records`.
+    pub(super) fn new(records: &Range<u64>, clock_nanos: bool) -> Parted {
+        Parted {
+            stamper: Stamper::new(clock_nanos),
+            samples: PartSamples::default(),
+            new_threads: Vec::new(),
+            records: records.clone(),
+        }
+    }
+
+    /// Adds a sample of the part.
+    #[inline]
+    pub(super) fn add(&mut self, s: &PartSample) {
+        let sampled = Sampled { index: s.index, thread: s.thread, process: s.process, pid: s.pid, tid: s.tid, time: s.time };
+        let (slot, time) = self.stamper.stamp(&sampled, &mut self.new_threads);
+        if !self.new_threads.is_empty() {
+            self.samples.start_threads(self.new_threads.drain(..));
+        }
+        let walked = s.index.saturating_sub(self.records.start) + 1;
+        let records = self.records.end.saturating_sub(self.records.start);
+        self.samples.add(Stamped { slot, frame: s.frame, time }, None, walked, records);
+    }
+
+    /// Its samples, and its nanosecond clock's first time stamp.
+    pub(super) fn into_samples(self) -> (PartSamples, Option<u64>) {
+        (self.samples, self.stamper.t0)
+    }
+}
+
+/// The profile's processes and threads and the samples of every part,
+/// merged: threads and (thread, node) pairs numbered in the order the
+/// records first have them.
 #[derive(Default)]
 pub(super) struct Walked {
     /// Per bind process index: the profile's process.
@@ -157,67 +283,63 @@ pub(super) struct Walked {
     pub(super) slots: Vec<(ThreadHandle, ThreadSamples)>,
     /// Per pair number: the slot and the node.
     pub(super) pairs: Vec<(u32, NodeId)>,
-    pair_of: IdMap<(u32, NodeId), u32>,
-    /// Per node: the last slot it was seen in and that pair's number, so
-    /// that a node sampled in one thread needs no hash.
-    last_pair: Vec<(u32, u32)>,
-    /// Per slot: the nanoseconds of CPU time not yet in a delta.
-    carry: Vec<u64>,
+    /// Per part: its pair numbers' numbers here.
+    pub(super) pair_numbers: Vec<Vec<u32>>,
 }
 
 impl Walked {
-    /// The number of the (slot, node) pair, a new one the next.
-    pub(super) fn pair(&mut self, slot: u32, node: NodeId) -> u32 {
-        let n = node as usize;
-        if let Some(&(s, pair)) = self.last_pair.get(n) {
-            if s == slot {
-                return pair;
-            }
+    /// The slot of a thread's first sample in a part, the profile's thread
+    /// (and its process, at its first thread) added if it is new.
+    fn slot(&mut self, p: &mut Profile, n: &NewThread, t0: u64) -> u32 {
+        if let Some(&(_, slot)) = self.threads.get(&n.thread) {
+            return slot;
         }
-        let next = self.pairs.len() as u32;
-        let pair = *self.pair_of.entry((slot, node)).or_insert(next);
-        if pair == next {
-            self.pairs.push((slot, node));
-        }
-        if self.last_pair.len() <= n {
-            self.last_pair.resize(n + 1, (u32::MAX, 0));
-        }
-        self.last_pair[n] = (slot, pair);
-        pair
-    }
-
-    /// Adds the profile thread of a thread's first sample (and its
-    /// process, at its first thread), in slot order.
-    pub(super) fn start_thread(&mut self, p: &mut Profile, n: &NewThread) {
-        let at = Timestamp::from_nanos_since_reference(n.nanos);
+        let slot = self.slots.len() as u32;
+        let at = Timestamp::from_nanos_since_reference(n.time.saturating_sub(t0));
         let process = *self.processes.entry(n.process).or_insert_with(|| p.add_process("?", n.pid, at));
         let th = p.add_thread(process, n.tid, at, n.tid == n.pid);
         p.set_thread_name(th, &names::thread_label(n.tid, None));
-        tag(p, th, n.slot);
-        self.threads.insert(n.thread, (th, n.slot));
+        tag(p, th, slot);
+        self.threads.insert(n.thread, (th, slot));
         self.slots.push((th, ThreadSamples::default()));
-    }
-
-    /// The sample's CPU time as whole µs, the rest carried to its thread's
-    /// next: a thread's deltas add up to its CPU time (truncating each
-    /// sample's would lose up to a microsecond per sample).
-    pub(super) fn cpu_delta(&mut self, slot: u32, ns: u64) -> u64 {
-        let slot = slot as usize;
-        if self.carry.len() <= slot {
-            self.carry.resize(slot + 1, 0);
-        }
-        let ns = self.carry[slot].saturating_add(ns);
-        self.carry[slot] = ns % 1000;
-        ns / 1000
+        slot
     }
 }
 
-/// The columns' half: the profile and its threads' samples.
-pub(super) struct Columns {
-    pub(super) w: Walked,
-    pub(super) p: Profile,
-    /// The stream's records.
-    pub(super) records: u64,
+/// The parts' samples as one profile's: each part's threads and pairs, in
+/// part order, as the profile's (its frames the nodes `nodes` gives, or
+/// nodes already). `t0` is the profile's zero.
+pub(super) fn merge(p: &mut Profile, parts: Vec<(PartSamples, Option<Vec<NodeId>>)>, t0: u64) -> Walked {
+    let mut w = Walked::default();
+    let mut pair_of: IdMap<(u32, NodeId), u32> = IdMap::default();
+    for (q, (part, nodes)) in parts.into_iter().enumerate() {
+        let slots: Vec<u32> = part
+            .threads
+            .into_iter()
+            .map(|(n, mut segment)| {
+                let slot = w.slot(p, &n, t0);
+                segment.part = q as u32;
+                w.slots[slot as usize].1.segments.push(segment);
+                slot
+            })
+            .collect();
+        let numbers = part
+            .pairs
+            .iter()
+            .map(|&(slot, frame)| {
+                let node = nodes.as_ref().map_or(frame, |n| n[frame as usize]);
+                let pair = (slots[slot as usize], node);
+                let next = w.pairs.len() as u32;
+                let number = *pair_of.entry(pair).or_insert(next);
+                if number == next {
+                    w.pairs.push(pair);
+                }
+                number
+            })
+            .collect();
+        w.pair_numbers.push(numbers);
+    }
+    w
 }
 
 /// Samples on their way from the walk to the columns.
@@ -250,27 +372,22 @@ impl Batch {
         self.samples.push(stamped);
     }
 
-    /// Adds its threads and samples to `columns`, and empties it.
-    fn fill(&mut self, columns: &mut Columns) {
-        for n in self.threads.drain(..) {
-            columns.w.start_thread(&mut columns.p, &n);
-        }
-        let w = &mut columns.w;
+    /// Adds its threads and samples to `part` (of a stream of `records`),
+    /// and empties it.
+    fn fill(&mut self, part: &mut PartSamples, records: u64) {
+        part.start_threads(self.threads.drain(..));
         for (k, s) in self.samples.drain(..).enumerate() {
-            let pair = w.pair(s.slot, s.stack);
-            let cpu = self.cpu_times.get(k).copied().flatten().map(|ns| w.cpu_delta(s.slot, ns));
-            let samples = &mut w.slots[s.slot as usize].1;
-            samples.reserve_ahead(self.walked, columns.records);
-            samples.push(pair, s.nanos, cpu);
+            part.add(s, self.cpu_times.get(k).copied().flatten(), self.walked, records);
         }
         self.cpu_times.clear();
     }
 }
 
-/// The walk ([`walk`]) with its samples put in `columns`: the walk on this
-/// thread, the columns filled on another from batches of `batch` samples
-/// (with no `batch`, or no thread to be had, here, sample by sample).
-/// Returns the walk's facts and the profile's zero time (nanosecond clocks).
+/// The walk in order ([`walk`]) as one part: the walk on this thread, the
+/// columns filled on another from batches of `batch` samples (with no
+/// `batch`, or no thread to be had, here, sample by sample). Returns the
+/// walk's facts, the part's samples and the profile's zero time
+/// (nanosecond clocks).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn walk_into(
     file: &Tb5File,
@@ -278,25 +395,38 @@ pub(super) fn walk_into(
     tree: &mut StackTree,
     res: &mut Resolution<'_>,
     progress: &mut dyn Progress,
-    columns: &mut Columns,
+    records: u64,
     clock_nanos: bool,
     batch: Option<usize>,
-) -> Result<(WalkInfo, Option<u64>), ExportError> {
+) -> Result<(WalkInfo, PartSamples, Option<u64>), ExportError> {
     let what = "a Firefox profile";
-    let mut stamper =
-        Stamper { clock_nanos, t0: None, slots: Vec::new(), slot_of: IdMap::default(), last: None, next: 0 };
+    let mut stamper = Stamper::new(clock_nanos);
     let batch_len = batch.unwrap_or(1).max(1);
+    let mut part = PartSamples::default();
     // The filler holds it for its life; this thread only without a filler.
-    let columns = &Mutex::new(columns);
+    let mutex = Mutex::new(&mut part);
+    let filled = &mutex;
+    let stamp = |stamper: &mut Stamper, smp: &tbrw_query::stacks::Sample<'_>, batch: &mut Batch| {
+        let sampled = Sampled {
+            index: smp.index,
+            thread: smp.thread,
+            process: smp.process,
+            pid: smp.pid,
+            tid: smp.tid,
+            time: smp.time,
+        };
+        let (slot, time) = stamper.stamp(&sampled, &mut batch.threads);
+        batch.push(Stamped { slot, frame: smp.stack, time }, smp.cpu_time);
+    };
     let info = std::thread::scope(|scope| {
         let (to_columns, batches) = mpsc::sync_channel::<Batch>(4);
         let (spent, empties) = mpsc::channel::<Batch>();
         let filler = batch.map(|_| std::thread::Builder::new().name("firefox-columns".into()));
         let filler = filler.map(|b| {
             b.spawn_scoped(scope, move || {
-                let mut columns = columns.lock().unwrap_or_else(PoisonError::into_inner);
+                let mut part = filled.lock().unwrap_or_else(PoisonError::into_inner);
                 for mut batch in batches {
-                    batch.fill(&mut columns);
+                    batch.fill(&mut part, records);
                     // The walk reuses the batch; it may have ended.
                     let _ = spent.send(batch);
                 }
@@ -305,18 +435,16 @@ pub(super) fn walk_into(
         let mut batch = Batch::with_capacity(batch_len);
         let Some(Ok(filler)) = filler else {
             // No second thread: each sample's columns filled here.
-            let mut columns = columns.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut part = filled.lock().unwrap_or_else(PoisonError::into_inner);
             return walk(file, opts, what, tree, res, progress, &mut |smp| {
-                let stamped = stamper.stamp(smp, &mut batch.threads);
-                batch.push(stamped, smp.cpu_time);
+                stamp(&mut stamper, smp, &mut batch);
                 batch.walked = smp.index + 1;
-                batch.fill(&mut columns);
+                batch.fill(&mut part, records);
                 Ok(())
             });
         };
         let walked = walk(file, opts, what, tree, res, progress, &mut |smp| {
-            let stamped = stamper.stamp(smp, &mut batch.threads);
-            batch.push(stamped, smp.cpu_time);
+            stamp(&mut stamper, smp, &mut batch);
             if batch.samples.len() == batch_len {
                 batch.walked = smp.index + 1;
                 let next = empties.try_recv().unwrap_or_else(|_| Batch::with_capacity(batch_len));
@@ -334,8 +462,9 @@ pub(super) fn walk_into(
             std::panic::resume_unwind(panic);
         }
         walked
-    })?;
-    Ok((info, stamper.t0))
+    });
+    drop(mutex);
+    Ok((info?, part, stamper.t0))
 }
 
 #[cfg(test)]

@@ -5,8 +5,12 @@
 //! `Option<usize>`, a CPU delta and a weight) and writes them through serde
 //! one value at a time: on millions of samples, half the export's memory
 //! and much of its time. Here a profile thread's samples are columns of
-//! what the stream has ([`ThreadSamples`]): the stack index (4 bytes), the
-//! time (8), and the CPU delta (8) only where the stream has CPU time.
+//! what the stream has ([`Segment`]): the stack's number (4 bytes), the
+//! time (8), and the CPU delta (8) only where the stream has CPU time. A
+//! thread's samples are one segment per part of the walk that met the
+//! thread, in record order ([`ThreadSamples`]); a segment's stack numbers
+//! are its part's, which [`SampleTables::stack_of`] turns into the
+//! thread's stack indexes as the table is written.
 //!
 //! [`SamplesFormatter`] is a `serde_json` formatter that writes the
 //! profile's JSON as serde_json's compact formatter does, except each
@@ -21,7 +25,9 @@
 //! ms is written without `.0` (the same JSON number), and there is no
 //! `threadCPUDelta` column where the stream has no CPU time (the profiler
 //! reads a delta of 0 as an idle thread, where a missing column means
-//! "running", its activity graph then at 100 %).
+//! "running", its activity graph then at 100 %). The columns' numbers are
+//! written straight into a buffer ([`Text`]), not through a formatter
+//! call each: they are most of the profile's text.
 //!
 //! Holds no TB5 knowledge; imports only `serde_json`.
 
@@ -35,20 +41,25 @@ pub(super) const NO_STACK: u32 = u32::MAX;
 /// Bytes of a samples table gathered before they go to the writer.
 const FLUSH_AT: usize = 64 * 1024;
 
-/// One profile thread's samples, in the order they were taken.
+/// Room past [`FLUSH_AT`] in [`Text`]'s buffer: the longest value (a
+/// 32-byte delta text copied whole) and its comma.
+const SLACK: usize = 64;
+
+/// A part of the walk's samples of one profile thread, in record order.
 #[derive(Debug, Default, Clone)]
-pub(super) struct ThreadSamples {
-    /// Per sample, its stack's index in the thread's stack table
-    /// ([`NO_STACK`]: none).
+pub(super) struct Segment {
+    /// The part of the walk (its table in [`SampleTables::stack_of`]).
+    pub(super) part: u32,
+    /// Per sample, its stack's number in its part.
     pub(super) stacks: Vec<u32>,
-    /// Per sample, its time: nanoseconds since the profile's reference.
+    /// Per sample, its time: ns, [`SampleTables::t0`] not yet subtracted.
     pub(super) times: Vec<u64>,
     /// Per sample, the CPU time its thread used since its previous sample,
     /// whole µs. Empty until a sample has one; samples past its end have 0.
     pub(super) cpu_deltas: Vec<u64>,
 }
 
-impl ThreadSamples {
+impl Segment {
     /// Room for the samples this thread will likely have, when its columns
     /// are full: its share of the records walked so far (`walked` of
     /// `records`) carried to the end, so that a thread sampled at a steady
@@ -69,6 +80,7 @@ impl ThreadSamples {
     }
 
     /// Adds a sample; `cpu_delta` in µs, when the sample has CPU time.
+    #[inline]
     pub(super) fn push(&mut self, stack: u32, time: u64, cpu_delta: Option<u64>) {
         if let Some(d) = cpu_delta {
             // Samples before the first with CPU time have a delta of 0.
@@ -78,49 +90,249 @@ impl ThreadSamples {
         self.stacks.push(stack);
         self.times.push(time);
     }
+}
 
-    /// Writes the table as `fxprof-processed-profile` 0.8 writes its
-    /// `SampleTable`, but for the weights (all 1: `null`) and with the
-    /// `threadCPUDelta` column only when `cpu_deltas`. Samples out of time order are written in time
-    /// order, sorted as the crate sorts them.
-    fn write_table(&self, w: &mut dyn Write, cpu_deltas: bool) -> io::Result<()> {
-        let n = self.times.len();
-        // The crate's order: as added while their times do not decrease.
-        let order: Option<Vec<usize>> = match self.times.windows(2).all(|t| t[0] <= t[1]) {
-            true => None,
-            false => {
-                let mut indexes: Vec<usize> = (0..n).collect();
-                indexes.sort_unstable_by_key(|&i| self.times[i]);
-                Some(indexes)
-            }
-        };
-        let at = |k: usize| order.as_ref().map_or(k, |o| o[k]);
-        let mut out = Columns { w, buf: Vec::with_capacity(FLUSH_AT + 64) };
-        write!(out.buf, "{{\"length\":{n},\"weightType\":\"samples\",\"stack\":")?;
-        out.column(n, |buf, k| match self.stacks[at(k)] {
-            NO_STACK => CompactFormatter.write_null(buf),
-            s => CompactFormatter.write_u32(buf, s),
-        })?;
-        out.buf.extend_from_slice(b",\"timeDeltas\":");
-        let mut texts = DeltaTexts::new();
-        let mut previous = 0u64;
-        out.column(n, |buf, k| {
-            let t = self.times[at(k)];
-            texts.write(buf, t.wrapping_sub(std::mem::replace(&mut previous, t)))
-        })?;
-        // Every sample weighs 1: no column (`null`, what the profiler's own
-        // upgraders give a table without weights), where the crate writes
-        // a 1 per sample, which cost a fifth of the text and a third of the
-        // compression.
-        out.buf.extend_from_slice(b",\"weight\":null");
-        if cpu_deltas {
-            out.buf.extend_from_slice(b",\"threadCPUDelta\":");
-            out.column(n, |buf, k| CompactFormatter.write_u64(buf, self.cpu_deltas.get(at(k)).copied().unwrap_or(0)))?;
-        }
-        out.buf.push(b'}');
-        out.w.write_all(&out.buf)
+/// One profile thread's samples: its segments, in record order.
+#[derive(Debug, Default, Clone)]
+pub(super) struct ThreadSamples {
+    pub(super) segments: Vec<Segment>,
+}
+
+impl ThreadSamples {
+    /// Its samples.
+    pub(super) fn len(&self) -> usize {
+        self.segments.iter().map(|s| s.stacks.len()).sum()
     }
 }
+
+/// Every profile thread's samples, and what their numbers stand for.
+#[derive(Debug, Default)]
+pub(super) struct SampleTables {
+    /// Per thread slot, its samples.
+    pub(super) threads: Vec<ThreadSamples>,
+    /// Per part of the walk, by a stack number its segments hold: the
+    /// stack's index in the thread's stack table ([`NO_STACK`]: none).
+    pub(super) stack_of: Vec<Vec<u32>>,
+    /// Subtracted from every time (saturating): a nanosecond clock's first
+    /// time stamp, the profile's zero.
+    pub(super) t0: u64,
+}
+
+impl SampleTables {
+    /// Empty tables for `slots` threads (a profile of markers).
+    pub(super) fn empty(slots: usize) -> SampleTables {
+        SampleTables { threads: vec![ThreadSamples::default(); slots], ..SampleTables::default() }
+    }
+
+    /// The stack index of number `n` of part `part`.
+    #[inline]
+    fn stack(&self, part: u32, n: u32) -> u32 {
+        self.stack_of.get(part as usize).and_then(|t| t.get(n as usize)).copied().unwrap_or(NO_STACK)
+    }
+
+    /// Writes thread `slot`'s table as `fxprof-processed-profile` 0.8
+    /// writes its `SampleTable`, but for the weights (all 1: `null`) and
+    /// with the `threadCPUDelta` column only when `cpu_deltas`. Samples out
+    /// of time order are written in time order, sorted as the crate sorts
+    /// them.
+    fn write_table(&self, slot: usize, w: &mut dyn Write, cpu_deltas: bool) -> io::Result<()> {
+        let Some(thread) = self.threads.get(slot) else { return Ok(()) };
+        let t0 = self.t0;
+        let n = thread.len();
+        let mut out = Text::new(w);
+        out.raw(format!("{{\"length\":{n},\"weightType\":\"samples\",\"stack\":[").as_bytes())?;
+        // The crate's order: as added while their times do not decrease.
+        let mut previous = 0u64;
+        let in_order = thread.segments.iter().flat_map(|s| &s.times).all(|&t| {
+            let t = t.saturating_sub(t0);
+            t >= std::mem::replace(&mut previous, t)
+        });
+        if !in_order {
+            return self.write_sorted(thread, out, cpu_deltas);
+        }
+        let mut first = true;
+        for s in &thread.segments {
+            let table = self.stack_of.get(s.part as usize).map_or(&[][..], Vec::as_slice);
+            for &number in &s.stacks {
+                out.comma(&mut first);
+                out.stack(table.get(number as usize).copied().unwrap_or(NO_STACK));
+                out.room()?;
+            }
+        }
+        out.raw(b"],\"timeDeltas\":[")?;
+        let (mut texts, mut previous, mut first) = (DeltaTexts::new(), 0u64, true);
+        for s in &thread.segments {
+            for &t in &s.times {
+                let t = t.saturating_sub(t0);
+                out.comma(&mut first);
+                texts.write(&mut out, t.wrapping_sub(std::mem::replace(&mut previous, t)));
+                out.room()?;
+            }
+        }
+        out.raw(b"]")?;
+        out.weights_and_deltas(cpu_deltas, thread.segments.iter().map(|s| (s.stacks.len(), &s.cpu_deltas[..])))?;
+        out.flush()
+    }
+
+    /// [`SampleTables::write_table`]'s columns of a thread whose samples
+    /// are out of time order: sorted by time as the crate sorts them.
+    fn write_sorted(&self, thread: &ThreadSamples, mut out: Text<'_>, cpu_deltas: bool) -> io::Result<()> {
+        let mut stacks = Vec::new();
+        let mut times = Vec::new();
+        let mut cpu = Vec::new();
+        for s in &thread.segments {
+            stacks.extend(s.stacks.iter().map(|&n| self.stack(s.part, n)));
+            times.extend(s.times.iter().map(|&t| t.saturating_sub(self.t0)));
+            cpu.extend((0..s.stacks.len()).map(|k| s.cpu_deltas.get(k).copied().unwrap_or(0)));
+        }
+        let mut order: Vec<usize> = (0..times.len()).collect();
+        order.sort_unstable_by_key(|&i| times[i]);
+        let mut first = true;
+        for &k in &order {
+            out.comma(&mut first);
+            out.stack(stacks[k]);
+            out.room()?;
+        }
+        out.raw(b"],\"timeDeltas\":[")?;
+        let (mut texts, mut previous, mut first) = (DeltaTexts::new(), 0u64, true);
+        for &k in &order {
+            out.comma(&mut first);
+            texts.write(&mut out, times[k].wrapping_sub(std::mem::replace(&mut previous, times[k])));
+            out.room()?;
+        }
+        out.raw(b"]")?;
+        let sorted: Vec<u64> = order.iter().map(|&k| cpu[k]).collect();
+        out.weights_and_deltas(cpu_deltas, std::iter::once((sorted.len(), &sorted[..])))?;
+        out.flush()
+    }
+}
+
+/// A samples table's text, gathered in a buffer of [`FLUSH_AT`] bytes and
+/// [`SLACK`] more, its numbers written into it directly.
+struct Text<'w> {
+    w: &'w mut dyn Write,
+    bytes: Vec<u8>,
+    len: usize,
+}
+
+impl<'w> Text<'w> {
+    fn new(w: &'w mut dyn Write) -> Text<'w> {
+        Text { w, bytes: vec![0; FLUSH_AT + SLACK], len: 0 }
+    }
+
+    /// Writes out what it holds once it holds [`FLUSH_AT`] bytes.
+    #[inline]
+    fn room(&mut self) -> io::Result<()> {
+        match self.len >= FLUSH_AT {
+            true => self.flush(),
+            false => Ok(()),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.w.write_all(&self.bytes[..self.len])?;
+        self.len = 0;
+        Ok(())
+    }
+
+    /// Any text, written out first if it does not fit.
+    fn raw(&mut self, text: &[u8]) -> io::Result<()> {
+        if self.len + text.len() > FLUSH_AT {
+            self.flush()?;
+            if text.len() > FLUSH_AT {
+                return self.w.write_all(text);
+            }
+        }
+        self.bytes[self.len..self.len + text.len()].copy_from_slice(text);
+        self.len += text.len();
+        Ok(())
+    }
+
+    /// A comma, unless `first` (which it clears).
+    #[inline]
+    fn comma(&mut self, first: &mut bool) {
+        if !std::mem::take(first) {
+            self.bytes[self.len] = b',';
+            self.len += 1;
+        }
+    }
+
+    /// Up to 32 bytes: `text[..len]`, copied as 32 (the slack has room).
+    #[inline]
+    fn text32(&mut self, text: &[u8; 32], len: usize) {
+        self.bytes[self.len..self.len + 32].copy_from_slice(text);
+        self.len += len.min(32);
+    }
+
+    /// A stack index, `null` for none.
+    #[inline]
+    fn stack(&mut self, s: u32) {
+        match s {
+            NO_STACK => {
+                self.bytes[self.len..self.len + 4].copy_from_slice(b"null");
+                self.len += 4;
+            }
+            s => self.decimal(u64::from(s)),
+        }
+    }
+
+    /// `v` in decimal, as serde_json writes an integer: written in place
+    /// two digits at a time (a digit written to a scratch array and copied
+    /// from there stalls on the copy's load).
+    #[inline]
+    fn decimal(&mut self, v: u64) {
+        let digits = v.checked_ilog10().map_or(1, |d| d as usize + 1);
+        let out = &mut self.bytes[self.len..self.len + digits];
+        let (mut rest, mut k) = (v, digits);
+        while rest >= 100 {
+            let pair = (rest % 100) as usize * 2;
+            rest /= 100;
+            k -= 2;
+            out[k..k + 2].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
+        }
+        if rest >= 10 {
+            let pair = rest as usize * 2;
+            out[..2].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
+        } else {
+            out[0] = b'0' + rest as u8;
+        }
+        self.len += digits;
+    }
+
+    /// The table's end: `weight` (`null`: every sample weighs 1, where the
+    /// crate writes a 1 per sample, a fifth of the text and a third of the
+    /// compression) and, when `cpu_deltas`, the `threadCPUDelta` column of
+    /// the segments' `(samples, deltas)` (samples past a segment's deltas
+    /// have 0).
+    fn weights_and_deltas<'d>(
+        &mut self,
+        cpu_deltas: bool,
+        segments: impl Iterator<Item = (usize, &'d [u64])>,
+    ) -> io::Result<()> {
+        self.raw(b",\"weight\":null")?;
+        if cpu_deltas {
+            self.raw(b",\"threadCPUDelta\":[")?;
+            let mut first = true;
+            for (n, deltas) in segments {
+                for k in 0..n {
+                    self.comma(&mut first);
+                    self.decimal(deltas.get(k).copied().unwrap_or(0));
+                    self.room()?;
+                }
+            }
+            self.raw(b"]")?;
+        }
+        self.raw(b"}")
+    }
+}
+
+/// "00" to "99".
+const DIGIT_PAIRS: &[u8; 200] = b"\
+0001020304050607080910111213141516171819\
+2021222324252627282930313233343536373839\
+4041424344454647484950515253545556575859\
+6061626364656667686970717273747576777879\
+8081828384858687888990919293949596979899";
 
 /// Entries of [`DeltaTexts`] (a power of two).
 const DELTA_TEXTS: usize = 1024;
@@ -139,56 +351,35 @@ impl DeltaTexts {
         DeltaTexts { slots: vec![None; DELTA_TEXTS] }
     }
 
-    /// Writes the text of a delta of `nanos` ns to `buf`.
-    fn write(&mut self, buf: &mut Vec<u8>, nanos: u64) -> io::Result<()> {
+    /// Writes the text of a delta of `nanos` ns.
+    #[inline]
+    fn write(&mut self, out: &mut Text<'_>, nanos: u64) {
+        // A whole number of ms below 2^53 ns is the float's whole number
+        // exactly (a clock of record indexes: every delta).
+        if nanos.is_multiple_of(1_000_000) && nanos < 1 << 53 {
+            out.decimal(nanos / 1_000_000);
+            return;
+        }
         // A multiplicative hash: deltas are often multiples of a round number.
         let slot = &mut self.slots[(nanos.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 54) as usize & (DELTA_TEXTS - 1)];
         if let Some((d, len, text)) = slot {
             if *d == nanos {
-                buf.extend_from_slice(&text[..*len as usize]);
-                return Ok(());
+                out.text32(text, *len as usize);
+                return;
             }
         }
-        let start = buf.len();
-        CompactFormatter.write_f64(buf, nanos as f64 / 1_000_000.0)?;
-        // A whole number of ms without its `.0`: the same JSON number, and
-        // where a clock has no known rate (record indexes for ms) every
-        // delta is one, a fifth of the samples' text.
-        if buf.ends_with(b".0") {
-            buf.truncate(buf.len() - 2);
+        let mut written = Vec::with_capacity(32);
+        // Writing to a Vec does not fail.
+        let _ = CompactFormatter.write_f64(&mut written, nanos as f64 / 1_000_000.0);
+        // A whole number of ms without its `.0`: the same JSON number.
+        if written.ends_with(b".0") {
+            written.truncate(written.len() - 2);
         }
-        let written = &buf[start..];
-        if written.len() <= 32 {
-            let mut text = [0u8; 32];
-            text[..written.len()].copy_from_slice(written);
-            *slot = Some((nanos, written.len() as u8, text));
-        }
-        Ok(())
-    }
-}
-
-/// A samples table being written: its text gathered into large writes.
-struct Columns<'w> {
-    w: &'w mut dyn Write,
-    buf: Vec<u8>,
-}
-
-impl Columns<'_> {
-    /// A JSON array of `n` values, the `k`th written by `value`.
-    fn column(&mut self, n: usize, mut value: impl FnMut(&mut Vec<u8>, usize) -> io::Result<()>) -> io::Result<()> {
-        self.buf.push(b'[');
-        for k in 0..n {
-            if k > 0 {
-                self.buf.push(b',');
-            }
-            value(&mut self.buf, k)?;
-            if self.buf.len() >= FLUSH_AT {
-                self.w.write_all(&self.buf)?;
-                self.buf.clear();
-            }
-        }
-        self.buf.push(b']');
-        Ok(())
+        let mut text = [0u8; 32];
+        let len = written.len().min(32);
+        text[..len].copy_from_slice(&written[..len]);
+        out.text32(&text, len);
+        *slot = Some((nanos, len as u8, text));
     }
 }
 
@@ -209,7 +400,7 @@ struct Held {
 /// The compact JSON formatter that writes each thread's samples columns in
 /// place of its `samples` value (the module doc says how).
 pub(super) struct SamplesFormatter<'a> {
-    tables: &'a [ThreadSamples],
+    tables: &'a SampleTables,
     cpu_deltas: bool,
     /// The key being written (keys are looked at for `"samples"`).
     key: Option<Vec<u8>>,
@@ -222,7 +413,7 @@ pub(super) struct SamplesFormatter<'a> {
 impl<'a> SamplesFormatter<'a> {
     /// The formatter of a profile whose thread of slot `k` has the samples
     /// `tables[k]`.
-    pub(super) fn new(tables: &'a [ThreadSamples], cpu_deltas: bool) -> Self {
+    pub(super) fn new(tables: &'a SampleTables, cpu_deltas: bool) -> Self {
         SamplesFormatter { tables, cpu_deltas, key: None, samples_next: false, held: None }
     }
 
@@ -353,10 +544,10 @@ impl Formatter for SamplesFormatter<'_> {
         if h.depth > 0 {
             return Ok(());
         }
-        let table = h.tag.and_then(|t| usize::try_from(t).ok()).and_then(|t| self.tables.get(t));
+        let slot = h.tag.and_then(|t| usize::try_from(t).ok()).filter(|&t| t < self.tables.threads.len());
         let held = self.held.take();
-        match (table, held) {
-            (Some(table), _) => table.write_table(&mut WriteOf(w), self.cpu_deltas),
+        match (slot, held) {
+            (Some(slot), _) => self.tables.write_table(slot, &mut WriteOf(w), self.cpu_deltas),
             (None, Some(held)) => w.write_all(&held.text),
             (None, None) => Ok(()),
         }
@@ -474,7 +665,7 @@ mod tests {
             }
             let (th, stacks) = threads.remove(0);
             super::super::tag(&mut ours, threads[0].0, slot);
-            let mut samples = ThreadSamples::default();
+            let mut samples = Segment::default();
             // Times mostly rising with repeated steps, sometimes back.
             let mut t = 0u64;
             for k in 0..200 {
@@ -491,9 +682,11 @@ mod tests {
                 let index = if stack < 3 { stack as u32 } else { NO_STACK };
                 samples.push(index, t, delta.filter(|_| cpu || k % 2 == 0));
             }
-            columns.push(samples);
+            columns.push(ThreadSamples { segments: vec![samples] });
         }
-        (reference, super::super::FirefoxProfile { profile: ours, samples: columns })
+        // Part 0's numbers are the stack indexes.
+        let tables = SampleTables { threads: columns, stack_of: vec![vec![0, 1, 2]], t0: 0 };
+        (reference, super::super::FirefoxProfile { profile: ours, samples: tables })
     }
 
     #[test]
@@ -531,37 +724,44 @@ mod tests {
         }
     }
 
+    /// The delta texts of `nanos`, each followed by a comma.
     fn texts_of(nanos: &[u64]) -> Vec<u8> {
         let mut texts = DeltaTexts::new();
-        let mut out = Vec::new();
+        let mut written = Vec::new();
+        let mut out = Text::new(&mut written);
         for &n in nanos {
-            texts.write(&mut out, n).unwrap();
-            out.push(b',');
+            texts.write(&mut out, n);
+            out.raw(b",").unwrap();
+            out.room().unwrap();
         }
-        out
+        out.flush().unwrap();
+        written
     }
 
     #[test]
     fn delta_texts_are_serde_jsons_floats() {
         let mut rng = Rng(42);
-        let mut texts = DeltaTexts::new();
-        let mut got = Vec::new();
+        let mut nanos = Vec::new();
         let mut want = Vec::new();
+        // Whole ms on either side of 2^53 ns (written as integers below it)
+        // and whole ms whose float has an exponent.
+        let edge = (1u64 << 53) / 1_000_000 * 1_000_000;
+        let whole = [edge - 1_000_000, edge, edge + 1_000_000, u64::MAX / 1_000_000 * 1_000_000, 10u64.pow(19)];
         for k in 0..20_000u64 {
             // Repeats, collisions in the table, round and odd numbers.
-            let nanos = match k % 4 {
+            let n = match k % 5 {
                 0 => rng.next() % 64 * 1_000_000,
                 1 => rng.next() % 5_000_000,
                 2 => rng.next(),
+                3 => whole[(rng.next() % 5) as usize],
                 _ => (rng.next() % 10) << 40,
             };
-            texts.write(&mut got, nanos).unwrap();
-            got.push(b',');
-            let text = serde_json::to_string(&(nanos as f64 / 1_000_000.0)).unwrap();
+            nanos.push(n);
+            let text = serde_json::to_string(&(n as f64 / 1_000_000.0)).unwrap();
             want.extend_from_slice(text.strip_suffix(".0").unwrap_or(&text).as_bytes());
             want.push(b',');
         }
-        assert_eq!(String::from_utf8(got).unwrap(), String::from_utf8(want).unwrap());
+        assert_eq!(String::from_utf8(texts_of(&nanos)).unwrap(), String::from_utf8(want).unwrap());
         // The same numbers: whole ones without `.0`.
         assert!(String::from_utf8(texts_of(&[0, 3_000_000, 1_500_000])).unwrap() == "0,3,1.5,");
     }
@@ -574,7 +774,7 @@ mod tests {
             "counters": [{"samples": {"length": 0, "weight": [1]}}, {"samples": [1, {"a": 2}]}],
             "other": {"weight": [0]}
         });
-        let tables = vec![ThreadSamples::default(); 2];
+        let tables = SampleTables::empty(2);
         let mut text = Vec::new();
         v.serialize(&mut serde_json::Serializer::with_formatter(&mut text, SamplesFormatter::new(&tables, false)))
             .unwrap();

@@ -37,7 +37,7 @@ use fxprof_processed_profile::{
 use tbrw::Tb5File;
 
 use crate::error::{ExportError, Nothing};
-use columns::{SamplesFormatter, ThreadSamples};
+use columns::{SampleTables, SamplesFormatter};
 use tbrw_query::intervals::IntervalStream;
 use tbrw_query::stacks::ViewOptions;
 
@@ -103,7 +103,7 @@ fn product(file: &Tb5File) -> String {
 pub struct FirefoxProfile {
     profile: Profile,
     /// Per thread slot (the tag of its placeholder sample): its samples.
-    samples: Vec<ThreadSamples>,
+    samples: SampleTables,
 }
 
 /// Marks a profile thread's samples table as that of `slot`: one
@@ -190,7 +190,7 @@ fn markers(file: &Tb5File, st: &IntervalStream<'_>) -> Result<(FirefoxProfile, F
         summary.markers += 1;
     }
     summary.threads = threads.len();
-    let samples = vec![ThreadSamples::default(); slots];
+    let samples = SampleTables::empty(slots);
     Ok((FirefoxProfile { profile: p, samples }, summary))
 }
 

@@ -23,10 +23,10 @@ use fxprof_processed_profile::{
 };
 use tbrw::{Module, Tb5File};
 use tbrw_query::names;
-use tbrw_query::stacks::{Detail, IdMap, Names, NodeId, StackTree, ViewOptions, WalkInfo};
+use tbrw_query::stacks::{walk_in_parts, Detail, IdMap, Names, NodeId, StackTree, ViewOptions, WalkInfo};
 
-use super::batches::{walk_into, Columns, Walked, BATCH};
-use super::columns::NO_STACK;
+use super::batches::{merge, walk_into, Parted, Walked, BATCH};
+use super::columns::{SampleTables, NO_STACK};
 use super::{debug_id, product, FirefoxProfile, FirefoxSummary};
 use crate::error::ExportError;
 
@@ -37,17 +37,28 @@ pub(super) fn samples(
     warn: &mut Vec<tbrw_query::Warning>,
     progress: &mut dyn Progress,
 ) -> Result<(FirefoxProfile, FirefoxSummary), ExportError> {
-    samples_in_batches(file, opts, warn, progress, Some(BATCH))
+    samples_walked(file, opts, warn, progress, How::Parts(None))
 }
 
-/// [`samples`], the columns filled on a second thread from batches of
-/// `batch` samples (`None`: on this thread).
-fn samples_in_batches(
+/// How the samples are walked ([`super::batches`]).
+#[derive(Clone, Copy, Debug)]
+enum How {
+    /// In this many parts (`None`: one per bind thread) where the stream
+    /// allows, else in order with batches of [`BATCH`] samples.
+    Parts(Option<usize>),
+    /// In order, the columns filled on a second thread from batches of
+    /// this many samples (`None`: on this thread).
+    #[cfg_attr(not(test), expect(dead_code, reason = "the tests compare the walks with it"))]
+    InOrder(Option<usize>),
+}
+
+/// [`samples`], walked as `how` says.
+fn samples_walked(
     file: &Tb5File,
     opts: &ViewOptions,
     warn: &mut Vec<tbrw_query::Warning>,
     progress: &mut dyn Progress,
-    batch: Option<usize>,
+    how: How,
 ) -> Result<(FirefoxProfile, FirefoxSummary), ExportError> {
     let mut p = Profile::new(
         &product(file),
@@ -68,20 +79,56 @@ fn samples_in_batches(
     let records = s.data()?.map_or(0, |d| d.len());
     let mut tree = StackTree::new();
     let mut res = function_names.resolution(Detail::Function);
-    let mut columns = Columns { w: Walked::default(), p, records };
-    let (info, t0) = walk_into(file, opts, &mut tree, &mut res, progress, &mut columns, clock_nanos, batch)?;
-    let Columns { mut w, mut p, .. } = columns;
+    let what = "a Firefox profile";
+    let in_parts = match how {
+        How::Parts(parts) => walk_in_parts(
+            file,
+            opts,
+            what,
+            &mut tree,
+            &mut res,
+            parts,
+            progress,
+            |r| Parted::new(r, clock_nanos),
+            Parted::add,
+        )?,
+        How::InOrder(_) => None,
+    };
+    let (info, parts, t0) = match in_parts {
+        Some((info, parts)) => {
+            let mut t0 = None;
+            let parts = parts
+                .into_iter()
+                .map(|part| {
+                    let (samples, first) = part.state.into_samples();
+                    t0 = t0.or(first);
+                    (samples, Some(part.nodes))
+                })
+                .collect();
+            (info, parts, t0)
+        }
+        None => {
+            let batch = match how {
+                How::InOrder(batch) => batch,
+                How::Parts(_) => Some(BATCH),
+            };
+            let (info, part, t0) = walk_into(file, opts, &mut tree, &mut res, progress, records, clock_nanos, batch)?;
+            (info, vec![(part, None)], t0)
+        }
+    };
     drop(res);
+    let w = merge(&mut p, parts, t0.unwrap_or(0));
     let frames = name_frames(&mut p, &tree, &modules, file, &mut function_names, warn)?;
-    intern_stacks(&mut p, &tree, &frames, &mut w);
+    let stack_of = intern_stacks(&mut p, &tree, &frames, &w);
     finish(&mut p, &modules, &frames.module_lib, &w, t0, &info);
     let summary = FirefoxSummary {
         threads: w.slots.len(),
-        samples: w.slots.iter().map(|(_, s)| s.stacks.len() as u64).sum(),
+        samples: w.slots.iter().map(|(_, s)| s.len() as u64).sum(),
         markers: 0,
         cpu_deltas: info.has_cputime,
     };
-    let samples = w.slots.into_iter().map(|(_, s)| s).collect();
+    let threads = w.slots.into_iter().map(|(_, s)| s).collect();
+    let samples = SampleTables { threads, stack_of, t0: t0.unwrap_or(0) };
     Ok((FirefoxProfile { profile: p, samples }, summary))
 }
 
@@ -202,9 +249,10 @@ impl StackNumbers {
     }
 }
 
-/// Interns each distinct (thread, node) pair's stack, first seen first,
-/// and gives every sample its stack's number in its thread's table.
-fn intern_stacks(p: &mut Profile, tree: &StackTree, frames: &Frames, w: &mut Walked) {
+/// Interns each distinct (thread, node) pair's stack, first seen first;
+/// returns per part, by its pair numbers, the stack's number in its
+/// thread's table.
+fn intern_stacks(p: &mut Profile, tree: &StackTree, frames: &Frames, w: &Walked) -> Vec<Vec<u32>> {
     let mut numbers: Vec<StackNumbers> = (0..w.slots.len()).map(|_| StackNumbers::default()).collect();
     // Per (slot, node) interned: its stack's number ([`NO_STACK`]: none).
     let mut interned: IdMap<(u32, NodeId), u32> = IdMap::default();
@@ -236,11 +284,7 @@ fn intern_stacks(p: &mut Profile, tree: &StackTree, frames: &Frames, w: &mut Wal
         }
         pair_stack.push(up.unwrap_or(NO_STACK));
     }
-    for (_, samples) in &mut w.slots {
-        for s in &mut samples.stacks {
-            *s = pair_stack[*s as usize];
-        }
-    }
+    w.pair_numbers.iter().map(|part| part.iter().map(|&pair| pair_stack[pair as usize]).collect()).collect()
 }
 
 /// The processes' and threads' names, the reference time, and each
@@ -291,11 +335,11 @@ fn finish(
 mod tests {
     use super::*;
 
-    /// The profile's JSON, its columns filled in batches of `batch` samples.
-    fn profile_json(path: &str, batch: Option<usize>) -> Vec<u8> {
+    /// The profile's JSON, its samples walked as `how` says.
+    fn profile_json(path: &str, how: How) -> Vec<u8> {
         let file = Tb5File::open(path).unwrap();
         let opts = ViewOptions::default();
-        let (p, summary) = samples_in_batches(&file, &opts, &mut Vec::new(), &mut |_| {}, batch).unwrap();
+        let (p, summary) = samples_walked(&file, &opts, &mut Vec::new(), &mut |_| {}, how).unwrap();
         assert!(summary.samples > 900, "{path}: {} samples", summary.samples);
         let mut out = Vec::new();
         super::super::json(&p, &summary, &mut out).unwrap();
@@ -307,12 +351,14 @@ mod tests {
         // perf: 987 samples of 8 threads with call chains; the collector's
         // recording has CPU times (their deltas carried per thread).
         for path in ["../cli/tests/data/matrix/perf.tb5", "../cli/tests/data/matrix/collector.tb5"] {
-            let one = profile_json(path, None);
+            let one = profile_json(path, How::InOrder(None));
             // Batches reused many times over, one of one sample, one larger
             // than the stream.
             for batch in [1, 7, 64, 1 << 20] {
-                assert!(profile_json(path, Some(batch)) == one, "{path}: batches of {batch}");
+                assert!(profile_json(path, How::InOrder(Some(batch))) == one, "{path}: batches of {batch}");
             }
+            // Streams with call stacks or CPU times are walked in order.
+            assert!(profile_json(path, How::Parts(Some(3))) == one, "{path}: in parts");
         }
     }
 }

@@ -70,17 +70,9 @@ pub(super) fn stacks(
     if !simple || TableStacks::of(file, n)?.is_some() || chain_stream(file, n)?.is_some() {
         return Ok(None);
     }
-    // Per module record (and, last, no module): the address its frames
-    // are kept at when they are the module's one frame.
     let modules = w.modules().len();
     let per_module = records_per_module(&w, modules);
-    let one: Vec<Option<u64>> = (0..=modules)
-        .map(|m| match m < modules {
-            true if per_module[m + 1] > 0 => res.collapsed(Some(m as u64)),
-            true => None,
-            false => res.collapsed(None),
-        })
-        .collect();
+    let one = collapsed_of(res, &per_module);
     // The parts take the modules, not the records, apart: each reads every
     // record and counts those of its modules, so that the parts' counts
     // are apart and in order one after the other (held once, never merged).
@@ -106,6 +98,25 @@ pub(super) fn stacks(
         return Err(w.nothing_matches());
     }
     Ok(Some(build(&w, keep, parts)?))
+}
+
+/// Per module record (and, last, no module): the address its frames are
+/// kept at when they are the module's one frame (`res` asked in module
+/// order, and only of modules some record of the walk is in).
+pub(super) fn collapsed_per_module(w: &Walk<'_>, res: &mut Resolution<'_>) -> Vec<Option<u64>> {
+    collapsed_of(res, &records_per_module(w, w.modules().len()))
+}
+
+/// [`collapsed_per_module`] of the records per module record + 1.
+fn collapsed_of(res: &mut Resolution<'_>, per_module: &[u64]) -> Vec<Option<u64>> {
+    let modules = per_module.len() - 1;
+    (0..=modules)
+        .map(|m| match m < modules {
+            true if per_module[m + 1] > 0 => res.collapsed(Some(m as u64)),
+            true => None,
+            false => res.collapsed(None),
+        })
+        .collect()
 }
 
 /// The records a pass reads per module record + 1 (0: no module).

@@ -30,10 +30,12 @@ use crate::walk::{Binding, ProcessName, ThreadName, Walk};
 
 mod flat;
 mod names;
+mod parts;
 mod table;
 mod tree;
 
 pub use names::{inline_frames, Detail, Inlined, Named, Names, Resolution};
+pub use parts::{walk_in_parts, Part, PartSample};
 pub use table::TableStacks;
 pub use tree::{NodeId, StackTree};
 
