@@ -116,6 +116,54 @@ pub(super) struct SampleTables {
     /// Subtracted from every time (saturating): a nanosecond clock's first
     /// time stamp, the profile's zero.
     pub(super) t0: u64,
+    /// Per thread slot, its `timeDeltas` values as text when made ahead
+    /// ([`render_deltas`]; the table writes it as it is).
+    pub(super) deltas: Vec<Option<Vec<u8>>>,
+}
+
+/// Whether a thread's samples are in time order (the profile's zero
+/// subtracted): the library writes such a table as its samples were added.
+fn in_time_order(thread: &ThreadSamples, t0: u64) -> bool {
+    let mut previous = 0u64;
+    thread.segments.iter().flat_map(|s| &s.times).all(|&t| {
+        let t = t.saturating_sub(t0);
+        t >= std::mem::replace(&mut previous, t)
+    })
+}
+
+/// The time deltas of a thread whose samples are in time order, as the
+/// table's `timeDeltas` values.
+fn write_deltas(thread: &ThreadSamples, t0: u64, out: &mut Text<'_>) -> io::Result<()> {
+    let (mut texts, mut previous, mut first) = (DeltaTexts::new(), 0u64, true);
+    for s in &thread.segments {
+        for &t in &s.times {
+            let t = t.saturating_sub(t0);
+            out.comma(&mut first);
+            texts.write(out, t.wrapping_sub(std::mem::replace(&mut previous, t)));
+            out.room()?;
+        }
+    }
+    Ok(())
+}
+
+/// The `timeDeltas` values of each thread whose samples are in time order
+/// (`t0` the profile's zero), made ahead of the JSON (on a thread of
+/// their own while the frames are named): what
+/// [`SampleTables::write_table`] would write, as text.
+pub(super) fn render_deltas(threads: &[ThreadSamples], t0: u64) -> Vec<Option<Vec<u8>>> {
+    threads
+        .iter()
+        .map(|thread| {
+            if !in_time_order(thread, t0) {
+                return None;
+            }
+            let mut text = Vec::with_capacity(thread.len() * 4);
+            let mut out = Text::new(&mut text);
+            // Writing to a Vec does not fail.
+            write_deltas(thread, t0, &mut out).and_then(|()| out.flush()).ok()?;
+            Some(text)
+        })
+        .collect()
 }
 
 impl SampleTables {
@@ -142,12 +190,8 @@ impl SampleTables {
         let mut out = Text::new(w);
         out.raw(format!("{{\"length\":{n},\"weightType\":\"samples\",\"stack\":[").as_bytes())?;
         // The crate's order: as added while their times do not decrease.
-        let mut previous = 0u64;
-        let in_order = thread.segments.iter().flat_map(|s| &s.times).all(|&t| {
-            let t = t.saturating_sub(t0);
-            t >= std::mem::replace(&mut previous, t)
-        });
-        if !in_order {
+        let rendered = self.deltas.get(slot).and_then(Option::as_ref);
+        if rendered.is_none() && !in_time_order(thread, t0) {
             return self.write_sorted(thread, out, cpu_deltas);
         }
         let mut first = true;
@@ -160,14 +204,9 @@ impl SampleTables {
             }
         }
         out.raw(b"],\"timeDeltas\":[")?;
-        let (mut texts, mut previous, mut first) = (DeltaTexts::new(), 0u64, true);
-        for s in &thread.segments {
-            for &t in &s.times {
-                let t = t.saturating_sub(t0);
-                out.comma(&mut first);
-                texts.write(&mut out, t.wrapping_sub(std::mem::replace(&mut previous, t)));
-                out.room()?;
-            }
+        match rendered {
+            Some(text) => out.raw(text)?,
+            None => write_deltas(thread, t0, &mut out)?,
         }
         out.raw(b"]")?;
         out.weights_and_deltas(cpu_deltas, thread.segments.iter().map(|s| (s.stacks.len(), &s.cpu_deltas[..])))?;
@@ -685,7 +724,7 @@ mod tests {
             columns.push(ThreadSamples { segments: vec![samples] });
         }
         // Part 0's numbers are the stack indexes.
-        let tables = SampleTables { threads: columns, stack_of: vec![vec![0, 1, 2]], t0: 0 };
+        let tables = SampleTables { threads: columns, stack_of: vec![vec![0, 1, 2]], t0: 0, deltas: Vec::new() };
         (reference, super::super::FirefoxProfile { profile: ours, samples: tables })
     }
 

@@ -26,7 +26,7 @@ use tbrw_query::names;
 use tbrw_query::stacks::{walk_in_parts, Detail, IdMap, Names, NodeId, StackTree, ViewOptions, WalkInfo};
 
 use super::batches::{merge, walk_into, Parted, Walked, BATCH};
-use super::columns::{SampleTables, NO_STACK};
+use super::columns::{render_deltas, SampleTables, ThreadSamples, NO_STACK};
 use super::{debug_id, product, FirefoxProfile, FirefoxSummary};
 use crate::error::ExportError;
 
@@ -117,18 +117,31 @@ fn samples_walked(
         }
     };
     drop(res);
-    let w = merge(&mut p, parts, t0.unwrap_or(0));
-    let frames = name_frames(&mut p, &tree, &modules, file, &mut function_names, warn)?;
-    let stack_of = intern_stacks(&mut p, &tree, &frames, &w);
-    finish(&mut p, &modules, &frames.module_lib, &w, t0, &info);
+    let zero = t0.unwrap_or(0);
+    let mut w = merge(&mut p, parts, zero);
+    let threads: Vec<ThreadSamples> = w.slots.iter_mut().map(|(_, s)| std::mem::take(s)).collect();
+    // The time deltas' text is made on a second thread while the frames
+    // are named and the stacks interned here: it needs neither.
+    let (stack_of, deltas) = std::thread::scope(|scope| {
+        let ahead = std::thread::Builder::new()
+            .name("firefox-deltas".into())
+            .spawn_scoped(scope, || render_deltas(&threads, zero))
+            .ok();
+        let stack_of = name_frames(&mut p, &tree, &modules, file, &mut function_names, warn).map(|frames| {
+            let stack_of = intern_stacks(&mut p, &tree, &frames, &w);
+            finish(&mut p, &modules, &frames.module_lib, &w, t0, &info);
+            stack_of
+        });
+        let deltas = ahead.map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
+        (stack_of, deltas.unwrap_or_default())
+    });
     let summary = FirefoxSummary {
-        threads: w.slots.len(),
-        samples: w.slots.iter().map(|(_, s)| s.len() as u64).sum(),
+        threads: threads.len(),
+        samples: threads.iter().map(|s| s.len() as u64).sum(),
         markers: 0,
         cpu_deltas: info.has_cputime,
     };
-    let threads = w.slots.into_iter().map(|(_, s)| s).collect();
-    let samples = SampleTables { threads, stack_of, t0: t0.unwrap_or(0) };
+    let samples = SampleTables { threads, stack_of: stack_of?, t0: zero, deltas };
     Ok((FirefoxProfile { profile: p, samples }, summary))
 }
 
