@@ -5,7 +5,9 @@
 //! function, a module whose file is not here one frame; by module) and
 //! each set of labels kept, with and without a cpu field, on modules of
 //! several processes, one without a name and addresses in none; and a
-//! perf import's old stream of call-chain frames read as the stack table.
+//! perf import's old stream of call-chain frames read as the stack table;
+//! and the walk in parts (`stacks/parts.rs`) hands out the samples the
+//! walk in order does, with the same tree.
 
 use std::collections::BTreeMap;
 
@@ -139,6 +141,85 @@ proptest! {
     }
 }
 
+/// A sample as both walks hand it out: (index, process, thread, pid, tid,
+/// time, its stack's node).
+type Walked = (u64, u64, u64, u32, u32, Option<u64>, u32);
+
+/// The samples walked in `parts` parts, in record order, and the walk's
+/// tree as (node, frame) pairs; `None` if the walk in parts declined.
+fn walked_in_parts(file: &Tb5File, detail: Detail, parts: usize) -> Option<(Vec<Walked>, Vec<Frame>, u64)> {
+    let modules = tbrw_query::stream::modules(file).unwrap();
+    let mut names = Names::new(file, &modules, Some(&SymbolOptions::default())).unwrap();
+    let mut res = match detail {
+        Detail::Module => Resolution::modules(&modules),
+        d => names.resolution(d),
+    };
+    let mut tree = StackTree::new();
+    let opts = ViewOptions::default();
+    let (info, parts) = stacks::walk_in_parts(
+        file,
+        &opts,
+        "a test",
+        &mut tree,
+        &mut res,
+        Some(parts),
+        &mut |_| {},
+        |_| Vec::new(),
+        |seen: &mut Vec<stacks::PartSample>, s| seen.push(*s),
+    )
+    .unwrap()?;
+    let mut out = Vec::new();
+    let mut previous_end = 0;
+    for part in parts {
+        assert_eq!(part.records.start, previous_end, "the parts follow one another");
+        previous_end = part.records.end;
+        for s in part.state {
+            out.push((s.index, s.process, s.thread, s.pid, s.tid, s.time, part.nodes[s.frame as usize]));
+        }
+    }
+    assert_eq!(info.samples, out.len() as u64);
+    let frames = (0..tree.len() as u32).map(|n| tree.node_frame(n)).collect();
+    Some((out, frames, info.samples))
+}
+
+/// The same walked in order.
+fn walked_in_order(file: &Tb5File, detail: Detail) -> (Vec<Walked>, Vec<Frame>, u64) {
+    let modules = tbrw_query::stream::modules(file).unwrap();
+    let mut names = Names::new(file, &modules, Some(&SymbolOptions::default())).unwrap();
+    let mut res = match detail {
+        Detail::Module => Resolution::modules(&modules),
+        d => names.resolution(d),
+    };
+    let mut tree = StackTree::new();
+    let mut out = Vec::new();
+    let info = stacks::walk(file, &ViewOptions::default(), "a test", &mut tree, &mut res, &mut |_| {}, &mut |s| {
+        out.push((s.index, s.process, s.thread, s.pid, s.tid, s.time, s.stack));
+        Ok(())
+    })
+    .unwrap();
+    let frames = (0..tree.len() as u32).map(|n| tree.node_frame(n)).collect();
+    (out, frames, info.samples)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+
+    #[test]
+    fn samples_walked_in_parts_are_the_walks_in_order(recs in proptest::collection::vec(rec(), 1..200), cpu in any::<bool>()) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.tb5");
+        write(&path, &recs, cpu);
+        let file = Tb5File::open(&path).unwrap();
+        for detail in [Detail::Address, Detail::Function, Detail::Module] {
+            let in_order = walked_in_order(&file, detail);
+            for parts in [1, 2, 3, 5] {
+                let in_parts = walked_in_parts(&file, detail, parts).expect("a stream without call stacks");
+                prop_assert_eq!(&in_parts, &in_order, "{:?} in {} parts", detail, parts);
+            }
+        }
+    }
+}
+
 /// (pid, tid, frames innermost first: the sampled pc, then its callers).
 type Chained = (u32, u32, Vec<u64>);
 
@@ -231,6 +312,8 @@ proptest! {
             let want = aggregated(&table, keep, detail);
             prop_assert_eq!(want.values().sum::<u64>(), recs.len() as u64);
             prop_assert_eq!(aggregated(&frames, keep, detail), want, "{:?}", detail);
+            // Stacks are walked in order, never in parts.
+            prop_assert!(walked_in_parts(&table, detail, 2).is_none() && walked_in_parts(&frames, detail, 2).is_none());
         }
     }
 }

@@ -254,7 +254,8 @@ impl Parted {
     /// Adds a sample of the part.
     #[inline]
     pub(super) fn add(&mut self, s: &PartSample) {
-        let sampled = Sampled { index: s.index, thread: s.thread, process: s.process, pid: s.pid, tid: s.tid, time: s.time };
+        let sampled =
+            Sampled { index: s.index, thread: s.thread, process: s.process, pid: s.pid, tid: s.tid, time: s.time };
         let (slot, time) = self.stamper.stamp(&sampled, &mut self.new_threads);
         if !self.new_threads.is_empty() {
             self.samples.start_threads(self.new_threads.drain(..));

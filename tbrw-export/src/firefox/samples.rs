@@ -374,4 +374,109 @@ mod tests {
             assert!(profile_json(path, How::Parts(Some(3))) == one, "{path}: in parts");
         }
     }
+
+    /// A file of `n` samples without call stacks: two processes of three
+    /// threads, a nanosecond clock that now and then goes back in one of
+    /// them, addresses in a module whose file is here (this test's
+    /// program), in modules whose files are not, and in none.
+    fn write_flat(path: &std::path::Path, n: u64) {
+        use tbrw::*;
+        let module = |pid: u32, path: &str, load_address: u64, first: bool| Module {
+            associated_pid: pid,
+            flags: if first {
+                ModuleFlags::LOADED | ModuleFlags::FIRST_MODULE_REC_IN_PROCESS
+            } else {
+                ModuleFlags::LOADED
+            },
+            segment_type: processor_mode::BIT64,
+            load_address,
+            length: 0x10_0000,
+            unload_tsc: NEVER_UNLOADED,
+            name: Some(path.rsplit('/').next().unwrap_or(path).to_owned()),
+            path: Some(path.to_owned()),
+            ..Default::default()
+        };
+        let here = std::env::current_exe().unwrap().display().to_string();
+        let entry = |t: u16, subtype: u16, size: u32| DescEntry {
+            desc_type: t,
+            subtype,
+            data_size: size,
+            ..Default::default()
+        };
+        let descs = [
+            entry(desc_type::IP, 0, 8),
+            entry(desc_type::PID, 0, 4),
+            entry(desc_type::TID, 0, 4),
+            entry(desc_type::TIME_STAMP, desc_subtype::TS_NANOSECONDS, 8),
+        ];
+        let mut w = Tb5Writer::create(path).unwrap();
+        w.write_modules(&[
+            module(1, &here, 0x1000_0000, true),
+            module(1, "/nowhere/liba.so", 0x2000_0000, false),
+            module(2, "/nowhere/app", 0x1000_0000, true),
+            module(2, "/nowhere/libb.so", 0x3000_0000, false),
+        ])
+        .unwrap();
+        let mut s = w
+            .stream(0)
+            .unwrap()
+            .info(&StreamInfo { stream_type: stream_type::SAMPLING, ..Default::default() })
+            .unwrap()
+            .data_descriptor(&descs)
+            .unwrap();
+        let mut d = s.data().unwrap();
+        // xorshift64*
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            state ^= state >> 12;
+            state ^= state << 25;
+            state ^= state >> 27;
+            state.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        };
+        let mut time = 5_000_000_000u64;
+        for _ in 0..n {
+            let r = next();
+            let pid = 1 + (r % 2) as u32;
+            let tid = pid * 10 + (r >> 8) as u32 % 3;
+            let base = [0x1000_0000u64, 0x2000_0000, 0x3000_0000, 0x5000_0000][(r >> 16) as usize % 4];
+            let pc = base + (r >> 24) % 0x8_0000;
+            time += 250_000 * ((r >> 40) % 5) + (r >> 50) % 1000;
+            // Process 2's threads now and then go back in time (their
+            // tables are sorted), process 1's never.
+            let stamp = match pid {
+                2 if (r >> 44) % 20 == 0 => time - 3_000_000,
+                _ => time,
+            };
+            let mut b = pc.to_le_bytes().to_vec();
+            b.extend(pid.to_le_bytes());
+            b.extend(tid.to_le_bytes());
+            b.extend(stamp.to_le_bytes());
+            d.add(&b).unwrap();
+        }
+        d.done().unwrap();
+        s.finish().unwrap();
+        w.close().unwrap();
+    }
+
+    #[test]
+    fn samples_walked_in_parts_make_the_profile_of_the_walk_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("flat.tb5");
+        write_flat(&path, 3000);
+        let path = path.to_str().unwrap();
+        let one = profile_json(path, How::InOrder(None));
+        assert!(one == profile_json(path, How::InOrder(Some(64))), "in batches");
+        // Functions of this program named, the other modules as modules.
+        // The module whose file is here is kept by address (named
+        // `[its file]`: the addresses are in no function of it), the others
+        // as their one frame.
+        let json: serde_json::Value = serde_json::from_slice(&one).unwrap();
+        let longest = json["threads"].as_array().unwrap().iter().map(|t| t["frameTable"]["length"].as_u64().unwrap());
+        assert!(longest.max().unwrap() > 100, "the present module's addresses kept apart");
+        let text = String::from_utf8_lossy(&one);
+        assert!(text.contains("[liba.so]") && text.contains("[libb.so]"), "modules not named");
+        for parts in [1, 2, 3, 7] {
+            assert!(profile_json(path, How::Parts(Some(parts))) == one, "in {parts} parts");
+        }
+    }
 }
