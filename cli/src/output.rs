@@ -80,12 +80,68 @@ pub fn write_output(path: &Path, f: impl FnOnce(&mut dyn Write) -> std::io::Resu
     // writer holds, a path that cannot be written; before any work.
     let work = WorkFile::create(path).map_err(|source| tbrw::Error::FileOpen { path: path.to_owned(), source })?;
     {
-        let mut out = BufWriter::with_capacity(1 << 20, work.file());
+        let mut out = BufWriter::with_capacity(1 << 20, Writeback::new(work.file()));
         f(&mut out).and_then(|()| out.flush()).map_err(|e| CliError::io(path, e))?;
     }
     work.file().sync_all().map_err(|e| CliError::io(path, e))?;
     work.persist().map_err(|e| CliError::io(path, e))?;
     Ok(())
+}
+
+/// Bytes written between two writeback starts ([`Writeback`]).
+const WRITEBACK_EVERY: u64 = 8 << 20;
+
+/// A work file being written, whose written pages the kernel is asked to
+/// start writing to the disk every [`WRITEBACK_EVERY`] bytes
+/// (`sync_file_range`'s `SYNC_FILE_RANGE_WRITE`, which does not wait), so
+/// that the `fsync` before the file is put in place waits for the last
+/// few megabytes, not for the whole output. Only a hint: the `fsync` is
+/// what makes the file durable.
+struct Writeback<'f> {
+    file: &'f fs::File,
+    written: u64,
+    started: u64,
+}
+
+impl<'f> Writeback<'f> {
+    fn new(file: &'f fs::File) -> Self {
+        Writeback { file, written: 0, started: 0 }
+    }
+
+    /// Starts the writeback of what was written since the last start.
+    fn start(&mut self) {
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::fd::AsRawFd;
+            let (from, len) = (self.started, self.written - self.started);
+            // SAFETY: the descriptor is the open work file's; the call
+            // reads no memory of this process. Its result is only a hint.
+            let _ = unsafe {
+                libc::sync_file_range(
+                    self.file.as_raw_fd(),
+                    from as libc::off64_t,
+                    len as libc::off64_t,
+                    libc::SYNC_FILE_RANGE_WRITE,
+                )
+            };
+        }
+        self.started = self.written;
+    }
+}
+
+impl Write for Writeback<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = (&mut &*self.file).write(buf)?;
+        self.written += n as u64;
+        if self.written - self.started >= WRITEBACK_EVERY {
+            self.start();
+        }
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        (&mut &*self.file).flush()
+    }
 }
 
 /// What an existing folder output holds, as far as replacing it goes.

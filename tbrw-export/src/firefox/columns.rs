@@ -134,15 +134,15 @@ fn in_time_order(thread: &ThreadSamples, t0: u64) -> bool {
 /// The time deltas of a thread whose samples are in time order, as the
 /// table's `timeDeltas` values.
 fn write_deltas(thread: &ThreadSamples, t0: u64, out: &mut Text<'_>) -> io::Result<()> {
-    let (mut texts, mut previous, mut first) = (DeltaTexts::new(), 0u64, true);
+    let (mut texts, mut previous) = (DeltaTexts::new(), 0u64);
     for s in &thread.segments {
         for &t in &s.times {
             let t = t.saturating_sub(t0);
-            out.comma(&mut first);
-            texts.write(out, t.wrapping_sub(std::mem::replace(&mut previous, t)));
             out.room()?;
+            texts.write(out, t.wrapping_sub(std::mem::replace(&mut previous, t)));
         }
     }
+    out.end_column(thread.len() > 0);
     Ok(())
 }
 
@@ -194,15 +194,14 @@ impl SampleTables {
         if rendered.is_none() && !in_time_order(thread, t0) {
             return self.write_sorted(thread, out, cpu_deltas);
         }
-        let mut first = true;
         for s in &thread.segments {
             let table = self.stack_of.get(s.part as usize).map_or(&[][..], Vec::as_slice);
             for &number in &s.stacks {
-                out.comma(&mut first);
-                out.stack(table.get(number as usize).copied().unwrap_or(NO_STACK));
                 out.room()?;
+                out.stack(table.get(number as usize).copied().unwrap_or(NO_STACK));
             }
         }
+        out.end_column(n > 0);
         out.raw(b"],\"timeDeltas\":[")?;
         match rendered {
             Some(text) => out.raw(text)?,
@@ -226,19 +225,18 @@ impl SampleTables {
         }
         let mut order: Vec<usize> = (0..times.len()).collect();
         order.sort_unstable_by_key(|&i| times[i]);
-        let mut first = true;
         for &k in &order {
-            out.comma(&mut first);
+            out.room()?;
             out.stack(stacks[k]);
-            out.room()?;
         }
+        out.end_column(!order.is_empty());
         out.raw(b"],\"timeDeltas\":[")?;
-        let (mut texts, mut previous, mut first) = (DeltaTexts::new(), 0u64, true);
+        let (mut texts, mut previous) = (DeltaTexts::new(), 0u64);
         for &k in &order {
-            out.comma(&mut first);
-            texts.write(&mut out, times[k].wrapping_sub(std::mem::replace(&mut previous, times[k])));
             out.room()?;
+            texts.write(&mut out, times[k].wrapping_sub(std::mem::replace(&mut previous, times[k])));
         }
+        out.end_column(!order.is_empty());
         out.raw(b"]")?;
         let sorted: Vec<u64> = order.iter().map(|&k| cpu[k]).collect();
         out.weights_and_deltas(cpu_deltas, std::iter::once((sorted.len(), &sorted[..])))?;
@@ -287,12 +285,12 @@ impl<'w> Text<'w> {
         Ok(())
     }
 
-    /// A comma, unless `first` (which it clears).
-    #[inline]
-    fn comma(&mut self, first: &mut bool) {
-        if !std::mem::take(first) {
-            self.bytes[self.len] = b',';
-            self.len += 1;
+    /// Ends a column whose values were written each with its comma:
+    /// the last comma taken back (it is still in the buffer: the buffer
+    /// is written out before a value, never after).
+    fn end_column(&mut self, values: bool) {
+        if values {
+            self.len -= 1;
         }
     }
 
@@ -303,25 +301,31 @@ impl<'w> Text<'w> {
         self.len += len.min(32);
     }
 
-    /// A stack index, `null` for none.
+    /// A stack index and a comma, `null` for none.
     #[inline]
     fn stack(&mut self, s: u32) {
         match s {
             NO_STACK => {
-                self.bytes[self.len..self.len + 4].copy_from_slice(b"null");
-                self.len += 4;
+                self.bytes[self.len..self.len + 5].copy_from_slice(b"null,");
+                self.len += 5;
             }
-            s => self.decimal(u64::from(s)),
+            s => self.number(u64::from(s)),
         }
     }
 
-    /// `v` in decimal, as serde_json writes an integer: written in place
-    /// two digits at a time (a digit written to a scratch array and copied
-    /// from there stalls on the copy's load).
+    /// `v` in decimal, as serde_json writes an integer, and a comma: below
+    /// 1000 copied from [`SMALL`] as 4 bytes (no branch on the digits),
+    /// else written in place two digits at a time (a digit written to a
+    /// scratch array and copied from there stalls on the copy's load).
     #[inline]
-    fn decimal(&mut self, v: u64) {
+    fn number(&mut self, v: u64) {
+        if let Some(&(text, len)) = SMALL.get(v as usize) {
+            self.bytes[self.len..self.len + 4].copy_from_slice(&text);
+            self.len += len as usize;
+            return;
+        }
         let digits = v.checked_ilog10().map_or(1, |d| d as usize + 1);
-        let out = &mut self.bytes[self.len..self.len + digits];
+        let out = &mut self.bytes[self.len..self.len + digits + 1];
         let (mut rest, mut k) = (v, digits);
         while rest >= 100 {
             let pair = (rest % 100) as usize * 2;
@@ -335,7 +339,8 @@ impl<'w> Text<'w> {
         } else {
             out[0] = b'0' + rest as u8;
         }
-        self.len += digits;
+        out[digits] = b',';
+        self.len += digits + 1;
     }
 
     /// The table's end: `weight` (`null`: every sample weighs 1, where the
@@ -351,18 +356,47 @@ impl<'w> Text<'w> {
         self.raw(b",\"weight\":null")?;
         if cpu_deltas {
             self.raw(b",\"threadCPUDelta\":[")?;
-            let mut first = true;
+            let mut values = false;
             for (n, deltas) in segments {
                 for k in 0..n {
-                    self.comma(&mut first);
-                    self.decimal(deltas.get(k).copied().unwrap_or(0));
                     self.room()?;
+                    self.number(deltas.get(k).copied().unwrap_or(0));
+                    values = true;
                 }
             }
+            self.end_column(values);
             self.raw(b"]")?;
         }
         self.raw(b"}")
     }
+}
+
+/// The text of each number below 1000 and a comma, and its length.
+static SMALL: [([u8; 4], u8); 1000] = small_numbers();
+
+const fn small_numbers() -> [([u8; 4], u8); 1000] {
+    let mut table = [([0u8; 4], 0u8); 1000];
+    let mut v = 0;
+    while v < 1000 {
+        let mut text = [0u8; 4];
+        let digits = if v >= 100 {
+            text[0] = b'0' + (v / 100) as u8;
+            text[1] = b'0' + (v / 10 % 10) as u8;
+            text[2] = b'0' + (v % 10) as u8;
+            3
+        } else if v >= 10 {
+            text[0] = b'0' + (v / 10) as u8;
+            text[1] = b'0' + (v % 10) as u8;
+            2
+        } else {
+            text[0] = b'0' + v as u8;
+            1
+        };
+        text[digits] = b',';
+        table[v] = (text, digits as u8 + 1);
+        v += 1;
+    }
+    table
 }
 
 /// "00" to "99".
@@ -390,13 +424,13 @@ impl DeltaTexts {
         DeltaTexts { slots: vec![None; DELTA_TEXTS] }
     }
 
-    /// Writes the text of a delta of `nanos` ns.
+    /// Writes the text of a delta of `nanos` ns, and a comma.
     #[inline]
     fn write(&mut self, out: &mut Text<'_>, nanos: u64) {
         // A whole number of ms below 2^53 ns is the float's whole number
         // exactly (a clock of record indexes: every delta).
         if nanos.is_multiple_of(1_000_000) && nanos < 1 << 53 {
-            out.decimal(nanos / 1_000_000);
+            out.number(nanos / 1_000_000);
             return;
         }
         // A multiplicative hash: deltas are often multiples of a round number.
@@ -414,6 +448,7 @@ impl DeltaTexts {
         if written.ends_with(b".0") {
             written.truncate(written.len() - 2);
         }
+        written.push(b',');
         let mut text = [0u8; 32];
         let len = written.len().min(32);
         text[..len].copy_from_slice(&written[..len]);
@@ -769,12 +804,36 @@ mod tests {
         let mut written = Vec::new();
         let mut out = Text::new(&mut written);
         for &n in nanos {
-            texts.write(&mut out, n);
-            out.raw(b",").unwrap();
             out.room().unwrap();
+            texts.write(&mut out, n);
         }
         out.flush().unwrap();
         written
+    }
+
+    #[test]
+    fn numbers_and_stacks_are_serde_jsons_integers_each_with_a_comma() {
+        let mut rng = Rng(7);
+        let mut values: Vec<u64> = (0..20_000).collect();
+        values.extend((0..20_000).map(|_| rng.next() >> (rng.next() % 64)));
+        values.extend([u64::MAX, u64::MAX / 10, 10u64.pow(19), 999, 1000, 1001, 99, 100]);
+        let mut written = Vec::new();
+        let mut out = Text::new(&mut written);
+        let mut want = String::new();
+        for &v in &values {
+            out.room().unwrap();
+            out.number(v);
+            want.push_str(&format!("{},", serde_json::to_string(&v).unwrap()));
+        }
+        for s in [0u32, 7, 999, 1000, 123_456, u32::MAX - 1, NO_STACK] {
+            out.room().unwrap();
+            out.stack(s);
+            want.push_str(&format!("{},", serde_json::to_string(&(s != NO_STACK).then_some(s)).unwrap()));
+        }
+        // The last comma taken back.
+        out.end_column(true);
+        out.flush().unwrap();
+        assert_eq!(String::from_utf8(written).unwrap(), want.strip_suffix(',').unwrap());
     }
 
     #[test]
