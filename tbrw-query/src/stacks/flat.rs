@@ -24,7 +24,7 @@ use super::{
 };
 use crate::error::QueryError;
 use crate::query::Weight;
-use crate::walk::Walk;
+use crate::walk::{in_parts, parts_for, Walk};
 
 /// A distinct (module + 1, address, thread or process + 1 and cpu + 1) and
 /// its samples: 32 bytes.
@@ -119,24 +119,32 @@ fn collapsed_of(res: &mut Resolution<'_>, per_module: &[u64]) -> Vec<Option<u64>
         .collect()
 }
 
-/// The records a pass reads per module record + 1 (0: no module).
+/// The records a pass reads per module record + 1 (0: no module),
+/// counted in parts on the bind's threads.
 fn records_per_module(w: &Walk<'_>, modules: usize) -> Vec<u64> {
-    let mut per = vec![0u64; modules + 1];
-    let Some(view) = w.bind_view() else { return per };
-    let mut binds = Vec::new();
+    let Some(view) = w.bind_view() else { return vec![0u64; modules + 1] };
     let span = w.span();
-    let mut i = span.start;
-    while i < span.end {
-        let n = (span.end - i).min(1 << 16);
-        binds.clear();
-        view.data_binds(i, n as usize, &mut binds);
-        for b in &binds {
-            let at = usize::try_from(b.module_index).ok().filter(|&m| m < modules).map_or(0, |m| m + 1);
-            per[at] += 1;
+    let count = |records: Range<u64>, _: &mut dyn Progress| {
+        let mut per = vec![0u64; modules + 1];
+        let mut binds = Vec::new();
+        let mut i = records.start;
+        while i < records.end {
+            let n = (records.end - i).min(1 << 16);
+            binds.clear();
+            view.data_binds(i, n as usize, &mut binds);
+            for b in &binds {
+                let at = usize::try_from(b.module_index).ok().filter(|&m| m < modules).map_or(0, |m| m + 1);
+                per[at] += 1;
+            }
+            i += n;
         }
-        i += n;
-    }
-    per
+        per
+    };
+    let parts = parts_for(span.end - span.start);
+    in_parts(span, parts, &mut |_| {}, count, |mut all, part| {
+        all.iter_mut().zip(part).for_each(|(a, p)| *a += p);
+        all
+    })
 }
 
 /// Up to `parts` ranges of keys' first part (module record + 1), each
