@@ -26,6 +26,7 @@ use super::flat::collapsed_per_module;
 use super::names::Resolution;
 use super::{chain_stream, open_walk, Frame, IdMap, NodeId, StackTree, TableStacks, ViewOptions, WalkInfo};
 use crate::error::QueryError;
+use crate::stream::SampleFields;
 use crate::walk::{in_parts, parts_for, ProcessName, ThreadName};
 
 /// A sample as [`walk_in_parts`] hands it to its part.
@@ -98,14 +99,18 @@ pub fn walk_in_parts<S: Send>(
     each: impl Fn(&mut S, &PartSample) + Sync,
 ) -> Result<Option<(WalkInfo, Vec<Part<S>>)>, QueryError> {
     let n = opts.query.stream;
-    let w = open_walk(file, opts, what)?;
-    let fields = w.fields();
-    let span = w.span();
-    if fields.has_cputime()
-        || span.end - span.start >= u64::from(NO_FRAME)
+    // Decided before the walk binds the stream: the walk in order would
+    // bind it again.
+    if SampleFields::of(file, n)?.has_cputime()
         || TableStacks::of(file, n)?.is_some()
         || chain_stream(file, n)?.is_some()
     {
+        return Ok(None);
+    }
+    let w = open_walk(file, opts, what)?;
+    let fields = w.fields();
+    let span = w.span();
+    if span.end - span.start >= u64::from(NO_FRAME) {
         return Ok(None);
     }
     let modules = w.modules().len();
