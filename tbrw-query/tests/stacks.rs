@@ -156,7 +156,7 @@ fn walked_in_parts(file: &Tb5File, detail: Detail, parts: usize) -> Option<(Vec<
     };
     let mut tree = StackTree::new();
     let opts = ViewOptions::default();
-    let (info, parts) = stacks::walk_in_parts(
+    let stacks::PartsWalk { info, parts } = stacks::walk_in_parts(
         file,
         &opts,
         "a test",

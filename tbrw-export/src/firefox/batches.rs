@@ -464,7 +464,6 @@ pub(super) fn walk_into(
         }
         walked
     });
-    drop(mutex);
     Ok((info?, part, stamper.t0))
 }
 

@@ -23,7 +23,7 @@ use fxprof_processed_profile::{
 };
 use tbrw::{Module, Tb5File};
 use tbrw_query::names;
-use tbrw_query::stacks::{walk_in_parts, Detail, IdMap, Names, NodeId, StackTree, ViewOptions, WalkInfo};
+use tbrw_query::stacks::{walk_in_parts, Detail, IdMap, Names, NodeId, PartsWalk, StackTree, ViewOptions, WalkInfo};
 
 use super::batches::{merge, walk_into, Parted, Walked, BATCH};
 use super::columns::{render_deltas, SampleTables, ThreadSamples, NO_STACK};
@@ -95,7 +95,7 @@ fn samples_walked(
         How::InOrder(_) => None,
     };
     let (info, parts, t0) = match in_parts {
-        Some((info, parts)) => {
+        Some(PartsWalk { info, parts }) => {
             let mut t0 = None;
             let parts = parts
                 .into_iter()

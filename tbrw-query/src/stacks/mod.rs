@@ -35,7 +35,7 @@ mod table;
 mod tree;
 
 pub use names::{inline_frames, Detail, Inlined, Named, Names, Resolution};
-pub use parts::{walk_in_parts, Part, PartSample};
+pub use parts::{walk_in_parts, Part, PartSample, PartsWalk};
 pub use table::TableStacks;
 pub use tree::{NodeId, StackTree};
 

@@ -63,6 +63,16 @@ pub struct Part<S> {
     pub nodes: Vec<NodeId>,
 }
 
+/// What [`walk_in_parts`] gives: the walk's facts and its parts, in
+/// record order.
+#[derive(Debug)]
+pub struct PartsWalk<S> {
+    /// The walk's facts, as [`super::walk`] gives them.
+    pub info: WalkInfo,
+    /// The parts, in record order.
+    pub parts: Vec<Part<S>>,
+}
+
 /// What a part found besides the caller's state.
 struct Found<S> {
     records: Range<u64>,
@@ -97,7 +107,7 @@ pub fn walk_in_parts<S: Send>(
     progress: &mut dyn Progress,
     new_part: impl Fn(&Range<u64>) -> S + Sync,
     each: impl Fn(&mut S, &PartSample) + Sync,
-) -> Result<Option<(WalkInfo, Vec<Part<S>>)>, QueryError> {
+) -> Result<Option<PartsWalk<S>>, QueryError> {
     let n = opts.query.stream;
     // Decided before the walk binds the stream: the walk in order would
     // bind it again.
@@ -213,5 +223,5 @@ pub fn walk_in_parts<S: Send>(
     if info.samples == 0 {
         return Err(w.nothing_matches());
     }
-    Ok(Some((info, out)))
+    Ok(Some(PartsWalk { info, parts: out }))
 }
