@@ -141,6 +141,43 @@ proptest! {
     }
 }
 
+#[test]
+fn records_enough_for_several_parts_count_as_the_walk() {
+    // 300,000 records: more than one part of 64 Ki records, so that the
+    // parts (by module range, or, where every module is its one frame, by
+    // record range with their counts added) meet the same keys.
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move || {
+        state ^= state >> 12;
+        state ^= state << 25;
+        state ^= state >> 27;
+        state.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    };
+    let base = [0x1000_0000u64, 0x2000_0000, 0x3000_0000, 0x5000_0000];
+    let recs: Vec<Rec> = (0..300_000)
+        .map(|_| {
+            let r = next();
+            let pid = 1 + (r % 2) as u32;
+            (
+                pid,
+                pid * 10 + (r >> 8) as u32 % 3,
+                (r >> 16) as u32 % 3,
+                base[(r >> 24) as usize % 4] + (r >> 32) % 16 * 8,
+            )
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.tb5");
+    write(&path, &recs, true);
+    let file = Tb5File::open(&path).unwrap();
+    for detail in [Detail::Address, Detail::Function, Detail::Module] {
+        for (process, thread, cpu) in [(false, false, false), (true, false, false), (true, true, true)] {
+            let keep = Keep { process, thread, cpu };
+            assert_eq!(aggregated(&file, keep, detail), walked(&file, keep, detail), "{detail:?} {keep:?}");
+        }
+    }
+}
+
 /// A sample as both walks hand it out: (index, process, thread, pid, tid,
 /// time, its stack's node).
 type Walked = (u64, u64, u64, u32, u32, Option<u64>, u32);

@@ -7,9 +7,14 @@
 //! frames and nodes are made in that order, each once, with no lookup. A
 //! sample then costs no random access into tables of millions of distinct
 //! addresses (a hash lookup each was most of pprof's time on 20 M samples
-//! over 5 M addresses). Only for samples weighed 1 (a floating-point
-//! weight's sum depends on its order: `mod.rs` sums it in record order)
-//! and without a perf period (a count stays 32 bytes).
+//! over 5 M addresses). A sample in a module kept as its one frame (by
+//! module; by function where the module's file is not here) is counted in
+//! place instead, per module and labels (`OneFrameCounts`): its keys are
+//! few. Where every sampled module is such a frame, nothing is sorted, and
+//! the parts take ranges of records instead, their counts added key by
+//! key. Only for samples weighed 1 (a floating-point weight's sum depends
+//! on its order: `mod.rs` sums it in record order) and without a perf
+//! period (a count stays 32 bytes).
 //!
 //! Imports `mod.rs`'s types, `names` (the resolution), `tree`.
 
@@ -73,23 +78,43 @@ pub(super) fn stacks(
     let modules = w.modules().len();
     let per_module = records_per_module(&w, modules);
     let one = collapsed_of(res, &per_module);
-    // The parts take the modules, not the records, apart: each reads every
-    // record and counts those of its modules, so that the parts' counts
-    // are apart and in order one after the other (held once, never merged).
-    let ranges = module_ranges(&per_module, w.parts());
-    let parts: Vec<Result<Part, QueryError>> = std::thread::scope(|scope| {
-        let (one, w) = (&one, &w);
-        let later: Vec<_> = ranges[1..]
-            .iter()
-            .map(|r| {
-                let r = r.clone();
-                scope.spawn(move || count_part(w, keep, one, r, &mut |_| {}))
+    // Every sampled module kept as its one frame: its samples are counted
+    // in place, nothing sorted, so the parts take the records apart and
+    // their counts are added up.
+    let one_frames =
+        per_module.iter().enumerate().all(|(k, &n)| n == 0 || one[if k == 0 { modules } else { k - 1 }].is_some());
+    let parts: Vec<Result<Part, QueryError>> = match one_frames {
+        true => {
+            let count = |records: Range<u64>, progress: &mut dyn Progress| {
+                vec![count_part(&w, keep, &one, records, 0..u64::MAX, progress)]
+            };
+            let parts = in_parts(w.span(), w.parts(), progress, count, |mut all, later| {
+                all.extend(later);
+                all
+            });
+            vec![parts.into_iter().collect::<Result<Vec<Part>, QueryError>>().map(added)]
+        }
+        // Else the parts take the modules, not the records, apart: each
+        // reads every record and counts those of its modules, so that the
+        // parts' counts are apart and in order one after the other (held
+        // once, never merged).
+        false => {
+            let ranges = module_ranges(&per_module, w.parts());
+            std::thread::scope(|scope| {
+                let (one, w) = (&one, &w);
+                let later: Vec<_> = ranges[1..]
+                    .iter()
+                    .map(|r| {
+                        let r = r.clone();
+                        scope.spawn(move || count_part(w, keep, one, w.span(), r, &mut |_| {}))
+                    })
+                    .collect();
+                let mut all = vec![count_part(w, keep, one, w.span(), ranges[0].clone(), progress)];
+                all.extend(later.into_iter().map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))));
+                all
             })
-            .collect();
-        let mut all = vec![count_part(w, keep, one, ranges[0].clone(), progress)];
-        all.extend(later.into_iter().map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))));
-        all
-    });
+        }
+    };
     let parts = parts.into_iter().collect::<Result<Vec<Part>, QueryError>>()?;
     if parts.iter().any(|p| p.unfit) {
         return Ok(None);
@@ -166,20 +191,40 @@ fn module_ranges(per_module: &[u64], parts: usize) -> Vec<Range<u64>> {
     ranges
 }
 
-/// Counts the samples whose key's first part (module record + 1) is in
-/// `keys`, reading every record of the walk (see the module's doc).
+/// Parts of the records counted apart, as one: their counts added key by
+/// key.
+fn added(parts: Vec<Part>) -> Part {
+    let mut all = Part { counts: Vec::new(), samples: 0, threads: IdMap::default(), times: None, unfit: false };
+    for p in parts {
+        all.counts = merge(std::mem::take(&mut all.counts), p.counts);
+        all.samples += p.samples;
+        all.threads.extend(p.threads);
+        all.times = match (all.times, p.times) {
+            (Some((a, z)), Some((b, y))) => Some((a.min(b), z.max(y))),
+            (t, u) => t.or(u),
+        };
+        all.unfit |= p.unfit;
+    }
+    all
+}
+
+/// Counts the samples of `records` whose key's first part (module record
+/// + 1) is in `keys` (see the module's doc).
 fn count_part(
     w: &Walk<'_>,
     keep: Keep,
     one: &[Option<u64>],
+    records: Range<u64>,
     keys: Range<u64>,
     progress: &mut dyn Progress,
 ) -> Result<Part, QueryError> {
     let fields = w.fields();
     let mut part = Part { counts: Vec::new(), samples: 0, threads: IdMap::default(), times: None, unfit: false };
     let mut batch: Vec<[u64; 3]> = Vec::new();
+    let mut ones = OneFrameCounts::new(one);
+    let mut threads = ThreadProcesses::default();
     let mut last_thread = None;
-    w.pass(w.span(), progress, |s| {
+    w.pass(records, progress, |s| {
         let first = s.module.map_or(0, |m| m + 1);
         if !keys.contains(&first) {
             return;
@@ -187,14 +232,12 @@ fn count_part(
         part.samples += 1;
         let (process, thread) = (s.process.unwrap_or(0), s.thread.unwrap_or(0));
         if last_thread != Some(thread) {
-            part.threads.insert(thread, process);
+            threads.note(thread, process);
             last_thread = Some(thread);
         }
         if let Some(t) = fields.time_stamp(s.record) {
             part.times = Some(part.times.map_or((t, t), |(a, z)| (a.min(t), z.max(t))));
         }
-        let slot = s.module.map_or(one.len() - 1, |m| m as usize);
-        let pc = one.get(slot).copied().flatten().unwrap_or_else(|| fields.pc(s.record));
         let who = if keep.thread {
             thread + 1
         } else if keep.process {
@@ -210,13 +253,116 @@ fn count_part(
             }
             c => c.map_or(0, |c| u64::from(c) + 1),
         };
-        batch.push([first, pc, who << 32 | cpu]);
-        if batch.len() == BATCH {
-            part.counts = merge(std::mem::take(&mut part.counts), runs(&mut batch));
+        let slot = s.module.map_or(one.len() - 1, |m| m as usize);
+        // A module kept as its one frame is counted in place: its keys are
+        // few (its process's or threads'), not worth a sort each.
+        if !ones.add(slot, who << 32 | cpu) {
+            batch.push([first, fields.pc(s.record), who << 32 | cpu]);
+            if batch.len() == BATCH {
+                part.counts = merge(std::mem::take(&mut part.counts), runs(&mut batch));
+            }
         }
     })?;
     part.counts = merge(std::mem::take(&mut part.counts), runs(&mut batch));
+    part.counts = merge(std::mem::take(&mut part.counts), ones.into_counts());
+    part.threads = threads.into_map();
     Ok(part)
+}
+
+/// Modules above this many are all counted by sorting (the counts in
+/// place take 16 bytes per module and part).
+const ONE_FRAME_MODULES: usize = 1 << 22;
+
+/// A part's samples in modules kept as their one frame, counted in place
+/// per module slot (as `one` numbers them: each module record, then no
+/// module): the first (who, cpu) key met there and its samples, the
+/// others in a map (a module is mostly sampled in its one process).
+struct OneFrameCounts<'a> {
+    one: &'a [Option<u64>],
+    /// Per slot: the first key met and its samples (0: none yet).
+    first: Vec<(u64, u64)>,
+    others: IdMap<(usize, u64), u64>,
+}
+
+impl<'a> OneFrameCounts<'a> {
+    fn new(one: &'a [Option<u64>]) -> Self {
+        let slots = if one.len() <= ONE_FRAME_MODULES { one.len() } else { 0 };
+        OneFrameCounts { one, first: vec![(0, 0); slots], others: IdMap::default() }
+    }
+
+    /// Counts a sample of key `who` in slot `slot` if the slot's module is
+    /// kept as its one frame; returns whether it did.
+    #[inline]
+    fn add(&mut self, slot: usize, who: u64) -> bool {
+        if self.one.get(slot).copied().flatten().is_none() {
+            return false;
+        }
+        let Some(entry) = self.first.get_mut(slot) else { return false };
+        match entry {
+            (_, 0) => *entry = (who, 1),
+            (key, n) if *key == who => *n += 1,
+            _ => *self.others.entry((slot, who)).or_default() += 1,
+        }
+        true
+    }
+
+    /// The counts in key order: the slots by their key's first part (no
+    /// module, 0, first; then each module record + 1), each slot's keys
+    /// in order.
+    fn into_counts(self) -> Vec<Count> {
+        let none = self.one.len() - 1;
+        let mut others: Vec<((usize, u64), u64)> = self.others.into_iter().collect();
+        others.sort_unstable();
+        let mut out = Vec::new();
+        let mut keys: Vec<(u64, u64)> = Vec::new();
+        for slot in std::iter::once(none).chain(0..none) {
+            let Some(&(who, n)) = self.first.get(slot).filter(|e| e.1 > 0) else { continue };
+            let Some(pc) = self.one[slot] else { continue };
+            keys.clear();
+            keys.push((who, n));
+            let from = others.partition_point(|((s, _), _)| *s < slot);
+            let to = others.partition_point(|((s, _), _)| *s <= slot);
+            keys.extend(others[from..to].iter().map(|&((_, w), n)| (w, n)));
+            keys.sort_unstable();
+            let first = if slot == none { 0 } else { slot as u64 + 1 };
+            out.extend(keys.iter().map(|&(who, samples)| Count { key: [first, pc, who], samples }));
+        }
+        out
+    }
+}
+
+/// Bind thread indexes below this are noted in a vector, not a hash.
+const DENSE_THREADS: u64 = 1 << 20;
+
+/// The process index of each thread index a part met.
+#[derive(Default)]
+struct ThreadProcesses {
+    /// Per thread index below [`DENSE_THREADS`]: its process index + 1 (0: not met).
+    dense: Vec<u64>,
+    others: IdMap<u64, u64>,
+}
+
+impl ThreadProcesses {
+    fn note(&mut self, thread: u64, process: u64) {
+        match usize::try_from(thread).ok().filter(|_| thread < DENSE_THREADS) {
+            Some(t) => {
+                if self.dense.len() <= t {
+                    self.dense.resize(t + 1, 0);
+                }
+                self.dense[t] = process.saturating_add(1);
+            }
+            None => {
+                self.others.insert(thread, process);
+            }
+        }
+    }
+
+    fn into_map(self) -> IdMap<u64, u64> {
+        let mut map = self.others;
+        let met = self.dense.iter().enumerate().filter(|(_, &p)| p > 0);
+        map.extend(met.map(|(t, &p)| (t as u64, p - 1)));
+        map
+    }
 }
 
 /// `batch` sorted and counted in runs; left empty.
