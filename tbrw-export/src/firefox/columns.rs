@@ -6,7 +6,9 @@
 //! one value at a time: on millions of samples, half the export's memory
 //! and much of its time. Here a profile thread's samples are columns of
 //! what the stream has ([`Segment`]): the stack's number (4 bytes), the
-//! time (8), and the CPU delta (8) only where the stream has CPU time. A
+//! time as the step from the thread's sample before (4; 12 where a step is
+//! 4.3 s or more, or back in time), and the CPU delta (8) only where the
+//! stream has CPU time. A
 //! thread's samples are one segment per part of the walk that met the
 //! thread, in record order ([`ThreadSamples`]); a segment's stack numbers
 //! are its part's, which [`SampleTables::stack_of`] turns into the
@@ -45,6 +47,10 @@ const FLUSH_AT: usize = 64 * 1024;
 /// 32-byte delta text copied whole) and its comma.
 const SLACK: usize = 64;
 
+/// A step in [`Segment::steps`] that is none: the time is the next of
+/// [`Segment::far`].
+const FAR: u32 = u32::MAX;
+
 /// A part of the walk's samples of one profile thread, in record order.
 #[derive(Debug, Default, Clone)]
 pub(super) struct Segment {
@@ -52,8 +58,15 @@ pub(super) struct Segment {
     pub(super) part: u32,
     /// Per sample, its stack's number in its part.
     pub(super) stacks: Vec<u32>,
-    /// Per sample, its time: ns, [`SampleTables::t0`] not yet subtracted.
-    pub(super) times: Vec<u64>,
+    /// Per sample, its time (ns, [`SampleTables::t0`] not yet subtracted)
+    /// as the step from the sample before's (the first's from 0), 4 bytes
+    /// where the time is ahead by less than [`FAR`] ns (4.3 s); else
+    /// [`FAR`] and the time in `far`.
+    steps: Vec<u32>,
+    /// The times no step reaches, in order.
+    far: Vec<u64>,
+    /// The last time added.
+    last: u64,
     /// Per sample, the CPU time its thread used since its previous sample,
     /// whole µs. Empty until a sample has one; samples past its end have 0.
     pub(super) cpu_deltas: Vec<u64>,
@@ -76,7 +89,7 @@ impl Segment {
         // At least what a doubling gives: a thread early in a burst.
         let more = more.max(self.stacks.len()).max(16);
         self.stacks.reserve_exact(more);
-        self.times.reserve_exact(more);
+        self.steps.reserve_exact(more);
     }
 
     /// Adds a sample; `cpu_delta` in µs, when the sample has CPU time.
@@ -88,7 +101,27 @@ impl Segment {
             self.cpu_deltas.push(d);
         }
         self.stacks.push(stack);
-        self.times.push(time);
+        match time.checked_sub(self.last).and_then(|d| u32::try_from(d).ok()).filter(|&d| d != FAR) {
+            Some(step) => self.steps.push(step),
+            None => {
+                self.steps.push(FAR);
+                self.far.push(time);
+            }
+        }
+        self.last = time;
+    }
+
+    /// Its samples' times, in order.
+    pub(super) fn times(&self) -> impl Iterator<Item = u64> + '_ {
+        let mut far = self.far.iter();
+        let mut time = 0u64;
+        self.steps.iter().map(move |&step| {
+            time = match step {
+                FAR => far.next().copied().unwrap_or(0),
+                step => time + u64::from(step),
+            };
+            time
+        })
     }
 }
 
@@ -125,7 +158,7 @@ pub(super) struct SampleTables {
 /// subtracted): the library writes such a table as its samples were added.
 fn in_time_order(thread: &ThreadSamples, t0: u64) -> bool {
     let mut previous = 0u64;
-    thread.segments.iter().flat_map(|s| &s.times).all(|&t| {
+    thread.segments.iter().flat_map(Segment::times).all(|t| {
         let t = t.saturating_sub(t0);
         t >= std::mem::replace(&mut previous, t)
     })
@@ -136,7 +169,7 @@ fn in_time_order(thread: &ThreadSamples, t0: u64) -> bool {
 fn write_deltas(thread: &ThreadSamples, t0: u64, out: &mut Text<'_>) -> io::Result<()> {
     let (mut texts, mut previous) = (DeltaTexts::new(), 0u64);
     for s in &thread.segments {
-        for &t in &s.times {
+        for t in s.times() {
             let t = t.saturating_sub(t0);
             out.room()?;
             texts.write(out, t.wrapping_sub(std::mem::replace(&mut previous, t)));
@@ -220,7 +253,7 @@ impl SampleTables {
         let mut cpu = Vec::new();
         for s in &thread.segments {
             stacks.extend(s.stacks.iter().map(|&n| self.stack(s.part, n)));
-            times.extend(s.times.iter().map(|&t| t.saturating_sub(self.t0)));
+            times.extend(s.times().map(|t| t.saturating_sub(self.t0)));
             cpu.extend((0..s.stacks.len()).map(|k| s.cpu_deltas.get(k).copied().unwrap_or(0)));
         }
         let mut order: Vec<usize> = (0..times.len()).collect();

@@ -8,7 +8,7 @@
 //! becomes one thread per thread or context with a marker per interval.
 //! The profile holds a sample per sample (the format is a timeline): its
 //! stack index, its time, and its CPU delta where the stream has CPU time,
-//! 12 to 20 bytes each, in columns of the export's own (`columns.rs`) that
+//! 8 to 16 bytes each, in columns of the export's own (`columns.rs`) that
 //! the JSON writes in place of fxprof-processed-profile's samples tables
 //! (each sample weighing 1, their `weight` is `null`); the stacks and
 //! frames are interned (docs/EXPORT.md "Memory"). Where the records carry
