@@ -82,14 +82,20 @@ fn rec() -> impl Strategy<Value = Rec> {
 
 type Counted = BTreeMap<(Labels, Vec<Frame>), u64>;
 
+/// What a walk of `detail` keeps, over `names` (by module, the module
+/// table's load addresses).
+fn resolution<'n>(names: &'n mut Names, modules: &[Module], detail: Detail) -> Resolution<'n> {
+    match detail {
+        Detail::Module => Resolution::modules(modules),
+        d => names.resolution(d),
+    }
+}
+
 /// What `stacks::stacks` aggregated.
 fn aggregated(file: &Tb5File, keep: Keep, detail: Detail) -> Counted {
     let modules = tbrw_query::stream::modules(file).unwrap();
     let mut names = Names::new(file, &modules, Some(&SymbolOptions::default())).unwrap();
-    let mut res = match detail {
-        Detail::Module => Resolution::modules(&modules),
-        d => names.resolution(d),
-    };
+    let mut res = resolution(&mut names, &modules, detail);
     let st = stacks::stacks(file, &ViewOptions::default(), keep, &mut res, "a test", &mut |_| {}).unwrap();
     let mut out = Counted::new();
     for (key, t) in st.keys() {
@@ -104,10 +110,7 @@ fn aggregated(file: &Tb5File, keep: Keep, detail: Detail) -> Counted {
 fn walked(file: &Tb5File, keep: Keep, detail: Detail) -> Counted {
     let modules = tbrw_query::stream::modules(file).unwrap();
     let mut names = Names::new(file, &modules, Some(&SymbolOptions::default())).unwrap();
-    let mut res = match detail {
-        Detail::Module => Resolution::modules(&modules),
-        d => names.resolution(d),
-    };
+    let mut res = resolution(&mut names, &modules, detail);
     let mut tree = StackTree::new();
     let mut out = Counted::new();
     stacks::walk(file, &ViewOptions::default(), "a test", &mut tree, &mut res, &mut |_| {}, &mut |s| {
@@ -127,7 +130,7 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
 
     #[test]
-    fn stacks_counted_apart_are_the_walks(recs in proptest::collection::vec(rec(), 1..200), cpu in any::<bool>()) {
+    fn stacks_counted_apart_and_walked_in_parts_are_the_walks(recs in proptest::collection::vec(rec(), 1..200), cpu in any::<bool>()) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.tb5");
         write(&path, &recs, cpu);
@@ -136,6 +139,12 @@ proptest! {
             for (process, thread, cpu) in [(false, false, false), (true, false, false), (true, true, false), (true, true, true), (false, true, true)] {
                 let keep = Keep { process, thread, cpu };
                 prop_assert_eq!(aggregated(&file, keep, detail), walked(&file, keep, detail), "{:?} {:?}", detail, keep);
+            }
+            // And walked sample by sample in parts, as in order.
+            let in_order = walked_in_order(&file, detail);
+            for parts in [1, 2, 3, 5] {
+                let in_parts = walked_in_parts(&file, detail, parts).expect("a stream without call stacks");
+                prop_assert_eq!(&in_parts, &in_order, "{:?} in {} parts", detail, parts);
             }
         }
     }
@@ -187,10 +196,7 @@ type Walked = (u64, u64, u64, u32, u32, Option<u64>, u32);
 fn walked_in_parts(file: &Tb5File, detail: Detail, parts: usize) -> Option<(Vec<Walked>, Vec<Frame>, u64)> {
     let modules = tbrw_query::stream::modules(file).unwrap();
     let mut names = Names::new(file, &modules, Some(&SymbolOptions::default())).unwrap();
-    let mut res = match detail {
-        Detail::Module => Resolution::modules(&modules),
-        d => names.resolution(d),
-    };
+    let mut res = resolution(&mut names, &modules, detail);
     let mut tree = StackTree::new();
     let opts = ViewOptions::default();
     let stacks::PartsWalk { info, parts } = stacks::walk_in_parts(
@@ -223,10 +229,7 @@ fn walked_in_parts(file: &Tb5File, detail: Detail, parts: usize) -> Option<(Vec<
 fn walked_in_order(file: &Tb5File, detail: Detail) -> (Vec<Walked>, Vec<Frame>, u64) {
     let modules = tbrw_query::stream::modules(file).unwrap();
     let mut names = Names::new(file, &modules, Some(&SymbolOptions::default())).unwrap();
-    let mut res = match detail {
-        Detail::Module => Resolution::modules(&modules),
-        d => names.resolution(d),
-    };
+    let mut res = resolution(&mut names, &modules, detail);
     let mut tree = StackTree::new();
     let mut out = Vec::new();
     let info = stacks::walk(file, &ViewOptions::default(), "a test", &mut tree, &mut res, &mut |_| {}, &mut |s| {
@@ -236,25 +239,6 @@ fn walked_in_order(file: &Tb5File, detail: Detail) -> (Vec<Walked>, Vec<Frame>, 
     .unwrap();
     let frames = (0..tree.len() as u32).map(|n| tree.node_frame(n)).collect();
     (out, frames, info.samples)
-}
-
-proptest! {
-    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
-
-    #[test]
-    fn samples_walked_in_parts_are_the_walks_in_order(recs in proptest::collection::vec(rec(), 1..200), cpu in any::<bool>()) {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("s.tb5");
-        write(&path, &recs, cpu);
-        let file = Tb5File::open(&path).unwrap();
-        for detail in [Detail::Address, Detail::Function, Detail::Module] {
-            let in_order = walked_in_order(&file, detail);
-            for parts in [1, 2, 3, 5] {
-                let in_parts = walked_in_parts(&file, detail, parts).expect("a stream without call stacks");
-                prop_assert_eq!(&in_parts, &in_order, "{:?} in {} parts", detail, parts);
-            }
-        }
-    }
 }
 
 /// (pid, tid, frames innermost first: the sampled pc, then its callers).

@@ -182,10 +182,7 @@ pub fn walk(
         ..WalkInfo::default()
     };
     let mut frames: Vec<Frame> = Vec::new();
-    let threads = w.bind_view().map_or(0, |v| usize::try_from(v.thread_count()).unwrap_or(0));
-    // Per thread index of the bind (below its thread count): its process
-    // index, pid and tid, once seen. Samples of many processes interleave.
-    let mut seen: Vec<Option<(u64, u32, u32)>> = Vec::new();
+    let mut seen = SeenThreads::of(&w);
     let mut failed = None;
     let passed = w.pass(0..w.records(), progress, |s| {
         if failed.is_some() {
@@ -225,23 +222,7 @@ pub fn walk(
             },
         };
         let (process, thread) = (s.process.unwrap_or(0), s.thread.unwrap_or(0));
-        // The maps are looked at once per thread (a thread is of one process).
-        let slot = usize::try_from(thread).ok().filter(|&t| t < threads);
-        let known = slot.and_then(|t| seen.get(t).copied().flatten()).filter(|k| k.0 == process);
-        let (pid, tid) = match known {
-            Some((_, pid, tid)) => (pid, tid),
-            None => {
-                let pid = info.processes.entry(process).or_insert_with(|| w.process(process)).pid;
-                let tid = info.threads.entry(thread).or_insert_with(|| w.thread(thread)).tid;
-                if let Some(t) = slot {
-                    if seen.len() <= t {
-                        seen.resize(t + 1, None);
-                    }
-                    seen[t] = Some((process, pid, tid));
-                }
-                (pid, tid)
-            }
-        };
+        let (pid, tid) = seen.pid_tid(&w, &mut info.processes, &mut info.threads, process, thread);
         let time = fields.time_stamp(rec);
         let sample = Sample {
             index: k,
@@ -272,6 +253,49 @@ pub fn walk(
         return Err(w.nothing_matches());
     }
     Ok(info)
+}
+
+/// The pid and tid of each thread index of the bind a walk met (below the
+/// bind's thread count), so that the walk's maps of processes and threads
+/// are looked at once per thread, not per sample (a thread is of one
+/// process; samples of many processes interleave).
+struct SeenThreads {
+    threads: usize,
+    /// Per thread index: its process index, pid and tid, once met.
+    seen: Vec<Option<(u64, u32, u32)>>,
+}
+
+impl SeenThreads {
+    fn of(w: &Walk<'_>) -> SeenThreads {
+        let threads = w.bind_view().map_or(0, |v| usize::try_from(v.thread_count()).unwrap_or(0));
+        SeenThreads { threads, seen: Vec::new() }
+    }
+
+    /// The pid and tid of bind thread `thread` of process `process`, the
+    /// maps filled at a thread's first sample.
+    #[inline]
+    fn pid_tid(
+        &mut self,
+        w: &Walk<'_>,
+        processes: &mut IdMap<u64, ProcessName>,
+        threads: &mut IdMap<u64, ThreadName>,
+        process: u64,
+        thread: u64,
+    ) -> (u32, u32) {
+        let slot = usize::try_from(thread).ok().filter(|&t| t < self.threads);
+        if let Some((_, pid, tid)) = slot.and_then(|t| self.seen.get(t).copied().flatten()).filter(|k| k.0 == process) {
+            return (pid, tid);
+        }
+        let pid = processes.entry(process).or_insert_with(|| w.process(process)).pid;
+        let tid = threads.entry(thread).or_insert_with(|| w.thread(thread)).tid;
+        if let Some(t) = slot {
+            if self.seen.len() <= t {
+                self.seen.resize(t + 1, None);
+            }
+            self.seen[t] = Some((process, pid, tid));
+        }
+        (pid, tid)
+    }
 }
 
 /// The walk of `opts.query` for stacks: the stream needs instruction

@@ -24,7 +24,9 @@ use tbrw::Tb5File;
 
 use super::flat::collapsed_per_module;
 use super::names::Resolution;
-use super::{chain_stream, open_walk, Frame, IdMap, NodeId, StackTree, TableStacks, ViewOptions, WalkInfo};
+use super::{
+    chain_stream, open_walk, Frame, IdMap, NodeId, SeenThreads, StackTree, TableStacks, ViewOptions, WalkInfo,
+};
 use crate::error::QueryError;
 use crate::stream::SampleFields;
 use crate::walk::{in_parts, parts_for, ProcessName, ThreadName};
@@ -127,7 +129,6 @@ pub fn walk_in_parts<S: Send>(
     // Per module record (and, last, no module): the address of its one
     // frame, where its addresses all are that frame.
     let one = collapsed_per_module(&w, res);
-    let threads = w.bind_view().map_or(0, |v| usize::try_from(v.thread_count()).unwrap_or(0));
     let part = |records: Range<u64>, progress: &mut dyn Progress| -> Result<Vec<Found<S>>, QueryError> {
         let mut found = Found {
             records: records.clone(),
@@ -140,8 +141,7 @@ pub fn walk_in_parts<S: Send>(
         };
         let mut module_frame = vec![NO_FRAME; one.len()];
         let mut frame_of: IdMap<Frame, u32> = IdMap::default();
-        // Per thread index of the bind: its process index, pid and tid.
-        let mut seen: Vec<Option<(u64, u32, u32)>> = Vec::new();
+        let mut seen = SeenThreads::of(&w);
         let passed = w.pass(records, progress, |s| {
             let slot = s.module.map_or(modules, |m| usize::try_from(m).unwrap_or(modules).min(modules));
             let frames = &mut found.frames;
@@ -164,22 +164,7 @@ pub fn walk_in_parts<S: Send>(
                 }
             };
             let (process, thread) = (s.process.unwrap_or(0), s.thread.unwrap_or(0));
-            let index = usize::try_from(thread).ok().filter(|&t| t < threads);
-            let known = index.and_then(|t| seen.get(t).copied().flatten()).filter(|k| k.0 == process);
-            let (pid, tid) = match known {
-                Some((_, pid, tid)) => (pid, tid),
-                None => {
-                    let pid = found.processes.entry(process).or_insert_with(|| w.process(process)).pid;
-                    let tid = found.threads.entry(thread).or_insert_with(|| w.thread(thread)).tid;
-                    if let Some(t) = index {
-                        if seen.len() <= t {
-                            seen.resize(t + 1, None);
-                        }
-                        seen[t] = Some((process, pid, tid));
-                    }
-                    (pid, tid)
-                }
-            };
+            let (pid, tid) = seen.pid_tid(&w, &mut found.processes, &mut found.threads, process, thread);
             let time = fields.time_stamp(s.record);
             if let Some(t) = time {
                 found.time_range = Some(found.time_range.map_or((t, t), |(a, z)| (a.min(t), z.max(t))));
