@@ -1,13 +1,14 @@
 //! A file from another machine at scale (issue #40): the issue's commands
 //! timed against `tbrw report --by module` on the same file in the same
-//! run, each round running every command once (interleaved, so that a
-//! shared machine's load falls on all alike), at real-time priority where
-//! `chrt -f 10` works (root), each output written afresh. Prints per
-//! command the median and fastest wall time, the median CPU time (the
-//! child's rusage), the peak resident set, the ratio of its median wall
-//! time to the module report's, and the issue's bound where it sets one
-//! (2x for the flame graph by process and module, 3x for the default flame
-//! graph, the report by function and Firefox).
+//! run. Each round runs every command once, each right after a module
+//! report of its own (the pair's ratio: a shared machine's load, and what
+//! the command before left to the kernel, fall on both alike), at
+//! real-time priority where `chrt -f 10` works (root), each output written
+//! afresh. Prints per command the median and fastest wall time, the median
+//! CPU time (the child's rusage), the peak resident set, the median of its
+//! pairs' ratios, and the issue's bound where it sets one (2x for the
+//! flame graph by process and module, 3x for the default flame graph, the
+//! report by function and Firefox).
 //!
 //! ```sh
 //! cargo bench -p tbrw-cli --bench remote
@@ -114,29 +115,40 @@ fn main() {
     // Real-time priority where it may be had: the machine's other work
     // then does not decide which command gets the cores.
     let chrt = Command::new("chrt").args(["-f", "10", "true"]).status().is_ok_and(|s| s.success());
-    let mut runs: Vec<Vec<Run>> = vec![Vec::new(); STEPS.len()];
-    for _ in 0..rounds {
-        for (step, took) in STEPS.iter().zip(&mut runs) {
-            let output = step.output.map(|o| dir.join(o));
-            if let Some(o) = &output {
-                let _ = std::fs::remove_file(o);
+    let step_run = |step: &Step| {
+        let output = step.output.map(|o| dir.join(o));
+        if let Some(o) = &output {
+            let _ = std::fs::remove_file(o);
+        }
+        let mut cmd = match chrt {
+            true => {
+                let mut c = Command::new("chrt");
+                c.args(["-f", "10", tbrw]);
+                c
             }
-            let mut cmd = match chrt {
-                true => {
-                    let mut c = Command::new("chrt");
-                    c.args(["-f", "10", tbrw]);
-                    c
-                }
-                false => Command::new(tbrw),
+            false => Command::new(tbrw),
+        };
+        for a in step.args {
+            match (*a, &output) {
+                ("IN", _) => cmd.arg(&input),
+                ("OUT", Some(o)) => cmd.arg(o),
+                _ => cmd.arg(a),
             };
-            for a in step.args {
-                match (*a, &output) {
-                    ("IN", _) => cmd.arg(&input),
-                    ("OUT", Some(o)) => cmd.arg(o),
-                    _ => cmd.arg(a),
-                };
-            }
-            took.push(run(&mut cmd));
+        }
+        run(&mut cmd)
+    };
+    // Per step: its runs and, per run, its ratio to the module report run
+    // just before it (the module report's own: 1).
+    let mut runs: Vec<Vec<Run>> = vec![Vec::new(); STEPS.len()];
+    let mut ratios: Vec<Vec<f64>> = vec![Vec::new(); STEPS.len()];
+    for _ in 0..rounds {
+        for (k, step) in STEPS.iter().enumerate().skip(1) {
+            let base = step_run(&STEPS[0]);
+            let took = step_run(step);
+            ratios[k].push(took.wall.as_secs_f64() / base.wall.as_secs_f64());
+            runs[0].push(base);
+            ratios[0].push(1.0);
+            runs[k].push(took);
         }
     }
     println!(
@@ -147,13 +159,14 @@ fn main() {
         "{:<48} {:>9} {:>9} {:>9} {:>8} {:>7}  bound",
         "command", "median s", "fastest s", "CPU s", "RSS MB", "ratio"
     );
-    let base = median(runs[0].iter().map(|r| r.wall).collect());
-    for (step, took) in STEPS.iter().zip(&runs) {
+    for ((step, took), ratios) in STEPS.iter().zip(&runs).zip(ratios) {
         let wall = median(took.iter().map(|r| r.wall).collect());
         let fastest = took.iter().map(|r| r.wall).min().unwrap_or_default();
         let cpu = median(took.iter().map(|r| r.cpu).collect());
         let rss = took.iter().map(|r| r.maxrss_kib).max().unwrap_or(0) / 1024;
-        let ratio = wall.as_secs_f64() / base.as_secs_f64();
+        let mut ratios = ratios;
+        ratios.sort_by(f64::total_cmp);
+        let ratio = ratios[ratios.len() / 2];
         let bound = match step.bound {
             Some(b) if ratio <= b => format!("≤ {b}x: within"),
             Some(b) => format!("≤ {b}x: over"),
