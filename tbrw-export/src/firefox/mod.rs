@@ -21,7 +21,9 @@
 
 mod batches;
 mod columns;
+mod formatter;
 mod samples;
+mod text;
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -37,7 +39,8 @@ use fxprof_processed_profile::{
 use tbrw::Tb5File;
 
 use crate::error::{ExportError, Nothing};
-use columns::{SampleTables, SamplesFormatter};
+use columns::SampleTables;
+use formatter::SamplesFormatter;
 use tbrw_query::intervals::IntervalStream;
 use tbrw_query::stacks::ViewOptions;
 
