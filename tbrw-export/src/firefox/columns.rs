@@ -30,10 +30,7 @@
 
 use std::io::{self, Write};
 
-use super::text::{DeltaTexts, Text};
-
-/// A sample's stack index where it has no stack (JSON `null`).
-pub(super) const NO_STACK: u32 = u32::MAX;
+use super::text::{DeltaTexts, Text, NO_STACK};
 
 /// A step in [`Segment::steps`] that is none: the time is the next of
 /// [`Segment::far`].

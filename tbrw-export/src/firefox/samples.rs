@@ -26,7 +26,8 @@ use tbrw_query::names;
 use tbrw_query::stacks::{walk_in_parts, Detail, IdMap, Names, NodeId, PartsWalk, StackTree, ViewOptions, WalkInfo};
 
 use super::batches::{merge, walk_into, Parted, Walked, BATCH};
-use super::columns::{render_deltas, SampleTables, ThreadSamples, NO_STACK};
+use super::columns::{render_deltas, SampleTables, ThreadSamples};
+use super::text::NO_STACK;
 use super::{debug_id, product, FirefoxProfile, FirefoxSummary};
 use crate::error::ExportError;
 

@@ -4,14 +4,14 @@
 //! `serde_json` writes them: integers, and time deltas in ms as an `f64`
 //! but whole numbers without `.0` ([`DeltaTexts`]).
 //!
-//! Holds no TB5 knowledge; imports only `serde_json` and
-//! [`super::columns::NO_STACK`].
+//! Holds no TB5 knowledge; imports only `serde_json`.
 
 use std::io::{self, Write};
 
 use serde_json::ser::{CompactFormatter, Formatter};
 
-use super::columns::NO_STACK;
+/// A sample's stack index where it has no stack (JSON `null`).
+pub(super) const NO_STACK: u32 = u32::MAX;
 
 /// Bytes of a samples table gathered before they go to the writer.
 const FLUSH_AT: usize = 64 * 1024;
