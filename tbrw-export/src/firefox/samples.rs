@@ -11,7 +11,8 @@
 //! ([`super::batches`]): on two cores the two halves overlap.
 //!
 //! Imports the query layer's names, fxprof-processed-profile,
-//! [`super::batches`] and [`super::columns`]; writes nothing.
+//! [`super::batches`], [`super::columns`] and [`super::text`]'s
+//! `NO_STACK`; writes nothing.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
