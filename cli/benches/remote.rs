@@ -22,11 +22,11 @@
 //! 7).
 
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 mod support;
-use support::scale_inputs;
+use support::{scale_inputs, waited, Took};
 
 /// A command of the issue: its label, its arguments (`IN` the input,
 /// `OUT` the output's path), the output's name, and the issue's bound.
@@ -68,33 +68,6 @@ const STEPS: &[Step] = &[
     Step { label: "report --by address", args: &["report", "IN", "--by", "address"], output: None, bound: None },
 ];
 
-/// What a run took: wall time, CPU time and peak resident set (KiB).
-#[derive(Clone, Copy)]
-struct Run {
-    wall: Duration,
-    cpu: Duration,
-    maxrss_kib: u64,
-}
-
-/// Runs `cmd` to its end (its output and messages dropped), from its rusage.
-// The child is reaped by `wait4`, which `Child::wait` cannot replace: it
-// gives the child's rusage.
-#[allow(clippy::zombie_processes)]
-fn run(cmd: &mut Command) -> Run {
-    let t = Instant::now();
-    let child = cmd.stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("runs");
-    let pid = child.id() as libc::pid_t;
-    let mut status = 0;
-    // SAFETY: a plain system call on our own child; rusage is written by the kernel.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    let wall = t.elapsed();
-    assert!(r == pid, "wait4: {}", std::io::Error::last_os_error());
-    assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "{cmd:?} failed");
-    let tv = |t: libc::timeval| Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64);
-    Run { wall, cpu: tv(usage.ru_utime) + tv(usage.ru_stime), maxrss_kib: usage.ru_maxrss as u64 }
-}
-
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
     v[v.len() / 2]
@@ -135,11 +108,11 @@ fn main() {
                 _ => cmd.arg(a),
             };
         }
-        run(&mut cmd)
+        waited(&mut cmd)
     };
     // Per step: its runs and, per run, its ratio to the module report run
     // just before it (the module report's own: 1).
-    let mut runs: Vec<Vec<Run>> = vec![Vec::new(); STEPS.len()];
+    let mut runs: Vec<Vec<Took>> = (0..STEPS.len()).map(|_| Vec::new()).collect();
     let mut ratios: Vec<Vec<f64>> = vec![Vec::new(); STEPS.len()];
     for _ in 0..rounds {
         for (k, step) in STEPS.iter().enumerate().skip(1) {
